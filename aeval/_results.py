@@ -1,0 +1,286 @@
+"""What a strategy returns, and the rows a Scorer produces."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._samples import EvaluationSample
+
+__all__ = ["ErrorInfo", "EvaluationResult", "EvaluationRow", "Outcome"]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def _freeze(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if not metadata:
+        return _EMPTY
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a mapping, got {type(metadata).__name__}")
+    return MappingProxyType(dict(metadata))
+
+
+def _check_score(score: object) -> float:
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        raise TypeError(f"Score must be a number between 0.0 and 1.0, got {score!r}")
+    value = float(score)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"Score must be between 0.0 and 1.0, got: {score}")
+    return value
+
+
+class Outcome(str, Enum):
+    """The verdict of one row.
+
+    ``UNSCORED`` is a strategy that could not reach a verdict (an unparseable judge reply);
+    ``ERROR`` is a function under test or a strategy that raised. Both count as not passed.
+    """
+
+    PASSED = "passed"
+    FAILED = "failed"
+    UNSCORED = "unscored"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class EvaluationResult:
+    """The verdict of one strategy on one output.
+
+    ``passed`` and ``score`` are independent: a strategy may pass with a score of 0.3.
+    ``score`` is ``None`` only for an *unscored* result (see :meth:`unscored`).
+
+    Example:
+        >>> EvaluationResult.failing(0.2, "too short").with_metadata({"length": 3}).score
+        0.2
+    """
+
+    passed: bool
+    score: float | None
+    explanation: str | None
+    metadata: Mapping[str, Any]
+
+    def __init__(
+        self,
+        passed: bool,
+        score: float | None,
+        explanation: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(passed, bool):
+            raise TypeError(f"passed must be a bool, got {passed!r}")
+        if score is None:
+            if passed:
+                raise ValueError("An unscored result cannot pass: give it a score")
+        else:
+            score = _check_score(score)
+        if explanation is not None and not isinstance(explanation, str):
+            explanation = str(explanation)
+        object.__setattr__(self, "passed", passed)
+        object.__setattr__(self, "score", score)
+        object.__setattr__(self, "explanation", explanation)
+        object.__setattr__(self, "metadata", _freeze(metadata))
+
+    @classmethod
+    def passing(cls, score: float = 1.0, explanation: str | None = None) -> EvaluationResult:
+        """A passing result (Java's ``passed(score)``)."""
+        return cls(True, score, explanation)
+
+    @classmethod
+    def failing(
+        cls, score: float | str = 0.0, explanation: str | None = None
+    ) -> EvaluationResult:
+        """A failing result: ``failing(0.2, "why")`` or ``failing("why")`` (score 0.0)."""
+        if isinstance(score, str):
+            if explanation is not None:
+                raise TypeError("failing() takes (score, explanation) or (explanation)")
+            return cls(False, 0.0, score)
+        return cls(False, score, explanation)
+
+    @classmethod
+    def from_boolean(cls, passed: bool, explanation: str | None = None) -> EvaluationResult:
+        """Score 1.0 when ``passed``, else 0.0."""
+        return cls(bool(passed), 1.0 if passed else 0.0, explanation)
+
+    @classmethod
+    def unscored(
+        cls, explanation: str, metadata: Mapping[str, Any] | None = None
+    ) -> EvaluationResult:
+        """A strategy could not reach a verdict; the row is counted apart, never as a pass."""
+        return cls(False, None, explanation, metadata)
+
+    @property
+    def is_unscored(self) -> bool:
+        """Whether no verdict could be reached."""
+        return self.score is None
+
+    def with_metadata(self, metadata: Mapping[str, Any]) -> EvaluationResult:
+        """Return a copy with ``metadata`` merged in (new keys win)."""
+        return EvaluationResult(
+            self.passed, self.score, self.explanation, {**self.metadata, **metadata}
+        )
+
+    def with_explanation(self, explanation: str | None) -> EvaluationResult:
+        """Return a copy with the explanation replaced."""
+        return EvaluationResult(self.passed, self.score, explanation, self.metadata)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """An exception turned into data: its type name, message and formatted traceback."""
+
+    type: str
+    message: str
+    traceback: str | None = None
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, *, with_traceback: bool = True) -> ErrorInfo:
+        """Capture an exception (the traceback is formatted only when asked)."""
+        tb = None
+        if with_traceback:
+            import traceback
+
+            tb = "".join(traceback.format_exception(exc))
+        return cls(type(exc).__name__, str(exc), tb)
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationRow:
+    """One (sample, strategy) evaluation in a report.
+
+    A function under test that raises yields one row with ``strategy=None`` and an ``error``.
+
+    Attributes:
+        sample: The sample evaluated.
+        strategy: The strategy's name, or ``None`` on a function-error row.
+        output: What the function under test returned (``None`` if it raised).
+        outcome: passed, failed, unscored or error.
+        score: The strategy's 0-1 score (``None`` when unscored; 0.0 on an error row).
+        explanation: Why; on an error row, the error message.
+        metadata: What the strategy attached.
+        error: The exception, as data, on an error row.
+        duration: Seconds the function under test took for this sample.
+        strategy_duration: Seconds the strategy took.
+        index: The sample's position in the run (orders the report).
+        repeat: Which repeat of the sample (0-based).
+        position: The strategy's position (orders rows within a sample).
+    """
+
+    sample: EvaluationSample
+    strategy: str | None
+    output: Any
+    outcome: Outcome
+    score: float | None
+    explanation: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    error: ErrorInfo | None = None
+    duration: float = 0.0
+    strategy_duration: float = 0.0
+    index: int = 0
+    repeat: int = 0
+    position: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """Whether the row passed."""
+        return self.outcome is Outcome.PASSED
+
+    @property
+    def name(self) -> str:
+        """The sample's name."""
+        return self.sample.name
+
+    @property
+    def expected_output(self) -> Any:
+        """The sample's expected output."""
+        return self.sample.expected_output
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The sample's tags."""
+        return self.sample.tags
+
+    @property
+    def sort_key(self) -> tuple[int, int, int]:
+        """Sample order, then repeat, then strategy order."""
+        return (self.index, self.repeat, self.position)
+
+    @classmethod
+    def from_result(
+        cls,
+        sample: EvaluationSample,
+        strategy: str,
+        output: Any,
+        result: EvaluationResult,
+        *,
+        duration: float = 0.0,
+        strategy_duration: float = 0.0,
+        index: int = 0,
+        repeat: int = 0,
+        position: int = 0,
+    ) -> EvaluationRow:
+        """The row of a strategy that returned a result."""
+        if result.score is None:
+            outcome = Outcome.UNSCORED
+        else:
+            outcome = Outcome.PASSED if result.passed else Outcome.FAILED
+        return cls(
+            sample,
+            strategy,
+            output,
+            outcome,
+            result.score,
+            result.explanation,
+            result.metadata,
+            None,
+            duration,
+            strategy_duration,
+            index,
+            repeat,
+            position,
+        )
+
+    @classmethod
+    def from_error(
+        cls,
+        sample: EvaluationSample,
+        strategy: str | None,
+        output: Any,
+        error: ErrorInfo,
+        *,
+        duration: float = 0.0,
+        strategy_duration: float = 0.0,
+        index: int = 0,
+        repeat: int = 0,
+        position: int = 0,
+    ) -> EvaluationRow:
+        """The row of a function under test (``strategy=None``) or a strategy that raised."""
+        if strategy is None:
+            explanation = f"Failed to execute sample {sample.name!r}: {error}"
+        else:
+            explanation = str(error)
+        return cls(
+            sample,
+            strategy,
+            output,
+            Outcome.ERROR,
+            0.0,
+            explanation,
+            _EMPTY,
+            error,
+            duration,
+            strategy_duration,
+            index,
+            repeat,
+            position,
+        )
