@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
 from ._exceptions import (
     AevalError,
     EvaluationSetupError,
@@ -14,6 +15,9 @@ from ._exceptions import (
 from ._report import Aggregator, EvaluationReport, StrategyStatistics, TagStatistics
 from ._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
 from ._samples import EvaluationSample, Parameters, Samples
+from ._scorer import RowStream, Scorer, ScorerStatistics
+from ._sinks import JsonlSink, Sink, read_rows, row_from_dict, row_to_dict
+from ._sync import evaluate_sync
 
 __version__ = "0.1.0"
 
@@ -21,21 +25,33 @@ __all__ = [
     "AevalError",
     "Aggregator",
     "ErrorInfo",
+    "Evaluation",
+    "EvaluationBuilder",
     "EvaluationReport",
     "EvaluationResult",
     "EvaluationRow",
+    "EvaluationRunner",
     "EvaluationSample",
     "EvaluationSetupError",
     "FormatError",
+    "JsonlSink",
     "NoLoaderError",
     "Outcome",
     "Parameters",
+    "RowStream",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "Samples",
+    "Scorer",
     "ScorerClosedError",
+    "ScorerStatistics",
+    "Sink",
     "StrategyStatistics",
     "TagStatistics",
+    "evaluate_sync",
+    "read_rows",
+    "row_from_dict",
+    "row_to_dict",
 ]
 
 for _name in __all__:

@@ -65,6 +65,15 @@ class Parameters:
             params = params.with_named(**named)
         return params
 
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[str | None, Any]]) -> Parameters:
+        """Build parameters from ``(name, value)`` pairs; a ``None`` name is unnamed."""
+        items = tuple(pairs)
+        params = cls()
+        params._names = tuple(name for name, _ in items)
+        params._values = tuple(value for _, value in items)
+        return params
+
     def with_named(self, **named: Any) -> Parameters:
         """Return a copy with named parameters appended."""
         new = Parameters(self)

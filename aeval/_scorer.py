@@ -1,0 +1,480 @@
+"""The Scorer: runs the function under test over samples and applies strategies."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Sequence,
+)
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Any
+
+import anyio
+from anyio.abc import ObjectReceiveStream
+
+from ._callables import PreparedStrategy, is_async_callable, prepare_strategies
+from ._exceptions import ScorerClosedError
+from ._report import Aggregator, EvaluationReport, KeepRows
+from ._results import ErrorInfo, EvaluationResult, EvaluationRow
+from ._samples import EvaluationSample, Parameters
+from ._sinks import Sink
+
+__all__ = ["RowStream", "Scorer", "ScorerStatistics"]
+
+SampleSource = Iterable[EvaluationSample] | AsyncIterable[EvaluationSample]
+FunctionUnderTest = Callable[[Parameters], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerStatistics:
+    """What a Scorer is doing now (see :meth:`Scorer.statistics`).
+
+    Attributes:
+        concurrency: The most samples in flight at once.
+        samples_in_flight: Samples being evaluated now.
+        samples_done: Function calls finished, over the Scorer's life.
+        rows_done: Rows produced, over the Scorer's life.
+        runs: Runs started.
+    """
+
+    concurrency: int
+    samples_in_flight: int
+    samples_done: int
+    rows_done: int
+    runs: int
+
+
+class Scorer:
+    """Evaluates a function under test over samples with bounded concurrency.
+
+    The function is called once per sample (per repeat): ``async def`` functions are awaited,
+    plain functions run in worker threads bounded by this Scorer's own limit, never on the event
+    loop. Each strategy then runs, in the order given, on that output. Failures become error
+    rows; cancellation, ``KeyboardInterrupt`` and ``SystemExit`` propagate.
+
+    Nothing bound to an event loop is created here, so a Scorer built outside a loop works
+    inside one. ``async with`` is optional; after :meth:`aclose` the Scorer refuses to run.
+
+    Args:
+        concurrency: The most samples in flight at once (>= 1).
+        timeout: Seconds allowed for one call of the function under test; a call that takes
+            longer becomes an error row. ``None`` (the default) waits for ever, as upstream.
+        repeats: Times each sample is run (for consistency checks); rows carry ``repeat``.
+        keep: Which rows the report holds: ``"all"``, ``"failures"`` or ``"none"``. Counts and
+            scores always cover every row.
+        sinks: Receive every row as it finishes (e.g. ``JsonlSink("run.jsonl")``).
+        tracebacks: Keep the formatted traceback on error rows.
+
+    Example:
+        >>> async with Scorer(concurrency=5) as scorer:  # doctest: +SKIP
+        ...     report = await scorer.evaluate(samples, bot.chat, ExactMatchStrategy())
+    """
+
+    def __init__(
+        self,
+        concurrency: int = 1,
+        *,
+        timeout: float | None = None,
+        repeats: int = 1,
+        keep: KeepRows = "all",
+        sinks: Sequence[Sink] = (),
+        tracebacks: bool = True,
+    ) -> None:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+            raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+        if keep not in ("all", "failures", "none"):
+            raise ValueError(f"keep must be 'all', 'failures' or 'none', got {keep!r}")
+        for sink in sinks:
+            if not isinstance(sink, Sink):
+                raise TypeError(f"{sink!r} is not a sink: it needs async send() and flush()")
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.repeats = repeats
+        self.keep: KeepRows = keep
+        self.sinks = tuple(sinks)
+        self.tracebacks = tracebacks
+        self._closed = False
+        self._in_flight = 0
+        self._samples_done = 0
+        self._rows_done = 0
+        self._runs = 0
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<Scorer concurrency={self.concurrency} {state}>"
+
+    async def __aenter__(self) -> Scorer:
+        self._check_open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the Scorer; later calls to evaluate raise ``ScorerClosedError``."""
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`aclose` was called."""
+        return self._closed
+
+    def statistics(self) -> ScorerStatistics:
+        """A snapshot of the work in flight and done."""
+        return ScorerStatistics(
+            self.concurrency, self._in_flight, self._samples_done, self._rows_done, self._runs
+        )
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ScorerClosedError("This Scorer is closed: create a new Scorer to evaluate")
+
+    async def evaluate(
+        self,
+        samples: SampleSource,
+        function: FunctionUnderTest,
+        *strategies: object,
+    ) -> EvaluationReport:
+        """Run ``function`` over ``samples`` and apply ``strategies`` to each output.
+
+        Args:
+            samples: ``Samples``, any iterable of ``EvaluationSample``, or an async iterable
+                (``Samples.stream("big.jsonl")``) consumed lazily.
+            function: ``async def f(params)`` or ``def f(params)``; receives ``Parameters``.
+            *strategies: Objects with ``evaluate(sample, output)`` (sync or async) or plain
+                functions with that signature.
+
+        Returns:
+            The report, rows in sample order then strategy order.
+
+        Raises:
+            ScorerClosedError: The Scorer was closed.
+            TypeError: A strategy or the function is not usable (nothing ran).
+        """
+        run = self._new_run(samples, function, strategies)
+        await run.execute(None)
+        return run.aggregator.report()
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        samples: SampleSource,
+        function: FunctionUnderTest,
+        *strategies: object,
+        buffer: int | None = None,
+    ) -> AsyncIterator[RowStream]:
+        """Evaluate in the background and yield rows as they finish.
+
+        ``async with scorer.stream(...) as rows: async for row in rows: ...`` yields rows in
+        completion order; ``rows.report`` is the live report. Leaving the block stops the run;
+        call ``await rows.finish()`` to let it complete and get the final report. Rows already
+        finished stay in every sink and in the live report, also after cancellation.
+
+        Args:
+            samples: As for :meth:`evaluate`.
+            function: As for :meth:`evaluate`.
+            *strategies: As for :meth:`evaluate`.
+            buffer: Rows that may wait unread before the run pauses (default: twice the
+                concurrency), which bounds memory when the reader is slow.
+        """
+        run = self._new_run(samples, function, strategies)
+        size = buffer if buffer is not None else 2 * self.concurrency
+        send, receive = anyio.create_memory_object_stream[EvaluationRow](size)
+
+        async def produce() -> None:
+            async with send:
+                await run.execute(send.send)
+
+        with _unwrap_single_group():
+            async with anyio.create_task_group() as group:
+                group.start_soon(produce)
+                rows = RowStream(receive, run)
+                try:
+                    yield rows
+                finally:
+                    group.cancel_scope.cancel()
+                    receive.close()
+
+    def _new_run(
+        self, samples: SampleSource, function: FunctionUnderTest, strategies: Sequence[object]
+    ) -> _Run:
+        self._check_open()
+        if not callable(function):
+            raise TypeError(
+                f"The function under test must be callable, got {type(function).__name__}"
+            )
+        if isinstance(samples, str | bytes):
+            raise TypeError(
+                "samples must be Samples or an iterable of EvaluationSample, not a string: "
+                "load a file with `await Samples.load(path)`"
+            )
+        if not isinstance(samples, Iterable | AsyncIterable):
+            raise TypeError(
+                f"samples must be Samples or an iterable of EvaluationSample, got "
+                f"{type(samples).__name__}"
+            )
+        return _Run(self, samples, function, prepare_strategies(strategies))
+
+
+class RowStream:
+    """The rows of a running evaluation, in completion order (see :meth:`Scorer.stream`)."""
+
+    def __init__(self, receive: ObjectReceiveStream[EvaluationRow], run: _Run) -> None:
+        self._receive = receive
+        self._run = run
+
+    def __aiter__(self) -> AsyncIterator[EvaluationRow]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[EvaluationRow]:
+        async for row in self._receive:
+            yield row
+
+    @property
+    def report(self) -> EvaluationReport:
+        """The live report: every row finished so far."""
+        return self._run.aggregator.report()
+
+    @property
+    def done(self) -> bool:
+        """Whether every sample has been evaluated."""
+        return self._run.finished
+
+    async def finish(self) -> EvaluationReport:
+        """Read the remaining rows and return the final report."""
+        async for _ in self._receive:
+            pass
+        return self.report
+
+
+class _unwrap_single_group:
+    """Re-raise the lone exception of a task group's ``ExceptionGroup`` as itself."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            inner = exc.exceptions[0]
+            if isinstance(inner, BaseExceptionGroup):
+                return self.__exit__(type(inner), inner, tb)
+            raise inner
+        return False
+
+
+Emit = Callable[[EvaluationRow], Awaitable[None]]
+
+
+class _Run:
+    """One evaluation run: a fixed pool of workers pulling samples from a shared source."""
+
+    def __init__(
+        self,
+        scorer: Scorer,
+        samples: SampleSource,
+        function: FunctionUnderTest,
+        strategies: tuple[PreparedStrategy, ...],
+    ) -> None:
+        self.scorer = scorer
+        self.samples = samples
+        self.function = function
+        self.is_async = is_async_callable(function)
+        self.strategies = strategies
+        self.aggregator = Aggregator(keep=scorer.keep)
+        self.finished = False
+        self._emit: Emit | None = None
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    async def execute(self, emit: Emit | None) -> None:
+        scorer = self.scorer
+        scorer._runs += 1
+        self._emit = emit
+        if not self.is_async:
+            self._limiter = anyio.CapacityLimiter(scorer.concurrency)
+        workers = scorer.concurrency
+        if isinstance(self.samples, Sequence):
+            workers = min(workers, len(self.samples) * scorer.repeats)
+        self.aggregator.start()
+        try:
+            with _unwrap_single_group():
+                if isinstance(self.samples, AsyncIterable):
+                    await self._run_async_source(self.samples, workers)
+                else:
+                    work = self._work(iter(self.samples))
+                    async with anyio.create_task_group() as group:
+                        for _ in range(workers):
+                            group.start_soon(self._worker, work)
+            self.finished = True
+        finally:
+            self.aggregator.finish()
+            if scorer.sinks:
+                with anyio.CancelScope(shield=True):
+                    for sink in scorer.sinks:
+                        await sink.flush()
+
+    def _work(self, samples: Iterator[EvaluationSample]) -> Iterator[tuple[int, int, Any]]:
+        repeats = self.scorer.repeats
+        for index, sample in enumerate(samples):
+            if not isinstance(sample, EvaluationSample):
+                raise TypeError(
+                    f"Item {index} of the samples is {type(sample).__name__}, not an "
+                    "EvaluationSample"
+                )
+            for repeat in range(repeats):
+                yield index, repeat, sample
+
+    async def _worker(self, work: Iterator[tuple[int, int, EvaluationSample]]) -> None:
+        for index, repeat, sample in work:
+            await self._evaluate_sample(sample, index, repeat)
+
+    async def _run_async_source(self, samples: AsyncIterable[EvaluationSample], workers: int) -> None:
+        send, receive = anyio.create_memory_object_stream[tuple[int, int, EvaluationSample]](0)
+
+        async def feed() -> None:
+            async with send:
+                index = 0
+                async for sample in samples:
+                    if not isinstance(sample, EvaluationSample):
+                        raise TypeError(
+                            f"Item {index} of the samples is {type(sample).__name__}, not an "
+                            "EvaluationSample"
+                        )
+                    for repeat in range(self.scorer.repeats):
+                        await send.send((index, repeat, sample))
+                    index += 1
+
+        async def work(stream: ObjectReceiveStream[tuple[int, int, EvaluationSample]]) -> None:
+            async with stream:
+                async for index, repeat, sample in stream:
+                    await self._evaluate_sample(sample, index, repeat)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(feed)
+            with receive:
+                for _ in range(workers):
+                    group.start_soon(work, receive.clone())
+
+    async def _call_function(self, params: Parameters) -> Any:
+        if self.is_async:
+            return await self.function(params)
+        result = await anyio.to_thread.run_sync(
+            self.function,
+            params,
+            limiter=self._limiter,
+            abandon_on_cancel=self.scorer.timeout is not None,
+        )
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+    async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
+        scorer = self.scorer
+        scorer._in_flight += 1
+        try:
+            started = perf_counter()
+            try:
+                if scorer.timeout is None:
+                    output = await self._call_function(sample.parameters)
+                else:
+                    output = await self._call_with_timeout(sample.parameters, scorer.timeout)
+            except Exception as exc:
+                duration = perf_counter() - started
+                self.aggregator.count_sample()
+                scorer._samples_done += 1
+                error = self._error(exc)
+                await self._add(
+                    EvaluationRow.from_error(
+                        sample, None, None, error, duration=duration, index=index, repeat=repeat
+                    )
+                )
+                return
+            duration = perf_counter() - started
+            self.aggregator.count_sample()
+            scorer._samples_done += 1
+            for strategy in self.strategies:
+                await self._add(
+                    await self._apply(strategy, sample, output, duration, index, repeat)
+                )
+        finally:
+            scorer._in_flight -= 1
+
+    async def _call_with_timeout(self, params: Parameters, timeout: float) -> Any:
+        with anyio.move_on_after(timeout) as scope:
+            return await self._call_function(params)
+        if scope.cancelled_caught:
+            raise _SampleTimeout(
+                f"the function under test did not finish within {timeout:g} s (Scorer timeout)"
+            )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _apply(
+        self,
+        strategy: PreparedStrategy,
+        sample: EvaluationSample,
+        output: Any,
+        duration: float,
+        index: int,
+        repeat: int,
+    ) -> EvaluationRow:
+        started = perf_counter()
+        try:
+            result = strategy.evaluate(sample, output)
+            if inspect.isawaitable(result):
+                result = await result
+            if not isinstance(result, EvaluationResult):
+                raise TypeError(
+                    f"strategy {strategy.name} returned {type(result).__name__}, expected an "
+                    "EvaluationResult (e.g. EvaluationResult.from_boolean(...))"
+                )
+        except Exception as exc:
+            return EvaluationRow.from_error(
+                sample,
+                strategy.name,
+                output,
+                self._error(exc),
+                duration=duration,
+                strategy_duration=perf_counter() - started,
+                index=index,
+                repeat=repeat,
+                position=strategy.position,
+            )
+        return EvaluationRow.from_result(
+            sample,
+            strategy.name,
+            output,
+            result,
+            duration=duration,
+            strategy_duration=perf_counter() - started,
+            index=index,
+            repeat=repeat,
+            position=strategy.position,
+        )
+
+    def _error(self, exc: Exception) -> ErrorInfo:
+        if isinstance(exc, _SampleTimeout):
+            return ErrorInfo("TimeoutError", str(exc))
+        return ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks)
+
+    async def _add(self, row: EvaluationRow) -> None:
+        self.aggregator.add(row)
+        self.scorer._rows_done += 1
+        for sink in self.scorer.sinks:
+            await sink.send(row)
+        if self._emit is not None:
+            await self._emit(row)
+
+
+class _SampleTimeout(Exception):
+    """The Scorer's per-sample timeout expired (kept apart from a TimeoutError the function raises)."""
