@@ -1,0 +1,741 @@
+"""Text strategies: cheap, synchronous checks of an output's content and shape.
+
+They port the upstream ``ExactMatchStrategy`` (seed 000), the structural checks of seed 003
+(contains / must-not-contain, not blank, regular expressions, JSON) and the two custom
+strategies of seed 000's guide: the retriever's text-segment check and the guardrail's
+ACCEPT/REJECT check. Each validates its options at construction, explains precisely what
+was wrong and attaches metadata a report can show.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+
+from .._numbers import truncate
+from .._results import EvaluationResult
+from ._base import TextStrategy
+
+if TYPE_CHECKING:
+    from .._samples import EvaluationSample
+
+__all__ = [
+    "ContainsStrategy",
+    "ExactMatchStrategy",
+    "GuardrailStrategy",
+    "JsonStrategy",
+    "NotBlankStrategy",
+    "RegexStrategy",
+    "SegmentsStrategy",
+]
+
+_SHOWN = 120
+_ACCEPT = "ACCEPT"
+_REJECT = "REJECT"
+_FENCE = re.compile(r"\A\s*```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?[ \t]*```\s*\Z", re.DOTALL)
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (dict, "object"),
+    (list, "array"),
+    (str, "string"),
+    (bool, "boolean"),
+    (int, "number"),
+    (float, "number"),
+)
+_VERDICT_ATTRIBUTES = ("result", "verdict", "accepted")
+
+
+def _show(value: Any) -> str:
+    return truncate(repr(value), _SHOWN)
+
+
+def _show_all(values: Iterable[Any]) -> str:
+    return ", ".join(_show(value) for value in values)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _flag(value: object, option: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{option} must be True or False, got {value!r}")
+    return value
+
+
+def _choice(value: object, option: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        choices = " or ".join(repr(choice) for choice in allowed)
+        raise ValueError(f"{option} must be {choices}, got {value!r}")
+    return str(value)
+
+
+def _texts(value: str | Iterable[str], option: str) -> tuple[str, ...]:
+    """A single string or an iterable of non-empty strings, as a tuple."""
+    items: tuple[Any, ...]
+    if isinstance(value, str):
+        items = (value,)
+    elif isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        items = tuple(value)
+    else:
+        raise TypeError(f"{option} must be a string or a list of strings, got {value!r}")
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"{option} must hold strings, got {item!r}")
+        if not item:
+            raise ValueError(f"{option} must not hold an empty string: it is found in any text")
+    return items
+
+
+def _expected_texts(expected: Any) -> tuple[str, ...] | None:
+    """The sample's expected output as texts: a string, or each item of a list."""
+    if expected is None:
+        return None
+    if isinstance(expected, list | tuple):
+        return tuple(item if isinstance(item, str) else str(item) for item in expected)
+    return (expected if isinstance(expected, str) else str(expected),)
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, list | tuple)
+
+
+class ExactMatchStrategy(TextStrategy):
+    """Passes when the output equals the sample's expected output.
+
+    The default is exact, as upstream (``expected != null && expected.equals(actual)``):
+    no trimming, no case folding. A string is compared with the text of a scalar output
+    (``42`` matches ``"42"``); lists and tuples compare item by item. With a list of
+    expected outputs the output passes when it equals the whole list or any one item.
+
+    Args:
+        strip: Ignore leading and trailing whitespace of strings.
+        case_sensitive: Compare strings with their letter case; ``False`` case-folds.
+        name: The name of the report rows.
+
+    Example:
+        >>> from aeval import EvaluationSample
+        >>> sample = EvaluationSample("capital", ["France?"], "Paris")
+        >>> ExactMatchStrategy(strip=True).evaluate(sample, " Paris\\n").passed
+        True
+    """
+
+    __slots__ = ("_case_sensitive", "_strip")
+
+    def __init__(
+        self, *, strip: bool = False, case_sensitive: bool = True, name: str | None = None
+    ) -> None:
+        super().__init__(name=name)
+        self._strip = _flag(strip, "strip")
+        self._case_sensitive = _flag(case_sensitive, "case_sensitive")
+
+    def _config(self) -> dict[str, Any]:
+        return {"strip": self._strip, "case_sensitive": self._case_sensitive}
+
+    def _normalize(self, text: str) -> str:
+        if self._strip:
+            text = text.strip()
+        if not self._case_sensitive:
+            text = text.casefold()
+        return text
+
+    def _matches(self, expected: Any, actual: Any) -> bool:
+        if _is_sequence(expected) or _is_sequence(actual):
+            return (
+                _is_sequence(expected)
+                and _is_sequence(actual)
+                and len(expected) == len(actual)
+                and all(self._matches(e, a) for e, a in zip(expected, actual, strict=True))
+            )
+        if isinstance(expected, str) or isinstance(actual, str):
+            if isinstance(expected, Mapping) or isinstance(actual, Mapping):
+                return False
+            return self._normalize(str(expected)) == self._normalize(str(actual))
+        return bool(expected == actual)
+
+    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
+        """Compare ``output`` with ``sample.expected_output``."""
+        expected = sample.expected_output
+        if expected is None:
+            return EvaluationResult.failing(
+                f"Sample {sample.name!r} has no expected output to compare with"
+            )
+        if output is None:
+            return super().evaluate(sample, output)
+        if self._matches(expected, output):
+            return EvaluationResult.passing(1.0, "Output equals the expected output")
+        if _is_sequence(expected):
+            for index, candidate in enumerate(expected):
+                if self._matches(candidate, output):
+                    return EvaluationResult(
+                        True,
+                        1.0,
+                        f"Output equals expected output {index + 1} of {len(expected)}",
+                        {"match_index": index},
+                    )
+            return EvaluationResult.failing(
+                f"Expected one of {_show(list(expected))}, got {_show(output)}"
+            )
+        explanation = f"Expected {_show(expected)}, got {_show(output)}"
+        hint = self._near_miss(expected, output)
+        return EvaluationResult.failing(f"{explanation} ({hint})" if hint else explanation)
+
+    def _near_miss(self, expected: Any, output: Any) -> str | None:
+        if not (isinstance(expected, str) and isinstance(output, str)):
+            return None
+        if self._normalize(expected.strip()) == self._normalize(output.strip()):
+            return "they differ only in leading or trailing whitespace; use strip=True"
+        if expected.casefold() == output.casefold():
+            return "they differ only in letter case; use case_sensitive=False"
+        if expected.strip().casefold() == output.strip().casefold():
+            return (
+                "they differ only in letter case and surrounding whitespace; "
+                "use strip=True, case_sensitive=False"
+            )
+        return None
+
+
+class ContainsStrategy(TextStrategy):
+    """Checks that the output contains required texts and none of the forbidden ones.
+
+    Seed 003's ``mustContain`` / ``mustNotContain`` dataset check. Each required text (or,
+    in ``"any"`` mode, the group of required texts) and each forbidden text is one check;
+    the score is the fraction of checks satisfied and the result passes when all are.
+
+    Args:
+        must_contain: Texts the output must contain. When both lists are ``None``, the
+            sample's expected output (a string or a list of strings) is used.
+        must_not_contain: Texts the output must not contain.
+        mode: ``"all"`` requires every text of ``must_contain``; ``"any"`` requires one.
+        case_sensitive: ``False`` compares case-folded texts (seed 003 lower-cases both).
+        name: The name of the report rows.
+
+    Raises:
+        ValueError: An unknown mode or an empty string among the texts.
+        TypeError: Texts that are not strings.
+    """
+
+    __slots__ = ("_case_sensitive", "_mode", "_must_contain", "_must_not_contain")
+
+    def __init__(
+        self,
+        must_contain: str | Iterable[str] | None = None,
+        must_not_contain: str | Iterable[str] | None = None,
+        *,
+        mode: Literal["all", "any"] = "all",
+        case_sensitive: bool = True,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        self._must_contain = None if must_contain is None else _texts(must_contain, "must_contain")
+        self._must_not_contain = (
+            None if must_not_contain is None else _texts(must_not_contain, "must_not_contain")
+        )
+        self._mode = _choice(mode, "mode", ("all", "any"))
+        self._case_sensitive = _flag(case_sensitive, "case_sensitive")
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "must_contain": self._must_contain,
+            "must_not_contain": self._must_not_contain,
+            "mode": self._mode,
+            "case_sensitive": self._case_sensitive,
+        }
+
+    def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
+        must = self._must_contain
+        must_not = self._must_not_contain or ()
+        if must is None and self._must_not_contain is None:
+            must = _expected_texts(sample.expected_output)
+            if must is None:
+                return EvaluationResult.failing(
+                    f"Sample {sample.name!r} has no expected output to look for: "
+                    "set its expected output or pass must_contain="
+                )
+        must = must or ()
+        haystack = text if self._case_sensitive else text.casefold()
+
+        def contains(needle: str) -> bool:
+            return (needle if self._case_sensitive else needle.casefold()) in haystack
+
+        found = [needle for needle in must if contains(needle)]
+        missing = [needle for needle in must if not contains(needle)]
+        forbidden = [needle for needle in must_not if contains(needle)]
+
+        if self._mode == "all":
+            checks, satisfied = len(must), len(found)
+        else:
+            checks, satisfied = (1, 1 if found else 0) if must else (0, 0)
+        checks += len(must_not)
+        satisfied += len(must_not) - len(forbidden)
+        metadata = {
+            "mode": self._mode,
+            "found": found,
+            "missing": missing,
+            "forbidden_found": forbidden,
+        }
+        if checks == 0:
+            return EvaluationResult(True, 1.0, "Nothing to check: no texts given", metadata)
+
+        problems = []
+        if must and self._mode == "all" and missing:
+            problems.append(
+                f"missing {len(missing)} of {_plural(len(must), 'required text')}: "
+                f"{_show_all(missing)}"
+            )
+        if must and self._mode == "any" and not found:
+            problems.append(f"none of {_plural(len(must), 'text')} found: {_show_all(must)}")
+        if forbidden:
+            problems.append(
+                f"found {len(forbidden)} of {_plural(len(must_not), 'forbidden text')}: "
+                f"{_show_all(forbidden)}"
+            )
+        score = satisfied / checks
+        if problems:
+            explanation = "; ".join(problems)
+            return EvaluationResult(False, score, explanation[0].upper() + explanation[1:], metadata)
+
+        good = []
+        if must and self._mode == "all":
+            good.append(f"found all {_plural(len(must), 'required text')}")
+        elif must:
+            good.append(f"found {len(found)} of {len(must)} texts: {_show_all(found)}")
+        if must_not:
+            good.append(f"none of {_plural(len(must_not), 'forbidden text')}")
+        explanation = "; ".join(good)
+        return EvaluationResult(True, score, explanation[0].upper() + explanation[1:], metadata)
+
+
+class RegexStrategy(TextStrategy):
+    """Checks the output against a regular expression.
+
+    Args:
+        pattern: A pattern string or a compiled ``re.Pattern`` of ``str``.
+        mode: ``"search"`` finds the pattern anywhere; ``"fullmatch"`` needs the whole text.
+        flags: ``re`` flags, for a pattern string only.
+        must_match: ``False`` inverts the check: the output must not match.
+        name: The name of the report rows.
+
+    Raises:
+        ValueError: An invalid pattern (the message names it and the regex error), an
+            unknown mode, or flags given with a compiled pattern.
+    """
+
+    __slots__ = ("_mode", "_must_match", "_pattern")
+
+    def __init__(
+        self,
+        pattern: str | re.Pattern[str],
+        *,
+        mode: Literal["search", "fullmatch"] = "search",
+        flags: int = 0,
+        must_match: bool = True,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        if isinstance(flags, bool) or not isinstance(flags, int):
+            raise TypeError(f"flags must be re flags (an int), got {flags!r}")
+        if isinstance(pattern, re.Pattern):
+            if not isinstance(pattern.pattern, str):
+                raise TypeError(f"pattern must match text, not bytes: {pattern.pattern!r}")
+            if flags:
+                raise ValueError(
+                    f"flags cannot be given with the compiled pattern {pattern.pattern!r}: "
+                    "compile it with the flags instead"
+                )
+            self._pattern = pattern
+        elif isinstance(pattern, str):
+            try:
+                self._pattern = re.compile(pattern, flags)
+            except re.error as exc:
+                raise ValueError(f"Invalid regular expression {pattern!r}: {exc}") from exc
+        else:
+            raise TypeError(f"pattern must be a string or a compiled pattern, got {pattern!r}")
+        self._mode = _choice(mode, "mode", ("search", "fullmatch"))
+        self._must_match = _flag(must_match, "must_match")
+
+    def _config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"pattern": self._pattern.pattern, "mode": self._mode}
+        if self._pattern.flags & ~re.UNICODE:
+            config["flags"] = re.RegexFlag(self._pattern.flags & ~re.UNICODE)
+        config["must_match"] = self._must_match
+        return config
+
+    def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
+        if self._mode == "search":
+            match = self._pattern.search(text)
+        else:
+            match = self._pattern.fullmatch(text)
+        pattern = self._pattern.pattern
+        verb = "matches" if self._mode == "search" else "fully matches"
+        metadata: dict[str, Any] = {
+            "pattern": pattern,
+            "matched": match is not None,
+            "match": None if match is None else match.group(),
+            "span": None if match is None else list(match.span()),
+        }
+        if match is not None:
+            start, end = match.span()
+            where = f"at {start}-{end}: {_show(match.group())}"
+            if self._must_match:
+                explanation = f"Output {verb} {pattern!r} {where}"
+            else:
+                explanation = f"Output {verb} the forbidden pattern {pattern!r} {where}"
+        elif self._must_match:
+            explanation = f"Output does not {verb[:-2]} {pattern!r}: {_show(text)}"
+        else:
+            explanation = f"Output does not {verb[:-2]} the forbidden pattern {pattern!r}"
+        passed = (match is not None) == self._must_match
+        return EvaluationResult(passed, 1.0 if passed else 0.0, explanation, metadata)
+
+
+class NotBlankStrategy(TextStrategy):
+    """Passes when the output, stripped of surrounding whitespace, is long enough.
+
+    Seed 003's ``isNotBlank()`` (and, with ``min_length``, its length check).
+
+    Args:
+        min_length: The fewest characters the stripped output may have (at least 1).
+        name: The name of the report rows.
+    """
+
+    __slots__ = ("_min_length",)
+
+    def __init__(self, *, min_length: int = 1, name: str | None = None) -> None:
+        super().__init__(name=name)
+        if isinstance(min_length, bool) or not isinstance(min_length, int):
+            raise TypeError(f"min_length must be an int, got {min_length!r}")
+        if min_length < 1:
+            raise ValueError(f"min_length must be at least 1, got {min_length}")
+        self._min_length = min_length
+
+    def _config(self) -> dict[str, Any]:
+        return {"min_length": self._min_length}
+
+    def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
+        length = len(text.strip())
+        metadata = {"length": length, "min_length": self._min_length}
+        if length == 0:
+            return EvaluationResult(False, 0.0, "Output is blank", metadata)
+        counted = _plural(length, "character")
+        if length < self._min_length:
+            return EvaluationResult(
+                False,
+                0.0,
+                f"Output has {counted} after stripping whitespace, "
+                f"fewer than the minimum of {self._min_length}",
+                metadata,
+            )
+        return EvaluationResult(True, 1.0, f"Output has {counted} after stripping", metadata)
+
+
+def _json_type(value: Any) -> str:
+    for kind, label in _JSON_TYPES:
+        if isinstance(value, kind):
+            return label
+    return "null" if value is None else type(value).__name__
+
+
+class JsonStrategy(TextStrategy):
+    """Passes when the output is valid JSON, with the required top-level keys.
+
+    An output that is already a ``dict`` or a ``list`` is valid as is; ``bytes`` are parsed
+    directly; anything else is parsed from its text. The check is strict by default.
+
+    Args:
+        required_keys: Keys the top-level JSON object must have.
+        allow_fences: Strip one Markdown code fence (```` ```json ... ``` ````) around the
+            output before parsing.
+        name: The name of the report rows.
+    """
+
+    __slots__ = ("_allow_fences", "_required_keys")
+
+    def __init__(
+        self,
+        *,
+        required_keys: str | Iterable[str] = (),
+        allow_fences: bool = False,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        self._required_keys = _texts(required_keys, "required_keys")
+        self._allow_fences = _flag(allow_fences, "allow_fences")
+
+    def _config(self) -> dict[str, Any]:
+        return {"required_keys": self._required_keys, "allow_fences": self._allow_fences}
+
+    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
+        """Parse ``output`` as JSON and look for the required keys."""
+        if isinstance(output, dict | list):
+            return self._check(output, {"fenced": False})
+        if isinstance(output, bytes | bytearray):
+            output = bytes(output).decode("utf-8", errors="replace")
+        return super().evaluate(sample, output)
+
+    def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
+        fenced = False
+        if self._allow_fences:
+            fence = _FENCE.match(text)
+            if fence is not None:
+                text, fenced = fence.group(1), True
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            return EvaluationResult(
+                False,
+                0.0,
+                f"Output is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                f"column {exc.colno} (char {exc.pos})",
+                {
+                    "fenced": fenced,
+                    "error": exc.msg,
+                    "line": exc.lineno,
+                    "column": exc.colno,
+                    "position": exc.pos,
+                },
+            )
+        return self._check(value, {"fenced": fenced})
+
+    def _check(self, value: Any, metadata: dict[str, Any]) -> EvaluationResult:
+        kind = _json_type(value)
+        metadata["json_type"] = kind
+        keys = self._required_keys
+        if not keys:
+            return EvaluationResult(True, 1.0, f"Output is valid JSON (an {kind})"
+                                    if kind[0] in "ao" else f"Output is valid JSON (a {kind})",
+                                    metadata)
+        if not isinstance(value, dict):
+            return EvaluationResult(
+                False,
+                0.0,
+                f"Output is a JSON {kind}, not an object: the required keys "
+                f"{_show_all(keys)} cannot be present",
+                {**metadata, "missing_keys": list(keys)},
+            )
+        missing = [key for key in keys if key not in value]
+        metadata["missing_keys"] = missing
+        if missing:
+            return EvaluationResult(
+                False,
+                0.0,
+                f"JSON object is missing {len(missing)} of "
+                f"{_plural(len(keys), 'required key')}: {_show_all(missing)}",
+                metadata,
+            )
+        return EvaluationResult(
+            True,
+            1.0,
+            f"Output is a JSON object with all {_plural(len(keys), 'required key')}",
+            metadata,
+        )
+
+
+class SegmentsStrategy(TextStrategy):
+    """Checks that retrieved text contains the expected segments (seed 000's retriever check).
+
+    Each expected segment is found when some item of the output contains it. The score is
+    found / expected; the result passes when the score reaches ``threshold`` (upstream
+    requires every segment, the default 1.0).
+
+    Args:
+        segments: The expected segments; by default the sample's expected output (a list of
+            strings, the ``expected-outputs`` of a sample file, or a single string).
+        threshold: The smallest passing score, from 0.0 to 1.0.
+        case_sensitive: Upstream lower-cases both sides; ``True`` compares them as they are.
+        name: The name of the report rows.
+
+    The output may be a list of strings (or any iterable of items shown with ``str()``) or
+    a single string.
+    """
+
+    __slots__ = ("_case_sensitive", "_segments", "_threshold")
+
+    def __init__(
+        self,
+        segments: str | Iterable[str] | None = None,
+        *,
+        threshold: float = 1.0,
+        case_sensitive: bool = False,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        self._segments = None if segments is None else _texts(segments, "segments")
+        if self._segments == ():
+            raise ValueError("segments must not be empty: pass None to use the expected output")
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise TypeError(f"threshold must be a number between 0.0 and 1.0, got {threshold!r}")
+        if math.isnan(threshold) or not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold must be between 0.0 and 1.0, got {threshold}")
+        self._threshold = float(threshold)
+        self._case_sensitive = _flag(case_sensitive, "case_sensitive")
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "segments": self._segments,
+            "threshold": self._threshold,
+            "case_sensitive": self._case_sensitive,
+        }
+
+    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
+        """Look for each expected segment in the items of ``output``."""
+        if output is None:
+            return super().evaluate(sample, output)
+        if isinstance(output, str):
+            items = [output]
+        elif isinstance(output, Iterable) and not isinstance(output, bytes | Mapping):
+            items = [item if isinstance(item, str) else str(item) for item in output]
+        else:
+            items = [str(output)]
+        return self._search(sample, items)
+
+    def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
+        return self._search(sample, [text])
+
+    def _search(self, sample: EvaluationSample, items: list[str]) -> EvaluationResult:
+        segments = self._segments
+        if segments is None:
+            segments = _expected_texts(sample.expected_output)
+            if segments is None:
+                return EvaluationResult.failing(
+                    f"Sample {sample.name!r} has no expected segments: set its expected "
+                    "outputs or pass segments="
+                )
+            if not segments:
+                return EvaluationResult.failing(
+                    f"Sample {sample.name!r} has an empty list of expected segments"
+                )
+        if not self._case_sensitive:
+            items = [item.casefold() for item in items]
+
+        def found(segment: str) -> bool:
+            needle = segment if self._case_sensitive else segment.casefold()
+            return any(needle in item for item in items)
+
+        missing = [segment for segment in segments if not found(segment)]
+        count = len(segments) - len(missing)
+        score = count / len(segments)
+        explanation = f"Found {count} of {len(segments)} expected segments"
+        if missing:
+            explanation += f"; missing: {_show_all(missing)}"
+        metadata = {
+            "found": count,
+            "expected": len(segments),
+            "missing": missing,
+            "threshold": self._threshold,
+        }
+        return EvaluationResult(score >= self._threshold, score, explanation, metadata)
+
+
+def _verdict_text(text: str) -> tuple[str, str | None] | None:
+    """``"REJECT: off topic"`` → ``("REJECT", "off topic")``; ``None`` if not a verdict."""
+    stripped = text.strip()
+    head = stripped[:6].upper()
+    if head not in (_ACCEPT, _REJECT):
+        return None
+    reason = stripped[6:].lstrip(" \t:-").strip()
+    return head, reason or None
+
+
+def _verdict(output: Any, depth: int = 0) -> tuple[str, str | None] | None:
+    if isinstance(output, bool):
+        return (_ACCEPT if output else _REJECT), None
+    if isinstance(output, Enum):
+        value = output.value
+        if isinstance(value, str | bool):
+            found = _verdict(value)
+            if found is not None:
+                return found
+        return _verdict_text(output.name)
+    if isinstance(output, str):
+        return _verdict_text(output)
+    if depth == 0:
+        for attribute in _VERDICT_ATTRIBUTES:
+            value = getattr(output, attribute, None)
+            if value is not None and not callable(value):
+                return _verdict(value, depth + 1)
+    return None
+
+
+class GuardrailStrategy(TextStrategy):
+    """Checks a guardrail's ACCEPT/REJECT verdict (seed 000's ``GuardrailEvaluationStrategy``).
+
+    The expected verdict is ``expect``, else the sample's expected output, read like
+    upstream: text starting with ``ACCEPT`` or ``REJECT`` (case-insensitive here). The
+    output is the verdict: ``"ACCEPT"``, ``"REJECT"`` or text starting with one (upstream's
+    function returns ``"REJECT:" + message``), a bool (``True`` accepts), an ``Enum`` named
+    or valued so, or an object whose ``result``, ``verdict`` or ``accepted`` attribute
+    holds one of those. Following the seed, *positive* means accepted: a wrongly accepted
+    input is a false positive, a wrongly rejected one a false negative.
+
+    Args:
+        expect: ``"ACCEPT"`` or ``"REJECT"`` for every sample (case-insensitive).
+        name: The name of the report rows.
+    """
+
+    __slots__ = ("_expect",)
+
+    def __init__(
+        self, *, expect: Literal["ACCEPT", "REJECT"] | None = None, name: str | None = None
+    ) -> None:
+        super().__init__(name=name)
+        if expect is not None:
+            if not isinstance(expect, str) or expect.strip().upper() not in (_ACCEPT, _REJECT):
+                raise ValueError(f"expect must be 'ACCEPT' or 'REJECT', got {expect!r}")
+            expect = expect.strip().upper()  # type: ignore[assignment]
+        self._expect = expect
+
+    def _config(self) -> dict[str, Any]:
+        return {"expect": self._expect}
+
+    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
+        """Compare the guardrail verdict ``output`` with the expected one."""
+        expected = self._expect
+        if expected is None:
+            raw = sample.expected_output
+            parsed = _verdict_text(raw) if isinstance(raw, str) else None
+            if parsed is None:
+                return EvaluationResult.failing(
+                    f"Unknown expected behavior: {_show(raw)}; the expected output of sample "
+                    f"{sample.name!r} must be ACCEPT or REJECT (or pass expect=)"
+                )
+            expected = parsed[0]
+        if output is None:
+            return super().evaluate(sample, output)
+        verdict = _verdict(output)
+        if verdict is None:
+            return EvaluationResult(
+                False,
+                0.0,
+                f"Output {_show(output)} is not a guardrail verdict: expected ACCEPT or REJECT "
+                "(or text starting with one), a bool, or an object with a result, verdict or "
+                "accepted attribute",
+                {"expected": expected, "verdict": None},
+            )
+        actual, reason = verdict
+        metadata: dict[str, Any] = {"expected": expected, "verdict": actual, "reason": reason}
+        because = f" ({reason})" if reason else ""
+        if expected == _ACCEPT and actual == _ACCEPT:
+            metadata["classification"] = "true_positive"
+            return EvaluationResult(True, 1.0, "Correctly accepted on-topic question", metadata)
+        if expected == _REJECT and actual == _REJECT:
+            metadata["classification"] = "true_negative"
+            return EvaluationResult(
+                True, 1.0, f"Correctly rejected off-topic question{because}", metadata
+            )
+        if expected == _ACCEPT:
+            metadata["classification"] = "false_negative"
+            return EvaluationResult(
+                False,
+                0.0,
+                f"False negative: incorrectly rejected on-topic question{because}",
+                metadata,
+            )
+        metadata["classification"] = "false_positive"
+        return EvaluationResult(
+            False, 0.0, "False positive: incorrectly accepted off-topic question", metadata
+        )
