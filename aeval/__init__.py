@@ -12,7 +12,13 @@ from ._exceptions import (
     SampleLoadError,
     ScorerClosedError,
 )
-from ._report import Aggregator, EvaluationReport, StrategyStatistics, TagStatistics
+from ._report import (
+    Aggregator,
+    EvaluationReport,
+    ModelUsage,
+    StrategyStatistics,
+    TagStatistics,
+)
 from ._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
 from ._samples import EvaluationSample, Parameters, Samples
 from ._scorer import RowStream, Scorer, ScorerStatistics
@@ -35,6 +41,7 @@ __all__ = [
     "EvaluationSetupError",
     "FormatError",
     "JsonlSink",
+    "ModelUsage",
     "NoLoaderError",
     "Outcome",
     "Parameters",

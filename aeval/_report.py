@@ -11,9 +11,35 @@ from typing import Any, Literal
 
 from ._results import EvaluationRow, Outcome
 
-__all__ = ["Aggregator", "EvaluationReport", "KeepRows", "StrategyStatistics", "TagStatistics"]
+__all__ = [
+    "Aggregator",
+    "EvaluationReport",
+    "KeepRows",
+    "ModelUsage",
+    "StrategyStatistics",
+    "TagStatistics",
+]
 
 KeepRows = Literal["all", "failures", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelUsage:
+    """What model calls made by strategies cost over a run.
+
+    Strategies report it per row in their result metadata under the keys ``retries``,
+    ``prompt_tokens``, ``completion_tokens`` and ``cost``; the aggregator sums them.
+    """
+
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +138,7 @@ class Aggregator:
         "_started",
         "_strategies",
         "_tags",
+        "_usage",
     )
 
     def __init__(self, *, keep: KeepRows = "all") -> None:
@@ -126,6 +153,7 @@ class Aggregator:
         self._samples = 0
         self._started: float | None = None
         self._finished: float | None = None
+        self._usage: list[Any] = [0, 0, 0, 0.0]
 
     @property
     def keep(self) -> KeepRows:
@@ -176,6 +204,9 @@ class Aggregator:
             if row.score is not None and outcome is not Outcome.ERROR:
                 counter.scored += 1
                 counter.score_sum += row.score
+        metadata = row.metadata
+        if metadata:
+            _count_usage(self._usage, metadata)
         keep = self._keep
         if keep == "all" or (keep == "failures" and not passed):
             self._rows.append(row)
@@ -196,6 +227,8 @@ class Aggregator:
             for name, counter in source._strategies.items():
                 merged._strategies.setdefault(name, _StrategyCounter()).absorb(counter)
             merged._function_errors += source._function_errors
+            for i, value in enumerate(source._usage):
+                merged._usage[i] += value
             merged._samples += source._samples
             if keep == "all":
                 merged._rows.extend(source._rows)
@@ -222,7 +255,18 @@ class Aggregator:
             started_at=started,
             duration=(finished - started) if started is not None else 0.0,
             complete=self._keep == "all",
+            usage=ModelUsage(*self._usage),
         )
+
+
+_USAGE_KEYS = ("retries", "prompt_tokens", "completion_tokens", "cost")
+
+
+def _count_usage(totals: list[Any], metadata: Mapping[str, Any]) -> None:
+    for i, key in enumerate(_USAGE_KEYS):
+        value = metadata.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            totals[i] += value
 
 
 def _sort_key(row: EvaluationRow) -> tuple[int, int, int]:
@@ -249,6 +293,7 @@ class EvaluationReport:
         "_started_at",
         "_strategies",
         "_tags",
+        "_usage",
     )
 
     _rows: tuple[EvaluationRow, ...]
@@ -260,6 +305,7 @@ class EvaluationReport:
     _started_at: float | None
     _duration: float
     _complete: bool
+    _usage: ModelUsage
 
     def __init__(self, rows: Iterable[EvaluationRow] = ()) -> None:
         aggregator = Aggregator()
@@ -284,6 +330,7 @@ class EvaluationReport:
         started_at: float | None,
         duration: float,
         complete: bool,
+        usage: ModelUsage,
     ) -> EvaluationReport:
         report = object.__new__(cls)
         report._rows = rows
@@ -295,6 +342,7 @@ class EvaluationReport:
         report._started_at = started_at
         report._duration = duration
         report._complete = complete
+        report._usage = usage
         return report
 
     # -- counts and scores -------------------------------------------------------------------
@@ -379,6 +427,11 @@ class EvaluationReport:
     def duration(self) -> float:
         """Wall-clock seconds of the run."""
         return self._duration
+
+    @property
+    def usage(self) -> ModelUsage:
+        """Retries, tokens and cost of the strategies' model calls, summed over every row."""
+        return self._usage
 
     @property
     def started_at(self) -> float | None:

@@ -174,10 +174,9 @@ class JsonlSink:
         data = b"".join(self._buffer)
         self._buffer.clear()
         self._size = 0
-        mode = "wb" if self._truncate else "ab"
-        self._truncate = False
+        truncate, self._truncate = self._truncate, False
         await anyio.Path(self.path.parent).mkdir(parents=True, exist_ok=True)
-        async with aiofiles.open(self.path, mode) as handle:
+        async with aiofiles.open(self.path, "wb" if truncate else "ab") as handle:
             await handle.write(data)
 
     async def flush(self) -> None:
