@@ -46,6 +46,7 @@ _JSON_TYPES: tuple[tuple[type, str], ...] = (
     (int, "number"),
     (float, "number"),
 )
+_VERDICT = re.compile(r"\s*(ACCEPT|REJECT)(?:ED)?(?![^\W\d_])[\s:.,;-]*(.*)", re.I | re.S)
 _VERDICT_ATTRIBUTES = ("result", "verdict", "accepted")
 
 
@@ -59,6 +60,11 @@ def _show_all(values: Iterable[Any]) -> str:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _sentence(parts: list[str]) -> str:
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:]
 
 
 def _flag(value: object, option: str) -> bool:
@@ -282,32 +288,32 @@ class ContainsStrategy(TextStrategy):
             return EvaluationResult(True, 1.0, "Nothing to check: no texts given", metadata)
 
         problems = []
-        if must and self._mode == "all" and missing:
+        if self._mode == "all" and missing:
             problems.append(
                 f"missing {len(missing)} of {_plural(len(must), 'required text')}: "
                 f"{_show_all(missing)}"
             )
-        if must and self._mode == "any" and not found:
-            problems.append(f"none of {_plural(len(must), 'text')} found: {_show_all(must)}")
+        if self._mode == "any" and must and not found:
+            problems.append(f"found none of {_plural(len(must), 'text')}: {_show_all(must)}")
         if forbidden:
             problems.append(
                 f"found {len(forbidden)} of {_plural(len(must_not), 'forbidden text')}: "
                 f"{_show_all(forbidden)}"
             )
-        score = satisfied / checks
         if problems:
-            explanation = "; ".join(problems)
-            return EvaluationResult(False, score, explanation[0].upper() + explanation[1:], metadata)
-
+            return EvaluationResult(False, satisfied / checks, _sentence(problems), metadata)
         good = []
-        if must and self._mode == "all":
-            good.append(f"found all {_plural(len(must), 'required text')}")
+        if self._mode == "all" and must:
+            good.append(
+                "found the required text"
+                if len(must) == 1
+                else f"found all {len(must)} required texts"
+            )
         elif must:
             good.append(f"found {len(found)} of {len(must)} texts: {_show_all(found)}")
         if must_not:
-            good.append(f"none of {_plural(len(must_not), 'forbidden text')}")
-        explanation = "; ".join(good)
-        return EvaluationResult(True, score, explanation[0].upper() + explanation[1:], metadata)
+            good.append(f"found none of {_plural(len(must_not), 'forbidden text')}")
+        return EvaluationResult(True, 1.0, _sentence(good), metadata)
 
 
 class RegexStrategy(TextStrategy):
@@ -370,10 +376,12 @@ class RegexStrategy(TextStrategy):
             match = self._pattern.search(text)
         else:
             match = self._pattern.fullmatch(text)
-        pattern = self._pattern.pattern
-        verb = "matches" if self._mode == "search" else "fully matches"
+        pattern = f'"{self._pattern.pattern}"'
+        verb, negated = (
+            ("matches", "match") if self._mode == "search" else ("fully matches", "fully match")
+        )
         metadata: dict[str, Any] = {
-            "pattern": pattern,
+            "pattern": self._pattern.pattern,
             "matched": match is not None,
             "match": None if match is None else match.group(),
             "span": None if match is None else list(match.span()),
@@ -382,13 +390,13 @@ class RegexStrategy(TextStrategy):
             start, end = match.span()
             where = f"at {start}-{end}: {_show(match.group())}"
             if self._must_match:
-                explanation = f"Output {verb} {pattern!r} {where}"
+                explanation = f"Output {verb} {pattern} {where}"
             else:
-                explanation = f"Output {verb} the forbidden pattern {pattern!r} {where}"
+                explanation = f"Output {verb} the forbidden pattern {pattern} {where}"
         elif self._must_match:
-            explanation = f"Output does not {verb[:-2]} {pattern!r}: {_show(text)}"
+            explanation = f"Output does not {negated} {pattern}: {_show(text)}"
         else:
-            explanation = f"Output does not {verb[:-2]} the forbidden pattern {pattern!r}"
+            explanation = f"Output does not {negated} the forbidden pattern {pattern}"
         passed = (match is not None) == self._must_match
         return EvaluationResult(passed, 1.0 if passed else 0.0, explanation, metadata)
 
@@ -474,7 +482,12 @@ class JsonStrategy(TextStrategy):
         if isinstance(output, dict | list):
             return self._check(output, {"fenced": False})
         if isinstance(output, bytes | bytearray):
-            output = bytes(output).decode("utf-8", errors="replace")
+            try:
+                output = bytes(output).decode()
+            except UnicodeDecodeError as exc:
+                return EvaluationResult(
+                    False, 0.0, f"Output is not valid JSON: {exc}", {"fenced": False}
+                )
         return super().evaluate(sample, output)
 
     def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
@@ -506,9 +519,7 @@ class JsonStrategy(TextStrategy):
         metadata["json_type"] = kind
         keys = self._required_keys
         if not keys:
-            return EvaluationResult(True, 1.0, f"Output is valid JSON (an {kind})"
-                                    if kind[0] in "ao" else f"Output is valid JSON (a {kind})",
-                                    metadata)
+            return EvaluationResult(True, 1.0, f"Output is valid JSON ({kind})", metadata)
         if not isinstance(value, dict):
             return EvaluationResult(
                 False,
@@ -633,12 +644,10 @@ class SegmentsStrategy(TextStrategy):
 
 def _verdict_text(text: str) -> tuple[str, str | None] | None:
     """``"REJECT: off topic"`` → ``("REJECT", "off topic")``; ``None`` if not a verdict."""
-    stripped = text.strip()
-    head = stripped[:6].upper()
-    if head not in (_ACCEPT, _REJECT):
+    match = _VERDICT.match(text)
+    if match is None:
         return None
-    reason = stripped[6:].lstrip(" \t:-").strip()
-    return head, reason or None
+    return match.group(1).upper(), match.group(2).strip() or None
 
 
 def _verdict(output: Any, depth: int = 0) -> tuple[str, str | None] | None:
@@ -683,11 +692,11 @@ class GuardrailStrategy(TextStrategy):
         self, *, expect: Literal["ACCEPT", "REJECT"] | None = None, name: str | None = None
     ) -> None:
         super().__init__(name=name)
-        if expect is not None:
-            if not isinstance(expect, str) or expect.strip().upper() not in (_ACCEPT, _REJECT):
-                raise ValueError(f"expect must be 'ACCEPT' or 'REJECT', got {expect!r}")
-            expect = expect.strip().upper()  # type: ignore[assignment]
-        self._expect = expect
+        if expect is not None and (
+            not isinstance(expect, str) or expect.strip().upper() not in (_ACCEPT, _REJECT)
+        ):
+            raise ValueError(f"expect must be 'ACCEPT' or 'REJECT', got {expect!r}")
+        self._expect = None if expect is None else expect.strip().upper()
 
     def _config(self) -> dict[str, Any]:
         return {"expect": self._expect}
