@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._assertions import ReportAssert, assert_that
 from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
 from ._exceptions import (
     AevalError,
@@ -45,6 +46,7 @@ __all__ = [
     "NoLoaderError",
     "Outcome",
     "Parameters",
+    "ReportAssert",
     "RowStream",
     "SampleFileNotFoundError",
     "SampleLoadError",
@@ -55,6 +57,7 @@ __all__ = [
     "Sink",
     "StrategyStatistics",
     "TagStatistics",
+    "assert_that",
     "evaluate_sync",
     "read_rows",
     "row_from_dict",

@@ -1,0 +1,30 @@
+"""Report formatters: Markdown and JSON built in, more through the ``aeval.formatters`` entry
+points or :func:`register_formatter`."""
+
+from __future__ import annotations
+
+from ._base import ReportFormatter, check_options
+from ._registry import (
+    ENTRY_POINT_GROUP,
+    get_formatter,
+    register_formatter,
+    supported_formats,
+    unregister_formatter,
+)
+from ._save import save_report, save_report_as
+from .json import JsonFormatter
+from .markdown import MarkdownFormatter
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "JsonFormatter",
+    "MarkdownFormatter",
+    "ReportFormatter",
+    "check_options",
+    "get_formatter",
+    "register_formatter",
+    "save_report",
+    "save_report_as",
+    "supported_formats",
+    "unregister_formatter",
+]

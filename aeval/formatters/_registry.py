@@ -21,6 +21,7 @@ from .markdown import MarkdownFormatter
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "formatter_for_extension",
     "get_formatter",
     "register_formatter",
     "supported_formats",

@@ -3,8 +3,8 @@
 Keys and their order follow upstream (Quarkus LangChain4j ``JsonReportFormatter``):
 ``globalScore``, ``totalSamples``, ``passed``, ``failed``, ``tagScores`` (only when a tag
 exists) and ``evaluations`` with ``name``, ``passed``, ``expectedOutput``, ``actualOutput`` and
-``tags`` (only when the sample has tags). As upstream, ``totalSamples`` counts rows (sample ×
-strategy) and ``failed`` counts every row that did not pass.
+``tags`` (only when the sample has tags). As upstream, ``totalSamples`` counts rows (sample and
+strategy pairs) and ``failed`` counts every row that did not pass.
 
 How this departs from upstream:
 
@@ -71,7 +71,7 @@ class JsonFormatter:
             "failed": report.not_passed_count,
             "errors": report.error_count,
             "unscored": report.unscored_count,
-            "duration": report.duration,
+            "duration": float(report.duration),
         }
         tag_scores = report.tag_scores
         if tag_scores:

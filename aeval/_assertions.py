@@ -1,0 +1,269 @@
+"""Fluent assertions on an evaluation report: ``assert_that(report).has_score_greater_than(70)``.
+
+The fifteen assertions and their messages are upstream's (Quarkus LangChain4j
+``EvaluationReportAssert``) in snake_case. As upstream, "failed" means every row that did
+not pass: failed, unscored and error rows alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._numbers import format_percent, truncate
+from ._report import EvaluationReport, TagStatistics
+from ._results import EvaluationRow
+from .formatters._values import display_value
+
+__all__ = ["ReportAssert", "assert_that"]
+
+_SCORE_TOLERANCE = 0.01
+
+
+def assert_that(report: EvaluationReport | None) -> ReportAssert:
+    """Start a chain of assertions on ``report``.
+
+    Example::
+
+        assert_that(report).has_score_greater_than(70).has_at_most_failed_evaluations(2)
+
+    Raises:
+        AssertionError: ``report`` is ``None``.
+        TypeError: ``report`` is not an :class:`~aeval.EvaluationReport`.
+    """
+    if report is None:
+        raise AssertionError("Expected report to not be null")
+    if not isinstance(report, EvaluationReport):
+        raise TypeError(f"assert_that() takes an EvaluationReport, got {type(report).__name__}")
+    return ReportAssert(report)
+
+
+class ReportAssert:
+    """Assertions on one report; each returns ``self`` so they chain.
+
+    Scores and thresholds are percentages (0-100). A failure raises ``AssertionError``; where
+    upstream does, the message ends with the failed rows, each with its expected and actual
+    output, score and reason.
+    """
+
+    __slots__ = ("_report",)
+
+    def __init__(self, report: EvaluationReport) -> None:
+        self._report = report
+
+    @property
+    def report(self) -> EvaluationReport:
+        """The report under test."""
+        return self._report
+
+    def __repr__(self) -> str:
+        return f"ReportAssert({self._report!r})"
+
+    # -- global score --------------------------------------------------------------------------
+
+    def has_score_greater_than(self, threshold: float) -> ReportAssert:
+        """The score is strictly greater than ``threshold``."""
+        score = self._report.score
+        if score <= threshold:
+            self._fail(
+                "Expected evaluation score to be greater than "
+                f"{format_percent(threshold)} but was {format_percent(score)}",
+                with_failures=True,
+            )
+        return self
+
+    def has_score_greater_than_or_equal_to(self, threshold: float) -> ReportAssert:
+        """The score is at least ``threshold``."""
+        score = self._report.score
+        if score < threshold:
+            self._fail(
+                "Expected evaluation score to be greater than or equal to "
+                f"{format_percent(threshold)} but was {format_percent(score)}",
+                with_failures=True,
+            )
+        return self
+
+    def has_score_less_than(self, threshold: float) -> ReportAssert:
+        """The score is strictly less than ``threshold``."""
+        score = self._report.score
+        if score >= threshold:
+            self._fail(
+                "Expected evaluation score to be less than "
+                f"{format_percent(threshold)} but was {format_percent(score)}"
+            )
+        return self
+
+    def has_score_between(self, minimum: float, maximum: float) -> ReportAssert:
+        """The score lies in ``[minimum, maximum]`` (both inclusive).
+
+        Raises:
+            ValueError: ``minimum`` is greater than ``maximum``.
+        """
+        if minimum > maximum:
+            raise ValueError(
+                f"has_score_between() needs minimum <= maximum, got {minimum} and {maximum}"
+            )
+        score = self._report.score
+        if not minimum <= score <= maximum:
+            self._fail(
+                f"Expected evaluation score to be between {format_percent(minimum)} and "
+                f"{format_percent(maximum)} but was {format_percent(score)}",
+                with_failures=True,
+            )
+        return self
+
+    def has_score(self, expected: float) -> ReportAssert:
+        """The score equals ``expected`` within ±0.01 percentage points."""
+        score = self._report.score
+        if abs(score - expected) > _SCORE_TOLERANCE:
+            self._fail(
+                f"Expected evaluation score to be {format_percent(expected)} "
+                f"but was {format_percent(score)}"
+            )
+        return self
+
+    # -- pass / fail ---------------------------------------------------------------------------
+
+    def has_all_passed(self) -> ReportAssert:
+        """Every row passed (true of an empty report)."""
+        report = self._report
+        failed = report.not_passed_count
+        if failed:
+            raise AssertionError(
+                f"Expected all evaluations to pass, but {failed} out of "
+                f"{report.evaluation_count} failed:\n{self._failures()}"
+            )
+        return self
+
+    def has_some_passed(self) -> ReportAssert:
+        """At least one row passed (never true of an empty report)."""
+        report = self._report
+        if report.passed_count == 0:
+            raise AssertionError(
+                "Expected at least one evaluation to pass, but all "
+                f"{report.evaluation_count} evaluations failed:\n{self._failures()}"
+            )
+        return self
+
+    # -- tags ------------------------------------------------------------------------------------
+
+    def has_passed_for_tag(self, tag: str) -> ReportAssert:
+        """Some rows carry ``tag`` and all of them passed."""
+        stats = self._tag_statistics(tag)
+        failed = stats.total - stats.passed
+        if failed:
+            raise AssertionError(
+                f"Expected all evaluations with tag '{tag}' to pass, but {failed} out of "
+                f"{stats.total} failed:\n{self._failures(tag)}"
+            )
+        return self
+
+    def has_score_for_tag(self, tag: str, minimum: float) -> ReportAssert:
+        """Some rows carry ``tag`` and their score is at least ``minimum``."""
+        stats = self._tag_statistics(tag)
+        if stats.score < minimum:
+            self._fail(
+                f"Expected score for tag '{tag}' to be >= {format_percent(minimum)} "
+                f"but was {format_percent(stats.score)}",
+                with_failures=True,
+                tag=tag,
+            )
+        return self
+
+    # -- counts ----------------------------------------------------------------------------------
+
+    def has_evaluation_count(self, expected: int) -> ReportAssert:
+        """Exactly ``expected`` rows."""
+        count = self._report.evaluation_count
+        if count != expected:
+            raise AssertionError(f"Expected {expected} evaluations but found {count}")
+        return self
+
+    def has_at_least_evaluations(self, minimum: int) -> ReportAssert:
+        """At least ``minimum`` rows."""
+        count = self._report.evaluation_count
+        if count < minimum:
+            raise AssertionError(f"Expected at least {minimum} evaluations but found {count}")
+        return self
+
+    def has_passed_count(self, expected: int) -> ReportAssert:
+        """Exactly ``expected`` passed rows."""
+        count = self._report.passed_count
+        if count != expected:
+            raise AssertionError(f"Expected {expected} passed evaluations but found {count}")
+        return self
+
+    def has_at_least_passed_evaluations(self, minimum: int) -> ReportAssert:
+        """At least ``minimum`` passed rows."""
+        count = self._report.passed_count
+        if count < minimum:
+            raise AssertionError(
+                f"Expected at least {minimum} passed evaluations but found {count}"
+            )
+        return self
+
+    def has_failed_count(self, expected: int) -> ReportAssert:
+        """Exactly ``expected`` rows that did not pass (failed, unscored or error)."""
+        count = self._report.not_passed_count
+        if count != expected:
+            self._fail(
+                f"Expected {expected} failed evaluations but found {count}", with_failures=True
+            )
+        return self
+
+    def has_at_most_failed_evaluations(self, maximum: int) -> ReportAssert:
+        """At most ``maximum`` rows that did not pass (failed, unscored or error)."""
+        count = self._report.not_passed_count
+        if count > maximum:
+            self._fail(
+                f"Expected at most {maximum} failed evaluations but found {count}",
+                with_failures=True,
+            )
+        return self
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _tag_statistics(self, tag: str) -> TagStatistics:
+        stats = self._report.tag_statistics.get(tag)
+        if stats is None or stats.total == 0:
+            raise AssertionError(f"No evaluations found with tag '{tag}'")
+        return stats
+
+    def _fail(self, message: str, *, with_failures: bool = False, tag: str | None = None) -> None:
+        if with_failures:
+            message = f"{message}\n\nFailed evaluations:\n{self._failures(tag)}"
+        raise AssertionError(message)
+
+    def _failures(self, tag: str | None = None) -> str:
+        report = self._report
+        rows: Sequence[EvaluationRow] = report.failures
+        if tag is None:
+            expected = report.not_passed_count
+        else:
+            rows = [row for row in rows if tag in row.tags]
+            stats = report.tag_statistics[tag]
+            expected = stats.total - stats.passed
+        entries = [_entry(row) for row in rows]
+        missing = expected - len(entries)
+        if missing > 0 and not report.is_complete:
+            entries.append(
+                f"  ({missing} more failed evaluation{'s' if missing != 1 else ''} not "
+                "listed: the report does not hold every row)"
+            )
+        return "\n".join(entries)
+
+
+def _entry(row: EvaluationRow) -> str:
+    header = f"  - {row.name} [{row.strategy}]:" if row.strategy is not None else f"  - {row.name}:"
+    score = "unscored" if row.score is None else format_percent(row.score * 100)
+    lines = [
+        header,
+        f"      expected = [{truncate(display_value(row.expected_output), 100)}]",
+        f"      actual   = [{truncate(display_value(row.output), 100)}]",
+        f"      score    = {score}",
+    ]
+    error = str(row.error) if row.error is not None else None
+    if row.explanation and row.explanation != error:
+        lines.append(f"      reason   = {truncate(row.explanation, 200)}")
+    if error is not None:
+        lines.append(f"      error    = {truncate(error, 200)}")
+    return "\n".join(lines)

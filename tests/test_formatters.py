@@ -1,0 +1,772 @@
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from aeval import (
+    ErrorInfo,
+    EvaluationReport,
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    FormatError,
+    formatters,
+)
+from aeval.formatters import (
+    JsonFormatter,
+    MarkdownFormatter,
+    ReportFormatter,
+    _registry,
+    check_options,
+    get_formatter,
+    register_formatter,
+    save_report,
+    save_report_as,
+    supported_formats,
+    unregister_formatter,
+)
+
+
+def passed(
+    name: str, index: int, *, output: Any = "ok", expected: Any = "ok", **kw: Any
+) -> EvaluationRow:
+    sample = EvaluationSample(name, ["q"], expected, tags=kw.pop("tags", ()))
+    strategy = kw.pop("strategy", "ExactMatch")
+    return EvaluationRow.from_result(
+        sample, strategy, output, EvaluationResult.passing(kw.pop("score", 1.0)), index=index, **kw
+    )
+
+
+def failed(
+    name: str, index: int, *, score: float = 0.0, why: str | None = None, **kw: Any
+) -> EvaluationRow:
+    sample = EvaluationSample(name, ["q"], kw.pop("expected", "ok"), tags=kw.pop("tags", ()))
+    return EvaluationRow.from_result(
+        sample,
+        kw.pop("strategy", "ExactMatch"),
+        kw.pop("output", "ko"),
+        EvaluationResult.failing(score, why),
+        index=index,
+        **kw,
+    )
+
+
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> _registry._Registry:
+    """A fresh registry (built-ins only) for the test, so registrations do not leak."""
+    fresh = _registry._default_registry()
+    monkeypatch.setattr(_registry, "_REGISTRY", fresh)
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [])
+    return fresh
+
+
+def upstream_report() -> EvaluationReport:
+    return EvaluationReport(
+        [
+            passed("Sample1", 0, output="expected1", expected="expected1", tags=["tag1"]),
+            failed("Sample2", 1, output="other", expected="expected2", tags=["tag2"]),
+        ]
+    )
+
+
+def mixed_report() -> EvaluationReport:
+    return EvaluationReport(
+        [
+            passed("S1", 0, output="a", expected="a", tags=["t1"]),
+            failed(
+                "S2",
+                1,
+                score=0.02675,
+                why="Too different",
+                output="b",
+                expected=["x", "y"],
+                tags=["t2", "t1"],
+            ),
+            EvaluationRow.from_result(
+                EvaluationSample("S3", ["q"], "c"),
+                "Judge",
+                "c",
+                EvaluationResult.unscored("bad reply"),
+                index=2,
+            ),
+            EvaluationRow.from_error(
+                EvaluationSample("S4", ["q"], "d"),
+                None,
+                None,
+                ErrorInfo("ValueError", "boom"),
+                index=3,
+            ),
+            EvaluationRow.from_error(
+                EvaluationSample("S5", ["q"], None),
+                "Judge",
+                42,
+                ErrorInfo("TimeoutError", "judge too slow"),
+                index=4,
+            ),
+        ]
+    )
+
+
+# -- markdown ----------------------------------------------------------------------------------
+
+
+def test_markdown_empty_report_is_exactly_upstream() -> None:
+    text = EvaluationReport([]).format("markdown")
+    assert text == "# Evaluation Report\n\n**Global Score**: 0.00%\n\n## Details\n\n"
+    assert EvaluationReport([]).format("markdown", include_details=False) == text
+
+
+def test_markdown_summary_mode_upstream_layout() -> None:
+    text = upstream_report().format("markdown", include_details=False)
+    assert text == (
+        "# Evaluation Report\n"
+        "\n"
+        "**Global Score**: 50.00%\n"
+        "\n"
+        "**Evaluations**: 2 · **Passed**: 1 · **Failed**: 1 · **Unscored**: 0 · **Errors**: 0\n"
+        "\n"
+        "## Score per tags\n"
+        "\n"
+        "- **tag1**: 100.00%\n"
+        "- **tag2**: 0.00%\n"
+        "\n"
+        "## Details\n"
+        "\n"
+        "- Sample1: PASSED (100.00%)\n"
+        "- Sample2: FAILED (0.00%)\n"
+    )
+    assert "#### Result" not in text
+
+
+def test_markdown_details_is_the_default() -> None:
+    text = upstream_report().format("markdown")
+    assert text.endswith(
+        "## Details\n"
+        "\n"
+        "### Sample1: PASSED (100.00%)\n"
+        "- Strategy: ExactMatch\n"
+        "#### Result\n"
+        "expected1\n"
+        "#### Expected Output\n"
+        "expected1\n"
+        "### Sample2: FAILED (0.00%)\n"
+        "- Strategy: ExactMatch\n"
+        "#### Result\n"
+        "other\n"
+        "#### Expected Output\n"
+        "expected2\n"
+    )
+    assert "## Score per strategy" not in text
+
+
+def test_markdown_without_tags_omits_the_tag_block() -> None:
+    report = EvaluationReport([passed("A", 0), passed("B", 1)])
+    text = MarkdownFormatter().format(report, include_details=False)
+    assert "## Score per tags" not in text
+    assert text == (
+        "# Evaluation Report\n\n**Global Score**: 100.00%\n\n"
+        "**Evaluations**: 2 · **Passed**: 2 · **Failed**: 0 · **Unscored**: 0 · **Errors**: 0\n\n"
+        "## Details\n\n- A: PASSED (100.00%)\n- B: PASSED (100.00%)\n"
+    )
+
+
+def test_markdown_tags_in_first_appearance_order() -> None:
+    report = EvaluationReport(
+        [
+            passed("A", 0, tags=["zeta", "alpha"]),
+            failed("B", 1, tags=["mid", "zeta"]),
+        ]
+    )
+    text = report.format("markdown", include_details=False)
+    assert (
+        "## Score per tags\n\n- **zeta**: 50.00%\n- **alpha**: 100.00%\n- **mid**: 0.00%\n\n"
+        in text
+    )
+
+
+def test_markdown_details_with_error_unscored_strategies_and_lists() -> None:
+    text = mixed_report().format("markdown")
+    assert text == (
+        "# Evaluation Report\n"
+        "\n"
+        "**Global Score**: 20.00%\n"
+        "\n"
+        "**Evaluations**: 5 · **Passed**: 1 · **Failed**: 1 · **Unscored**: 1 · **Errors**: 2\n"
+        "\n"
+        "## Score per tags\n"
+        "\n"
+        "- **t1**: 50.00%\n"
+        "- **t2**: 0.00%\n"
+        "\n"
+        "## Score per strategy\n"
+        "\n"
+        "- **ExactMatch**: 50.00%\n"
+        "- **Judge**: 0.00%\n"
+        "\n"
+        "## Details\n"
+        "\n"
+        "### S1: PASSED (100.00%)\n"
+        "- Strategy: ExactMatch\n"
+        "#### Result\n"
+        "a\n"
+        "#### Expected Output\n"
+        "a\n"
+        "### S2: FAILED (2.68%)\n"
+        "- Strategy: ExactMatch\n"
+        "#### Result\n"
+        "b\n"
+        "#### Expected Output\n"
+        "[x, y]\n"
+        "#### Explanation\n"
+        "Too different\n"
+        "### S3: UNSCORED (unscored)\n"
+        "- Strategy: Judge\n"
+        "#### Result\n"
+        "c\n"
+        "#### Expected Output\n"
+        "c\n"
+        "#### Explanation\n"
+        "bad reply\n"
+        "### S4: ERROR (0.00%)\n"
+        "#### Result\n"
+        "null\n"
+        "#### Expected Output\n"
+        "d\n"
+        "#### Explanation\n"
+        "Failed to execute sample 'S4': ValueError: boom\n"
+        "#### Error\n"
+        "ValueError: boom\n"
+        "### S5: ERROR (0.00%)\n"
+        "- Strategy: Judge\n"
+        "#### Result\n"
+        "42\n"
+        "#### Expected Output\n"
+        "null\n"
+        "#### Error\n"
+        "TimeoutError: judge too slow\n"
+    )
+
+
+def test_markdown_summary_labels_every_outcome() -> None:
+    text = mixed_report().format("markdown", include_details=False)
+    assert text.endswith(
+        "- S1: PASSED (100.00%)\n"
+        "- S2: FAILED (2.68%)\n"
+        "- S3: UNSCORED (unscored)\n"
+        "- S4: ERROR (0.00%)\n"
+        "- S5: ERROR (0.00%)\n"
+    )
+
+
+def test_markdown_global_score_rounds_half_up() -> None:
+    rows = [passed("P", 0)] + [failed(f"F{i}", i + 1) for i in range(31)]
+    report = EvaluationReport(rows)
+    assert report.score == 3.125
+    assert format(report.score, ".2f") == "3.12"
+    assert "**Global Score**: 3.13%\n" in report.format("markdown")
+
+
+def test_markdown_nested_lists_render_java_style() -> None:
+    report = EvaluationReport([passed("L", 0, output=["a", ["b", None]], expected=("x",))])
+    text = report.format("markdown")
+    assert "#### Result\n[a, [b, null]]\n#### Expected Output\n[x]\n" in text
+
+
+def test_markdown_notes_a_report_that_does_not_hold_every_row() -> None:
+    from aeval import Aggregator
+
+    aggregator = Aggregator(keep="failures")
+    for row in (passed("A", 0), failed("B", 1), passed("C", 2)):
+        aggregator.add(row)
+    text = aggregator.report().format("markdown", include_details=False)
+    assert text.endswith(
+        "## Details\n\n"
+        "_This report holds 1 of 3 evaluations; the others were not kept._\n\n"
+        "- B: FAILED (0.00%)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"includeDetails": True},
+            "Unknown option 'includeDetails' for the markdown report formatter; "
+            "accepted options: include_details",
+        ),
+        (
+            {"include_details": "yes"},
+            "Option 'include_details' of the markdown report formatter must be a bool, got 'yes'",
+        ),
+    ],
+)
+def test_markdown_rejects_bad_options(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(FormatError) as info:
+        MarkdownFormatter().format(upstream_report(), **options)
+    assert str(info.value) == message
+
+
+# -- json ------------------------------------------------------------------------------------------
+
+
+def test_json_keys_values_and_order() -> None:
+    text = mixed_report().format("json")
+    document = orjson.loads(text)
+    assert list(document) == [
+        "globalScore",
+        "totalSamples",
+        "passed",
+        "failed",
+        "errors",
+        "unscored",
+        "duration",
+        "tagScores",
+        "strategyScores",
+        "evaluations",
+    ]
+    assert document["globalScore"] == 20.0
+    assert document["totalSamples"] == 5
+    assert document["passed"] == 1
+    assert document["failed"] == 4
+    assert document["errors"] == 2
+    assert document["unscored"] == 1
+    assert document["duration"] == 0.0
+    assert document["tagScores"] == {"t1": 50.0, "t2": 0.0}
+    assert list(document["tagScores"]) == ["t1", "t2"]
+    assert document["strategyScores"] == {"ExactMatch": 50.0, "Judge": 0.0}
+    assert document["evaluations"] == [
+        {
+            "name": "S1",
+            "strategy": "ExactMatch",
+            "outcome": "passed",
+            "passed": True,
+            "score": 1.0,
+            "expectedOutput": "a",
+            "actualOutput": "a",
+            "explanation": None,
+            "tags": ["t1"],
+        },
+        {
+            "name": "S2",
+            "strategy": "ExactMatch",
+            "outcome": "failed",
+            "passed": False,
+            "score": 0.02675,
+            "expectedOutput": ["x", "y"],
+            "actualOutput": "b",
+            "explanation": "Too different",
+            "tags": ["t2", "t1"],
+        },
+        {
+            "name": "S3",
+            "strategy": "Judge",
+            "outcome": "unscored",
+            "passed": False,
+            "score": None,
+            "expectedOutput": "c",
+            "actualOutput": "c",
+            "explanation": "bad reply",
+        },
+        {
+            "name": "S4",
+            "strategy": None,
+            "outcome": "error",
+            "passed": False,
+            "score": 0.0,
+            "expectedOutput": "d",
+            "actualOutput": None,
+            "explanation": "Failed to execute sample 'S4': ValueError: boom",
+            "error": {"type": "ValueError", "message": "boom"},
+        },
+        {
+            "name": "S5",
+            "strategy": "Judge",
+            "outcome": "error",
+            "passed": False,
+            "score": 0.0,
+            "expectedOutput": None,
+            "actualOutput": 42,
+            "explanation": "TimeoutError: judge too slow",
+            "error": {"type": "TimeoutError", "message": "judge too slow"},
+        },
+    ]
+    assert list(document["evaluations"][0]) == [
+        "name",
+        "strategy",
+        "outcome",
+        "passed",
+        "score",
+        "expectedOutput",
+        "actualOutput",
+        "explanation",
+        "tags",
+    ]
+
+
+def test_json_pretty_is_default_and_indents_by_two() -> None:
+    text = EvaluationReport([]).format("json")
+    assert text == (
+        "{\n"
+        '  "globalScore": 0.0,\n'
+        '  "totalSamples": 0,\n'
+        '  "passed": 0,\n'
+        '  "failed": 0,\n'
+        '  "errors": 0,\n'
+        '  "unscored": 0,\n'
+        '  "duration": 0.0,\n'
+        '  "strategyScores": {},\n'
+        '  "evaluations": []\n'
+        "}"
+    )
+
+
+def test_json_compact_has_no_newline() -> None:
+    report = mixed_report()
+    compact = JsonFormatter().format(report, pretty=False)
+    assert "\n" not in compact
+    assert compact.startswith('{"globalScore":20.0,"totalSamples":5,')
+    assert orjson.loads(compact) == orjson.loads(JsonFormatter().format(report))
+
+
+def test_json_rounds_scores_half_up_to_two_decimals() -> None:
+    rows = [passed("P", 0)] + [failed(f"F{i}", i + 1, tags=["t"]) for i in range(31)]
+    document = orjson.loads(EvaluationReport(rows).format("json"))
+    assert document["globalScore"] == 3.13
+    assert document["tagScores"] == {"t": 0.0}
+    two_of_three = EvaluationReport([passed("A", 0), passed("B", 1), failed("C", 2)])
+    assert orjson.loads(two_of_three.format("json"))["globalScore"] == 66.67
+
+
+def test_json_is_real_json_for_values_upstream_breaks() -> None:
+    sample = EvaluationSample(
+        "007", ["q"], 'say "hi"\n\x01', tags=['ta"g'], metadata={"ignored": True}
+    )
+    result = EvaluationResult.passing(0.5).with_metadata(
+        {"similarity": 0.5, "when": {1, 2}, "raw": Path("/x")}
+    )
+    row = EvaluationRow.from_result(sample, "Sim", {"answer": ("true", 42)}, result, index=0)
+    document = orjson.loads(EvaluationReport([row]).format("json", pretty=False))
+    assert document["tagScores"] == {'ta"g': 100.0}
+    [evaluation] = document["evaluations"]
+    assert evaluation["name"] == "007"
+    assert evaluation["expectedOutput"] == 'say "hi"\n\x01'
+    assert evaluation["actualOutput"] == {"answer": ["true", 42]}
+    assert evaluation["tags"] == ['ta"g']
+    assert evaluation["metadata"]["similarity"] == 0.5
+    assert sorted(evaluation["metadata"]["when"]) == [1, 2]
+    assert evaluation["metadata"]["raw"] == "/x"
+
+
+def test_json_marks_a_report_that_does_not_hold_every_row() -> None:
+    from aeval import Aggregator
+
+    aggregator = Aggregator(keep="none")
+    aggregator.add(passed("A", 0))
+    document = orjson.loads(aggregator.report().format("json"))
+    assert document["complete"] is False
+    assert document["evaluations"] == []
+    assert document["totalSamples"] == 1
+
+
+def test_json_unwritable_value_is_a_format_error() -> None:
+    report = EvaluationReport([passed("Big", 0, output=2**70)])
+    with pytest.raises(FormatError, match=r"^Cannot write the report as JSON: "):
+        report.format("json")
+
+
+def test_json_rejects_unknown_option() -> None:
+    with pytest.raises(FormatError) as info:
+        JsonFormatter().format(upstream_report(), indent=4)
+    assert str(info.value) == (
+        "Unknown option 'indent' for the json report formatter; accepted options: pretty"
+    )
+
+
+def test_check_options_fills_defaults() -> None:
+    assert check_options("x", {}, {"a": True, "b": 3}) == {"a": True, "b": 3}
+    assert check_options("x", {"b": 5}, {"a": True, "b": 3}) == {"a": True, "b": 5}
+    with pytest.raises(
+        FormatError,
+        match=r"^Unknown option 'a' for the x report formatter; accepted options: none$",
+    ):
+        check_options("x", {"a": 1}, {})
+
+
+# -- registry --------------------------------------------------------------------------------------
+
+
+class CsvFormatter:
+    name = "CSV"
+    extension = ".csv"
+    options = frozenset({"separator"})
+
+    def format(self, report: EvaluationReport, **options: Any) -> str:
+        separator = check_options(self.name, options, {"separator": ","})["separator"]
+        return "".join(f"{r.name}{separator}{r.outcome}\n" for r in report.evaluations)
+
+
+class BytesFormatter:
+    name = "bin"
+    extension = ".bin"
+
+    def format(self, report: EvaluationReport, **options: Any) -> bytes:
+        return bytes([report.evaluation_count, *sorted(options.get("extra", b""))])
+
+
+def test_builtins_are_registered(registry: _registry._Registry) -> None:
+    assert supported_formats() == ("json", "markdown")
+    assert isinstance(get_formatter("markdown"), MarkdownFormatter)
+    assert isinstance(get_formatter("json"), JsonFormatter)
+    assert get_formatter("markdown").extension == ".md"
+    assert get_formatter("json").extension == ".json"
+    assert isinstance(MarkdownFormatter(), ReportFormatter)
+
+
+@pytest.mark.parametrize("name", ["MARKDOWN", "Markdown", " markdown "])
+def test_lookup_is_case_insensitive(registry: _registry._Registry, name: str) -> None:
+    assert isinstance(get_formatter(name), MarkdownFormatter)
+
+
+def test_unknown_format(registry: _registry._Registry) -> None:
+    with pytest.raises(FormatError) as info:
+        get_formatter("unknown")
+    assert str(info.value) == (
+        "No report formatter found for format: unknown. Available formats: json, markdown"
+    )
+
+
+@pytest.mark.parametrize("name", ["", "   ", None])
+def test_blank_format(registry: _registry._Registry, name: Any) -> None:
+    with pytest.raises(FormatError, match=r"^Format must not be null or blank$"):
+        get_formatter(name)
+
+
+def test_register_and_unregister_custom_formatter(registry: _registry._Registry) -> None:
+    csv = CsvFormatter()
+    assert register_formatter(csv) is csv
+    assert supported_formats() == ("CSV", "json", "markdown")
+    assert get_formatter("csv") is csv
+    assert upstream_report().format("csv", separator=";") == "Sample1;passed\nSample2;failed\n"
+    assert unregister_formatter("Csv") is csv
+    assert supported_formats() == ("json", "markdown")
+    with pytest.raises(FormatError, match=r"^No report formatter found for format: csv\."):
+        unregister_formatter("csv")
+
+
+def test_duplicate_registration_needs_replace(registry: _registry._Registry) -> None:
+    class OtherMarkdown(MarkdownFormatter):
+        name = "MarkDown"
+
+    with pytest.raises(FormatError) as info:
+        register_formatter(OtherMarkdown())
+    assert str(info.value) == (
+        "A report formatter named 'markdown' is already registered (MarkdownFormatter); "
+        "pass replace=True to replace it"
+    )
+    replacement = OtherMarkdown()
+    register_formatter(replacement, replace=True)
+    assert get_formatter("markdown") is replacement
+
+
+def test_register_rejects_non_formatters(registry: _registry._Registry) -> None:
+    with pytest.raises(TypeError, match="is not a report formatter"):
+        register_formatter(object())  # type: ignore[arg-type]
+
+    class NoDot(CsvFormatter):
+        extension = "csv"
+
+    with pytest.raises(TypeError, match="extension must start with a dot"):
+        register_formatter(NoDot())
+
+
+def _entry_point(name: str, value: str) -> importlib.metadata.EntryPoint:
+    return importlib.metadata.EntryPoint(name=name, value=value, group="aeval.formatters")
+
+
+@pytest.fixture
+def plugin_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    module = types.ModuleType("aeval_test_formatter_plugin")
+    module.CsvFormatter = CsvFormatter  # type: ignore[attr-defined]
+    module.BYTES = BytesFormatter()  # type: ignore[attr-defined]
+    module.NOT_A_FORMATTER = 42  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    return module
+
+
+def test_entry_points_load_once_lazily(
+    registry: _registry._Registry, monkeypatch: pytest.MonkeyPatch, plugin_module: Any
+) -> None:
+    calls: list[str] = []
+
+    def entry_points(*, group: str) -> list[importlib.metadata.EntryPoint]:
+        calls.append(group)
+        return [
+            _entry_point("csv", "aeval_test_formatter_plugin:CsvFormatter"),
+            _entry_point("bin", "aeval_test_formatter_plugin:BYTES"),
+            _entry_point("markdown", "aeval.formatters.markdown:MarkdownFormatter"),
+        ]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    assert calls == []
+    assert supported_formats() == ("bin", "CSV", "json", "markdown")
+    assert isinstance(get_formatter("csv"), CsvFormatter)
+    assert get_formatter("bin") is plugin_module.BYTES
+    assert calls == ["aeval.formatters"]
+
+
+@pytest.mark.parametrize(
+    ("value", "cause"),
+    [
+        ("aeval_test_formatter_plugin:Missing", "AttributeError"),
+        ("aeval_test_no_such_module:Thing", "ModuleNotFoundError"),
+        ("aeval_test_formatter_plugin:NOT_A_FORMATTER", "TypeError"),
+    ],
+)
+def test_broken_entry_point_is_a_format_error(
+    registry: _registry._Registry,
+    monkeypatch: pytest.MonkeyPatch,
+    plugin_module: Any,
+    value: str,
+    cause: str,
+) -> None:
+    monkeypatch.setattr(
+        importlib.metadata, "entry_points", lambda *, group: [_entry_point("broken", value)]
+    )
+    with pytest.raises(FormatError) as info:
+        get_formatter("markdown")
+    assert str(info.value).startswith(
+        f"Report formatter entry point 'broken' ({value}, group 'aeval.formatters') "
+        f"cannot be loaded: {cause}: "
+    )
+
+
+def test_entry_point_clashing_with_a_builtin_name(
+    registry: _registry._Registry, monkeypatch: pytest.MonkeyPatch, plugin_module: Any
+) -> None:
+    class FakeJson(CsvFormatter):
+        name = "json"
+
+    plugin_module.FakeJson = FakeJson
+    monkeypatch.setattr(
+        importlib.metadata,
+        "entry_points",
+        lambda *, group: [_entry_point("json", "aeval_test_formatter_plugin:FakeJson")],
+    )
+    with pytest.raises(FormatError, match="named 'json' is already registered"):
+        supported_formats()
+
+
+# -- saving ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_save_writes_every_format(registry: _registry._Registry, tmp_path: Path) -> None:
+    report = upstream_report()
+    target = tmp_path / "nested" / "reports"
+    paths = await report.save(target)
+    assert paths == [target / "report.json", target / "report.md"]
+    assert sorted(p.name for p in target.iterdir()) == ["report.json", "report.md"]
+    assert (target / "report.md").read_text(encoding="utf-8") == report.format("markdown")
+    assert orjson.loads((target / "report.json").read_bytes())["totalSamples"] == 2
+
+
+@pytest.mark.anyio
+async def test_save_routes_options_to_the_formatters_that_take_them(
+    registry: _registry._Registry, tmp_path: Path
+) -> None:
+    report = upstream_report()
+    paths = await save_report(
+        report,
+        tmp_path,
+        formats=["MARKDOWN", "json", "markdown"],
+        options={"include_details": False, "pretty": False},
+    )
+    assert paths == [tmp_path / "report.md", tmp_path / "report.json"]
+    assert (tmp_path / "report.md").read_text() == report.format("markdown", include_details=False)
+    assert "\n" not in (tmp_path / "report.json").read_text()
+
+
+@pytest.mark.anyio
+async def test_save_with_a_formatter_returning_bytes(
+    registry: _registry._Registry, tmp_path: Path
+) -> None:
+    register_formatter(BytesFormatter())
+    [path] = await upstream_report().save(tmp_path, formats="bin", extra=b"\x05\x03")
+    assert path == tmp_path / "report.bin"
+    assert path.read_bytes() == b"\x02\x03\x05"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("formats", "options", "message"),
+    [
+        (["json", "nope"], {}, "No report formatter found for format: nope."),
+        (["json", "  "], {}, "Format must not be null or blank"),
+        (
+            ["json", "markdown"],
+            {"colour": True},
+            "Unknown report option 'colour' for the formats json, markdown; accepted "
+            "options: include_details, pretty",
+        ),
+        (["markdown"], {"include_details": 1}, "Option 'include_details' of the markdown"),
+    ],
+)
+async def test_save_writes_nothing_when_a_format_or_option_is_bad(
+    registry: _registry._Registry,
+    tmp_path: Path,
+    formats: list[str],
+    options: dict[str, Any],
+    message: str,
+) -> None:
+    target = tmp_path / "out"
+    with pytest.raises(FormatError) as info:
+        await upstream_report().save(target, formats=formats, **options)
+    assert str(info.value).startswith(message)
+    assert not target.exists()
+
+
+@pytest.mark.anyio
+async def test_save_as_infers_the_format(registry: _registry._Registry, tmp_path: Path) -> None:
+    report = upstream_report()
+    md = await report.save_as(tmp_path / "a" / "r.md")
+    long_md = await report.save_as(tmp_path / "r.MARKDOWN", include_details=False)
+    js = await save_report_as(report, tmp_path / "r.json", None, options={"pretty": False})
+    assert md == tmp_path / "a" / "r.md"
+    assert md.read_text() == report.format("markdown")
+    assert long_md.read_text() == report.format("markdown", include_details=False)
+    assert js.read_text() == report.format("json", pretty=False)
+
+
+@pytest.mark.anyio
+async def test_save_as_with_explicit_format_and_custom_extension(
+    registry: _registry._Registry, tmp_path: Path
+) -> None:
+    report = upstream_report()
+    path = await report.save_as(tmp_path / "report.txt", "JSON")
+    assert orjson.loads(path.read_bytes())["passed"] == 1
+    register_formatter(CsvFormatter())
+    csv = await report.save_as(tmp_path / "r.csv")
+    assert csv.read_text() == "Sample1,passed\nSample2,failed\n"
+
+
+@pytest.mark.anyio
+async def test_save_as_unknown_extension(registry: _registry._Registry, tmp_path: Path) -> None:
+    with pytest.raises(FormatError) as info:
+        await upstream_report().save_as(tmp_path / "report.txt")
+    assert str(info.value) == (
+        f"Cannot tell the report format of {str(tmp_path / 'report.txt')!r} from its "
+        "extension: pass format= (one of json, markdown)"
+    )
+    assert not (tmp_path / "report.txt").exists()
+
+
+def test_public_names() -> None:
+    assert formatters.__all__ == sorted(formatters.__all__)
+    for name in formatters.__all__:
+        assert hasattr(formatters, name)

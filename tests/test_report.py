@@ -1,0 +1,177 @@
+from __future__ import annotations
+
+import pytest
+
+from aeval import (
+    Aggregator,
+    ErrorInfo,
+    EvaluationReport,
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    ModelUsage,
+    Outcome,
+)
+
+
+def row(
+    name: str,
+    passed: bool | None,
+    *,
+    strategy: str | None = "s1",
+    index: int = 0,
+    position: int = 0,
+    tags: tuple[str, ...] = (),
+    score: float | None = None,
+    metadata: dict[str, object] | None = None,
+) -> EvaluationRow:
+    sample = EvaluationSample(name, ["q"], "a", tags=tags)
+    if passed is None:
+        result = EvaluationResult.unscored("?")
+    else:
+        value = score if score is not None else (1.0 if passed else 0.0)
+        result = EvaluationResult(passed, value, None, metadata)
+    if strategy is None:
+        return EvaluationRow.from_error(sample, None, None, ErrorInfo("E", "x"), index=index)
+    return EvaluationRow.from_result(
+        sample, strategy, "out", result, index=index, position=position
+    )
+
+
+class TestScores:
+    def test_score_is_per_row_and_ignores_numeric_scores(self) -> None:
+        # 2 samples x 2 strategies, all passing but B/strategy 2; passing scores are low
+        rows = [
+            row("A", True, index=0, position=0, score=0.1),
+            row("A", True, index=0, position=1, strategy="s2", score=0.1),
+            row("B", True, index=1, position=0, score=0.1),
+            row("B", False, index=1, position=1, strategy="s2"),
+        ]
+        report = EvaluationReport(rows)
+        assert report.score == 75.0
+        assert report.passed_count == 3
+        assert report.failed_count == 1
+        assert report.not_passed_count == 1
+
+    def test_function_error_counts_in_the_denominator(self) -> None:
+        rows = [
+            row("A", True, index=0),
+            row("A", True, index=0, position=1, strategy="s2"),
+            row("B", None, strategy=None, index=1),
+        ]
+        report = EvaluationReport(rows)
+        assert report.score == pytest.approx(66.6666666)
+        assert report.error_count == 1
+        assert report.function_error_count == 1
+
+    def test_empty_report(self) -> None:
+        report = EvaluationReport()
+        assert report.score == 0.0
+        assert report.evaluation_count == 0
+        assert report.score_for_tag("x") == 0.0
+        assert report.tag_scores == {}
+
+    def test_tags_in_first_appearance_order(self) -> None:
+        rows = [
+            row("A", True, index=0, tags=("b", "a")),
+            row("B", False, index=1, tags=("a", "c")),
+        ]
+        report = EvaluationReport(rows)
+        assert report.tag_scores == {"b": 100.0, "a": 50.0, "c": 0.0}
+        assert report.score_for_tag("a") == 50.0
+        assert report.score_for_tag("missing") == 0.0
+        assert report.tags == ("b", "a", "c")
+
+    def test_strategy_statistics(self) -> None:
+        rows = [
+            row("A", True, index=0, score=0.9),
+            row("B", False, index=1, score=0.3),
+            row("C", None, index=2),
+        ]
+        stats = EvaluationReport(rows).strategy_statistics["s1"]
+        assert (stats.total, stats.passed, stats.failed, stats.unscored) == (3, 1, 1, 1)
+        assert stats.mean_score == pytest.approx(0.6)
+        assert stats.score == pytest.approx(100 / 3)
+
+    def test_rows_are_sorted_by_sample_then_strategy(self) -> None:
+        rows = [
+            row("B", True, index=1, position=1, strategy="s2"),
+            row("A", True, index=0, position=1, strategy="s2"),
+            row("B", True, index=1, position=0),
+            row("A", True, index=0, position=0),
+        ]
+        report = EvaluationReport(rows)
+        assert [(r.name, r.strategy) for r in report.evaluations] == [
+            ("A", "s1"),
+            ("A", "s2"),
+            ("B", "s1"),
+            ("B", "s2"),
+        ]
+
+    def test_usage_is_summed_from_row_metadata(self) -> None:
+        rows = [
+            row("A", True, index=0, metadata={"retries": 2, "prompt_tokens": 10, "cost": 0.5}),
+            row("B", True, index=1, metadata={"completion_tokens": 7, "retries": True}),
+        ]
+        usage = EvaluationReport(rows).usage
+        assert usage == ModelUsage(retries=2, prompt_tokens=10, completion_tokens=7, cost=0.5)
+        assert usage.total_tokens == 17
+
+
+class TestAggregator:
+    def rows(self) -> list[EvaluationRow]:
+        return [
+            row(f"s{i}", i % 3 != 0, index=i, tags=("even",) if i % 2 == 0 else ("odd",))
+            for i in range(10)
+        ] + [row("err", None, strategy=None, index=10, tags=("odd",))]
+
+    def test_merging_shards_gives_the_same_report_as_one_run(self) -> None:
+        rows = self.rows()
+        whole = Aggregator()
+        for r in rows:
+            whole.add(r)
+        left, right = Aggregator(), Aggregator()
+        for r in rows[:4]:
+            left.add(r)
+        for r in rows[4:]:
+            right.add(r)
+        merged = left.merge(right).report()
+        expected = whole.report()
+        assert merged.score == expected.score
+        assert merged.tag_scores == expected.tag_scores
+        assert merged.counts == expected.counts
+        assert merged.strategy_statistics == expected.strategy_statistics
+        assert merged.function_error_count == expected.function_error_count
+        assert list(merged.evaluations) == list(expected.evaluations)
+
+    def test_merge_order_does_not_change_the_rows(self) -> None:
+        rows = self.rows()
+        a, b = Aggregator(), Aggregator()
+        for r in rows[5:]:
+            a.add(r)
+        for r in rows[:5]:
+            b.add(r)
+        assert list(a.merge(b).report().evaluations) == sorted(rows, key=lambda r: r.sort_key)
+
+    @pytest.mark.parametrize(("keep", "held"), [("all", 11), ("failures", 5), ("none", 0)])
+    def test_keep(self, keep: str, held: int) -> None:
+        aggregator = Aggregator(keep=keep)  # type: ignore[arg-type]
+        for r in self.rows():
+            aggregator.add(r)
+        report = aggregator.report()
+        assert len(report.evaluations) == held
+        assert report.evaluation_count == 11
+        assert report.passed_count == 6
+        assert report.is_complete is (keep == "all")
+        if keep == "failures":
+            assert all(r.outcome is not Outcome.PASSED for r in report.evaluations)
+
+    def test_invalid_keep(self) -> None:
+        with pytest.raises(ValueError, match="keep must be"):
+            Aggregator(keep="some")  # type: ignore[arg-type]
+
+    def test_repr(self) -> None:
+        report = EvaluationReport([row("A", True), row("B", None, index=1)])
+        assert repr(report) == (
+            "<EvaluationReport score=50.00% rows=2 passed=1 failed=0 unscored=1 errors=0>"
+        )
