@@ -13,6 +13,7 @@ from ._exceptions import (
     SampleLoadError,
     ScorerClosedError,
 )
+from ._loaders import SampleLoader, register_loader, registered_loaders, unregister_loader
 from ._report import (
     Aggregator,
     EvaluationReport,
@@ -50,6 +51,7 @@ __all__ = [
     "RowStream",
     "SampleFileNotFoundError",
     "SampleLoadError",
+    "SampleLoader",
     "Samples",
     "Scorer",
     "ScorerClosedError",
@@ -60,8 +62,11 @@ __all__ = [
     "assert_that",
     "evaluate_sync",
     "read_rows",
+    "register_loader",
+    "registered_loaders",
     "row_from_dict",
     "row_to_dict",
+    "unregister_loader",
 ]
 
 for _name in __all__:

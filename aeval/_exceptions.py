@@ -8,7 +8,14 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      │    └── NoLoaderError                    no loader supports the source
      ├── FormatError(ValueError)               unknown or invalid report format
      ├── EvaluationSetupError(RuntimeError)    an evaluation was configured incompletely
-     └── ScorerClosedError(RuntimeError)       a closed Scorer was asked to evaluate
+     ├── ScorerClosedError(RuntimeError)       a closed Scorer was asked to evaluate
+     ├── MissingExtraError(ImportError)        an optional extra (aeval[local]) is not installed
+     └── ModelError                            a model server call failed
+          ├── ModelConfigurationError(ValueError)   a model client was configured incompletely
+          ├── ModelHTTPError                   the server answered with an error status
+          ├── ModelConnectionError(ConnectionError) the connection failed or was dropped
+          ├── ModelTimeoutError(TimeoutError)  no reply within the timeout or the deadline
+          └── ModelResponseError(ValueError)   the reply's body is not what the API promises
 
 Failures of the function under test or of a strategy are never raised by the Scorer: they
 become error rows in the report (see ``EvaluationRow.error``).
@@ -16,10 +23,19 @@ become error rows in the report (see ``EvaluationRow.error``).
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "AevalError",
     "EvaluationSetupError",
     "FormatError",
+    "MissingExtraError",
+    "ModelConfigurationError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelResponseError",
+    "ModelTimeoutError",
     "NoLoaderError",
     "SampleFileNotFoundError",
     "SampleLoadError",
@@ -57,6 +73,9 @@ class SampleLoadError(AevalError, ValueError):
         self.reason = message
         super().__init__(self._render())
 
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else self._render()
+
     def _render(self) -> str:
         where = ""
         if self.source is not None:
@@ -80,6 +99,7 @@ class SampleFileNotFoundError(SampleLoadError, FileNotFoundError):
         sample: str | None = None,
     ) -> None:
         super().__init__(message, source=source, line=line, sample=sample)
+        self.errno = errno.ENOENT
         self.filename = source
 
 
@@ -97,3 +117,70 @@ class EvaluationSetupError(AevalError, RuntimeError):
 
 class ScorerClosedError(AevalError, RuntimeError):
     """Raised when a Scorer that was closed is asked to evaluate."""
+
+
+class ModelError(AevalError):
+    """Base class of the errors a model client raises.
+
+    Messages never contain the API key.
+    """
+
+
+class ModelConfigurationError(ModelError, ValueError):
+    """Raised when a model client lacks a setting it needs (such as the model name)."""
+
+
+class ModelHTTPError(ModelError):
+    """Raised when the server answers with an error status.
+
+    400, 401, 403 and 404 are raised at once, with a message that says what to fix; 408, 409,
+    425, 429 and 5xx are raised after the retries ran out.
+
+    Attributes:
+        status: The HTTP status code.
+        url: The URL that was requested.
+        body: The first 200 characters of the response body.
+        retry_after: The delay the server asked for (``Retry-After``) in seconds, if any.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        url: str,
+        body: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.url = url
+        self.body = body
+        self.retry_after = retry_after
+
+
+class ModelConnectionError(ModelError, ConnectionError):
+    """Raised when the server cannot be reached or drops the connection (after the retries)."""
+
+
+class ModelTimeoutError(ModelError, TimeoutError):
+    """Raised when a request times out (after the retries) or the total deadline passes."""
+
+
+class ModelResponseError(ModelError, ValueError):
+    """Raised when a reply cannot be read: not JSON, a wrong content type or missing fields.
+
+    Attributes:
+        body: The first 200 characters of the response body.
+    """
+
+    def __init__(self, message: str, *, body: str = "") -> None:
+        super().__init__(message)
+        self.body = body
+
+
+class MissingExtraError(AevalError, ImportError):
+    """Raised when a feature needs an optional extra that is not installed.
+
+    The message names the extra (``pip install 'aeval[local]'``) and the alternative.
+    """

@@ -1,0 +1,509 @@
+"""Sample loaders: YAML, JSON, JSONL and http(s) sources, and the loader registry.
+
+A source is resolved to the registered loader with the highest priority that supports it
+(ties keep registration order). The built-in loaders have priority 0 and are registered
+first; loaders declared in the ``aeval.loaders`` entry-point group are added the first
+time a source is resolved. Every problem in a sample file raises a
+:class:`~aeval.SampleLoadError` that names the source, the line, the sample and the fix.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import itertools
+import os
+import threading
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol, runtime_checkable
+
+import aiofiles
+import anyio
+import anyio.to_thread
+import httpx
+
+from ._exceptions import AevalError, NoLoaderError, SampleFileNotFoundError, SampleLoadError
+from ._sample_formats import (
+    BOM,
+    PARSERS,
+    Parsed,
+    describe,
+    empty_error,
+    format_of,
+    parse_jsonl_line,
+)
+from ._samples import EvaluationSample, Samples
+
+__all__ = [
+    "HttpSampleLoader",
+    "JsonSampleLoader",
+    "JsonlSampleLoader",
+    "SampleLoader",
+    "YamlSampleLoader",
+    "load_sources",
+    "load_sources_sync",
+    "register_loader",
+    "registered_loaders",
+    "stream_jsonl",
+    "unregister_loader",
+]
+
+_ENTRY_POINT_GROUP = "aeval.loaders"
+
+_CONTENT_TYPES = {
+    "application/json": "json",
+    "text/json": "json",
+    "application/jsonl": "jsonl",
+    "application/x-jsonl": "jsonl",
+    "application/jsonlines": "jsonl",
+    "application/x-jsonlines": "jsonl",
+    "application/x-ndjson": "jsonl",
+    "application/ndjson": "jsonl",
+    "application/yaml": "yaml",
+    "application/x-yaml": "yaml",
+    "text/yaml": "yaml",
+    "text/x-yaml": "yaml",
+}
+_CHUNK_SIZE = 64 * 1024
+_HTTP_TIMEOUT = httpx.Timeout(30.0)
+
+
+@runtime_checkable
+class SampleLoader(Protocol):
+    """Loads samples from the sources it supports.
+
+    ``load`` is synchronous: the async API runs it in a worker thread. A loader may also
+    define an ``int`` attribute ``priority`` (default 0); among the loaders that support a
+    source, the highest priority wins and ties keep registration order.
+
+    Example:
+        >>> class CsvLoader:
+        ...     priority = 10
+        ...     def supports(self, source: str) -> bool:
+        ...         return source.endswith(".csv")
+        ...     def load(self, source: str) -> list[EvaluationSample]:
+        ...         return [EvaluationSample("s1", ["q"], "a")]
+        >>> isinstance(CsvLoader(), SampleLoader)
+        True
+    """
+
+    def supports(self, source: str) -> bool:
+        """Whether this loader can load ``source``."""
+        ...
+
+    def load(self, source: str) -> Iterable[EvaluationSample]:
+        """Return the samples of ``source``, in order."""
+        ...
+
+
+def _is_url(source: str) -> bool:
+    return source[:8].lower().startswith(("http://", "https://"))
+
+
+def _os_error(exc: OSError, source: str) -> SampleLoadError:
+    if isinstance(exc, FileNotFoundError):
+        return SampleFileNotFoundError(
+            f"file not found (resolved to {os.path.abspath(source)}; relative paths start "
+            "at the working directory): check the path",
+            source=source,
+        )
+    if isinstance(exc, IsADirectoryError):
+        return SampleLoadError(
+            "is a directory, not a sample file: give the path of a .yaml, .json or .jsonl file",
+            source=source,
+        )
+    return SampleLoadError(
+        f"cannot read the file ({exc.strerror or exc}): check that it exists and is readable",
+        source=source,
+    )
+
+
+def _read_file(source: str) -> bytes:
+    try:
+        with open(source, "rb") as file:
+            return file.read()
+    except OSError as exc:
+        raise _os_error(exc, source) from exc
+
+
+class _BuiltinLoader:
+    """A built-in loader: it also reports the line of each sample."""
+
+    priority = 0
+
+    def supports(self, source: str) -> bool:
+        raise NotImplementedError
+
+    def load(self, source: str) -> list[EvaluationSample]:
+        """Return the samples of ``source``, in order."""
+        return self._load(source).samples
+
+    def _load(self, source: str) -> Parsed:
+        raise NotImplementedError
+
+    async def _aload(self, source: str) -> Parsed:
+        return await anyio.to_thread.run_sync(self._load, source)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class _FileLoader(_BuiltinLoader):
+    _format = ""
+
+    def supports(self, source: str) -> bool:
+        """Whether ``source`` is a local path with this loader's extension (any case)."""
+        return not _is_url(source) and format_of(source) == self._format
+
+    def _load(self, source: str) -> Parsed:
+        return PARSERS[self._format](_read_file(source), source)
+
+
+class YamlSampleLoader(_FileLoader):
+    """Loads ``.yaml``/``.yml`` files in the seed's format."""
+
+    _format = "yaml"
+
+
+class JsonSampleLoader(_FileLoader):
+    """Loads ``.json`` files: a list of sample objects, with the YAML format's keys."""
+
+    _format = "json"
+
+
+class JsonlSampleLoader(_FileLoader):
+    """Loads ``.jsonl``/``.ndjson`` files: one sample object per line."""
+
+    _format = "jsonl"
+
+
+class HttpSampleLoader(_BuiltinLoader):
+    """Fetches samples over http(s).
+
+    The format comes from the URL path's extension, else from the response content-type.
+    """
+
+    def supports(self, source: str) -> bool:
+        """Whether ``source`` is an http or https URL."""
+        return _is_url(source)
+
+    def _load(self, source: str) -> Parsed:
+        try:
+            with httpx.Client(follow_redirects=True, timeout=_HTTP_TIMEOUT) as client:
+                response = client.get(source)
+        except httpx.HTTPError as exc:
+            raise _fetch_error(exc, source) from exc
+        return _parse_response(response, source)
+
+    async def _aload(self, source: str) -> Parsed:
+        make_client = partial(httpx.AsyncClient, follow_redirects=True, timeout=_HTTP_TIMEOUT)
+        client = await anyio.to_thread.run_sync(make_client)
+        try:
+            async with client:
+                response = await client.get(source)
+        except httpx.HTTPError as exc:
+            raise _fetch_error(exc, source) from exc
+        return await anyio.to_thread.run_sync(_parse_response, response, source)
+
+
+def _fetch_error(exc: httpx.HTTPError, source: str) -> SampleLoadError:
+    return SampleLoadError(
+        f"could not fetch the samples ({type(exc).__name__}: {exc}): check the URL and that "
+        "the server is reachable",
+        source=source,
+    )
+
+
+def _parse_response(response: httpx.Response, source: str) -> Parsed:
+    if response.is_error:
+        raise SampleLoadError(
+            f"HTTP {response.status_code} {response.reason_phrase}: check the URL and that "
+            "the server serves the sample file",
+            source=source,
+        )
+    fmt = format_of(response.url.path) or format_of(httpx.URL(source).path)
+    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    fmt = fmt or _CONTENT_TYPES.get(content_type)
+    if fmt is None:
+        raise SampleLoadError(
+            f"cannot tell the format: the URL path has no .yaml/.yml, .json or .jsonl/.ndjson "
+            f"extension and the content-type is {content_type or 'missing'!r}; use such an "
+            "extension or serve application/yaml, application/json or application/x-ndjson",
+            source=source,
+        )
+    return PARSERS[fmt](response.content, source)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    loader: SampleLoader
+    priority: int
+    order: int
+
+
+class _Registry:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: list[_Entry] = []
+        self._counter = itertools.count()
+        self._entry_points_loaded = False
+
+    def register(self, loader: SampleLoader, priority: int | None) -> None:
+        if not isinstance(loader, SampleLoader):
+            raise TypeError(
+                f"A sample loader needs supports(source) and load(source) methods; got {loader!r}"
+            )
+        if priority is None:
+            priority = getattr(loader, "priority", 0)
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise TypeError(f"Loader priority must be an int, got {priority!r}")
+        with self._lock:
+            self._entries = [e for e in self._entries if e.loader is not loader]
+            self._entries.append(_Entry(loader, priority, next(self._counter)))
+
+    def unregister(self, loader: SampleLoader) -> bool:
+        with self._lock:
+            kept = [e for e in self._entries if e.loader is not loader]
+            removed = len(kept) != len(self._entries)
+            self._entries = kept
+        return removed
+
+    def ordered(self) -> list[SampleLoader]:
+        self._load_entry_points()
+        with self._lock:
+            entries = sorted(self._entries, key=lambda e: (-e.priority, e.order))
+        return [e.loader for e in entries]
+
+    def _load_entry_points(self) -> None:
+        if self._entry_points_loaded:
+            return
+        found: list[SampleLoader] = []
+        for entry_point in importlib.metadata.entry_points(group=_ENTRY_POINT_GROUP):
+            try:
+                found.append(_instantiate(entry_point.load()))
+            except Exception as exc:
+                raise SampleLoadError(
+                    f"Failed to load the sample loader entry point {entry_point.name!r} "
+                    f"({entry_point.value}) of group {_ENTRY_POINT_GROUP!r}: "
+                    f"{type(exc).__name__}: {exc}; fix or uninstall the package that declares it"
+                ) from exc
+        with self._lock:
+            if self._entry_points_loaded:
+                return
+            self._entry_points_loaded = True
+        for loader in found:
+            self.register(loader, None)
+
+
+def _instantiate(target: Any) -> SampleLoader:
+    loader = target() if isinstance(target, type) else target
+    if not isinstance(loader, SampleLoader) and callable(loader):
+        loader = loader()
+    if not isinstance(loader, SampleLoader):
+        raise TypeError(
+            f"{loader!r} is not a sample loader: it needs supports(source) and load(source)"
+        )
+    return loader
+
+
+_REGISTRY = _Registry()
+for _builtin in (YamlSampleLoader(), JsonSampleLoader(), JsonlSampleLoader(), HttpSampleLoader()):
+    _REGISTRY.register(_builtin, None)
+del _builtin
+
+
+def register_loader(loader: SampleLoader, *, priority: int | None = None) -> None:
+    """Register a sample loader.
+
+    Args:
+        loader: An object with ``supports(source)`` and ``load(source)``.
+        priority: Overrides the loader's own ``priority`` attribute (default 0). Give a
+            priority above 0 to take over a source a built-in loader also supports.
+
+    Registering the same loader again replaces its entry.
+    """
+    _REGISTRY.register(loader, priority)
+
+
+def unregister_loader(loader: SampleLoader) -> bool:
+    """Remove a registered loader; return whether it was registered."""
+    return _REGISTRY.unregister(loader)
+
+
+def registered_loaders() -> list[SampleLoader]:
+    """The registered loaders in resolution order (entry points included)."""
+    return _REGISTRY.ordered()
+
+
+def _check_source(source: str | os.PathLike[str]) -> str:
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        raise TypeError(f"A source is a str or a path, got {type(source).__name__}")
+    if not source.strip():
+        raise ValueError("Source must not be null or blank")
+    return source
+
+
+def _resolve(source: str) -> SampleLoader:
+    loaders = _REGISTRY.ordered()
+    for loader in loaders:
+        try:
+            supported = loader.supports(source)
+        except Exception as exc:
+            raise SampleLoadError(
+                f"{type(loader).__name__}.supports() failed: {type(exc).__name__}: {exc}",
+                source=source,
+            ) from exc
+        if supported:
+            return loader
+    names = ", ".join(type(loader).__name__ for loader in loaders)
+    error = NoLoaderError(
+        f"No sample loader supports source: {source}. Available loaders: [{names}]. "
+        "Use a .yaml/.yml, .json or .jsonl/.ndjson file or an http(s) URL, or register a "
+        "loader with register_loader()"
+    )
+    error.source = source
+    raise error
+
+
+def _run_custom(loader: SampleLoader, source: str) -> Parsed:
+    try:
+        result = loader.load(source)
+        if hasattr(result, "__await__"):
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+            raise SampleLoadError(
+                f"{type(loader).__name__}.load() returned an awaitable: make load() a plain "
+                "(synchronous) method; the async API already runs it in a worker thread",
+                source=source,
+            )
+        samples = list(result)
+    except AevalError:
+        raise
+    except Exception as exc:
+        error = SampleLoadError(
+            f"Failed to load samples from {source} using {type(loader).__name__}: "
+            f"{type(exc).__name__}: {exc}"
+        )
+        error.source = source
+        raise error from exc
+    for position, sample in enumerate(samples, start=1):
+        if not isinstance(sample, EvaluationSample):
+            raise SampleLoadError(
+                f"{type(loader).__name__}.load() returned {describe(sample)} at position "
+                f"{position}: a loader returns EvaluationSample objects",
+                source=source,
+            )
+    return Parsed(source, samples)
+
+
+def _load_one(source: str) -> Parsed:
+    loader = _resolve(source)
+    if isinstance(loader, _BuiltinLoader):
+        return loader._load(source)
+    return _run_custom(loader, source)
+
+
+async def _aload_one(source: str) -> Parsed:
+    loader = _resolve(source)
+    if isinstance(loader, _BuiltinLoader):
+        return await loader._aload(source)
+    return await anyio.to_thread.run_sync(_run_custom, loader, source)
+
+
+def _merge(parts: list[Parsed]) -> Samples:
+    seen: dict[str, tuple[Parsed, int]] = {}
+    for part in parts:
+        for index, sample in enumerate(part.samples):
+            first = seen.get(sample.name)
+            if first is None:
+                seen[sample.name] = (part, index)
+            else:
+                earlier, earlier_index = first
+                raise SampleLoadError(
+                    f"duplicate name, first defined at {earlier.where(earlier_index)}; "
+                    "give each sample its own name",
+                    source=part.source,
+                    line=part.line(index),
+                    sample=sample.name,
+                )
+    return Samples(sample for part in parts for sample in part.samples)
+
+
+def _check_sources(sources: Iterable[str | os.PathLike[str]]) -> list[str]:
+    checked = [_check_source(source) for source in sources]
+    if not checked:
+        raise ValueError("Give at least one sample source (a file path or a URL)")
+    return checked
+
+
+async def load_sources(sources: Iterable[str | os.PathLike[str]]) -> Samples:
+    """Load and merge samples from ``sources``, in order, without blocking the event loop.
+
+    Raises:
+        ValueError: A source is blank, or no source was given.
+        SampleLoadError: A source is invalid or duplicates a sample name.
+    """
+    return _merge([await _aload_one(source) for source in _check_sources(sources)])
+
+
+def load_sources_sync(sources: Iterable[str | os.PathLike[str]]) -> Samples:
+    """Load and merge samples from ``sources``, in order, blocking the calling thread."""
+    return _merge([_load_one(source) for source in _check_sources(sources)])
+
+
+async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[EvaluationSample]:
+    """Yield the samples of a local JSONL file lazily, reading it in chunks.
+
+    Blank lines are skipped. Names are not checked for duplicates, so memory stays bounded
+    by the longest line. Stopping early is safe: close the iterator (``aclose()`` or
+    ``contextlib.aclosing``) and the file closes.
+
+    Raises:
+        SampleLoadError: The file is missing, empty, or a line is invalid (the error names
+            the line).
+    """
+    src = _check_source(source)
+    if _is_url(src) or format_of(src) in ("yaml", "json"):
+        raise SampleLoadError(
+            "Samples.stream() reads local JSONL files (one sample object per line); "
+            "load this source with Samples.load()",
+            source=src,
+        )
+    try:
+        file = await aiofiles.open(src, "rb")
+    except OSError as exc:
+        raise _os_error(exc, src) from exc
+    try:
+        pending = bytearray()
+        number = 0
+        found = False
+        first = True
+        while True:
+            chunk = await file.read(_CHUNK_SIZE)
+            if not chunk:
+                break
+            if first:
+                chunk, first = chunk.removeprefix(BOM), False
+            pending += chunk
+            cut = pending.rfind(b"\n")
+            if cut < 0:
+                continue
+            complete = bytes(pending[:cut])
+            del pending[: cut + 1]
+            for raw in complete.split(b"\n"):
+                number += 1
+                if raw.strip():
+                    found = True
+                    yield parse_jsonl_line(raw, number, src)
+        if pending.strip():
+            found = True
+            yield parse_jsonl_line(bytes(pending), number + 1, src)
+        if not found:
+            raise empty_error(src, "jsonl")
+    finally:
+        with anyio.CancelScope(shield=True):
+            await file.close()

@@ -1,0 +1,421 @@
+"""Sample files: the YAML, JSON and JSONL formats, parsed into samples with line numbers.
+
+Every problem raises a :class:`~aeval.SampleLoadError` that names the source, the line, the
+sample and what to change. YAML line numbers come from the composed node tree; JSON item
+lines are found only when an error needs them, so valid files parse at orjson's speed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Protocol
+
+import orjson
+import yaml
+
+from ._exceptions import SampleLoadError
+from ._samples import EvaluationSample
+
+__all__ = [
+    "BOM",
+    "PARSERS",
+    "Parsed",
+    "describe",
+    "empty_error",
+    "format_of",
+    "parse_jsonl_line",
+]
+
+_YAML_EXTENSIONS = (".yaml", ".yml")
+_JSON_EXTENSIONS = (".json",)
+_JSONL_EXTENSIONS = (".jsonl", ".ndjson")
+BOM = b"\xef\xbb\xbf"
+_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_SAMPLE_FORM = {
+    "yaml": (
+        '- name: greeting\n  parameters: ["Hello"]\n  expected-output: "Hi there"\n  tags: [smoke]'
+    ),
+    "json": '[{"name": "greeting", "parameters": ["Hello"], "expected-output": "Hi there"}]',
+}
+_KEY_TYPOS = {
+    "parameters": ("parameter", "params", "param", "input", "inputs", "args"),
+    "expected-output": (
+        "expected_output",
+        "expectedOutput",
+        "expected",
+        "output",
+        "expected_outputs",
+        "expectedOutputs",
+    ),
+}
+
+
+class _Lines(Protocol):
+    def label(self, index: int) -> str: ...
+
+    def item(self, index: int) -> int | None: ...
+
+    def key(self, index: int, key: str) -> int | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """The samples of one source, with a way to find the line of each."""
+
+    source: str
+    samples: list[EvaluationSample]
+    lines: _Lines | None = None
+
+    def line(self, index: int) -> int | None:
+        return None if self.lines is None else self.lines.item(index)
+
+    def where(self, index: int) -> str:
+        line = self.line(index)
+        return self.source if line is None else f"{self.source}:{line}"
+
+
+class _YamlLines:
+    __slots__ = ("_nodes",)
+
+    def __init__(self, nodes: list[yaml.Node]) -> None:
+        self._nodes = nodes
+
+    def label(self, index: int) -> str:
+        return f"item {index + 1}"
+
+    def item(self, index: int) -> int | None:
+        return int(self._nodes[index].start_mark.line) + 1
+
+    def key(self, index: int, key: str) -> int | None:
+        node = self._nodes[index]
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+                    return int(value_node.start_mark.line) + 1
+        return self.item(index)
+
+
+class _JsonLines:
+    """Item lines of a JSON array, found only when an error needs them."""
+
+    __slots__ = ("_data", "_lines")
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._lines: list[int] | None = None
+
+    def label(self, index: int) -> str:
+        return f"item {index + 1}"
+
+    def item(self, index: int) -> int | None:
+        if self._lines is None:
+            self._lines = _json_item_lines(self._data)
+        return self._lines[index] if index < len(self._lines) else None
+
+    def key(self, index: int, key: str) -> int | None:
+        return self.item(index)
+
+
+class _JsonlLines:
+    __slots__ = ("_numbers",)
+
+    def __init__(self, numbers: list[int]) -> None:
+        self._numbers = numbers
+
+    def label(self, index: int) -> str:
+        return "the line"
+
+    def item(self, index: int) -> int | None:
+        return self._numbers[index]
+
+    def key(self, index: int, key: str) -> int | None:
+        return self._numbers[index]
+
+
+def _json_item_lines(data: bytes) -> list[int]:
+    text = data.decode("utf-8", errors="replace")
+    decoder = json.JSONDecoder()
+    lines: list[int] = []
+    position = _skip_space(text, 0)
+    if position >= len(text) or text[position] != "[":
+        return lines
+    position = _skip_space(text, position + 1)
+    try:
+        while position < len(text) and text[position] != "]":
+            lines.append(text.count("\n", 0, position) + 1)
+            _, end = decoder.raw_decode(text, position)
+            position = _skip_space(text, end)
+            if position < len(text) and text[position] == ",":
+                position = _skip_space(text, position + 1)
+    except ValueError:
+        pass
+    return lines
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def describe(value: Any) -> str:
+    """Name a parsed value's type for an error message, e.g. ``a string ('hi')``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"a string ({shown!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return f"a {type(value).__name__} ({str(value)[:40]})"
+
+
+def _typo_hint(item: Mapping[Any, Any], key: str) -> str:
+    for typo in _KEY_TYPOS.get(key, ()):
+        if typo in item:
+            return f" (found {typo!r}: the key is spelled {key!r})"
+    return ""
+
+
+def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> EvaluationSample:
+    def fail(reason: str, key: str | None = None, sample: str | None = None) -> SampleLoadError:
+        line = lines.item(index) if key is None else lines.key(index, key)
+        return SampleLoadError(reason, source=source, line=line, sample=sample)
+
+    label = lines.label(index)
+    if not isinstance(item, Mapping):
+        raise fail(
+            f"{label} is {describe(item)}, not a mapping: each sample is a mapping with "
+            "'name', 'parameters' and 'expected-output'"
+        )
+    name = item.get("name")
+    if name is None:
+        raise fail(f"{label} has no 'name': give every sample a unique, non-blank name")
+    if not isinstance(name, str):
+        raise fail(
+            f"{label} has a 'name' that is {describe(name)}: write the name as a string, "
+            f'e.g. name: "{name}"',
+            "name",
+        )
+    if not name.strip():
+        raise fail(f"{label} has a blank 'name': give every sample a unique, non-blank name")
+
+    if "parameters" not in item:
+        raise fail(
+            "no 'parameters'"
+            + _typo_hint(item, "parameters")
+            + ': add a list of values (parameters: ["..."]) or a mapping of named values',
+            sample=name,
+        )
+    parameters = item["parameters"]
+    if isinstance(parameters, Mapping):
+        for key in parameters:
+            if not isinstance(key, str):
+                raise fail(
+                    f"parameter names must be strings, got {describe(key)}: quote the name",
+                    "parameters",
+                    name,
+                )
+    elif not isinstance(parameters, list):
+        raise fail(
+            "'parameters' must be a list (unnamed values) or a mapping (named values), got "
+            f'{describe(parameters)}: write parameters: ["..."] (or [] for none)',
+            "parameters",
+            name,
+        )
+
+    expected = item.get("expected-output")
+    expected_list = item.get("expected-outputs")
+    if expected is not None and expected_list is not None:
+        raise fail(
+            "has both 'expected-output' and 'expected-outputs': use one of them, not both",
+            "expected-outputs",
+            name,
+        )
+    if expected_list is not None:
+        if not isinstance(expected_list, list):
+            raise fail(
+                f"'expected-outputs' must be a list, got {describe(expected_list)}: write "
+                "expected-outputs: [\"...\"], or use 'expected-output' for a single value",
+                "expected-outputs",
+                name,
+            )
+        expected = expected_list
+    elif expected is None:
+        raise fail(
+            "no expected output"
+            + _typo_hint(item, "expected-output")
+            + ": add 'expected-output' (one value) or 'expected-outputs' (a list of values)",
+            sample=name,
+        )
+
+    tags = item.get("tags")
+    if tags is None:
+        tags = ()
+    elif not isinstance(tags, list):
+        raise fail(
+            f"'tags' must be a list of strings, got {describe(tags)}: write tags: [\"smoke\"]",
+            "tags",
+            name,
+        )
+    else:
+        for position, tag in enumerate(tags, start=1):
+            if not isinstance(tag, str):
+                raise fail(
+                    f"'tags' must be a list of strings, but tag {position} is "
+                    f'{describe(tag)}: quote it, e.g. "{tag}"',
+                    "tags",
+                    name,
+                )
+
+    metadata = item.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise fail(
+            f"'metadata' must be a mapping, got {describe(metadata)}: write "
+            "metadata: {key: value}",
+            "metadata",
+            name,
+        )
+    return EvaluationSample(name, parameters, expected, tags=tags, metadata=metadata)
+
+
+def _build_all(document: list[Any], source: str, lines: _Lines) -> list[EvaluationSample]:
+    return [_build_sample(item, index, source, lines) for index, item in enumerate(document)]
+
+
+def empty_error(source: str, fmt: str) -> SampleLoadError:
+    """The error for a file with no samples in it."""
+    expected = "one sample object per line" if fmt == "jsonl" else "a list of samples"
+    return SampleLoadError(f"file is empty: expected {expected}", source=source)
+
+
+def _top_level_error(value: Any, source: str, fmt: str, line: int | None) -> SampleLoadError:
+    kind = "YAML" if fmt == "yaml" else "JSON"
+    return SampleLoadError(
+        f"the top level is {describe(value)}, but it must be a {kind} list of samples; "
+        f"write it in this form:\n{_SAMPLE_FORM[fmt]}",
+        source=source,
+        line=line,
+    )
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        raise SampleLoadError(
+            f"the file is not UTF-8 text (invalid byte at column {exc.start - line_start + 1}): "
+            "save it as UTF-8",
+            source=source,
+            line=data.count(b"\n", 0, exc.start) + 1,
+        ) from exc
+
+
+def _parse_yaml(data: bytes, source: str) -> Parsed:
+    loader = _YamlLoader(_decode(data, source))
+    try:
+        root = loader.get_single_node()
+        document = None if root is None else loader.construct_document(root)
+    except yaml.MarkedYAMLError as exc:
+        raise _yaml_error(exc, source) from exc
+    except yaml.YAMLError as exc:
+        raise SampleLoadError(f"invalid YAML: {exc}", source=source) from exc
+    finally:
+        loader.dispose()
+    if document is None:
+        raise empty_error(source, "yaml")
+    if not isinstance(document, list):
+        raise _top_level_error(document, source, "yaml", int(root.start_mark.line) + 1)
+    lines = _YamlLines(root.value)
+    return Parsed(source, _build_all(document, source, lines), lines)
+
+
+def _yaml_error(exc: yaml.MarkedYAMLError, source: str) -> SampleLoadError:
+    mark = exc.problem_mark or exc.context_mark
+    reason = f"invalid YAML: {exc.problem or exc.context}"
+    line = None
+    if mark is not None:
+        line = int(mark.line) + 1
+        reason = f"invalid YAML at line {line}, column {int(mark.column) + 1}: {exc.problem}"
+        if exc.context and exc.context_mark is not None:
+            reason += (
+                f" ({exc.context} at line {int(exc.context_mark.line) + 1}, "
+                f"column {int(exc.context_mark.column) + 1})"
+            )
+    return SampleLoadError(reason + "; fix the syntax there", source=source, line=line)
+
+
+def _parse_json(data: bytes, source: str) -> Parsed:
+    data = data.removeprefix(BOM)
+    if not data.strip():
+        raise empty_error(source, "json")
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise SampleLoadError(
+            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; "
+            "fix the syntax there",
+            source=source,
+            line=exc.lineno,
+        ) from exc
+    if not isinstance(document, list):
+        start = len(data) - len(data.lstrip())
+        line = data.count(b"\n", 0, start) + 1
+        raise _top_level_error(document, source, "json", line)
+    lines = _JsonLines(data)
+    return Parsed(source, _build_all(document, source, lines), lines)
+
+
+def parse_jsonl_line(raw: bytes, number: int, source: str) -> EvaluationSample:
+    """Parse one non-blank JSONL line (``number`` is 1-based) into a sample."""
+    try:
+        item = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise SampleLoadError(
+            f"invalid JSON at column {exc.colno}: {exc.msg}; write one sample object per line",
+            source=source,
+            line=number,
+        ) from exc
+    return _build_sample(item, 0, source, _JsonlLines([number]))
+
+
+def _parse_jsonl(data: bytes, source: str) -> Parsed:
+    samples: list[EvaluationSample] = []
+    numbers: list[int] = []
+    for number, raw in enumerate(data.removeprefix(BOM).split(b"\n"), start=1):
+        if raw.strip():
+            samples.append(parse_jsonl_line(raw, number, source))
+            numbers.append(number)
+    if not numbers:
+        raise empty_error(source, "jsonl")
+    return Parsed(source, samples, _JsonlLines(numbers))
+
+
+PARSERS: dict[str, Callable[[bytes, str], Parsed]] = {  # format -> parse(data, source)
+    "yaml": _parse_yaml,
+    "json": _parse_json,
+    "jsonl": _parse_jsonl,
+}
+
+
+def format_of(path: str) -> str | None:
+    """The format (``yaml``, ``json``, ``jsonl``) a path's extension names, any case."""
+    suffix = PurePosixPath(path.replace("\\", "/")).suffix.lower()
+    if suffix in _YAML_EXTENSIONS:
+        return "yaml"
+    if suffix in _JSON_EXTENSIONS:
+        return "json"
+    if suffix in _JSONL_EXTENSIONS:
+        return "jsonl"
+    return None

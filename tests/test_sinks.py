@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from aeval import (
+    ErrorInfo,
+    EvaluationReport,
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    JsonlSink,
+    Parameters,
+    SampleLoadError,
+    Samples,
+    Scorer,
+    read_rows,
+    row_from_dict,
+    row_to_dict,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def sample_rows() -> list[EvaluationRow]:
+    named = EvaluationSample(
+        "named", Parameters.from_pairs([(None, "x"), ("lang", "en")]), ["a", "b"], tags=["t"]
+    )
+    plain = EvaluationSample("plain", ["q"], "a", metadata={"source": "kb"})
+    return [
+        EvaluationRow.from_result(
+            named,
+            "judge",
+            "a",
+            EvaluationResult.passing(0.8, "ok").with_metadata({"retries": 1}),
+            duration=0.5,
+            index=0,
+        ),
+        EvaluationRow.from_error(
+            plain, None, None, ErrorInfo("ValueError", "bad", "Traceback..."), index=1
+        ),
+        EvaluationRow.from_result(
+            plain, "judge", "zz", EvaluationResult.unscored("?"), index=2, repeat=1, position=3
+        ),
+    ]
+
+
+def test_row_round_trip() -> None:
+    for row in sample_rows():
+        data = orjson.loads(orjson.dumps(row_to_dict(row)))
+        assert row_from_dict(data) == row
+
+
+async def test_sink_writes_every_row_and_reads_back(tmp_path: Path) -> None:
+    path = tmp_path / "out" / "rows.jsonl"
+    sink = JsonlSink(path)
+    for row in sample_rows():
+        await sink.send(row)
+    assert not path.exists()  # buffered until flushed
+    await sink.flush()
+    assert len(path.read_bytes().splitlines()) == 3
+    rows = [row async for row in read_rows(path)]
+    assert rows == sample_rows()
+    assert EvaluationReport(rows).unscored_count == 1
+
+
+async def test_a_run_through_a_sink(tmp_path: Path) -> None:
+    samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(300))
+
+    async def fn(params: Parameters) -> object:
+        return params[0]
+
+    def equals(sample: EvaluationSample, output: object) -> EvaluationResult:
+        return EvaluationResult.from_boolean(sample.expected_output == output)
+
+    path = tmp_path / "rows.jsonl"
+    async with JsonlSink(path) as sink:
+        report = await Scorer(concurrency=8, sinks=[sink]).evaluate(samples, fn, equals)
+    rows = [row async for row in read_rows(path)]
+    assert sorted(r.name for r in rows) == sorted(r.name for r in report.evaluations)
+    assert EvaluationReport(rows).score == report.score == 100.0
+
+
+async def test_second_run_truncates_unless_append(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("old line\n")
+    sink = JsonlSink(path)
+    await sink.send(sample_rows()[0])
+    await sink.flush()
+    await sink.send(sample_rows()[1])
+    await sink.flush()
+    assert len(path.read_text().splitlines()) == 2
+    appending = JsonlSink(path, append=True)
+    await appending.send(sample_rows()[2])
+    await appending.flush()
+    assert len(path.read_text().splitlines()) == 3
+
+
+async def test_truncated_last_line_is_skipped_but_a_bad_line_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    good = orjson.dumps(row_to_dict(sample_rows()[0]))
+    path.write_bytes(good + b"\n" + good[:20])
+    assert len([row async for row in read_rows(path)]) == 1
+    path.write_bytes(good + b"\n{not json}\n" + good + b"\n")
+    with pytest.raises(SampleLoadError, match=r"rows.jsonl:2: not a row"):
+        [row async for row in read_rows(path)]
+
+
+def test_scorer_rejects_a_non_sink() -> None:
+    with pytest.raises(TypeError, match="is not a sink"):
+        Scorer(sinks=[object()])  # type: ignore[list-item]
