@@ -131,7 +131,9 @@ class EvaluationBuilder:
         """``build()`` then run once."""
         return await self.build().run()
 
-    async def run_and_save(self, directory: str | PathLike[str], **options: Any) -> EvaluationReport:
+    async def run_and_save(
+        self, directory: str | PathLike[str], **options: Any
+    ) -> EvaluationReport:
         """``build()`` then run once and save the Markdown report (see the runner)."""
         return await self.build().run_and_save(directory, **options)
 

@@ -511,4 +511,3 @@ class EvaluationReport:
         from .formatters import save_report_as
 
         return await save_report_as(self, Path(path), format, options=options)
-

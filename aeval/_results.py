@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ def _check_score(score: object) -> float:
     return value
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """The verdict of one row.
 
     ``UNSCORED`` is a strategy that could not reach a verdict (an unparseable judge reply);
@@ -45,9 +45,6 @@ class Outcome(str, Enum):
     FAILED = "failed"
     UNSCORED = "unscored"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -94,9 +91,7 @@ class EvaluationResult:
         return cls(True, score, explanation)
 
     @classmethod
-    def failing(
-        cls, score: float | str = 0.0, explanation: str | None = None
-    ) -> EvaluationResult:
+    def failing(cls, score: float | str = 0.0, explanation: str | None = None) -> EvaluationResult:
         """A failing result: ``failing(0.2, "why")`` or ``failing("why")`` (score 0.0)."""
         if isinstance(score, str):
             if explanation is not None:

@@ -339,7 +339,9 @@ class _Run:
         for index, repeat, sample in work:
             await self._evaluate_sample(sample, index, repeat)
 
-    async def _run_async_source(self, samples: AsyncIterable[EvaluationSample], workers: int) -> None:
+    async def _run_async_source(
+        self, samples: AsyncIterable[EvaluationSample], workers: int
+    ) -> None:
         send, receive = anyio.create_memory_object_stream[tuple[int, int, EvaluationSample]](0)
 
         async def feed() -> None:
@@ -410,12 +412,12 @@ class _Run:
         finally:
             scorer._in_flight -= 1
 
-    async def _call_with_timeout(self, params: Parameters, timeout: float) -> Any:
-        with anyio.move_on_after(timeout) as scope:
+    async def _call_with_timeout(self, params: Parameters, seconds: float) -> Any:
+        with anyio.move_on_after(seconds) as scope:
             return await self._call_function(params)
         if scope.cancelled_caught:
             raise _SampleTimeout(
-                f"the function under test did not finish within {timeout:g} s (Scorer timeout)"
+                f"the function under test did not finish within {seconds:g} s (Scorer timeout)"
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -477,4 +479,4 @@ class _Run:
 
 
 class _SampleTimeout(Exception):
-    """The Scorer's per-sample timeout expired (kept apart from a TimeoutError the function raises)."""
+    """The per-sample timeout expired (kept apart from a TimeoutError the function raises)."""

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import asyncio
 import sys
+from typing import Any
 
 import anyio
 

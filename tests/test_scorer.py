@@ -406,7 +406,7 @@ class TestOptions:
         assert calls == 0
 
     async def test_samples_given_as_a_path_string_is_a_clear_error(self) -> None:
-        with pytest.raises(TypeError, match="Samples.load"):
+        with pytest.raises(TypeError, match=r"Samples\.load"):
             await Scorer().evaluate("samples.yaml", echo, equals)  # type: ignore[arg-type]
 
 
