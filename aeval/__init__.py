@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from ._assertions import ReportAssert, assert_that
 from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
+from ._cache import CacheStatistics, JudgeCache
 from ._exceptions import (
     AevalError,
     EvaluationSetupError,
     FormatError,
+    MissingExtraError,
+    ModelConfigurationError,
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelResponseError,
+    ModelTimeoutError,
     NoLoaderError,
     SampleFileNotFoundError,
     SampleLoadError,
@@ -32,6 +40,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AevalError",
     "Aggregator",
+    "CacheStatistics",
     "ErrorInfo",
     "Evaluation",
     "EvaluationBuilder",
@@ -43,6 +52,14 @@ __all__ = [
     "EvaluationSetupError",
     "FormatError",
     "JsonlSink",
+    "JudgeCache",
+    "MissingExtraError",
+    "ModelConfigurationError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelResponseError",
+    "ModelTimeoutError",
     "ModelUsage",
     "NoLoaderError",
     "Outcome",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from ._limits import ModelStatistics
 from ._protocols import ChatMessage, ChatModel, ChatResponse, Embedder, Embeddings, TokenUsage
+from .local import LocalEmbedder, local_extra_missing
+from .openai import OpenAIChatModel, OpenAIEmbedder
 
 __all__ = [
     "ChatMessage",
@@ -10,5 +13,10 @@ __all__ = [
     "ChatResponse",
     "Embedder",
     "Embeddings",
+    "LocalEmbedder",
+    "ModelStatistics",
+    "OpenAIChatModel",
+    "OpenAIEmbedder",
     "TokenUsage",
+    "local_extra_missing",
 ]

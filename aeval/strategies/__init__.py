@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ._base import Strategy, TextStrategy
+from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
+from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
     ContainsStrategy,
     ExactMatchStrategy,
@@ -14,13 +16,18 @@ from .text import (
 )
 
 __all__ = [
+    "AiJudgeStrategy",
     "ContainsStrategy",
+    "DEFAULT_PROMPT",
     "ExactMatchStrategy",
     "GuardrailStrategy",
     "JsonStrategy",
     "NotBlankStrategy",
     "RegexStrategy",
+    "STRUCTURED_PROMPT",
     "SegmentsStrategy",
+    "SemanticSimilarityStrategy",
     "Strategy",
     "TextStrategy",
+    "cosine_similarity",
 ]

@@ -1,0 +1,380 @@
+"""The HTTP machinery shared by the OpenAI-compatible clients: one pool, retries, limits."""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx
+import orjson
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+    wait_random,
+)
+
+from .._exceptions import (
+    ModelConfigurationError,
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelResponseError,
+    ModelTimeoutError,
+)
+from ._limits import ModelStatistics, TokenBucket
+
+__all__ = ["DEFAULT_BASE_URL", "HTTPModelClient", "body_excerpt", "resolve_setting"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_BODY_EXCERPT = 200
+_RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
+
+logger = logging.getLogger("aeval.models")
+
+
+def resolve_setting(value: str | None, *names: str) -> str | None:
+    """``value`` if given, else the first non-empty environment variable of ``names``."""
+    if value:
+        return value
+    for name in names:
+        found = os.environ.get(name)
+        if found:
+            return found
+    return None
+
+
+def body_excerpt(content: bytes | str) -> str:
+    """The first 200 characters of a body, decoded leniently."""
+    text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
+    return text[:_BODY_EXCERPT]
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _is_retryable(error: BaseException) -> bool:
+    if isinstance(error, ModelHTTPError):
+        return error.status in _RETRYABLE_STATUSES or error.status >= 500
+    return isinstance(error, ModelConnectionError | ModelTimeoutError)
+
+
+class _LoopState:
+    """What is bound to one event loop: the connection pool and the concurrency limiter."""
+
+    __slots__ = ("client", "limiter", "token")
+
+    def __init__(self, client: httpx.AsyncClient, limiter: anyio.CapacityLimiter) -> None:
+        self.client = client
+        self.limiter = limiter
+        self.token = anyio.lowlevel.current_token()
+
+
+class HTTPModelClient:
+    """The shared base of :class:`OpenAIChatModel` and :class:`OpenAIEmbedder`.
+
+    Holds the settings, one lazily created ``httpx.AsyncClient`` whose pool fits
+    ``max_concurrency``, the limits and the counters behind ``statistics()``.
+    """
+
+    _kind = "model"
+
+    def __init__(
+        self,
+        *,
+        model: str | None,
+        model_env: tuple[str, ...],
+        base_url: str | None,
+        api_key: str | None,
+        timeout: float,
+        max_attempts: int,
+        deadline: float,
+        backoff: float,
+        max_backoff: float,
+        max_concurrency: int,
+        requests_per_minute: float | None,
+        tokens_per_minute: float | None,
+        headers: Mapping[str, str] | None,
+    ) -> None:
+        resolved_model = resolve_setting(model, *model_env)
+        if resolved_model is None:
+            names = " or ".join(model_env)
+            raise ModelConfigurationError(
+                f"{type(self).__name__} needs a model name: pass model=... or set {names}"
+            )
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        if timeout <= 0 or deadline <= 0:
+            raise ValueError("timeout and deadline must be positive")
+        self._model = resolved_model
+        url = resolve_setting(base_url, "AEVAL_BASE_URL", "OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._base_url = url.rstrip("/")
+        self._api_key = resolve_setting(api_key, "AEVAL_API_KEY", "OPENAI_API_KEY")
+        self._timeout = timeout
+        self._max_attempts = max_attempts
+        self._deadline = deadline
+        self._wait = wait_exponential(multiplier=backoff, max=max_backoff) + wait_random(0, backoff)
+        self._max_concurrency = max_concurrency
+        self._request_budget = TokenBucket(requests_per_minute) if requests_per_minute else None
+        self._token_budget = TokenBucket(tokens_per_minute) if tokens_per_minute else None
+        self._headers = dict(headers or {})
+        self._state: _LoopState | None = None
+        self._requests = 0
+        self._retries = 0
+        self._failures = 0
+        self._in_flight = 0
+        self._throttled = 0
+        self._prompt_tokens = 0
+        self._completion_tokens = 0
+
+    @property
+    def model(self) -> str:
+        """The model name sent with every request."""
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        """The API's base URL (ending before ``/chat/completions`` or ``/embeddings``)."""
+        return self._base_url
+
+    def __repr__(self) -> str:
+        key = "'***'" if self._api_key else "None"
+        return (
+            f"{type(self).__name__}(model={self._model!r}, base_url={self._base_url!r}, "
+            f"api_key={key}, max_concurrency={self._max_concurrency})"
+        )
+
+    def statistics(self) -> ModelStatistics:
+        """A snapshot of the requests, retries, slots and tokens of this client so far."""
+        state = self._state
+        waiting = state.limiter.statistics().tasks_waiting if state is not None else 0
+        return ModelStatistics(
+            requests=self._requests,
+            retries=self._retries,
+            failures=self._failures,
+            in_flight=self._in_flight,
+            waiting=waiting,
+            max_concurrency=self._max_concurrency,
+            throttled=self._throttled,
+            prompt_tokens=self._prompt_tokens,
+            completion_tokens=self._completion_tokens,
+        )
+
+    async def aclose(self) -> None:
+        """Close the connection pool; the client opens a new one if used again."""
+        state, self._state = self._state, None
+        if state is not None and state.token == anyio.lowlevel.current_token():
+            await state.client.aclose()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _loop_state(self) -> _LoopState:
+        state = self._state
+        if state is None or state.token != anyio.lowlevel.current_token():
+            headers = {"Accept": "application/json", **self._headers}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            client = httpx.AsyncClient(
+                headers=headers,
+                timeout=httpx.Timeout(self._timeout),
+                limits=httpx.Limits(
+                    max_connections=self._max_concurrency,
+                    max_keepalive_connections=self._max_concurrency,
+                ),
+            )
+            state = _LoopState(client, anyio.CapacityLimiter(self._max_concurrency))
+            for bucket in (self._request_budget, self._token_budget):
+                if bucket is not None:
+                    bucket.reset()
+            self._state = state
+        return state
+
+    def _redact(self, text: str) -> str:
+        if self._api_key:
+            return text.replace(self._api_key, "***")
+        return text
+
+    def _record_usage(self, prompt_tokens: int, completion_tokens: int, estimate: int) -> None:
+        self._prompt_tokens += prompt_tokens
+        self._completion_tokens += completion_tokens
+        if self._token_budget is not None and (prompt_tokens or completion_tokens):
+            self._token_budget.adjust(prompt_tokens + completion_tokens - estimate)
+
+    async def _post(
+        self, path: str, payload: Mapping[str, Any], *, estimate: int
+    ) -> tuple[Any, int]:
+        """POST ``payload`` with retries and limits; return the decoded JSON and the retries.
+
+        A reply with status 200 whose body cannot be read (not JSON, not a JSON content type)
+        is not retried: it nearly always means a wrong base URL or an incompatible server, and
+        repeating the request would only delay the error.
+        """
+        url = f"{self._base_url}{path}"
+        content = orjson.dumps(payload)
+        attempts = 0
+
+        async def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:
+                self._retries += 1
+            return await self._send(url, content, estimate=estimate)
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._max_attempts) | stop_after_delay(self._deadline),
+            wait=self._wait_for,
+            retry=retry_if_exception(_is_retryable),
+            before_sleep=self._log_retry,
+            sleep=anyio.sleep,
+            reraise=True,
+        )
+        try:
+            with anyio.move_on_after(self._deadline):
+                return await retrying(attempt), attempts - 1
+        except ModelError as error:
+            self._failures += 1
+            if attempts > 1 and _is_retryable(error):
+                error.args = (f"{error.args[0]} (after {attempts} attempts)",)
+            raise
+        self._failures += 1
+        plural = "s" if attempts != 1 else ""
+        raise ModelTimeoutError(
+            f"{self._kind} request to {url} got no reply within the {self._deadline:g} s "
+            f"deadline ({attempts} attempt{plural}); raise deadline=... or check that the "
+            f"server at {self._base_url} is up"
+        )
+
+    async def _send(self, url: str, content: bytes, *, estimate: int) -> Any:
+        state = self._loop_state()
+        async with state.limiter:
+            self._in_flight += 1
+            try:
+                throttled = False
+                if self._request_budget is not None:
+                    throttled = await self._request_budget.acquire(1)
+                if self._token_budget is not None:
+                    throttled = await self._token_budget.acquire(estimate) or throttled
+                if throttled:
+                    self._throttled += 1
+                self._requests += 1
+                response = await self._request(state.client, url, content)
+            finally:
+                self._in_flight -= 1
+        return self._decode(url, response)
+
+    async def _request(self, client: httpx.AsyncClient, url: str, content: bytes) -> httpx.Response:
+        try:
+            response = await client.post(
+                url, content=content, headers={"Content-Type": "application/json"}
+            )
+        except httpx.TimeoutException as exc:
+            raise ModelTimeoutError(
+                f"{self._kind} request to {url} timed out ({type(exc).__name__}, "
+                f"timeout={self._timeout:g} s); raise timeout=... for slow models"
+            ) from None
+        except httpx.TransportError as exc:
+            reason = self._redact(str(exc)) or type(exc).__name__
+            raise ModelConnectionError(
+                f"{self._kind} request to {url} failed: {type(exc).__name__}: {reason}"
+            ) from None
+        if response.status_code >= 400:
+            raise self._status_error(url, response)
+        return response
+
+    def _status_error(self, url: str, response: httpx.Response) -> ModelHTTPError:
+        status = response.status_code
+        body = self._redact(body_excerpt(response.content))
+        hints = {
+            400: "bad request: the server rejected the request's parameters",
+            401: "unauthorized: check the API key (api_key=..., AEVAL_API_KEY or OPENAI_API_KEY)",
+            403: f"forbidden: the API key may not use model {self._model!r}",
+            404: (
+                f"not found: check the base URL {self._base_url!r} (it usually ends in /v1) "
+                f"and the model name {self._model!r}"
+            ),
+            429: "rate limited by the server",
+        }
+        hint = hints.get(status, "server error" if status >= 500 else "request failed")
+        message = f"{self._kind} request to {url} failed with HTTP {status} ({hint})"
+        if body:
+            message += f": {body}"
+        return ModelHTTPError(
+            message,
+            status=status,
+            url=url,
+            body=body,
+            retry_after=_parse_retry_after(response.headers.get("Retry-After")),
+        )
+
+    def _decode(self, url: str, response: httpx.Response) -> Any:
+        content_type = response.headers.get("Content-Type", "")
+        body = self._redact(body_excerpt(response.content))
+        if "json" not in content_type.lower():
+            raise ModelResponseError(
+                f"{self._kind} reply from {url} has content type {content_type!r}, not JSON "
+                f"(is {self._base_url!r} an OpenAI-compatible API?): {body}",
+                body=body,
+            )
+        try:
+            return orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            raise ModelResponseError(
+                f"{self._kind} reply from {url} is not valid JSON: {body}", body=body
+            ) from None
+
+    def malformed(self, url_path: str, what: str, data: Any) -> ModelResponseError:
+        """The error for a JSON reply that lacks what the API promises."""
+        body = self._redact(body_excerpt(orjson.dumps(data)))
+        return ModelResponseError(
+            f"{self._kind} reply from {self._base_url}{url_path} {what}: {body}", body=body
+        )
+
+    def _wait_for(self, state: RetryCallState) -> float:
+        remaining = max(0.0, self._deadline - (state.seconds_since_start or 0.0))
+        error = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(error, ModelHTTPError) and error.retry_after is not None:
+            return min(error.retry_after, remaining)
+        return min(self._wait(state), remaining)
+
+    def _log_retry(self, state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome is not None else None
+        reason = (
+            f"HTTP {error.status}" if isinstance(error, ModelHTTPError) else type(error).__name__
+        )
+        wait = state.next_action.sleep if state.next_action is not None else 0.0
+        logger.info(
+            "%s request to %s failed with %s (attempt %d of %d); retrying in %.2f s",
+            self._kind,
+            self._base_url,
+            reason,
+            state.attempt_number,
+            self._max_attempts,
+            wait,
+        )

@@ -1,0 +1,98 @@
+"""Limits that belong to a model client: request and token budgets, and its statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+
+__all__ = ["ModelStatistics", "TokenBucket"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStatistics:
+    """A snapshot of what a model client has done (see ``statistics()`` on the clients).
+
+    Attributes:
+        requests: HTTP requests sent, retries included.
+        retries: Requests that repeated a failed one.
+        failures: Calls that raised after their retries.
+        in_flight: Requests holding a concurrency slot right now.
+        waiting: Calls waiting for a concurrency slot right now.
+        max_concurrency: The concurrency cap.
+        throttled: Requests that waited for the requests- or tokens-per-minute budget.
+        prompt_tokens: Prompt tokens the server reported.
+        completion_tokens: Completion tokens the server reported.
+    """
+
+    requests: int
+    retries: int
+    failures: int
+    in_flight: int
+    waiting: int
+    max_concurrency: int
+    throttled: int
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+class TokenBucket:
+    """A per-minute budget refilled continuously, holding at most one second's worth.
+
+    ``acquire(n)`` takes ``n`` units, waiting (once, for exactly the time the refill needs)
+    when the bucket is short; waiters are served first come, first served. A request larger
+    than the bucket waits for a full bucket and leaves it in debt, so later requests wait
+    longer: the average rate never exceeds the budget. ``adjust(delta)`` corrects an estimate
+    after the fact (positive: more was used than taken).
+
+    The lock is created on first use, inside the event loop.
+    """
+
+    __slots__ = ("_capacity", "_level", "_lock", "_rate", "_updated", "per_minute")
+
+    def __init__(self, per_minute: float) -> None:
+        if per_minute <= 0:
+            raise ValueError(f"a per-minute budget must be positive, got {per_minute}")
+        self.per_minute = per_minute
+        self._rate = per_minute / 60.0
+        self._capacity = max(1.0, self._rate)
+        self._level = self._capacity
+        self._updated: float | None = None
+        self._lock: anyio.Lock | None = None
+
+    def _refill(self) -> None:
+        now = anyio.current_time()
+        if self._updated is not None:
+            elapsed = now - self._updated
+            self._level = min(self._capacity, self._level + elapsed * self._rate)
+        self._updated = now
+
+    async def acquire(self, amount: float) -> bool:
+        """Take ``amount`` units, waiting for the refill if needed; return whether it waited."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            self._refill()
+            needed = min(amount, self._capacity)
+            waited = False
+            if self._level < needed:
+                await anyio.sleep((needed - self._level) / self._rate)
+                self._refill()
+                waited = True
+            self._level -= amount
+            return waited
+
+    def adjust(self, delta: float) -> None:
+        """Take ``delta`` more units (or give back ``-delta``) without waiting."""
+        self._level = min(self._capacity, self._level - delta)
+
+    def reset(self) -> None:
+        """Forget the loop-bound lock (a new event loop is using the client)."""
+        self._lock = None
+        self._updated = None
+        self._level = self._capacity

@@ -1,0 +1,352 @@
+"""Clients of the OpenAI-compatible chat completions and embeddings APIs.
+
+OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio and LiteLLM all serve these APIs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+
+from .._exceptions import ModelHTTPError
+from ._http import HTTPModelClient
+from ._protocols import ChatMessage, ChatResponse, Embeddings, TokenUsage
+
+__all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
+
+logger = logging.getLogger("aeval.models")
+
+_CHARS_PER_TOKEN = 4
+
+
+def _estimate_tokens(texts: Sequence[str]) -> int:
+    return sum(len(text) for text in texts) // _CHARS_PER_TOKEN + 1
+
+
+def _usage(data: Mapping[str, Any]) -> TokenUsage:
+    usage = data.get("usage")
+    if not isinstance(usage, Mapping):
+        return TokenUsage()
+    prompt = usage.get("prompt_tokens")
+    completion = usage.get("completion_tokens")
+    return TokenUsage(
+        prompt if isinstance(prompt, int) else 0,
+        completion if isinstance(completion, int) else 0,
+    )
+
+
+class OpenAIChatModel(HTTPModelClient):
+    """A :class:`~aeval.models.ChatModel` over ``POST {base_url}/chat/completions``.
+
+    Settings come from the arguments, else from the environment: the base URL from
+    ``AEVAL_BASE_URL`` then ``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``), the
+    model from ``AEVAL_MODEL`` then ``OPENAI_MODEL``, the API key from ``AEVAL_API_KEY`` then
+    ``OPENAI_API_KEY`` (optional: Ollama needs none). The key is sent as a bearer token and
+    never appears in a repr, a log line or an error message.
+
+    All calls share one ``httpx.AsyncClient``, created on first use inside the event loop,
+    whose pool holds ``max_concurrency`` connections; at most ``max_concurrency`` requests are
+    in flight. Optional ``requests_per_minute`` and ``tokens_per_minute`` budgets delay
+    requests (tokens are estimated from the request's characters plus ``max_tokens`` and
+    corrected by the usage the server reports).
+
+    Failures are retried with exponential jitter (``backoff`` doubling up to
+    ``max_backoff`` seconds) on 408, 409, 425, 429 (waiting what ``Retry-After`` says), 5xx,
+    timeouts and dropped connections, up to ``max_attempts`` requests and never past
+    ``deadline`` seconds in all; each retry is logged at INFO on the ``aeval.models`` logger
+    and counted in :attr:`ChatResponse.retries`. 400, 401, 403 and 404 raise
+    :class:`~aeval.ModelHTTPError` at once. A 200 reply that is not the API's JSON raises
+    :class:`~aeval.ModelResponseError` without retrying.
+
+    ``json_mode=True`` sends ``response_format={"type": "json_object"}``; when the server
+    answers 400 naming ``response_format``, the request is sent once more without it and the
+    client stops asking for it.
+
+    Example:
+        >>> async def main() -> None:
+        ...     async with OpenAIChatModel(
+        ...         "llama3.2", base_url="http://localhost:11434/v1", max_concurrency=4
+        ...     ) as judge:
+        ...         reply = await judge.chat([ChatMessage("user", "Is 2 + 2 = 4? true/false")])
+        ...         print(reply.text, reply.usage.total_tokens, reply.retries)
+
+    Args:
+        model: The model name.
+        base_url: The API's base URL, ending in ``/v1`` for most servers.
+        api_key: The API key.
+        temperature: Sampling temperature (0 for repeatable judging).
+        max_tokens: The reply's token cap, if any.
+        timeout: Seconds one request may take (connect, read, write, pool).
+        max_attempts: Requests per call, the first included.
+        deadline: Seconds one call may take in all, retries and waits included.
+        backoff: First retry wait in seconds (also the jitter's range).
+        max_backoff: Largest retry wait in seconds, ``Retry-After`` aside.
+        max_concurrency: Requests in flight at once.
+        requests_per_minute: Request budget, if any.
+        tokens_per_minute: Token budget, if any.
+        headers: Extra headers sent with every request.
+    """
+
+    _kind = "chat"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        timeout: float = 60.0,
+        max_attempts: int = 4,
+        deadline: float = 180.0,
+        backoff: float = 0.2,
+        max_backoff: float = 5.0,
+        max_concurrency: int = 10,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(
+            model=model,
+            model_env=("AEVAL_MODEL", "OPENAI_MODEL"),
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_attempts=max_attempts,
+            deadline=deadline,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+            headers=headers,
+        )
+        self._temperature = temperature
+        self._max_tokens = max_tokens
+        self._json_mode_supported = True
+
+    async def __aenter__(self) -> OpenAIChatModel:
+        return self
+
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage] | str,
+        *,
+        json_mode: bool = False,
+    ) -> ChatResponse:
+        """Send the conversation and return the reply.
+
+        Args:
+            messages: The conversation, oldest first; a string is one user message.
+            json_mode: Ask for a JSON object reply where the server supports that.
+
+        Raises:
+            ModelHTTPError: The server answered with an error status.
+            ModelConnectionError: The server could not be reached, after the retries.
+            ModelTimeoutError: A request timed out after the retries, or the deadline passed.
+            ModelResponseError: The reply is not a chat completion.
+        """
+        if isinstance(messages, str):
+            messages = [ChatMessage("user", messages)]
+        use_json = json_mode and self._json_mode_supported
+        try:
+            data, retries = await self._complete(messages, use_json)
+        except ModelHTTPError as error:
+            if not (use_json and error.status == 400 and "response_format" in error.body):
+                raise
+            self._json_mode_supported = False
+            logger.info(
+                "chat server at %s rejected response_format; asking without it from now on",
+                self.base_url,
+            )
+            data, retries = await self._complete(messages, False)
+            use_json = False
+        return self._parse(data, retries, json_mode=use_json)
+
+    async def _complete(self, messages: Sequence[ChatMessage], json_mode: bool) -> tuple[Any, int]:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": self._temperature,
+        }
+        if self._max_tokens is not None:
+            payload["max_tokens"] = self._max_tokens
+        if json_mode:
+            payload["response_format"] = {"type": "json_object"}
+        estimate = _estimate_tokens([m.content for m in messages]) + (self._max_tokens or 0)
+        data, retries = await self._post("/chat/completions", payload, estimate=estimate)
+        if isinstance(data, Mapping):
+            usage = _usage(data)
+            self._record_usage(usage.prompt_tokens, usage.completion_tokens, estimate)
+        return data, retries
+
+    def _parse(self, data: Any, retries: int, *, json_mode: bool) -> ChatResponse:
+        path = "/chat/completions"
+        if not isinstance(data, Mapping):
+            raise self.malformed(path, "is not a JSON object", data)
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise self.malformed(path, "has no choices", data)
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, Mapping) else None
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, str):
+            raise self.malformed(path, "has no message content in its first choice", data)
+        model = data.get("model")
+        metadata: dict[str, Any] = {"json_mode": json_mode}
+        if isinstance(choice, Mapping) and choice.get("finish_reason") is not None:
+            metadata["finish_reason"] = choice["finish_reason"]
+        if data.get("id") is not None:
+            metadata["id"] = data["id"]
+        return ChatResponse(
+            text=content,
+            usage=_usage(data),
+            model=model if isinstance(model, str) else self.model,
+            retries=retries,
+            metadata=metadata,
+        )
+
+
+class OpenAIEmbedder(HTTPModelClient):
+    """An :class:`~aeval.models.Embedder` over ``POST {base_url}/embeddings``.
+
+    Configured like :class:`OpenAIChatModel` (same base URL, API key, retries, deadline,
+    concurrency and budgets), except that the model comes from ``model=``, else
+    ``AEVAL_EMBEDDING_MODEL``, else ``OPENAI_EMBEDDING_MODEL``. Texts are sent in batches of
+    at most ``batch_size``, concurrently within ``max_concurrency``; the vectors come back in
+    the order of the texts and :attr:`Embeddings.retries` sums the batches' retries.
+
+    Example:
+        >>> async def main() -> None:
+        ...     async with OpenAIEmbedder(
+        ...         "nomic-embed-text", base_url="http://localhost:11434/v1"
+        ...     ) as embedder:
+        ...         result = await embedder.embed(["a cat", "a dog"])
+        ...         print(len(result.vectors), len(result.vectors[0]))
+
+    Args:
+        model: The embedding model name.
+        base_url: The API's base URL, ending in ``/v1`` for most servers.
+        api_key: The API key.
+        batch_size: Most texts per request.
+        dimensions: Ask for vectors of this size (models that support it), if given.
+        timeout: Seconds one request may take.
+        max_attempts: Requests per batch, the first included.
+        deadline: Seconds one batch may take in all, retries and waits included.
+        backoff: First retry wait in seconds.
+        max_backoff: Largest retry wait in seconds, ``Retry-After`` aside.
+        max_concurrency: Requests in flight at once.
+        requests_per_minute: Request budget, if any.
+        tokens_per_minute: Token budget, if any.
+        headers: Extra headers sent with every request.
+    """
+
+    _kind = "embeddings"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        batch_size: int = 256,
+        dimensions: int | None = None,
+        timeout: float = 60.0,
+        max_attempts: int = 4,
+        deadline: float = 180.0,
+        backoff: float = 0.2,
+        max_backoff: float = 5.0,
+        max_concurrency: int = 10,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        super().__init__(
+            model=model,
+            model_env=("AEVAL_EMBEDDING_MODEL", "OPENAI_EMBEDDING_MODEL"),
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_attempts=max_attempts,
+            deadline=deadline,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+            headers=headers,
+        )
+        self._batch_size = batch_size
+        self._dimensions = dimensions
+
+    async def __aenter__(self) -> OpenAIEmbedder:
+        return self
+
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        """Embed ``texts``; one vector per text, in order.
+
+        Raises:
+            ModelHTTPError: The server answered with an error status.
+            ModelConnectionError: The server could not be reached, after the retries.
+            ModelTimeoutError: A request timed out after the retries, or the deadline passed.
+            ModelResponseError: The reply is not an embeddings list for these texts.
+        """
+        if isinstance(texts, str):
+            texts = [texts]
+        batches = [
+            list(texts[i : i + self._batch_size]) for i in range(0, len(texts), self._batch_size)
+        ]
+        results: list[Embeddings | None] = [None] * len(batches)
+
+        async def run(index: int) -> None:
+            results[index] = await self._embed_batch(batches[index])
+
+        if len(batches) == 1:
+            await run(0)
+        else:
+            async with anyio.create_task_group() as group:
+                for index in range(len(batches)):
+                    group.start_soon(run, index)
+        vectors: list[Sequence[float]] = []
+        usage = TokenUsage()
+        retries = 0
+        for result in results:
+            assert result is not None
+            vectors.extend(result.vectors)
+            usage += result.usage
+            retries += result.retries
+        return Embeddings(vectors=vectors, usage=usage, model=self.model, retries=retries)
+
+    async def _embed_batch(self, texts: list[str]) -> Embeddings:
+        path = "/embeddings"
+        payload: dict[str, Any] = {"model": self.model, "input": texts}
+        if self._dimensions is not None:
+            payload["dimensions"] = self._dimensions
+        estimate = _estimate_tokens(texts)
+        data, retries = await self._post(path, payload, estimate=estimate)
+        if not isinstance(data, Mapping):
+            raise self.malformed(path, "is not a JSON object", data)
+        usage = _usage(data)
+        self._record_usage(usage.prompt_tokens, usage.completion_tokens, estimate)
+        items = data.get("data")
+        if not isinstance(items, list) or len(items) != len(texts):
+            count = len(items) if isinstance(items, list) else 0
+            raise self.malformed(
+                path, f"has {count} embeddings in 'data' for {len(texts)} texts", data
+            )
+        ordered = sorted(
+            items, key=lambda item: item.get("index", 0) if isinstance(item, Mapping) else 0
+        )
+        vectors: list[list[float]] = []
+        for item in ordered:
+            vector = item.get("embedding") if isinstance(item, Mapping) else None
+            if not isinstance(vector, list) or not all(isinstance(x, float | int) for x in vector):
+                raise self.malformed(path, "has an embedding that is not a list of numbers", data)
+            vectors.append([float(x) for x in vector])
+        return Embeddings(vectors=vectors, usage=usage, model=self.model, retries=retries)

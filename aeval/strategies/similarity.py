@@ -1,0 +1,244 @@
+"""Semantic similarity: the cosine of the embeddings of the output and the expected output.
+
+A port of the upstream ``SemanticSimilarityStrategy`` (seed 000) over the
+:class:`~aeval.models.Embedder` protocol, with a bounded embedding cache.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from .._results import EvaluationResult
+from ..models._protocols import Embedder, TokenUsage
+
+if TYPE_CHECKING:
+    from .._samples import EvaluationSample
+
+__all__ = ["SemanticSimilarityStrategy", "cosine_similarity"]
+
+_CACHE_SIZE = 10_000
+
+
+def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine of two vectors, clamped to [-1, 1] (as upstream).
+
+    Raises:
+        ValueError: ``"Vectors must be of the same length"`` or
+            ``"Vector magnitude cannot be zero"``.
+
+    Example:
+        >>> cosine_similarity([1, 2, 3], [2, 4, 6])
+        1.0
+    """
+    if len(a) != len(b):
+        raise ValueError("Vectors must be of the same length")
+    dot = math.fsum(map(operator.mul, a, b))
+    norm_a = math.sqrt(math.fsum(map(operator.mul, a, a)))
+    norm_b = math.sqrt(math.fsum(map(operator.mul, b, b)))
+    if norm_a == 0.0 or norm_b == 0.0:
+        raise ValueError("Vector magnitude cannot be zero")
+    similarity = dot / (norm_a * norm_b)
+    if math.isnan(similarity):
+        raise ValueError("Vectors must hold finite numbers")
+    return max(-1.0, min(1.0, similarity))
+
+
+def _model_name(embedder: object) -> str | None:
+    for attribute in ("model", "model_name", "name"):
+        value = getattr(embedder, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+class _Pending:
+    __slots__ = ("done", "vector")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.vector: Sequence[float] | None = None
+
+
+class SemanticSimilarityStrategy:
+    """Pass when the output means the same as the expected output.
+
+    The similarity is the cosine of the two embeddings, clamped to [-1, 1]; the row passes
+    when it is at least ``threshold`` (inclusive). The score is the similarity, except that
+    a negative cosine scores 0.0 (upstream raises on it, which turns the row into an error;
+    here it is a clean failure). With a list of expected outputs the best match counts.
+    The metadata holds ``similarity``, ``threshold`` and ``embedding_model``, plus
+    ``prompt_tokens`` and ``retries`` of the embedding call this row made. A failure is
+    explained as ``"Similarity 0.1234 below threshold 0.9000"``. Thresholds depend on the
+    model: store the model name next to a threshold you tune.
+
+    Embeddings are cached per strategy instance (an expected output shared by many samples
+    is embedded once; a least-recently-used cache of ``cache_size`` texts), the texts a row
+    needs are embedded in one batch, and concurrent rows that need the same text share one
+    request.
+
+    Args:
+        threshold: The least similarity that passes, between -1 and 1.
+        embedder: Anything with the ``Embedder`` protocol's ``embed`` method; by default the
+            offline :class:`~aeval.models.local.LocalEmbedder` (the ``aeval[local]`` extra).
+        name: The name the report gives this strategy's rows; the class name by default.
+        cache_size: How many texts' embeddings to keep.
+
+    Raises:
+        MissingExtraError: No embedder was given and the ``aeval[local]`` extra is missing;
+            install it or pass ``embedder=OpenAIEmbedder(...)``.
+    """
+
+    __slots__ = ("_cache", "_cache_size", "_embedder", "_model", "_name", "_pending", "_threshold")
+
+    def __init__(
+        self,
+        threshold: float = 0.9,
+        embedder: Embedder | None = None,
+        *,
+        name: str | None = None,
+        cache_size: int = _CACHE_SIZE,
+    ) -> None:
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, int | float)
+            or not -1.0 <= threshold <= 1.0
+        ):
+            raise ValueError(f"threshold must be a number between -1 and 1, got {threshold!r}")
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ValueError(f"name must be a non-blank string or None, got {name!r}")
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 1:
+            raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
+        if embedder is None:
+            from ..models.local import LocalEmbedder
+
+            embedder = LocalEmbedder()
+        elif not isinstance(embedder, Embedder):
+            raise TypeError(
+                "embedder must have an async embed(texts) method (e.g. "
+                f"aeval.models.OpenAIEmbedder), got {type(embedder).__name__}"
+            )
+        self._threshold = float(threshold)
+        self._embedder = embedder
+        self._model = _model_name(embedder)
+        self._name = name
+        self._cache_size = cache_size
+        self._cache: OrderedDict[str, Sequence[float]] = OrderedDict()
+        self._pending: dict[str, _Pending] = {}
+
+    @property
+    def name(self) -> str:
+        """The name of this strategy's rows in a report."""
+        return self._name if self._name is not None else type(self).__name__
+
+    @property
+    def threshold(self) -> float:
+        """The least similarity that passes."""
+        return self._threshold
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder in use."""
+        return self._embedder
+
+    def _remember(self, text: str, vector: Sequence[float]) -> None:
+        self._cache[text] = vector
+        self._cache.move_to_end(text)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    async def _vectors(self, texts: Sequence[str]) -> tuple[list[Sequence[float]], TokenUsage, int]:
+        """Vectors for ``texts`` through the cache.
+
+        Returns:
+            The vectors in the order of ``texts``, and the token usage and retries of the
+            request made here (zero when every text was cached or in flight elsewhere).
+        """
+        found: dict[str, Sequence[float]] = {}
+        usage, retries = TokenUsage(), 0
+        wanted = list(dict.fromkeys(texts))
+        while wanted:
+            mine: dict[str, _Pending] = {}
+            waiting: dict[str, _Pending] = {}
+            for text in wanted:
+                cached = self._cache.get(text)
+                if cached is not None:
+                    self._cache.move_to_end(text)
+                    found[text] = cached
+                elif text in self._pending:
+                    waiting[text] = self._pending[text]
+                else:
+                    mine[text] = self._pending[text] = _Pending()
+            if mine:
+                try:
+                    batch = list(mine)
+                    result = await self._embedder.embed(batch)
+                    if len(result.vectors) != len(batch):
+                        raise ValueError(
+                            f"The embedder returned {len(result.vectors)} vectors for "
+                            f"{len(batch)} texts"
+                        )
+                    if result.model and self._model is None:
+                        self._model = result.model
+                    usage += result.usage
+                    retries += result.retries
+                    for text, vector in zip(batch, result.vectors, strict=True):
+                        mine[text].vector = found[text] = vector
+                        self._remember(text, vector)
+                finally:
+                    for text, pending in mine.items():
+                        del self._pending[text]
+                        pending.done.set()
+            wanted = []
+            for text, pending in waiting.items():
+                await pending.done.wait()
+                if pending.vector is None:
+                    wanted.append(text)
+                else:
+                    found[text] = pending.vector
+        return [found[text] for text in texts], usage, retries
+
+    async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
+        """Compare the embeddings of ``output`` and the sample's expected output."""
+        if output is None:
+            return EvaluationResult.failing("output is None")
+        expected = sample.expected_output
+        if expected is None or (isinstance(expected, list | tuple) and not expected):
+            raise ValueError(
+                f"Sample {sample.name!r} has no expected output; SemanticSimilarityStrategy "
+                "compares the output with it: add expected_output to the sample"
+            )
+        options = expected if isinstance(expected, list | tuple) else [expected]
+        texts = [output if isinstance(output, str) else str(output)]
+        texts += [item if isinstance(item, str) else str(item) for item in options]
+        vectors, usage, retries = await self._vectors(texts)
+        try:
+            similarity = max(cosine_similarity(vectors[0], vector) for vector in vectors[1:])
+        except ValueError as exc:
+            raise ValueError(
+                f"Sample {sample.name!r}: cannot compare the embeddings of the output and the "
+                f"expected output: {exc}"
+            ) from exc
+        metadata = {
+            "similarity": similarity,
+            "threshold": self._threshold,
+            "embedding_model": self._model,
+            "prompt_tokens": usage.prompt_tokens,
+            "retries": retries,
+        }
+        score = max(similarity, 0.0)
+        if similarity >= self._threshold:
+            return EvaluationResult(True, score, None, metadata)
+        explanation = f"Similarity {similarity:.4f} below threshold {self._threshold:.4f}"
+        return EvaluationResult(False, score, explanation, metadata)
+
+    def __repr__(self) -> str:
+        shown = f"threshold={self._threshold!r}, embedder={self._embedder!r}"
+        if self._name is not None:
+            shown += f", name={self._name!r}"
+        return f"SemanticSimilarityStrategy({shown})"

@@ -1,0 +1,718 @@
+from __future__ import annotations
+
+import email.utils
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from aeval._exceptions import (
+    AevalError,
+    ModelConfigurationError,
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelResponseError,
+    ModelTimeoutError,
+)
+from aeval.models import ChatMessage, ChatModel, Embedder
+from aeval.models._http import _parse_retry_after
+from aeval.models._limits import ModelStatistics
+from aeval.models.openai import OpenAIChatModel, OpenAIEmbedder
+from aeval.testing import OpenAICompatibleServer, RecordedRequest, Reply, hashed_embedding
+
+pytestmark = pytest.mark.anyio
+
+KEY = "sk-test-SECRET"
+ENV_NAMES = (
+    "AEVAL_BASE_URL",
+    "OPENAI_BASE_URL",
+    "AEVAL_MODEL",
+    "OPENAI_MODEL",
+    "AEVAL_EMBEDDING_MODEL",
+    "OPENAI_EMBEDDING_MODEL",
+    "AEVAL_API_KEY",
+    "OPENAI_API_KEY",
+)
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ENV_NAMES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[OpenAICompatibleServer]:
+    async with OpenAICompatibleServer() as started:
+        yield started
+
+
+def chat_model(server: OpenAICompatibleServer, **options: Any) -> OpenAIChatModel:
+    settings: dict[str, Any] = {"backoff": 0.01, "max_backoff": 0.05, "timeout": 5.0}
+    settings.update(options)
+    return OpenAIChatModel("judge-1", base_url=server.base_url, **settings)
+
+
+USER = [ChatMessage("user", "Is Paris the capital of France?")]
+
+
+# --- configuration -------------------------------------------------------------------------
+
+
+def test_settings_come_from_arguments_first() -> None:
+    model = OpenAIChatModel("m", base_url="http://h:1/v1/", api_key="k")
+    assert (model.model, model.base_url) == ("m", "http://h:1/v1")
+
+
+def test_settings_come_from_aeval_then_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://openai-env/v1")
+    monkeypatch.setenv("OPENAI_MODEL", "openai-model")
+    assert (OpenAIChatModel().base_url, OpenAIChatModel().model) == (
+        "http://openai-env/v1",
+        "openai-model",
+    )
+    monkeypatch.setenv("AEVAL_BASE_URL", "http://aeval-env/v1")
+    monkeypatch.setenv("AEVAL_MODEL", "aeval-model")
+    assert (OpenAIChatModel().base_url, OpenAIChatModel().model) == (
+        "http://aeval-env/v1",
+        "aeval-model",
+    )
+
+
+def test_default_base_url_is_openai() -> None:
+    assert OpenAIChatModel("m").base_url == "https://api.openai.com/v1"
+
+
+def test_embedder_reads_the_embedding_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AEVAL_MODEL", "chat-model")
+    monkeypatch.setenv("AEVAL_EMBEDDING_MODEL", "embed-model")
+    assert OpenAIEmbedder().model == "embed-model"
+
+
+def test_missing_model_says_how_to_set_it() -> None:
+    with pytest.raises(ModelConfigurationError) as caught:
+        OpenAIChatModel()
+    assert str(caught.value) == (
+        "OpenAIChatModel needs a model name: pass model=... or set AEVAL_MODEL or OPENAI_MODEL"
+    )
+    assert isinstance(caught.value, ValueError)
+    with pytest.raises(ModelConfigurationError, match="AEVAL_EMBEDDING_MODEL or OPENAI_EMBEDDING"):
+        OpenAIEmbedder()
+
+
+def test_clients_satisfy_the_protocols() -> None:
+    assert isinstance(OpenAIChatModel("m"), ChatModel)
+    assert isinstance(OpenAIEmbedder("m"), Embedder)
+
+
+def test_repr_hides_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    model = OpenAIChatModel("m", base_url="http://h/v1")
+    assert repr(model) == (
+        "OpenAIChatModel(model='m', base_url='http://h/v1', api_key='***', max_concurrency=10)"
+    )
+    assert repr(OpenAIEmbedder("e", api_key=None, base_url="http://h/v1")).endswith(
+        "api_key='***', max_concurrency=10)"
+    )
+
+
+def test_repr_without_a_key() -> None:
+    assert "api_key=None" in repr(OpenAIChatModel("m"))
+
+
+def test_model_errors_are_aeval_errors() -> None:
+    assert issubclass(ModelHTTPError, ModelError)
+    assert issubclass(ModelError, AevalError)
+    assert issubclass(ModelTimeoutError, TimeoutError)
+    assert issubclass(ModelConnectionError, ConnectionError)
+    assert issubclass(ModelResponseError, ValueError)
+
+
+# --- requests and replies ------------------------------------------------------------------
+
+
+async def test_chat_sends_the_conversation_and_reads_the_reply(
+    server: OpenAICompatibleServer,
+) -> None:
+    server.enqueue(Reply.text("true", usage=(12, 1)))
+    async with chat_model(server, api_key=KEY, max_tokens=5, headers={"X-Team": "qa"}) as model:
+        reply = await model.chat(
+            [ChatMessage("system", "You judge."), ChatMessage("user", "Is it right?")]
+        )
+    assert reply.text == "true"
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (12, 1)
+    assert (reply.model, reply.retries) == ("judge-1", 0)
+    assert reply.metadata == {"json_mode": False, "finish_reason": "stop", "id": "chatcmpl-1"}
+    [request] = server.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.json == {
+        "model": "judge-1",
+        "messages": [
+            {"role": "system", "content": "You judge."},
+            {"role": "user", "content": "Is it right?"},
+        ],
+        "temperature": 0.0,
+        "max_tokens": 5,
+    }
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert request.headers["x-team"] == "qa"
+    assert request.headers["content-type"] == "application/json"
+
+
+async def test_no_authorization_header_without_a_key(server: OpenAICompatibleServer) -> None:
+    async with chat_model(server) as model:
+        assert (await model.chat("hi")).text == "true"
+    assert "authorization" not in server.requests[0].headers
+    assert server.requests[0].messages == [{"role": "user", "content": "hi"}]
+
+
+async def test_json_mode_sends_response_format(server: OpenAICompatibleServer) -> None:
+    server.enqueue(Reply.json({"score": 90}))
+    async with chat_model(server) as model:
+        reply = await model.chat(USER, json_mode=True)
+    assert reply.text == '{"score":90}'
+    assert reply.metadata["json_mode"] is True
+    assert server.requests[0].json["response_format"] == {"type": "json_object"}
+
+
+async def test_json_mode_falls_back_once_when_the_server_rejects_it(
+    server: OpenAICompatibleServer,
+) -> None:
+    def handler(request: RecordedRequest) -> Reply:
+        if "response_format" in request.json:
+            return Reply.error(400, "Unrecognized request argument supplied: response_format")
+        return Reply.fenced_json({"passed": True})
+
+    server.handler = handler
+    async with chat_model(server) as model:
+        first = await model.chat(USER, json_mode=True)
+        second = await model.chat(USER, json_mode=True)
+    assert first.text == second.text == '```json\n{\n  "passed": true\n}\n```'
+    assert first.metadata["json_mode"] is False
+    assert ["response_format" in r.json for r in server.requests] == [True, False, False]
+    assert first.retries == 0
+
+
+async def test_other_bad_requests_do_not_trigger_the_fallback(
+    server: OpenAICompatibleServer,
+) -> None:
+    server.default = Reply.error(400, "messages must not be empty")
+    async with chat_model(server) as model:
+        with pytest.raises(ModelHTTPError):
+            await model.chat(USER, json_mode=True)
+    assert len(server.requests) == 1
+
+
+async def test_fenced_and_wrapped_content_is_returned_verbatim(
+    server: OpenAICompatibleServer,
+) -> None:
+    server.enqueue(Reply.fenced_json({"score": 4}, prefix="Here it is:\n", suffix="\nDone."))
+    async with chat_model(server) as model:
+        reply = await model.chat(USER)
+    assert reply.text == 'Here it is:\n```json\n{\n  "score": 4\n}\n```\nDone.'
+
+
+def test_a_model_built_outside_a_loop_works_in_two_loops() -> None:
+    with OpenAICompatibleServer(["first", "second"]) as server:
+        model = chat_model(server)
+
+        async def ask() -> str:
+            async with model:
+                return (await model.chat(USER)).text
+
+        assert anyio.run(ask) == "first"
+        assert anyio.run(ask) == "second"
+        assert model.statistics().requests == 2
+
+
+def test_a_pool_left_open_by_another_loop_is_replaced() -> None:
+    with OpenAICompatibleServer() as server:
+        model = chat_model(server)
+
+        async def open_pool() -> object:
+            return model._loop_state().client
+
+        async def ask() -> tuple[object, str]:
+            async with model:
+                text = (await model.chat(USER)).text
+                return model._loop_state().client, text
+
+        stale = anyio.run(open_pool)
+        fresh, text = anyio.run(ask)
+    assert text == "true"
+    assert fresh is not stale
+
+
+async def test_aclose_then_reuse_opens_a_new_pool(server: OpenAICompatibleServer) -> None:
+    model = chat_model(server)
+    await model.chat(USER)
+    await model.aclose()
+    await model.aclose()
+    assert (await model.chat(USER)).text == "true"
+    await model.aclose()
+    assert len({r.client_address for r in server.requests}) == 2
+
+
+async def test_requests_reuse_one_connection(server: OpenAICompatibleServer) -> None:
+    async with chat_model(server) as model:
+        for _ in range(3):
+            await model.chat(USER)
+    assert len({r.client_address for r in server.requests}) == 1
+
+
+# --- retries -------------------------------------------------------------------------------
+
+
+async def test_retry_after_is_honoured(
+    server: OpenAICompatibleServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.enqueue(Reply.rate_limited(retry_after=1), "true")
+    caplog.set_level(logging.INFO, logger="aeval.models")
+    async with chat_model(server) as model:
+        reply = await model.chat(USER)
+    assert (reply.text, reply.retries) == ("true", 1)
+    first, second = server.requests
+    assert second.received_at - first.received_at >= 1.0
+    [record] = [r for r in caplog.records if r.name == "aeval.models"]
+    assert record.levelno == logging.INFO
+    assert record.getMessage() == (
+        f"chat request to {server.base_url} failed with HTTP 429 (attempt 1 of 4); "
+        "retrying in 1.00 s"
+    )
+
+
+async def test_retry_after_is_capped_at_the_remaining_deadline(
+    server: OpenAICompatibleServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.default = Reply.rate_limited(retry_after=120)
+    caplog.set_level(logging.INFO, logger="aeval.models")
+    async with chat_model(server, deadline=0.3) as model:
+        with pytest.raises(ModelTimeoutError) as caught:
+            await model.chat(USER)
+    assert "deadline" in str(caught.value)
+    [record] = [r for r in caplog.records if r.name == "aeval.models"]
+    assert record.args is not None
+    assert 0 < record.args[-1] <= 0.3  # type: ignore[index]
+
+
+def test_retry_after_accepts_seconds_and_http_dates() -> None:
+    assert _parse_retry_after("7") == 7.0
+    assert _parse_retry_after("0.5") == 0.5
+    assert _parse_retry_after(None) is None
+    assert _parse_retry_after("soon") is None
+    later = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 28 <= (_parse_retry_after(later) or 0) <= 30
+    earlier = email.utils.formatdate(time.time() - 30, usegmt=True)
+    assert _parse_retry_after(earlier) == 0.0
+
+
+async def test_server_errors_are_retried(server: OpenAICompatibleServer) -> None:
+    server.enqueue(Reply.server_error(500), Reply.server_error(503), "true")
+    async with chat_model(server) as model:
+        reply = await model.chat(USER)
+    assert (reply.text, reply.retries, len(server.requests)) == ("true", 2, 3)
+
+
+async def test_server_errors_fail_after_max_attempts(server: OpenAICompatibleServer) -> None:
+    server.default = Reply.server_error(502)
+    async with chat_model(server, max_attempts=3) as model:
+        with pytest.raises(ModelHTTPError) as caught:
+            await model.chat(USER)
+    assert caught.value.status == 502
+    assert str(caught.value) == (
+        f"chat request to {server.base_url}/chat/completions failed with HTTP 502 "
+        '(server error): {"error":{"message":"Bad Gateway","type":"error","code":502}} '
+        "(after 3 attempts)"
+    )
+    assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "hint"),
+    [
+        (400, "bad request: the server rejected the request's parameters"),
+        (401, "unauthorized: check the API key (api_key=..., AEVAL_API_KEY or OPENAI_API_KEY)"),
+        (403, "forbidden: the API key may not use model 'judge-1'"),
+        (
+            404,
+            "not found: check the base URL '{base}' (it usually ends in /v1) "
+            "and the model name 'judge-1'",
+        ),
+    ],
+)
+async def test_client_errors_fail_at_once_saying_what_to_fix(
+    server: OpenAICompatibleServer, status: int, hint: str
+) -> None:
+    server.default = Reply.error(status, "nope")
+    async with chat_model(server) as model:
+        with pytest.raises(ModelHTTPError) as caught:
+            await model.chat(USER)
+    hint = hint.format(base=server.base_url)
+    assert str(caught.value) == (
+        f"chat request to {server.base_url}/chat/completions failed with HTTP {status} "
+        f'({hint}): {{"error":{{"message":"nope","type":"error","code":{status}}}}}'
+    )
+    assert (caught.value.status, len(server.requests)) == (status, 1)
+    assert model.statistics().failures == 1
+
+
+async def test_dropped_connections_are_retried(server: OpenAICompatibleServer) -> None:
+    server.enqueue(Reply.dropped(), Reply.dropped(), "true")
+    async with chat_model(server) as model:
+        reply = await model.chat(USER)
+    assert (reply.text, reply.retries, len(server.requests)) == ("true", 2, 3)
+
+
+async def test_dropped_connections_fail_after_max_attempts(
+    server: OpenAICompatibleServer,
+) -> None:
+    server.default = Reply.dropped()
+    async with chat_model(server, max_attempts=2) as model:
+        with pytest.raises(ModelConnectionError) as caught:
+            await model.chat(USER)
+    assert str(caught.value) == (
+        f"chat request to {server.base_url}/chat/completions failed: RemoteProtocolError: "
+        "Server disconnected without sending a response. (after 2 attempts)"
+    )
+    assert len(server.requests) == 2
+
+
+async def test_refused_connections_are_retried_then_raised() -> None:
+    with OpenAICompatibleServer() as server:
+        base_url = server.base_url
+    model = OpenAIChatModel("m", base_url=base_url, max_attempts=2, backoff=0.01)
+    with pytest.raises(ModelConnectionError, match=r"ConnectError: .*\(after 2 attempts\)$"):
+        await model.chat(USER)
+    assert model.statistics().requests == 2
+
+
+async def test_read_timeouts_are_retried(server: OpenAICompatibleServer) -> None:
+    server.enqueue(Reply.slow(30), "true")
+    async with chat_model(server, timeout=0.3) as model:
+        reply = await model.chat(USER)
+    assert (reply.text, reply.retries, len(server.requests)) == ("true", 1, 2)
+
+
+async def test_read_timeouts_fail_after_max_attempts(server: OpenAICompatibleServer) -> None:
+    server.default = Reply.slow(30)
+    async with chat_model(server, timeout=0.2, max_attempts=2) as model:
+        with pytest.raises(ModelTimeoutError) as caught:
+            await model.chat(USER)
+    assert str(caught.value) == (
+        f"chat request to {server.base_url}/chat/completions timed out (ReadTimeout, "
+        "timeout=0.2 s); raise timeout=... for slow models (after 2 attempts)"
+    )
+    assert len(server.requests) == 2
+
+
+async def test_the_deadline_stops_a_slow_server(server: OpenAICompatibleServer) -> None:
+    server.default = Reply.slow(30)
+    async with chat_model(server, timeout=20, deadline=0.3, max_attempts=10) as model:
+        with pytest.raises(ModelTimeoutError) as caught:
+            await model.chat(USER)
+    assert str(caught.value) == (
+        f"chat request to {server.base_url}/chat/completions got no reply within the 0.3 s "
+        f"deadline (1 attempt); raise deadline=... or check that the server at "
+        f"{server.base_url} is up"
+    )
+    assert len(server.requests) == 1
+    assert model.statistics().failures == 1
+
+
+async def test_cancellation_propagates(server: OpenAICompatibleServer) -> None:
+    server.default = Reply.slow(30)
+    async with chat_model(server) as model:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(model.chat, USER)
+                await anyio.to_thread.run_sync(server.wait_for_concurrent, 1)
+                scope.cancel()
+        assert scope.cancelled_caught
+        assert model.statistics().in_flight == 0
+
+
+# --- malformed replies ---------------------------------------------------------------------
+
+
+async def test_malformed_json_is_not_retried(server: OpenAICompatibleServer) -> None:
+    server.default = Reply.malformed(b'{"choices": [{"message": ')
+    async with chat_model(server) as model:
+        with pytest.raises(ModelResponseError) as caught:
+            await model.chat(USER)
+    assert str(caught.value) == (
+        f'chat reply from {server.base_url}/chat/completions is not valid JSON: {{"choices": '
+        '[{"message": '
+    )
+    assert caught.value.body == '{"choices": [{"message": '
+    assert len(server.requests) == 1
+
+
+async def test_wrong_content_type_is_an_error(server: OpenAICompatibleServer) -> None:
+    server.default = Reply.wrong_content_type(b"<html>" + b"x" * 500)
+    async with chat_model(server) as model:
+        with pytest.raises(ModelResponseError) as caught:
+            await model.chat(USER)
+    assert str(caught.value).startswith(
+        f"chat reply from {server.base_url}/chat/completions has content type 'text/html', "
+        f"not JSON (is '{server.base_url}' an OpenAI-compatible API?): <html>xxx"
+    )
+    assert len(caught.value.body) == 200
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        (b"[1, 2]", "is not a JSON object"),
+        (b'{"object": "chat.completion"}', "has no choices"),
+        (b'{"choices": []}', "has no choices"),
+        (b'{"choices": [{"message": {"content": null}}]}', "has no message content"),
+    ],
+)
+async def test_replies_without_content_are_errors(
+    server: OpenAICompatibleServer, body: bytes, what: str
+) -> None:
+    server.default = Reply(body=body)
+    async with chat_model(server) as model:
+        with pytest.raises(ModelResponseError) as caught:
+            await model.chat(USER)
+    assert str(caught.value).startswith(
+        f"chat reply from {server.base_url}/chat/completions {what}"
+    )
+
+
+# --- the key is never shown ----------------------------------------------------------------
+
+
+async def test_the_key_never_appears_in_errors_logs_or_reprs(
+    server: OpenAICompatibleServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    def echo_key(request: RecordedRequest) -> Reply:
+        sent = request.headers.get("authorization", "")
+        return Reply.error(401, f"invalid key {sent}")
+
+    caplog.set_level(logging.DEBUG)
+    errors: list[BaseException] = []
+    async with chat_model(server, api_key=KEY, max_attempts=2, timeout=0.2) as model:
+        for reply in (
+            echo_key,
+            lambda _: Reply.server_error(),
+            lambda _: Reply.dropped(),
+            lambda _: Reply.slow(30),
+            lambda _: Reply.wrong_content_type(f"<p>{KEY}</p>".encode()),
+            lambda _: Reply.malformed(f'{{"key": "{KEY}"'.encode()),
+            lambda _: Reply(body=f'{{"echo": "{KEY}"}}'.encode()),
+        ):
+            server.handler = reply
+            with pytest.raises(ModelError) as caught:
+                await model.chat(USER)
+            errors.append(caught.value)
+        shown = [repr(model), str(model.statistics())]
+    assert [type(e).__name__ for e in errors] == [
+        "ModelHTTPError",
+        "ModelHTTPError",
+        "ModelConnectionError",
+        "ModelTimeoutError",
+        "ModelResponseError",
+        "ModelResponseError",
+        "ModelResponseError",
+    ]
+    assert "invalid key Bearer ***" in str(errors[0])
+    for error in errors:
+        shown += [str(error), repr(error), *map(str, vars(error).values())]
+    shown += [record.getMessage() for record in caplog.records]
+    assert all(request.headers["authorization"] == f"Bearer {KEY}" for request in server.requests)
+    assert [text for text in shown if "SECRET" in text] == []
+    assert any(record.name == "aeval.models" for record in caplog.records)
+
+
+# --- limits and statistics -----------------------------------------------------------------
+
+
+async def test_concurrency_cap_is_respected(server: OpenAICompatibleServer) -> None:
+    released = threading.Event()
+
+    def hold(request: RecordedRequest) -> str:
+        released.wait(10)
+        return "true"
+
+    server.handler = hold
+    texts: list[str] = []
+    async with chat_model(server, max_concurrency=3) as model:
+
+        async def ask() -> None:
+            texts.append((await model.chat(USER)).text)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(9):
+                group.start_soon(ask)
+            assert await anyio.to_thread.run_sync(server.wait_for_concurrent, 3)
+            stats = model.statistics()
+            assert (stats.in_flight, stats.waiting, server.in_flight) == (3, 6, 3)
+            released.set()
+        assert model.statistics().in_flight == 0
+    assert texts == ["true"] * 9
+    assert server.max_concurrent == 3
+
+
+async def test_requests_per_minute_budget_delays_requests(
+    server: OpenAICompatibleServer,
+) -> None:
+    async with chat_model(server, requests_per_minute=600) as model:
+        start = anyio.current_time()
+        for _ in range(14):
+            await model.chat(USER)
+        stats = model.statistics()
+    assert (stats.requests, stats.throttled) == (14, 4)
+    assert server.requests[-1].received_at - start >= 0.4 - 0.01
+
+
+async def test_tokens_per_minute_budget_is_corrected_by_reported_usage(
+    server: OpenAICompatibleServer,
+) -> None:
+    server.enqueue(Reply.text("a", usage=(150, 0)), Reply.text("b", usage=(1, 0)))
+    async with chat_model(server, tokens_per_minute=6000) as model:
+        start = anyio.current_time()
+        first = await model.chat("hi")
+        second = await model.chat("hi")
+        stats = model.statistics()
+    assert (first.text, second.text) == ("a", "b")
+    assert stats.throttled == 1
+    assert (stats.prompt_tokens, stats.total_tokens) == (151, 151)
+    assert server.requests[1].received_at - start >= 0.5 - 0.01
+
+
+def test_budgets_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="a per-minute budget must be positive, got -1"):
+        OpenAIChatModel("m", requests_per_minute=-1)
+
+
+async def test_statistics_count_requests_retries_failures_and_tokens(
+    server: OpenAICompatibleServer,
+) -> None:
+    server.enqueue(
+        Reply.server_error(),
+        Reply.text("true", usage=(10, 2)),
+        Reply.error(404),
+        Reply.text("false", usage=(5, 1)),
+    )
+    async with chat_model(server, max_concurrency=4) as model:
+        assert model.statistics() == ModelStatistics(
+            requests=0,
+            retries=0,
+            failures=0,
+            in_flight=0,
+            waiting=0,
+            max_concurrency=4,
+            throttled=0,
+            prompt_tokens=0,
+            completion_tokens=0,
+        )
+        await model.chat(USER)
+        with pytest.raises(ModelHTTPError):
+            await model.chat(USER)
+        await model.chat(USER)
+        stats = model.statistics()
+    assert stats == ModelStatistics(
+        requests=4,
+        retries=1,
+        failures=1,
+        in_flight=0,
+        waiting=0,
+        max_concurrency=4,
+        throttled=0,
+        prompt_tokens=15,
+        completion_tokens=3,
+    )
+    assert stats.total_tokens == 18
+
+
+# --- embeddings ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def embedder_factory(server: OpenAICompatibleServer) -> Iterator[Any]:
+    def make(**options: Any) -> OpenAIEmbedder:
+        settings: dict[str, Any] = {"backoff": 0.01, "timeout": 5.0}
+        settings.update(options)
+        return OpenAIEmbedder("embed-1", base_url=server.base_url, **settings)
+
+    yield make
+
+
+async def test_embed_returns_one_vector_per_text_in_order(
+    server: OpenAICompatibleServer, embedder_factory: Any
+) -> None:
+    texts = ["a cat", "a dog", "a cat", "the sun", "rain"]
+    async with embedder_factory(batch_size=2) as embedder:
+        result = await embedder.embed(texts)
+    assert result.vectors == [hashed_embedding(text) for text in texts]
+    assert result.vectors[0] == result.vectors[2] != result.vectors[1]
+    assert (result.model, result.retries) == ("embed-1", 0)
+    assert result.usage.prompt_tokens == 9
+    assert sorted(tuple(r.json["input"]) for r in server.requests) == [
+        ("a cat", "a dog"),
+        ("a cat", "the sun"),
+        ("rain",),
+    ]
+    assert {r.json["model"] for r in server.requests} == {"embed-1"}
+
+
+async def test_embed_reorders_by_index_and_counts_retries(
+    server: OpenAICompatibleServer, embedder_factory: Any
+) -> None:
+    body = b'{"data": [{"index": 1, "embedding": [0, 1]}, {"index": 0, "embedding": [1.5, 0]}]}'
+    server.enqueue_embeddings(Reply.rate_limited(0), Reply(body=body))
+    async with embedder_factory(dimensions=2) as embedder:
+        result = await embedder.embed(["x", "y"])
+    assert result.vectors == [[1.5, 0.0], [0.0, 1.0]]
+    assert result.retries == 1
+    assert server.requests[0].json == {"model": "embed-1", "input": ["x", "y"], "dimensions": 2}
+
+
+async def test_embed_of_nothing_sends_nothing(
+    server: OpenAICompatibleServer, embedder_factory: Any
+) -> None:
+    async with embedder_factory() as embedder:
+        result = await embedder.embed([])
+    assert (result.vectors, server.requests) == ([], [])
+
+
+async def test_embed_rejects_a_count_mismatch(
+    server: OpenAICompatibleServer, embedder_factory: Any
+) -> None:
+    server.enqueue_embeddings(Reply.embeddings([[1.0, 0.0]]))
+    async with embedder_factory() as embedder:
+        with pytest.raises(ModelResponseError) as caught:
+            await embedder.embed(["one", "two"])
+    assert str(caught.value).startswith(
+        f"embeddings reply from {server.base_url}/embeddings has 1 embeddings in 'data' "
+        "for 2 texts: "
+    )
+
+
+async def test_embed_rejects_vectors_that_are_not_numbers(
+    server: OpenAICompatibleServer, embedder_factory: Any
+) -> None:
+    server.enqueue_embeddings(Reply(body=b'{"data": [{"index": 0, "embedding": "abc"}]}'))
+    async with embedder_factory() as embedder:
+        with pytest.raises(ModelResponseError, match="has an embedding that is not a list"):
+            await embedder.embed(["one"])
+
+
+async def test_embed_fails_at_once_on_unauthorized(
+    server: OpenAICompatibleServer, embedder_factory: Any
+) -> None:
+    server.enqueue_embeddings(Reply.error(401, "bad key"))
+    async with embedder_factory(api_key=KEY) as embedder:
+        with pytest.raises(ModelHTTPError) as caught:
+            await embedder.embed(["one"])
+    assert caught.value.status == 401
+    assert "embeddings request to" in str(caught.value)
+    assert len(server.requests) == 1
