@@ -328,8 +328,15 @@ def test_json_keys_values_and_order() -> None:
         "duration",
         "tagScores",
         "strategyScores",
+        "usage",
         "evaluations",
     ]
+    assert document["usage"] == {
+        "retries": 0,
+        "promptTokens": 0,
+        "completionTokens": 0,
+        "cost": 0.0,
+    }
     assert document["globalScore"] == 20.0
     assert document["totalSamples"] == 5
     assert document["passed"] == 1
@@ -421,6 +428,12 @@ def test_json_pretty_is_default_and_indents_by_two() -> None:
         '  "unscored": 0,\n'
         '  "duration": 0.0,\n'
         '  "strategyScores": {},\n'
+        '  "usage": {\n'
+        '    "retries": 0,\n'
+        '    "promptTokens": 0,\n'
+        '    "completionTokens": 0,\n'
+        '    "cost": 0.0\n'
+        "  },\n"
         '  "evaluations": []\n'
         "}"
     )
@@ -770,3 +783,22 @@ def test_public_names() -> None:
     assert formatters.__all__ == sorted(formatters.__all__)
     for name in formatters.__all__:
         assert hasattr(formatters, name)
+
+
+def test_model_usage_is_reported_in_markdown_and_json() -> None:
+    sample = EvaluationSample("S", ["q"], "a")
+    result = EvaluationResult.passing().with_metadata(
+        {"retries": 2, "prompt_tokens": 120, "completion_tokens": 30, "cost": 0.0125}
+    )
+    report = EvaluationReport([EvaluationRow.from_result(sample, "Judge", "a", result)])
+    assert (
+        "**Model usage**: 120 prompt + 30 completion tokens · 2 retries · $0.0125"
+        in report.format("markdown")
+    )
+    assert orjson.loads(report.format("json"))["usage"] == {
+        "retries": 2,
+        "promptTokens": 120,
+        "completionTokens": 30,
+        "cost": 0.0125,
+    }
+    assert "Model usage" not in EvaluationReport([]).format("markdown")

@@ -15,7 +15,8 @@ How this departs from upstream:
   an object; ``null`` is ``null``, not the string ``"null"``. Values JSON has no type for are
   written as ``str(value)``.
 - Scores are numbers rounded half up to two decimals (``66.67``), not ``%.2f`` strings.
-- Added keys: ``errors``, ``unscored``, ``duration`` (seconds), ``strategyScores``,
+- Added keys: ``errors``, ``unscored``, ``duration`` (seconds), ``strategyScores``, ``usage``
+  (``retries``, ``promptTokens``, ``completionTokens``, ``cost`` of the strategies' model calls),
   ``complete`` (only when the report does not hold every row, then ``false``) and, per
   evaluation, ``strategy``, ``outcome``, ``score`` (0-1 or ``null`` when unscored),
   ``explanation``, ``metadata`` (only when any) and ``error`` (``{type, message}``, only on
@@ -78,6 +79,13 @@ class JsonFormatter:
             document["tagScores"] = {tag: _rounded(s) for tag, s in tag_scores.items()}
         document["strategyScores"] = {
             name: _rounded(score) for name, score in report.strategy_scores.items()
+        }
+        usage = report.usage
+        document["usage"] = {
+            "retries": usage.retries,
+            "promptTokens": usage.prompt_tokens,
+            "completionTokens": usage.completion_tokens,
+            "cost": usage.cost,
         }
         if not report.is_complete:
             document["complete"] = False

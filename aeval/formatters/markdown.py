@@ -4,7 +4,7 @@ The layout is upstream's (Quarkus LangChain4j ``MarkdownReportFormatter``), line
 with additions that leave the upstream lines intact:
 
 - a counts line after the global score (left out of an empty report, which stays exactly
-  upstream's);
+  upstream's), and a model-usage line (tokens, retries, cost) when strategies called models;
 - a ``## Score per strategy`` block when the report has more than one strategy;
 - in details mode, the outcomes ``UNSCORED`` and ``ERROR`` besides ``PASSED``/``FAILED``, a
   ``- Strategy:`` line, and ``#### Explanation`` / ``#### Error`` sections when present;
@@ -54,6 +54,9 @@ class MarkdownFormatter:
         lines = ["# Evaluation Report", "", f"**Global Score**: {format_percent(report.score)}", ""]
         if report.evaluation_count:
             lines += [_counts_line(report), ""]
+        usage = report.usage
+        if usage.retries or usage.total_tokens or usage.cost:
+            lines += [_usage_line(report), ""]
         tag_scores = report.tag_scores
         if tag_scores:
             lines += ["## Score per tags", ""]
@@ -87,6 +90,15 @@ def _counts_line(report: EvaluationReport) -> str:
         f"**Failed**: {report.failed_count} · **Unscored**: {report.unscored_count} · "
         f"**Errors**: {report.error_count}"
     )
+
+
+def _usage_line(report: EvaluationReport) -> str:
+    usage = report.usage
+    line = (
+        f"**Model usage**: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion "
+        f"tokens · {usage.retries} retries"
+    )
+    return f"{line} · ${usage.cost:.4f}" if usage.cost else line
 
 
 def _heading(row: EvaluationRow) -> str:
