@@ -1,3 +1,213 @@
-"""aeval's pytest plugin (registered through the ``pytest11`` entry point)."""
+"""aeval's pytest plugin, loaded automatically through the ``pytest11`` entry point.
+
+Fixtures: ``scorer``, ``samples``, ``record_evaluation``, and for ``@eval_cases`` tests
+``case`` and ``eval_assert``. Markers: ``scorer``, ``samples``, ``aeval_live``. Decorators:
+:func:`evaluation_test`, :func:`strategies`, :func:`eval_cases`. Options: ``--aeval-live``,
+``--aeval-report-dir``, ``--aeval-min-score``; ini ``aeval_concurrency`` and ``aeval_live``.
+Every evaluation a test runs through these is listed in the "aeval evaluations" section of
+the terminal summary. See ``docs/pytest.md``.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from typing import Any
+
+import anyio
+import pytest
+
+from ._exceptions import SampleLoadError
+from ._pytest_plugin._cases import EvalAssert, EvalAssertion, StrategyScore
+from ._pytest_plugin._config import (
+    LIVE_SKIP_REASON,
+    add_options,
+    fail,
+    register_markers,
+    settings,
+)
+from ._pytest_plugin._decorators import (
+    CASES_MARKER,
+    eval_cases,
+    evaluation_test,
+    generate_cases,
+    load_marked_sources,
+    strategies,
+    strategy_id,
+)
+from ._pytest_plugin._recording import (
+    WORKER_OUTPUT_KEY,
+    EvaluationRecorder,
+    EvaluationSession,
+    record_outcome,
+    records_for,
+    scorer_for,
+)
+from ._report import EvaluationReport
+from ._samples import EvaluationSample, Samples
+from ._scorer import Scorer
+
+__all__ = [
+    "EvalAssert",
+    "EvalAssertion",
+    "EvaluationRecorder",
+    "StrategyScore",
+    "eval_cases",
+    "evaluation_test",
+    "strategies",
+]
+
+_SESSION_KEY = pytest.StashKey[EvaluationSession]()
+
+
+def _session(config: pytest.Config) -> EvaluationSession:
+    return config.stash[_SESSION_KEY]
+
+
+# -- fixtures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scorer(request: pytest.FixtureRequest) -> Iterator[Scorer]:
+    """A Scorer configured by ``@pytest.mark.scorer(...)`` (default concurrency: ini
+    ``aeval_concurrency``), closed after the test. Every report it returns is recorded
+    for the summary and the report directory."""
+    instance = scorer_for(request.node, settings(request.config))
+    yield instance
+    if not instance.closed:
+        anyio.run(instance.aclose)
+
+
+@pytest.fixture
+def samples(request: pytest.FixtureRequest) -> Samples:
+    """The samples of ``@pytest.mark.samples("a.yaml", "b.yaml", tags=[...])``, merged in
+    order; paths resolve against the rootdir, then the test file's directory."""
+    marker = request.node.get_closest_marker("samples")
+    if marker is None or not marker.args:
+        fail('The samples fixture needs @pytest.mark.samples("path/to/samples.yaml", ...)')
+    unknown = set(marker.kwargs) - {"tags"}
+    if unknown:
+        fail(f"@pytest.mark.samples takes only tags= as a keyword, got {sorted(unknown)}")
+    tags = marker.kwargs.get("tags", ())
+    try:
+        return load_marked_sources(
+            marker.args,
+            (tags,) if isinstance(tags, str) else tags,
+            config=request.config,
+            test_path=request.node.path,
+        )
+    except (SampleLoadError, ValueError) as exc:
+        fail(f"@pytest.mark.samples: {exc}")
+
+
+@pytest.fixture
+def record_evaluation(request: pytest.FixtureRequest) -> EvaluationRecorder:
+    """Call it with a report made without the ``scorer`` fixture (``evaluate_sync``, the
+    builder…) to list it in the summary and the report directory."""
+    return EvaluationRecorder(records_for(request.node))
+
+
+@pytest.fixture
+def case(request: pytest.FixtureRequest) -> EvaluationSample:
+    """The case of an ``@eval_cases`` test (set by the decorator's parametrization)."""
+    fail(
+        f"{request.node.name} uses the case fixture but is not decorated with "
+        '@eval_cases("dataset.yaml")'
+    )
+
+
+@pytest.fixture
+def eval_assert(request: pytest.FixtureRequest) -> EvalAssert:
+    """Assertions on the answer to the case of an ``@eval_cases`` test."""
+    marker = request.node.get_closest_marker(CASES_MARKER)
+    callspec = getattr(request.node, "callspec", None)
+    if marker is None or callspec is None or "case" not in callspec.params:
+        fail(
+            f"{request.node.name} uses the eval_assert fixture but is not decorated with "
+            '@eval_cases("dataset.yaml")'
+        )
+    records = records_for(request.node)
+    position: int | None = None
+
+    def on_report(report: EvaluationReport) -> None:
+        nonlocal position
+        if position is None:
+            position = records.add(report)
+        else:
+            records.replace(position, report)
+
+    return EvalAssert(
+        callspec.params["case"], threshold=marker.kwargs["threshold"], on_report=on_report
+    )
+
+
+# -- hooks --------------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    register_markers(config)
+    config.stash[_SESSION_KEY] = EvaluationSession(config, settings(config))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if settings(config).live:
+        return
+    skip = pytest.mark.skip(reason=LIVE_SKIP_REASON)
+    for item in items:
+        if item.get_closest_marker("aeval_live") is not None:
+            item.add_marker(skip)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    generate_cases(metafunc)
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    return strategy_id(val)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    record_outcome(item, report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, None, None]:
+    try:
+        return (yield)
+    finally:
+        _session(item.config).finish_item(item)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    evaluations = _session(session.config)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[WORKER_OUTPUT_KEY] = evaluations.worker_output()
+        return
+    evaluations.finish(session)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    output = getattr(node, "workeroutput", None) or {}
+    _session(node.config).add_worker_entries(output.get(WORKER_OUTPUT_KEY, ()))
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
+    lines = _session(config).terminal_lines()
+    if lines:
+        terminalreporter.section("aeval evaluations")
+        for line in lines:
+            terminalreporter.line(line)

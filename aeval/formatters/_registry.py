@@ -17,6 +17,7 @@ from importlib import metadata
 from .._exceptions import FormatError
 from ._base import ReportFormatter
 from .json import JsonFormatter
+from .junit import JunitFormatter
 from .markdown import MarkdownFormatter
 
 __all__ = [
@@ -145,7 +146,7 @@ class _Registry:
 
 
 def _default_registry() -> _Registry:
-    return _Registry(JsonFormatter(), MarkdownFormatter())
+    return _Registry(JsonFormatter(), JunitFormatter(), MarkdownFormatter())
 
 
 _REGISTRY = _default_registry()

@@ -1,0 +1,185 @@
+"""Turning the configuration's names into objects: the target callable and the strategies."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._config import ConfigError, RunConfig
+
+__all__ = ["Built", "build_strategies", "import_object"]
+
+_FLAGS = {
+    "IGNORECASE": re.IGNORECASE,
+    "MULTILINE": re.MULTILINE,
+    "DOTALL": re.DOTALL,
+    "VERBOSE": re.VERBOSE,
+    "ASCII": re.ASCII,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """The strategies of a run and the objects to close when it ends (model clients)."""
+
+    strategies: tuple[object, ...]
+    resources: tuple[object, ...]
+
+
+def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> Any:
+    """Import ``module:attribute``, the configuration's directory first on ``sys.path``.
+
+    Raises:
+        ConfigError: The module or the attribute cannot be found, or importing raised.
+    """
+    directory = str(config.directory.resolve())
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    module_name, _, attribute = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            raise config.error(
+                key,
+                f"no module named {exc.name!r} (looked in {directory} and on sys.path)",
+            ) from exc
+        raise config.error(key, f"importing {module_name!r} failed: {exc}") from exc
+    except Exception as exc:
+        raise config.error(
+            key, f"importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    target: Any = module
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise config.error(
+                key, f"module {module_name!r} has no attribute {attribute!r}"
+            ) from None
+    return target
+
+
+def _label(entry: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": entry["label"]} if "label" in entry else {}
+
+
+def _api_key(config: RunConfig, key: tuple[str | int, ...], model: Mapping[str, Any]) -> Any:
+    variable = model.get("api_key_env")
+    if variable is None:
+        return None
+    value = os.environ.get(variable)
+    if not value:
+        raise config.error(
+            (*key, "model", "api_key_env"),
+            f"the environment variable {variable} is not set: export it with the API key",
+        )
+    return value
+
+
+def _model_options(
+    config: RunConfig, key: tuple[str | int, ...], model: Mapping[str, Any]
+) -> dict[str, Any]:
+    options = {k: v for k, v in model.items() if k not in ("model", "api_key_env")}
+    options["api_key"] = _api_key(config, key, model)
+    return options
+
+
+def _text(kind: str, entry: Mapping[str, Any]) -> object:
+    from ..strategies import text
+
+    args = {k: v for k, v in entry.items() if k not in ("name", "label")}
+    args.update(_label(entry))
+    if kind == "exact_match":
+        return text.ExactMatchStrategy(**args)
+    if kind == "contains":
+        return text.ContainsStrategy(**args)
+    if kind == "regex":
+        flags = 0
+        for flag in args.pop("flags", ()):
+            flags |= _FLAGS[flag]
+        return text.RegexStrategy(args.pop("pattern"), flags=flags, **args)
+    if kind == "not_blank":
+        return text.NotBlankStrategy(**args)
+    if kind == "json":
+        return text.JsonStrategy(**args)
+    if kind == "segments":
+        return text.SegmentsStrategy(**args)
+    return text.GuardrailStrategy(**args)
+
+
+def _judge(
+    config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, Any]
+) -> tuple[object, object]:
+    from ..models.openai import OpenAIChatModel
+    from ..strategies.judge import AiJudgeStrategy
+
+    spec = entry["model"]
+    model = OpenAIChatModel(spec.get("model"), **_model_options(config, key, spec))
+    args = {k: v for k, v in entry.items() if k not in ("name", "label", "model")}
+    if "scale" in args:
+        args["scale"] = tuple(args["scale"])
+    return AiJudgeStrategy(model, **args, **_label(entry)), model
+
+
+def _similarity(
+    config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, Any]
+) -> tuple[object, object]:
+    from ..models.openai import OpenAIEmbedder
+
+    try:
+        module = importlib.import_module("aeval.strategies.similarity")
+    except ModuleNotFoundError:
+        raise config.error(
+            (*key, "name"), "the similarity strategy is not available in this aeval version"
+        ) from None
+    spec = entry["model"]
+    embedder = OpenAIEmbedder(spec.get("model"), **_model_options(config, key, spec))
+    args = {"threshold": entry["threshold"]} if "threshold" in entry else {}
+    strategy = module.SemanticSimilarityStrategy(embedder=embedder, **args, **_label(entry))
+    return strategy, embedder
+
+
+def _custom(config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, Any]) -> object:
+    factory = import_object(config, (*key, "class"), entry["class"])
+    if not callable(factory):
+        raise config.error((*key, "class"), f"{entry['class']!r} is not a class")
+    instance: object = factory(**(entry.get("args") or {}))
+    return instance
+
+
+def build_strategies(config: RunConfig) -> Built:
+    """Build every strategy of ``config``, in order.
+
+    Raises:
+        ConfigError: A strategy cannot be built; the message names ``strategies[i]`` and
+            what its constructor said.
+    """
+    strategies: list[object] = []
+    resources: list[object] = []
+    for index, entry in enumerate(config.strategies):
+        key: tuple[str | int, ...] = ("strategies", index)
+        kind = entry.get("name")
+        try:
+            if "class" in entry:
+                strategies.append(_custom(config, key, entry))
+            elif kind == "judge":
+                strategy, resource = _judge(config, key, entry)
+                strategies.append(strategy)
+                resources.append(resource)
+            elif kind == "similarity":
+                strategy, resource = _similarity(config, key, entry)
+                strategies.append(strategy)
+                resources.append(resource)
+            else:
+                strategies.append(_text(str(kind), entry))
+        except ConfigError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise config.error(key, f"cannot build the strategy: {exc}") from exc
+    return Built(tuple(strategies), tuple(resources))

@@ -1,0 +1,259 @@
+"""Reading, validating and resolving the configuration file of ``aeval run``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from .._exceptions import AevalError
+from ._schema import PathPart, Problem, Validator, load_schema, render_path
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_FORMATS",
+    "DEFAULT_OUTPUT_DIR",
+    "ConfigError",
+    "HttpSpec",
+    "RunConfig",
+    "load_config",
+]
+
+DEFAULT_CONCURRENCY = 4
+DEFAULT_FORMATS = ("markdown", "json", "junit")
+DEFAULT_OUTPUT_DIR = "aeval-results"
+_DEFAULT_HTTP_TIMEOUT = 30.0
+
+
+class ConfigError(AevalError, ValueError):
+    """The configuration (file or flags) cannot be used; nothing ran.
+
+    Each line of the message names the file, the line where known, the key and the fix.
+
+    Attributes:
+        source: The configuration file.
+        problems: One line per problem.
+    """
+
+    def __init__(self, source: str, problems: Sequence[str]) -> None:
+        self.source = source
+        self.problems = tuple(problems)
+        super().__init__("\n".join(self.problems))
+
+    @classmethod
+    def at(
+        cls,
+        source: str | Path,
+        key: Sequence[PathPart] | str,
+        message: str,
+        *,
+        line: int | None = None,
+    ) -> ConfigError:
+        """One problem at ``key`` (a path such as ``("strategies", 1)`` or a rendered key)."""
+        where = str(source) if line is None else f"{source}:{line}"
+        name = key if isinstance(key, str) else render_path(key)
+        return cls(str(source), [f"{where}: {name}: {message}"])
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSpec:
+    """An HTTP endpoint as the function under test (``target.http``)."""
+
+    url: str
+    method: str = "POST"
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    body: Any = None
+    has_body: bool = False
+    response_path: str | None = None
+    timeout: float = _DEFAULT_HTTP_TIMEOUT
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """A validated configuration, with relative paths resolved.
+
+    Attributes:
+        path: The configuration file.
+        samples: Sample sources: absolute paths or URLs.
+        tags: Keep only samples with one of these tags (all samples when empty).
+        target: ``"module:function"`` or an :class:`HttpSpec`.
+        strategies: The raw strategy entries, validated.
+        concurrency: Samples in flight at once.
+        timeout: Seconds per call of the target, ``None`` for no limit.
+        repeats: Runs per sample.
+        min_score: The smallest acceptable global score (percent), if any.
+        tag_min_scores: The smallest acceptable score per tag (percent).
+        output_dir: Where reports and ``rows.jsonl`` are written.
+        formats: Report formats.
+        description: The configuration's ``description``.
+        lines: Line numbers of the keys, for messages found after validation.
+    """
+
+    path: Path
+    samples: tuple[str, ...]
+    tags: tuple[str, ...]
+    target: str | HttpSpec
+    strategies: tuple[Mapping[str, Any], ...]
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float | None = None
+    repeats: int = 1
+    min_score: float | None = None
+    tag_min_scores: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    output_dir: Path = Path(DEFAULT_OUTPUT_DIR)
+    formats: tuple[str, ...] = DEFAULT_FORMATS
+    description: str | None = None
+    lines: Mapping[tuple[PathPart, ...], int] = field(
+        default_factory=lambda: MappingProxyType({}), compare=False, repr=False
+    )
+
+    @property
+    def directory(self) -> Path:
+        """The directory holding the configuration file."""
+        return self.path.parent
+
+    def error(self, key: Sequence[PathPart], message: str) -> ConfigError:
+        """A :class:`ConfigError` at ``key``, with its line when known."""
+        return ConfigError.at(self.path, key, message, line=self.line(key))
+
+    def line(self, key: Sequence[PathPart]) -> int | None:
+        """The line of ``key`` (or of its closest parent) in the file."""
+        path = tuple(key)
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return None
+
+    def replace(self, **changes: Any) -> RunConfig:
+        """A copy with ``changes`` applied (used for command-line overrides)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _index_lines(node: yaml.Node, path: tuple[PathPart, ...], out: dict[Any, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                where = (*path, str(key_node.value))
+                out[where] = key_node.start_mark.line + 1
+                _index_lines(value_node, where, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            out[(*path, index)] = item.start_mark.line + 1
+            _index_lines(item, (*path, index), out)
+
+
+def _parse(path: Path) -> tuple[Any, dict[tuple[PathPart, ...], int]]:
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, [f"{source}: the configuration file does not exist"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, [f"{source}: cannot read the configuration: {exc}"]) from exc
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = source if mark is None else f"{source}:{mark.line + 1}"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, [f"{where}: not valid YAML: {problem}"]) from exc
+    lines: dict[tuple[PathPart, ...], int] = {}
+    if node is not None:
+        _index_lines(node, (), lines)
+    if data is None:
+        raise ConfigError(source, [f"{source}: the configuration file is empty"])
+    return data, lines
+
+
+def _line_of(problem: Problem, lines: Mapping[tuple[PathPart, ...], int]) -> int | None:
+    path = problem.path
+    while path:
+        if path in lines:
+            return lines[path]
+        path = path[:-1]
+    return None
+
+
+def _is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def _resolve(base: Path, value: str) -> str:
+    if _is_url(value):
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+def _strings(value: str | Sequence[str]) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _http(data: Mapping[str, Any]) -> HttpSpec:
+    return HttpSpec(
+        url=data["url"],
+        method=data.get("method", "POST"),
+        headers=MappingProxyType(dict(data.get("headers") or {})),
+        body=data.get("body"),
+        has_body="body" in data,
+        response_path=data.get("response_path"),
+        timeout=float(data.get("timeout", _DEFAULT_HTTP_TIMEOUT)),
+    )
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read, validate and resolve a configuration file.
+
+    Raises:
+        ConfigError: The file is missing, is not YAML, or breaks the schema; every problem is
+            listed with its line and key.
+    """
+    path = Path(path)
+    data, lines = _parse(path)
+    problems = Validator(load_schema()).validate(data)
+    if problems:
+        raise ConfigError(
+            str(path),
+            [
+                f"{path}:{line}: {problem}"
+                if (line := _line_of(problem, lines))
+                else f"{path}: {problem}"
+                for problem in problems
+            ],
+        )
+    base = path.resolve().parent
+    samples = data["samples"]
+    tags: tuple[str, ...] = ()
+    if isinstance(samples, dict):
+        tags = tuple(samples.get("tags") or ())
+        samples = samples["paths"]
+    target = data["target"]
+    if isinstance(target, dict):
+        target = _http(target["http"]) if "http" in target else target["function"]
+    thresholds = data.get("thresholds") or {}
+    output = data.get("output") or {}
+    timeout = data.get("timeout")
+    return RunConfig(
+        path=path,
+        samples=tuple(_resolve(base, source) for source in _strings(samples)),
+        tags=tags,
+        target=target,
+        strategies=tuple(data["strategies"]),
+        concurrency=data.get("concurrency", DEFAULT_CONCURRENCY),
+        timeout=None if timeout is None else float(timeout),
+        repeats=data.get("repeats", 1),
+        min_score=thresholds.get("min_score"),
+        tag_min_scores=MappingProxyType(dict(thresholds.get("tag_min_scores") or {})),
+        output_dir=Path(_resolve(base, output["dir"]))
+        if "dir" in output
+        else Path(DEFAULT_OUTPUT_DIR),
+        formats=tuple(output.get("formats", DEFAULT_FORMATS)),
+        description=data.get("description"),
+        lines=MappingProxyType(lines),
+    )

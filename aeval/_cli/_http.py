@@ -1,0 +1,253 @@
+"""An HTTP endpoint as the function under test (``target: {http: ...}``).
+
+The request is built from the sample's parameters: ``{name}`` and ``{0}`` placeholders in
+the URL (URL-encoded) and in the strings of the JSON body template. A body string that is
+exactly one placeholder takes the parameter's value with its JSON type; a placeholder
+inside longer text is replaced by the value's text. ``{{`` and ``}}`` are literal braces.
+
+The answer is read from the JSON response at ``response_path``. A status outside 2xx is
+raised as :class:`HttpStatusError` (an error row naming the status). The status of each
+successful call is added to the metadata of that sample's rows as ``http_status`` by
+:class:`StatusRecorder`, which reads it from a context variable set by the call: the
+Scorer runs a sample's strategies in the task that called the target.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from .._callables import strategy_name
+from .._results import EvaluationResult
+from .._samples import EvaluationSample, Parameters
+from ._config import HttpSpec, RunConfig
+
+__all__ = [
+    "HttpResponseError",
+    "HttpStatusError",
+    "HttpTarget",
+    "StatusRecorder",
+    "check_templates",
+    "resolve_headers",
+]
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)\}")
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_STATUS: ContextVar[int | None] = ContextVar("aeval_http_status", default=None)
+_EXCERPT = 200
+
+
+class HttpStatusError(Exception):
+    """The HTTP target answered with a status outside 2xx."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HttpResponseError(Exception):
+    """The HTTP target's response holds no answer at the configured path."""
+
+
+def _strings(template: Any) -> Iterator[str]:
+    if isinstance(template, str):
+        yield template
+    elif isinstance(template, Mapping):
+        for value in template.values():
+            yield from _strings(value)
+    elif isinstance(template, list):
+        for item in template:
+            yield from _strings(item)
+
+
+def _names(template: Any) -> list[str]:
+    names: list[str] = []
+    for text in _strings(template):
+        for match in _PLACEHOLDER.finditer(text):
+            name = match.group(1)
+            if name is not None and name not in names:
+                names.append(name)
+    return names
+
+
+def _lookup(params: Parameters, name: str) -> Any:
+    return params[int(name)] if name.isdigit() else params[name]
+
+
+def _fill_text(text: str, params: Parameters, *, encode: bool) -> Any:
+    whole = _PLACEHOLDER.fullmatch(text)
+    if whole is not None and whole.group(1) is not None and not encode:
+        return _lookup(params, whole.group(1))
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name is None:
+            return match.group(0)[0]
+        value = _lookup(params, name)
+        shown = value if isinstance(value, str) else str(value)
+        return quote(shown, safe="") if encode else shown
+
+    return _PLACEHOLDER.sub(replace, text)
+
+
+def _fill(template: Any, params: Parameters) -> Any:
+    if isinstance(template, str):
+        return _fill_text(template, params, encode=False)
+    if isinstance(template, Mapping):
+        return {key: _fill(value, params) for key, value in template.items()}
+    if isinstance(template, list):
+        return [_fill(item, params) for item in template]
+    return template
+
+
+def check_templates(config: RunConfig, spec: HttpSpec, samples: Iterable[EvaluationSample]) -> None:
+    """Check that every placeholder of the URL and body exists in every sample.
+
+    Raises:
+        ConfigError: A sample lacks a parameter a placeholder names (the first such sample).
+    """
+    for key, template in (("url", spec.url), ("body", spec.body)):
+        names = _names(template)
+        if not names:
+            continue
+        for sample in samples:
+            for name in names:
+                try:
+                    _lookup(sample.parameters, name)
+                except (IndexError, KeyError):
+                    raise config.error(
+                        ("target", "http", key),
+                        f"the placeholder {{{name}}} names a parameter that sample "
+                        f"{sample.name!r} does not have (it has {sample.parameters!r})",
+                    ) from None
+
+
+def resolve_headers(config: RunConfig, spec: HttpSpec) -> dict[str, str]:
+    """The headers with ``${NAME}`` replaced by environment variables.
+
+    Raises:
+        ConfigError: A variable is not set.
+    """
+    headers: dict[str, str] = {}
+    for name, value in spec.headers.items():
+
+        def variable(match: re.Match[str], header: str = name) -> str:
+            found = os.environ.get(match.group(1))
+            if found is None:
+                raise config.error(
+                    ("target", "http", "headers", header),
+                    f"the environment variable {match.group(1)} is not set",
+                )
+            return found
+
+        headers[name] = _ENV.sub(variable, value)
+    return headers
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 3] + "..."
+
+
+def _extract(data: Any, path: str) -> Any:
+    current = data
+    walked: list[str] = []
+    for part in path.split("."):
+        if isinstance(current, list) and part.lstrip("-").isdigit():
+            index = int(part)
+            if not -len(current) <= index < len(current):
+                raise HttpResponseError(
+                    f"the response has no {path!r}: {'.'.join(walked) or 'the response'} "
+                    f"is a list of {len(current)} items"
+                )
+            current = current[index]
+        elif isinstance(current, Mapping) and part in current:
+            current = current[part]
+        else:
+            where = ".".join(walked) or "the response"
+            if isinstance(current, Mapping):
+                keys = ", ".join(repr(k) for k in list(current)[:10])
+                detail = f"{where} has the keys {keys}" if keys else f"{where} is empty"
+            else:
+                detail = f"{where} is {type(current).__name__}"
+            raise HttpResponseError(f"the response has no {path!r}: {detail}")
+        walked.append(part)
+    return current
+
+
+class HttpTarget:
+    """Calls the endpoint of an :class:`HttpSpec` for one sample's parameters.
+
+    Args:
+        spec: The endpoint.
+        client: The client shared by every call of the run.
+        headers: The request headers, environment variables already resolved.
+    """
+
+    def __init__(self, spec: HttpSpec, client: httpx.AsyncClient, headers: Mapping[str, str]):
+        self._spec = spec
+        self._client = client
+        self._headers = dict(headers)
+
+    async def __call__(self, params: Parameters) -> Any:
+        """Send the request and return the answer found at ``response_path``."""
+        spec = self._spec
+        _STATUS.set(None)
+        url = _fill_text(spec.url, params, encode=True)
+        request: dict[str, Any] = {"headers": self._headers, "timeout": spec.timeout}
+        if spec.has_body:
+            request["json"] = _fill(spec.body, params)
+        response = await self._client.request(spec.method, url, **request)
+        status = response.status_code
+        if not 200 <= status < 300:
+            raise HttpStatusError(
+                f"HTTP {status} {response.reason_phrase} from {spec.method} {url}: "
+                f"{_excerpt(response.text)}",
+                status=status,
+            )
+        _STATUS.set(status)
+        if spec.response_path is None:
+            try:
+                return response.json()
+            except ValueError:
+                return response.text
+        try:
+            data = response.json()
+        except ValueError:
+            raise HttpResponseError(
+                f"the response is not JSON, so it has no {spec.response_path!r}: "
+                f"{_excerpt(response.text)}"
+            ) from None
+        return _extract(data, spec.response_path)
+
+
+class StatusRecorder:
+    """Wraps a strategy to add the HTTP status of the call to each result's metadata."""
+
+    def __init__(self, strategy: object) -> None:
+        self._strategy = strategy
+        evaluate = getattr(strategy, "evaluate", strategy)
+        if not callable(evaluate):
+            raise TypeError(f"{strategy!r} is not a strategy: it has no evaluate method")
+        self._evaluate: Callable[[EvaluationSample, Any], Any] = evaluate
+        self.name = strategy_name(strategy)
+
+    async def evaluate(self, sample: EvaluationSample, output: Any) -> Any:
+        """Run the wrapped strategy, then record ``http_status``."""
+        result = self._evaluate(sample, output)
+        if inspect.isawaitable(result):
+            result = await result
+        status = _STATUS.get()
+        if status is None or not isinstance(result, EvaluationResult):
+            return result
+        return result.with_metadata({"http_status": status})
+
+    def __repr__(self) -> str:
+        return f"StatusRecorder({self._strategy!r})"

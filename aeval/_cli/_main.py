@@ -1,0 +1,232 @@
+"""The ``aeval`` command: ``run``, ``report`` and ``schema``.
+
+Exit codes: 0 every threshold met, 1 a threshold missed, 2 a configuration or usage error
+(the message, on stderr, names the file and the key), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+
+from .._exceptions import FormatError, SampleLoadError
+from .._report import EvaluationReport
+from .._sinks import read_rows
+from ._build import build_strategies, import_object
+from ._config import ConfigError, RunConfig, load_config
+from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
+from ._run import execute
+from ._schema import schema_text
+from ._summary import check_thresholds, print_summary, verdict
+
+__all__ = ["EXIT_CONFIG", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_CONFIG = 2
+EXIT_INTERRUPTED = 130
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage, got {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 100, got {text!r}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="aeval",
+        description="Evaluate an LLM application over samples: batch runs and CI gates.",
+    )
+    parser.add_argument("--version", action="version", version=f"aeval {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="evaluate the target of a configuration file",
+        description="Evaluate the target of CONFIG and gate on its thresholds. Exit codes: "
+        "0 thresholds met, 1 a threshold missed, 2 configuration or usage error, "
+        "130 interrupted.",
+    )
+    run.add_argument("config", metavar="CONFIG", help="the configuration file (YAML)")
+    run.add_argument("--concurrency", type=_positive_int, help="samples evaluated at once")
+    run.add_argument(
+        "--tags",
+        action="append",
+        metavar="TAG[,TAG]",
+        help="evaluate only samples carrying one of these tags (repeatable)",
+    )
+    run.add_argument("--min-score", type=_percent, metavar="PERCENT", help="global minimum")
+    run.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
+    run.add_argument(
+        "--format",
+        action="append",
+        dest="formats",
+        metavar="FORMAT",
+        help="a report format (repeatable; replaces the configured formats)",
+    )
+    run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per sample")
+    run.add_argument("--repeats", type=_positive_int, help="runs per sample")
+    run.add_argument(
+        "--quiet", action="store_true", help="no progress and no tables: the verdict only"
+    )
+
+    report = commands.add_parser(
+        "report",
+        help="render the rows of a run (rows.jsonl) as a report",
+        description="Re-render a finished or partial run from its rows.jsonl.",
+    )
+    report.add_argument("rows", type=Path, metavar="RUN.jsonl")
+    report.add_argument("--format", default="markdown", help="markdown, json, junit, ...")
+    report.add_argument(
+        "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout"
+    )
+
+    commands.add_parser("schema", help="print the JSON Schema of the configuration file")
+    return parser
+
+
+def _overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
+    changes: dict[str, Any] = {}
+    if args.concurrency is not None:
+        changes["concurrency"] = args.concurrency
+    if args.tags:
+        tags = [tag.strip() for group in args.tags for tag in group.split(",")]
+        changes["tags"] = tuple(tag for tag in tags if tag)
+    if args.min_score is not None:
+        changes["min_score"] = args.min_score
+    if args.output is not None:
+        changes["output_dir"] = args.output
+    if args.formats:
+        changes["formats"] = tuple(args.formats)
+    if args.timeout is not None:
+        changes["timeout"] = args.timeout
+    if args.repeats is not None:
+        changes["repeats"] = args.repeats
+    return config.replace(**changes) if changes else config
+
+
+def _check_formats(config: RunConfig, *, from_flag: bool) -> None:
+    from ..formatters import get_formatter, supported_formats
+
+    for index, name in enumerate(config.formats):
+        try:
+            get_formatter(name)
+        except FormatError:
+            import difflib
+
+            known = supported_formats()
+            close = difflib.get_close_matches(name.lower(), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            message = f"unknown format {name!r}{hint}; available: {', '.join(known)}"
+            if from_flag:
+                raise ConfigError.at(config.path, "--format", message) from None
+            raise config.error(("output", "formats", index), message) from None
+
+
+def _progress(console: Console, quiet: bool, strategies: int) -> RunProgress:
+    if quiet:
+        return NullProgress(strategies)
+    if console.is_terminal:
+        return RichProgress(console, strategies)
+    return PlainProgress(sys.stdout, strategies)
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = _overrides(load_config(args.config), args)
+    _check_formats(config, from_flag=bool(args.formats))
+    function = None
+    if isinstance(config.target, str):
+        function = import_object(config, ("target",), config.target)
+        if not callable(function):
+            raise config.error(("target",), f"{config.target!r} is not callable")
+    built = build_strategies(config)
+    console = Console(highlight=False)
+    progress = _progress(console, args.quiet, len(built.strategies))
+    result = anyio.run(partial(execute, config, built, function, progress))
+    checks = check_thresholds(result.report, config)
+    if not args.quiet:
+        print_summary(
+            console,
+            result.report,
+            config=config,
+            checks=checks,
+            files=result.files,
+            interrupted=result.interrupted,
+            planned=result.planned,
+        )
+    console.print(verdict(checks, interrupted=result.interrupted), highlight=False, soft_wrap=True)
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED
+
+
+async def _report(path: Path, format: str, output: Path | None) -> None:
+    report = EvaluationReport([row async for row in read_rows(path)])
+    if output is None:
+        sys.stdout.write(report.format(format))
+        sys.stdout.write("\n")
+    else:
+        await report.save_as(output, format)
+
+
+def _error(message: str) -> int:
+    sys.stderr.write(f"aeval: error: {message}\n")
+    return EXIT_CONFIG
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``aeval`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "schema":
+            sys.stdout.write(schema_text())
+            return EXIT_OK
+        if args.command == "report":
+            if not args.rows.is_file():
+                return _error(f"{args.rows}: no such file")
+            anyio.run(_report, args.rows, args.format, args.output)
+            return EXIT_OK
+        return _run(args)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            _error(problem)
+        return EXIT_CONFIG
+    except (FormatError, SampleLoadError) as exc:
+        return _error(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("aeval: interrupted\n")
+        return EXIT_INTERRUPTED

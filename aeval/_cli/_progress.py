@@ -1,0 +1,217 @@
+"""Progress of a run: a live bar on a terminal, plain periodic lines otherwise.
+
+Both count samples (function calls, samples × repeats, the total is known) and show the
+rows produced, the pass rate so far, errors, model retries (summed from the rows'
+``retries`` metadata, as the report's ``usage`` does), the rate and the time left.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import IO, Protocol
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from .._results import EvaluationRow, Outcome
+
+__all__ = ["NullProgress", "PlainProgress", "RichProgress", "RunProgress", "Tally"]
+
+_STEPS = 10
+_INTERVAL = 10.0
+
+
+class Tally:
+    """Counters updated in O(1) per row.
+
+    Args:
+        strategies: Strategies per sample: a sample is done after its last strategy's row
+            (or its single error row when the function under test raised).
+    """
+
+    __slots__ = ("errors", "passed", "retries", "rows", "samples", "strategies")
+
+    def __init__(self, strategies: int) -> None:
+        self.strategies = strategies
+        self.samples = self.rows = self.passed = self.errors = self.retries = 0
+
+    def add(self, row: EvaluationRow) -> None:
+        """Count one row."""
+        self.rows += 1
+        if row.outcome is Outcome.PASSED:
+            self.passed += 1
+        elif row.outcome is Outcome.ERROR:
+            self.errors += 1
+        retries = row.metadata.get("retries") if row.metadata else None
+        if isinstance(retries, int) and not isinstance(retries, bool):
+            self.retries += retries
+        if row.strategy is None or row.position >= self.strategies - 1:
+            self.samples += 1
+
+    @property
+    def pass_rate(self) -> float:
+        """100 × passed rows / rows so far."""
+        return 100.0 * self.passed / self.rows if self.rows else 0.0
+
+    def stats(self) -> str:
+        """``12 rows | pass 83.3% | 1 error | 0 retries``."""
+        errors = "error" if self.errors == 1 else "errors"
+        retries = "retry" if self.retries == 1 else "retries"
+        return (
+            f"{self.rows} rows | pass {self.pass_rate:.1f}% | {self.errors} {errors} | "
+            f"{self.retries} {retries}"
+        )
+
+
+def _clock(seconds: float) -> str:
+    whole = max(0, round(seconds))
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+class RunProgress(Protocol):
+    """What the run tells the display."""
+
+    tally: Tally
+
+    def start(self, total: int) -> None:
+        """The run starts; ``total`` samples (× repeats) will be evaluated."""
+
+    def advance(self, row: EvaluationRow) -> None:
+        """A row finished."""
+
+    def stop(self, *, interrupted: bool) -> None:
+        """The run ended, completely or not."""
+
+
+class NullProgress:
+    """Shows nothing (``--quiet``)."""
+
+    def __init__(self, strategies: int) -> None:
+        self.tally = Tally(strategies)
+
+    def start(self, total: int) -> None:
+        """Do nothing."""
+
+    def advance(self, row: EvaluationRow) -> None:
+        """Count the row."""
+        self.tally.add(row)
+
+    def stop(self, *, interrupted: bool) -> None:
+        """Do nothing."""
+
+
+class PlainProgress:
+    """Writes a line each tenth of the run (or every 10 s), and a final line.
+
+    Example of a line (one line)::
+
+        aeval: 3/6 samples (50%) | 6 rows | pass 83.3% | 0 errors | 0 retries |
+        41.2 samples/s | ETA 0:00:01
+    """
+
+    def __init__(self, stream: IO[str], strategies: int) -> None:
+        self.tally = Tally(strategies)
+        self._stream = stream
+        self._total = 0
+        self._started = 0.0
+        self._last_line = 0.0
+        self._last_step = 0
+
+    def start(self, total: int) -> None:
+        """Remember the total and the start time."""
+        self._total = total
+        self._started = self._last_line = time.monotonic()
+        self._write(f"aeval: evaluating {total} samples")
+
+    def advance(self, row: EvaluationRow) -> None:
+        """Count the row; write a line on each tenth or after 10 s."""
+        before = self.tally.samples
+        self.tally.add(row)
+        if self.tally.samples == before:
+            return
+        now = time.monotonic()
+        step = self.tally.samples * _STEPS // self._total if self._total else 0
+        if step > self._last_step or now - self._last_line >= _INTERVAL:
+            self._last_step = step
+            self._last_line = now
+            if self.tally.samples < self._total:
+                self._write(self._line(now))
+
+    def _line(self, now: float) -> str:
+        tally = self.tally
+        elapsed = now - self._started
+        rate = tally.samples / elapsed if elapsed > 0 else 0.0
+        percent = 100 * tally.samples // self._total if self._total else 100
+        eta = _clock((self._total - tally.samples) / rate) if rate else "?"
+        return (
+            f"aeval: {tally.samples}/{self._total} samples ({percent}%) | {tally.stats()} | "
+            f"{rate:.1f} samples/s | ETA {eta}"
+        )
+
+    def stop(self, *, interrupted: bool) -> None:
+        """Write the final line."""
+        tally = self.tally
+        what = "interrupted" if interrupted else "done"
+        elapsed = time.monotonic() - self._started
+        self._write(
+            f"aeval: {what}: {tally.samples}/{self._total} samples | {tally.stats()} | "
+            f"{_clock(elapsed)} elapsed"
+        )
+
+    def _write(self, line: str) -> None:
+        self._stream.write(line + "\n")
+        self._stream.flush()
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:.1f}/s", style="progress.data.speed")
+
+
+class RichProgress:
+    """A live progress bar on a terminal."""
+
+    def __init__(self, console: Console, strategies: int) -> None:
+        self.tally = Tally(strategies)
+        self._progress = Progress(
+            TextColumn("[bold]aeval[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("samples"),
+            TextColumn("{task.fields[stats]}"),
+            _RateColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            refresh_per_second=8,
+        )
+        self._task = self._progress.add_task("run", total=None, stats="", start=False)
+
+    def start(self, total: int) -> None:
+        """Show the bar."""
+        self._progress.update(self._task, total=total, stats=self.tally.stats())
+        self._progress.start_task(self._task)
+        self._progress.start()
+
+    def advance(self, row: EvaluationRow) -> None:
+        """Count the row and move the bar when a sample is done."""
+        before = self.tally.samples
+        self.tally.add(row)
+        self._progress.update(
+            self._task, advance=self.tally.samples - before, stats=self.tally.stats()
+        )
+
+    def stop(self, *, interrupted: bool) -> None:
+        """Leave the final bar on screen."""
+        self._progress.update(self._task, stats=self.tally.stats())
+        self._progress.stop()

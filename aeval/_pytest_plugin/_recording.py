@@ -1,0 +1,301 @@
+"""Recording each test's evaluations, writing their reports and the session's suite report."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .._numbers import format_percent
+from .._report import EvaluationReport
+from .._scorer import FunctionUnderTest, SampleSource, Scorer
+from .._suite import SuiteEntry, SuiteReport
+from ._config import Settings, fail, scorer_options
+
+__all__ = [
+    "DEFAULT_FORMATS",
+    "EvaluationRecorder",
+    "EvaluationSession",
+    "ItemRecords",
+    "RecordingScorer",
+    "WORKER_OUTPUT_KEY",
+    "record_outcome",
+    "records_for",
+    "report_file_stem",
+    "scorer_for",
+]
+
+DEFAULT_FORMATS = ("markdown", "json")
+FALLBACK_REPORT_DIR = Path("target", "evaluation-reports")
+WORKER_OUTPUT_KEY = "aeval_entries"
+
+_SHOWN_FAILURES = 10
+_STEM_LIMIT = 120
+
+
+class _Record:
+    __slots__ = ("formats", "label", "report")
+
+    def __init__(
+        self, report: EvaluationReport, label: str | None, formats: tuple[str, ...] | None
+    ) -> None:
+        self.report = report
+        self.label = label
+        self.formats = formats
+
+
+class ItemRecords:
+    """The evaluation reports one test recorded, in order."""
+
+    __slots__ = ("_records",)
+
+    def __init__(self) -> None:
+        self._records: list[_Record] = []
+
+    def add(
+        self,
+        report: EvaluationReport,
+        *,
+        label: str | None = None,
+        formats: Sequence[str] | None = None,
+    ) -> int:
+        """Record ``report``; returns its position, for :meth:`replace`.
+
+        Without a label, every report after the first is labelled ``#<position>``.
+        """
+        if label is None and self._records:
+            label = f"#{len(self._records) + 1}"
+        self._records.append(_Record(report, label, None if formats is None else tuple(formats)))
+        return len(self._records) - 1
+
+    def replace(self, position: int, report: EvaluationReport) -> None:
+        """Replace the report recorded at ``position`` (a report that grows during the test)."""
+        self._records[position].report = report
+
+    def __iter__(self) -> Iterator[_Record]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
+_RECORDS_KEY = pytest.StashKey[ItemRecords]()
+_OUTCOME_KEY = pytest.StashKey[str]()
+
+
+def records_for(item: pytest.Item) -> ItemRecords:
+    """The records of ``item``, created on first use."""
+    records = item.stash.get(_RECORDS_KEY, None)
+    if records is None:
+        records = item.stash[_RECORDS_KEY] = ItemRecords()
+    return records
+
+
+def record_outcome(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Remember the test's outcome: the call's, or the setup's when setup did not pass."""
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        item.stash[_OUTCOME_KEY] = report.outcome
+
+
+class EvaluationRecorder:
+    """Adds reports to the terminal summary and the suite report (the ``record_evaluation``
+    fixture).
+
+    Example:
+        >>> def test_bot(record_evaluation):  # doctest: +SKIP
+        ...     report = evaluate_sync(samples, bot, ExactMatchStrategy())
+        ...     record_evaluation(report, label="exact")
+    """
+
+    __slots__ = ("_records",)
+
+    def __init__(self, records: ItemRecords) -> None:
+        self._records = records
+
+    def __call__(self, report: EvaluationReport, *, label: str | None = None) -> EvaluationReport:
+        """Record ``report`` for this test and return it.
+
+        Args:
+            report: The report to show.
+            label: Tells this report apart from the test's others in the summary and in the
+                report file names.
+        """
+        if not isinstance(report, EvaluationReport):
+            raise TypeError(f"record_evaluation takes an EvaluationReport, got {report!r}")
+        self._records.add(report, label=label)
+        return report
+
+
+class RecordingScorer(Scorer):
+    """A Scorer that records every report it returns for the test using it."""
+
+    def __init__(
+        self,
+        concurrency: int = 1,
+        *,
+        records: ItemRecords,
+        formats: Sequence[str] | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(concurrency, **options)
+        self._records = records
+        self._formats = formats
+
+    async def evaluate(
+        self, samples: SampleSource, function: FunctionUnderTest, *strategies: object
+    ) -> EvaluationReport:
+        """Evaluate as :meth:`Scorer.evaluate` does, and record the report for the test."""
+        report = await super().evaluate(samples, function, *strategies)
+        self._records.add(report, formats=self._formats)
+        return report
+
+
+def scorer_for(
+    item: pytest.Item, settings: Settings, *, formats: Sequence[str] | None = None
+) -> RecordingScorer:
+    """A recording Scorer configured by the item's ``scorer`` marker and the ini default."""
+    try:
+        options = scorer_options(item.get_closest_marker("scorer"), settings.concurrency)
+        return RecordingScorer(records=records_for(item), formats=formats, **options)
+    except (TypeError, ValueError) as exc:
+        fail(f"@pytest.mark.scorer on {item.name}: {exc}")
+
+
+def report_file_stem(test_id: str, label: str | None = None) -> str:
+    """A file name for a test's report: the node id with unsafe characters replaced.
+
+    ``tests/test_bot.py::test_faq[exact]`` gives ``tests_test_bot.py_test_faq_exact``, and with
+    the label ``#2`` ``tests_test_bot.py_test_faq_exact-2``; a very long id is cut and given a
+    short hash so that names stay unique.
+    """
+    name = test_id if label is None else f"{test_id}-{label}"
+    stem = _clean(test_id) or "report"
+    if label is not None:
+        stem = f"{stem}-{_clean(label) or 'report'}"
+    if len(stem) > _STEM_LIMIT:
+        digest = hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:10]
+        stem = f"{stem[: _STEM_LIMIT - 11]}-{digest}"
+    return stem
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
+
+
+class EvaluationSession:
+    """Collects the session's evaluations: per-test files, suite report, summary, min score."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self._config = config
+        self._settings = settings
+        self._entries: list[SuiteEntry] = []
+        self._from_workers = False
+        self._written: list[Path] = []
+        self._verdict: str | None = None
+
+    @property
+    def entries(self) -> list[SuiteEntry]:
+        """The entries so far (sorted by test id when they came from xdist workers)."""
+        if self._from_workers:
+            return sorted(self._entries, key=lambda entry: entry.test_id)
+        return list(self._entries)
+
+    def finish_item(self, item: pytest.Item) -> None:
+        """Turn the test's records into entries and write its report files."""
+        records = item.stash.get(_RECORDS_KEY, None)
+        if not records:
+            return
+        outcome = item.stash.get(_OUTCOME_KEY, None)
+        for record in records:
+            self._entries.append(
+                SuiteEntry.from_report(
+                    item.nodeid, record.report, label=record.label, outcome=outcome
+                )
+            )
+            self._write_report(item.nodeid, record)
+
+    def _write_report(self, test_id: str, record: _Record) -> None:
+        from ..formatters import get_formatter
+
+        directory = self._settings.report_dir
+        if directory is None:
+            if not record.formats:
+                return
+            directory = self._config.rootpath / FALLBACK_REPORT_DIR
+        formats = record.formats or DEFAULT_FORMATS
+        stem = report_file_stem(test_id, record.label)
+        directory.mkdir(parents=True, exist_ok=True)
+        for name in formats:
+            formatter = get_formatter(name)
+            content = formatter.format(record.report)
+            path = directory / f"{stem}{formatter.extension}"
+            if isinstance(content, str):
+                path.write_text(content, encoding="utf-8")
+            else:
+                path.write_bytes(content)
+
+    def worker_output(self) -> list[dict[str, Any]]:
+        """The entries as plain data, for an xdist worker's ``workeroutput``."""
+        return [entry.to_dict() for entry in self._entries]
+
+    def add_worker_entries(self, data: Sequence[dict[str, Any]]) -> None:
+        """Merge the entries a worker sent (on the xdist controller)."""
+        self._from_workers = True
+        self._entries.extend(SuiteEntry.from_dict(item) for item in data)
+
+    def suite(self) -> SuiteReport:
+        """The suite report over every entry."""
+        return SuiteReport(self.entries)
+
+    def finish(self, session: pytest.Session) -> None:
+        """Write the suite report and apply ``--aeval-min-score`` (controller only)."""
+        suite = self.suite()
+        if self._settings.report_dir is not None:
+            self._written = suite.write(self._settings.report_dir)
+        minimum = self._settings.min_score
+        if minimum is None:
+            return
+        if not suite.entries:
+            self._verdict = (
+                f"--aeval-min-score {format_percent(minimum)} was not checked: no evaluation ran"
+            )
+            return
+        if suite.average_score < minimum:
+            self._verdict = (
+                f"FAILED: the suite's average score {format_percent(suite.average_score)} is "
+                f"below --aeval-min-score {format_percent(minimum)}"
+            )
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        else:
+            self._verdict = (
+                f"The suite's average score {format_percent(suite.average_score)} meets "
+                f"--aeval-min-score {format_percent(minimum)}"
+            )
+
+    def terminal_lines(self) -> list[str]:
+        """The lines of the "aeval evaluations" terminal section (empty when nothing ran)."""
+        suite = self.suite()
+        lines: list[str] = []
+        for entry in suite.entries:
+            lines.append(entry.describe())
+            for failure in entry.failures[:_SHOWN_FAILURES]:
+                lines.append(f"    - {failure.describe()}")
+            hidden = entry.failed - min(len(entry.failures), _SHOWN_FAILURES)
+            if hidden > 0:
+                lines.append(f"    ... and {hidden} more not shown")
+        if suite.entries:
+            lines.append(
+                f"Suite: {suite.total_reports} report(s), {suite.total_passed}/"
+                f"{suite.total_evaluations} evaluations passed, average score "
+                f"{format_percent(suite.average_score)}"
+            )
+        if self._written:
+            lines.append(f"Suite report written to {self._written[0].parent}")
+        if self._verdict is not None:
+            lines.append(self._verdict)
+        return lines

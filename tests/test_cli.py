@@ -1,0 +1,399 @@
+"""The ``aeval`` command, driven as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import orjson
+import pytest
+import xmlschema
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data" / "cli"
+EXAMPLE = ROOT / "examples" / "aeval.yaml"
+JUNIT_XSD = xmlschema.XMLSchema(DATA / "junit.xsd")
+
+
+def aeval(
+    *args: str | Path, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aeval", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+
+
+def rows_of(path: Path) -> list[dict[str, object]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copy(DATA / "cli_targets.py", tmp_path / "cli_targets.py")
+    shutil.copy(DATA / "samples.yaml", tmp_path / "samples.yaml")
+    return tmp_path
+
+
+def write_config(directory: Path, text: str, name: str = "aeval.yaml") -> Path:
+    path = directory / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+BASIC = """\
+samples: samples.yaml
+target: cli_targets:echo
+strategies:
+  - name: exact_match
+  - name: not_blank
+thresholds:
+  min_score: {min_score}
+  tag_min_scores:
+    smoke: 100
+output:
+  dir: out
+"""
+
+
+def test_example_config_passes_offline_and_writes_every_output(tmp_path: Path) -> None:
+    result = aeval("run", EXAMPLE, "--output", tmp_path / "out", cwd=tmp_path)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == ""
+    assert result.stdout.splitlines()[-1] == (
+        "PASSED: score 91.67% >= 80.00%; tag smoke 100.00% >= 100.00%"
+    )
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "report.json",
+        "report.md",
+        "report.xml",
+        "rows.jsonl",
+    ]
+    rows = rows_of(out / "rows.jsonl")
+    assert len(rows) == 12
+    failed = [(r["name"], r["strategy"]) for r in rows if r["outcome"] != "passed"]
+    assert failed == [("Warranty", "ExactMatchStrategy")]
+    JUNIT_XSD.validate(str(out / "report.xml"))
+    assert json.loads((out / "report.json").read_text())["globalScore"] == 91.67
+
+
+def test_passing_gate_exits_0_and_prints_the_summary(project: Path) -> None:
+    config = write_config(project, BASIC.format(min_score=60))
+
+    result = aeval("run", config, cwd=project)
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Evaluation summary" in out
+    assert re.search(r"score\s+83\.33%\s+\(min 60\.00% ok\)", out)
+    assert re.search(r"smoke\s+4\s+4\s+100\.00%\s+100\.00% ok", out)
+    assert re.search(r"edge\s+2\s+1\s+50\.00%", out)
+    assert re.search(r"ExactMatchStrategy\s+3\s+2\s+1\s+0\s+0\s+66\.67%", out)
+    assert re.search(r"NotBlankStrategy\s+3\s+3\s+0\s+0\s+0\s+100\.00%", out)
+    assert re.search(r"mismatch\s+ExactMatchStrategy\s+failed\s+Expected 'right', got 'left'", out)
+    assert f"  {Path('out') / 'report.xml'}" not in out
+    assert str(project / "out" / "rows.jsonl") in out
+    assert out.splitlines()[-1] == ("PASSED: score 83.33% >= 60.00%; tag smoke 100.00% >= 100.00%")
+
+
+def test_failing_gate_exits_1_naming_each_missed_threshold(project: Path) -> None:
+    config = write_config(
+        project, BASIC.format(min_score=90).replace("smoke: 100", "smoke: 100\n    edge: 75")
+    )
+
+    result = aeval("run", config, cwd=project)
+
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "FAILED: score 83.33% < 90.00%; tag edge 50.00% < 75.00%"
+    )
+    assert len(rows_of(project / "out" / "rows.jsonl")) == 6
+
+
+def test_flags_override_the_config(project: Path) -> None:
+    config = write_config(project, BASIC.format(min_score=10))
+
+    result = aeval(
+        "run",
+        config,
+        "--min-score",
+        "100",
+        "--tags",
+        "smoke",
+        "--format",
+        "json",
+        "--output",
+        "elsewhere",
+        "--repeats",
+        "2",
+        "--concurrency",
+        "1",
+        "--quiet",
+        cwd=project,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "PASSED: score 100.00% >= 100.00%; tag smoke 100.00% >= 100.00%\n"
+    written = sorted(p.name for p in (project / "elsewhere").iterdir())
+    assert written == ["report.json", "rows.jsonl"]
+    rows = rows_of(project / "elsewhere" / "rows.jsonl")
+    assert sorted(
+        (r["name"], r["repeat"]) for r in rows if r["strategy"] == "NotBlankStrategy"
+    ) == [
+        ("hello", 0),
+        ("hello", 1),
+        ("world", 0),
+        ("world", 1),
+    ]
+
+
+def test_a_tag_minimum_for_a_tag_no_sample_has_fails_the_gate(project: Path) -> None:
+    config = write_config(project, BASIC.format(min_score=0).replace("smoke: 100", "smoek: 100"))
+
+    result = aeval("run", config, "--quiet", cwd=project)
+
+    assert result.returncode == 1
+    assert result.stdout == "FAILED: tag smoek: no evaluated sample has it\n"
+
+
+def test_progress_is_plain_lines_when_stdout_is_not_a_terminal(project: Path) -> None:
+    config = write_config(project, BASIC.format(min_score=0).replace("echo", "shout"))
+
+    result = aeval("run", config, "--concurrency", "1", cwd=project)
+
+    lines = [line for line in result.stdout.splitlines() if line.startswith("aeval:")]
+    assert lines[0] == "aeval: evaluating 3 samples"
+    middle = r" samples \(\d+%\) \| \d+ rows \| pass [\d.]+% \| 0 errors \| 0 retries \| "
+    middle += r"[\d.]+ samples/s \| ETA \d+:\d\d:\d\d"
+    assert re.fullmatch(r"aeval: 1/3" + middle, lines[1]), lines[1]
+    assert re.fullmatch(r"aeval: 2/3" + middle, lines[2]), lines[2]
+    assert re.fullmatch(
+        r"aeval: done: 3/3 samples \| 6 rows \| pass 50\.0% \| 0 errors \| 0 retries \| "
+        r"\d+:\d\d:\d\d elapsed",
+        lines[3],
+    ), lines[3]
+    assert len(lines) == 4
+    assert "\x1b[" not in result.stdout
+
+
+def test_config_errors_exit_2_naming_the_file_line_and_key(project: Path) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\n"
+        "target: cli_targets:echo\n"
+        "concurency: 2\n"
+        "strategies:\n"
+        "  - name: exact_match\n"
+        "  - name: segments\n"
+        "    threshold: high\n",
+    )
+
+    result = aeval("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"aeval: error: {config}:3: concurency: unknown key (did you mean 'concurrency'?)",
+        f"aeval: error: {config}:7: strategies[1].threshold: expected a number, got 'high'",
+    ]
+    assert not (project / "aeval-results").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "target: cli_targets:missing",
+            "{config}:2: target: module 'cli_targets' has no attribute 'missing'",
+        ),
+        (
+            "target: no_such_module:run",
+            "{config}:2: target: no module named 'no_such_module' (looked in {dir} and on "
+            "sys.path)",
+        ),
+        (
+            "target: cli_targets:echo\noutput:\n  formats: [markdown, junitt]",
+            "{config}:4: output.formats[1]: unknown format 'junitt' (did you mean 'junit'?); "
+            "available: json, junit, markdown",
+        ),
+    ],
+)
+def test_errors_found_after_validation_also_exit_2(project: Path, text: str, message: str) -> None:
+    config = write_config(
+        project, "samples: samples.yaml\n" + text + "\nstrategies:\n  - name: exact_match\n"
+    )
+
+    result = aeval("run", config, cwd=project)
+
+    assert result.returncode == 2
+    expected = message.format(config=config, dir=project.resolve())
+    assert result.stderr == f"aeval: error: {expected}\n"
+
+
+def test_a_bad_regex_and_a_missing_sample_file_exit_2(project: Path) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies:\n"
+        "  - name: regex\n    pattern: '(unclosed'\n",
+    )
+    result = aeval("run", config, cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"aeval: error: {config}:4: strategies[0]: cannot build the strategy: "
+        "Invalid regular expression '(unclosed'"
+    )
+
+    config = write_config(
+        project, "samples: nowhere.yaml\ntarget: cli_targets:echo\nstrategies: [{name: json}]\n"
+    )
+    result = aeval("run", config, cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"aeval: error: {config}:1: samples: ")
+    assert "nowhere.yaml" in result.stderr
+
+
+def test_usage_errors_exit_2(project: Path) -> None:
+    result = aeval("run", "aeval.yaml", "--concurrency", "0", cwd=project)
+    assert result.returncode == 2
+    assert "--concurrency: expected an integer >= 1, got '0'" in result.stderr
+
+
+def test_sigint_stops_cleanly_with_the_finished_rows_and_a_partial_report(project: Path) -> None:
+    samples = "".join(
+        f'- name: "s{i}"\n  parameters: ["{"fast" if i < 3 else "slow"} {i}"]\n'
+        f'  expected-output: "{"fast" if i < 3 else "slow"} {i}"\n'
+        for i in range(8)
+    )
+    (project / "stall.yaml").write_text(samples, encoding="utf-8")
+    config = write_config(
+        project,
+        "samples: stall.yaml\ntarget: cli_targets:stall\nconcurrency: 4\n"
+        "strategies: [{name: exact_match}]\noutput: {dir: out}\n",
+    )
+    rows_path = project / "out" / "rows.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aeval", "run", str(config)],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if rows_path.exists() and rows_path.read_bytes().count(b"\n") >= 3:
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail("rows.jsonl never received the finished rows")
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert process.returncode == 130, stderr
+    assert stderr == ""
+    rows = rows_of(rows_path)
+    assert sorted(r["name"] for r in rows) == ["s0", "s1", "s2"]
+    assert all(r["outcome"] == "passed" for r in rows)
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert (report["totalSamples"], report["passed"]) == (3, 3)
+    JUNIT_XSD.validate(str(project / "out" / "report.xml"))
+    assert "Evaluation summary (PARTIAL: interrupted)" in stdout
+    assert re.search(r"samples\s+3 of 8 evaluated", stdout)
+    assert re.search(r"aeval: interrupted: 3/8 samples \| 3 rows \| pass 100\.0%", stdout)
+    assert stdout.splitlines()[-1] == (
+        "INTERRUPTED: the report is partial; no threshold was checked"
+    )
+
+
+def test_report_rerenders_a_run_from_its_rows(project: Path) -> None:
+    config = write_config(project, BASIC.format(min_score=0))
+    assert aeval("run", config, "--quiet", cwd=project).returncode == 0
+    rows = project / "out" / "rows.jsonl"
+    with rows.open("ab") as handle:
+        handle.write(b'{"name": "cut sh')
+
+    junit = aeval("report", rows, "--format", "junit", cwd=project)
+    assert junit.returncode == 0, junit.stderr
+    JUNIT_XSD.validate(junit.stdout)
+    suite = ET.fromstring(junit.stdout).find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("6", "1", "0")
+
+    written = aeval("report", rows, "--format", "json", "--output", "again.json", cwd=project)
+    assert written.returncode == 0, written.stderr
+    assert written.stdout == ""
+    document = json.loads((project / "again.json").read_text())
+    assert (document["globalScore"], document["totalSamples"]) == (83.33, 6)
+
+    markdown = aeval("report", rows, cwd=project)
+    assert markdown.stdout.startswith("# Evaluation Report\n\n**Global Score**: 83.33%\n")
+
+    missing = aeval("report", "nothing.jsonl", cwd=project)
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        "aeval: error: nothing.jsonl: no such file\n",
+    )
+    unknown = aeval("report", rows, "--format", "yaml", cwd=project)
+    assert unknown.returncode == 2
+    assert unknown.stderr.startswith("aeval: error: No report formatter found for format: yaml.")
+
+
+def test_schema_prints_the_packaged_json_schema(tmp_path: Path) -> None:
+    result = aeval("schema", cwd=tmp_path)
+
+    assert result.returncode == 0
+    schema = json.loads(result.stdout)
+    assert result.stdout == (ROOT / "aeval" / "schema" / "aeval-config.schema.json").read_text()
+    assert schema["required"] == ["samples", "target", "strategies"]
+
+
+def test_a_terminal_gets_the_live_progress_bar(project: Path) -> None:
+    pty = pytest.importorskip("pty")
+    config = write_config(project, BASIC.format(min_score=0))
+    controller, terminal = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "aeval", "run", str(config)],
+        cwd=project,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env={**os.environ, "COLUMNS": "160", "TERM": "xterm"},
+    ) as process:
+        os.close(terminal)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=60) == 0
+    os.close(controller)
+    screen = b"".join(chunks).decode()
+
+    assert "\x1b[" in screen
+    assert "aeval: evaluating" not in screen
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
+    assert re.search(r"3/3 samples 6 rows \| pass 83\.3% \| 0 errors \| 0 retries", plain)
+    assert "PASSED: score 83.33% >= 0.00%" in plain

@@ -1,0 +1,210 @@
+"""The configuration schema, its validator and the resolution of a configuration file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aeval import EvaluationSample
+from aeval._cli._config import ConfigError, HttpSpec, load_config
+from aeval._cli._schema import Validator, load_schema, render_path
+
+ROOT = Path(__file__).resolve().parent.parent
+VALID: dict[str, Any] = {
+    "samples": "s.yaml",
+    "target": "bot:answer",
+    "strategies": [{"name": "exact_match"}],
+}
+
+
+def problems(document: dict[str, Any]) -> list[str]:
+    return [str(problem) for problem in Validator(load_schema()).validate(document)]
+
+
+def test_the_example_config_is_valid() -> None:
+    assert problems(yaml.safe_load((ROOT / "examples" / "aeval.yaml").read_text())) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"concurency": 2}, "concurency: unknown key (did you mean 'concurrency'?)"),
+        (
+            {"colour": 2},
+            "colour: unknown key; expected one of 'description', 'samples', "
+            "'target', 'strategies', 'concurrency', 'timeout', 'repeats', 'thresholds', 'output'",
+        ),
+        ({"concurrency": 0}, "concurrency: must be at least 1, got 0"),
+        ({"concurrency": 2.5}, "concurrency: expected an integer, got 2.5"),
+        ({"timeout": 0}, "timeout: must be greater than 0, got 0"),
+        ({"timeout": "fast"}, "timeout: expected a number or null, got 'fast'"),
+        ({"samples": 3}, "samples: expected a string, a list or a mapping, got 3"),
+        ({"samples": []}, "samples: must not be empty"),
+        ({"samples": {"tags": ["a"]}}, "samples: missing required key 'paths'"),
+        (
+            {"target": "bot.answer"},
+            "target: expected 'module:attribute' (like support_bot:answer), got 'bot.answer'",
+        ),
+        ({"target": {}}, "target: give one of 'function', 'http'"),
+        (
+            {"target": {"http": {"url": "ftp://x"}}},
+            "target.http.url: expected an http:// or https:// URL, got 'ftp://x'",
+        ),
+        (
+            {"target": {"http": {"url": "http://x", "method": "post"}}},
+            "target.http.method: expected one of 'GET', 'POST', 'PUT', 'PATCH', 'DELETE', got "
+            "'post' (did you mean 'POST'?)",
+        ),
+        ({"strategies": []}, "strategies: must not be empty"),
+        (
+            {"strategies": [{"name": "segments", "threshold": "high"}]},
+            "strategies[0].threshold: expected a number, got 'high'",
+        ),
+        (
+            {"strategies": [{"name": "contains", "must_contian": ["x"]}]},
+            "strategies[0].must_contian: unknown key (did you mean 'must_contain'?)",
+        ),
+        ({"strategies": [{"name": "regex"}]}, "strategies[0]: missing required key 'pattern'"),
+        (
+            {"strategies": [{"name": "judge", "model": {"model": "m", "api_key": "k"}}]},
+            "strategies[0].model.api_key: unknown key (did you mean 'api_key_env'?)",
+        ),
+        (
+            {"strategies": [{"class": "x:Y", "arg": {}}]},
+            "strategies[0].arg: unknown key (did you mean 'args'?)",
+        ),
+        ({"strategies": ["exact_match"]}, "strategies[0]: expected a mapping, got 'exact_match'"),
+        (
+            {"thresholds": {"tag_min_scores": {"smoke": 101}}},
+            "thresholds.tag_min_scores.smoke: must be at most 100, got 101",
+        ),
+        ({"output": {"formats": "markdown"}}, "output.formats: expected a list, got 'markdown'"),
+    ],
+)
+def test_each_problem_names_its_key(change: dict[str, Any], expected: str) -> None:
+    assert problems({**VALID, **change}) == [expected]
+
+
+def test_every_problem_is_reported_in_document_order() -> None:
+    document = {"target": 1, "strategies": [{"name": "json", "required_keys": 3}]}
+    assert problems(document) == [
+        "(top level): missing required key 'samples'",
+        "target: expected a string or a mapping, got 1",
+        "strategies[0].required_keys: expected a string or a list, got 3",
+    ]
+
+
+def test_render_path() -> None:
+    assert render_path(("strategies", 1, "threshold")) == "strategies[1].threshold"
+    assert render_path(()) == "(top level)"
+
+
+def test_the_validator_agrees_with_jsonschema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    checker = jsonschema.Draft202012Validator(dict(load_schema()))
+    checker.check_schema(dict(load_schema()))
+    documents = [
+        VALID,
+        {**VALID, "strategies": [{"name": "segments", "threshold": "high"}]},
+        {**VALID, "target": {"http": {"url": "http://x", "body": {"q": "{0}"}}}},
+        {**VALID, "target": {"function": "a:b", "http": {"url": "http://x"}}},
+        {**VALID, "strategies": [{"class": "m:C", "args": {"k": 1}}]},
+        {**VALID, "strategies": [{"name": "judge", "model": {"model": "m"}, "scale": [1, 5]}]},
+        {**VALID, "strategies": [{"name": "similarity", "model": {}, "threshold": 2}]},
+    ]
+    for document in documents:
+        assert checker.is_valid(document) == (problems(document) == []), document
+
+
+def test_load_config_resolves_paths_against_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "conf" / "aeval.yaml"
+    path.parent.mkdir()
+    path.write_text(
+        "samples: {paths: [a.yaml, 'https://example.test/s.jsonl'], tags: [smoke]}\n"
+        "target: {http: {url: 'http://127.0.0.1:1/x', body: {q: '{0}'}}}\n"
+        "strategies: [{name: not_blank}]\n"
+        "output: {dir: results, formats: [json]}\n"
+    )
+
+    config = load_config(path)
+
+    assert config.samples == (
+        str(path.parent.resolve() / "a.yaml"),
+        "https://example.test/s.jsonl",
+    )
+    assert config.tags == ("smoke",)
+    assert config.target == HttpSpec(url="http://127.0.0.1:1/x", body={"q": "{0}"}, has_body=True)
+    assert config.output_dir == path.parent.resolve() / "results"
+    assert config.formats == ("json",)
+    assert (config.concurrency, config.timeout, config.repeats) == (4, None, 1)
+    assert config.line(("strategies", 0, "name")) == 3
+
+
+def test_load_config_errors(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(empty)
+    assert str(caught.value) == f"{empty}: the configuration file is empty"
+    assert isinstance(caught.value, ValueError)
+
+
+def _config_with(tmp_path: Path, strategies: str) -> Path:
+    path = tmp_path / "aeval.yaml"
+    path.write_text(f"samples: s.yaml\ntarget: bot:answer\nstrategies:\n{strategies}")
+    return path
+
+
+def test_strategies_are_built_from_their_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aeval._cli._build import build_strategies
+    from aeval.strategies.judge import AiJudgeStrategy
+    from aeval.strategies.similarity import SemanticSimilarityStrategy
+    from aeval.strategies.text import ContainsStrategy, RegexStrategy
+
+    monkeypatch.setenv("JUDGE_KEY", "k")
+    config = load_config(
+        _config_with(
+            tmp_path,
+            "  - {name: contains, must_contain: [a], mode: any, label: has-a}\n"
+            "  - {name: regex, pattern: '^x', flags: [IGNORECASE]}\n"
+            "  - {name: judge, model: {model: m, base_url: 'http://127.0.0.1:1/v1', "
+            "api_key_env: JUDGE_KEY}, structured: true, scale: [1, 5]}\n"
+            "  - {name: similarity, model: {model: e, base_url: 'http://127.0.0.1:1/v1'}, "
+            "threshold: 0.7}\n",
+        )
+    )
+
+    built = build_strategies(config)
+
+    contains, regex, judge, similarity = built.strategies
+    assert isinstance(contains, ContainsStrategy) and contains.name == "has-a"
+    assert isinstance(regex, RegexStrategy)
+    sample = EvaluationSample("s", ["q"], None)
+    assert regex.evaluate(sample, "X marks").passed
+    assert isinstance(judge, AiJudgeStrategy)
+    assert isinstance(similarity, SemanticSimilarityStrategy)
+    assert len(built.resources) == 2
+
+
+def test_a_missing_api_key_variable_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aeval._cli._build import build_strategies
+
+    monkeypatch.delenv("JUDGE_KEY", raising=False)
+    path = _config_with(
+        tmp_path, "  - name: judge\n    model:\n      model: m\n      api_key_env: JUDGE_KEY\n"
+    )
+
+    with pytest.raises(ConfigError) as caught:
+        build_strategies(load_config(path))
+
+    assert str(caught.value) == (
+        f"{path}:7: strategies[0].model.api_key_env: the environment variable JUDGE_KEY is not "
+        "set: export it with the API key"
+    )

@@ -1,0 +1,189 @@
+"""``aeval run`` against an HTTP target served on 127.0.0.1 by the test."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+DATA = Path(__file__).resolve().parent / "data" / "cli"
+
+
+class Handler(BaseHTTPRequestHandler):
+    received: list[dict[str, Any]]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.received.append(
+            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+        )
+        if body["message"] == "boom":
+            payload = b"overloaded, try later"
+            self.send_response(503)
+            self.send_header("Content-Type", "text/plain")
+        else:
+            reply = {"choices": [{"message": {"content": f"echo: {body['message']}"}}]}
+            payload = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    received: list[dict[str, Any]] = []
+    handler = type("RecordingHandler", (Handler,), {"received": received})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", received
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def run(config: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aeval", "run", str(config), *args],
+        cwd=config.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200", **env},
+    )
+
+
+CONFIG = """\
+samples: http_samples.yaml
+target:
+  http:
+    url: {url}/v1/chat?n={{count}}
+    method: POST
+    headers:
+      Authorization: "Bearer ${{BOT_TOKEN}}"
+    body:
+      message: "{{question}}"
+      repeat: "{{count}}"
+      note: "asked: {{question}} ({{{{raw}}}})"
+    response_path: choices.0.message.content
+    timeout: 10
+strategies:
+  - name: exact_match
+thresholds:
+  min_score: 60
+output:
+  dir: out
+"""
+
+
+def test_http_target_fills_the_template_and_records_status_codes(
+    tmp_path: Path, server: tuple[str, list[dict[str, Any]]]
+) -> None:
+    url, received = server
+    shutil.copy(DATA / "http_samples.yaml", tmp_path / "http_samples.yaml")
+    config = tmp_path / "aeval.yaml"
+    config.write_text(CONFIG.format(url=url), encoding="utf-8")
+
+    result = run(config, "--quiet", env={"BOT_TOKEN": "s3cret"})
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "PASSED: score 66.67% >= 60.00%\n"
+    by_question = {entry["body"]["message"]: entry for entry in received}
+    assert by_question['a {literal} and "quotes"'] == {
+        "path": "/v1/chat?n=2",
+        "body": {
+            "message": 'a {literal} and "quotes"',
+            "repeat": 2,
+            "note": 'asked: a {literal} and "quotes" ({raw})',
+        },
+        "auth": "Bearer s3cret",
+    }
+    assert by_question["hello there"]["body"]["repeat"] == 3
+    rows = {
+        row["name"]: row
+        for row in map(orjson.loads, (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines())
+    }
+    assert rows["greeting"]["outcome"] == "passed"
+    assert rows["greeting"]["output"] == "echo: hello there"
+    assert rows["greeting"]["metadata"] == {"http_status": 200}
+    assert rows["braces"]["metadata"] == {"http_status": 200}
+    overloaded = rows["overloaded"]
+    assert overloaded["outcome"] == "error"
+    assert overloaded["strategy"] is None
+    assert overloaded["error"]["type"] == "HttpStatusError"
+    assert overloaded["error"]["message"] == (
+        f"HTTP 503 Service Unavailable from POST {url}/v1/chat?n=1: overloaded, try later"
+    )
+
+
+def test_a_missing_response_path_is_an_error_row_naming_the_keys(
+    tmp_path: Path, server: tuple[str, list[dict[str, Any]]]
+) -> None:
+    url, _ = server
+    shutil.copy(DATA / "http_samples.yaml", tmp_path / "http_samples.yaml")
+    config = tmp_path / "aeval.yaml"
+    config.write_text(
+        CONFIG.format(url=url).replace("choices.0.message.content", "choices.0.text"),
+        encoding="utf-8",
+    )
+
+    result = run(config, "--quiet", "--tags", "smoke", env={"BOT_TOKEN": "x"})
+
+    assert result.returncode == 1
+    [row] = map(orjson.loads, (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines())
+    assert (row["error"]["type"], row["error"]["message"]) == (
+        "HttpResponseError",
+        "the response has no 'choices.0.text': choices.0 has the keys 'message'",
+    )
+
+
+def test_http_config_errors_exit_2_before_any_request(
+    tmp_path: Path, server: tuple[str, list[dict[str, Any]]]
+) -> None:
+    url, received = server
+    shutil.copy(DATA / "http_samples.yaml", tmp_path / "http_samples.yaml")
+    config = tmp_path / "aeval.yaml"
+    config.write_text(CONFIG.format(url=url).replace("{count}", "{lang}"), encoding="utf-8")
+
+    missing_parameter = run(config, env={"BOT_TOKEN": "x"})
+
+    assert missing_parameter.returncode == 2
+    assert missing_parameter.stderr == (
+        f"aeval: error: {config}:4: target.http.url: the placeholder {{lang}} names a parameter "
+        "that sample 'greeting' does not have (it has Parameters(question='hello there', "
+        "count=3))\n"
+    )
+
+    config.write_text(CONFIG.format(url=url), encoding="utf-8")
+    environment = {k: v for k, v in os.environ.items() if k != "BOT_TOKEN"}
+    missing_variable = subprocess.run(
+        [sys.executable, "-m", "aeval", "run", str(config)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment,
+    )
+    assert missing_variable.returncode == 2
+    assert missing_variable.stderr == (
+        f"aeval: error: {config}:7: target.http.headers.Authorization: the environment "
+        "variable BOT_TOKEN is not set\n"
+    )
+    assert received == []
