@@ -61,13 +61,13 @@ def prepare_strategies(strategies: Sequence[object]) -> tuple[PreparedStrategy, 
     prepared: list[PreparedStrategy] = []
     seen: dict[str, int] = {}
     for position, strategy in enumerate(strategies):
+        if inspect.isclass(strategy):
+            raise TypeError(
+                f"Strategy {position + 1} is the class {strategy.__name__}, not an instance: "
+                f"write {strategy.__name__}()"
+            )
         evaluate = getattr(strategy, "evaluate", None)
         if evaluate is None or not callable(evaluate):
-            if inspect.isclass(strategy):
-                raise TypeError(
-                    f"Strategy {position + 1} is the class {strategy.__name__}, not an instance: "
-                    f"write {strategy.__name__}()"
-                )
             if not callable(strategy):
                 raise TypeError(
                     f"Strategy {position + 1} ({type(strategy).__name__}) has no evaluate(sample, "

@@ -17,6 +17,7 @@ from aeval import (
     ScorerClosedError,
     read_rows,
 )
+from aeval.strategies import ExactMatchStrategy
 
 pytestmark = pytest.mark.anyio
 
@@ -208,8 +209,8 @@ class TestConcurrency:
             group.start_soon(run)
             await started.wait()
             await anyio.wait_all_tasks_blocked()
-            # two in flight, one waiting in the feeder: the rest is still unread
-            assert pulled <= 3
+            # two in flight and nothing read ahead: the rest is still unread
+            assert pulled == 2
             gate.set()
         (report,) = result
         assert report.passed_count == 100  # type: ignore[attr-defined]
@@ -403,6 +404,8 @@ class TestOptions:
             await Scorer().evaluate(make_samples(1), fn, NotAStrategy())
         with pytest.raises(TypeError, match="write NotAStrategy\\(\\)"):
             await Scorer().evaluate(make_samples(1), fn, NotAStrategy)
+        with pytest.raises(TypeError, match=r"Strategy 2 is the class ExactMatchStrategy"):
+            await Scorer().evaluate(make_samples(1), fn, equals, ExactMatchStrategy)
         assert calls == 0
 
     async def test_samples_given_as_a_path_string_is_a_clear_error(self) -> None:
@@ -462,6 +465,21 @@ class TestStream:
                 break
         assert calls < 50
         assert not rows.done
+
+    async def test_an_async_source_is_closed_when_the_run_stops_early(self) -> None:
+        closed = anyio.Event()
+
+        async def source() -> AsyncIterator[EvaluationSample]:
+            try:
+                for sample in make_samples(100):
+                    yield sample
+            finally:
+                closed.set()
+
+        async with Scorer(concurrency=2).stream(source(), echo, equals, buffer=1) as rows:
+            async for _row in rows:
+                break
+        assert closed.is_set()
 
     async def test_source_errors_propagate_unwrapped(self) -> None:
         async def source() -> AsyncIterator[object]:
