@@ -13,7 +13,17 @@ __all__ = [
     "Embedder",
     "Embeddings",
     "TokenUsage",
+    "model_name",
 ]
+
+
+def model_name(model: object) -> str | None:
+    """The name a model client goes by: its ``model``, ``model_name`` or ``name`` attribute."""
+    for attribute in ("model", "model_name", "name"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 @dataclass(frozen=True, slots=True)

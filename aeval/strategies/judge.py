@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._cache import JudgeCache
+from .._callables import strategy_name
 from .._numbers import truncate
 from .._results import EvaluationResult
-from ..models._protocols import ChatMessage, ChatModel, ChatResponse, TokenUsage
+from ..models._protocols import ChatMessage, ChatModel, ChatResponse, TokenUsage, model_name
 from ._judge_parse import ParseError, StructuredVerdict, parse_structured, parse_verdict
 
 if TYPE_CHECKING:
@@ -52,19 +53,6 @@ format instruction is appended to it."""
 _SHOWN = 200
 _DEFAULT_SCALE = (0.0, 100.0)
 _DEFAULT_THRESHOLD = 0.5
-
-
-def _model_name(model: object) -> str:
-    for attribute in ("model", "model_name", "name"):
-        value = getattr(model, attribute, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__
-
-
-def _strategy_name(strategy: object) -> str:
-    name = getattr(strategy, "name", None)
-    return name if isinstance(name, str) and name else type(strategy).__name__
 
 
 def _text(value: Any) -> str:
@@ -247,7 +235,7 @@ class AiJudgeStrategy:
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise ValueError(f"name must be a non-blank string or None, got {name!r}")
         self._model = model
-        self._model_name = _model_name(model)
+        self._model_name = model_name(model) or type(model).__name__
         table = None if prices is None else _check_prices(prices)
         if table is not None and self._model_name not in table:
             raise ValueError(
@@ -388,7 +376,7 @@ class AiJudgeStrategy:
         )
         if self._fallback is None:
             return EvaluationResult.unscored(problem, metadata)
-        fallback_name = _strategy_name(self._fallback)
+        fallback_name = strategy_name(self._fallback)
         result = self._fallback.evaluate(sample, output)
         if inspect.isawaitable(result):
             result = await result
@@ -414,7 +402,7 @@ class AiJudgeStrategy:
             options["scale"] = self._scale
             options["threshold"] = self._threshold
         if self._fallback is not None:
-            options["fallback"] = _strategy_name(self._fallback)
+            options["fallback"] = strategy_name(self._fallback)
         if self._cache is not None:
             options["cache"] = self._cache
         if self._name is not None:

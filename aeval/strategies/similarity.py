@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .._results import EvaluationResult
-from ..models._protocols import Embedder, TokenUsage
+from ..models._protocols import Embedder, TokenUsage, model_name
 
 if TYPE_CHECKING:
     from .._samples import EvaluationSample
@@ -47,14 +47,6 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
     if math.isnan(similarity):
         raise ValueError("Vectors must hold finite numbers")
     return max(-1.0, min(1.0, similarity))
-
-
-def _model_name(embedder: object) -> str | None:
-    for attribute in ("model", "model_name", "name"):
-        value = getattr(embedder, attribute, None)
-        if isinstance(value, str) and value:
-            return value
-    return None
 
 
 class _Pending:
@@ -125,7 +117,7 @@ class SemanticSimilarityStrategy:
             )
         self._threshold = float(threshold)
         self._embedder = embedder
-        self._model = _model_name(embedder)
+        self._model = model_name(embedder)
         self._name = name
         self._cache_size = cache_size
         self._cache: OrderedDict[str, Sequence[float]] = OrderedDict()
