@@ -4,16 +4,20 @@
 ``/v1/chat/completions``, ``/v1/embeddings`` and ``/v1/models`` with scripted replies and
 fault injection; point :class:`~aeval.models.OpenAIChatModel` or
 :class:`~aeval.models.OpenAIEmbedder` at its ``base_url``. The ``openai_server`` pytest
-fixture starts one per test.
+fixture starts one per test. ``python -m aeval.testing`` serves one from the command line
+(in its own process, e.g. for benchmarks) until it is interrupted.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import hashlib
 import math
 import re
+import signal
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -32,6 +36,7 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "hashed_embedding",
+    "main",
     "openai_server",
 ]
 
@@ -575,3 +580,51 @@ except ImportError:  # pragma: no cover - pytest is only needed for the fixture
     openai_server = _openai_server
 else:
     openai_server = pytest.fixture(name="openai_server")(_openai_server)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve an :class:`OpenAICompatibleServer` until SIGINT or SIGTERM.
+
+    ``python -m aeval.testing [--host H] [--port N] [--reply TEXT] [--model NAME]`` prints
+    the server's base URL on the first line of stdout once it is listening, then answers
+    every chat request with ``--reply`` and every embedding request with hashed vectors.
+    Running the server in its own process keeps its threads off the client's interpreter,
+    so a benchmark measures the client.
+
+    Returns:
+        The exit status (0).
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m aeval.testing",
+        description="Serve a local OpenAI-compatible test server until interrupted.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=0, help="port (0 picks a free one)")
+    parser.add_argument("--reply", default="true", help="the reply to every chat request")
+    parser.add_argument("--model", default="aeval-test-model", help="the model name replied")
+    parser.add_argument("--dimensions", type=int, default=64, help="hashed embedding size")
+    args = parser.parse_args(argv)
+    stop = threading.Event()
+    previous = {
+        signum: signal.signal(signum, lambda *_: stop.set())
+        for signum in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        with OpenAICompatibleServer(
+            default=args.reply,
+            model=args.model,
+            dimensions=args.dimensions,
+            host=args.host,
+            port=args.port,
+        ) as server:
+            sys.stdout.write(f"{server.base_url}\n")
+            sys.stdout.flush()
+            stop.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

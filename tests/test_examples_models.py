@@ -1,0 +1,163 @@
+"""The model examples run offline and print what they promise (judge_ollama.py only imports)."""
+
+from __future__ import annotations
+
+import runpy
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aeval import EvaluationReport
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+@pytest.fixture
+def examples_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    yield
+    for name in ("support_bot", "judge_offline"):
+        sys.modules.pop(name, None)
+
+
+def run_example(name: str) -> dict[str, Any]:
+    return runpy.run_path(str(EXAMPLES / name), run_name=name.removesuffix(".py"))
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("examples_path")
+async def test_judge_offline_prints_the_report_with_usage_and_unscored_rows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report: EvaluationReport = await run_example("judge_offline.py")["main"]()
+    out = capsys.readouterr().out.splitlines()
+    judge_rows = [row for row in report.evaluations if row.strategy == "AiJudgeStrategy"]
+    prompt = sum(row.metadata["prompt_tokens"] for row in judge_rows)
+    completion = sum(row.metadata["completion_tokens"] for row in judge_rows)
+    cost = (prompt * 0.15 + completion * 0.60) / 1000
+    assert report.usage.cost == pytest.approx(cost)
+    assert report.usage.completion_tokens == completion
+    assert report.usage.prompt_tokens > prompt > 0
+    assert out[:3] == [
+        "Score: 75.00% (9/12 rows)",
+        "Passed 9, failed 2, unscored 1, errors 0",
+        f"Model usage: {report.usage.prompt_tokens} prompt + {completion} completion tokens, "
+        f"0 retries, ${cost:.6f}",
+    ]
+    assert out[3:] == [
+        "PASSED   Opening hours [AiJudgeStrategy] score 0.95",
+        "PASSED   Opening hours [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
+        "PASSED   Refund policy [AiJudgeStrategy] score 0.95",
+        "PASSED   Refund policy [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
+        "UNSCORED Password reset [AiJudgeStrategy] score - (asked again)",
+        "         The judge's reply could not be read, even when asked again (the reply holds "
+        "no JSON object): 'I am not sure how to rate this one.'",
+        "PASSED   Password reset [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
+        "PASSED   Shipping time [AiJudgeStrategy] score 0.90",
+        "PASSED   Shipping time [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
+        "PASSED   Escalation [AiJudgeStrategy] score 1.00 (asked again)",
+        "PASSED   Escalation [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
+        "FAILED   Warranty [AiJudgeStrategy] score 0.05",
+        "         It does not answer at all.",
+        "FAILED   Warranty [SemanticSimilarityStrategy] score 0.00 similarity 0.0000",
+        "         Similarity 0.0000 below threshold 0.8000",
+    ]
+    unscored = judge_rows[2]
+    assert unscored.metadata["raw_reply"] == "I am not sure how to rate this one."
+    assert judge_rows[3].metadata["raw_score"] == 90
+    assert "passed" not in judge_rows[3].metadata
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("examples_path")
+async def test_similarity_local_uses_the_local_embedder(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("onnxruntime")
+    report: EvaluationReport = await run_example("similarity_local.py")["main"]()
+    out = capsys.readouterr().out.splitlines()
+    warranty = report.evaluations[-1].metadata["similarity"]
+    assert 0.0 < warranty < 0.9
+    assert out == [
+        "Embedder: LocalEmbedder(model='all-MiniLM-L6-v2-int8', threads=1)",
+        "Score: 83.33% (5/6 rows)",
+        "PASSED Opening hours: similarity 1.0000",
+        "PASSED Refund policy: similarity 1.0000",
+        "PASSED Password reset: similarity 1.0000",
+        "PASSED Shipping time: similarity 1.0000",
+        "PASSED Escalation: similarity 1.0000",
+        f"FAILED Warranty: similarity {warranty:.4f}",
+        f"       Similarity {warranty:.4f} below threshold 0.9000",
+    ]
+
+
+ENV_NAMES = (
+    "AEVAL_BASE_URL",
+    "OPENAI_BASE_URL",
+    "AEVAL_MODEL",
+    "OPENAI_MODEL",
+    "AEVAL_EMBEDDING_MODEL",
+    "OPENAI_EMBEDDING_MODEL",
+)
+
+
+@pytest.mark.usefixtures("examples_path")
+def test_judge_ollama_imports_without_running(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ENV_NAMES:
+        monkeypatch.delenv(name, raising=False)
+    module = run_example("judge_ollama.py")
+    args = module["parse_args"]([])
+    assert (args.base_url, args.model, args.embedding_model, args.concurrency) == (
+        "http://localhost:11434/v1",
+        "llama3.2",
+        "nomic-embed-text",
+        2,
+    )
+    monkeypatch.setenv("OPENAI_MODEL", "qwen2.5")
+    monkeypatch.setenv("AEVAL_BASE_URL", "http://127.0.0.1:8000/v1")
+    args = module["parse_args"](["--embedding-model", "bge-m3"])
+    assert (args.base_url, args.model, args.embedding_model) == (
+        "http://127.0.0.1:8000/v1",
+        "qwen2.5",
+        "bge-m3",
+    )
+
+
+def run_ollama_example(*args: str) -> subprocess.CompletedProcess[str]:
+    env_free = {"PYTHONPATH": str(EXAMPLES.parent), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / "judge_ollama.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env_free,
+    )
+
+
+def test_judge_ollama_help() -> None:
+    done = run_ollama_example("--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: judge_ollama.py [-h] [--base-url BASE_URL]")
+    assert "(AEVAL_BASE_URL, OPENAI_BASE_URL; default http://localhost:11434/v1)" in done.stdout
+    assert "(AEVAL_MODEL, OPENAI_MODEL; default llama3.2)" in done.stdout
+
+
+def test_judge_ollama_says_so_when_no_server_answers() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    done = run_ollama_example("--base-url", base_url)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith(
+        f"No OpenAI-compatible server answers at {base_url} (ConnectError: "
+    )
+    assert "Start Ollama (`ollama serve`, then `ollama pull llama3.2`" in done.stderr
+    assert "try examples/judge_offline.py." in done.stderr
