@@ -318,6 +318,11 @@ class _Run:
                     work = self._work(iter(self.samples))
                     await _run_workers(workers, self._worker, work)
             self.finished = True
+        except Exception as exc:
+            done = self.aggregator.report().evaluation_count
+            kept = "; they are in every sink" if scorer.sinks else ""
+            exc.add_note(f"aeval: {done} row(s) had finished when the run stopped{kept}.")
+            raise
         finally:
             self.aggregator.finish()
             if scorer.sinks:

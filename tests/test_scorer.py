@@ -340,9 +340,10 @@ class TestFailuresAreData:
         with pytest.raises(exc_type):
             anyio.run(main)
 
-    async def test_bad_sample_item_raises_type_error(self) -> None:
-        with pytest.raises(TypeError, match="Item 1 of the samples is str"):
+    async def test_bad_sample_item_raises_type_error_saying_what_finished(self) -> None:
+        with pytest.raises(TypeError, match="Item 1 of the samples is str") as info:
             await Scorer().evaluate([make_samples(1)[0], "oops"], echo, equals)  # type: ignore[list-item]
+        assert info.value.__notes__ == ["aeval: 1 row(s) had finished when the run stopped."]
 
 
 class TestOptions:
