@@ -9,17 +9,29 @@ was wrong and attaches metadata a report can show.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
-from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from .._numbers import truncate
 from .._results import EvaluationResult
 from ._base import TextStrategy
+from ._guardrail import GuardrailStrategy
+from ._segments import SegmentsStrategy
+from ._text_common import (
+    _FENCE,
+    _JSON_TYPES,
+    _choice,
+    _expected_texts,
+    _flag,
+    _is_sequence,
+    _plural,
+    _sentence,
+    _show,
+    _show_all,
+    _texts,
+)
 
 if TYPE_CHECKING:
     from .._samples import EvaluationSample
@@ -33,81 +45,6 @@ __all__ = [
     "RegexStrategy",
     "SegmentsStrategy",
 ]
-
-_SHOWN = 120
-_ACCEPT = "ACCEPT"
-_REJECT = "REJECT"
-_FENCE = re.compile(r"\A\s*```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?[ \t]*```\s*\Z", re.DOTALL)
-_JSON_TYPES: tuple[tuple[type, str], ...] = (
-    (dict, "object"),
-    (list, "array"),
-    (str, "string"),
-    (bool, "boolean"),
-    (int, "number"),
-    (float, "number"),
-)
-_VERDICT = re.compile(r"\s*(ACCEPT|REJECT)(?:ED)?(?![^\W\d_])[\s:.,;-]*(.*)", re.I | re.S)
-_VERDICT_ATTRIBUTES = ("result", "verdict", "accepted")
-
-
-def _show(value: Any) -> str:
-    return truncate(repr(value), _SHOWN)
-
-
-def _show_all(values: Iterable[Any]) -> str:
-    return ", ".join(_show(value) for value in values)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def _sentence(parts: list[str]) -> str:
-    text = "; ".join(parts)
-    return text[:1].upper() + text[1:]
-
-
-def _flag(value: object, option: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{option} must be True or False, got {value!r}")
-    return value
-
-
-def _choice(value: object, option: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        choices = " or ".join(repr(choice) for choice in allowed)
-        raise ValueError(f"{option} must be {choices}, got {value!r}")
-    return str(value)
-
-
-def _texts(value: str | Iterable[str], option: str) -> tuple[str, ...]:
-    """A single string or an iterable of non-empty strings, as a tuple."""
-    items: tuple[Any, ...]
-    if isinstance(value, str):
-        items = (value,)
-    elif isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
-        items = tuple(value)
-    else:
-        raise TypeError(f"{option} must be a string or a list of strings, got {value!r}")
-    for item in items:
-        if not isinstance(item, str):
-            raise TypeError(f"{option} must hold strings, got {item!r}")
-        if not item:
-            raise ValueError(f"{option} must not hold an empty string: it is found in any text")
-    return items
-
-
-def _expected_texts(expected: Any) -> tuple[str, ...] | None:
-    """The sample's expected output as texts: a string, or each item of a list."""
-    if expected is None:
-        return None
-    if isinstance(expected, list | tuple):
-        return tuple(item if isinstance(item, str) else str(item) for item in expected)
-    return (expected if isinstance(expected, str) else str(expected),)
-
-
-def _is_sequence(value: Any) -> bool:
-    return isinstance(value, list | tuple)
 
 
 class ExactMatchStrategy(TextStrategy):
@@ -543,208 +480,4 @@ class JsonStrategy(TextStrategy):
             1.0,
             f"Output is a JSON object with all {_plural(len(keys), 'required key')}",
             metadata,
-        )
-
-
-class SegmentsStrategy(TextStrategy):
-    """Checks that retrieved text contains the expected segments (seed 000's retriever check).
-
-    Each expected segment is found when some item of the output contains it. The score is
-    found / expected; the result passes when the score reaches ``threshold`` (upstream
-    requires every segment, the default 1.0).
-
-    Args:
-        segments: The expected segments; by default the sample's expected output (a list of
-            strings, the ``expected-outputs`` of a sample file, or a single string).
-        threshold: The smallest passing score, from 0.0 to 1.0.
-        case_sensitive: Upstream lower-cases both sides; ``True`` compares them as they are.
-        name: The name of the report rows.
-
-    The output may be a list of strings (or any iterable of items shown with ``str()``) or
-    a single string.
-    """
-
-    __slots__ = ("_case_sensitive", "_segments", "_threshold")
-
-    def __init__(
-        self,
-        segments: str | Iterable[str] | None = None,
-        *,
-        threshold: float = 1.0,
-        case_sensitive: bool = False,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(name=name)
-        self._segments = None if segments is None else _texts(segments, "segments")
-        if self._segments == ():
-            raise ValueError("segments must not be empty: pass None to use the expected output")
-        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-            raise TypeError(f"threshold must be a number between 0.0 and 1.0, got {threshold!r}")
-        if math.isnan(threshold) or not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold must be between 0.0 and 1.0, got {threshold}")
-        self._threshold = float(threshold)
-        self._case_sensitive = _flag(case_sensitive, "case_sensitive")
-
-    def _config(self) -> dict[str, Any]:
-        return {
-            "segments": self._segments,
-            "threshold": self._threshold,
-            "case_sensitive": self._case_sensitive,
-        }
-
-    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
-        """Look for each expected segment in the items of ``output``."""
-        if output is None:
-            return super().evaluate(sample, output)
-        if isinstance(output, str):
-            items = [output]
-        elif isinstance(output, Iterable) and not isinstance(output, bytes | Mapping):
-            items = [item if isinstance(item, str) else str(item) for item in output]
-        else:
-            items = [str(output)]
-        return self._search(sample, items)
-
-    def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
-        return self._search(sample, [text])
-
-    def _search(self, sample: EvaluationSample, items: list[str]) -> EvaluationResult:
-        segments = self._segments
-        if segments is None:
-            segments = _expected_texts(sample.expected_output)
-            if segments is None:
-                return EvaluationResult.failing(
-                    f"Sample {sample.name!r} has no expected segments: set its expected "
-                    "outputs or pass segments="
-                )
-            if not segments:
-                return EvaluationResult.failing(
-                    f"Sample {sample.name!r} has an empty list of expected segments"
-                )
-        if not self._case_sensitive:
-            items = [item.casefold() for item in items]
-
-        def found(segment: str) -> bool:
-            needle = segment if self._case_sensitive else segment.casefold()
-            return any(needle in item for item in items)
-
-        missing = [segment for segment in segments if not found(segment)]
-        count = len(segments) - len(missing)
-        score = count / len(segments)
-        explanation = f"Found {count} of {len(segments)} expected segments"
-        if missing:
-            explanation += f"; missing: {_show_all(missing)}"
-        metadata = {
-            "found": count,
-            "expected": len(segments),
-            "missing": missing,
-            "threshold": self._threshold,
-        }
-        return EvaluationResult(score >= self._threshold, score, explanation, metadata)
-
-
-def _verdict_text(text: str) -> tuple[str, str | None] | None:
-    """``"REJECT: off topic"`` → ``("REJECT", "off topic")``; ``None`` if not a verdict."""
-    match = _VERDICT.match(text)
-    if match is None:
-        return None
-    return match.group(1).upper(), match.group(2).strip() or None
-
-
-def _verdict(output: Any, depth: int = 0) -> tuple[str, str | None] | None:
-    if isinstance(output, bool):
-        return (_ACCEPT if output else _REJECT), None
-    if isinstance(output, Enum):
-        value = output.value
-        if isinstance(value, str | bool):
-            found = _verdict(value)
-            if found is not None:
-                return found
-        return _verdict_text(output.name)
-    if isinstance(output, str):
-        return _verdict_text(output)
-    if depth == 0:
-        for attribute in _VERDICT_ATTRIBUTES:
-            value = getattr(output, attribute, None)
-            if value is not None and not callable(value):
-                return _verdict(value, depth + 1)
-    return None
-
-
-class GuardrailStrategy(TextStrategy):
-    """Checks a guardrail's ACCEPT/REJECT verdict (seed 000's ``GuardrailEvaluationStrategy``).
-
-    The expected verdict is ``expect``, else the sample's expected output, read like
-    upstream: text starting with ``ACCEPT`` or ``REJECT`` (case-insensitive here). The
-    output is the verdict: ``"ACCEPT"``, ``"REJECT"`` or text starting with one (upstream's
-    function returns ``"REJECT:" + message``), a bool (``True`` accepts), an ``Enum`` named
-    or valued so, or an object whose ``result``, ``verdict`` or ``accepted`` attribute
-    holds one of those. Following the seed, *positive* means accepted: a wrongly accepted
-    input is a false positive, a wrongly rejected one a false negative.
-
-    Args:
-        expect: ``"ACCEPT"`` or ``"REJECT"`` for every sample (case-insensitive).
-        name: The name of the report rows.
-    """
-
-    __slots__ = ("_expect",)
-
-    def __init__(
-        self, *, expect: Literal["ACCEPT", "REJECT"] | None = None, name: str | None = None
-    ) -> None:
-        super().__init__(name=name)
-        if expect is not None and (
-            not isinstance(expect, str) or expect.strip().upper() not in (_ACCEPT, _REJECT)
-        ):
-            raise ValueError(f"expect must be 'ACCEPT' or 'REJECT', got {expect!r}")
-        self._expect = None if expect is None else expect.strip().upper()
-
-    def _config(self) -> dict[str, Any]:
-        return {"expect": self._expect}
-
-    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
-        """Compare the guardrail verdict ``output`` with the expected one."""
-        expected = self._expect
-        if expected is None:
-            raw = sample.expected_output
-            parsed = _verdict_text(raw) if isinstance(raw, str) else None
-            if parsed is None:
-                return EvaluationResult.failing(
-                    f"Unknown expected behavior: {_show(raw)}; the expected output of sample "
-                    f"{sample.name!r} must be ACCEPT or REJECT (or pass expect=)"
-                )
-            expected = parsed[0]
-        if output is None:
-            return super().evaluate(sample, output)
-        verdict = _verdict(output)
-        if verdict is None:
-            return EvaluationResult(
-                False,
-                0.0,
-                f"Output {_show(output)} is not a guardrail verdict: expected ACCEPT or REJECT "
-                "(or text starting with one), a bool, or an object with a result, verdict or "
-                "accepted attribute",
-                {"expected": expected, "verdict": None},
-            )
-        actual, reason = verdict
-        metadata: dict[str, Any] = {"expected": expected, "verdict": actual, "reason": reason}
-        because = f" ({reason})" if reason else ""
-        if expected == _ACCEPT and actual == _ACCEPT:
-            metadata["classification"] = "true_positive"
-            return EvaluationResult(True, 1.0, "Correctly accepted on-topic question", metadata)
-        if expected == _REJECT and actual == _REJECT:
-            metadata["classification"] = "true_negative"
-            return EvaluationResult(
-                True, 1.0, f"Correctly rejected off-topic question{because}", metadata
-            )
-        if expected == _ACCEPT:
-            metadata["classification"] = "false_negative"
-            return EvaluationResult(
-                False,
-                0.0,
-                f"False negative: incorrectly rejected on-topic question{because}",
-                metadata,
-            )
-        metadata["classification"] = "false_positive"
-        return EvaluationResult(
-            False, 0.0, "False positive: incorrectly accepted off-topic question", metadata
         )

@@ -1,0 +1,82 @@
+"""Helpers shared by the text strategies: option checks and how values are shown."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .._numbers import truncate
+
+__all__: list[str] = []
+
+_SHOWN = 120
+_FENCE = re.compile(r"\A\s*```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?[ \t]*```\s*\Z", re.DOTALL)
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (dict, "object"),
+    (list, "array"),
+    (str, "string"),
+    (bool, "boolean"),
+    (int, "number"),
+    (float, "number"),
+)
+
+
+def _show(value: Any) -> str:
+    return truncate(repr(value), _SHOWN)
+
+
+def _show_all(values: Iterable[Any]) -> str:
+    return ", ".join(_show(value) for value in values)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _sentence(parts: list[str]) -> str:
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:]
+
+
+def _flag(value: object, option: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{option} must be True or False, got {value!r}")
+    return value
+
+
+def _choice(value: object, option: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        choices = " or ".join(repr(choice) for choice in allowed)
+        raise ValueError(f"{option} must be {choices}, got {value!r}")
+    return str(value)
+
+
+def _texts(value: str | Iterable[str], option: str) -> tuple[str, ...]:
+    """A single string or an iterable of non-empty strings, as a tuple."""
+    items: tuple[Any, ...]
+    if isinstance(value, str):
+        items = (value,)
+    elif isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        items = tuple(value)
+    else:
+        raise TypeError(f"{option} must be a string or a list of strings, got {value!r}")
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"{option} must hold strings, got {item!r}")
+        if not item:
+            raise ValueError(f"{option} must not hold an empty string: it is found in any text")
+    return items
+
+
+def _expected_texts(expected: Any) -> tuple[str, ...] | None:
+    """The sample's expected output as texts: a string, or each item of a list."""
+    if expected is None:
+        return None
+    if isinstance(expected, list | tuple):
+        return tuple(item if isinstance(item, str) else str(item) for item in expected)
+    return (expected if isinstance(expected, str) else str(expected),)
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, list | tuple)
