@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Mapping
 from os import PathLike
 from pathlib import Path
@@ -138,35 +137,22 @@ async def read_rows(path: str | PathLike[str]) -> AsyncIterator[EvaluationRow]:
 class JsonlSink:
     """Appends each finished row to a JSONL file, one JSON object per line.
 
-    Rows are buffered and written with aiofiles in chunks of 64 KiB, or sooner when
-    ``flush_interval`` seconds have passed since the last write (so ``tail -f`` follows a slow
-    run). :meth:`flush` (called by the Scorer at the end of every run, including a cancelled
-    one) writes the rest, so the file holds every finished row. The first write truncates the
-    file unless ``append=True``; later runs through the same sink append.
+    Rows are buffered and written with aiofiles in chunks; :meth:`flush` (called by the Scorer
+    at the end of every run, including a cancelled one) writes the rest and closes the file, so
+    the file holds every finished row. The first write truncates the file unless
+    ``append=True``; later runs through the same sink append.
 
     Args:
         path: The file to write.
         append: Keep what the file already holds.
-        flush_interval: Longest time, in seconds, a row waits in the buffer while rows keep
-            coming; ``None`` writes only full chunks and at :meth:`flush`.
     """
 
-    def __init__(
-        self,
-        path: str | PathLike[str],
-        *,
-        append: bool = False,
-        flush_interval: float | None = None,
-    ) -> None:
-        if flush_interval is not None and not flush_interval >= 0:
-            raise ValueError(f"flush_interval must be >= 0 seconds, got {flush_interval!r}")
+    def __init__(self, path: str | PathLike[str], *, append: bool = False) -> None:
         self.path = Path(path)
-        self.flush_interval = flush_interval
         self._buffer: list[bytes] = []
         self._size = 0
         self._truncate = not append
         self._rows = 0
-        self._written_at = time.monotonic()
 
     @property
     def rows_written(self) -> int:
@@ -179,10 +165,7 @@ class JsonlSink:
         self._buffer.append(line)
         self._size += len(line)
         self._rows += 1
-        if self._size >= _FLUSH_BYTES or (
-            self.flush_interval is not None
-            and time.monotonic() - self._written_at >= self.flush_interval
-        ):
+        if self._size >= _FLUSH_BYTES:
             await self._write()
 
     async def _write(self) -> None:
@@ -191,7 +174,6 @@ class JsonlSink:
         data = b"".join(self._buffer)
         self._buffer.clear()
         self._size = 0
-        self._written_at = time.monotonic()
         truncate, self._truncate = self._truncate, False
         await anyio.Path(self.path.parent).mkdir(parents=True, exist_ok=True)
         async with aiofiles.open(self.path, "wb" if truncate else "ab") as handle:

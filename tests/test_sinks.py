@@ -111,19 +111,3 @@ async def test_truncated_last_line_is_skipped_but_a_bad_line_is_an_error(tmp_pat
 def test_scorer_rejects_a_non_sink() -> None:
     with pytest.raises(TypeError, match="is not a sink"):
         Scorer(sinks=[object()])  # type: ignore[list-item]
-
-
-async def test_flush_interval_writes_rows_while_a_run_goes_on(tmp_path: Path) -> None:
-    path = tmp_path / "rows.jsonl"
-    first, second, third = sample_rows()
-    eager = JsonlSink(path, flush_interval=0)
-    await eager.send(first)
-    assert len(path.read_bytes().splitlines()) == 1  # written at once, no flush() needed
-    lazy = JsonlSink(tmp_path / "lazy.jsonl", flush_interval=3600)
-    await lazy.send(second)
-    await lazy.send(third)
-    assert not (tmp_path / "lazy.jsonl").exists()
-    await lazy.flush()
-    assert len((tmp_path / "lazy.jsonl").read_bytes().splitlines()) == 2
-    with pytest.raises(ValueError, match="flush_interval must be >= 0"):
-        JsonlSink(path, flush_interval=-1)

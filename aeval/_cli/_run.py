@@ -21,6 +21,7 @@ from anyio.abc import TaskStatus
 
 from .._exceptions import SampleLoadError
 from .._report import EvaluationReport
+from .._results import EvaluationRow
 from .._samples import Samples
 from .._scorer import RowStream, Scorer
 from .._sinks import JsonlSink
@@ -50,6 +51,37 @@ class RunResult:
     interrupted: bool
     planned: int
     files: tuple[Path, ...]
+
+
+class _FlushingSink:
+    """Forwards rows to a :class:`JsonlSink` and writes them out every half second.
+
+    :meth:`run` flushes periodically (shielded, so no buffered row is lost to a
+    cancellation), so ``tail -f rows.jsonl`` follows the run and an interrupted run leaves
+    every finished row on disk.
+    """
+
+    def __init__(self, sink: JsonlSink) -> None:
+        self._sink = sink
+        self._lock = anyio.Lock()
+        self._pending = False
+
+    async def send(self, row: EvaluationRow) -> None:
+        async with self._lock:
+            await self._sink.send(row)
+            self._pending = True
+
+    async def flush(self) -> None:
+        async with self._lock:
+            await self._sink.flush()
+            self._pending = False
+
+    async def run(self) -> None:
+        while True:
+            await anyio.sleep(_FLUSH_INTERVAL)
+            if self._pending:
+                with anyio.CancelScope(shield=True):
+                    await self.flush()
 
 
 class _Interrupt:
@@ -123,7 +155,7 @@ async def execute(
             raise TypeError("a callable target is required")
         await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
         rows_path = config.output_dir / ROWS_FILE
-        sink = JsonlSink(rows_path, flush_interval=_FLUSH_INTERVAL)
+        sink = _FlushingSink(JsonlSink(rows_path))
         scorer = Scorer(
             config.concurrency, timeout=config.timeout, repeats=config.repeats, sinks=[sink]
         )
@@ -134,6 +166,7 @@ async def execute(
         try:
             async with anyio.create_task_group() as group:
                 await group.start(interrupt.watch, group.cancel_scope)
+                group.start_soon(sink.run)
                 async with scorer.stream(samples, function, *strategies) as rows:
                     stream = rows
                     async for row in rows:
