@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _benchmarks import quick_figures, run_script
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_peers.py"
 QUICK_CELLS = [
     ("a-2k", "aeval", 200, 0, 100),
     ("a-20k", "aeval", 2000, 0, 100),
@@ -23,21 +22,14 @@ QUICK_CELLS = [
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_script("bench_peers.py", *args)
 
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, dict[str, Any]]:
     out = tmp_path_factory.mktemp("bench") / "figures.json"
-    done = run("--quick", "--peer", "none", "--json", str(out))
-    assert done.returncode == 0, done.stderr
-    return done.stdout, done.stderr, json.loads(out.read_text())
+    done, figures = quick_figures("bench_peers.py", out, "--peer", "none")
+    return done.stdout, done.stderr, figures
 
 
 def test_prints_one_row_per_scenario_and_engine(

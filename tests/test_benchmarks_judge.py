@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_judge.py"
+from _benchmarks import quick_figures
 
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    out = tmp_path_factory.mktemp("bench") / "figures.json"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    done, figures = quick_figures(
+        "bench_judge.py", tmp_path_factory.mktemp("bench") / "figures.json"
     )
-    assert done.returncode == 0, done.stderr
     assert done.stderr == ""
-    return done.stdout, json.loads(out.read_text())
+    return done.stdout, figures
 
 
 def test_prints_both_sides_and_the_ratio(quick_run: tuple[str, dict[str, Any]]) -> None:
