@@ -314,8 +314,9 @@ class EvaluationReport:
         report = aggregator.report()
         for name in EvaluationReport.__slots__:
             setattr(self, name, getattr(report, name))
-        self._samples = len({(r.index, r.repeat) for r in self._rows})
-        self._duration = sum(r.duration for r in self._rows)
+        calls = {(r.index, r.repeat): r.duration for r in self._rows}
+        self._samples = len(calls)
+        self._duration = sum(calls.values())
 
     @classmethod
     def _from_parts(
@@ -425,7 +426,11 @@ class EvaluationReport:
 
     @property
     def duration(self) -> float:
-        """Wall-clock seconds of the run."""
+        """Wall-clock seconds of the run.
+
+        A report built from rows (``EvaluationReport(rows)``) knows no wall clock: there it is
+        the summed time of the function calls, one per sample and repeat.
+        """
         return self._duration
 
     @property

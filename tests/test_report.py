@@ -108,6 +108,23 @@ class TestScores:
             ("B", "s2"),
         ]
 
+    def test_a_report_from_rows_sums_each_function_call_once(self) -> None:
+        sample = EvaluationSample("A", ["q"], "a")
+        rows = [
+            EvaluationRow.from_result(
+                sample, name, "a", EvaluationResult.passing(), duration=0.5, position=i
+            )
+            for i, name in enumerate(("s1", "s2", "s3"))
+        ]
+        rows.append(
+            EvaluationRow.from_result(
+                sample, "s1", "a", EvaluationResult.passing(), duration=0.25, repeat=1
+            )
+        )
+        report = EvaluationReport(rows)
+        assert report.duration == 0.75
+        assert report.sample_count == 2
+
     def test_usage_is_summed_from_row_metadata(self) -> None:
         rows = [
             row("A", True, index=0, metadata={"retries": 2, "prompt_tokens": 10, "cost": 0.5}),
