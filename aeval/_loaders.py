@@ -15,13 +15,11 @@ import os
 import threading
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 import aiofiles
 import anyio
 import anyio.to_thread
-import httpx
 
 from ._exceptions import AevalError, NoLoaderError, SampleFileNotFoundError, SampleLoadError
 from ._sample_formats import (
@@ -51,22 +49,7 @@ __all__ = [
 
 _ENTRY_POINT_GROUP = "aeval.loaders"
 
-_CONTENT_TYPES = {
-    "application/json": "json",
-    "text/json": "json",
-    "application/jsonl": "jsonl",
-    "application/x-jsonl": "jsonl",
-    "application/jsonlines": "jsonl",
-    "application/x-jsonlines": "jsonl",
-    "application/x-ndjson": "jsonl",
-    "application/ndjson": "jsonl",
-    "application/yaml": "yaml",
-    "application/x-yaml": "yaml",
-    "text/yaml": "yaml",
-    "text/x-yaml": "yaml",
-}
 _CHUNK_SIZE = 64 * 1024
-_HTTP_TIMEOUT = httpx.Timeout(30.0)
 
 
 @runtime_checkable
@@ -189,50 +172,14 @@ class HttpSampleLoader(_BuiltinLoader):
         return _is_url(source)
 
     def _load(self, source: str) -> Parsed:
-        try:
-            with httpx.Client(follow_redirects=True, timeout=_HTTP_TIMEOUT) as client:
-                response = client.get(source)
-        except httpx.HTTPError as exc:
-            raise _fetch_error(exc, source) from exc
-        return _parse_response(response, source)
+        from ._http_samples import fetch
+
+        return fetch(source)
 
     async def _aload(self, source: str) -> Parsed:
-        make_client = partial(httpx.AsyncClient, follow_redirects=True, timeout=_HTTP_TIMEOUT)
-        client = await anyio.to_thread.run_sync(make_client)
-        try:
-            async with client:
-                response = await client.get(source)
-        except httpx.HTTPError as exc:
-            raise _fetch_error(exc, source) from exc
-        return await anyio.to_thread.run_sync(_parse_response, response, source)
+        from ._http_samples import afetch
 
-
-def _fetch_error(exc: httpx.HTTPError, source: str) -> SampleLoadError:
-    return SampleLoadError(
-        f"could not fetch the samples ({type(exc).__name__}: {exc}): check the URL and that "
-        "the server is reachable",
-        source=source,
-    )
-
-
-def _parse_response(response: httpx.Response, source: str) -> Parsed:
-    if response.is_error:
-        raise SampleLoadError(
-            f"HTTP {response.status_code} {response.reason_phrase}: check the URL and that "
-            "the server serves the sample file",
-            source=source,
-        )
-    fmt = format_of(response.url.path) or format_of(httpx.URL(source).path)
-    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    fmt = fmt or _CONTENT_TYPES.get(content_type)
-    if fmt is None:
-        raise SampleLoadError(
-            f"cannot tell the format: the URL path has no .yaml/.yml, .json or .jsonl/.ndjson "
-            f"extension and the content-type is {content_type or 'missing'!r}; use such an "
-            "extension or serve application/yaml, application/json or application/x-ndjson",
-            source=source,
-        )
-    return PARSERS[fmt](response.content, source)
+        return await afetch(source)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from aeval._cache import JudgeCache
 from aeval._results import EvaluationResult
 from aeval._samples import EvaluationSample
 from aeval._scorer import Scorer
-from aeval.models._protocols import ChatMessage, ChatResponse, TokenUsage
+from aeval.models import ChatMessage, ChatResponse, TokenUsage
 from aeval.strategies._judge_parse import (
     ParseError,
     StructuredVerdict,

@@ -10,7 +10,7 @@ import aeval.models.local as local_module
 from aeval._exceptions import AevalError, MissingExtraError
 from aeval._samples import EvaluationSample
 from aeval._scorer import Scorer
-from aeval.models._protocols import Embeddings, TokenUsage
+from aeval.models import Embeddings, TokenUsage
 from aeval.strategies.similarity import SemanticSimilarityStrategy, cosine_similarity
 
 SEVEN = TokenUsage(7, 0)

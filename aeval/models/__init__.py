@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from .._protocols import ChatMessage, ChatModel, ChatResponse, Embedder, Embeddings, TokenUsage
 from ._limits import ModelStatistics
-from ._protocols import ChatMessage, ChatModel, ChatResponse, Embedder, Embeddings, TokenUsage
 from .local import LocalEmbedder, local_extra_missing
 from .openai import OpenAIChatModel, OpenAIEmbedder
 

@@ -19,7 +19,7 @@ from typing import Any
 import anyio.to_thread
 
 from .._exceptions import MissingExtraError
-from ._protocols import Embeddings
+from .._protocols import Embeddings
 
 __all__ = ["LocalEmbedder", "local_extra_missing"]
 

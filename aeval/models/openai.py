@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 
 from .._exceptions import ModelHTTPError
+from .._protocols import ChatMessage, ChatResponse, Embeddings, TokenUsage
 from ._http import HTTPModelClient
-from ._protocols import ChatMessage, ChatResponse, Embeddings, TokenUsage
 
 __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 

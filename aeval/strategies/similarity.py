@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .._protocols import Embedder, TokenUsage, model_name
 from .._results import EvaluationResult
-from ..models._protocols import Embedder, TokenUsage, model_name
 
 if TYPE_CHECKING:
     from .._samples import EvaluationSample

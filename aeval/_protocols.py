@@ -1,4 +1,8 @@
-"""What strategies need from models: the ChatModel and Embedder protocols and their values."""
+"""What strategies need from models: the ChatModel and Embedder protocols and their values.
+
+They live outside `aeval.models` so that strategies depend on them without importing the HTTP
+clients (httpx, tenacity); `aeval.models` re-exports them.
+"""
 
 from __future__ import annotations
 
