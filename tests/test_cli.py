@@ -228,7 +228,7 @@ def test_config_errors_exit_2_naming_the_file_line_and_key(project: Path) -> Non
         (
             "target: cli_targets:echo\noutput:\n  formats: [markdown, junitt]",
             "{config}:4: output.formats[1]: unknown format 'junitt' (did you mean 'junit'?); "
-            "available: json, junit, markdown",
+            "available: html, json, junit, markdown",
         ),
     ],
 )

@@ -533,7 +533,7 @@ class BytesFormatter:
 
 
 def test_builtins_are_registered(registry: _registry._Registry) -> None:
-    assert supported_formats() == ("json", "junit", "markdown")
+    assert supported_formats() == ("html", "json", "junit", "markdown")
     assert isinstance(get_formatter("markdown"), MarkdownFormatter)
     assert isinstance(get_formatter("json"), JsonFormatter)
     assert get_formatter("markdown").extension == ".md"
@@ -550,7 +550,8 @@ def test_unknown_format(registry: _registry._Registry) -> None:
     with pytest.raises(FormatError) as info:
         get_formatter("unknown")
     assert str(info.value) == (
-        "No report formatter found for format: unknown. Available formats: json, junit, markdown"
+        "No report formatter found for format: unknown. "
+        "Available formats: html, json, junit, markdown"
     )
 
 
@@ -563,11 +564,11 @@ def test_blank_format(registry: _registry._Registry, name: Any) -> None:
 def test_register_and_unregister_custom_formatter(registry: _registry._Registry) -> None:
     csv = CsvFormatter()
     assert register_formatter(csv) is csv
-    assert supported_formats() == ("CSV", "json", "junit", "markdown")
+    assert supported_formats() == ("CSV", "html", "json", "junit", "markdown")
     assert get_formatter("csv") is csv
     assert upstream_report().format("csv", separator=";") == "Sample1;passed\nSample2;failed\n"
     assert unregister_formatter("Csv") is csv
-    assert supported_formats() == ("json", "junit", "markdown")
+    assert supported_formats() == ("html", "json", "junit", "markdown")
     with pytest.raises(FormatError, match=r"^No report formatter found for format: csv\."):
         unregister_formatter("csv")
 
@@ -627,7 +628,7 @@ def test_entry_points_load_once_lazily(
 
     monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
     assert calls == []
-    assert supported_formats() == ("bin", "CSV", "json", "junit", "markdown")
+    assert supported_formats() == ("bin", "CSV", "html", "json", "junit", "markdown")
     assert isinstance(get_formatter("csv"), CsvFormatter)
     assert get_formatter("bin") is plugin_module.BYTES
     assert calls == ["aeval.formatters"]
@@ -683,8 +684,19 @@ async def test_save_writes_every_format(registry: _registry._Registry, tmp_path:
     report = upstream_report()
     target = tmp_path / "nested" / "reports"
     paths = await report.save(target)
-    assert paths == [target / "report.json", target / "report.xml", target / "report.md"]
-    assert sorted(p.name for p in target.iterdir()) == ["report.json", "report.md", "report.xml"]
+    assert paths == [
+        target / "report.html",
+        target / "report.json",
+        target / "report.xml",
+        target / "report.md",
+    ]
+    assert sorted(p.name for p in target.iterdir()) == [
+        "report.html",
+        "report.json",
+        "report.md",
+        "report.xml",
+    ]
+    assert (target / "report.html").read_text(encoding="utf-8") == report.format("html")
     assert (target / "report.md").read_text(encoding="utf-8") == report.format("markdown")
     assert orjson.loads((target / "report.json").read_bytes())["totalSamples"] == 2
 
@@ -774,7 +786,7 @@ async def test_save_as_unknown_extension(registry: _registry._Registry, tmp_path
         await upstream_report().save_as(tmp_path / "report.txt")
     assert str(info.value) == (
         f"Cannot tell the report format of {str(tmp_path / 'report.txt')!r} from its "
-        "extension: pass format= (one of json, junit, markdown)"
+        "extension: pass format= (one of html, json, junit, markdown)"
     )
     assert not (tmp_path / "report.txt").exists()
 

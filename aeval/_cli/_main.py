@@ -110,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Re-render a finished or partial run from its rows.jsonl.",
     )
     report.add_argument("rows", type=Path, metavar="RUN.jsonl")
-    report.add_argument("--format", default="markdown", help="markdown, json, junit, ...")
+    report.add_argument("--format", default="markdown", help="markdown, json, junit, html, ...")
     report.add_argument(
         "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout"
     )

@@ -1,5 +1,5 @@
-"""Report formatters: Markdown and JSON built in, more through the ``aeval.formatters`` entry
-points or :func:`register_formatter`."""
+"""Report formatters: Markdown, JSON, JUnit XML and HTML built in, more through the
+``aeval.formatters`` entry points or :func:`register_formatter`."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from ._registry import (
     unregister_formatter,
 )
 from ._save import save_report, save_report_as
+from .html import HtmlFormatter
 from .json import JsonFormatter
 from .markdown import MarkdownFormatter
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "HtmlFormatter",
     "JsonFormatter",
     "MarkdownFormatter",
     "ReportFormatter",

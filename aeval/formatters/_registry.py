@@ -16,6 +16,7 @@ from importlib import metadata
 
 from .._exceptions import FormatError
 from ._base import ReportFormatter
+from .html import HtmlFormatter
 from .json import JsonFormatter
 from .junit import JunitFormatter
 from .markdown import MarkdownFormatter
@@ -146,7 +147,7 @@ class _Registry:
 
 
 def _default_registry() -> _Registry:
-    return _Registry(JsonFormatter(), JunitFormatter(), MarkdownFormatter())
+    return _Registry(HtmlFormatter(), JsonFormatter(), JunitFormatter(), MarkdownFormatter())
 
 
 _REGISTRY = _default_registry()

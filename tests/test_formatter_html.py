@@ -1,0 +1,359 @@
+from __future__ import annotations
+
+import importlib.metadata
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aeval import (
+    ErrorInfo,
+    EvaluationReport,
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    FormatError,
+)
+from aeval._report import Aggregator
+from aeval.formatters import HtmlFormatter, _registry, get_formatter, supported_formats
+
+VOID = {"meta", "br", "hr", "img", "input", "link", "col", "source", "wbr", "area", "base"}
+ATTACK = "<script>alert(1)</script> \"double\" & 'single'"
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str | None]
+    children: list[Node | str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def find_all(self, tag: str) -> list[Node]:
+        found: list[Node] = []
+        for child in self.children:
+            if isinstance(child, Node):
+                if child.tag == tag:
+                    found.append(child)
+                found += child.find_all(tag)
+        return found
+
+    def find(self, tag: str) -> Node:
+        return self.find_all(tag)[0]
+
+
+class TreeBuilder(HTMLParser):
+    """Builds a tree and fails on any unbalanced or misnested non-void tag."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {})
+        self.stack = [self.root]
+        self.doctype: str | None = None
+
+    def handle_decl(self, decl: str) -> None:
+        self.doctype = decl
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = Node(tag, dict(attrs))
+        self.stack[-1].children.append(node)
+        if tag not in VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        raise AssertionError(f"self-closing <{tag}/> in HTML")
+
+    def handle_endtag(self, tag: str) -> None:
+        assert tag not in VOID, f"end tag for the void element {tag}"
+        assert self.stack[-1].tag == tag, f"</{tag}> closes <{self.stack[-1].tag}>"
+        self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].children.append(data)
+
+
+def parse(text: str) -> Node:
+    builder = TreeBuilder()
+    builder.feed(text)
+    builder.close()
+    assert [n.tag for n in builder.stack] == ["#document"], "unclosed elements"
+    assert builder.doctype == "DOCTYPE html"
+    return builder.root
+
+
+def table_rows(table: Node) -> list[list[str]]:
+    return [
+        [cell.text() for cell in tr.children if isinstance(cell, Node)]
+        for tr in table.find_all("tr")
+    ]
+
+
+def section(root: Node, heading: str) -> Node:
+    [found] = [s for s in root.find_all("section") if s.find("h2").text() == heading]
+    return found
+
+
+def row(name: str, index: int, result: EvaluationResult, **kw: Any) -> EvaluationRow:
+    sample = EvaluationSample(name, ["q"], kw.pop("expected", "ok"), tags=kw.pop("tags", ()))
+    return EvaluationRow.from_result(
+        sample, kw.pop("strategy", "ExactMatch"), kw.pop("output", "ok"), result, index=index, **kw
+    )
+
+
+def mixed_rows() -> list[EvaluationRow]:
+    return [
+        row("S1", 0, EvaluationResult.failing(0.25, "Too different"), output="b", tags=["t1"]),
+        row("S2", 1, EvaluationResult.passing(), tags=["t1", "t2"]),
+        row("S3", 2, EvaluationResult.unscored("bad reply"), strategy="Judge"),
+        EvaluationRow.from_error(
+            EvaluationSample("S4", ["q"], "d"), None, None, ErrorInfo("ValueError", "boom"), index=3
+        ),
+        EvaluationRow.from_error(
+            EvaluationSample("S5", ["q"], None),
+            "Judge",
+            42,
+            ErrorInfo("TimeoutError", "judge too slow"),
+            index=4,
+        ),
+    ]
+
+
+def test_page_is_well_formed_self_contained_and_accessible() -> None:
+    root = parse(EvaluationReport(mixed_rows()).format("html"))
+    page = root.find("html")
+    assert page.attrs == {"lang": "en"}
+    assert root.find("title").text() == "Evaluation Report"
+    assert root.find("h1").text() == "Evaluation Report"
+    assert root.find_all("script") == root.find_all("link") == []
+    every = [n for tag in ("img", "a", "iframe", "object", "embed") for n in root.find_all(tag)]
+    assert every == []
+    assert "url(" not in root.find("style").text() and "@import" not in root.find("style").text()
+    for table in root.find_all("table"):
+        assert all(th.attrs.get("scope") == "col" for th in table.find("thead").find_all("th"))
+
+
+def test_score_counts_and_tables() -> None:
+    root = parse(EvaluationReport(mixed_rows()).format("html"))
+    assert root.find("p").text() == "Global score 20.00%"
+    assert root.find("p").find("strong").text() == "20.00%"
+    assert [li.text() for li in root.find("ul").find_all("li")] == [
+        "Evaluations: 5",
+        "Passed: 1",
+        "Failed: 1",
+        "Unscored: 1",
+        "Errors: 2",
+    ]
+    assert [p for p in root.find_all("p") if p.attrs.get("class") == "usage"] == []
+    assert table_rows(section(root, "Score per tag").find("table")) == [
+        ["Tag", "Rows", "Passed", "Score"],
+        ["t1", "2", "1", "50.00%"],
+        ["t2", "1", "1", "100.00%"],
+    ]
+    assert table_rows(section(root, "Score per strategy").find("table")) == [
+        ["Strategy", "Rows", "Passed", "Failed", "Unscored", "Errors", "Score", "Mean score"],
+        ["ExactMatch", "2", "1", "1", "0", "0", "50.00%", "0.63"],
+        ["Judge", "2", "0", "0", "1", "1", "0.00%", "—"],
+    ]
+
+
+def test_rows_in_report_order_with_badges_and_details() -> None:
+    root = parse(EvaluationReport(mixed_rows()).format("html"))
+    table = section(root, "Evaluations").find("table")
+    rows = table_rows(table)
+    assert rows[0] == ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error", "Outputs"]
+    summary = "Output and expected output"
+    assert rows[1:] == [
+        [
+            "S1",
+            "ExactMatch",
+            "failed",
+            "25.00%",
+            "Too different",
+            "",
+            f"{summary}OutputbExpected outputok",
+        ],
+        ["S2", "ExactMatch", "passed", "100.00%", "", "", f"{summary}OutputokExpected outputok"],
+        [
+            "S3",
+            "Judge",
+            "unscored",
+            "unscored",
+            "bad reply",
+            "",
+            f"{summary}OutputokExpected outputok",
+        ],
+        [
+            "S4",
+            "function",
+            "error",
+            "0.00%",
+            "",
+            "ValueError: boom",
+            f"{summary}OutputnullExpected outputd",
+        ],
+        [
+            "S5",
+            "Judge",
+            "error",
+            "0.00%",
+            "",
+            "TimeoutError: judge too slow",
+            f"{summary}Output42Expected outputnull",
+        ],
+    ]
+    badges = [n for n in table.find_all("span") if "badge" in (n.attrs.get("class") or "")]
+    assert [b.attrs["class"] for b in badges] == [
+        "badge failed",
+        "badge passed",
+        "badge unscored",
+        "badge error",
+        "badge error",
+    ]
+    assert len(table.find_all("details")) == 5
+    assert [n.text() for n in table.find_all("pre")][:4] == ["b", "ok", "ok", "ok"]
+
+
+def test_everything_user_provided_is_escaped() -> None:
+    sample = EvaluationSample(ATTACK, ["q"], ATTACK, tags=[ATTACK])
+    rows = [
+        EvaluationRow.from_result(sample, ATTACK, ATTACK, EvaluationResult.failing(0.0, ATTACK)),
+        EvaluationRow.from_error(sample, None, None, ErrorInfo("Boom", ATTACK), index=1),
+    ]
+    text = EvaluationReport(rows).format("html", title=ATTACK)
+    assert "<script>" not in text and "alert(1)</script>" not in text
+    assert (
+        "&lt;script&gt;alert(1)&lt;/script&gt; &quot;double&quot; &amp; &#x27;single&#x27;" in text
+    )
+    root = parse(text)
+    assert root.find_all("script") == []
+    assert root.find("title").text() == root.find("h1").text() == ATTACK
+    assert [n.text() for n in root.find_all("pre")] == [ATTACK, ATTACK, "null", ATTACK]
+    assert table_rows(section(root, "Score per tag").find("table"))[1][0] == ATTACK
+    assert table_rows(section(root, "Score per strategy").find("table"))[1][0] == ATTACK
+    cells = table_rows(section(root, "Evaluations").find("table"))
+    assert cells[1][:6] == [ATTACK, ATTACK, "failed", "0.00%", ATTACK, ""]
+    assert cells[2][:6] == [ATTACK, "function", "error", "0.00%", "", f"Boom: {ATTACK}"]
+
+
+def test_without_details_there_are_no_outputs() -> None:
+    rows = [row("S1", 0, EvaluationResult.failing(0.0, "no"), output="secret-out", expected="exp")]
+    text = EvaluationReport(rows).format("html", include_details=False, title="Nightly")
+    root = parse(text)
+    assert root.find("title").text() == "Nightly"
+    assert root.find_all("details") == root.find_all("pre") == []
+    assert "secret-out" not in text and "exp<" not in text
+    assert table_rows(section(root, "Evaluations").find("table")) == [
+        ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error"],
+        ["S1", "ExactMatch", "failed", "0.00%", "no", ""],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"pretty": True},
+            "Unknown option 'pretty' for the html report formatter; "
+            "accepted options: include_details, title",
+        ),
+        ({"title": 3}, "Option 'title' of the html report formatter must be a str, got 3"),
+        (
+            {"include_details": "no"},
+            "Option 'include_details' of the html report formatter must be a bool, got 'no'",
+        ),
+    ],
+)
+def test_bad_options(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(FormatError) as info:
+        HtmlFormatter().format(EvaluationReport([]), **options)
+    assert str(info.value) == message
+
+
+def test_usage_line_when_models_were_called() -> None:
+    usage = {"prompt_tokens": 120, "completion_tokens": 30, "retries": 2, "cost": 0.0125}
+    rows = [row("S1", 0, EvaluationResult.passing().with_metadata(usage))]
+    root = parse(EvaluationReport(rows).format("html"))
+    [line] = [p for p in root.find_all("p") if p.attrs.get("class") == "usage"]
+    assert line.text() == "Model usage: 120 prompt + 30 completion tokens · 2 retries · $0.0125"
+
+
+def test_partial_report_says_so_and_repeats_are_named() -> None:
+    aggregator = Aggregator(keep="failures")
+    aggregator.add(row("S1", 0, EvaluationResult.passing()))
+    aggregator.add(row("S1", 0, EvaluationResult.failing(0.0), repeat=1))
+    aggregator.add(row("S2", 1, EvaluationResult.passing()))
+    root = parse(aggregator.report().format("html"))
+    rows_section = section(root, "Evaluations")
+    assert rows_section.find("p").text() == (
+        "This report holds 1 of 3 evaluations; the others were not kept."
+    )
+    assert table_rows(rows_section.find("table"))[1][0] == "S1 [repeat 2]"
+
+
+def test_empty_report() -> None:
+    root = parse(EvaluationReport([]).format("html"))
+    assert root.find("p").find("strong").text() == "0.00%"
+    assert [s.find("h2").text() for s in root.find_all("section")] == ["Evaluations"]
+    assert section(root, "Evaluations").find("p").text() == "No evaluations to show."
+    assert root.find_all("table") == []
+
+
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> _registry._Registry:
+    fresh = _registry._default_registry()
+    monkeypatch.setattr(_registry, "_REGISTRY", fresh)
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [])
+    return fresh
+
+
+def test_registered_as_a_builtin(registry: _registry._Registry) -> None:
+    assert supported_formats() == ("html", "json", "junit", "markdown")
+    formatter = get_formatter("HTML")
+    assert isinstance(formatter, HtmlFormatter)
+    assert (formatter.name, formatter.extension) == ("html", ".html")
+
+
+@pytest.mark.anyio
+async def test_save_and_save_as_write_report_html(
+    registry: _registry._Registry, tmp_path: Path
+) -> None:
+    report = EvaluationReport(mixed_rows())
+    paths = await report.save(tmp_path / "out", formats=["html"], title="CI run")
+    assert paths == [tmp_path / "out" / "report.html"]
+    written = paths[0].read_text(encoding="utf-8")
+    assert written == report.format("html", title="CI run")
+    path = await report.save_as(tmp_path / "page.html", include_details=False)
+    assert path.read_text(encoding="utf-8") == report.format("html", include_details=False)
+
+
+def test_cli_run_writes_report_html_when_configured(tmp_path: Path) -> None:
+    data = Path(__file__).resolve().parent / "data" / "cli"
+    for name in ("cli_targets.py", "samples.yaml"):
+        shutil.copy(data / name, tmp_path / name)
+    (tmp_path / "aeval.yaml").write_text(
+        "samples: samples.yaml\n"
+        "target: cli_targets:echo\n"
+        "strategies:\n  - name: exact_match\n"
+        "output:\n  dir: out\n  formats: [markdown, html]\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "aeval", "run", "aeval.yaml", "--quiet"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.md", "rows.jsonl"]
+    root = parse((out / "report.html").read_text(encoding="utf-8"))
+    assert root.find("p").find("strong").text() == "66.67%"
+    names = [r[0] for r in table_rows(section(root, "Evaluations").find("table"))[1:]]
+    assert names == ["hello", "world", "mismatch"]
