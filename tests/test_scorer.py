@@ -296,6 +296,40 @@ class TestFailuresAreData:
         assert "did not finish within 0.05 s" in first.error.message
         assert second.outcome is Outcome.PASSED
 
+    async def test_timeout_abandons_a_blocked_sync_function(self) -> None:
+        release = threading.Event()
+
+        def fn(params: Parameters) -> str:
+            if params[0] == "in0":
+                release.wait(timeout=30)
+            return str(params[0])
+
+        try:
+            report = await Scorer(concurrency=2, timeout=0.05).evaluate(make_samples(2), fn, equals)
+        finally:
+            release.set()
+        first, second = report.evaluations
+        assert first.error is not None and first.error.type == "TimeoutError"
+        assert second.outcome is Outcome.PASSED
+
+    async def test_outer_cancellation_is_not_mistaken_for_the_sample_timeout(self) -> None:
+        started = anyio.Event()
+        never = anyio.Event()
+
+        async def fn(params: Parameters) -> str:
+            started.set()
+            await never.wait()
+            return ""
+
+        scorer = Scorer(timeout=60)
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(scorer.evaluate, make_samples(1), fn, equals)
+                await started.wait()
+                scope.cancel()
+        assert scope.cancelled_caught
+        assert scorer.statistics().rows_done == 0
+
     async def test_a_timeout_error_raised_by_the_function_is_its_own(self) -> None:
         async def fn(params: Parameters) -> str:
             raise TimeoutError("upstream gateway timed out")
