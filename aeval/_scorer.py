@@ -126,9 +126,17 @@ class Scorer:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def aclose(self) -> None:
-        """Close the Scorer; later calls to evaluate raise ``ScorerClosedError``."""
+    def close(self) -> None:
+        """Close the Scorer; later calls to evaluate raise ``ScorerClosedError``.
+
+        Closing never waits (a Scorer holds no connection or thread between runs), so it is
+        a plain method; :meth:`aclose` and ``async with`` do the same.
+        """
         self._closed = True
+
+    async def aclose(self) -> None:
+        """Close the Scorer (see :meth:`close`)."""
+        self.close()
 
     @property
     def closed(self) -> bool:

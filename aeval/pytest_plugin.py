@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from typing import Any
 
-import anyio
 import pytest
 
 from ._exceptions import SampleLoadError
@@ -73,8 +72,7 @@ def scorer(request: pytest.FixtureRequest) -> Iterator[Scorer]:
     for the summary and the report directory."""
     instance = scorer_for(request.node, settings(request.config))
     yield instance
-    if not instance.closed:
-        anyio.run(instance.aclose)
+    instance.close()
 
 
 @pytest.fixture

@@ -412,6 +412,12 @@ class TestOptions:
         assert report.score == 80.0
         assert report.is_complete is False
 
+    async def test_close_without_a_loop_detour(self) -> None:
+        scorer = Scorer()
+        scorer.close()
+        with pytest.raises(ScorerClosedError, match="create a new Scorer"):
+            await scorer.evaluate(make_samples(1), echo, equals)
+
     async def test_closed_scorer_refuses(self) -> None:
         async with Scorer() as scorer:
             await scorer.evaluate(make_samples(1), echo, equals)
