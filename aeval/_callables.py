@@ -11,7 +11,13 @@ from typing import Any
 from ._results import EvaluationResult
 from ._samples import EvaluationSample
 
-__all__ = ["PreparedStrategy", "is_async_callable", "prepare_strategies", "strategy_name"]
+__all__ = [
+    "PreparedStrategy",
+    "apply_strategy",
+    "is_async_callable",
+    "prepare_strategies",
+    "strategy_name",
+]
 
 
 def is_async_callable(obj: object) -> bool:
@@ -80,3 +86,23 @@ def prepare_strategies(strategies: Sequence[object]) -> tuple[PreparedStrategy, 
         name = base if count == 1 else f"{base}#{count}"
         prepared.append(PreparedStrategy(name, evaluate, position))
     return tuple(prepared)
+
+
+async def apply_strategy(
+    evaluate: StrategyCall, name: str, sample: EvaluationSample, output: Any
+) -> EvaluationResult:
+    """Call a strategy, sync or async, and check that it returned an ``EvaluationResult``.
+
+    Raises:
+        TypeError: The strategy returned something else.
+        Exception: Whatever the strategy raised.
+    """
+    result = evaluate(sample, output)
+    if inspect.isawaitable(result):
+        result = await result
+    if not isinstance(result, EvaluationResult):
+        raise TypeError(
+            f"strategy {name} returned {type(result).__name__}, expected an "
+            "EvaluationResult (e.g. EvaluationResult.from_boolean(...))"
+        )
+    return result

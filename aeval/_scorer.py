@@ -23,10 +23,10 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import ObjectReceiveStream
 
-from ._callables import PreparedStrategy, is_async_callable, prepare_strategies
+from ._callables import PreparedStrategy, apply_strategy, is_async_callable, prepare_strategies
 from ._exceptions import ScorerClosedError
 from ._report import Aggregator, EvaluationReport, KeepRows
-from ._results import ErrorInfo, EvaluationResult, EvaluationRow
+from ._results import ErrorInfo, EvaluationRow
 from ._samples import EvaluationSample, Parameters
 from ._sinks import Sink
 
@@ -432,14 +432,7 @@ class _Run:
     ) -> EvaluationRow:
         started = perf_counter()
         try:
-            result = strategy.evaluate(sample, output)
-            if inspect.isawaitable(result):
-                result = await result
-            if not isinstance(result, EvaluationResult):
-                raise TypeError(
-                    f"strategy {strategy.name} returned {type(result).__name__}, expected an "
-                    "EvaluationResult (e.g. EvaluationResult.from_boolean(...))"
-                )
+            result = await apply_strategy(strategy.evaluate, strategy.name, sample, output)
         except Exception as exc:
             return EvaluationRow.from_error(
                 sample,

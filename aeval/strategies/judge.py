@@ -7,13 +7,12 @@ protocol, so any client (the OpenAI-compatible one, a fake in a test) can judge.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._cache import JudgeCache
-from .._callables import strategy_name
+from .._callables import apply_strategy, strategy_name
 from .._numbers import truncate
 from .._protocols import ChatMessage, ChatModel, ChatResponse, TokenUsage, model_name
 from .._results import EvaluationResult
@@ -377,14 +376,7 @@ class AiJudgeStrategy:
         if self._fallback is None:
             return EvaluationResult.unscored(problem, metadata)
         fallback_name = strategy_name(self._fallback)
-        result = self._fallback.evaluate(sample, output)
-        if inspect.isawaitable(result):
-            result = await result
-        if not isinstance(result, EvaluationResult):
-            raise TypeError(
-                f"fallback strategy {fallback_name} returned {type(result).__name__}, "
-                "expected an EvaluationResult"
-            )
+        result = await apply_strategy(self._fallback.evaluate, fallback_name, sample, output)
         explanation = f"{problem}; scored by the fallback strategy {fallback_name}"
         if result.explanation:
             explanation += f": {result.explanation}"
