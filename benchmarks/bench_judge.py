@@ -32,12 +32,10 @@ import argparse
 import asyncio
 import math
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +45,7 @@ from typing import Any
 import anyio
 import httpx
 import orjson
+from _machine import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -288,17 +287,6 @@ def report(settings: Settings, figures: dict[str, Any]) -> None:
     print(f"ratio by client CPU time per row: {figures['cpu_ratio']:.2f}x")
 
 
-def machine() -> dict[str, Any]:
-    return {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "httpx": httpx.__version__,
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="300 rows, 1 repetition")
@@ -316,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings(args.rows, settings.concurrency, settings.reps, settings.warmup)
     if args.reps is not None:
         settings = Settings(settings.rows, settings.concurrency, args.reps, settings.warmup)
-    info = machine()
+    info = machine("httpx")
     print(f"aeval judge benchmark{' (quick mode)' if args.quick else ''}: {info['date']}")
     print(f"Python {info['python']}, httpx {info['httpx']}, {info['platform']}, ", end="")
     print(f"{info['cpus']} CPUs, load average {info['load_average']}")

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _machine import machine
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PEER_SCRIPTS = ROOT.parent / "shared" / "bench-peers"
 CHILD_COMMAND = "_aeval-child"
@@ -404,30 +406,6 @@ def peer_engine(peer: Peer, venv_dir: Path, scripts: Path) -> Engine:
     return Engine(peer.name, command, dict(peer.env))
 
 
-def machine() -> dict[str, Any]:
-    cpu = ""
-    memory = ""
-    try:
-        cpu = next(
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        )
-        memory = Path("/proc/meminfo").read_text().splitlines()[0].split(":", 1)[1].strip()
-    except (OSError, StopIteration):
-        pass
-    return {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "cpu": cpu,
-        "memory": memory,
-        "load_average": os.getloadavg(),
-        "environment_variables": len(os.environ),
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
@@ -473,7 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     engines = [Engine(AEVAL, here), Engine(AEVAL_STREAM, here, streams=True)]
     engines += [peer_engine(peer, args.venv_dir, args.peer_scripts) for peer in peers]
 
-    info = machine()
+    info = {**machine(), "environment_variables": len(os.environ)}
     print(f"aeval beside its peers{' (quick mode)' if args.quick else ''}: {info['date']}")
     print(f"Python {info['python']}, {info['platform']}, {info['cpus']} CPUs ({info['cpu']})")
     print(f"load average {', '.join(f'{x:.2f}' for x in info['load_average'])}; ", end="")

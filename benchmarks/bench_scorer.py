@@ -26,14 +26,11 @@ import argparse
 import asyncio
 import json
 import math
-import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,6 +40,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import orjson
+from _machine import machine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -437,23 +435,6 @@ def scenario_memory(settings: Settings) -> dict[str, Any]:
     return summary
 
 
-def machine() -> dict[str, Any]:
-    return {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "anyio": anyio.__version__ if hasattr(anyio, "__version__") else _version("anyio"),
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-    }
-
-
-def _version(name: str) -> str:
-    from importlib.metadata import version
-
-    return version(name)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -466,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = QUICK if args.quick else FULL
     if args.reps is not None:
         settings = replace(settings, reps=args.reps)
-    info = machine()
+    info = machine("anyio")
     print(f"aeval Scorer benchmarks{' (quick mode)' if args.quick else ''}: {info['date']}")
     print(f"Python {info['python']}, {info['platform']}, {info['cpus']} CPUs, ", end="")
     print(f"load average {info['load_average']}")
