@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import importlib.metadata
 import shutil
 import subprocess
 import sys
@@ -302,14 +301,6 @@ def test_empty_report() -> None:
     assert [s.find("h2").text() for s in root.find_all("section")] == ["Evaluations"]
     assert section(root, "Evaluations").find("p").text() == "No evaluations to show."
     assert root.find_all("table") == []
-
-
-@pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> _registry._Registry:
-    fresh = _registry._default_registry()
-    monkeypatch.setattr(_registry, "_REGISTRY", fresh)
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [])
-    return fresh
 
 
 def test_registered_as_a_builtin(registry: _registry._Registry) -> None:

@@ -57,15 +57,6 @@ def failed(
     )
 
 
-@pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> _registry._Registry:
-    """A fresh registry (built-ins only) for the test, so registrations do not leak."""
-    fresh = _registry._default_registry()
-    monkeypatch.setattr(_registry, "_REGISTRY", fresh)
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [])
-    return fresh
-
-
 def upstream_report() -> EvaluationReport:
     return EvaluationReport(
         [
