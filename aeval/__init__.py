@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ._aggregator import Aggregator
 from ._assertions import ReportAssert, assert_that
 from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
 from ._cache import CacheStatistics, JudgeCache
 from ._exceptions import (
+    AbandonedCallsError,
     AevalError,
     EvaluationSetupError,
     FormatError,
@@ -23,21 +25,23 @@ from ._exceptions import (
 )
 from ._loaders import SampleLoader, register_loader, registered_loaders, unregister_loader
 from ._report import (
-    Aggregator,
     EvaluationReport,
+    FlakyCase,
     ModelUsage,
+    RepeatStatistics,
     StrategyStatistics,
     TagStatistics,
 )
 from ._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
+from ._run_info import RunInfo
 from ._samples import EvaluationSample, Parameters, Samples
 from ._scorer import RowStream, Scorer, ScorerStatistics
-from ._sinks import JsonlSink, Sink, read_rows, row_from_dict, row_to_dict
+from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
 from ._sync import evaluate_sync
-
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 __all__ = [
+    "AbandonedCallsError",
     "AevalError",
     "Aggregator",
     "CacheStatistics",
@@ -50,6 +54,7 @@ __all__ = [
     "EvaluationRunner",
     "EvaluationSample",
     "EvaluationSetupError",
+    "FlakyCase",
     "FormatError",
     "JsonlSink",
     "JudgeCache",
@@ -64,8 +69,10 @@ __all__ = [
     "NoLoaderError",
     "Outcome",
     "Parameters",
+    "RepeatStatistics",
     "ReportAssert",
     "RowStream",
+    "RunInfo",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "SampleLoader",
@@ -79,6 +86,7 @@ __all__ = [
     "assert_that",
     "evaluate_sync",
     "read_rows",
+    "read_run",
     "register_loader",
     "registered_loaders",
     "row_from_dict",

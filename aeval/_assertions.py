@@ -244,7 +244,7 @@ class ReportAssert:
             expected = stats.total - stats.passed
         entries = [_entry(row) for row in rows]
         missing = expected - len(entries)
-        if missing > 0 and not report.is_complete:
+        if missing > 0 and not report.holds_all_rows:
             entries.append(
                 f"  ({missing} more failed evaluation{'s' if missing != 1 else ''} not "
                 "listed: the report does not hold every row)"

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._results import EvaluationResult
-from ._samples import EvaluationSample
+from ._samples import EvaluationSample, Parameters
 
 __all__ = [
+    "BoundFunction",
     "PreparedStrategy",
     "apply_strategy",
+    "bind_function",
     "is_async_callable",
     "prepare_strategies",
     "strategy_name",
@@ -28,6 +30,102 @@ def is_async_callable(obj: object) -> bool:
         return True
     call = getattr(obj, "__call__", None)  # noqa: B004
     return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _callable_name(function: object) -> str:
+    target = function
+    while isinstance(target, functools.partial):
+        target = target.func
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    return name if isinstance(name, str) else type(function).__name__
+
+
+def _takes_parameters(annotation: object) -> bool:
+    if annotation is inspect.Parameter.empty or annotation is Parameters or annotation is Any:
+        return True
+    if annotation is object:
+        return True
+    if isinstance(annotation, str):
+        bare = annotation.strip().strip("'\"")
+        return bare in ("Parameters", "Any", "object") or bare.endswith((".Parameters", ".Any"))
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class BoundFunction:
+    """The function under test and how a sample's parameters reach it.
+
+    Attributes:
+        call: Takes the sample's ``Parameters`` and calls the function (its result, or the
+            coroutine of an async function).
+        signature: The function's signature when the parameters are bound to it, ``None``
+            when the function takes ``Parameters`` whole.
+        name: The function's name, for messages.
+    """
+
+    call: Callable[[Parameters], Any]
+    signature: inspect.Signature | None
+    name: str
+
+    def check(self, sample: EvaluationSample) -> None:
+        """Raise ``TypeError`` when ``sample``'s parameters do not fit the signature."""
+        if self.signature is None:
+            return
+        args, kwargs = _split(sample.parameters)
+        try:
+            self.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(
+                f"The function under test {self.name}{self.signature} cannot take the "
+                f"parameters of sample {sample.name!r} ({sample.parameters!r}): {exc}. Give "
+                "the sample parameters that fit (a list binds by position, a mapping by "
+                "name), or let the function take one argument annotated `Parameters`."
+            ) from None
+
+
+def _split(params: Parameters) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    names = params.names
+    if not any(names):
+        return params.values, {}
+    args = tuple(v for n, v in zip(names, params.values, strict=True) if n is None)
+    kwargs = {n: v for n, v in zip(names, params.values, strict=True) if n is not None}
+    return args, kwargs
+
+
+def bind_function(function: Callable[..., Any]) -> BoundFunction:
+    """Decide how samples' parameters are passed to ``function``.
+
+    A function whose first parameter takes one positional argument that is unannotated or
+    annotated ``Parameters`` (or ``Any``/``object``), all others being optional, receives the
+    sample's ``Parameters`` (upstream's form). Any other signature (``async def
+    chat(question: str)``, ``def f(a, b)``) receives the parameters bound to it: unnamed ones
+    by position, named ones by name.
+    """
+    name = _callable_name(function)
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return BoundFunction(function, None, name)
+    parameters = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if (
+        parameters
+        and parameters[0].kind in positional
+        and _takes_parameters(parameters[0].annotation)
+    ):
+        rest = parameters[1:]
+        if all(
+            p.default is not inspect.Parameter.empty
+            or p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+            for p in rest
+        ):
+            return BoundFunction(function, None, name)
+
+    def call(params: Parameters) -> Any:
+        args, kwargs = _split(params)
+        return function(*args, **kwargs)
+
+    return BoundFunction(call, signature, name)
 
 
 def strategy_name(strategy: object) -> str:

@@ -9,6 +9,7 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── FormatError(ValueError)               unknown or invalid report format
      ├── EvaluationSetupError(RuntimeError)    an evaluation was configured incompletely
      ├── ScorerClosedError(RuntimeError)       a closed Scorer was asked to evaluate
+     ├── AbandonedCallsError(RuntimeError)     too many timed-out sync calls still running
      ├── MissingExtraError(ImportError)        an optional extra (aeval[local]) is not installed
      └── ModelError                            a model server call failed
           ├── ModelConfigurationError(ValueError)   a model client was configured incompletely
@@ -26,6 +27,7 @@ from __future__ import annotations
 import errno
 
 __all__ = [
+    "AbandonedCallsError",
     "AevalError",
     "EvaluationSetupError",
     "FormatError",
@@ -117,6 +119,15 @@ class EvaluationSetupError(AevalError, RuntimeError):
 
 class ScorerClosedError(AevalError, RuntimeError):
     """Raised when a Scorer that was closed is asked to evaluate."""
+
+
+class AbandonedCallsError(AevalError, RuntimeError):
+    """Too many calls of a sync function under test outlived their timeout.
+
+    Each such call keeps running in a background (daemon) thread; past the Scorer's
+    ``max_abandoned`` the run stops with this error instead of piling threads up. The rows
+    finished so far are kept (the report is partial).
+    """
 
 
 class ModelError(AevalError):

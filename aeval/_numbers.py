@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-__all__ = ["format_number", "format_percent", "truncate"]
+__all__ = ["describe_score", "format_interval", "format_number", "format_percent", "truncate"]
 
 _CENT = Decimal("0.01")
 
@@ -28,3 +28,27 @@ def truncate(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 3] + "..."
+
+
+def format_interval(score: float, interval: tuple[float, float]) -> str:
+    """``± 7.10`` when the interval is symmetric about ``score``, else ``72.90–100.00``."""
+    low, high = interval
+    if abs((score - low) - (high - score)) < 0.005:
+        return f"± {format_number(high - score)}"
+    return f"{format_number(low)}–{format_number(high)}"
+
+
+def describe_score(
+    score: float, interval: tuple[float, float], samples: int, *, confidence: float = 0.95
+) -> str:
+    """A score with its uncertainty in one line.
+
+    ``80.00% ± 7.10 (95% CI, 40 samples)``, or ``100.00% (95% CI 0.00–100.00, 1 sample)``
+    when the interval is clipped at 0 or 100.
+    """
+    level = f"{confidence * 100:g}% CI"
+    unit = "sample" if samples == 1 else "samples"
+    spread = format_interval(score, interval)
+    if spread.startswith("±"):
+        return f"{format_percent(score)} {spread} ({level}, {samples} {unit})"
+    return f"{format_percent(score)} ({level} {spread}, {samples} {unit})"

@@ -1,26 +1,34 @@
-"""The incremental aggregator and the evaluation report it produces."""
+"""The evaluation report and the statistics it is made of."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ._results import EvaluationRow, Outcome
+from ._run_info import RunInfo
+from ._stats import ClusteredMean
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
-    "Aggregator",
     "EvaluationReport",
-    "KeepRows",
+    "FlakyCase",
     "ModelUsage",
+    "RepeatStatistics",
     "StrategyStatistics",
     "TagStatistics",
 ]
 
-KeepRows = Literal["all", "failures", "none"]
+
+def _interval(moments: ClusteredMean, confidence: float) -> tuple[float, float]:
+    low, high = moments.interval(confidence)
+    return (100.0 * low, 100.0 * high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,15 +52,31 @@ class ModelUsage:
 
 @dataclass(frozen=True, slots=True)
 class TagStatistics:
-    """Counts for the rows whose sample carries one tag."""
+    """Counts for the rows whose sample carries one tag.
+
+    Attributes:
+        total: Rows of samples with the tag.
+        passed: Those that passed.
+        moments: The sums behind the interval (samples are the clusters).
+    """
 
     total: int
     passed: int
+    moments: ClusteredMean = field(default_factory=ClusteredMean, compare=False)
 
     @property
     def score(self) -> float:
         """100 × passed / total, 0.0 when empty."""
         return 100.0 * self.passed / self.total if self.total else 0.0
+
+    @property
+    def samples(self) -> int:
+        """Samples carrying the tag."""
+        return self.moments.clusters
+
+    def confidence_interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """The interval of :attr:`score` in percent (as ``report.confidence_interval``)."""
+        return _interval(self.moments, confidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +88,11 @@ class StrategyStatistics:
         passed: Passed rows.
         failed: Failed rows.
         unscored: Rows with no verdict.
-        errors: Rows where the strategy raised.
+        errors: Rows where the strategy raised, or could not run because the call failed.
         score_sum: The sum of the scored rows' 0-1 scores.
-        scored: Rows with a numeric score (not unscored, not error).
+        scored: Rows with a verdict and a score (passed or failed).
+        skipped: Rows whose strategy did not run because a check it depends on failed.
+        moments: The sums behind the interval (samples are the clusters).
     """
 
     total: int
@@ -76,6 +102,8 @@ class StrategyStatistics:
     errors: int
     score_sum: float
     scored: int
+    skipped: int = 0
+    moments: ClusteredMean = field(default_factory=ClusteredMean, compare=False)
 
     @property
     def score(self) -> float:
@@ -87,210 +115,80 @@ class StrategyStatistics:
         """The mean 0-1 score of the scored rows, ``None`` when none was scored."""
         return self.score_sum / self.scored if self.scored else None
 
-
-class _StrategyCounter:
-    __slots__ = ("errors", "failed", "passed", "score_sum", "scored", "total", "unscored")
-
-    def __init__(self) -> None:
-        self.total = self.passed = self.failed = self.unscored = self.errors = self.scored = 0
-        self.score_sum = 0.0
-
-    def freeze(self) -> StrategyStatistics:
-        return StrategyStatistics(
-            self.total,
-            self.passed,
-            self.failed,
-            self.unscored,
-            self.errors,
-            self.score_sum,
-            self.scored,
-        )
-
-    def absorb(self, other: _StrategyCounter) -> None:
-        self.total += other.total
-        self.passed += other.passed
-        self.failed += other.failed
-        self.unscored += other.unscored
-        self.errors += other.errors
-        self.scored += other.scored
-        self.score_sum += other.score_sum
+    def confidence_interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """The interval of :attr:`score` in percent (as ``report.confidence_interval``)."""
+        return _interval(self.moments, confidence)
 
 
-class Aggregator:
-    """Builds a report from rows as they arrive, in O(1) work per row.
+@dataclass(frozen=True, slots=True)
+class FlakyCase:
+    """A (sample, strategy) pair whose repeats disagree: some passed, some did not.
 
-    Two aggregators over disjoint shards of a run merge (:meth:`merge`) into the same report
-    as one aggregator over the whole run.
-
-    Args:
-        keep: Which rows to hold: ``"all"``, only the ``"failures"`` (rows that did not pass),
-            or ``"none"``. Counts and scores always cover every row, so a run over millions of
-            samples can keep memory bounded.
+    Attributes:
+        sample: The sample's name.
+        strategy: The strategy's name (``None`` in a run without strategies).
+        passed: Repeats that passed.
+        runs: Repeats made.
     """
 
-    __slots__ = (
-        "_counts",
-        "_finished",
-        "_function_errors",
-        "_keep",
-        "_rows",
-        "_samples",
-        "_started",
-        "_strategies",
-        "_tags",
-        "_usage",
-    )
-
-    def __init__(self, *, keep: KeepRows = "all") -> None:
-        if keep not in ("all", "failures", "none"):
-            raise ValueError(f"keep must be 'all', 'failures' or 'none', got {keep!r}")
-        self._keep: KeepRows = keep
-        self._counts = dict.fromkeys(Outcome, 0)
-        self._tags: dict[str, list[int]] = {}
-        self._strategies: dict[str, _StrategyCounter] = {}
-        self._function_errors = 0
-        self._rows: list[EvaluationRow] = []
-        self._samples = 0
-        self._started: float | None = None
-        self._finished: float | None = None
-        self._usage: list[Any] = [0, 0, 0, 0.0]
+    sample: str
+    strategy: str | None
+    passed: int
+    runs: int
 
     @property
-    def keep(self) -> KeepRows:
-        """Which rows this aggregator holds."""
-        return self._keep
-
-    def start(self) -> None:
-        """Mark the start of the run (wall clock)."""
-        if self._started is None:
-            self._started = time.time()
-
-    def finish(self) -> None:
-        """Mark the end of the run (wall clock)."""
-        self._finished = time.time()
-
-    def count_sample(self) -> None:
-        """Count one execution of the function under test."""
-        self._samples += 1
-
-    def add(self, row: EvaluationRow) -> None:
-        """Account for one row."""
-        outcome = row.outcome
-        self._counts[outcome] += 1
-        passed = outcome is Outcome.PASSED
-        tags = self._tags
-        for tag in row.sample.tags:
-            stats = tags.get(tag)
-            if stats is None:
-                tags[tag] = [1, int(passed)]
-            else:
-                stats[0] += 1
-                stats[1] += passed
-        if row.strategy is None:
-            self._function_errors += 1
-        else:
-            counter = self._strategies.get(row.strategy)
-            if counter is None:
-                counter = self._strategies[row.strategy] = _StrategyCounter()
-            counter.total += 1
-            if passed:
-                counter.passed += 1
-            elif outcome is Outcome.FAILED:
-                counter.failed += 1
-            elif outcome is Outcome.UNSCORED:
-                counter.unscored += 1
-            else:
-                counter.errors += 1
-            if row.score is not None and outcome is not Outcome.ERROR:
-                counter.scored += 1
-                counter.score_sum += row.score
-        metadata = row.metadata
-        if metadata:
-            _count_usage(self._usage, metadata)
-        keep = self._keep
-        if keep == "all" or (keep == "failures" and not passed):
-            self._rows.append(row)
-
-    def merge(self, other: Aggregator) -> Aggregator:
-        """Return a new aggregator holding both shards (this one's tag order first)."""
-        keep: KeepRows = self._keep if self._keep == other._keep else "failures"
-        if "none" in (self._keep, other._keep):
-            keep = "none"
-        merged = Aggregator(keep=keep)
-        for source in (self, other):
-            for outcome, count in source._counts.items():
-                merged._counts[outcome] += count
-            for tag, (total, passed) in source._tags.items():
-                stats = merged._tags.setdefault(tag, [0, 0])
-                stats[0] += total
-                stats[1] += passed
-            for name, counter in source._strategies.items():
-                merged._strategies.setdefault(name, _StrategyCounter()).absorb(counter)
-            merged._function_errors += source._function_errors
-            for i, value in enumerate(source._usage):
-                merged._usage[i] += value
-            merged._samples += source._samples
-            if keep == "all":
-                merged._rows.extend(source._rows)
-            elif keep == "failures":
-                merged._rows.extend(r for r in source._rows if not r.passed)
-        starts = [s for s in (self._started, other._started) if s is not None]
-        ends = [e for e in (self._finished, other._finished) if e is not None]
-        merged._started = min(starts) if starts else None
-        merged._finished = max(ends) if ends else None
-        return merged
-
-    def report(self) -> EvaluationReport:
-        """A snapshot of everything counted so far, rows in sample then strategy order."""
-        rows = sorted(self._rows, key=_sort_key)
-        started = self._started
-        finished = self._finished if self._finished is not None else time.time()
-        return EvaluationReport._from_parts(
-            rows=tuple(rows),
-            counts={o: self._counts[o] for o in Outcome},
-            tags={tag: TagStatistics(t, p) for tag, (t, p) in self._tags.items()},
-            strategies={name: c.freeze() for name, c in self._strategies.items()},
-            function_errors=self._function_errors,
-            samples=self._samples,
-            started_at=started,
-            duration=(finished - started) if started is not None else 0.0,
-            complete=self._keep == "all",
-            usage=ModelUsage(*self._usage),
-        )
+    def pass_rate(self) -> float:
+        """Passed repeats / repeats, in percent."""
+        return 100.0 * self.passed / self.runs if self.runs else 0.0
 
 
-_USAGE_KEYS = ("retries", "prompt_tokens", "completion_tokens", "cost")
+@dataclass(frozen=True, slots=True)
+class RepeatStatistics:
+    """What repeating each sample tells (a run with ``repeats > 1``).
 
+    Attributes:
+        repeats: Runs per sample.
+        pairs: (sample, strategy) pairs evaluated.
+        flaky: The pairs whose repeats disagree.
+        pass_at_k: For k = 1..repeats, the mean over pairs of the unbiased chance that at least
+            one of k runs passes, 1 − C(n−c, k) / C(n, k) (n runs, c passed).
+        pass_hat_k: The same for all k runs passing (pass^k), C(c, k) / C(n, k).
+        output_agreement: The mean over samples of the share of repeats whose output equals
+            the most common output after whitespace and case normalisation (``None`` when
+            no sample ran twice).
+        inconsistent: The samples whose outputs disagree, with their agreement (0-1).
+    """
 
-def _count_usage(totals: list[Any], metadata: Mapping[str, Any]) -> None:
-    for i, key in enumerate(_USAGE_KEYS):
-        value = metadata.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            totals[i] += value
-
-
-def _sort_key(row: EvaluationRow) -> tuple[int, int, int]:
-    return (row.index, row.repeat, row.position)
+    repeats: int
+    pairs: int
+    flaky: tuple[FlakyCase, ...]
+    pass_at_k: Mapping[int, float]
+    pass_hat_k: Mapping[int, float]
+    output_agreement: float | None
+    inconsistent: tuple[tuple[str, float], ...] = ()
 
 
 class EvaluationReport:
     """The outcome of an evaluation run.
 
-    ``score`` is 100 × passed rows / rows (0.0 when empty): each (sample, strategy) pair is a
-    row, and error and unscored rows count as not passed. Rows are in sample order, then
-    strategy order, whatever the completion order.
+    ``score`` is 100 × passed rows / rows (0.0 when empty). Every (sample, repeat, strategy)
+    is exactly one row, so every sample weighs the same; error, unscored and skipped rows count
+    as not passed. Rows are in sample order, then strategy order, whatever the completion order.
 
     A report can be built from rows directly: ``EvaluationReport(rows)``.
     """
 
     __slots__ = (
-        "_complete",
+        "_call_time",
+        "_calls",
         "_counts",
-        "_duration",
         "_function_errors",
+        "_holds_all_rows",
+        "_moments",
+        "_repeats",
         "_rows",
+        "_run",
         "_samples",
-        "_started_at",
         "_strategies",
         "_tags",
         "_usage",
@@ -301,22 +199,34 @@ class EvaluationReport:
     _tags: Mapping[str, TagStatistics]
     _strategies: Mapping[str, StrategyStatistics]
     _function_errors: int
+    _calls: int
     _samples: int
-    _started_at: float | None
-    _duration: float
-    _complete: bool
+    _call_time: float
+    _moments: ClusteredMean
+    _run: RunInfo
+    _holds_all_rows: bool
     _usage: ModelUsage
+    _repeats: RepeatStatistics | None
 
-    def __init__(self, rows: Iterable[EvaluationRow] = ()) -> None:
+    def __init__(self, rows: Iterable[EvaluationRow] = (), *, run: RunInfo | None = None) -> None:
+        from ._aggregator import Aggregator
+
         aggregator = Aggregator()
+        calls: dict[tuple[int, int], EvaluationRow] = {}
         for row in rows:
             aggregator.add(row)
+            calls.setdefault((row.index, row.repeat), row)
         report = aggregator.report()
         for name in EvaluationReport.__slots__:
             setattr(self, name, getattr(report, name))
-        calls = {(r.index, r.repeat): r.duration for r in self._rows}
-        self._samples = len(calls)
-        self._duration = sum(calls.values())
+        self._calls = len(calls)
+        self._samples = len({index for index, _ in calls})
+        self._function_errors = sum(row.function_failed for row in calls.values())
+        self._call_time = sum(row.duration for row in calls.values())
+        self._run = run if run is not None else RunInfo(repeats=max(1, self._repeats_seen()))
+
+    def _repeats_seen(self) -> int:
+        return self._repeats.repeats if self._repeats is not None else 1
 
     @classmethod
     def _from_parts(
@@ -327,11 +237,13 @@ class EvaluationReport:
         tags: Mapping[str, TagStatistics],
         strategies: Mapping[str, StrategyStatistics],
         function_errors: int,
+        calls: int,
         samples: int,
-        started_at: float | None,
-        duration: float,
-        complete: bool,
+        moments: ClusteredMean,
+        run: RunInfo,
+        holds_all_rows: bool,
         usage: ModelUsage,
+        repeats: RepeatStatistics | None,
     ) -> EvaluationReport:
         report = object.__new__(cls)
         report._rows = rows
@@ -339,12 +251,23 @@ class EvaluationReport:
         report._tags = tags
         report._strategies = strategies
         report._function_errors = function_errors
+        report._calls = calls
         report._samples = samples
-        report._started_at = started_at
-        report._duration = duration
-        report._complete = complete
+        report._call_time = 0.0
+        report._moments = moments
+        report._run = run
+        report._holds_all_rows = holds_all_rows
         report._usage = usage
+        report._repeats = repeats
         return report
+
+    def with_run(self, run: RunInfo) -> EvaluationReport:
+        """A copy of this report with another header (e.g. one read back from a file)."""
+        clone = object.__new__(EvaluationReport)
+        for name in EvaluationReport.__slots__:
+            setattr(clone, name, getattr(self, name))
+        clone._run = run
+        return clone
 
     # -- counts and scores -------------------------------------------------------------------
 
@@ -353,6 +276,25 @@ class EvaluationReport:
         """100 × passed rows / rows, 0.0 for an empty report."""
         total = self.evaluation_count
         return 100.0 * self._counts[Outcome.PASSED] / total if total else 0.0
+
+    def confidence_interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """The interval of :attr:`score`, in percent, treating each sample as a cluster.
+
+        The rows of one sample (its strategies and repeats) are not independent, so the
+        standard error is clustered by sample (Miller, arXiv 2411.00640) with the
+        C / (C − 1) small-sample correction, and the interval is score ± z·SE with the normal
+        quantile z, clipped to [0, 100]. With fewer than two samples it is [0, 100].
+
+        Args:
+            confidence: The coverage, strictly between 0 and 1.
+        """
+        return _interval(self._moments, confidence)
+
+    @property
+    def standard_error(self) -> float | None:
+        """The clustered standard error of :attr:`score` in percentage points."""
+        se = self._moments.standard_error
+        return None if se is None else 100.0 * se
 
     @property
     def evaluation_count(self) -> int:
@@ -366,22 +308,22 @@ class EvaluationReport:
 
     @property
     def failed_count(self) -> int:
-        """Rows a strategy failed (errors and unscored rows are counted apart)."""
+        """Rows a strategy failed (errors, unscored and skipped rows are counted apart)."""
         return self._counts[Outcome.FAILED]
 
     @property
     def not_passed_count(self) -> int:
-        """Rows that did not pass: failed, unscored and errors together."""
+        """Rows that did not pass: failed, unscored, skipped and errors together."""
         return self.evaluation_count - self.passed_count
 
     @property
     def error_count(self) -> int:
-        """Rows where the function under test or a strategy raised."""
+        """Error rows: a strategy raised, or the call it needed failed."""
         return self._counts[Outcome.ERROR]
 
     @property
     def function_error_count(self) -> int:
-        """Error rows of the function under test (one per failing sample)."""
+        """Calls of the function under test that raised or timed out (samples × repeats)."""
         return self._function_errors
 
     @property
@@ -390,9 +332,19 @@ class EvaluationReport:
         return self._counts[Outcome.UNSCORED]
 
     @property
+    def skipped_count(self) -> int:
+        """Rows whose strategy did not run because a check it depends on failed."""
+        return self._counts[Outcome.SKIPPED]
+
+    @property
     def sample_count(self) -> int:
-        """Executions of the function under test (samples × repeats)."""
+        """Distinct samples evaluated (each counted once, whatever its repeats and rows)."""
         return self._samples
+
+    @property
+    def call_count(self) -> int:
+        """Calls of the function under test (samples × repeats run)."""
+        return self._calls
 
     @property
     def counts(self) -> Mapping[Outcome, int]:
@@ -411,7 +363,7 @@ class EvaluationReport:
 
     @property
     def tag_statistics(self) -> Mapping[str, TagStatistics]:
-        """Row counts per tag, in order of first appearance."""
+        """Row counts and intervals per tag, in order of first appearance."""
         return dict(self._tags)
 
     @property
@@ -421,27 +373,70 @@ class EvaluationReport:
 
     @property
     def strategy_statistics(self) -> Mapping[str, StrategyStatistics]:
-        """Counts and mean 0-1 score per strategy."""
+        """Counts, mean 0-1 score and interval per strategy."""
         return dict(self._strategies)
-
-    @property
-    def duration(self) -> float:
-        """Wall-clock seconds of the run.
-
-        A report built from rows (``EvaluationReport(rows)``) knows no wall clock: there it is
-        the summed time of the function calls, one per sample and repeat.
-        """
-        return self._duration
 
     @property
     def usage(self) -> ModelUsage:
         """Retries, tokens and cost of the strategies' model calls, summed over every row."""
         return self._usage
 
+    # -- the run ------------------------------------------------------------------------------
+
+    @property
+    def run(self) -> RunInfo:
+        """The header: start and end, settings, commit, whether the run completed."""
+        return self._run
+
+    @property
+    def complete(self) -> bool:
+        """Whether the run went through every sample (``False`` for a stopped run)."""
+        return self._run.complete
+
+    @property
+    def samples_expected(self) -> int | None:
+        """The samples the run's source held, when it had a length."""
+        return self._run.samples_expected
+
     @property
     def started_at(self) -> float | None:
         """When the run started (a Unix timestamp), if known."""
-        return self._started_at
+        return self._run.started_at
+
+    @property
+    def finished_at(self) -> float | None:
+        """When the run ended (a Unix timestamp), if it did."""
+        return self._run.finished_at
+
+    @property
+    def duration(self) -> float:
+        """Wall-clock seconds of the run (so far, for a live report).
+
+        A report built from rows with no header (``EvaluationReport(rows)``) knows no wall
+        clock: there it is the summed time of the function calls, one per sample and repeat.
+        """
+        run = self._run
+        if run.started_at is None:
+            return self._call_time
+        end = run.finished_at if run.finished_at is not None else time.time()
+        return max(0.0, end - run.started_at)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What went wrong around the evaluation (a sink that failed, …)."""
+        return self._run.warnings
+
+    # -- repeats ------------------------------------------------------------------------------
+
+    @property
+    def repeat_statistics(self) -> RepeatStatistics | None:
+        """pass@k, pass^k, output agreement and flaky pairs; ``None`` without repeats."""
+        return self._repeats
+
+    @property
+    def flaky(self) -> tuple[FlakyCase, ...]:
+        """The (sample, strategy) pairs whose repeats disagree (empty without repeats)."""
+        return self._repeats.flaky if self._repeats is not None else ()
 
     # -- rows ---------------------------------------------------------------------------------
 
@@ -450,7 +445,7 @@ class EvaluationReport:
         """The rows held, in sample order then strategy order.
 
         A report built with ``keep="failures"`` or ``keep="none"`` holds only those rows; the
-        counts still cover every row (see :attr:`is_complete`).
+        counts still cover every row (see :attr:`holds_all_rows`).
         """
         return self._rows
 
@@ -460,9 +455,9 @@ class EvaluationReport:
         return [row for row in self._rows if not row.passed]
 
     @property
-    def is_complete(self) -> bool:
-        """Whether every row is held in :attr:`evaluations`."""
-        return self._complete
+    def holds_all_rows(self) -> bool:
+        """Whether every row is held in :attr:`evaluations` (``keep="all"``)."""
+        return self._holds_all_rows
 
     @property
     def tags(self) -> tuple[str, ...]:
@@ -473,8 +468,9 @@ class EvaluationReport:
         return self.evaluation_count
 
     def __repr__(self) -> str:
+        partial = "" if self.complete else " partial"
         return (
-            f"<EvaluationReport score={self.score:.2f}% rows={self.evaluation_count} "
+            f"<EvaluationReport{partial} score={self.score:.2f}% rows={self.evaluation_count} "
             f"passed={self.passed_count} failed={self.failed_count} "
             f"unscored={self.unscored_count} errors={self.error_count}>"
         )
@@ -487,6 +483,16 @@ class EvaluationReport:
 
         rendered = get_formatter(format).format(self, **options)
         return rendered if isinstance(rendered, str) else rendered.decode()
+
+    def print(self, console: Console | None = None) -> None:
+        """Print the summary ``aeval run`` prints (score and interval, tables, failures).
+
+        Args:
+            console: A rich ``Console`` to print on (default: a new one on standard output).
+        """
+        from ._summary import print_report
+
+        print_report(self, console=console)
 
     async def save(
         self,

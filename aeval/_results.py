@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ._samples import EvaluationSample
 
-__all__ = ["ErrorInfo", "EvaluationResult", "EvaluationRow", "Outcome"]
+__all__ = ["ErrorInfo", "ErrorSource", "EvaluationResult", "EvaluationRow", "Outcome", "safe_str"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -38,13 +38,15 @@ class Outcome(StrEnum):
     """The verdict of one row.
 
     ``UNSCORED`` is a strategy that could not reach a verdict (an unparseable judge reply);
-    ``ERROR`` is a function under test or a strategy that raised. Both count as not passed.
+    ``ERROR`` is a function under test or a strategy that raised; ``SKIPPED`` is a strategy
+    that did not run because a check it depends on failed. All three count as not passed.
     """
 
     PASSED = "passed"
     FAILED = "failed"
     UNSCORED = "unscored"
     ERROR = "error"
+    SKIPPED = "skipped"
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -127,23 +129,58 @@ class EvaluationResult:
         return EvaluationResult(self.passed, self.score, explanation, self.metadata)
 
 
+ErrorSource = Literal["function", "strategy"]
+
+
+def safe_str(value: object) -> str:
+    """``str(value)``, or a description of the value when its ``__str__`` raises."""
+    try:
+        text = str(value)
+    except Exception as exc:
+        return f"<{type(value).__name__} object: str() raised {type(exc).__name__}>"
+    if not isinstance(text, str):  # pragma: no cover - str() always returns str
+        return repr(text)
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
-    """An exception turned into data: its type name, message and formatted traceback."""
+    """An exception turned into data.
+
+    Attributes:
+        type: The exception's class name.
+        message: Its message.
+        traceback: The formatted traceback, when kept.
+        source: ``"function"`` when the function under test failed (the strategy could not
+            run), ``"strategy"`` when the strategy itself raised.
+    """
 
     type: str
     message: str
     traceback: str | None = None
+    source: ErrorSource = "strategy"
 
     @classmethod
-    def from_exception(cls, exc: BaseException, *, with_traceback: bool = True) -> ErrorInfo:
-        """Capture an exception (the traceback is formatted only when asked)."""
+    def from_exception(
+        cls,
+        exc: BaseException,
+        *,
+        with_traceback: bool = True,
+        source: ErrorSource = "strategy",
+    ) -> ErrorInfo:
+        """Capture an exception (the traceback is formatted only when asked).
+
+        Never raises: an exception whose ``__str__`` raises is described instead.
+        """
         tb = None
         if with_traceback:
             import traceback
 
-            tb = "".join(traceback.format_exception(exc))
-        return cls(type(exc).__name__, str(exc), tb)
+            try:
+                tb = "".join(traceback.format_exception(exc))
+            except Exception:
+                tb = None
+        return cls(type(exc).__name__, safe_str(exc), tb, source)
 
     def __str__(self) -> str:
         return f"{self.type}: {self.message}" if self.message else self.type
@@ -151,15 +188,18 @@ class ErrorInfo:
 
 @dataclass(frozen=True, slots=True)
 class EvaluationRow:
-    """One (sample, strategy) evaluation in a report.
+    """One (sample, repeat, strategy) evaluation in a report.
 
-    A function under test that raises yields one row with ``strategy=None`` and an ``error``.
+    Every (sample, repeat, strategy) yields exactly one row, so every sample weighs the same:
+    a function under test that raises or times out yields one error row per strategy (its
+    ``error.source`` is ``"function"``), or one row with ``strategy=None`` when the run has no
+    strategies.
 
     Attributes:
         sample: The sample evaluated.
-        strategy: The strategy's name, or ``None`` on a function-error row.
+        strategy: The strategy's name; ``None`` only on the row of a run without strategies.
         output: What the function under test returned (``None`` if it raised).
-        outcome: passed, failed, unscored or error.
+        outcome: passed, failed, unscored, error or skipped.
         score: The strategy's 0-1 score (``None`` when unscored; 0.0 on an error row).
         explanation: Why; on an error row, the error message.
         metadata: What the strategy attached.
@@ -189,6 +229,12 @@ class EvaluationRow:
     def passed(self) -> bool:
         """Whether the row passed."""
         return self.outcome is Outcome.PASSED
+
+    @property
+    def function_failed(self) -> bool:
+        """Whether the function under test failed for this sample (so the strategy never ran)."""
+        error = self.error
+        return error is not None and (error.source == "function" or self.strategy is None)
 
     @property
     def name(self) -> str:
@@ -259,9 +305,15 @@ class EvaluationRow:
         repeat: int = 0,
         position: int = 0,
     ) -> EvaluationRow:
-        """The row of a function under test (``strategy=None``) or a strategy that raised."""
-        if strategy is None:
+        """The row of a strategy that raised, or of a function under test that failed.
+
+        A function error (``error.source == "function"``) yields one such row per strategy,
+        each saying that the call failed and the strategy could not run.
+        """
+        if error.source == "function" or strategy is None:
             explanation = f"Failed to execute sample {sample.name!r}: {error}"
+            if strategy is not None:
+                explanation += f"; the strategy {strategy} could not run"
         else:
             explanation = str(error)
         return cls(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections import deque
 from collections.abc import (
     AsyncIterable,
@@ -14,8 +15,9 @@ from collections.abc import (
     Iterable,
     Iterator,
     Sequence,
+    Sized,
 )
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Any, TypeVar
@@ -23,12 +25,23 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import ObjectReceiveStream
 
-from ._callables import PreparedStrategy, apply_strategy, is_async_callable, prepare_strategies
-from ._exceptions import ScorerClosedError
-from ._report import Aggregator, EvaluationReport, KeepRows
+from ._aggregator import Aggregator, KeepRows
+from ._callables import (
+    BoundFunction,
+    PreparedStrategy,
+    apply_strategy,
+    bind_function,
+    is_async_callable,
+    prepare_strategies,
+)
+from ._exceptions import AbandonedCallsError, ScorerClosedError
+from ._report import EvaluationReport
 from ._results import ErrorInfo, EvaluationRow
+from ._run_info import RunInfo, current_git_commit
 from ._samples import EvaluationSample, Parameters
-from ._sinks import Sink
+from ._sinks import Sink, SinkGroup
+from ._threads import DaemonThreads
+from ._version import __version__
 
 __all__ = ["RowStream", "Scorer", "ScorerStatistics"]
 
@@ -60,9 +73,14 @@ class Scorer:
     """Evaluates a function under test over samples with bounded concurrency.
 
     The function is called once per sample (per repeat): ``async def`` functions are awaited,
-    plain functions run in worker threads bounded by this Scorer's own limit, never on the event
-    loop. Each strategy then runs, in the order given, on that output. Failures become error
-    rows; cancellation, ``KeyboardInterrupt`` and ``SystemExit`` propagate.
+    plain functions run in daemon worker threads, at most ``concurrency`` at once, never on the
+    event loop. Each strategy then runs, in the order given, on that output.
+
+    Every (sample, repeat, strategy) yields exactly one row. A function under test that raises
+    (``SystemExit`` and other ``BaseException`` included) or times out yields one error row per
+    strategy; a strategy that raises yields an error row and the others still run.
+    Cancellation propagates, and so does a ``KeyboardInterrupt`` raised by the function under
+    test: the run stops as on Ctrl-C, after every finished row has reached the sinks.
 
     Nothing bound to an event loop is created here, so a Scorer built outside a loop works
     inside one. ``async with`` is optional; after :meth:`aclose` the Scorer refuses to run.
@@ -74,8 +92,14 @@ class Scorer:
         repeats: Times each sample is run (for consistency checks); rows carry ``repeat``.
         keep: Which rows the report holds: ``"all"``, ``"failures"`` or ``"none"``. Counts and
             scores always cover every row.
-        sinks: Receive every row as it finishes (e.g. ``JsonlSink("run.jsonl")``).
+        sinks: Receive every row as it finishes (e.g. ``JsonlSink("run.jsonl")``). A sink
+            that raises is dropped for the rest of the run and named in the report's
+            ``warnings``; the other sinks and the report still get every row.
         tracebacks: Keep the formatted traceback on error rows.
+        max_abandoned: For a sync function under test with a ``timeout``: the most calls
+            abandoned at their timeout that may still be running in background threads
+            (default: 4 × concurrency, at least 16). One more stops the run with
+            ``AbandonedCallsError``.
 
     Example:
         >>> async with Scorer(concurrency=5) as scorer:  # doctest: +SKIP
@@ -91,6 +115,7 @@ class Scorer:
         keep: KeepRows = "all",
         sinks: Sequence[Sink] = (),
         tracebacks: bool = True,
+        max_abandoned: int | None = None,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
@@ -103,6 +128,13 @@ class Scorer:
         for sink in sinks:
             if not isinstance(sink, Sink):
                 raise TypeError(f"{sink!r} is not a sink: it needs async send() and flush()")
+        if max_abandoned is None:
+            max_abandoned = max(16, 4 * concurrency)
+        elif isinstance(max_abandoned, bool) or not isinstance(max_abandoned, int):
+            raise TypeError(f"max_abandoned must be an integer >= 0, got {max_abandoned!r}")
+        elif max_abandoned < 0:
+            raise ValueError(f"max_abandoned must be an integer >= 0, got {max_abandoned!r}")
+        self.max_abandoned = max_abandoned
         self.concurrency = concurrency
         self.timeout = timeout
         self.repeats = repeats
@@ -173,10 +205,17 @@ class Scorer:
 
         Raises:
             ScorerClosedError: The Scorer was closed.
-            TypeError: A strategy or the function is not usable (nothing ran).
+            TypeError: A strategy or the function is not usable, or a sample's parameters do
+                not fit the function's signature (nothing ran).
+            KeyboardInterrupt: The function under test raised it; every finished row is in
+                the sinks.
+            AbandonedCallsError: Too many timed-out sync calls are still running.
         """
         run = self._new_run(samples, function, strategies)
-        await run.execute(None)
+        try:
+            await run.execute(None)
+        except _TargetInterrupt as exc:
+            raise exc.interrupt from None
         return run.aggregator.report()
 
     @asynccontextmanager
@@ -207,7 +246,8 @@ class Scorer:
 
         async def produce() -> None:
             async with send:
-                await run.execute(send.send)
+                with suppress(_TargetInterrupt):
+                    await run.execute(send.send)
 
         with receive, _unwrap_single_group():
             async with anyio.create_task_group() as group:
@@ -217,6 +257,8 @@ class Scorer:
                     yield rows
                 finally:
                     group.cancel_scope.cancel()
+        if run.interrupted is not None:
+            raise run.interrupted
 
     def _new_run(
         self, samples: SampleSource, function: FunctionUnderTest, strategies: Sequence[object]
@@ -236,7 +278,13 @@ class Scorer:
                 f"samples must be Samples or an iterable of EvaluationSample, got "
                 f"{type(samples).__name__}"
             )
-        return _Run(self, samples, function, prepare_strategies(strategies))
+        prepared = prepare_strategies(strategies)
+        bound = bind_function(function)
+        if bound.signature is not None and isinstance(samples, Sequence):
+            for index, sample in enumerate(samples):
+                _check_sample(sample, index)
+                bound.check(sample)
+        return _Run(self, samples, bound, is_async_callable(function), prepared)
 
 
 class RowStream:
@@ -263,6 +311,14 @@ class RowStream:
         """Whether every sample has been evaluated."""
         return self._run.finished
 
+    @property
+    def interrupted(self) -> bool:
+        """Whether the function under test stopped the run with ``KeyboardInterrupt``.
+
+        Leaving the ``stream()`` block then raises that ``KeyboardInterrupt``.
+        """
+        return self._run.interrupted is not None
+
     async def finish(self) -> EvaluationReport:
         """Read the remaining rows and return the final report."""
         async for _ in self._receive:
@@ -288,6 +344,19 @@ class _unwrap_single_group:
 Emit = Callable[[EvaluationRow], Awaitable[None]]
 
 
+class _TargetInterrupt(Exception):
+    """The function under test raised ``KeyboardInterrupt``: the run stops, as on Ctrl-C.
+
+    It travels out of the worker tasks as an ordinary exception (a ``KeyboardInterrupt``
+    inside an asyncio task would escape the event loop and leave the run hanging) and is
+    raised again as the original ``KeyboardInterrupt`` once every finished row is saved.
+    """
+
+    def __init__(self, interrupt: KeyboardInterrupt) -> None:
+        super().__init__("the function under test raised KeyboardInterrupt")
+        self.interrupt = interrupt
+
+
 class _Run:
     """One evaluation run: a fixed pool of workers pulling samples from a shared source."""
 
@@ -295,57 +364,85 @@ class _Run:
         self,
         scorer: Scorer,
         samples: SampleSource,
-        function: FunctionUnderTest,
+        function: BoundFunction,
+        is_async: bool,
         strategies: tuple[PreparedStrategy, ...],
     ) -> None:
         self.scorer = scorer
         self.samples = samples
         self.function = function
-        self.is_async = is_async_callable(function)
+        self.call = function.call
+        self.is_async = is_async
         self.strategies = strategies
-        self.aggregator = Aggregator(keep=scorer.keep)
+        self.aggregator = Aggregator(
+            keep=scorer.keep, strategies=len(strategies), repeats=scorer.repeats
+        )
+        self.sinks = SinkGroup(scorer.sinks)
         self.finished = False
+        self.interrupted: KeyboardInterrupt | None = None
         self._emit: Emit | None = None
-        self._limiter: anyio.CapacityLimiter | None = None
+        self._threads: DaemonThreads | None = None
+        self._cancelled = anyio.get_cancelled_exc_class
 
     async def execute(self, emit: Emit | None) -> None:
+        """Run every sample; raise ``_TargetInterrupt`` if the function under test asked to stop."""
         scorer = self.scorer
         scorer._runs += 1
         self._emit = emit
+        self._cancelled = anyio.get_cancelled_exc_class
+        cancelled = anyio.get_cancelled_exc_class()
         if not self.is_async:
-            self._limiter = anyio.CapacityLimiter(scorer.concurrency)
+            self._threads = DaemonThreads(max_abandoned=scorer.max_abandoned)
         workers = scorer.concurrency
-        if isinstance(self.samples, Sequence):
-            workers = min(workers, len(self.samples) * scorer.repeats)
-        self.aggregator.start()
+        expected = len(self.samples) if isinstance(self.samples, Sized) else None
+        if expected is not None:
+            workers = min(workers, expected * scorer.repeats)
+        run = RunInfo(
+            started_at=time.time(),
+            complete=False,
+            samples_expected=expected,
+            concurrency=scorer.concurrency,
+            repeats=scorer.repeats,
+            strategies=tuple(s.name for s in self.strategies),
+            aeval_version=__version__,
+            git_commit=await current_git_commit(),
+        )
+        self.aggregator.start(run)
+        complete = False
         try:
+            await self.sinks.start(run)
             with _unwrap_single_group():
                 if isinstance(self.samples, AsyncIterable):
-                    await self._run_async_source(self.samples, workers)
+                    await self._run_async_source(self.samples, max(workers, 1))
                 else:
                     work = self._work(iter(self.samples))
-                    await _run_workers(workers, self._worker, work)
-            self.finished = True
+                    await _run_workers(max(workers, 1), self._worker, work)
+            self.finished = complete = True
+        except _TargetInterrupt as exc:
+            self.interrupted = exc.interrupt
+            raise
+        except cancelled:
+            raise
         except Exception as exc:
-            done = self.aggregator.report().evaluation_count
-            kept = "; they are in every sink" if scorer.sinks else ""
+            done = self.aggregator.rows_added
+            kept = "; they are in every sink" if scorer.sinks and self.sinks.healthy else ""
             exc.add_note(f"aeval: {done} row(s) had finished when the run stopped{kept}.")
             raise
         finally:
-            self.aggregator.finish()
-            if scorer.sinks:
-                with anyio.CancelScope(shield=True):
-                    for sink in scorer.sinks:
-                        await sink.flush()
+            if self._threads is not None:
+                self._threads.close()
+            with anyio.CancelScope(shield=True):
+                ended = self.aggregator.run_info.replace(finished_at=time.time(), complete=complete)
+                await self.sinks.finish(ended)
+                self.aggregator.finish(complete=complete, warnings=tuple(self.sinks.warnings))
 
     def _work(self, samples: Iterator[EvaluationSample]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.scorer.repeats
+        check = self.function.signature is not None and not isinstance(self.samples, Sequence)
         for index, sample in enumerate(samples):
-            if not isinstance(sample, EvaluationSample):
-                raise TypeError(
-                    f"Item {index} of the samples is {type(sample).__name__}, not an "
-                    "EvaluationSample"
-                )
+            _check_sample(sample, index)
+            if check:
+                self.function.check(sample)
             for repeat in range(repeats):
                 yield index, repeat, sample
 
@@ -356,7 +453,8 @@ class _Run:
     async def _run_async_source(
         self, samples: AsyncIterable[EvaluationSample], workers: int
     ) -> None:
-        work = _AsyncWork(samples, self.scorer.repeats)
+        check = self.function.check if self.function.signature is not None else None
+        work = _AsyncWork(samples, self.scorer.repeats, check)
         try:
             await _run_workers(workers, self._async_worker, work)
         finally:
@@ -370,13 +468,9 @@ class _Run:
 
     async def _call_function(self, params: Parameters) -> Any:
         if self.is_async:
-            return await self.function(params)
-        result = await anyio.to_thread.run_sync(
-            self.function,
-            params,
-            limiter=self._limiter,
-            abandon_on_cancel=self.scorer.timeout is not None,
-        )
+            return await self.call(params)
+        assert self._threads is not None
+        result = await self._threads.run(self.call, params)
         if inspect.isawaitable(result):
             return await result
         return result
@@ -391,19 +485,15 @@ class _Run:
                     output = await self._call_function(sample.parameters)
                 else:
                     output = await self._call_with_timeout(sample.parameters, scorer.timeout)
-            except Exception as exc:
-                duration = perf_counter() - started
-                self.aggregator.count_sample()
-                scorer._samples_done += 1
-                error = self._error(exc)
-                await self._add(
-                    EvaluationRow.from_error(
-                        sample, None, None, error, duration=duration, index=index, repeat=repeat
-                    )
-                )
+            except BaseException as exc:
+                if isinstance(exc, self._cancelled() | AbandonedCallsError):
+                    raise
+                if isinstance(exc, KeyboardInterrupt):
+                    raise _TargetInterrupt(exc) from None
+                await self._add_call_failure(sample, exc, perf_counter() - started, index, repeat)
                 return
             duration = perf_counter() - started
-            self.aggregator.count_sample()
+            self.aggregator.count_sample(repeat=repeat)
             scorer._samples_done += 1
             for strategy in self.strategies:
                 await self._add(
@@ -411,6 +501,40 @@ class _Run:
                 )
         finally:
             scorer._in_flight -= 1
+
+    async def _add_call_failure(
+        self,
+        sample: EvaluationSample,
+        exc: BaseException,
+        duration: float,
+        index: int,
+        repeat: int,
+    ) -> None:
+        """One error row per strategy (one without strategies): every sample weighs the same."""
+        self.aggregator.count_sample(repeat=repeat, failed=True)
+        self.scorer._samples_done += 1
+        if isinstance(exc, _SampleTimeout):
+            error = ErrorInfo("TimeoutError", str(exc), None, "function")
+        else:
+            error = ErrorInfo.from_exception(
+                exc, with_traceback=self.scorer.tracebacks, source="function"
+            )
+        targets: list[tuple[str | None, int]] = [(s.name, s.position) for s in self.strategies]
+        if not targets:
+            targets.append((None, 0))
+        for name, position in targets:
+            await self._add(
+                EvaluationRow.from_error(
+                    sample,
+                    name,
+                    None,
+                    error,
+                    duration=duration,
+                    index=index,
+                    repeat=repeat,
+                    position=position,
+                )
+            )
 
     async def _call_with_timeout(self, params: Parameters, seconds: float) -> Any:
         with anyio.move_on_after(seconds) as scope:
@@ -438,7 +562,7 @@ class _Run:
                 sample,
                 strategy.name,
                 output,
-                self._error(exc),
+                ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks),
                 duration=duration,
                 strategy_duration=perf_counter() - started,
                 index=index,
@@ -457,18 +581,19 @@ class _Run:
             position=strategy.position,
         )
 
-    def _error(self, exc: Exception) -> ErrorInfo:
-        if isinstance(exc, _SampleTimeout):
-            return ErrorInfo("TimeoutError", str(exc))
-        return ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks)
-
     async def _add(self, row: EvaluationRow) -> None:
         self.aggregator.add(row)
         self.scorer._rows_done += 1
-        for sink in self.scorer.sinks:
-            await sink.send(row)
+        await self.sinks.send(row)
         if self._emit is not None:
             await self._emit(row)
+
+
+def _check_sample(sample: object, index: int) -> None:
+    if not isinstance(sample, EvaluationSample):
+        raise TypeError(
+            f"Item {index} of the samples is {type(sample).__name__}, not an EvaluationSample"
+        )
 
 
 async def _run_workers(
@@ -500,9 +625,15 @@ class _AsyncWork:
     between the source and the workers, and nothing is read ahead of the work in flight.
     """
 
-    def __init__(self, samples: AsyncIterable[EvaluationSample], repeats: int) -> None:
+    def __init__(
+        self,
+        samples: AsyncIterable[EvaluationSample],
+        repeats: int,
+        check: Callable[[EvaluationSample], None] | None,
+    ) -> None:
         self._iterator = aiter(samples)
         self._repeats = repeats
+        self._check = check
         self._lock = anyio.Lock(fast_acquire=True)
         self._pending: deque[tuple[int, int, EvaluationSample]] = deque()
         self._index = 0
@@ -520,11 +651,9 @@ class _AsyncWork:
                 self._exhausted = True
                 return None
             index = self._index
-            if not isinstance(sample, EvaluationSample):
-                raise TypeError(
-                    f"Item {index} of the samples is {type(sample).__name__}, not an "
-                    "EvaluationSample"
-                )
+            _check_sample(sample, index)
+            if self._check is not None:
+                self._check(sample)
             self._index = index + 1
             self._pending.extend((index, repeat, sample) for repeat in range(1, self._repeats))
             return index, 0, sample

@@ -12,10 +12,24 @@ import anyio
 import orjson
 
 from ._exceptions import SampleLoadError
-from ._results import ErrorInfo, EvaluationRow, Outcome
+from ._jsonsafe import dumps
+from ._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome, safe_str
+from ._run_info import RunInfo
 from ._samples import EvaluationSample, Parameters
 
-__all__ = ["JsonlSink", "Sink", "read_rows", "row_from_dict", "row_to_dict"]
+__all__ = [
+    "JsonlSink",
+    "Sink",
+    "SinkGroup",
+    "read_rows",
+    "read_run",
+    "row_from_dict",
+    "row_line",
+    "row_to_dict",
+]
+
+RUN_RECORD = "run"
+RUN_END_RECORD = "run_end"
 
 _FLUSH_BYTES = 64 * 1024
 
@@ -25,7 +39,9 @@ class Sink(Protocol):
     """Receives every row as it finishes.
 
     The Scorer calls :meth:`send` for each row and :meth:`flush` when a run ends, also when it
-    is cancelled (shielded), so every finished row reaches the sink.
+    is cancelled (shielded), so every finished row reaches the sink. A sink may also define
+    ``async def run_started(run: RunInfo)`` and ``async def run_finished(run: RunInfo)`` to
+    receive the run's header at its start and end (:class:`JsonlSink` writes them as records).
     """
 
     async def send(self, row: EvaluationRow) -> None:
@@ -67,10 +83,29 @@ def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
     if row.metadata:
         out["metadata"] = dict(row.metadata)
     if row.error is not None:
-        out["error"] = {"type": row.error.type, "message": row.error.message}
+        out["error"] = {
+            "type": row.error.type,
+            "message": row.error.message,
+            "source": row.error.source,
+        }
         if row.error.traceback:
             out["error"]["traceback"] = row.error.traceback
     return out
+
+
+def row_line(row: EvaluationRow) -> bytes:
+    """One JSONL line for ``row``; never raises.
+
+    A value JSON cannot hold as it is (a lone surrogate, an integer beyond 64 bits, a
+    self-referencing list, an object whose ``__str__`` raises) is written as a stand-in, and
+    the line's ``notes`` say what was changed.
+    """
+    data = row_to_dict(row)
+    line, notes = dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+    if notes:
+        data["notes"] = list(notes)
+        line, _ = dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+    return line
 
 
 def _parameters_from(data: Any) -> Parameters:
@@ -93,6 +128,9 @@ def row_from_dict(data: Mapping[str, Any]) -> EvaluationRow:
         metadata=data.get("sample_metadata"),
     )
     error = data.get("error")
+    source: ErrorSource = (
+        "function" if error is not None and error.get("source") == "function" else "strategy"
+    )
     return EvaluationRow(
         sample=sample,
         strategy=data.get("strategy"),
@@ -103,7 +141,7 @@ def row_from_dict(data: Mapping[str, Any]) -> EvaluationRow:
         metadata=data.get("metadata") or {},
         error=None
         if error is None
-        else ErrorInfo(error["type"], error["message"], error.get("traceback")),
+        else ErrorInfo(error["type"], error["message"], error.get("traceback"), source),
         duration=float(data.get("duration") or 0.0),
         strategy_duration=float(data.get("strategy_duration") or 0.0),
         index=int(data.get("index", 0)),
@@ -112,12 +150,7 @@ def row_from_dict(data: Mapping[str, Any]) -> EvaluationRow:
     )
 
 
-async def read_rows(path: str | PathLike[str]) -> AsyncIterator[EvaluationRow]:
-    """Read the rows of a JSONL stream written by :class:`JsonlSink`, lazily.
-
-    A last line cut short by an interrupted run is skipped; any other bad line raises a
-    ``SampleLoadError`` naming the file and the line.
-    """
+async def _records(path: str | PathLike[str]) -> AsyncIterator[EvaluationRow | RunInfo]:
     source = str(path)
     async with aiofiles.open(path, "rb") as handle:
         number = 0
@@ -126,12 +159,49 @@ async def read_rows(path: str | PathLike[str]) -> AsyncIterator[EvaluationRow]:
             if not raw.strip():
                 continue
             try:
-                row = row_from_dict(orjson.loads(raw))
-            except (orjson.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
+                data = orjson.loads(raw)
+                record = data.get("record") if isinstance(data, dict) else None
+                if record in (RUN_RECORD, RUN_END_RECORD):
+                    info = RunInfo.from_dict(data)
+                    yield info if record == RUN_END_RECORD else info.replace(complete=False)
+                    continue
+                row = row_from_dict(data)
+            except (orjson.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as exc:
                 if not raw.endswith(b"\n"):
                     return
                 raise SampleLoadError(f"not a row: {exc}", source=source, line=number) from exc
             yield row
+
+
+async def read_rows(path: str | PathLike[str]) -> AsyncIterator[EvaluationRow]:
+    """Read the rows of a JSONL stream written by :class:`JsonlSink`, lazily.
+
+    The run records (the header and the end of the run) are skipped. A last line cut short
+    by an interrupted run is skipped; any other bad line raises a ``SampleLoadError`` naming
+    the file and the line.
+    """
+    async for record in _records(path):
+        if isinstance(record, EvaluationRow):
+            yield record
+
+
+async def read_run(path: str | PathLike[str]) -> tuple[list[EvaluationRow], RunInfo | None]:
+    """Read a whole run written by :class:`JsonlSink`: its rows and its header.
+
+    The header is the run's end record when the run ended (``complete`` says whether it went
+    through every sample), else its start record marked partial (the process was killed);
+    ``None`` for a file written without run records.
+    """
+    rows: list[EvaluationRow] = []
+    header: RunInfo | None = None
+    ended = False
+    async for record in _records(path):
+        if isinstance(record, EvaluationRow):
+            rows.append(record)
+        elif record.finished_at is not None or not ended:
+            header = record
+            ended = record.finished_at is not None
+    return rows, header
 
 
 class JsonlSink:
@@ -161,12 +231,22 @@ class JsonlSink:
 
     async def send(self, row: EvaluationRow) -> None:
         """Buffer one row; write the buffer once it is large."""
-        line = orjson.dumps(row_to_dict(row), default=str, option=orjson.OPT_APPEND_NEWLINE)
-        self._buffer.append(line)
-        self._size += len(line)
+        self._append(row_line(row))
         self._rows += 1
         if self._size >= _FLUSH_BYTES:
             await self._write()
+
+    def _append(self, line: bytes) -> None:
+        self._buffer.append(line)
+        self._size += len(line)
+
+    async def run_started(self, run: RunInfo) -> None:
+        """Write the run's header record (``{"record": "run", ...}``) before its rows."""
+        self._append(orjson.dumps({"record": RUN_RECORD, **run.to_dict()}) + b"\n")
+
+    async def run_finished(self, run: RunInfo) -> None:
+        """Write the run's end record: when it ended and whether it went through every sample."""
+        self._append(orjson.dumps({"record": RUN_END_RECORD, **run.to_dict()}) + b"\n")
 
     async def _write(self) -> None:
         if not self._buffer and not self._truncate:
@@ -191,3 +271,65 @@ class JsonlSink:
 
     def __repr__(self) -> str:
         return f"JsonlSink({str(self.path)!r})"
+
+
+class SinkGroup:
+    """The sinks of one run: every row goes to each, and one that fails cannot stop the rest.
+
+    A sink that raises is dropped for the rest of the run and described in :attr:`warnings`
+    (which sink, on which row, what it raised, how many rows it had received), so the run can
+    say truthfully where its rows are. Cancellation is never caught.
+    """
+
+    def __init__(self, sinks: tuple[Sink, ...]) -> None:
+        self._sinks = list(sinks)
+        self._sent = dict.fromkeys(range(len(sinks)), 0)
+        self._index = {id(sink): i for i, sink in enumerate(sinks)}
+        self.warnings: list[str] = []
+
+    @property
+    def healthy(self) -> bool:
+        """Whether every sink has received every row so far."""
+        return not self.warnings
+
+    def _fail(self, sink: Sink, stage: str, exc: Exception) -> None:
+        if sink in self._sinks:
+            self._sinks.remove(sink)
+        sent = self._sent[self._index[id(sink)]]
+        self.warnings.append(
+            f"sink {safe_str(sink)} failed {stage} ({type(exc).__name__}: {safe_str(exc)}); "
+            f"it received {sent} row(s) and none after that"
+        )
+
+    async def start(self, run: RunInfo) -> None:
+        """Give each sink the run's header."""
+        for sink in list(self._sinks):
+            hook = getattr(sink, "run_started", None)
+            if hook is not None:
+                try:
+                    await hook(run)
+                except Exception as exc:
+                    self._fail(sink, "at the start of the run", exc)
+
+    async def send(self, row: EvaluationRow) -> None:
+        """Send ``row`` to every sink still working."""
+        if not self._sinks:
+            return
+        for sink in tuple(self._sinks):
+            try:
+                await sink.send(row)
+            except Exception as exc:
+                self._fail(sink, f"on row {row.name!r}", exc)
+            else:
+                self._sent[self._index[id(sink)]] += 1
+
+    async def finish(self, run: RunInfo) -> None:
+        """Give each sink the run's end and flush it (call shielded from cancellation)."""
+        for sink in list(self._sinks):
+            hook = getattr(sink, "run_finished", None)
+            try:
+                if hook is not None:
+                    await hook(run)
+                await sink.flush()
+            except Exception as exc:
+                self._fail(sink, "when flushed at the end of the run", exc)

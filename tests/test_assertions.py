@@ -317,7 +317,7 @@ def test_report_keeping_failures_lists_them_all() -> None:
     for r in (ok("S1", 0), ko("S2", 1, "Too different")):
         aggregator.add(r)
     report = aggregator.report()
-    assert not report.is_complete
+    assert not report.holds_all_rows
     assert fails(lambda: assert_that(report).has_all_passed()) == (
         "Expected all evaluations to pass, but 1 out of 2 failed:\n" + S2_ENTRY
     )

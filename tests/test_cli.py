@@ -99,9 +99,11 @@ def test_passing_gate_exits_0_and_prints_the_summary(project: Path) -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Evaluation summary" in out
-    assert re.search(r"score\s+83\.33%\s+\(min 60\.00% ok\)", out)
-    assert re.search(r"smoke\s+4\s+4\s+100\.00%\s+100\.00% ok", out)
-    assert re.search(r"edge\s+2\s+1\s+50\.00%", out)
+    assert re.search(
+        r"score\s+83\.33% \(95% CI 50\.67–100\.00, 3 samples\)\s+\(min 60\.00% ok\)", out
+    )
+    assert re.search(r"smoke\s+2\s+4\s+4\s+100\.00%\s+± 0\.00\s+100\.00% ok", out)
+    assert re.search(r"edge\s+1\s+2\s+1\s+50\.00%\s+± 50\.00", out)
     assert re.search(r"ExactMatchStrategy\s+3\s+2\s+1\s+0\s+0\s+66\.67%", out)
     assert re.search(r"NotBlankStrategy\s+3\s+3\s+0\s+0\s+0\s+100\.00%", out)
     assert re.search(r"mismatch\s+ExactMatchStrategy\s+failed\s+Expected 'right', got 'left'", out)
@@ -316,11 +318,12 @@ def test_sigint_stops_cleanly_with_the_finished_rows_and_a_partial_report(projec
     report = json.loads((project / "out" / "report.json").read_text())
     assert (report["totalSamples"], report["passed"]) == (3, 3)
     JUNIT_XSD.validate(str(project / "out" / "report.xml"))
-    assert "Evaluation summary (PARTIAL: interrupted)" in stdout
+    assert "Evaluation summary (PARTIAL: run stopped after 3 of 8 samples)" in stdout
     assert re.search(r"samples\s+3 of 8 evaluated", stdout)
     assert re.search(r"aeval: interrupted: 3/8 samples \| 3 rows \| pass 100\.0%", stdout)
     assert stdout.splitlines()[-1] == (
-        "INTERRUPTED: the report is partial; no threshold was checked"
+        "INTERRUPTED: run stopped after 3 of 8 samples; the report is partial and no "
+        "threshold was checked"
     )
 
 

@@ -126,7 +126,8 @@ def test_http_target_fills_the_template_and_records_status_codes(
     assert rows["braces"]["metadata"] == {"http_status": 200}
     overloaded = rows["overloaded"]
     assert overloaded["outcome"] == "error"
-    assert overloaded["strategy"] is None
+    assert overloaded["strategy"] == "ExactMatchStrategy"
+    assert overloaded["error"]["source"] == "function"
     assert overloaded["error"]["type"] == "HttpStatusError"
     assert overloaded["error"]["message"] == (
         f"HTTP 503 Service Unavailable from POST {url}/v1/chat?n=1: overloaded, try later"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from aeval import (
+    Aggregator,
     ErrorInfo,
     EvaluationReport,
     EvaluationResult,
@@ -18,7 +19,6 @@ from aeval import (
     EvaluationSample,
     FormatError,
 )
-from aeval._report import Aggregator
 from aeval.formatters import HtmlFormatter, _registry, get_formatter, supported_formats
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "source", "wbr", "area", "base"}

@@ -123,7 +123,8 @@ class TestScores:
         )
         report = EvaluationReport(rows)
         assert report.duration == 0.75
-        assert report.sample_count == 2
+        assert report.call_count == 2
+        assert report.sample_count == 1
 
     def test_usage_is_summed_from_row_metadata(self) -> None:
         rows = [
@@ -179,7 +180,7 @@ class TestAggregator:
         assert len(report.evaluations) == held
         assert report.evaluation_count == 11
         assert report.passed_count == 6
-        assert report.is_complete is (keep == "all")
+        assert report.holds_all_rows is (keep == "all")
         if keep == "failures":
             assert all(r.outcome is not Outcome.PASSED for r in report.evaluations)
 

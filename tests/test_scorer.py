@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -16,10 +17,15 @@ from aeval import (
     Scorer,
     ScorerClosedError,
     read_rows,
+    read_run,
 )
 from aeval.strategies import ExactMatchStrategy
 
 pytestmark = pytest.mark.anyio
+
+
+class _Custom(BaseException):
+    pass
 
 
 def make_samples(n: int, *, tags: tuple[str, ...] = ()) -> Samples:
@@ -119,6 +125,7 @@ class TestBasics:
         assert report.evaluation_count == 0
         assert report.score == 0.0
         assert report.sample_count == 3
+        assert report.call_count == 3
 
     async def test_empty_samples(self) -> None:
         report = await Scorer(concurrency=4).evaluate(Samples(), echo, equals)
@@ -217,7 +224,7 @@ class TestConcurrency:
 
 
 class TestFailuresAreData:
-    async def test_function_error_gives_one_error_row(self) -> None:
+    async def test_function_error_gives_one_error_row_per_strategy(self) -> None:
         async def fn(params: Parameters) -> str:
             if params[0] == "in1":
                 raise ValueError("model exploded")
@@ -228,20 +235,38 @@ class TestFailuresAreData:
         assert [(r.name, r.strategy, r.outcome) for r in rows] == [
             ("s0", "equals", Outcome.PASSED),
             ("s0", "equals#2", Outcome.PASSED),
+            ("s1", "equals", Outcome.ERROR),
+            ("s1", "equals#2", Outcome.ERROR),
+        ]
+        for error_row in rows[2:]:
+            assert error_row.function_failed
+            assert error_row.error is not None
+            assert error_row.error.source == "function"
+            assert error_row.error.type == "ValueError"
+            assert error_row.error.message == "model exploded"
+            assert "ValueError: model exploded" in (error_row.error.traceback or "")
+            assert error_row.explanation == (
+                "Failed to execute sample 's1': ValueError: model exploded; "
+                f"the strategy {error_row.strategy} could not run"
+            )
+            assert error_row.output is None
+            assert error_row.score == 0.0
+        # every sample weighs the same: the failed call is as many rows as a good answer
+        assert report.score == 50.0
+        assert report.error_count == 2
+        assert report.function_error_count == 1
+        assert report.strategy_scores == {"equals": 50.0, "equals#2": 50.0}
+
+    async def test_function_error_without_strategies_is_one_row(self) -> None:
+        async def fn(params: Parameters) -> str:
+            raise ValueError("model exploded")
+
+        report = await Scorer().evaluate(make_samples(2), fn)
+        assert [(r.name, r.strategy, r.outcome) for r in report.evaluations] == [
+            ("s0", None, Outcome.ERROR),
             ("s1", None, Outcome.ERROR),
         ]
-        error_row = rows[2]
-        assert error_row.error is not None
-        assert error_row.error.type == "ValueError"
-        assert error_row.error.message == "model exploded"
-        assert "ValueError: model exploded" in (error_row.error.traceback or "")
-        assert error_row.explanation == "Failed to execute sample 's1': ValueError: model exploded"
-        assert error_row.output is None
-        assert error_row.score == 0.0
-        # upstream statement 10: error rows count in the denominator
-        assert report.score == pytest.approx(200 / 3)
-        assert report.error_count == 1
-        assert report.function_error_count == 1
+        assert report.function_error_count == 2
 
     async def test_strategy_error_row_and_later_strategies_still_run(self) -> None:
         def broken(sample: EvaluationSample, output: object) -> EvaluationResult:
@@ -362,17 +387,46 @@ class TestFailuresAreData:
         rows = [row async for row in read_rows(tmp_path / "rows.jsonl")]
         assert [(r.name, r.outcome) for r in rows] == [("s0", Outcome.PASSED)]
 
-    @pytest.mark.parametrize("exc_type", [SystemExit, KeyboardInterrupt])
-    def test_system_exit_and_ctrl_c_are_not_swallowed(self, exc_type: type) -> None:
-        # asyncio re-raises these out of the event loop itself, so run one of our own
-        async def fn(params: Parameters) -> str:
-            raise exc_type()
+    @pytest.mark.parametrize("is_async", [True, False], ids=["async", "sync"])
+    def test_keyboard_interrupt_from_the_target_stops_the_run_keeping_rows(
+        self, is_async: bool, tmp_path: Path
+    ) -> None:
+        # asyncio re-raises KeyboardInterrupt out of the event loop itself, so run our own
+        def body(params: Parameters) -> str:
+            if params[0] == "in2":
+                raise KeyboardInterrupt
+            return str(params[0])
+
+        async def async_body(params: Parameters) -> str:
+            return body(params)
+
+        sink = JsonlSink(tmp_path / "rows.jsonl")
 
         async def main() -> None:
-            await Scorer().evaluate(make_samples(1), fn, equals)
+            fn = async_body if is_async else body
+            await Scorer(sinks=[sink]).evaluate(make_samples(4), fn, equals)
 
-        with pytest.raises(exc_type):
+        with pytest.raises(KeyboardInterrupt):
             anyio.run(main)
+        rows = anyio.run(read_run, tmp_path / "rows.jsonl")
+        assert [r.name for r in rows[0]] == ["s0", "s1"]
+        assert rows[1] is not None and rows[1].complete is False
+
+    @pytest.mark.parametrize("exc_type", [SystemExit, GeneratorExit, _Custom])
+    @pytest.mark.parametrize("is_async", [True, False], ids=["async", "sync"])
+    async def test_other_base_exceptions_from_the_target_become_error_rows(
+        self, exc_type: type[BaseException], is_async: bool
+    ) -> None:
+        def body(params: Parameters) -> str:
+            raise exc_type(3)
+
+        async def async_body(params: Parameters) -> str:
+            return body(params)
+
+        report = await Scorer().evaluate(make_samples(2), async_body if is_async else body, equals)
+        assert [r.outcome for r in report.evaluations] == [Outcome.ERROR, Outcome.ERROR]
+        error = report.evaluations[0].error
+        assert error is not None and error.type == exc_type.__name__ and error.message == "3"
 
     async def test_bad_sample_item_raises_type_error_saying_what_finished(self) -> None:
         with pytest.raises(TypeError, match="Item 1 of the samples is str") as info:
@@ -399,7 +453,8 @@ class TestOptions:
             ("s1", 1),
             ("s1", 2),
         ]
-        assert report.sample_count == 6
+        assert report.sample_count == 2
+        assert report.call_count == 6
         assert report.passed_count == 3
 
     async def test_keep_failures_holds_only_failures_but_counts_everything(self) -> None:
@@ -410,7 +465,7 @@ class TestOptions:
         assert [r.name for r in report.evaluations] == ["s2"]
         assert report.evaluation_count == 5
         assert report.score == 80.0
-        assert report.is_complete is False
+        assert report.holds_all_rows is False
 
     async def test_close_without_a_loop_detour(self) -> None:
         scorer = Scorer()

@@ -65,7 +65,7 @@ def _percent(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from .._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="aeval",
@@ -186,9 +186,12 @@ def _run(args: argparse.Namespace) -> int:
             checks=checks,
             files=result.files,
             interrupted=result.interrupted,
-            planned=result.planned,
         )
-    console.print(verdict(checks, interrupted=result.interrupted), highlight=False, soft_wrap=True)
+    console.print(
+        verdict(checks, interrupted=result.interrupted, report=result.report),
+        highlight=False,
+        soft_wrap=True,
+    )
     if result.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED

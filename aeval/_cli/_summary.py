@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
-from .._numbers import format_percent, truncate
+from .._numbers import format_percent
 from .._report import EvaluationReport
+from .._summary import partial_note, print_report
 from ._config import RunConfig
 
 __all__ = ["Check", "check_thresholds", "print_summary", "verdict"]
-
-_FAILURES_SHOWN = 20
-_REASON_LENGTH = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +67,11 @@ def check_thresholds(report: EvaluationReport, config: RunConfig) -> list[Check]
     return checks
 
 
-def verdict(checks: Sequence[Check], *, interrupted: bool) -> str:
+def verdict(checks: Sequence[Check], *, interrupted: bool, report: EvaluationReport) -> str:
     """The last line of the summary."""
     if interrupted:
-        return "INTERRUPTED: the report is partial; no threshold was checked"
+        note = partial_note(report) or "run stopped"
+        return f"INTERRUPTED: {note}; the report is partial and no threshold was checked"
     missed = [check for check in checks if not check.passed]
     if missed:
         return "FAILED: " + "; ".join(check.describe() for check in missed)
@@ -82,9 +80,11 @@ def verdict(checks: Sequence[Check], *, interrupted: bool) -> str:
     return "PASSED: " + "; ".join(check.describe() for check in checks if check.actual is not None)
 
 
-def _minimum(checks: Sequence[Check], name: str) -> str:
+def _minimum(checks: Sequence[Check], name: str, *, interrupted: bool) -> str:
     for check in checks:
         if check.name == name:
+            if interrupted:
+                return f"{format_percent(check.minimum)} not checked"
             mark = "ok" if check.passed else "MISSED"
             return f"{format_percent(check.minimum)} {mark}"
     return ""
@@ -98,79 +98,14 @@ def print_summary(
     checks: Sequence[Check],
     files: Sequence[Path],
     interrupted: bool,
-    planned: int,
 ) -> None:
-    """Print the score, per-tag and per-strategy scores, failures and files written."""
-    title = "Evaluation summary (PARTIAL: interrupted)" if interrupted else "Evaluation summary"
-    overview = Table(title=title, box=box.SIMPLE, show_header=False, title_justify="left")
-    overview.add_column("what", style="bold")
-    overview.add_column("value")
-    overview.add_row("config", str(config.path))
-    overview.add_row("samples", f"{report.sample_count} of {planned} evaluated")
-    overview.add_row(
-        "rows",
-        f"{report.evaluation_count} ({report.passed_count} passed, {report.failed_count} "
-        f"failed, {report.unscored_count} unscored, {report.error_count} errors)",
+    """Print the report's summary (see ``report.print()``), the gate's notes and the files."""
+    print_report(
+        report,
+        console=console,
+        minimum=partial(_minimum, checks, interrupted=interrupted),
+        extra=[("config", str(config.path))],
     )
-    minimum = _minimum(checks, "score")
-    overview.add_row(
-        "score", format_percent(report.score) + (f"  (min {minimum})" if minimum else "")
-    )
-    overview.add_row("duration", f"{report.duration:.2f} s")
-    usage = report.usage
-    if usage.retries or usage.total_tokens:
-        overview.add_row("model usage", f"{usage.total_tokens} tokens, {usage.retries} retries")
-    console.print(overview)
-
-    if report.tag_statistics:
-        tags = Table(title="Score per tag", box=box.SIMPLE, title_justify="left")
-        for column in ("tag", "rows", "passed", "score", "minimum"):
-            tags.add_column(column, justify="left" if column == "tag" else "right")
-        for tag, stats in report.tag_statistics.items():
-            tags.add_row(
-                tag,
-                str(stats.total),
-                str(stats.passed),
-                format_percent(stats.score),
-                _minimum(checks, f"tag {tag}"),
-            )
-        console.print(tags)
-
-    if report.strategy_statistics:
-        strategies = Table(title="Score per strategy", box=box.SIMPLE, title_justify="left")
-        for column in ("strategy", "rows", "passed", "failed", "unscored", "errors", "score"):
-            strategies.add_column(column, justify="left" if column == "strategy" else "right")
-        for name, counts in report.strategy_statistics.items():
-            strategies.add_row(
-                name,
-                str(counts.total),
-                str(counts.passed),
-                str(counts.failed),
-                str(counts.unscored),
-                str(counts.errors),
-                format_percent(counts.score),
-            )
-        console.print(strategies)
-
-    failures = report.failures
-    if failures:
-        table = Table(
-            title=f"Failures ({report.not_passed_count})", box=box.SIMPLE, title_justify="left"
-        )
-        for column in ("sample", "strategy", "outcome", "reason"):
-            table.add_column(column, overflow="fold")
-        for row in failures[:_FAILURES_SHOWN]:
-            name = row.name if row.repeat == 0 else f"{row.name} [repeat {row.repeat + 1}]"
-            table.add_row(
-                name,
-                row.strategy or "(function)",
-                row.outcome.value,
-                truncate(row.explanation or "", _REASON_LENGTH),
-            )
-        console.print(table)
-        if len(failures) > _FAILURES_SHOWN:
-            console.print(f"... and {len(failures) - _FAILURES_SHOWN} more in the reports")
-
     for check in checks:
         if check.actual is None and check.name not in _shown_tags(report):
             console.print(f"{check.describe()}", highlight=False)

@@ -183,7 +183,7 @@ def _strategy_table(report: EvaluationReport) -> list[str]:
 def _rows(report: EvaluationReport, *, include_details: bool) -> list[str]:
     parts = ["<section>", "<h2>Evaluations</h2>"]
     held = len(report.evaluations)
-    if not report.is_complete and held < report.evaluation_count:
+    if not report.holds_all_rows and held < report.evaluation_count:
         parts.append(
             f'<p class="note">This report holds {held} of {report.evaluation_count} '
             "evaluations; the others were not kept.</p>"

@@ -87,7 +87,7 @@ class JsonFormatter:
             "completionTokens": usage.completion_tokens,
             "cost": usage.cost,
         }
-        if not report.is_complete:
+        if not report.holds_all_rows:
             document["complete"] = False
         document["evaluations"] = [_evaluation(row) for row in report.evaluations]
         option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)

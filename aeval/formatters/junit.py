@@ -110,7 +110,7 @@ class JunitFormatter:
             ("unscored", str(report.unscored_count)),
             ("errors", str(report.error_count)),
         ]
-        if not report.is_complete:
+        if not report.holds_all_rows:
             items.append(("complete", "false"))
         items += [(f"tag.{tag}", format_number(s)) for tag, s in report.tag_scores.items()]
         items += [

@@ -71,7 +71,7 @@ class MarkdownFormatter:
             lines.append("")
         lines += ["## Details", ""]
         held = len(report.evaluations)
-        if not report.is_complete and held < report.evaluation_count:
+        if not report.holds_all_rows and held < report.evaluation_count:
             lines += [
                 f"_This report holds {held} of {report.evaluation_count} evaluations; "
                 "the others were not kept._",

@@ -1,0 +1,143 @@
+"""Writing any value as JSON: lossless where JSON can hold it, a safe stand-in otherwise.
+
+A function under test may return anything: a string cut inside an emoji (a lone surrogate),
+a dict with tuple keys, an integer beyond 64 bits, a list that contains itself, an object
+whose ``__str__`` raises. None of these may crash a run or lose a row. :func:`dumps` tries
+orjson first (the fast path for every ordinary value) and, only when that fails, rebuilds the
+value from JSON-native parts, noting each change so the row can say what was altered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from collections.abc import Mapping, Set
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from ._results import safe_str
+
+__all__ = ["MAX_DEPTH", "dumps", "jsonable", "safe_text"]
+
+MAX_DEPTH = 200
+"""Nesting beyond this depth is written as text (orjson refuses deeper documents)."""
+
+_INT_MIN = -(2**63)
+_INT_MAX = 2**64 - 1
+_OPTIONS = orjson.OPT_NON_STR_KEYS
+
+
+def safe_text(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` escapes, so it encodes as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Set):
+        return list(value)
+    if isinstance(value, Decimal):
+        return float(value)
+    return str(value)
+
+
+def dumps(value: Any, *, option: int = 0) -> tuple[bytes, tuple[str, ...]]:
+    """Serialise ``value`` as JSON; never raises.
+
+    Returns:
+        The bytes, and notes describing each part that had to be written as a stand-in
+        (empty when the value was written as it is).
+    """
+    try:
+        return orjson.dumps(value, default=_default, option=_OPTIONS | option), ()
+    except (TypeError, ValueError, RecursionError):
+        pass
+    notes: list[str] = []
+    safe = jsonable(value, notes)
+    return orjson.dumps(safe, option=_OPTIONS | option), tuple(dict.fromkeys(notes))
+
+
+def jsonable(
+    value: Any, notes: list[str], *, _depth: int = 0, _seen: set[int] | None = None
+) -> Any:
+    """``value`` rebuilt from JSON-native parts; each stand-in appends a note to ``notes``."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        fixed = safe_text(value)
+        if fixed is not value and fixed != value:
+            notes.append("a string held lone surrogates (a cut character): written as \\u escapes")
+        return fixed
+    if isinstance(value, int):
+        if _INT_MIN <= value <= _INT_MAX:
+            return int(value)
+        notes.append("an integer beyond 64 bits: written as a string")
+        return str(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        notes.append("a NaN or infinite number: written as a string")
+        return repr(value)
+    if isinstance(value, Decimal):
+        return jsonable(float(value), notes, _depth=_depth, _seen=_seen)
+    if isinstance(value, enum.Enum):
+        return jsonable(value.value, notes, _depth=_depth, _seen=_seen)
+    if _depth >= MAX_DEPTH:
+        notes.append(f"nesting deeper than {MAX_DEPTH} levels: the rest written as text")
+        return safe_text(_bounded_repr(value))
+    seen = _seen if _seen is not None else set()
+    if id(value) in seen:
+        notes.append("a value that contains itself: the repeat written as '<cycle>'")
+        return "<cycle>"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping | list | tuple | Set):
+        seen.add(id(value))
+        try:
+            if isinstance(value, Mapping):
+                out: dict[Any, Any] = {}
+                for key, item in value.items():
+                    out[_key(key, notes)] = jsonable(item, notes, _depth=_depth + 1, _seen=seen)
+                return out
+            return [jsonable(item, notes, _depth=_depth + 1, _seen=seen) for item in value]
+        finally:
+            seen.discard(id(value))
+    try:
+        orjson.dumps(value)
+    except (TypeError, ValueError):
+        text = safe_str(value)
+        notes.append(f"a {type(value).__name__} object: written as its text")
+        return safe_text(text)
+    return value
+
+
+def _key(key: Any, notes: list[str]) -> Any:
+    if isinstance(key, str):
+        fixed = safe_text(key)
+        if fixed != key:
+            notes.append("a key held lone surrogates: written as \\u escapes")
+        return fixed
+    if (
+        key is None
+        or isinstance(key, bool | float)
+        or (isinstance(key, int) and _INT_MIN <= key <= _INT_MAX)
+    ):
+        return key
+    notes.append(f"a {type(key).__name__} key: written as its text")
+    return safe_text(safe_str(key))
+
+
+def _bounded_repr(value: Any, limit: int = 200) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{type(value).__name__} object>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,146 @@
+"""What a report knows about the run behind it: when, how, from which commit, how far."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RunInfo", "current_git_commit", "git_commit"]
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """The header of a report: when the run ran, with what settings, and whether it finished.
+
+    Attributes:
+        started_at: When the run started (Unix time), if known.
+        finished_at: When it ended, if it did.
+        complete: Whether the run went through every sample. A run stopped by Ctrl-C,
+            SIGTERM, a cancellation or an error is partial.
+        samples_expected: The samples the source held, when it had a length.
+        concurrency: The Scorer's concurrency.
+        repeats: Runs per sample.
+        strategies: The strategies' names, in order.
+        aeval_version: The aeval version that ran.
+        git_commit: The commit checked out in the working directory, when there is one.
+        warnings: What went wrong around the evaluation (a sink that failed, …).
+    """
+
+    started_at: float | None = None
+    finished_at: float | None = None
+    complete: bool = True
+    samples_expected: int | None = None
+    concurrency: int | None = None
+    repeats: int = 1
+    strategies: tuple[str, ...] = ()
+    aeval_version: str | None = None
+    git_commit: str | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def duration(self) -> float | None:
+        """Wall-clock seconds from start to finish, when both are known."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return max(0.0, self.finished_at - self.started_at)
+
+    def replace(self, **changes: Any) -> RunInfo:
+        """A copy with ``changes`` applied."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The header as JSON-ready data (the keys are the attribute names)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["strategies"] = list(self.strategies)
+        data["warnings"] = list(self.warnings)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunInfo:
+        """Rebuild a header written by :meth:`to_dict`; unknown keys are ignored."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for key in ("strategies", "warnings"):
+            if key in values:
+                values[key] = tuple(values[key] or ())
+        return cls(**values)
+
+
+_COMMITS: dict[str, str | None] = {}
+
+
+def _commit_of(directory: str) -> str | None:
+    if directory in _COMMITS:
+        return _COMMITS[directory]
+    commit = _find_commit(directory)
+    if len(_COMMITS) < 64:
+        _COMMITS[directory] = commit
+    return commit
+
+
+def _find_commit(directory: str) -> str | None:
+    for folder in (Path(directory), *Path(directory).parents):
+        dotgit = folder / ".git"
+        try:
+            if dotgit.is_file():
+                line = dotgit.read_text(encoding="utf-8").strip()
+                if not line.startswith("gitdir:"):
+                    return None
+                gitdir = (folder / line.removeprefix("gitdir:").strip()).resolve()
+            elif dotgit.is_dir():
+                gitdir = dotgit
+            else:
+                continue
+            return _resolve_head(gitdir)
+        except OSError:
+            return None
+    return None
+
+
+def _resolve_head(gitdir: Path) -> str | None:
+    head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+    if _SHA.fullmatch(head):
+        return head
+    if not head.startswith("ref:"):
+        return None
+    ref = head.removeprefix("ref:").strip()
+    common = gitdir
+    if (gitdir / "commondir").is_file():
+        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    for base in (gitdir, common):
+        loose = base / ref
+        if loose.is_file():
+            value = loose.read_text(encoding="utf-8").strip()
+            return value if _SHA.fullmatch(value) else None
+    packed = common / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text(encoding="utf-8").splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref and _SHA.fullmatch(sha):
+                return sha
+    return None
+
+
+def git_commit(directory: str | os.PathLike[str] | None = None) -> str | None:
+    """The commit checked out in ``directory`` (default: the working directory), or ``None``.
+
+    Reads ``.git`` directly (no ``git`` process), following worktrees and packed refs; the
+    answer is cached per directory. It does file I/O: call it off the event loop.
+    """
+    return _commit_of(os.path.abspath(directory if directory is not None else os.getcwd()))
+
+
+async def current_git_commit() -> str | None:
+    """:func:`git_commit` of the working directory, read in a worker thread the first time."""
+    directory = os.getcwd()
+    if directory in _COMMITS:
+        return _COMMITS[directory]
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(_commit_of, directory)

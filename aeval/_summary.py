@@ -1,0 +1,214 @@
+"""The terminal summary of a report (``report.print()`` and the end of ``aeval run``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from ._numbers import describe_score, format_interval, format_percent, truncate
+
+if TYPE_CHECKING:
+    from ._report import EvaluationReport
+
+__all__ = ["partial_note", "print_report", "timestamp"]
+
+_FAILURES_SHOWN = 20
+_FLAKY_SHOWN = 20
+_REASON_LENGTH = 160
+
+Minimum = Callable[[str], str]
+
+
+def timestamp(value: float | None) -> str:
+    """A Unix time as ``2026-11-30 19:50:42 UTC`` (``unknown`` for ``None``)."""
+    if value is None:
+        return "unknown"
+    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def partial_note(report: EvaluationReport) -> str | None:
+    """``run stopped after 12 of 40 samples`` for a partial report, else ``None``."""
+    if report.complete:
+        return None
+    expected = report.samples_expected
+    of = f" of {expected}" if expected is not None else ""
+    return f"run stopped after {report.sample_count}{of} samples"
+
+
+def _no_minimum(name: str) -> str:
+    return ""
+
+
+def print_report(
+    report: EvaluationReport,
+    *,
+    console: Console | None = None,
+    minimum: Minimum = _no_minimum,
+    extra: Sequence[tuple[str, str]] = (),
+) -> None:
+    """Print the score with its interval, the tables per tag, strategy and repeat, and failures.
+
+    Args:
+        report: The report.
+        console: Where to print (default: a new console on standard output).
+        minimum: Gives the threshold text for ``"score"`` or ``"tag <name>"`` (the CLI's gate).
+        extra: Rows added at the top of the overview (the CLI's config path).
+    """
+    console = console if console is not None else Console(highlight=False)
+    note = partial_note(report)
+    title = f"Evaluation summary (PARTIAL: {note})" if note else "Evaluation summary"
+    overview = Table(title=title, box=box.SIMPLE, show_header=False, title_justify="left")
+    overview.add_column("what", style="bold")
+    overview.add_column("value")
+    for key, value in extra:
+        overview.add_row(key, value)
+    expected = report.samples_expected
+    samples = (
+        f"{report.sample_count} of {expected}" if expected is not None else str(report.sample_count)
+    )
+    repeats = report.run.repeats
+    overview.add_row(
+        "samples",
+        f"{samples} evaluated" + (f", {repeats} repeats each" if repeats > 1 else ""),
+    )
+    overview.add_row(
+        "rows",
+        f"{report.evaluation_count} ({report.passed_count} passed, {report.failed_count} "
+        f"failed, {report.unscored_count} unscored, {report.skipped_count} skipped, "
+        f"{report.error_count} errors)",
+    )
+    if report.function_error_count:
+        overview.add_row(
+            "failed calls",
+            f"{report.function_error_count} (each gives one error row per strategy)",
+        )
+    score = describe_score(report.score, report.confidence_interval(), report.sample_count)
+    threshold = minimum("score")
+    overview.add_row("score", score + (f"  (min {threshold})" if threshold else ""))
+    if report.repeat_statistics is not None:
+        overview.add_row("flaky", f"{len(report.flaky)} of {report.repeat_statistics.pairs}")
+    run = report.run
+    overview.add_row(
+        "run",
+        f"{timestamp(run.started_at)} → {timestamp(run.finished_at)}, "
+        f"{report.duration:.2f} s wall clock",
+    )
+    where = f"aeval {run.aeval_version or '?'}"
+    if run.concurrency is not None:
+        where += f", concurrency {run.concurrency}"
+    if run.git_commit:
+        where += f", commit {run.git_commit[:12]}"
+    overview.add_row("setup", where)
+    usage = report.usage
+    if usage.retries or usage.total_tokens or usage.cost:
+        cost = f", ${usage.cost:.4f}" if usage.cost else ""
+        overview.add_row(
+            "model usage", f"{usage.total_tokens} tokens, {usage.retries} retries{cost}"
+        )
+    console.print(overview)
+    _tags(console, report, minimum)
+    _strategies(console, report)
+    _repeats(console, report)
+    _failures(console, report)
+    for warning in report.warnings:
+        console.print(f"warning: {warning}", highlight=False, soft_wrap=True)
+
+
+def _tags(console: Console, report: EvaluationReport, minimum: Minimum) -> None:
+    if not report.tag_statistics:
+        return
+    table = Table(title="Score per tag", box=box.SIMPLE, title_justify="left")
+    for column in ("tag", "samples", "rows", "passed", "score", "95% CI", "minimum"):
+        table.add_column(column, justify="left" if column == "tag" else "right")
+    for tag, stats in report.tag_statistics.items():
+        table.add_row(
+            tag,
+            str(stats.samples),
+            str(stats.total),
+            str(stats.passed),
+            format_percent(stats.score),
+            format_interval(stats.score, stats.confidence_interval()),
+            minimum(f"tag {tag}"),
+        )
+    console.print(table)
+
+
+def _strategies(console: Console, report: EvaluationReport) -> None:
+    if not report.strategy_statistics:
+        return
+    table = Table(title="Score per strategy", box=box.SIMPLE, title_justify="left")
+    columns = ("strategy", "rows", "passed", "failed", "unscored", "skipped", "errors")
+    for column in (*columns, "score", "95% CI"):
+        table.add_column(column, justify="left" if column == "strategy" else "right")
+    for name, s in report.strategy_statistics.items():
+        table.add_row(
+            name,
+            *(str(n) for n in (s.total, s.passed, s.failed, s.unscored, s.skipped, s.errors)),
+            format_percent(s.score),
+            format_interval(s.score, s.confidence_interval()),
+        )
+    console.print(table)
+
+
+def _repeats(console: Console, report: EvaluationReport) -> None:
+    stats = report.repeat_statistics
+    if stats is None:
+        return
+    table = Table(
+        title=f"Repeats ({stats.repeats} per sample)", box=box.SIMPLE, title_justify="left"
+    )
+    for column in ("k", "pass@k", "pass^k"):
+        table.add_column(column, justify="right")
+    for k in sorted(stats.pass_at_k):
+        table.add_row(
+            str(k),
+            format_percent(100 * stats.pass_at_k[k]),
+            format_percent(100 * stats.pass_hat_k[k]),
+        )
+    console.print(table)
+    if stats.output_agreement is not None:
+        console.print(
+            f"Output agreement: {format_percent(100 * stats.output_agreement)} of repeats give "
+            f"the most common output ({len(stats.inconsistent)} samples disagree)",
+            highlight=False,
+        )
+    if stats.flaky:
+        flaky = Table(
+            title=f"Flaky ({len(stats.flaky)}: some repeats passed, some did not)",
+            box=box.SIMPLE,
+            title_justify="left",
+        )
+        for column in ("sample", "strategy", "passed"):
+            flaky.add_column(column, overflow="fold")
+        for case in stats.flaky[:_FLAKY_SHOWN]:
+            flaky.add_row(case.sample, case.strategy or "(function)", f"{case.passed}/{case.runs}")
+        console.print(flaky)
+        if len(stats.flaky) > _FLAKY_SHOWN:
+            console.print(f"... and {len(stats.flaky) - _FLAKY_SHOWN} more in the reports")
+
+
+def _failures(console: Console, report: EvaluationReport) -> None:
+    failures = report.failures
+    if not failures:
+        return
+    table = Table(
+        title=f"Failures ({report.not_passed_count})", box=box.SIMPLE, title_justify="left"
+    )
+    for column in ("sample", "strategy", "outcome", "reason"):
+        table.add_column(column, overflow="fold")
+    for row in failures[:_FAILURES_SHOWN]:
+        name = row.name if row.repeat == 0 else f"{row.name} [repeat {row.repeat + 1}]"
+        table.add_row(
+            name,
+            row.strategy or "(function)",
+            row.outcome.value,
+            truncate(row.explanation or "", _REASON_LENGTH),
+        )
+    console.print(table)
+    if len(failures) > _FAILURES_SHOWN:
+        console.print(f"... and {len(failures) - _FAILURES_SHOWN} more in the reports")
