@@ -105,7 +105,7 @@ def test_passing_gate_exits_0_and_prints_the_summary(project: Path) -> None:
     assert re.search(r"smoke\s+2\s+4\s+4\s+100\.00%\s+± 0\.00\s+100\.00% ok", out)
     assert re.search(r"edge\s+1\s+2\s+1\s+50\.00%\s+± 50\.00", out)
     assert re.search(r"ExactMatchStrategy\s+3\s+2\s+1\s+0\s+0\s+0\s+66\.67%\s+1\.33–100\.00", out)
-    assert re.search(r"NotBlankStrategy\s+3\s+3\s+0\s+0\s+0\s+100\.00%", out)
+    assert re.search(r"NotBlankStrategy\s+3\s+3\s+0\s+0\s+0\s+0\s+100\.00%", out)
     assert re.search(r"mismatch\s+ExactMatchStrategy\s+failed\s+Expected 'right', got 'left'", out)
     assert f"  {Path('out') / 'report.xml'}" not in out
     assert str(project / "out" / "rows.jsonl") in out
