@@ -4,19 +4,38 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._results import safe_str
+
 __all__ = ["display_value"]
+
+_MAX_DEPTH = 50
 
 
 def display_value(value: Any) -> str:
-    """Render a value the way the upstream Java reports do.
+    """Render a value the way the upstream Java reports do; never raises.
 
     ``None`` is ``"null"`` and a list or tuple is ``"[a, b]"`` (Java's ``List.toString``:
-    no quotes around strings, items rendered recursively). Anything else is ``str(value)``.
+    no quotes around strings, items rendered recursively; a list that contains itself shows
+    ``[...]`` there). Anything else is ``str(value)``, or a description of the value when its
+    ``__str__`` raises.
     """
+    return _display(value, set(), 0)
+
+
+def _display(value: Any, seen: set[int], depth: int) -> str:
     if value is None:
         return "null"
     if isinstance(value, str):
         return value
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(display_value(item) for item in value) + "]"
-    return str(value)
+        if id(value) in seen or depth >= _MAX_DEPTH:
+            return "[...]"
+        seen.add(id(value))
+        try:
+            return "[" + ", ".join(_display(item, seen, depth + 1) for item in value) + "]"
+        finally:
+            seen.discard(id(value))
+    try:
+        return safe_str(value)
+    except RecursionError:
+        return f"<{type(value).__name__} object>"

@@ -1,0 +1,96 @@
+"""What every format shows at its top and for every row: the run's header, the partial-run
+banner, the score with its interval, and each row's inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .._numbers import describe_score
+from .._summary import partial_note, timestamp
+from ._values import display_value
+
+if TYPE_CHECKING:
+    from .._report import EvaluationReport
+    from .._results import EvaluationRow
+    from .._samples import EvaluationSample
+
+__all__ = [
+    "failures_first",
+    "header_facts",
+    "parameters_text",
+    "partial_banner",
+    "score_text",
+    "truncated",
+]
+
+VALUE_LENGTH = 2000
+"""Longest value shown in full in Markdown and HTML; longer ones are cut, their length shown."""
+
+
+def score_text(report: EvaluationReport) -> str:
+    """``80.00% ± 7.10 (95% CI, 40 samples)``."""
+    return describe_score(report.score, report.confidence_interval(), report.sample_count)
+
+
+def partial_banner(report: EvaluationReport) -> str | None:
+    """The warning a partial report carries in every format, ``None`` for a complete run."""
+    note = partial_note(report)
+    if note is None:
+        return None
+    return (
+        f"PARTIAL RUN: {note}. The scores cover only the samples evaluated; "
+        "do not gate a release on them."
+    )
+
+
+def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
+    """The run's header as (label, value) pairs: when, how long, with what, from which commit."""
+    run = report.run
+    expected = report.samples_expected
+    samples = str(report.sample_count) + (f" of {expected}" if expected is not None else "")
+    facts = [
+        ("Started", timestamp(run.started_at)),
+        ("Finished", timestamp(run.finished_at) if run.finished_at else "did not finish"),
+        ("Duration", f"{report.duration:.2f} s (wall clock)"),
+        ("Samples", samples + (f" × {run.repeats} repeats" if run.repeats > 1 else "")),
+        ("Rows", str(report.evaluation_count)),
+        ("aeval", run.aeval_version or "unknown"),
+    ]
+    if run.concurrency is not None:
+        facts.append(("Concurrency", str(run.concurrency)))
+    if run.git_commit:
+        facts.append(("Commit", run.git_commit))
+    usage = report.usage
+    if usage.retries or usage.total_tokens or usage.cost:
+        line = (
+            f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens · "
+            f"{usage.retries} retries"
+        )
+        facts.append(("Model usage", f"{line} · ${usage.cost:.4f}" if usage.cost else line))
+    for warning in report.warnings:
+        facts.append(("Warning", warning))
+    return facts
+
+
+def parameters_text(sample: EvaluationSample) -> str:
+    """The sample's parameters as one line: ``[a, b]`` or ``question=..., lang=en``."""
+    params = sample.parameters
+    if not any(name is not None for name in params.names):
+        return display_value(list(params.values))
+    return ", ".join(
+        display_value(value) if name is None else f"{name}={display_value(value)}"
+        for name, value in zip(params.names, params.values, strict=True)
+    )
+
+
+def truncated(text: str, limit: int = VALUE_LENGTH) -> str:
+    """``text``, or its first ``limit`` characters and ``… (12345 characters in all)``."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters in all)"
+
+
+def failures_first(rows: Sequence[EvaluationRow]) -> list[EvaluationRow]:
+    """The rows that did not pass, then those that did, each group in report order."""
+    return [row for row in rows if not row.passed] + [row for row in rows if row.passed]
