@@ -340,9 +340,15 @@ class Aggregator:
         if self._started is None:
             self._started = run.started_at if run and run.started_at else time.time()
 
-    def finish(self, *, complete: bool = True, warnings: tuple[str, ...] = ()) -> None:
+    def finish(
+        self,
+        *,
+        complete: bool = True,
+        warnings: tuple[str, ...] = (),
+        finished_at: float | None = None,
+    ) -> None:
         """Mark the end of the run: its wall clock, whether it went through every sample."""
-        self._finished = time.time()
+        self._finished = finished_at if finished_at is not None else time.time()
         self._run = self._run.replace(complete=complete, warnings=(*self._run.warnings, *warnings))
 
     def count_sample(self, *, repeat: int = 0, failed: bool = False) -> None:

@@ -291,6 +291,11 @@ class EvaluationReport:
         return _interval(self._moments, confidence)
 
     @property
+    def moments(self) -> ClusteredMean:
+        """The sums behind :attr:`score` and its interval (mergeable, written to JSON)."""
+        return self._moments
+
+    @property
     def standard_error(self) -> float | None:
         """The clustered standard error of :attr:`score` in percentage points."""
         se = self._moments.standard_error

@@ -432,9 +432,12 @@ class _Run:
             if self._threads is not None:
                 self._threads.close()
             with anyio.CancelScope(shield=True):
-                ended = self.aggregator.run_info.replace(finished_at=time.time(), complete=complete)
+                now = time.time()
+                ended = self.aggregator.run_info.replace(finished_at=now, complete=complete)
                 await self.sinks.finish(ended)
-                self.aggregator.finish(complete=complete, warnings=tuple(self.sinks.warnings))
+                self.aggregator.finish(
+                    complete=complete, warnings=tuple(self.sinks.warnings), finished_at=now
+                )
 
     def _work(self, samples: Iterator[EvaluationSample]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.scorer.repeats

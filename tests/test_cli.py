@@ -12,6 +12,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -36,8 +37,15 @@ def aeval(
     )
 
 
-def rows_of(path: Path) -> list[dict[str, object]]:
+def records_of(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def rows_of(path: Path) -> list[dict[str, Any]]:
+    """The rows of a rows.jsonl, after checking it starts with the run's header record."""
+    records = records_of(path)
+    assert records[0]["record"] == "run"
+    return [record for record in records if "record" not in record]
 
 
 @pytest.fixture
@@ -345,10 +353,22 @@ def test_report_rerenders_a_run_from_its_rows(project: Path) -> None:
     assert written.returncode == 0, written.stderr
     assert written.stdout == ""
     document = json.loads((project / "again.json").read_text())
-    assert (document["globalScore"], document["totalSamples"]) == (83.33, 6)
+    assert (document["globalScore"], document["totalSamples"], document["rows"]) == (83.33, 3, 6)
+    # the run's header travels in rows.jsonl: the wall clock, not the sum of the rows' times
+    original = json.loads((project / "out" / "report.json").read_text())
+    assert document["run"] == original["run"]
+    assert document["duration"] == original["duration"]
+    assert document["complete"] is True
 
     markdown = aeval("report", rows, cwd=project)
-    assert markdown.stdout.startswith("# Evaluation Report\n\n**Global Score**: 83.33%\n")
+    assert markdown.stdout.startswith("# Evaluation Report\n")
+    assert "83.33%" in markdown.stdout
+
+    from_json = aeval(
+        "report", project / "out" / "report.json", "--format", "markdown", cwd=project
+    )
+    assert from_json.returncode == 0, from_json.stderr
+    assert from_json.stdout == (project / "out" / "report.md").read_text() + "\n"
 
     missing = aeval("report", "nothing.jsonl", cwd=project)
     assert (missing.returncode, missing.stderr) == (

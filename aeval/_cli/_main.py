@@ -18,7 +18,7 @@ from rich.console import Console
 
 from .._exceptions import FormatError, SampleLoadError
 from .._report import EvaluationReport
-from .._sinks import read_rows
+from .._sinks import read_run
 from ._build import build_strategies, import_object
 from ._config import ConfigError, RunConfig, load_config
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
@@ -106,10 +106,11 @@ def _parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser(
         "report",
-        help="render the rows of a run (rows.jsonl) as a report",
-        description="Re-render a finished or partial run from its rows.jsonl.",
+        help="render a run (rows.jsonl or report.json) in any format",
+        description="Re-render a finished or partial run from its rows.jsonl (every row, with "
+        "the run's header) or from its report.json.",
     )
-    report.add_argument("rows", type=Path, metavar="RUN.jsonl")
+    report.add_argument("rows", type=Path, metavar="RUN.jsonl|report.json")
     report.add_argument("--format", default="markdown", help="markdown, json, junit, html, ...")
     report.add_argument(
         "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout"
@@ -197,8 +198,21 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED
 
 
+async def _read_report(path: Path) -> EvaluationReport:
+    if path.suffix.lower() == ".json":
+        from ..formatters.json import report_from_json
+
+        data = await anyio.Path(path).read_bytes()
+        try:
+            return report_from_json(data)
+        except FormatError as exc:
+            raise FormatError(f"{path}: {exc}") from exc
+    rows, run = await read_run(path)
+    return EvaluationReport(rows, run=run)
+
+
 async def _report(path: Path, format: str, output: Path | None) -> None:
-    report = EvaluationReport([row async for row in read_rows(path)])
+    report = await _read_report(path)
     if output is None:
         sys.stdout.write(report.format(format))
         sys.stdout.write("\n")

@@ -22,6 +22,7 @@ from anyio.abc import TaskStatus
 from .._exceptions import SampleLoadError
 from .._report import EvaluationReport
 from .._results import EvaluationRow
+from .._run_info import RunInfo
 from .._samples import Samples
 from .._scorer import RowStream, Scorer
 from .._sinks import JsonlSink
@@ -75,6 +76,16 @@ class _FlushingSink:
         async with self._lock:
             await self._sink.flush()
             self._pending = False
+
+    async def run_started(self, run: RunInfo) -> None:
+        async with self._lock:
+            await self._sink.run_started(run)
+            self._pending = True
+
+    async def run_finished(self, run: RunInfo) -> None:
+        async with self._lock:
+            await self._sink.run_finished(run)
+            self._pending = True
 
     async def run(self) -> None:
         while True:

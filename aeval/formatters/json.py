@@ -1,49 +1,60 @@
-"""The JSON report (``report.json``).
+"""The JSON report (``report.json``), and reading it back.
 
-Keys and their order follow upstream (Quarkus LangChain4j ``JsonReportFormatter``):
+The document starts with upstream's keys (Quarkus LangChain4j ``JsonReportFormatter``):
 ``globalScore``, ``totalSamples``, ``passed``, ``failed``, ``tagScores`` (only when a tag
 exists) and ``evaluations`` with ``name``, ``passed``, ``expectedOutput``, ``actualOutput`` and
-``tags`` (only when the sample has tags). As upstream, ``totalSamples`` counts rows (sample and
-strategy pairs) and ``failed`` counts every row that did not pass.
+``tags`` (only when the sample has tags).
 
-How this departs from upstream:
+How this departs from upstream, deliberately:
 
-- It is real JSON, written by orjson. Upstream builds the text by hand, emits any value that
-  looks like a number or boolean unquoted (a name ``"007"`` gives invalid JSON), leaves tag
-  keys unescaped and escapes only five characters.
-- Values keep their JSON type: ``expectedOutput`` may be a list, ``actualOutput`` a number or
-  an object; ``null`` is ``null``, not the string ``"null"``. Values JSON has no type for are
-  written as ``str(value)``.
+- Counts mean what they say and match the other formats: ``totalSamples`` counts samples
+  (upstream counts rows), ``rows`` counts rows, ``failed`` counts the failed rows only, and
+  ``errors``, ``unscored`` and ``skipped`` are counted apart.
+- It is real JSON, written by orjson: values keep their JSON type, ``null`` is ``null``, keys
+  are escaped. Upstream builds the text by hand and can emit invalid JSON.
+- A value JSON cannot hold as it is (a lone surrogate, an integer beyond 64 bits, a
+  self-referencing list, an object whose ``__str__`` raises) is written as a stand-in and the
+  evaluation's ``notes`` say so; writing never fails on a row's content.
 - Scores are numbers rounded half up to two decimals (``66.67``), not ``%.2f`` strings.
-- Added keys: ``errors``, ``unscored``, ``duration`` (seconds), ``strategyScores``, ``usage``
-  (``retries``, ``promptTokens``, ``completionTokens``, ``cost`` of the strategies' model calls),
-  ``complete`` (only when the report does not hold every row, then ``false``) and, per
-  evaluation, ``strategy``, ``outcome``, ``score`` (0-1 or ``null`` when unscored),
-  ``explanation``, ``metadata`` (only when any) and ``error`` (``{type, message}``, only on
-  an error row).
+- Added: ``confidenceInterval`` (the score's clustered 95% interval), ``complete`` and
+  ``samplesExpected`` (a partial run says so), ``run`` (start and end in UTC, wall-clock
+  ``duration``, aeval version, concurrency, repeats, git commit, warnings), ``tags`` and
+  ``strategies`` (counts, score and interval each), ``usage``, ``repeats`` (pass@k, pass^k,
+  output agreement, flaky pairs) and, per evaluation, the sample's ``parameters``,
+  ``sampleMetadata``, ``index``/``repeat``/``position``, ``strategy``, ``outcome``, ``score``
+  (0-1 or ``null``), ``explanation``, ``metadata``, ``error`` and durations.
+- ``clusterSums`` beside each score keep the sums its interval is computed from, so
+  :func:`report_from_json` rebuilds the same report, also from a report that does not hold
+  every row (``holdsAllRows: false``): ``aeval report report.json`` re-renders any format.
 - Pretty output indents by two spaces without a trailing newline, as upstream; compact
   output (``pretty=False``) has no spaces at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
-from decimal import Decimal
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
 from .._exceptions import FormatError
+from .._jsonsafe import dumps
 from .._numbers import format_number
+from .._results import EvaluationRow, Outcome
+from .._run_info import RunInfo
+from .._sinks import row_from_dict
+from .._stats import ClusteredMean
 from ._base import check_options
 
 if TYPE_CHECKING:
-    from .._report import EvaluationReport
-    from .._results import EvaluationRow
+    from .._report import EvaluationReport, RepeatStatistics
 
-__all__ = ["JsonFormatter"]
+__all__ = ["JsonFormatter", "report_from_json", "report_to_dict"]
 
 _DEFAULTS: dict[str, Any] = {"pretty": True}
+FORMAT_VERSION = 2
+"""Bumped when a key changes meaning; :func:`report_from_json` reads this version."""
 
 
 class JsonFormatter:
@@ -61,71 +72,347 @@ class JsonFormatter:
         """Render ``report`` (see the module docstring for the keys).
 
         Raises:
-            FormatError: An unknown option, ``pretty`` that is not a bool, or a value orjson
-                cannot write (an integer beyond 64 bits).
+            FormatError: An unknown option or ``pretty`` that is not a bool.
         """
         pretty: bool = check_options(self.name, options, _DEFAULTS)["pretty"]
-        document: dict[str, Any] = {
-            "globalScore": _rounded(report.score),
-            "totalSamples": report.evaluation_count,
-            "passed": report.passed_count,
-            "failed": report.not_passed_count,
-            "errors": report.error_count,
-            "unscored": report.unscored_count,
-            "duration": float(report.duration),
-        }
-        tag_scores = report.tag_scores
-        if tag_scores:
-            document["tagScores"] = {tag: _rounded(s) for tag, s in tag_scores.items()}
-        document["strategyScores"] = {
-            name: _rounded(score) for name, score in report.strategy_scores.items()
-        }
-        usage = report.usage
-        document["usage"] = {
-            "retries": usage.retries,
-            "promptTokens": usage.prompt_tokens,
-            "completionTokens": usage.completion_tokens,
-            "cost": usage.cost,
-        }
-        if not report.holds_all_rows:
-            document["complete"] = False
-        document["evaluations"] = [_evaluation(row) for row in report.evaluations]
-        option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)
-        try:
-            return orjson.dumps(document, default=_default, option=option).decode()
-        except orjson.JSONEncodeError as exc:
-            raise FormatError(f"Cannot write the report as JSON: {exc}") from exc
+        text, _ = dumps(report_to_dict(report), option=orjson.OPT_INDENT_2 if pretty else 0)
+        return text.decode()
 
 
 def _rounded(score: float) -> float:
     return float(format_number(score))
 
 
+def _iso(value: float | None) -> str | None:
+    if value is None:
+        return None
+    return datetime.fromtimestamp(value, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _time(run: Mapping[str, Any], key: str) -> float | None:
+    exact = run.get(f"{key}Unix")
+    if isinstance(exact, int | float):
+        return float(exact)
+    value = run.get(key)
+    if value is None:
+        return None
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+
+
+def _interval(moments: ClusteredMean) -> dict[str, Any]:
+    low, high = moments.interval(0.95)
+    se = moments.standard_error
+    return {
+        "confidence": 0.95,
+        "low": _rounded(100 * low),
+        "high": _rounded(100 * high),
+        "standardError": None if se is None else round(100 * se, 6),
+    }
+
+
+def _sums(moments: ClusteredMean) -> dict[str, Any]:
+    return {
+        "rows": moments.rows,
+        "total": moments.total,
+        "clusters": moments.clusters,
+        "clusterSq": moments.cluster_sq,
+        "clusterCross": moments.cluster_cross,
+        "clusterSizeSq": moments.cluster_size_sq,
+    }
+
+
+def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
+    """The JSON document of ``report`` as plain data (see the module docstring)."""
+    run = report.run
+    document: dict[str, Any] = {
+        "globalScore": _rounded(report.score),
+        "totalSamples": report.sample_count,
+        "passed": report.passed_count,
+        "failed": report.failed_count,
+    }
+    tag_scores = report.tag_scores
+    if tag_scores:
+        document["tagScores"] = {tag: _rounded(s) for tag, s in tag_scores.items()}
+    document.update(
+        {
+            "formatVersion": FORMAT_VERSION,
+            "confidenceInterval": _interval(report.moments),
+            "clusterSums": _sums(report.moments),
+            "complete": report.complete,
+            "samplesExpected": report.samples_expected,
+            "rows": report.evaluation_count,
+            "calls": report.call_count,
+            "failedCalls": report.function_error_count,
+            "errors": report.error_count,
+            "unscored": report.unscored_count,
+            "skipped": report.skipped_count,
+            "duration": float(report.duration),
+            "run": {
+                "startedAt": _iso(run.started_at),
+                "finishedAt": _iso(run.finished_at),
+                "startedAtUnix": run.started_at,
+                "finishedAtUnix": run.finished_at,
+                "duration": run.duration,
+                "aevalVersion": run.aeval_version,
+                "concurrency": run.concurrency,
+                "repeats": run.repeats,
+                "gitCommit": run.git_commit,
+                "strategies": list(run.strategies),
+                "warnings": list(run.warnings),
+            },
+            "tags": {
+                tag: {
+                    "samples": s.samples,
+                    "rows": s.total,
+                    "passed": s.passed,
+                    "score": _rounded(s.score),
+                    "confidenceInterval": _interval(s.moments),
+                    "clusterSums": _sums(s.moments),
+                }
+                for tag, s in report.tag_statistics.items()
+            },
+            "strategyScores": {
+                name: _rounded(score) for name, score in report.strategy_scores.items()
+            },
+            "strategies": {
+                name: {
+                    "rows": s.total,
+                    "passed": s.passed,
+                    "failed": s.failed,
+                    "unscored": s.unscored,
+                    "skipped": s.skipped,
+                    "errors": s.errors,
+                    "score": _rounded(s.score),
+                    "meanScore": s.mean_score,
+                    "scoreSum": s.score_sum,
+                    "scored": s.scored,
+                    "confidenceInterval": _interval(s.moments),
+                    "clusterSums": _sums(s.moments),
+                }
+                for name, s in report.strategy_statistics.items()
+            },
+            "usage": {
+                "retries": report.usage.retries,
+                "promptTokens": report.usage.prompt_tokens,
+                "completionTokens": report.usage.completion_tokens,
+                "cost": report.usage.cost,
+            },
+        }
+    )
+    if report.repeat_statistics is not None:
+        document["repeats"] = _repeats(report.repeat_statistics)
+    document["holdsAllRows"] = report.holds_all_rows
+    document["evaluations"] = [_evaluation(row) for row in report.evaluations]
+    return document
+
+
+def _repeats(stats: RepeatStatistics) -> dict[str, Any]:
+    return {
+        "repeats": stats.repeats,
+        "pairs": stats.pairs,
+        "passAtK": {str(k): v for k, v in stats.pass_at_k.items()},
+        "passHatK": {str(k): v for k, v in stats.pass_hat_k.items()},
+        "outputAgreement": stats.output_agreement,
+        "flaky": [
+            {"sample": c.sample, "strategy": c.strategy, "passed": c.passed, "runs": c.runs}
+            for c in stats.flaky
+        ],
+        "inconsistent": [{"sample": name, "agreement": a} for name, a in stats.inconsistent],
+    }
+
+
 def _evaluation(row: EvaluationRow) -> dict[str, Any]:
+    sample = row.sample
+    params = sample.parameters
     entry: dict[str, Any] = {
         "name": row.name,
-        "strategy": row.strategy,
-        "outcome": row.outcome.value,
         "passed": row.passed,
-        "score": row.score,
         "expectedOutput": row.expected_output,
         "actualOutput": row.output,
-        "explanation": row.explanation,
     }
     if row.tags:
         entry["tags"] = row.tags
+    entry.update(
+        {
+            "strategy": row.strategy,
+            "outcome": row.outcome.value,
+            "score": row.score,
+            "explanation": row.explanation,
+            "index": row.index,
+            "repeat": row.repeat,
+            "position": row.position,
+            "duration": row.duration,
+            "strategyDuration": row.strategy_duration,
+        }
+    )
+    if any(name is not None for name in params.names):
+        entry["parameters"] = [
+            {"name": name, "value": value}
+            for name, value in zip(params.names, params.values, strict=True)
+        ]
+    else:
+        entry["parameters"] = list(params.values)
+    if sample.metadata:
+        entry["sampleMetadata"] = dict(sample.metadata)
     if row.metadata:
         entry["metadata"] = dict(row.metadata)
     if row.error is not None:
-        entry["error"] = {"type": row.error.type, "message": row.error.message}
+        entry["error"] = {
+            "type": row.error.type,
+            "message": row.error.message,
+            "source": row.error.source,
+        }
+        if row.error.traceback:
+            entry["error"]["traceback"] = row.error.traceback
+    _, notes = dumps(entry)
+    if notes:
+        entry["notes"] = list(notes)
     return entry
 
 
-def _default(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, Set):
-        return list(value)
-    if isinstance(value, Decimal):
-        return float(value)
-    return str(value)
+def _moments(data: Mapping[str, Any] | None) -> ClusteredMean:
+    if not data:
+        return ClusteredMean()
+    return ClusteredMean(
+        rows=int(data["rows"]),
+        total=float(data["total"]),
+        clusters=int(data["clusters"]),
+        cluster_sq=float(data["clusterSq"]),
+        cluster_cross=float(data["clusterCross"]),
+        cluster_size_sq=float(data["clusterSizeSq"]),
+    )
+
+
+def _row(entry: Mapping[str, Any]) -> EvaluationRow:
+    return row_from_dict(
+        {
+            "name": entry["name"],
+            "index": entry.get("index", 0),
+            "repeat": entry.get("repeat", 0),
+            "position": entry.get("position", 0),
+            "strategy": entry.get("strategy"),
+            "outcome": entry["outcome"],
+            "score": entry.get("score"),
+            "output": entry.get("actualOutput"),
+            "expected_output": entry.get("expectedOutput"),
+            "explanation": entry.get("explanation"),
+            "duration": entry.get("duration"),
+            "strategy_duration": entry.get("strategyDuration"),
+            "parameters": entry.get("parameters"),
+            "tags": entry.get("tags"),
+            "sample_metadata": entry.get("sampleMetadata"),
+            "metadata": entry.get("metadata"),
+            "error": entry.get("error"),
+        }
+    )
+
+
+def report_from_json(text: str | bytes) -> EvaluationReport:
+    """Rebuild the report a ``report.json`` was written from (this module's format).
+
+    Counts, scores and intervals are restored exactly, also when the document holds only some
+    rows (``holdsAllRows: false``).
+
+    Raises:
+        FormatError: The text is not a report written by this formatter.
+    """
+    from .._report import (
+        EvaluationReport,
+        FlakyCase,
+        ModelUsage,
+        RepeatStatistics,
+        StrategyStatistics,
+        TagStatistics,
+    )
+
+    try:
+        data = orjson.loads(text)
+        if not isinstance(data, dict) or data.get("formatVersion") != FORMAT_VERSION:
+            raise FormatError(
+                "not a report.json written by this aeval version (formatVersion "
+                f"{FORMAT_VERSION} expected): re-run the evaluation, or render its rows.jsonl"
+            )
+        run_data = data["run"]
+        run = RunInfo(
+            started_at=_time(run_data, "startedAt"),
+            finished_at=_time(run_data, "finishedAt"),
+            complete=bool(data["complete"]),
+            samples_expected=data.get("samplesExpected"),
+            concurrency=run_data.get("concurrency"),
+            repeats=int(run_data.get("repeats") or 1),
+            strategies=tuple(run_data.get("strategies") or ()),
+            aeval_version=run_data.get("aevalVersion"),
+            git_commit=run_data.get("gitCommit"),
+            warnings=tuple(run_data.get("warnings") or ()),
+        )
+        counts = {
+            Outcome.PASSED: int(data["passed"]),
+            Outcome.FAILED: int(data["failed"]),
+            Outcome.UNSCORED: int(data["unscored"]),
+            Outcome.ERROR: int(data["errors"]),
+            Outcome.SKIPPED: int(data["skipped"]),
+        }
+        tags = {
+            tag: TagStatistics(
+                total=int(t["rows"]), passed=int(t["passed"]), moments=_moments(t["clusterSums"])
+            )
+            for tag, t in data["tags"].items()
+        }
+        strategies = {
+            name: StrategyStatistics(
+                total=int(s["rows"]),
+                passed=int(s["passed"]),
+                failed=int(s["failed"]),
+                unscored=int(s["unscored"]),
+                errors=int(s["errors"]),
+                score_sum=float(s["scoreSum"]),
+                scored=int(s["scored"]),
+                skipped=int(s["skipped"]),
+                moments=_moments(s["clusterSums"]),
+            )
+            for name, s in data["strategies"].items()
+        }
+        repeats = None
+        if "repeats" in data:
+            r = data["repeats"]
+            repeats = RepeatStatistics(
+                repeats=int(r["repeats"]),
+                pairs=int(r["pairs"]),
+                flaky=tuple(
+                    FlakyCase(
+                        sample=c["sample"],
+                        strategy=c["strategy"],
+                        passed=int(c["passed"]),
+                        runs=int(c["runs"]),
+                    )
+                    for c in r["flaky"]
+                ),
+                pass_at_k={int(k): float(v) for k, v in r["passAtK"].items()},
+                pass_hat_k={int(k): float(v) for k, v in r["passHatK"].items()},
+                output_agreement=r["outputAgreement"],
+                inconsistent=tuple((c["sample"], float(c["agreement"])) for c in r["inconsistent"]),
+            )
+        usage = data["usage"]
+        return EvaluationReport._from_parts(
+            rows=tuple(_row(entry) for entry in data["evaluations"]),
+            counts=counts,
+            tags=tags,
+            strategies=strategies,
+            function_errors=int(data["failedCalls"]),
+            calls=int(data["calls"]),
+            samples=int(data["totalSamples"]),
+            moments=_moments(data["clusterSums"]),
+            run=run,
+            holds_all_rows=bool(data["holdsAllRows"]),
+            usage=ModelUsage(
+                retries=usage["retries"],
+                prompt_tokens=usage["promptTokens"],
+                completion_tokens=usage["completionTokens"],
+                cost=usage["cost"],
+            ),
+            repeats=repeats,
+        )
+    except FormatError:
+        raise
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise FormatError(f"not a valid report.json: {type(exc).__name__}: {exc}") from exc
