@@ -134,7 +134,14 @@ class ModelError(AevalError):
     """Base class of the errors a model client raises.
 
     Messages never contain the API key.
+
+    Attributes:
+        retries: The requests repeated before the client gave up (0 when it failed at once);
+            the Scorer puts them in the error row's ``retries`` metadata, so the report's usage
+            counts them.
     """
+
+    retries: int = 0
 
 
 class ModelConfigurationError(ModelError, ValueError):

@@ -304,6 +304,7 @@ class EvaluationRow:
         index: int = 0,
         repeat: int = 0,
         position: int = 0,
+        metadata: Mapping[str, Any] | None = None,
     ) -> EvaluationRow:
         """The row of a strategy that raised, or of a function under test that failed.
 
@@ -323,7 +324,7 @@ class EvaluationRow:
             Outcome.ERROR,
             0.0,
             explanation,
-            _EMPTY,
+            _freeze(metadata),
             error,
             duration,
             strategy_duration,

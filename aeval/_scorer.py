@@ -35,6 +35,8 @@ from ._callables import (
     prepare_strategies,
 )
 from ._exceptions import AbandonedCallsError, ScorerClosedError
+from ._groups import unwrap_single_group
+from ._redact import Redactor
 from ._report import EvaluationReport
 from ._results import ErrorInfo, EvaluationRow
 from ._run_info import RunInfo, current_git_commit
@@ -96,6 +98,9 @@ class Scorer:
             that raises is dropped for the rest of the run and named in the report's
             ``warnings``; the other sinks and the report still get every row.
         tracebacks: Keep the formatted traceback on error rows.
+        redact: Secrets (API keys, tokens) replaced by ``[REDACTED]`` in every row's output,
+            explanation, metadata and error before the row reaches the sinks and the report
+            (values shorter than 4 characters are left alone).
         max_abandoned: For a sync function under test with a ``timeout``: the most calls
             abandoned at their timeout that may still be running in background threads
             (default: 4 × concurrency, at least 16). One more stops the run with
@@ -115,6 +120,7 @@ class Scorer:
         keep: KeepRows = "all",
         sinks: Sequence[Sink] = (),
         tracebacks: bool = True,
+        redact: Iterable[str] = (),
         max_abandoned: int | None = None,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
@@ -134,7 +140,10 @@ class Scorer:
             raise TypeError(f"max_abandoned must be an integer >= 0, got {max_abandoned!r}")
         elif max_abandoned < 0:
             raise ValueError(f"max_abandoned must be an integer >= 0, got {max_abandoned!r}")
+        if isinstance(redact, str):
+            raise TypeError("redact takes a list of secrets, not one string: write [secret]")
         self.max_abandoned = max_abandoned
+        self.redactor = Redactor(redact)
         self.concurrency = concurrency
         self.timeout = timeout
         self.repeats = repeats
@@ -249,7 +258,7 @@ class Scorer:
                 with suppress(_TargetInterrupt):
                     await run.execute(send.send)
 
-        with receive, _unwrap_single_group():
+        with receive, unwrap_single_group():
             async with anyio.create_task_group() as group:
                 group.start_soon(produce)
                 rows = RowStream(receive, run)
@@ -326,21 +335,6 @@ class RowStream:
         return self.report
 
 
-class _unwrap_single_group:
-    """Re-raise the lone exception of a task group's ``ExceptionGroup`` as itself."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> bool:
-        if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-            inner = exc.exceptions[0]
-            if isinstance(inner, BaseExceptionGroup):
-                return self.__exit__(type(inner), inner, tb)
-            raise inner
-        return False
-
-
 Emit = Callable[[EvaluationRow], Awaitable[None]]
 
 
@@ -378,6 +372,7 @@ class _Run:
             keep=scorer.keep, strategies=len(strategies), repeats=scorer.repeats
         )
         self.sinks = SinkGroup(scorer.sinks)
+        self.redactor = scorer.redactor
         self.finished = False
         self.interrupted: KeyboardInterrupt | None = None
         self._emit: Emit | None = None
@@ -411,7 +406,7 @@ class _Run:
         complete = False
         try:
             await self.sinks.start(run)
-            with _unwrap_single_group():
+            with unwrap_single_group():
                 if isinstance(self.samples, AsyncIterable):
                     await self._run_async_source(self.samples, max(workers, 1))
                 else:
@@ -525,6 +520,7 @@ class _Run:
         targets: list[tuple[str | None, int]] = [(s.name, s.position) for s in self.strategies]
         if not targets:
             targets.append((None, 0))
+        metadata = _retries_of(exc)
         for name, position in targets:
             await self._add(
                 EvaluationRow.from_error(
@@ -536,6 +532,7 @@ class _Run:
                     index=index,
                     repeat=repeat,
                     position=position,
+                    metadata=metadata if position == targets[0][1] else None,
                 )
             )
 
@@ -571,6 +568,7 @@ class _Run:
                 index=index,
                 repeat=repeat,
                 position=strategy.position,
+                metadata=_retries_of(exc),
             )
         return EvaluationRow.from_result(
             sample,
@@ -585,11 +583,24 @@ class _Run:
         )
 
     async def _add(self, row: EvaluationRow) -> None:
+        if self.redactor:
+            row = self.redactor.row(row)
         self.aggregator.add(row)
         self.scorer._rows_done += 1
         await self.sinks.send(row)
         if self._emit is not None:
             await self._emit(row)
+
+
+def _retries_of(exc: BaseException) -> dict[str, int] | None:
+    """``{"retries": n}`` for an error raised after retries (a model client's), else ``None``.
+
+    Counted on one row only, so the report's usage sums each retry once.
+    """
+    retries = getattr(exc, "retries", None)
+    if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:
+        return {"retries": retries}
+    return None
 
 
 def _check_sample(sample: object, index: int) -> None:

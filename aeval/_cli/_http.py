@@ -251,3 +251,13 @@ class StatusRecorder:
 
     def __repr__(self) -> str:
         return f"StatusRecorder({self._strategy!r})"
+
+
+def header_secrets(spec: HttpSpec) -> list[str]:
+    """The values the headers take from environment variables: to be redacted from rows."""
+    return [
+        value
+        for template in spec.headers.values()
+        for name in _ENV.findall(template)
+        if (value := os.environ.get(name))
+    ]

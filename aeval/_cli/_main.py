@@ -1,7 +1,9 @@
 """The ``aeval`` command: ``run``, ``report`` and ``schema``.
 
 Exit codes: 0 every threshold met, 1 a threshold missed, 2 a configuration or usage error
-(the message, on stderr, names the file and the key), 130 interrupted.
+(the message, on stderr, names the file and the key), 3 an error stopped the run (the report
+is partial), 130 interrupted by Ctrl-C (or a target raising ``KeyboardInterrupt``), 143
+stopped by SIGTERM.
 """
 
 from __future__ import annotations
@@ -26,12 +28,22 @@ from ._run import execute
 from ._schema import schema_text
 from ._summary import check_thresholds, print_summary, verdict
 
-__all__ = ["EXIT_CONFIG", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "main"]
+__all__ = [
+    "EXIT_CONFIG",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_RUN_ERROR",
+    "EXIT_TERMINATED",
+    "main",
+]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2
+EXIT_RUN_ERROR = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 def _positive_int(text: str) -> int:
@@ -78,8 +90,8 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="evaluate the target of a configuration file",
         description="Evaluate the target of CONFIG and gate on its thresholds. Exit codes: "
-        "0 thresholds met, 1 a threshold missed, 2 configuration or usage error, "
-        "130 interrupted.",
+        "0 thresholds met, 1 a threshold missed, 2 configuration or usage error, 3 an error "
+        "stopped the run, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM.",
     )
     run.add_argument("config", metavar="CONFIG", help="the configuration file (YAML)")
     run.add_argument("--concurrency", type=_positive_int, help="samples evaluated at once")
@@ -100,6 +112,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per sample")
     run.add_argument("--repeats", type=_positive_int, help="runs per sample")
+    run.add_argument(
+        "--keep",
+        choices=("all", "failures", "none"),
+        help="rows the report holds (default: all; failures for streamed JSONL sources); "
+        "rows.jsonl always has every row",
+    )
     run.add_argument(
         "--quiet", action="store_true", help="no progress and no tables: the verdict only"
     )
@@ -177,7 +195,8 @@ def _run(args: argparse.Namespace) -> int:
     built = build_strategies(config)
     console = Console(highlight=False)
     progress = _progress(console, args.quiet, len(built.strategies))
-    result = anyio.run(partial(execute, config, built, function, progress))
+    result = anyio.run(partial(execute, config, built, function, progress, keep=args.keep))
+    stopped = result.interrupted is not None or result.error is not None
     checks = check_thresholds(result.report, config)
     if not args.quiet:
         print_summary(
@@ -186,15 +205,24 @@ def _run(args: argparse.Namespace) -> int:
             config=config,
             checks=checks,
             files=result.files,
-            interrupted=result.interrupted,
+            interrupted=stopped,
         )
+    if result.error is not None:
+        _error(f"the run stopped: {type(result.error).__name__}: {result.error}")
+    label = None
+    if result.interrupted is not None:
+        label = "TERMINATED" if result.interrupted == "SIGTERM" else "INTERRUPTED"
+    elif result.error is not None:
+        label = "STOPPED"
     console.print(
-        verdict(checks, interrupted=result.interrupted, report=result.report),
-        highlight=False,
-        soft_wrap=True,
+        verdict(checks, stopped=label, report=result.report), highlight=False, soft_wrap=True
     )
-    if result.interrupted:
+    if result.interrupted == "SIGTERM":
+        return EXIT_TERMINATED
+    if result.interrupted is not None:
         return EXIT_INTERRUPTED
+    if result.error is not None:
+        return EXIT_RUN_ERROR
     return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED
 
 

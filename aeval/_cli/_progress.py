@@ -1,7 +1,7 @@
 """Progress of a run: a live bar on a terminal, plain periodic lines otherwise.
 
-Both count samples (function calls, samples × repeats, the total is known) and show the
-rows produced, the pass rate so far, errors, model retries (summed from the rows'
+Both count samples (function calls, samples × repeats, when the total is known) and show the
+rows of the finished samples, their pass rate, errors, model retries (summed from the rows'
 ``retries`` metadata, as the report's ``usage`` does), the rate and the time left.
 """
 
@@ -31,31 +31,44 @@ _INTERVAL = 10.0
 
 
 class Tally:
-    """Counters updated in O(1) per row.
+    """Counters updated in O(1) per row, counted per finished sample so that they agree.
+
+    A sample (one call of the target, with its repeat) is finished once all its rows have
+    arrived: one per strategy, also when the call failed. Its rows are counted then, so the
+    line always reads samples × strategies rows.
 
     Args:
-        strategies: Strategies per sample: a sample is done after its last strategy's row
-            (or its single error row when the function under test raised).
+        strategies: Strategies per sample.
     """
 
-    __slots__ = ("errors", "passed", "retries", "rows", "samples", "strategies")
+    __slots__ = ("_open", "errors", "passed", "retries", "rows", "samples", "strategies")
 
     def __init__(self, strategies: int) -> None:
-        self.strategies = strategies
+        self.strategies = max(1, strategies)
         self.samples = self.rows = self.passed = self.errors = self.retries = 0
+        self._open: dict[tuple[int, int], list[int]] = {}
 
     def add(self, row: EvaluationRow) -> None:
-        """Count one row."""
-        self.rows += 1
+        """Count one row; its sample's rows are added once the sample is finished."""
+        key = (row.index, row.repeat)
+        counts = self._open.get(key)
+        if counts is None:
+            counts = self._open[key] = [0, 0, 0, 0]
+        counts[0] += 1
         if row.outcome is Outcome.PASSED:
-            self.passed += 1
+            counts[1] += 1
         elif row.outcome is Outcome.ERROR:
-            self.errors += 1
+            counts[2] += 1
         retries = row.metadata.get("retries") if row.metadata else None
         if isinstance(retries, int) and not isinstance(retries, bool):
-            self.retries += retries
-        if row.strategy is None or row.position >= self.strategies - 1:
+            counts[3] += retries
+        if counts[0] >= self.strategies:
+            del self._open[key]
             self.samples += 1
+            self.rows += counts[0]
+            self.passed += counts[1]
+            self.errors += counts[2]
+            self.retries += counts[3]
 
     @property
     def pass_rate(self) -> float:
@@ -130,7 +143,8 @@ class PlainProgress:
         """Remember the total and the start time."""
         self._total = total
         self._started = self._last_line = time.monotonic()
-        self._write(f"aeval: evaluating {total} samples")
+        what = f"{total} samples" if total else "samples (how many is not known ahead)"
+        self._write(f"aeval: evaluating {what}")
 
     def advance(self, row: EvaluationRow) -> None:
         """Count the row; write a line on each tenth or after 10 s."""
@@ -143,14 +157,16 @@ class PlainProgress:
         if step > self._last_step or now - self._last_line >= _INTERVAL:
             self._last_step = step
             self._last_line = now
-            if self.tally.samples < self._total:
+            if not self._total or self.tally.samples < self._total:
                 self._write(self._line(now))
 
     def _line(self, now: float) -> str:
         tally = self.tally
         elapsed = now - self._started
         rate = tally.samples / elapsed if elapsed > 0 else 0.0
-        percent = 100 * tally.samples // self._total if self._total else 100
+        if not self._total:
+            return f"aeval: {tally.samples} samples | {tally.stats()} | {rate:.1f} samples/s"
+        percent = 100 * tally.samples // self._total
         eta = _clock((self._total - tally.samples) / rate) if rate else "?"
         return (
             f"aeval: {tally.samples}/{self._total} samples ({percent}%) | {tally.stats()} | "
@@ -162,10 +178,8 @@ class PlainProgress:
         tally = self.tally
         what = "interrupted" if interrupted else "done"
         elapsed = time.monotonic() - self._started
-        self._write(
-            f"aeval: {what}: {tally.samples}/{self._total} samples | {tally.stats()} | "
-            f"{_clock(elapsed)} elapsed"
-        )
+        done = f"{tally.samples}/{self._total}" if self._total else str(tally.samples)
+        self._write(f"aeval: {what}: {done} samples | {tally.stats()} | {_clock(elapsed)} elapsed")
 
     def _write(self, line: str) -> None:
         self._stream.write(line + "\n")
@@ -199,7 +213,7 @@ class RichProgress:
 
     def start(self, total: int) -> None:
         """Show the bar."""
-        self._progress.update(self._task, total=total, stats=self.tally.stats())
+        self._progress.update(self._task, total=total or None, stats=self.tally.stats())
         self._progress.start_task(self._task)
         self._progress.start()
 

@@ -1,14 +1,15 @@
 """One ``aeval run``: load the samples, evaluate with a live display, write the outputs.
 
-Ctrl-C (SIGINT) cancels the evaluation, not the program: the rows already finished are in
-``rows.jsonl`` (the Scorer flushes its sinks on cancellation) and in the partial report
-written next to it.
+Ctrl-C (SIGINT) and SIGTERM (CI systems, Kubernetes) cancel the evaluation, not the program:
+the rows already finished are in ``rows.jsonl`` (the Scorer flushes its sinks on
+cancellation) and in the partial report written next to it. So does a target that raises
+``KeyboardInterrupt``, and an error that stops the run.
 """
 
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence, Sized
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,16 +20,24 @@ import httpx
 from anyio import CancelScope
 from anyio.abc import TaskStatus
 
+from .._aggregator import KeepRows
 from .._exceptions import SampleLoadError
+from .._groups import unwrap_single_group
 from .._report import EvaluationReport
 from .._results import EvaluationRow
 from .._run_info import RunInfo
-from .._samples import Samples
+from .._samples import EvaluationSample, Samples
 from .._scorer import RowStream, Scorer
 from .._sinks import JsonlSink
 from ._build import Built
-from ._config import HttpSpec, RunConfig
-from ._http import HttpTarget, StatusRecorder, check_templates, resolve_headers
+from ._config import ConfigError, HttpSpec, RunConfig
+from ._http import (
+    HttpTarget,
+    StatusRecorder,
+    check_templates,
+    header_secrets,
+    resolve_headers,
+)
 from ._progress import RunProgress
 
 __all__ = ["ROWS_FILE", "RunResult", "execute"]
@@ -37,20 +46,26 @@ ROWS_FILE = "rows.jsonl"
 _FLUSH_INTERVAL = 0.5
 
 
+MAX_WHOLE_FILE_BYTES = 100_000_000
+"""YAML and JSON sample files larger than this are refused with advice to write JSONL."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """What a run produced.
 
     Attributes:
-        report: The report (partial when ``interrupted``).
-        interrupted: Whether SIGINT stopped the run.
-        planned: Samples × repeats the run meant to evaluate.
+        report: The report (partial when the run was stopped).
+        interrupted: What stopped the run early: ``"SIGINT"``, ``"SIGTERM"`` or
+            ``"KeyboardInterrupt"`` (raised by the target); ``None`` when nothing did.
+        error: The error that stopped the run (too many abandoned calls, a bad sample in a
+            stream, …); the report is then partial.
         files: The report files and ``rows.jsonl``.
     """
 
     report: EvaluationReport
-    interrupted: bool
-    planned: int
+    interrupted: str | None
+    error: Exception | None
     files: tuple[Path, ...]
 
 
@@ -95,25 +110,96 @@ class _FlushingSink:
                     await self.flush()
 
 
-class _Interrupt:
+class _Stop:
+    """Turns SIGINT and SIGTERM into a cancellation of the run (not of the program)."""
+
     def __init__(self) -> None:
-        self.received = False
+        self.reason: str | None = None
 
     async def watch(self, scope: CancelScope, *, task_status: TaskStatus[None]) -> None:
         try:
-            receiver = anyio.open_signal_receiver(signal.SIGINT)
+            receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
         except NotImplementedError:  # pragma: no cover - Windows: KeyboardInterrupt instead
             task_status.started()
             return
         with receiver as signals:
             task_status.started()
-            async for _ in signals:
-                self.received = True
+            async for received in signals:
+                self.reason = signal.Signals(received).name
                 scope.cancel()
                 return
 
 
+class _CountedStream:
+    """JSONL sources read lazily, that know how many samples they hold (for progress and
+    reports) and check each sample as it is read."""
+
+    def __init__(
+        self,
+        sources: Sequence[str],
+        count: int,
+        check: Callable[[EvaluationSample], None] | None = None,
+    ) -> None:
+        self.sources = sources
+        self.count = count
+        self.check = check
+
+    def __len__(self) -> int:
+        return self.count
+
+    async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
+        for source in self.sources:
+            samples = Samples.stream(source)
+            try:
+                async for sample in samples:
+                    if self.check is not None:
+                        self.check(sample)
+                    yield sample
+            finally:
+                aclose = getattr(samples, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+
+
+def _streamable(config: RunConfig) -> bool:
+    return all(
+        not _is_url(source) and source.lower().endswith((".jsonl", ".ndjson"))
+        for source in config.samples
+    )
+
+
+def _is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def _count_lines(paths: Sequence[str]) -> int:
+    total = 0
+    for path in paths:
+        with open(path, "rb") as handle:
+            total += sum(1 for line in handle if line.strip())
+    return total
+
+
+async def _check_sizes(config: RunConfig) -> None:
+    for index, source in enumerate(config.samples):
+        if _is_url(source) or source.lower().endswith((".jsonl", ".ndjson")):
+            continue
+        try:
+            size = (await anyio.Path(source).stat()).st_size
+        except OSError:
+            continue
+        if size > MAX_WHOLE_FILE_BYTES:
+            raise config.error(
+                ("samples", index),
+                f"{source} is {size / 1e6:.0f} MB; YAML and JSON files are read whole, which "
+                f"takes several times that in memory (the limit is "
+                f"{MAX_WHOLE_FILE_BYTES // 1_000_000} MB). Write the samples as JSONL (one JSON "
+                "object per line, the same keys): aeval streams JSONL with flat memory.",
+            )
+
+
 async def _load(config: RunConfig) -> Samples:
+    await _check_sizes(config)
     try:
         samples = await Samples.load(*config.samples)
     except SampleLoadError as exc:
@@ -130,25 +216,73 @@ async def _load(config: RunConfig) -> Samples:
     return samples
 
 
+async def _stream(config: RunConfig) -> _CountedStream | AsyncIterable[EvaluationSample]:
+    """The samples of JSONL sources, read lazily (memory stays flat as the dataset grows)."""
+    for index, source in enumerate(config.samples):
+        if not await anyio.Path(source).is_file():
+            raise config.error(("samples", index), f"{source}: no such file")
+    count = await anyio.to_thread.run_sync(_count_lines, config.samples)
+    if not count:
+        raise config.error(("samples",), "the sample sources hold no samples")
+    stream = _CountedStream(config.samples, count)
+    if not config.tags:
+        return stream
+    return _with_tags(stream, frozenset(config.tags))
+
+
+async def _with_tags(
+    samples: AsyncIterable[EvaluationSample], tags: frozenset[str]
+) -> AsyncIterator[EvaluationSample]:
+    async for sample in samples:
+        if not tags.isdisjoint(sample.tags):
+            yield sample
+
+
+def _templates_checked(
+    config: RunConfig, spec: HttpSpec, samples: AsyncIterable[EvaluationSample]
+) -> AsyncIterable[EvaluationSample]:
+    def check(sample: EvaluationSample) -> None:
+        check_templates(config, spec, (sample,))
+
+    if isinstance(samples, _CountedStream):
+        return _CountedStream(samples.sources, samples.count, check)
+
+    async def checked() -> AsyncIterator[EvaluationSample]:
+        async for sample in samples:
+            check(sample)
+            yield sample
+
+    return checked()
+
+
 async def execute(
     config: RunConfig,
     built: Built,
     function: Callable[..., Any] | None,
     progress: RunProgress,
+    *,
+    keep: KeepRows | None = None,
 ) -> RunResult:
     """Evaluate ``config`` and write ``rows.jsonl`` and the reports into its output directory.
+
+    JSONL sources are streamed (the report then holds only the rows that did not pass, unless
+    ``keep`` says otherwise; every row is in ``rows.jsonl``); other sources are loaded whole.
 
     Args:
         config: The resolved configuration.
         built: The strategies and the model clients to close at the end.
         function: The imported target, or ``None`` for an HTTP target.
         progress: The display.
+        keep: Which rows the report holds (default: all, or failures for streamed sources).
 
     Raises:
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
     """
-    samples = await _load(config)
+    streamed = _streamable(config)
+    samples: Samples | AsyncIterable[EvaluationSample]
+    samples = await _stream(config) if streamed else await _load(config)
     strategies: tuple[object, ...] = built.strategies
+    secrets: list[str] = [s for r in built.resources for s in getattr(r, "secrets", ())]
     async with AsyncExitStack() as stack:
         for resource in built.resources:
             close = getattr(resource, "aclose", None)
@@ -156,8 +290,12 @@ async def execute(
                 stack.push_async_callback(close)
         if isinstance(config.target, HttpSpec):
             spec = config.target
-            check_templates(config, spec, samples)
+            if isinstance(samples, Samples):
+                check_templates(config, spec, samples)
+            else:
+                samples = _templates_checked(config, spec, samples)
             headers = resolve_headers(config, spec)
+            secrets += header_secrets(spec)
             limits = httpx.Limits(max_connections=config.concurrency)
             client = await stack.enter_async_context(httpx.AsyncClient(limits=limits))
             function = HttpTarget(spec, client, headers)
@@ -168,24 +306,42 @@ async def execute(
         rows_path = config.output_dir / ROWS_FILE
         sink = _FlushingSink(JsonlSink(rows_path))
         scorer = Scorer(
-            config.concurrency, timeout=config.timeout, repeats=config.repeats, sinks=[sink]
+            config.concurrency,
+            timeout=config.timeout,
+            repeats=config.repeats,
+            sinks=[sink],
+            keep=keep or ("failures" if streamed else "all"),
+            redact=secrets,
         )
-        planned = len(samples) * config.repeats
-        interrupt = _Interrupt()
+        planned = len(samples) * config.repeats if isinstance(samples, Sized) else 0
+        stop = _Stop()
         stream: RowStream | None = None
+        error: Exception | None = None
         progress.start(planned)
         try:
-            async with anyio.create_task_group() as group:
-                await group.start(interrupt.watch, group.cancel_scope)
-                group.start_soon(sink.run)
-                async with scorer.stream(samples, function, *strategies) as rows:
-                    stream = rows
-                    async for row in rows:
-                        progress.advance(row)
-                group.cancel_scope.cancel()
+            with unwrap_single_group():
+                async with anyio.create_task_group() as group:
+                    await group.start(stop.watch, group.cancel_scope)
+                    group.start_soon(sink.run)
+                    async with scorer.stream(samples, function, *strategies) as rows:
+                        stream = rows
+                        async for row in rows:
+                            progress.advance(row)
+                    group.cancel_scope.cancel()
+        except KeyboardInterrupt:
+            stop.reason = "KeyboardInterrupt"
+        except ConfigError:
+            raise
+        except Exception as exc:
+            error = exc
         finally:
-            progress.stop(interrupted=interrupt.received)
+            progress.stop(interrupted=stop.reason is not None or error is not None)
         report = stream.report if stream is not None else EvaluationReport()
+        if not report.sample_count and stop.reason is None and error is None and config.tags:
+            raise config.error(
+                ("samples", "tags"),
+                f"no sample carries any of the tags {', '.join(config.tags)}",
+            )
         with anyio.CancelScope(shield=True):
             files = await report.save(config.output_dir, formats=config.formats)
-    return RunResult(report, interrupt.received, planned, (*files, rows_path))
+    return RunResult(report, stop.reason, error, (*files, rows_path))

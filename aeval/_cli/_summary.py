@@ -67,11 +67,17 @@ def check_thresholds(report: EvaluationReport, config: RunConfig) -> list[Check]
     return checks
 
 
-def verdict(checks: Sequence[Check], *, interrupted: bool, report: EvaluationReport) -> str:
-    """The last line of the summary."""
-    if interrupted:
+def verdict(checks: Sequence[Check], *, stopped: str | None, report: EvaluationReport) -> str:
+    """The last line of the summary.
+
+    Args:
+        checks: The thresholds and whether they were met.
+        stopped: What stopped the run early (``INTERRUPTED``, ``TERMINATED``, ``STOPPED``).
+        report: The report.
+    """
+    if stopped is not None:
         note = partial_note(report) or "run stopped"
-        return f"INTERRUPTED: {note}; the report is partial and no threshold was checked"
+        return f"{stopped}: {note}; the report is partial and no threshold was checked"
     missed = [check for check in checks if not check.passed]
     if missed:
         return "FAILED: " + "; ".join(check.describe() for check in missed)

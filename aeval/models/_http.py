@@ -160,6 +160,11 @@ class HTTPModelClient:
         """The API's base URL (ending before ``/chat/completions`` or ``/embeddings``)."""
         return self._base_url
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values to keep out of reports (the API key), e.g. ``Scorer(redact=client.secrets)``."""
+        return (self._api_key,) if self._api_key else ()
+
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
         return (
@@ -260,16 +265,19 @@ class HTTPModelClient:
                 return await retrying(attempt), attempts - 1
         except ModelError as error:
             self._failures += 1
+            error.retries = max(0, attempts - 1)
             if attempts > 1 and _is_retryable(error):
                 error.args = (f"{error.args[0]} (after {attempts} attempts)",)
             raise
         self._failures += 1
         plural = "s" if attempts != 1 else ""
-        raise ModelTimeoutError(
+        timeout = ModelTimeoutError(
             f"{self._kind} request to {url} got no reply within the {self._deadline:g} s "
             f"deadline ({attempts} attempt{plural}); raise deadline=... or check that the "
             f"server at {self._base_url} is up"
         )
+        timeout.retries = max(0, attempts - 1)
+        raise timeout
 
     async def _send(self, url: str, content: bytes, *, estimate: int) -> Any:
         state = self._loop_state()

@@ -1,0 +1,74 @@
+"""Keeping secrets out of rows: API keys and header values echoed back by a server."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._results import ErrorInfo, EvaluationRow
+
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor"]
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_LENGTH = 4
+"""Shorter values are not redacted: replacing every "1" in a report would destroy it."""
+
+
+class Redactor:
+    """Replaces every occurrence of the given secrets in a row's text with ``[REDACTED]``.
+
+    Outputs, explanations, metadata values (nested) and errors (message and traceback) are
+    cleaned; the sample's own fields are the user's and are left as they are.
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        kept = sorted(
+            {s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LENGTH},
+            key=len,
+            reverse=True,
+        )
+        self._pattern = re.compile("|".join(map(re.escape, kept))) if kept else None
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced."""
+        if self._pattern is None:
+            return text
+        return self._pattern.sub(REDACTED, text)
+
+    def value(self, value: Any, *, _depth: int = 0) -> Any:
+        """``value`` with secrets replaced in every string it holds (lists, tuples, dicts)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if _depth > 50:
+            return value
+        if isinstance(value, list | tuple):
+            items = [self.value(item, _depth=_depth + 1) for item in value]
+            return items if isinstance(value, list) else tuple(items)
+        if isinstance(value, Mapping):
+            return {k: self.value(v, _depth=_depth + 1) for k, v in value.items()}
+        return value
+
+    def row(self, row: EvaluationRow) -> EvaluationRow:
+        """``row`` with its output, explanation, metadata and error cleaned."""
+        if self._pattern is None:
+            return row
+        error = row.error
+        if error is not None:
+            error = ErrorInfo(
+                error.type,
+                self.text(error.message),
+                self.text(error.traceback) if error.traceback else error.traceback,
+                error.source,
+            )
+        return dataclasses.replace(
+            row,
+            output=self.value(row.output),
+            explanation=self.text(row.explanation) if row.explanation else row.explanation,
+            metadata=self.value(dict(row.metadata)) if row.metadata else row.metadata,
+            error=error,
+        )
