@@ -282,7 +282,14 @@ def test_usage_errors_exit_2(project: Path) -> None:
     assert "--concurrency: expected an integer >= 1, got '0'" in result.stderr
 
 
-def test_sigint_stops_cleanly_with_the_finished_rows_and_a_partial_report(project: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code", "label"),
+    [(signal.SIGINT, 130, "INTERRUPTED"), (signal.SIGTERM, 143, "TERMINATED")],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_a_signal_stops_cleanly_with_the_finished_rows_and_a_partial_report(
+    project: Path, signum: signal.Signals, code: int, label: str
+) -> None:
     samples = "".join(
         f'- name: "s{i}"\n  parameters: ["{"fast" if i < 3 else "slow"} {i}"]\n'
         f'  expected-output: "{"fast" if i < 3 else "slow"} {i}"\n'
@@ -306,31 +313,34 @@ def test_sigint_stops_cleanly_with_the_finished_rows_and_a_partial_report(projec
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if rows_path.exists() and rows_path.read_bytes().count(b"\n") >= 3:
-                break
+            if rows_path.exists() and rows_path.read_bytes().count(b"\n") >= 4:
+                break  # the run's header record and the three fast rows
             time.sleep(0.02)
         else:
             pytest.fail("rows.jsonl never received the finished rows")
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
 
-    assert process.returncode == 130, stderr
+    assert process.returncode == code, stderr
     assert stderr == ""
     rows = rows_of(rows_path)
     assert sorted(r["name"] for r in rows) == ["s0", "s1", "s2"]
     assert all(r["outcome"] == "passed" for r in rows)
+    end = records_of(rows_path)[-1]
+    assert (end["record"], end["complete"], end["samples_expected"]) == ("run_end", False, 8)
     report = json.loads((project / "out" / "report.json").read_text())
     assert (report["totalSamples"], report["passed"]) == (3, 3)
+    assert (report["complete"], report["samplesExpected"]) == (False, 8)
     JUNIT_XSD.validate(str(project / "out" / "report.xml"))
     assert "Evaluation summary (PARTIAL: run stopped after 3 of 8 samples)" in stdout
     assert re.search(r"samples\s+3 of 8 evaluated", stdout)
     assert re.search(r"aeval: interrupted: 3/8 samples \| 3 rows \| pass 100\.0%", stdout)
     assert stdout.splitlines()[-1] == (
-        "INTERRUPTED: run stopped after 3 of 8 samples; the report is partial and no "
+        f"{label}: run stopped after 3 of 8 samples; the report is partial and no "
         "threshold was checked"
     )
 

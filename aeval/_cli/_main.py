@@ -19,6 +19,7 @@ import anyio
 from rich.console import Console
 
 from .._exceptions import FormatError, SampleLoadError
+from .._jsonsafe import safe_text
 from .._report import EvaluationReport
 from .._sinks import read_run
 from ._build import build_strategies, import_object
@@ -242,7 +243,7 @@ async def _read_report(path: Path) -> EvaluationReport:
 async def _report(path: Path, format: str, output: Path | None) -> None:
     report = await _read_report(path)
     if output is None:
-        sys.stdout.write(report.format(format))
+        sys.stdout.write(safe_text(report.format(format)))
         sys.stdout.write("\n")
     else:
         await report.save_as(output, format)

@@ -132,6 +132,7 @@ def _route_options(
 
 
 async def _write(path: Path, content: str | bytes) -> None:
-    data = content.encode() if isinstance(content, str) else content
+    # a lone surrogate (an output cut inside a character) is written as a \udXXX escape
+    data = content.encode("utf-8", "backslashreplace") if isinstance(content, str) else content
     async with aiofiles.open(path, "wb") as file:
         await file.write(data)

@@ -24,3 +24,46 @@ async def stall(params: Parameters) -> str:
         return text
     await anyio.Event().wait()
     raise AssertionError("unreachable")
+
+
+async def interrupt(params: Parameters) -> str:
+    """Answer "hello"; raise KeyboardInterrupt on any other question."""
+    if params[0] == "hello":
+        return "hello"
+    raise KeyboardInterrupt
+
+
+def stuck(params: Parameters) -> str:
+    """A sync target that never returns."""
+    import threading
+
+    threading.Event().wait()
+    raise AssertionError("unreachable")
+
+
+_CALLS: dict[str, int] = {}
+
+
+async def flaky(params: Parameters) -> str:
+    """Right on every other call for "hello", always right for "world", never for "left"."""
+    text = str(params[0])
+    _CALLS[text] = _CALLS.get(text, 0) + 1
+    if text == "hello" and _CALLS[text] % 2 == 0:
+        return "goodbye"
+    return text
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise ValueError("no text")
+
+
+async def hostile(params: Parameters) -> object:
+    """Outputs that JSON, Markdown, XML and HTML cannot take as they are."""
+    looped: list[object] = ["x"]
+    looped.append(looped)
+    return {
+        "hello": "cut \ud83d",
+        "world": {(1, 2): 2**70, "loop": looped},
+        "left": _Unprintable(),
+    }[str(params[0])]

@@ -1,0 +1,216 @@
+"""``aeval run`` under faults: failed calls, a target that interrupts or hangs, hostile outputs,
+repeats, streamed sources and secrets (issues 8 and 9)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import aeval, project, records_of, rows_of, write_config
+
+from aeval._cli import _run
+from aeval._cli._main import main
+
+__all__ = ["project"]
+
+
+class GateHandler(BaseHTTPRequestHandler):
+    """Answers 503 for half of the questions, echoes the others, and echoes the token once."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        number = int(body["q"])
+        if number % 2:
+            payload, status, kind = b"overloaded", 503, "text/plain"
+        else:
+            answer = f"answer {number}"
+            if number == 0:
+                answer += f" (you sent {self.headers['Authorization']})"
+            payload, status, kind = json.dumps({"a": answer}).encode(), 200, "application/json"
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def gate_server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), GateHandler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def test_failed_calls_weigh_as_much_as_answers_so_the_gate_fails(
+    project: Path, gate_server: str
+) -> None:
+    samples = "".join(
+        f'- name: "q{i}"\n  parameters: {{q: "{i}"}}\n  expected-output: "answer {i}"\n'
+        for i in range(10)
+    )
+    (project / "gate.yaml").write_text(samples, encoding="utf-8")
+    config = write_config(
+        project,
+        f"samples: gate.yaml\n"
+        f"target:\n  http:\n    url: {gate_server}/ask\n    body: {{q: '{{q}}'}}\n"
+        f"    response_path: a\n    headers: {{Authorization: 'Bearer ${{GATE_TOKEN}}'}}\n"
+        "strategies:\n  - name: not_blank\n  - name: contains\n    must_contain: [answer]\n"
+        "  - name: regex\n    pattern: 'answer \\d'\n  - name: json\n"
+        "thresholds: {min_score: 50}\noutput: {dir: out}\n",
+    )
+    result = aeval("run", config, cwd=project, env={"GATE_TOKEN": "tok-gate-secret"})
+    # 5 good answers × 3 passing strategies = 15 of 40 rows; a failed call is 4 error rows
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[-1] == "FAILED: score 37.50% < 50.00%"
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert (report["rows"], report["errors"], report["failedCalls"]) == (40, 20, 5)
+    assert report["strategyScores"]["NotBlankStrategy"] == 50.0
+    # the token the target echoed back is redacted in every output
+    for path in (project / "out").iterdir():
+        assert "tok-gate-secret" not in path.read_text(), path.name
+    assert "Bearer [REDACTED]" in (project / "out" / "rows.jsonl").read_text()
+
+
+def test_a_target_raising_keyboard_interrupt_stops_the_run_like_ctrl_c(project: Path) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:interrupt\nconcurrency: 1\n"
+        "strategies: [{name: exact_match}]\noutput: {dir: out}\n",
+    )
+    result = aeval("run", config, cwd=project)
+    assert result.returncode == 130, result.stderr
+    assert [row["name"] for row in rows_of(project / "out" / "rows.jsonl")] == ["hello"]
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert (report["complete"], report["totalSamples"], report["samplesExpected"]) == (
+        False,
+        1,
+        3,
+    )
+    assert result.stdout.splitlines()[-1].startswith(
+        "INTERRUPTED: run stopped after 1 of 3 samples"
+    )
+
+
+def test_a_hanging_sync_target_cannot_keep_the_run_alive(project: Path) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:stuck\ntimeout: 0.05\n"
+        "strategies: [{name: not_blank}]\noutput: {dir: out}\n",
+    )
+    result = aeval("run", config, cwd=project)
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(project / "out" / "rows.jsonl")
+    assert [row["error"]["type"] for row in rows] == ["TimeoutError"] * 3
+
+
+def test_too_many_abandoned_calls_stop_the_run_with_exit_3(project: Path) -> None:
+    samples = "".join(
+        f'- name: "s{i}"\n  parameters: ["{i}"]\n  expected-output: "{i}"\n' for i in range(30)
+    )
+    (project / "many.yaml").write_text(samples, encoding="utf-8")
+    config = write_config(
+        project,
+        "samples: many.yaml\ntarget: cli_targets:stuck\ntimeout: 0.01\nconcurrency: 1\n"
+        "strategies: [{name: not_blank}]\noutput: {dir: out}\n",
+    )
+    result = aeval("run", config, cwd=project)
+    assert result.returncode == 3, result.stderr
+    assert "aeval: error: the run stopped: AbandonedCallsError: 16 calls" in result.stderr
+    assert len(rows_of(project / "out" / "rows.jsonl")) == 16
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert report["complete"] is False
+    assert result.stdout.splitlines()[-1].startswith("STOPPED: run stopped after 16 of 30")
+
+
+def test_hostile_outputs_become_rows_and_every_report_is_written(project: Path) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:hostile\n"
+        "strategies: [{name: not_blank}]\noutput: {dir: out, formats: [markdown, json, junit, "
+        "html]}\n",
+    )
+    result = aeval("run", config, cwd=project)
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(project / "out" / "rows.jsonl")
+    assert [row["name"] for row in rows] == ["hello", "world", "mismatch"]
+    assert all(row["notes"] for row in rows)
+    written = sorted(path.name for path in (project / "out").iterdir())
+    assert written == ["report.html", "report.json", "report.md", "report.xml", "rows.jsonl"]
+
+
+def test_repeats_show_pass_at_k_flakiness_and_agreement(project: Path) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:flaky\nconcurrency: 1\n"
+        "strategies: [{name: exact_match}]\noutput: {dir: out}\n",
+    )
+    result = aeval("run", config, "--repeats", "3", cwd=project)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert re.search(r"samples\s+3 of 3 evaluated, 3 repeats each", out)
+    assert re.search(r"flaky\s+1 of 3", out)
+    assert "Repeats (3 per sample)" in out
+    # hello passes 2 of 3 (calls 1 and 3), world 3 of 3, left 0 of 3
+    assert re.search(r"\n\s+1\s+55\.56%\s+55\.56%", out)
+    assert re.search(r"\n\s+3\s+66\.67%\s+33\.33%", out)
+    assert re.search(r"hello\s+ExactMatchStrategy\s+2/3", out)
+    assert "Output agreement: 88.89% of repeats" in out
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert report["repeats"]["flaky"] == [
+        {"sample": "hello", "strategy": "ExactMatchStrategy", "passed": 2, "runs": 3}
+    ]
+
+
+def test_jsonl_sources_are_streamed_and_the_report_keeps_failures(project: Path) -> None:
+    lines = "".join(
+        json.dumps({"name": f"s{i}", "parameters": [f"q{i}"], "expected-output": "q0"}) + "\n"
+        for i in range(50)
+    )
+    (project / "many.jsonl").write_text(lines, encoding="utf-8")
+    config = write_config(
+        project,
+        "samples: many.jsonl\ntarget: cli_targets:echo\nstrategies: [{name: exact_match}]\n"
+        "output: {dir: out}\n",
+    )
+    result = aeval("run", config, cwd=project)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert (report["totalSamples"], report["samplesExpected"], report["passed"]) == (50, 50, 1)
+    assert report["holdsAllRows"] is False
+    assert len(report["evaluations"]) == 49
+    assert len(rows_of(project / "out" / "rows.jsonl")) == 50
+    assert records_of(project / "out" / "rows.jsonl")[-1]["complete"] is True
+
+    everything = aeval("run", config, "--keep", "all", "--quiet", cwd=project)
+    assert everything.returncode == 0, everything.stderr
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert (report["holdsAllRows"], len(report["evaluations"])) == (True, 50)
+
+
+def test_large_yaml_is_refused_with_advice_to_write_jsonl(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(_run, "MAX_WHOLE_FILE_BYTES", 100)
+    monkeypatch.chdir(project)
+    config = write_config(
+        project, "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: json}]\n"
+    )
+    assert main(["run", str(config)]) == 2
+    error = capsys.readouterr().err
+    assert "samples.yaml is 0 MB; YAML and JSON files are read whole" in error
+    assert "Write the samples as JSONL" in error

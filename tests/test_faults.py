@@ -1,0 +1,296 @@
+"""Faults that must neither crash a run, hang it nor lose a row (issue 8), at the Scorer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+
+from aeval import (
+    AbandonedCallsError,
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    JsonlSink,
+    ModelHTTPError,
+    Outcome,
+    Parameters,
+    Samples,
+    Scorer,
+    read_run,
+)
+from aeval.strategies import NotBlankStrategy
+
+pytestmark = pytest.mark.anyio
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise ZeroDivisionError("no text")
+
+    __repr__ = __str__
+
+
+def cyclic() -> list[Any]:
+    items: list[Any] = ["a"]
+    items.append(items)
+    return items
+
+
+HOSTILE: dict[str, Any] = {
+    "surrogate": "cut inside an emoji \ud83d",
+    "tuple-keys": {(1, 2): "x", "ok": 1},
+    "big-int": 2**80,
+    "cyclic": cyclic(),
+    "unprintable": Unprintable(),
+    "deep": [],
+}
+
+
+def _deep() -> list[Any]:
+    value: list[Any] = []
+    for _ in range(600):
+        value = [value]
+    return value
+
+
+HOSTILE["deep"] = _deep()
+
+
+def anything(sample: EvaluationSample, output: object) -> EvaluationResult:
+    return EvaluationResult.passing()
+
+
+async def test_any_output_becomes_a_row_in_every_sink_and_every_format(tmp_path: Path) -> None:
+    samples = Samples(EvaluationSample(name, [name], None) for name in HOSTILE)
+
+    async def target(params: Parameters) -> Any:
+        return HOSTILE[params[0]]
+
+    sink = JsonlSink(tmp_path / "rows.jsonl")
+    async with Scorer(concurrency=3, sinks=[sink]) as scorer:
+        report = await scorer.evaluate(samples, target, anything, NotBlankStrategy())
+    assert report.evaluation_count == 2 * len(HOSTILE)
+    rows, run = await read_run(tmp_path / "rows.jsonl")
+    assert len(rows) == report.evaluation_count
+    assert run is not None and run.complete
+    by_name = {row.name: row for row in rows}
+    assert by_name["big-int"].output == str(2**80)
+    assert by_name["surrogate"].output == "cut inside an emoji \\ud83d"
+    lines = [orjson.loads(line) for line in (tmp_path / "rows.jsonl").read_bytes().splitlines()]
+    noted = {line["name"] for line in lines if line.get("notes")}
+    assert noted == set(HOSTILE)
+    files = await report.save(tmp_path / "out", formats=["markdown", "json", "junit", "html"])
+    assert [path.name for path in files] == [
+        "report.md",
+        "report.json",
+        "report.xml",
+        "report.html",
+    ]
+    for path in files:
+        assert path.read_bytes()
+
+
+class FailingSink:
+    def __init__(self, fail_on: int) -> None:
+        self.fail_on = fail_on
+        self.rows: list[EvaluationRow] = []
+
+    def __repr__(self) -> str:
+        return "FailingSink()"
+
+    async def send(self, row: EvaluationRow) -> None:
+        if len(self.rows) + 1 == self.fail_on:
+            raise OSError("disk full")
+        self.rows.append(row)
+
+    async def flush(self) -> None:
+        pass
+
+
+async def echo(params: Parameters) -> str:
+    return str(params[0])
+
+
+async def test_a_failing_sink_is_named_and_the_others_get_every_row(tmp_path: Path) -> None:
+    samples = Samples(EvaluationSample(f"s{i}", [f"q{i}"], f"q{i}") for i in range(5))
+    broken = FailingSink(fail_on=3)
+    jsonl = JsonlSink(tmp_path / "rows.jsonl")
+    async with Scorer(sinks=[broken, jsonl]) as scorer:
+        report = await scorer.evaluate(samples, echo, anything)
+    assert len(broken.rows) == 2
+    rows, _ = await read_run(tmp_path / "rows.jsonl")
+    assert len(rows) == 5 == report.evaluation_count
+    (warning,) = report.warnings
+    assert warning == (
+        "sink FailingSink() failed on row 's2' (OSError: disk full); it received 2 row(s) and "
+        "none after that"
+    )
+
+
+async def test_a_run_that_stops_says_truthfully_where_its_rows_are() -> None:
+    broken = FailingSink(fail_on=1)
+    with pytest.raises(TypeError) as info:
+        async with Scorer(sinks=[broken]) as scorer:
+            await scorer.evaluate(
+                [EvaluationSample("a", ["q"], "q"), "oops"],  # type: ignore[list-item]
+                echo,
+                anything,
+            )
+    assert info.value.__notes__ == ["aeval: 1 row(s) had finished when the run stopped."]
+
+
+ABANDON_SCRIPT = textwrap.dedent(
+    """
+    import threading
+    from aeval import EvaluationResult, EvaluationSample, Samples, evaluate_sync
+
+    def stuck(params):
+        threading.Event().wait()  # never returns
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], None) for i in range(40))
+    report = evaluate_sync(
+        samples,
+        stuck,
+        lambda sample, output: EvaluationResult.passing(),
+        concurrency=20,
+        timeout=0.05,
+        max_abandoned=100,
+    )
+    print(report.error_count, threading.active_count() - 1)
+    """
+)
+
+
+def test_abandoned_sync_calls_do_not_keep_the_process_alive(tmp_path: Path) -> None:
+    script = tmp_path / "stuck.py"
+    script.write_text(ABANDON_SCRIPT)
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    errors, threads = map(int, result.stdout.split())
+    assert errors == 40
+    assert threads == 40  # every abandoned call still holds its daemon thread, none more
+
+
+async def test_too_many_abandoned_calls_stop_the_run_with_a_clear_error(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    def stuck(params: Parameters) -> str:
+        release.wait()
+        return "late"
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], None) for i in range(10))
+    sink = JsonlSink(tmp_path / "rows.jsonl")
+    try:
+        with pytest.raises(AbandonedCallsError, match=r"3 calls .* \(the most allowed is 3\)"):
+            async with Scorer(timeout=0.01, max_abandoned=3, sinks=[sink]) as scorer:
+                await scorer.evaluate(samples, stuck, anything)
+    finally:
+        release.set()
+    rows, run = await read_run(tmp_path / "rows.jsonl")
+    assert [row.name for row in rows] == ["s0", "s1", "s2"]
+    assert all(row.error is not None and row.error.type == "TimeoutError" for row in rows)
+    assert run is not None and run.complete is False
+
+
+async def test_an_error_raised_after_retries_counts_them_once_per_call() -> None:
+    def judge(sample: EvaluationSample, output: object) -> EvaluationResult:
+        error = ModelHTTPError("HTTP 503", status=503, url="http://x", body="")
+        error.retries = 3
+        raise error
+
+    async def failing_call(params: Parameters) -> str:
+        error = ModelHTTPError("HTTP 503", status=503, url="http://y", body="")
+        error.retries = 2
+        raise error
+
+    samples = Samples([EvaluationSample("a", ["q"], None)])
+    report = await Scorer().evaluate(samples, echo, judge)
+    assert report.usage.retries == 3
+    assert report.evaluations[0].metadata == {"retries": 3}
+    report = await Scorer().evaluate(samples, failing_call, judge, anything)
+    assert [row.outcome for row in report.evaluations] == [Outcome.ERROR, Outcome.ERROR]
+    assert report.usage.retries == 2
+
+
+async def test_secrets_are_redacted_before_sinks_and_report(tmp_path: Path) -> None:
+    secret = "sk-very-secret-123"
+
+    async def leaky(params: Parameters) -> Any:
+        return {"echo": f"Authorization: Bearer {secret}", "n": 1}
+
+    def judge(sample: EvaluationSample, output: object) -> EvaluationResult:
+        return EvaluationResult.failing(f"saw {secret}").with_metadata({"raw": [secret]})
+
+    def boom(sample: EvaluationSample, output: object) -> EvaluationResult:
+        raise RuntimeError(f"key {secret} rejected")
+
+    sink = JsonlSink(tmp_path / "rows.jsonl")
+    samples = Samples([EvaluationSample("a", ["q"], None)])
+    async with Scorer(sinks=[sink], redact=[secret, "ab"]) as scorer:
+        report = await scorer.evaluate(samples, leaky, judge, boom)
+    assert secret not in (tmp_path / "rows.jsonl").read_text()
+    for format in ("markdown", "json", "junit", "html"):
+        assert secret not in report.format(format)
+    judged, raised = report.evaluations
+    assert judged.output == {"echo": "Authorization: Bearer [REDACTED]", "n": 1}
+    assert judged.explanation == "saw [REDACTED]"
+    assert judged.metadata == {"raw": ["[REDACTED]"]}
+    assert raised.error is not None and raised.error.message == "key [REDACTED] rejected"
+    assert "[REDACTED]" in (raised.error.traceback or "")
+
+
+async def test_redact_takes_a_list_not_a_string() -> None:
+    with pytest.raises(TypeError, match="not one string"):
+        Scorer(redact="secret")
+
+
+def test_sync_run_survives_a_target_that_exits(tmp_path: Path) -> None:
+    script = tmp_path / "exits.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import sys
+            from aeval import EvaluationResult, EvaluationSample, Samples, evaluate_sync
+
+            def quits(params):
+                sys.exit(0)
+
+            report = evaluate_sync(
+                Samples([EvaluationSample("a", [1], None)]),
+                quits,
+                lambda sample, output: EvaluationResult.passing(),
+            )
+            print(report.evaluations[0].outcome.value, report.evaluations[0].error.type)
+            """
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60
+    )
+    assert (result.returncode, result.stdout) == (0, "error SystemExit\n"), result.stderr
+
+
+async def test_anyio_is_not_left_with_running_tasks_after_a_timeout_storm() -> None:
+    release = threading.Event()
+
+    def slow(params: Parameters) -> str:
+        release.wait(5)
+        return "late"
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], None) for i in range(4))
+    try:
+        report = await Scorer(concurrency=4, timeout=0.01).evaluate(samples, slow, anything)
+    finally:
+        release.set()
+    assert report.error_count == 4
+    await anyio.sleep(0)
