@@ -7,7 +7,6 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-import aiofiles
 import anyio
 import orjson
 
@@ -152,7 +151,7 @@ def row_from_dict(data: Mapping[str, Any]) -> EvaluationRow:
 
 async def _records(path: str | PathLike[str]) -> AsyncIterator[EvaluationRow | RunInfo]:
     source = str(path)
-    async with aiofiles.open(path, "rb") as handle:
+    async with await anyio.open_file(path, "rb") as handle:
         number = 0
         async for raw in handle:
             number += 1
@@ -207,9 +206,10 @@ async def read_run(path: str | PathLike[str]) -> tuple[list[EvaluationRow], RunI
 class JsonlSink:
     """Appends each finished row to a JSONL file, one JSON object per line.
 
-    Rows are buffered and written with aiofiles in chunks; :meth:`flush` (called by the Scorer
-    at the end of every run, including a cancelled one) writes the rest and closes the file, so
-    the file holds every finished row. The first write truncates the file unless
+    Rows are buffered and written in chunks through anyio's file API (a worker thread, on
+    asyncio and trio alike); :meth:`flush` (called by the Scorer at the end of every run,
+    including a cancelled one) writes the rest and closes the file, so the file holds every
+    finished row. The first write truncates the file unless
     ``append=True``; later runs through the same sink append.
 
     Args:
@@ -256,7 +256,7 @@ class JsonlSink:
         self._size = 0
         truncate, self._truncate = self._truncate, False
         await anyio.Path(self.path.parent).mkdir(parents=True, exist_ok=True)
-        async with aiofiles.open(self.path, "wb" if truncate else "ab") as handle:
+        async with await anyio.open_file(self.path, "wb" if truncate else "ab") as handle:
             await handle.write(data)
 
     async def flush(self) -> None:

@@ -8,7 +8,7 @@ import pytest
 from anyio import wait_all_tasks_blocked
 
 from aeval._cache import JudgeCache
-from aeval._results import EvaluationResult
+from aeval._results import EvaluationResult, Outcome
 from aeval._samples import EvaluationSample
 from aeval._scorer import Scorer
 from aeval.models import ChatMessage, ChatResponse, TokenUsage
@@ -354,9 +354,9 @@ async def test_the_fallback_is_not_used_when_the_judge_answers() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_model_error_propagates_and_the_scorer_records_an_error_row() -> None:
+async def test_a_model_error_without_fallback_is_an_error_row() -> None:
     model = FakeJudge(ConnectionError("server down"))
-    strategy = AiJudgeStrategy(model, fallback=KeywordFallback())
+    strategy = AiJudgeStrategy(model)
     with pytest.raises(ConnectionError, match="server down"):
         await strategy.evaluate(SAMPLE, "Paris")
     model.replies = [ConnectionError("server down")]
@@ -367,6 +367,47 @@ async def test_a_model_error_propagates_and_the_scorer_records_an_error_row() ->
         "AiJudgeStrategy",
         "ConnectionError: server down",
     )
+
+
+@pytest.mark.anyio
+async def test_a_failed_judge_call_falls_back_and_says_why() -> None:
+    model = FakeJudge(ConnectionError("server down"))
+    result = await AiJudgeStrategy(model, fallback=KeywordFallback()).evaluate(
+        SAMPLE, "It is Paris"
+    )
+    assert (result.passed, result.score) == (True, 1.0)
+    assert result.explanation == (
+        "The judge call failed (ConnectionError: server down); scored by the fallback "
+        "strategy keyword: keyword found"
+    )
+    assert result.metadata["fallback"] == "keyword"
+    assert result.metadata["judge_error"] == "ConnectionError: server down"
+    assert result.metadata["retries"] == 0
+
+
+@pytest.mark.anyio
+async def test_a_judge_failing_after_retries_on_a_real_server_falls_back_counting_them() -> None:
+    from aeval.models.openai import OpenAIChatModel
+    from aeval.testing import OpenAICompatibleServer, Reply
+
+    async with (
+        OpenAICompatibleServer(default=Reply.server_error(503)) as server,
+        OpenAIChatModel("judge-model", base_url=server.base_url, backoff=0.01) as model,
+    ):
+        fallback = AiJudgeStrategy(model, fallback=KeywordFallback())
+        bare = AiJudgeStrategy(model, name="bare")
+        report = await Scorer().evaluate([SAMPLE], lambda params: "It is Paris", fallback, bare)
+        requests = len(server.requests)
+    falling, erring = report.evaluations
+    assert requests == 8  # 4 attempts for each strategy
+    assert falling.outcome is Outcome.PASSED
+    assert falling.metadata["fallback"] == "keyword"
+    assert falling.metadata["retries"] == 3
+    assert "HTTP 503" in falling.metadata["judge_error"]
+    assert erring.outcome is Outcome.ERROR
+    assert erring.metadata["retries"] == 3
+    # every request beyond the first of each call is counted
+    assert report.usage.retries == requests - 2
 
 
 # --- structured mode ------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import aiofiles
+import anyio
 import anyio.to_thread
 
 from .._exceptions import FormatError
@@ -134,5 +134,4 @@ def _route_options(
 async def _write(path: Path, content: str | bytes) -> None:
     # a lone surrogate (an output cut inside a character) is written as a \udXXX escape
     data = content.encode("utf-8", "backslashreplace") if isinstance(content, str) else content
-    async with aiofiles.open(path, "wb") as file:
-        await file.write(data)
+    await anyio.Path(path).write_bytes(data)

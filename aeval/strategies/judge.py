@@ -141,8 +141,10 @@ class AiJudgeStrategy:
     says what was wrong and which format is needed. If that reply cannot be read either, the
     row is *unscored* (score ``None``, its own outcome, counted in the report) with the raw
     reply in the metadata, or, when ``fallback`` is given, that strategy scores the row and
-    the metadata says ``"fallback": <its name>``. A model that raises (a network error after
-    its retries) is not caught: the Scorer records an error row.
+    the metadata says ``"fallback": <its name>``. A model call that raises (a network error
+    after its retries) is scored by the fallback too, the metadata saying why
+    (``judge_error``); without a fallback it is not caught and the Scorer records an error row
+    (with the retries made).
 
     **Metadata.** ``judge_model``, ``raw_reply`` (the last reply), ``prompt_tokens``,
     ``completion_tokens`` and ``retries`` summed over both calls when the judge was asked
@@ -339,15 +341,27 @@ class AiJudgeStrategy:
         messages = [ChatMessage("user", self.render(sample, output))]
         if self._system_prompt is not None:
             messages.insert(0, ChatMessage("system", self._system_prompt))
-        calls = [await self._chat(messages)]
-        verdict = self._parse(calls[0][0].text)
-        if isinstance(verdict, ParseError):
-            messages += [
-                ChatMessage("assistant", calls[0][0].text),
-                ChatMessage("user", self._corrective(verdict.reason)),
-            ]
-            calls.append(await self._chat(messages))
-            verdict = self._parse(calls[1][0].text)
+        try:
+            calls = [await self._chat(messages)]
+            verdict = self._parse(calls[0][0].text)
+            if isinstance(verdict, ParseError):
+                messages += [
+                    ChatMessage("assistant", calls[0][0].text),
+                    ChatMessage("user", self._corrective(verdict.reason)),
+                ]
+                calls.append(await self._chat(messages))
+                verdict = self._parse(calls[1][0].text)
+        except Exception as exc:
+            if self._fallback is None:
+                raise
+            retries = getattr(exc, "retries", 0)
+            problem = f"The judge call failed ({type(exc).__name__}: {exc})"
+            failure = {
+                "judge_model": self._model_name,
+                "judge_error": f"{type(exc).__name__}: {exc}",
+                "retries": retries if isinstance(retries, int) else 0,
+            }
+            return await self._fall_back(sample, output, problem, failure)
         metadata = self._usage(calls)
         reply = calls[-1][0].text
         if isinstance(verdict, ParseError):
@@ -375,6 +389,12 @@ class AiJudgeStrategy:
         )
         if self._fallback is None:
             return EvaluationResult.unscored(problem, metadata)
+        return await self._fall_back(sample, output, problem, metadata)
+
+    async def _fall_back(
+        self, sample: EvaluationSample, output: Any, problem: str, metadata: dict[str, Any]
+    ) -> EvaluationResult:
+        assert self._fallback is not None
         fallback_name = strategy_name(self._fallback)
         result = await apply_strategy(self._fallback.evaluate, fallback_name, sample, output)
         explanation = f"{problem}; scored by the fallback strategy {fallback_name}"

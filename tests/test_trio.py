@@ -1,0 +1,50 @@
+"""The engine on anyio's trio backend: evaluation, sync targets, sinks and saved reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from aeval import EvaluationSample, JsonlSink, Parameters, Samples, Scorer, read_run
+from aeval.strategies import ExactMatchStrategy
+
+pytest.importorskip("trio")
+
+
+def shout(params: Parameters) -> str:
+    return str(params[0]).upper()
+
+
+async def whisper(question: str) -> str:
+    return question.lower()
+
+
+def test_a_run_with_a_sink_and_saved_reports_works_on_trio(tmp_path: Path) -> None:
+    samples = Samples(
+        EvaluationSample(f"s{i}", [f"Q{i}"], f"Q{i}" if i % 2 else "nope") for i in range(6)
+    )
+
+    async def main() -> list[Path]:
+        sink = JsonlSink(tmp_path / "rows.jsonl")
+        async with Scorer(concurrency=3, timeout=5, sinks=[sink]) as scorer:
+            report = await scorer.evaluate(samples, shout, ExactMatchStrategy())
+        async with (
+            Scorer(concurrency=2) as scorer,
+            scorer.stream(samples, whisper, ExactMatchStrategy()) as rows,
+        ):
+            streamed = [row async for row in rows]
+        assert report.passed_count == 3
+        assert len(streamed) == 6
+        return await report.save(tmp_path / "out", formats=["markdown", "json", "junit", "html"])
+
+    files = anyio.run(main, backend="trio")
+    assert [path.name for path in files] == [
+        "report.md",
+        "report.json",
+        "report.xml",
+        "report.html",
+    ]
+    rows, run = anyio.run(read_run, tmp_path / "rows.jsonl", backend="trio")
+    assert len(rows) == 6 and run is not None and run.complete
