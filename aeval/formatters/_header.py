@@ -45,14 +45,22 @@ def partial_banner(report: EvaluationReport) -> str | None:
 
 
 def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
-    """The run's header as (label, value) pairs: when, how long, with what, from which commit."""
+    """The run's header as (label, value) pairs: when, how long, with what, from which commit.
+
+    A report built from rows alone (no header) has an unknown start and finish, and its
+    duration is the summed time of the function calls rather than a wall clock.
+    """
     run = report.run
     expected = report.samples_expected
     samples = str(report.sample_count) + (f" of {expected}" if expected is not None else "")
+    known = run.started_at is not None
     facts = [
         ("Started", timestamp(run.started_at)),
-        ("Finished", timestamp(run.finished_at) if run.finished_at else "did not finish"),
-        ("Duration", f"{report.duration:.2f} s (wall clock)"),
+        (
+            "Finished",
+            "did not finish" if known and run.finished_at is None else timestamp(run.finished_at),
+        ),
+        ("Duration", f"{report.duration:.2f} s ({'wall clock' if known else 'the calls, summed'})"),
         ("Samples", samples + (f" × {run.repeats} repeats" if run.repeats > 1 else "")),
         ("Rows", str(report.evaluation_count)),
         ("aeval", run.aeval_version or "unknown"),

@@ -1,42 +1,118 @@
 """The Markdown report (``report.md``).
 
-The layout is upstream's (Quarkus LangChain4j ``MarkdownReportFormatter``), line for line,
-with additions that leave the upstream lines intact:
+The skeleton is upstream's (Quarkus LangChain4j ``MarkdownReportFormatter``): the lines
+``# Evaluation Report``, ``**Global Score**: 50.00%``, ``## Score per tags`` with one
+``- **tag**: 50.00%`` line per tag, ``## Details``, then per row either
+``### name: PASSED (100.00%)`` with ``#### Result`` and ``#### Expected Output`` sections
+(details mode) or ``- name: PASSED (100.00%)`` (summary mode, ``include_details=False``).
+An empty report that knows no run (``EvaluationReport([])``) is exactly upstream's. Upstream
+writes a row's result and expected output as plain lines; aeval fences them (see below).
+aeval adds, in both modes:
 
-- a counts line after the global score (left out of an empty report, which stays exactly
-  upstream's), and a model-usage line (tokens, retries, cost) when strategies called models;
-- a ``## Score per strategy`` block when the report has more than one strategy;
-- in details mode, the outcomes ``UNSCORED`` and ``ERROR`` besides ``PASSED``/``FAILED``, a
-  ``- Strategy:`` line, and ``#### Explanation`` / ``#### Error`` sections when present;
-- ``(unscored)`` in place of a percentage for a row without a score;
-- a note under ``## Details`` when the report does not hold every row.
+- a ``> **PARTIAL RUN**: ...`` blockquote right under the title when the run stopped before
+  its last sample;
+- the score's 95% interval (clustered by sample) on the line after the global score, which
+  renders on the same line; then a counts line (skipped rows and failed calls appear when
+  there are any);
+- a ``## Run`` list when the report has rows or a run header: start and finish (UTC),
+  wall-clock duration, samples (of how many), aeval version, concurrency, commit, model usage
+  (tokens, retries, cost) and warnings;
+- the interval after each tag's score;
+- a ``## Score per strategy`` table (score, interval, samples and every outcome's count) when
+  the report has more than one strategy;
+- a ``## Repeats`` section when samples were repeated: pass@k and pass^k per k, output
+  agreement, the flaky (sample, strategy) pairs (``2/3`` repeats passed) and the samples
+  whose outputs disagree;
+- rows that did not pass first, then those that passed, each group in report order; names
+  followed by ``[repeat N]`` when the run repeated samples; in summary mode, the strategy's
+  name after the line (``- name: FAILED (0.00%) · Judge``) when the report has more than one
+  strategy; a note under ``## Details`` when the report does not hold every row.
 
-Summary mode (``include_details=False``) prints upstream's ``- {name}: PASSED ({score}%)``.
-Values are shown Java-style: ``None`` is ``null`` and a list is ``[a, b]``.
+In details mode each row also has ``- Strategy:``, ``- Tags:``, ``- Flaky:`` lines when they
+apply, a line saying that the call failed and the strategy could not run on the rows of a
+failed call, then ``#### Inputs`` (the sample's parameters), ``#### Result``,
+``#### Expected Output``, ``#### Explanation`` and ``#### Error`` sections. ``UNSCORED``,
+``ERROR`` and ``SKIPPED`` join upstream's ``PASSED``/``FAILED``; a row without a score shows
+``(unscored)``, or ``(not run)`` when it was skipped.
+
+Markdown never breaks: every value that comes from a sample, a model or a strategy (inputs,
+outputs, expected outputs, explanations, errors) sits in a fenced code block whose backtick
+fence is longer than any backtick run inside it, cut at 2000 characters with its length
+shown; names, tags, strategy names and header values are escaped where they appear inline
+(newlines become spaces; ``&``, ``<`` and ``>`` become entities; Markdown punctuation and a leading
+list or heading marker are backslash-escaped), so no value can end a code block, start a
+heading, a list or a quote, make a link or inject raw HTML. Values are shown Java-style:
+``None`` is ``null`` and a list is ``[a, b]``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+import re
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
-from .._numbers import format_percent
-from .._results import EvaluationRow
+from .._numbers import describe_score, format_interval, format_percent
+from .._results import Outcome
 from ._base import check_options
+from ._header import (
+    failures_first,
+    header_facts,
+    parameters_text,
+    partial_banner,
+    score_text,
+    truncated,
+)
 from ._values import display_value
 
 if TYPE_CHECKING:
-    from .._report import EvaluationReport
+    from .._report import EvaluationReport, FlakyCase, RepeatStatistics
+    from .._results import EvaluationRow
 
 __all__ = ["MarkdownFormatter"]
 
 _DEFAULTS: dict[str, Any] = {"include_details": True}
+_FACTS_SHOWN_ELSEWHERE = frozenset({"Rows"})
+_PUNCTUATION = re.compile(r"([\\`*_\[\]#|~])")
+_LEADING_MARKER = re.compile(r"^([-+=])|^(\d+)([.)])")
+_BACKTICKS = re.compile(r"`+")
+
+Flaky: TypeAlias = "dict[tuple[str, str | None], FlakyCase]"
+
+
+def _inline(text: str, *, line_start: bool = False) -> str:
+    """``text`` as one line of literal Markdown, safe in a heading, a list item or a table cell.
+
+    Line breaks become spaces and the ends are stripped; ``&``, ``<`` and ``>`` become
+    entities; ``\\ ` * _ [ ] # | ~`` are backslash-escaped.
+
+    Args:
+        text: The text.
+        line_start: The text opens a block's content (a list item's), where a leading ``-``,
+            ``+``, ``=`` or ordered-list marker (``1.``) is escaped too.
+    """
+    line = " ".join(text.splitlines()).strip()
+    line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    line = _PUNCTUATION.sub(r"\\\1", line)
+    if not line_start:
+        return line
+    return _LEADING_MARKER.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", line)
+
+
+def _fenced(text: str) -> list[str]:
+    """``text`` verbatim in a fenced code block that nothing inside it can close.
+
+    The fence is a run of backticks longer than the longest run in ``text`` (at least three),
+    as CommonMark requires for a closing fence.
+    """
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, text, fence] if text else [fence, fence]
 
 
 class MarkdownFormatter:
     """Renders a report as Markdown.
 
     Options:
-        include_details (bool): One section per row with its output, expected output,
+        include_details (bool): One section per row with its inputs, output, expected output,
             explanation and error (default ``True``); ``False`` gives one summary line per row.
     """
 
@@ -51,24 +127,32 @@ class MarkdownFormatter:
             FormatError: An unknown option, or ``include_details`` that is not a bool.
         """
         include_details: bool = check_options(self.name, options, _DEFAULTS)["include_details"]
-        lines = ["# Evaluation Report", "", f"**Global Score**: {format_percent(report.score)}", ""]
+        lines = ["# Evaluation Report", ""]
+        banner = partial_banner(report)
+        if banner is not None:
+            label, _, rest = banner.partition(": ")
+            lines += [f"> **{_inline(label)}**: {_inline(rest)}", ""]
+        lines.append(f"**Global Score**: {format_percent(report.score)}")
         if report.evaluation_count:
-            lines += [_counts_line(report), ""]
-        usage = report.usage
-        if usage.retries or usage.total_tokens or usage.cost:
-            lines += [_usage_line(report), ""]
-        tag_scores = report.tag_scores
-        if tag_scores:
+            interval = score_text(report).removeprefix(format_percent(report.score)).strip()
+            lines += [interval, "", _counts_line(report)]
+        lines.append("")
+        if report.evaluation_count or report.started_at is not None or banner is not None:
+            lines += _run_section(report)
+        tags = report.tag_statistics
+        if tags:
             lines += ["## Score per tags", ""]
-            lines += [f"- **{tag}**: {format_percent(score)}" for tag, score in tag_scores.items()]
-            lines.append("")
-        strategy_scores = report.strategy_scores
-        if len(strategy_scores) > 1:
-            lines += ["## Score per strategy", ""]
             lines += [
-                f"- **{name}**: {format_percent(score)}" for name, score in strategy_scores.items()
+                f"- **{_inline(tag)}**: "
+                + describe_score(stats.score, stats.confidence_interval(), stats.samples)
+                for tag, stats in tags.items()
             ]
             lines.append("")
+        several_strategies = len(report.strategy_statistics) > 1
+        if several_strategies:
+            lines += _strategy_section(report)
+        if report.repeat_statistics is not None:
+            lines += _repeat_section(report.repeat_statistics)
         lines += ["## Details", ""]
         held = len(report.evaluations)
         if not report.holds_all_rows and held < report.evaluation_count:
@@ -77,51 +161,174 @@ class MarkdownFormatter:
                 "the others were not kept._",
                 "",
             ]
-        render = _details if include_details else _summary
-        for row in report.evaluations:
-            render(row, lines)
+        repeated = report.run.repeats > 1 or any(row.repeat for row in report.evaluations)
+        flaky: Flaky = {(case.sample, case.strategy): case for case in report.flaky}
+        for row in failures_first(report.evaluations):
+            if include_details:
+                lines += _details(row, repeated, flaky)
+            elif several_strategies and row.strategy is not None:
+                lines.append(f"- {_heading(row, repeated)} · {_inline(row.strategy)}")
+            else:
+                lines.append(f"- {_heading(row, repeated)}")
         lines.append("")
         return "\n".join(lines)
 
 
 def _counts_line(report: EvaluationReport) -> str:
-    return (
+    line = (
         f"**Evaluations**: {report.evaluation_count} · **Passed**: {report.passed_count} · "
         f"**Failed**: {report.failed_count} · **Unscored**: {report.unscored_count} · "
         f"**Errors**: {report.error_count}"
     )
+    if report.skipped_count:
+        line += f" · **Skipped**: {report.skipped_count}"
+    if report.function_error_count:
+        line += (
+            f" · **Failed calls**: {report.function_error_count} "
+            "(each gives one error row per strategy)"
+        )
+    return line
 
 
-def _usage_line(report: EvaluationReport) -> str:
-    usage = report.usage
-    line = (
-        f"**Model usage**: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion "
-        f"tokens · {usage.retries} retries"
-    )
-    return f"{line} · ${usage.cost:.4f}" if usage.cost else line
-
-
-def _heading(row: EvaluationRow) -> str:
-    score = "unscored" if row.score is None else format_percent(row.score * 100)
-    return f"{row.name}: {row.outcome.value.upper()} ({score})"
-
-
-def _summary(row: EvaluationRow, lines: list[str]) -> None:
-    lines.append(f"- {_heading(row)}")
-
-
-def _details(row: EvaluationRow, lines: list[str]) -> None:
-    lines.append(f"### {_heading(row)}")
-    if row.strategy is not None:
-        lines.append(f"- Strategy: {row.strategy}")
+def _run_section(report: EvaluationReport) -> list[str]:
+    lines = ["## Run", ""]
     lines += [
-        "#### Result",
-        display_value(row.output),
-        "#### Expected Output",
-        display_value(row.expected_output),
+        f"- **{label}**: {_inline(value)}"
+        for label, value in header_facts(report)
+        if label not in _FACTS_SHOWN_ELSEWHERE
     ]
+    return [*lines, ""]
+
+
+def _cells(*values: str) -> str:
+    return "| " + " | ".join(values) + " |"
+
+
+def _strategy_section(report: EvaluationReport) -> list[str]:
+    columns = ("Samples", "Rows", "Passed", "Failed", "Unscored", "Skipped", "Errors")
+    lines = [
+        "## Score per strategy",
+        "",
+        _cells("Strategy", "Score", "95% CI", *columns),
+        _cells("---", *("---:" for _ in range(len(columns) + 2))),
+    ]
+    for name, stats in report.strategy_statistics.items():
+        counts = (
+            stats.moments.clusters,
+            stats.total,
+            stats.passed,
+            stats.failed,
+            stats.unscored,
+            stats.skipped,
+            stats.errors,
+        )
+        lines.append(
+            _cells(
+                _inline(name),
+                format_percent(stats.score),
+                format_interval(stats.score, stats.confidence_interval()),
+                *(str(n) for n in counts),
+            )
+        )
+    return [*lines, ""]
+
+
+def _repeat_section(stats: RepeatStatistics) -> list[str]:
+    lines = [
+        "## Repeats",
+        "",
+        f"Each sample ran {stats.repeats} times: {stats.pairs} (sample, strategy) pairs.",
+        "",
+        _cells("k", "pass@k", "pass^k"),
+        _cells("---:", "---:", "---:"),
+    ]
+    lines += [
+        _cells(
+            str(k),
+            format_percent(100 * stats.pass_at_k[k]),
+            format_percent(100 * stats.pass_hat_k[k]),
+        )
+        for k in sorted(stats.pass_at_k)
+    ]
+    lines.append("")
+    if stats.output_agreement is not None:
+        lines += [
+            f"**Output agreement**: {format_percent(100 * stats.output_agreement)} of repeats "
+            "give their sample's most common output.",
+            "",
+        ]
+    if not stats.flaky:
+        lines += ["**Flaky pairs**: none.", ""]
+    else:
+        lines += [
+            f"**Flaky pairs**: {len(stats.flaky)} of {stats.pairs} "
+            "(some repeats passed, some did not).",
+            "",
+            _cells("Sample", "Strategy", "Passed"),
+            _cells("---", "---", "---:"),
+        ]
+        lines += [
+            _cells(
+                _inline(case.sample),
+                _inline(case.strategy) if case.strategy is not None else "(function)",
+                f"{case.passed}/{case.runs}",
+            )
+            for case in stats.flaky
+        ]
+        lines.append("")
+    if stats.inconsistent:
+        lines += [
+            f"**Inconsistent outputs**: {len(stats.inconsistent)} "
+            f"{'sample' if len(stats.inconsistent) == 1 else 'samples'} whose repeats gave "
+            "different outputs.",
+            "",
+            _cells("Sample", "Agreement"),
+            _cells("---", "---:"),
+        ]
+        lines += [
+            _cells(_inline(name), format_percent(100 * agreement))
+            for name, agreement in stats.inconsistent
+        ]
+        lines.append("")
+    return lines
+
+
+def _heading(row: EvaluationRow, repeated: bool) -> str:
+    if row.score is not None:
+        score = format_percent(row.score * 100)
+    else:
+        score = "not run" if row.outcome is Outcome.SKIPPED else "unscored"
+    name = _inline(row.name, line_start=True)
+    if repeated:
+        name += f" [repeat {row.repeat + 1}]"
+    return f"{name}: {row.outcome.value.upper()} ({score})"
+
+
+def _section(title: str, text: str) -> list[str]:
+    return [f"#### {title}", *_fenced(truncated(text))]
+
+
+def _details(row: EvaluationRow, repeated: bool, flaky: Flaky) -> list[str]:
+    lines = [f"### {_heading(row, repeated)}"]
+    if row.strategy is not None:
+        lines.append(f"- Strategy: {_inline(row.strategy)}")
+    if row.tags:
+        lines.append("- Tags: " + ", ".join(_inline(tag) for tag in row.tags))
+    case = flaky.get((row.name, row.strategy))
+    if case is not None:
+        lines.append(f"- Flaky: {case.passed}/{case.runs} repeats passed")
+    if row.function_failed:
+        lines.append(
+            "- The call failed; the strategy could not run."
+            if row.strategy is not None
+            else "- The call failed."
+        )
+    lines += _section("Inputs", parameters_text(row.sample))
+    lines += _section("Result", display_value(row.output))
+    lines += _section("Expected Output", display_value(row.expected_output))
     error = str(row.error) if row.error is not None else None
     if row.explanation and row.explanation != error:
-        lines += ["#### Explanation", row.explanation]
+        lines += _section("Explanation", row.explanation)
     if error is not None:
-        lines += ["#### Error", error]
+        lines += _section("Error", error)
+    return lines
