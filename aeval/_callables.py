@@ -75,8 +75,15 @@ class BoundFunction:
         try:
             self.signature.bind(*args, **kwargs)
         except TypeError as exc:
+            bare = self.signature.replace(
+                parameters=[
+                    p.replace(annotation=inspect.Parameter.empty)
+                    for p in self.signature.parameters.values()
+                ],
+                return_annotation=inspect.Signature.empty,
+            )
             raise TypeError(
-                f"The function under test {self.name}{self.signature} cannot take the "
+                f"The function under test {self.name}{bare} cannot take the "
                 f"parameters of sample {sample.name!r} ({sample.parameters!r}): {exc}. Give "
                 "the sample parameters that fit (a list binds by position, a mapping by "
                 "name), or let the function take one argument annotated `Parameters`."

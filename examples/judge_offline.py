@@ -57,14 +57,24 @@ def scripted_judge(request: RecordedRequest) -> Reply | None:
     return Reply.json({"score": 95, "passed": True, "explanation": "Matches the expected output."})
 
 
-async def evaluate(judge: ChatModel, embedder: Embedder) -> EvaluationReport:
-    """Evaluate the support assistant over ``support.yaml`` with the judge and the embedder."""
+async def evaluate(
+    judge: ChatModel,
+    embedder: Embedder,
+    *,
+    prices: dict[str, tuple[float, float]] | None = None,
+    concurrency: int = 4,
+) -> EvaluationReport:
+    """Evaluate the support assistant over ``support.yaml`` with the judge and the embedder.
+
+    ``prices`` (USD per 1,000 prompt and completion tokens, by model name) adds costs to the
+    report; leave it out for a local model, whose calls cost nothing.
+    """
     samples = await Samples.load(HERE / "support.yaml")
-    async with Scorer(concurrency=4) as scorer:
+    async with Scorer(concurrency=concurrency) as scorer:
         return await scorer.evaluate(
             samples,
             answer,
-            AiJudgeStrategy(judge, structured=True, prices=PRICES),
+            AiJudgeStrategy(judge, structured=True, prices=prices),
             SemanticSimilarityStrategy(0.8, embedder=embedder),
         )
 
@@ -99,7 +109,7 @@ async def main() -> EvaluationReport:
         OpenAIChatModel("judge", base_url=server.base_url) as judge,
         OpenAIEmbedder("embedder", base_url=server.base_url) as embedder,
     ):
-        report = await evaluate(judge, embedder)
+        report = await evaluate(judge, embedder, prices=PRICES)
     print_report(report)
     return report
 

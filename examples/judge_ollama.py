@@ -99,7 +99,7 @@ async def main(argv: list[str] | None = None) -> int:
         ) as judge,
         OpenAIEmbedder(args.embedding_model, base_url=args.base_url) as embedder,
     ):
-        report = await evaluate(judge, embedder)
+        report = await evaluate(judge, embedder, concurrency=args.concurrency)
     print_report(report)
     return 0
 

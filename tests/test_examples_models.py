@@ -161,3 +161,19 @@ def test_judge_ollama_says_so_when_no_server_answers() -> None:
     )
     assert "Start Ollama (`ollama serve`, then `ollama pull llama3.2`" in done.stderr
     assert "try examples/judge_offline.py." in done.stderr
+
+
+def test_judge_ollama_runs_against_a_server_with_any_model_name() -> None:
+    """The example works with a judge model not named "judge" (no price table is needed)."""
+    from aeval.testing import OpenAICompatibleServer
+
+    module = runpy.run_path(str(EXAMPLES / "judge_offline.py"))
+    with OpenAICompatibleServer(handler=module["scripted_judge"]) as server:
+        done = run_ollama_example(
+            "--base-url", server.base_url, "--model", "llama3.2", "--embedding-model", "bge-m3"
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Score: ")
+    assert "$0.000000" in done.stdout
+    models = {request.json["model"] for request in server.requests if request.method == "POST"}
+    assert models == {"llama3.2", "bge-m3"}

@@ -117,17 +117,22 @@ class _Stop:
         self.reason: str | None = None
 
     async def watch(self, scope: CancelScope, *, task_status: TaskStatus[None]) -> None:
+        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
         try:
-            receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
-        except NotImplementedError:  # pragma: no cover - Windows: KeyboardInterrupt instead
+            signals = receiver.__enter__()
+        except (NotImplementedError, RuntimeError, ValueError):
+            # Windows, or not the main thread (main() called from a worker thread): Ctrl-C
+            # then arrives as KeyboardInterrupt, and SIGTERM ends the process as usual
             task_status.started()
             return
-        with receiver as signals:
+        try:
             task_status.started()
             async for received in signals:
                 self.reason = signal.Signals(received).name
                 scope.cancel()
                 return
+        finally:
+            receiver.__exit__(None, None, None)
 
 
 class _CountedStream:
