@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import base64
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -8,6 +10,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from aeval import (
@@ -98,6 +101,32 @@ def section(root: Node, heading: str) -> Node:
     return found
 
 
+def by_id(root: Node, ident: str) -> Node:
+    [found] = [
+        n
+        for tag in ("table", "form", "p", "input")
+        for n in root.find_all(tag)
+        if n.attrs.get("id") == ident
+    ]
+    return found
+
+
+def body_rows(root: Node) -> list[Node]:
+    return by_id(root, "rows").find("tbody").find_all("tr")
+
+
+def details(tr: Node) -> dict[str, str]:
+    """The row's ``<details>`` as {label: text} (``dt`` → ``dd``)."""
+    items = [n for n in tr.find("details").find("dl").children if isinstance(n, Node)]
+    return {dt.text(): dd.text() for dt, dd in zip(items[::2], items[1::2], strict=True)}
+
+
+def facts(root: Node) -> list[tuple[str, str]]:
+    [dl] = [n for n in root.find_all("dl") if n.attrs.get("class") == "facts"]
+    items = [n for n in dl.children if isinstance(n, Node)]
+    return [(dt.text(), dd.text()) for dt, dd in zip(items[::2], items[1::2], strict=True)]
+
+
 def row(name: str, index: int, result: EvaluationResult, **kw: Any) -> EvaluationRow:
     sample = EvaluationSample(name, ["q"], kw.pop("expected", "ok"), tags=kw.pop("tags", ()))
     return EvaluationRow.from_result(
@@ -123,121 +152,164 @@ def mixed_rows() -> list[EvaluationRow]:
     ]
 
 
+def csp_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
 def test_page_is_well_formed_self_contained_and_accessible() -> None:
     root = parse(EvaluationReport(mixed_rows()).format("html"))
     page = root.find("html")
     assert page.attrs == {"lang": "en"}
     assert root.find("title").text() == "Evaluation Report"
     assert root.find("h1").text() == "Evaluation Report"
-    assert root.find_all("script") == root.find_all("link") == []
+    assert root.find_all("link") == []
+    [script] = root.find_all("script")
+    assert script.attrs == {}, "inline only: no src, no type"
     every = [n for tag in ("img", "a", "iframe", "object", "embed") for n in root.find_all(tag)]
     assert every == []
-    assert "url(" not in root.find("style").text() and "@import" not in root.find("style").text()
+    style = root.find("style").text()
+    assert "url(" not in style and "@import" not in style
+    assert "http" not in script.text() and "fetch(" not in script.text()
+    [policy] = [m for m in root.find_all("meta") if m.attrs.get("http-equiv")]
+    assert policy.attrs["http-equiv"] == "Content-Security-Policy"
+    assert policy.attrs["content"] == (
+        f"default-src 'none'; script-src {csp_source(script.text())}; "
+        f"style-src {csp_source(style)}; form-action 'none'; base-uri 'none'"
+    )
     for table in root.find_all("table"):
         assert all(th.attrs.get("scope") == "col" for th in table.find("thead").find_all("th"))
+        for tr in table.find("tbody").find_all("tr"):
+            assert tr.find("th").attrs == {"scope": "row"}
+    [search] = root.find_all("input")
+    [label] = root.find_all("label")
+    assert label.attrs == {"for": search.attrs["id"]} and label.text() == "Search"
+    assert search.attrs["type"] == "search"
+    buttons = root.find_all("button")
+    assert buttons and all(b.text().strip() and b.attrs["type"] == "button" for b in buttons)
 
 
 def test_score_counts_and_tables() -> None:
     root = parse(EvaluationReport(mixed_rows()).format("html"))
-    assert root.find("p").text() == "Global score 20.00%"
+    assert root.find("p").text() == "Global score 20.00% (95% CI 0.00–59.20, 5 samples)"
     assert root.find("p").find("strong").text() == "20.00%"
     assert [li.text() for li in root.find("ul").find_all("li")] == [
         "Evaluations: 5",
         "Passed: 1",
         "Failed: 1",
         "Unscored: 1",
+        "Skipped: 0",
         "Errors: 2",
+        "Failed calls: 1",
     ]
-    assert [p for p in root.find_all("p") if p.attrs.get("class") == "usage"] == []
+    assert "Model usage" not in dict(facts(root))
     assert table_rows(section(root, "Score per tag").find("table")) == [
-        ["Tag", "Rows", "Passed", "Score"],
-        ["t1", "2", "1", "50.00%"],
-        ["t2", "1", "1", "100.00%"],
+        ["Tag", "Samples", "Rows", "Passed", "Score", "95% CI"],
+        ["t1", "2", "2", "1", "50.00%", "± 50.00"],
+        ["t2", "1", "1", "1", "100.00%", "0.00–100.00"],
     ]
     assert table_rows(section(root, "Score per strategy").find("table")) == [
-        ["Strategy", "Rows", "Passed", "Failed", "Unscored", "Errors", "Score", "Mean score"],
-        ["ExactMatch", "2", "1", "1", "0", "0", "50.00%", "0.63"],
-        ["Judge", "2", "0", "0", "1", "1", "0.00%", "—"],
+        [
+            "Strategy",
+            "Samples",
+            "Rows",
+            "Passed",
+            "Failed",
+            "Unscored",
+            "Skipped",
+            "Errors",
+            "Score",
+            "95% CI",
+            "Mean score",
+        ],
+        ["ExactMatch", "2", "2", "1", "1", "0", "0", "0", "50.00%", "± 50.00", "0.63"],
+        ["Judge", "2", "2", "0", "0", "1", "0", "1", "0.00%", "± 0.00", "—"],
+    ]
+    assert [s.find("h2").text() for s in root.find_all("section")] == [
+        "Score per tag",
+        "Score per strategy",
+        "Evaluations",
     ]
 
 
-def test_rows_in_report_order_with_badges_and_details() -> None:
+def test_rows_failures_first_with_badges_and_details() -> None:
     root = parse(EvaluationReport(mixed_rows()).format("html"))
     table = section(root, "Evaluations").find("table")
     rows = table_rows(table)
-    assert rows[0] == ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error", "Outputs"]
-    summary = "Output and expected output"
-    assert rows[1:] == [
-        [
-            "S1",
-            "ExactMatch",
-            "failed",
-            "25.00%",
-            "Too different",
-            "",
-            f"{summary}OutputbExpected outputok",
-        ],
-        ["S2", "ExactMatch", "passed", "100.00%", "", "", f"{summary}OutputokExpected outputok"],
-        [
-            "S3",
-            "Judge",
-            "unscored",
-            "unscored",
-            "bad reply",
-            "",
-            f"{summary}OutputokExpected outputok",
-        ],
-        [
-            "S4",
-            "function",
-            "error",
-            "0.00%",
-            "",
-            "ValueError: boom",
-            f"{summary}OutputnullExpected outputd",
-        ],
-        [
-            "S5",
-            "Judge",
-            "error",
-            "0.00%",
-            "",
-            "TimeoutError: judge too slow",
-            f"{summary}Output42Expected outputnull",
-        ],
+    assert rows[0] == ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error", "Details"]
+    assert [cells[:6] for cells in rows[1:]] == [
+        ["S1", "ExactMatch", "failed", "25.00%", "Too different", ""],
+        ["S3", "Judge", "unscored", "unscored", "bad reply", ""],
+        ["S4", "function", "error", "0.00%", "", "ValueError: boom (the call failed)"],
+        ["S5", "Judge", "error", "0.00%", "", "TimeoutError: judge too slow"],
+        ["S2", "ExactMatch", "passed", "100.00%", "", ""],
     ]
     badges = [n for n in table.find_all("span") if "badge" in (n.attrs.get("class") or "")]
     assert [b.attrs["class"] for b in badges] == [
         "badge failed",
-        "badge passed",
         "badge unscored",
         "badge error",
         "badge error",
+        "badge passed",
     ]
-    assert len(table.find_all("details")) == 5
-    assert [n.text() for n in table.find_all("pre")][:4] == ["b", "ok", "ok", "ok"]
+    assert [tr.find("summary").text() for tr in body_rows(root)] == ["Details"] * 5
+    s1, s3, s4, s5, s2 = (details(tr) for tr in body_rows(root))
+    assert s1 == {
+        "Parameters": "[q]",
+        "Expected output": "ok",
+        "Output": "b",
+        "Tags": "t1",
+        "Explanation": "Too different",
+        "Duration": "function call 0.000 s · strategy 0.000 s",
+    }
+    assert (s2["Output"], s2["Expected output"], s2["Tags"]) == ("ok", "ok", "t1, t2")
+    assert s3["Explanation"] == "bad reply" and "Error" not in s3
+    assert s4["Output"] == "null" and s4["Expected output"] == "d"
+    assert s4["Error"] == (
+        "The function under test failed, so the strategy could not run.ValueError: boom"
+    )
+    assert s4["Duration"] == "function call 0.000 s"
+    assert s5["Error"] == "The strategy raised.TimeoutError: judge too slow"
+    assert (s5["Output"], s5["Expected output"]) == ("42", "null")
+    assert "Explanation" not in s5, "the explanation only repeated the error"
 
 
 def test_everything_user_provided_is_escaped() -> None:
-    sample = EvaluationSample(ATTACK, ["q"], ATTACK, tags=[ATTACK])
+    sample = EvaluationSample(ATTACK, [ATTACK], ATTACK, tags=[ATTACK], metadata={ATTACK: ATTACK})
     rows = [
         EvaluationRow.from_result(sample, ATTACK, ATTACK, EvaluationResult.failing(0.0, ATTACK)),
         EvaluationRow.from_error(sample, None, None, ErrorInfo("Boom", ATTACK), index=1),
     ]
     text = EvaluationReport(rows).format("html", title=ATTACK)
-    assert "<script>" not in text and "alert(1)</script>" not in text
+    assert text.count("<script") == text.count("</script") == 1, "only the page's own script"
+    assert "alert(1)</script>" not in text
     assert (
         "&lt;script&gt;alert(1)&lt;/script&gt; &quot;double&quot; &amp; &#x27;single&#x27;" in text
     )
     root = parse(text)
-    assert root.find_all("script") == []
+    [script] = root.find_all("script")
+    assert "alert" not in script.text()
     assert root.find("title").text() == root.find("h1").text() == ATTACK
-    assert [n.text() for n in root.find_all("pre")] == [ATTACK, ATTACK, "null", ATTACK]
+    first, second = (details(tr) for tr in body_rows(root))
+    assert first["Parameters"] == f"[{ATTACK}]"
+    assert first["Output"] == first["Expected output"] == first["Explanation"] == ATTACK
+    assert first["Tags"] == ATTACK
+    assert orjson.loads(first["Sample metadata"]) == {ATTACK: ATTACK}
+    assert second["Output"] == "null"
+    assert second["Error"].endswith(f"Boom: {ATTACK}")
     assert table_rows(section(root, "Score per tag").find("table"))[1][0] == ATTACK
     assert table_rows(section(root, "Score per strategy").find("table"))[1][0] == ATTACK
     cells = table_rows(section(root, "Evaluations").find("table"))
     assert cells[1][:6] == [ATTACK, ATTACK, "failed", "0.00%", ATTACK, ""]
-    assert cells[2][:6] == [ATTACK, "function", "error", "0.00%", "", f"Boom: {ATTACK}"]
+    assert cells[2][:6] == [
+        ATTACK,
+        "function",
+        "error",
+        "0.00%",
+        "",
+        f"Boom: {ATTACK} (the call failed)",
+    ]
+    searches = [tr.attrs["data-search"] for tr in body_rows(root)]
+    assert all(ATTACK.lower() in search for search in searches)
 
 
 def test_without_details_there_are_no_outputs() -> None:
@@ -251,6 +323,7 @@ def test_without_details_there_are_no_outputs() -> None:
         ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error"],
         ["S1", "ExactMatch", "failed", "0.00%", "no", ""],
     ]
+    assert body_rows(root)[0].attrs["data-search"] == "s1\nexactmatch\nno"
 
 
 @pytest.mark.parametrize(
@@ -278,8 +351,13 @@ def test_usage_line_when_models_were_called() -> None:
     usage = {"prompt_tokens": 120, "completion_tokens": 30, "retries": 2, "cost": 0.0125}
     rows = [row("S1", 0, EvaluationResult.passing().with_metadata(usage))]
     root = parse(EvaluationReport(rows).format("html"))
-    [line] = [p for p in root.find_all("p") if p.attrs.get("class") == "usage"]
-    assert line.text() == "Model usage: 120 prompt + 30 completion tokens · 2 retries · $0.0125"
+    assert dict(facts(root))["Model usage"] == (
+        "120 prompt + 30 completion tokens · 2 retries · $0.0125"
+    )
+    assert details(body_rows(root)[0])["Result metadata"] == (
+        '{\n  "prompt_tokens": 120,\n  "completion_tokens": 30,\n  "retries": 2,\n'
+        '  "cost": 0.0125\n}'
+    )
 
 
 def test_partial_report_says_so_and_repeats_are_named() -> None:
@@ -301,6 +379,7 @@ def test_empty_report() -> None:
     assert [s.find("h2").text() for s in root.find_all("section")] == ["Evaluations"]
     assert section(root, "Evaluations").find("p").text() == "No evaluations to show."
     assert root.find_all("table") == []
+    assert root.find_all("script") == root.find_all("form") == root.find_all("noscript") == []
 
 
 def test_registered_as_a_builtin(registry: _registry._Registry) -> None:
@@ -347,4 +426,4 @@ def test_cli_run_writes_report_html_when_configured(tmp_path: Path) -> None:
     root = parse((out / "report.html").read_text(encoding="utf-8"))
     assert root.find("p").find("strong").text() == "66.67%"
     names = [r[0] for r in table_rows(section(root, "Evaluations").find("table"))[1:]]
-    assert names == ["hello", "world", "mismatch"]
+    assert names == ["mismatch", "hello", "world"], "failures first, then report order"
