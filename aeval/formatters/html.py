@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
 from html import escape
@@ -198,12 +199,16 @@ _NONCHARACTERS = "".join(
 _FORBIDDEN = re.compile(f"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ufdd0-\ufdef{_NONCHARACTERS}]")
 
 
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def _valid(page: str) -> str:
     """``page`` with the characters HTML forbids (and lone surrogates) written as escapes."""
-    return _FORBIDDEN.sub(
-        lambda match: match.group().encode("ascii", "backslashreplace").decode(),
-        safe_text(page),
-    )
+    return _FORBIDDEN.sub(_escaped, safe_text(page))
 
 
 class HtmlFormatter:
@@ -564,6 +569,8 @@ def _details(row: EvaluationRow, explanation: str) -> str:
 
 
 def _json(metadata: Mapping[str, Any]) -> str:
+    """Pretty JSON that stays valid JSON on the page (forbidden characters as ``\\u`` escapes)."""
     data, notes = dumps(dict(metadata), option=orjson.OPT_INDENT_2)
+    text = _FORBIDDEN.sub(lambda match: json.dumps(match.group())[1:-1], data.decode())
     stand_ins = "".join(f'<p class="note">{escape(note)}</p>' for note in notes)
-    return _pre(data.decode()) + stand_ins
+    return _pre(text) + stand_ins
