@@ -82,7 +82,7 @@ td.text { overflow-wrap: anywhere; }
 td.details { width: 40%; min-width: 20rem; }
 th { background: #f6f8fa; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr[hidden] { display: none; }
+[hidden] { display: none !important; }
 .badge { display: inline-block; padding: 0 0.5rem; border-radius: 1rem; color: #ffffff;
   font-size: 0.85rem; font-weight: 600; text-transform: uppercase; white-space: nowrap; }
 .passed { background: #1a7f37; }
