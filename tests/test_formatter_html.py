@@ -826,3 +826,14 @@ def test_hostile_values_never_break_the_page(tmp_path: Path) -> None:
     path = tmp_path / "page.html"
     anyio.run(functools.partial(report.save_as, path, title=HOSTILE))
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_only_characters_html_forbids_are_escaped() -> None:
+    kept = "é · — 😀 \U0010fffd tab\tline\nfeed\x0creturn\r nbsp\xa0 \ue000"
+    forbidden = "\x01\x7f\x9f\ufdd0\ufffe\U0001fffe\U0010ffff\udfff"
+    rows = [row("S1", 0, EvaluationResult.failing(0.0), output=kept + forbidden)]
+    text = EvaluationReport(rows).format("html")
+    assert not FORBIDDEN.search(text) and not re.search("[\U0001fffe\U0010ffff]", text)
+    output = details(body_rows(parse(text))[0])["Output"]
+    escaped = "\\x01\\x7f\\x9f\\ufdd0\\ufffe\\U0001fffe\\U0010ffff\\udfff"
+    assert output == kept + escaped
