@@ -79,7 +79,7 @@ table { border-collapse: collapse; margin-top: 0.5rem; }
 th, td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left;
   vertical-align: top; overflow-wrap: break-word; }
 td.text { overflow-wrap: anywhere; }
-td.details { width: 40%; min-width: 20rem; }
+td.details { min-width: 18rem; }
 th { background: #f6f8fa; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 [hidden] { display: none !important; }
