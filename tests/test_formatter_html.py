@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import base64
+import functools
+import hashlib
+import re
 import shutil
 import subprocess
 import sys
@@ -8,6 +12,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import anyio
+import orjson
 import pytest
 
 from aeval import (
@@ -18,8 +24,12 @@ from aeval import (
     EvaluationRow,
     EvaluationSample,
     FormatError,
+    Outcome,
+    RunInfo,
 )
+from aeval._numbers import format_interval, format_percent
 from aeval.formatters import HtmlFormatter, _registry, get_formatter, supported_formats
+from aeval.formatters._header import header_facts, partial_banner, score_text
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "source", "wbr", "area", "base"}
 ATTACK = "<script>alert(1)</script> \"double\" & 'single'"
@@ -98,6 +108,36 @@ def section(root: Node, heading: str) -> Node:
     return found
 
 
+def by_id(root: Node, ident: str) -> Node:
+    [found] = [
+        n
+        for tag in ("table", "form", "p", "input")
+        for n in root.find_all(tag)
+        if n.attrs.get("id") == ident
+    ]
+    return found
+
+
+def body_rows(root: Node) -> list[Node]:
+    return by_id(root, "rows").find("tbody").find_all("tr")
+
+
+def detail_nodes(tr: Node) -> dict[str, Node]:
+    """The row's ``<details>`` as {label: dd} (``dt`` → ``dd``)."""
+    items = [n for n in tr.find("details").find("dl").children if isinstance(n, Node)]
+    return {dt.text(): dd for dt, dd in zip(items[::2], items[1::2], strict=True)}
+
+
+def details(tr: Node) -> dict[str, str]:
+    return {label: dd.text() for label, dd in detail_nodes(tr).items()}
+
+
+def facts(root: Node) -> list[tuple[str, str]]:
+    [dl] = [n for n in root.find_all("dl") if n.attrs.get("class") == "facts"]
+    items = [n for n in dl.children if isinstance(n, Node)]
+    return [(dt.text(), dd.text()) for dt, dd in zip(items[::2], items[1::2], strict=True)]
+
+
 def row(name: str, index: int, result: EvaluationResult, **kw: Any) -> EvaluationRow:
     sample = EvaluationSample(name, ["q"], kw.pop("expected", "ok"), tags=kw.pop("tags", ()))
     return EvaluationRow.from_result(
@@ -123,121 +163,164 @@ def mixed_rows() -> list[EvaluationRow]:
     ]
 
 
+def csp_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
 def test_page_is_well_formed_self_contained_and_accessible() -> None:
     root = parse(EvaluationReport(mixed_rows()).format("html"))
     page = root.find("html")
     assert page.attrs == {"lang": "en"}
     assert root.find("title").text() == "Evaluation Report"
     assert root.find("h1").text() == "Evaluation Report"
-    assert root.find_all("script") == root.find_all("link") == []
+    assert root.find_all("link") == []
+    [script] = root.find_all("script")
+    assert script.attrs == {}, "inline only: no src, no type"
     every = [n for tag in ("img", "a", "iframe", "object", "embed") for n in root.find_all(tag)]
     assert every == []
-    assert "url(" not in root.find("style").text() and "@import" not in root.find("style").text()
+    style = root.find("style").text()
+    assert "url(" not in style and "@import" not in style
+    assert "http" not in script.text() and "fetch(" not in script.text()
+    [policy] = [m for m in root.find_all("meta") if m.attrs.get("http-equiv")]
+    assert policy.attrs["http-equiv"] == "Content-Security-Policy"
+    assert policy.attrs["content"] == (
+        f"default-src 'none'; script-src {csp_source(script.text())}; "
+        f"style-src {csp_source(style)}; form-action 'none'; base-uri 'none'"
+    )
     for table in root.find_all("table"):
         assert all(th.attrs.get("scope") == "col" for th in table.find("thead").find_all("th"))
+        for tr in table.find("tbody").find_all("tr"):
+            assert tr.find("th").attrs == {"scope": "row"}
+    [search] = root.find_all("input")
+    [label] = root.find_all("label")
+    assert label.attrs == {"for": search.attrs["id"]} and label.text() == "Search"
+    assert search.attrs["type"] == "search"
+    buttons = root.find_all("button")
+    assert buttons and all(b.text().strip() and b.attrs["type"] == "button" for b in buttons)
 
 
 def test_score_counts_and_tables() -> None:
     root = parse(EvaluationReport(mixed_rows()).format("html"))
-    assert root.find("p").text() == "Global score 20.00%"
+    assert root.find("p").text() == "Global score 20.00% (95% CI 0.00–59.20, 5 samples)"
     assert root.find("p").find("strong").text() == "20.00%"
     assert [li.text() for li in root.find("ul").find_all("li")] == [
         "Evaluations: 5",
         "Passed: 1",
         "Failed: 1",
         "Unscored: 1",
+        "Skipped: 0",
         "Errors: 2",
+        "Failed calls: 1",
     ]
-    assert [p for p in root.find_all("p") if p.attrs.get("class") == "usage"] == []
+    assert "Model usage" not in dict(facts(root))
     assert table_rows(section(root, "Score per tag").find("table")) == [
-        ["Tag", "Rows", "Passed", "Score"],
-        ["t1", "2", "1", "50.00%"],
-        ["t2", "1", "1", "100.00%"],
+        ["Tag", "Samples", "Rows", "Passed", "Score", "95% CI"],
+        ["t1", "2", "2", "1", "50.00%", "± 50.00"],
+        ["t2", "1", "1", "1", "100.00%", "0.00–100.00"],
     ]
     assert table_rows(section(root, "Score per strategy").find("table")) == [
-        ["Strategy", "Rows", "Passed", "Failed", "Unscored", "Errors", "Score", "Mean score"],
-        ["ExactMatch", "2", "1", "1", "0", "0", "50.00%", "0.63"],
-        ["Judge", "2", "0", "0", "1", "1", "0.00%", "—"],
+        [
+            "Strategy",
+            "Samples",
+            "Rows",
+            "Passed",
+            "Failed",
+            "Unscored",
+            "Skipped",
+            "Errors",
+            "Score",
+            "95% CI",
+            "Mean score",
+        ],
+        ["ExactMatch", "2", "2", "1", "1", "0", "0", "0", "50.00%", "± 50.00", "0.63"],
+        ["Judge", "2", "2", "0", "0", "1", "0", "1", "0.00%", "± 0.00", "—"],
+    ]
+    assert [s.find("h2").text() for s in root.find_all("section")] == [
+        "Score per tag",
+        "Score per strategy",
+        "Evaluations",
     ]
 
 
-def test_rows_in_report_order_with_badges_and_details() -> None:
+def test_rows_failures_first_with_badges_and_details() -> None:
     root = parse(EvaluationReport(mixed_rows()).format("html"))
     table = section(root, "Evaluations").find("table")
     rows = table_rows(table)
-    assert rows[0] == ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error", "Outputs"]
-    summary = "Output and expected output"
-    assert rows[1:] == [
-        [
-            "S1",
-            "ExactMatch",
-            "failed",
-            "25.00%",
-            "Too different",
-            "",
-            f"{summary}OutputbExpected outputok",
-        ],
-        ["S2", "ExactMatch", "passed", "100.00%", "", "", f"{summary}OutputokExpected outputok"],
-        [
-            "S3",
-            "Judge",
-            "unscored",
-            "unscored",
-            "bad reply",
-            "",
-            f"{summary}OutputokExpected outputok",
-        ],
-        [
-            "S4",
-            "function",
-            "error",
-            "0.00%",
-            "",
-            "ValueError: boom",
-            f"{summary}OutputnullExpected outputd",
-        ],
-        [
-            "S5",
-            "Judge",
-            "error",
-            "0.00%",
-            "",
-            "TimeoutError: judge too slow",
-            f"{summary}Output42Expected outputnull",
-        ],
+    assert rows[0] == ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error", "Details"]
+    assert [cells[:6] for cells in rows[1:]] == [
+        ["S1", "ExactMatch", "failed", "25.00%", "Too different", ""],
+        ["S3", "Judge", "unscored", "unscored", "bad reply", ""],
+        ["S4", "function", "error", "0.00%", "", "ValueError: boom (the call failed)"],
+        ["S5", "Judge", "error", "0.00%", "", "TimeoutError: judge too slow"],
+        ["S2", "ExactMatch", "passed", "100.00%", "", ""],
     ]
     badges = [n for n in table.find_all("span") if "badge" in (n.attrs.get("class") or "")]
     assert [b.attrs["class"] for b in badges] == [
         "badge failed",
-        "badge passed",
         "badge unscored",
         "badge error",
         "badge error",
+        "badge passed",
     ]
-    assert len(table.find_all("details")) == 5
-    assert [n.text() for n in table.find_all("pre")][:4] == ["b", "ok", "ok", "ok"]
+    assert [tr.find("summary").text() for tr in body_rows(root)] == ["Details"] * 5
+    s1, s3, s4, s5, s2 = (details(tr) for tr in body_rows(root))
+    assert s1 == {
+        "Parameters": "[q]",
+        "Expected output": "ok",
+        "Output": "b",
+        "Tags": "t1",
+        "Explanation": "Too different",
+        "Duration": "function call 0.000 s · strategy 0.000 s",
+    }
+    assert (s2["Output"], s2["Expected output"], s2["Tags"]) == ("ok", "ok", "t1, t2")
+    assert s3["Explanation"] == "bad reply" and "Error" not in s3
+    assert s4["Output"] == "null" and s4["Expected output"] == "d"
+    assert s4["Error"] == (
+        "The function under test failed, so the strategy could not run.ValueError: boom"
+    )
+    assert s4["Duration"] == "function call 0.000 s"
+    assert s5["Error"] == "The strategy raised.TimeoutError: judge too slow"
+    assert (s5["Output"], s5["Expected output"]) == ("42", "null")
+    assert "Explanation" not in s5, "the explanation only repeated the error"
 
 
 def test_everything_user_provided_is_escaped() -> None:
-    sample = EvaluationSample(ATTACK, ["q"], ATTACK, tags=[ATTACK])
+    sample = EvaluationSample(ATTACK, [ATTACK], ATTACK, tags=[ATTACK], metadata={ATTACK: ATTACK})
     rows = [
         EvaluationRow.from_result(sample, ATTACK, ATTACK, EvaluationResult.failing(0.0, ATTACK)),
         EvaluationRow.from_error(sample, None, None, ErrorInfo("Boom", ATTACK), index=1),
     ]
     text = EvaluationReport(rows).format("html", title=ATTACK)
-    assert "<script>" not in text and "alert(1)</script>" not in text
+    assert text.count("<script") == text.count("</script") == 1, "only the page's own script"
+    assert "alert(1)</script>" not in text
     assert (
         "&lt;script&gt;alert(1)&lt;/script&gt; &quot;double&quot; &amp; &#x27;single&#x27;" in text
     )
     root = parse(text)
-    assert root.find_all("script") == []
+    [script] = root.find_all("script")
+    assert "alert" not in script.text()
     assert root.find("title").text() == root.find("h1").text() == ATTACK
-    assert [n.text() for n in root.find_all("pre")] == [ATTACK, ATTACK, "null", ATTACK]
+    first, second = (details(tr) for tr in body_rows(root))
+    assert first["Parameters"] == f"[{ATTACK}]"
+    assert first["Output"] == first["Expected output"] == first["Explanation"] == ATTACK
+    assert first["Tags"] == ATTACK
+    assert orjson.loads(first["Sample metadata"]) == {ATTACK: ATTACK}
+    assert second["Output"] == "null"
+    assert second["Error"].endswith(f"Boom: {ATTACK}")
     assert table_rows(section(root, "Score per tag").find("table"))[1][0] == ATTACK
     assert table_rows(section(root, "Score per strategy").find("table"))[1][0] == ATTACK
     cells = table_rows(section(root, "Evaluations").find("table"))
     assert cells[1][:6] == [ATTACK, ATTACK, "failed", "0.00%", ATTACK, ""]
-    assert cells[2][:6] == [ATTACK, "function", "error", "0.00%", "", f"Boom: {ATTACK}"]
+    assert cells[2][:6] == [
+        ATTACK,
+        "function",
+        "error",
+        "0.00%",
+        "",
+        f"Boom: {ATTACK} (the call failed)",
+    ]
+    searches = [tr.attrs["data-search"] for tr in body_rows(root)]
+    assert all(ATTACK.lower() in search for search in searches)
 
 
 def test_without_details_there_are_no_outputs() -> None:
@@ -251,6 +334,7 @@ def test_without_details_there_are_no_outputs() -> None:
         ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error"],
         ["S1", "ExactMatch", "failed", "0.00%", "no", ""],
     ]
+    assert body_rows(root)[0].attrs["data-search"] == "s1\nexactmatch\nno"
 
 
 @pytest.mark.parametrize(
@@ -278,8 +362,13 @@ def test_usage_line_when_models_were_called() -> None:
     usage = {"prompt_tokens": 120, "completion_tokens": 30, "retries": 2, "cost": 0.0125}
     rows = [row("S1", 0, EvaluationResult.passing().with_metadata(usage))]
     root = parse(EvaluationReport(rows).format("html"))
-    [line] = [p for p in root.find_all("p") if p.attrs.get("class") == "usage"]
-    assert line.text() == "Model usage: 120 prompt + 30 completion tokens · 2 retries · $0.0125"
+    assert dict(facts(root))["Model usage"] == (
+        "120 prompt + 30 completion tokens · 2 retries · $0.0125"
+    )
+    assert details(body_rows(root)[0])["Result metadata"] == (
+        '{\n  "prompt_tokens": 120,\n  "completion_tokens": 30,\n  "retries": 2,\n'
+        '  "cost": 0.0125\n}'
+    )
 
 
 def test_partial_report_says_so_and_repeats_are_named() -> None:
@@ -301,6 +390,7 @@ def test_empty_report() -> None:
     assert [s.find("h2").text() for s in root.find_all("section")] == ["Evaluations"]
     assert section(root, "Evaluations").find("p").text() == "No evaluations to show."
     assert root.find_all("table") == []
+    assert root.find_all("script") == root.find_all("form") == root.find_all("noscript") == []
 
 
 def test_registered_as_a_builtin(registry: _registry._Registry) -> None:
@@ -347,4 +437,403 @@ def test_cli_run_writes_report_html_when_configured(tmp_path: Path) -> None:
     root = parse((out / "report.html").read_text(encoding="utf-8"))
     assert root.find("p").find("strong").text() == "66.67%"
     names = [r[0] for r in table_rows(section(root, "Evaluations").find("table"))[1:]]
-    assert names == ["hello", "world", "mismatch"]
+    assert names == ["mismatch", "hello", "world"], "failures first, then report order"
+
+
+HOSTILE = "</script><script>alert(2)</script><!-- ]]> \"dq\" 'sq' \ud800 \x00\x0b\x1f\x85\ufffe end"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+FORBIDDEN = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff]")
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def run_info(**changes: Any) -> RunInfo:
+    info = RunInfo(
+        started_at=1764530000.0,
+        finished_at=1764530042.5,
+        samples_expected=3,
+        concurrency=4,
+        repeats=3,
+        aeval_version="1.2.3",
+        git_commit=COMMIT,
+        warnings=("sink rows.jsonl failed: disk full",),
+    )
+    return info.replace(**changes)
+
+
+def repeated_rows() -> list[EvaluationRow]:
+    """Three samples, two strategies, three repeats.
+
+    geo passes Exact every time and Judge twice (flaky); wrong fails Exact every time (not
+    flaky) so Judge is skipped, and its outputs disagree; slow's second call fails, so both
+    its pairs are flaky.
+    """
+    geo = EvaluationSample("geo", {"question": "Capital of France?", "lang": "en"}, "Paris")
+    wrong = EvaluationSample("wrong", ["Capital of Germany?"], "Berlin", tags=["hard"])
+    slow = EvaluationSample("slow", ["2+2"], "4", metadata={"source": "arith", "level": 1})
+    crash = ErrorInfo("TimeoutError", "took 30 s", "Traceback: here", source="function")
+    rows = []
+    for repeat in range(3):
+        judge = EvaluationResult.passing(0.9) if repeat != 1 else EvaluationResult.failing(0.4)
+        rows += [
+            EvaluationRow.from_result(
+                geo, "Exact", "Paris", EvaluationResult.passing(), index=0, repeat=repeat
+            ),
+            EvaluationRow.from_result(
+                geo, "Judge", "Paris", judge, index=0, repeat=repeat, position=1
+            ),
+        ]
+        output = "Berlin!" if repeat == 1 else "Bonn"
+        rows += [
+            EvaluationRow.from_result(
+                wrong, "Exact", output, EvaluationResult.failing("no"), index=1, repeat=repeat
+            ),
+            EvaluationRow(
+                wrong,
+                "Judge",
+                output,
+                Outcome.SKIPPED,
+                None,
+                "Exact failed",
+                index=1,
+                repeat=repeat,
+                position=1,
+            ),
+        ]
+        if repeat == 1:
+            rows += [
+                EvaluationRow.from_error(
+                    slow, name, None, crash, index=2, repeat=1, position=position, duration=30.0
+                )
+                for position, name in enumerate(("Exact", "Judge"))
+            ]
+        else:
+            rows += [
+                EvaluationRow.from_result(
+                    slow,
+                    name,
+                    "4",
+                    EvaluationResult.passing(),
+                    index=2,
+                    repeat=repeat,
+                    position=position,
+                    duration=0.25,
+                    strategy_duration=0.5,
+                )
+                for position, name in enumerate(("Exact", "Judge"))
+            ]
+    return rows
+
+
+def repeated_report(**changes: Any) -> EvaluationReport:
+    return EvaluationReport(repeated_rows(), run=run_info(**changes))
+
+
+def test_partial_banner_only_when_partial() -> None:
+    complete = parse(repeated_report().format("html"))
+    assert [n for n in complete.find_all("div") if n.attrs.get("role") == "alert"] == []
+    assert complete.find("title").text() == "Evaluation Report"
+    report = repeated_report(complete=False, samples_expected=10)
+    root = parse(report.format("html"))
+    main = root.find("main")
+    banner = next(n for n in main.children if isinstance(n, Node))
+    assert banner.tag == "div", "the banner comes first, before the title"
+    assert banner.attrs == {"class": "banner", "role": "alert"}
+    assert banner.text() == partial_banner(report)
+    assert banner.text().startswith("PARTIAL RUN: run stopped after 3 of 10 samples.")
+    assert root.find("title").text() == "Evaluation Report (PARTIAL RUN)"
+    assert ".banner {" in root.find("style").text()
+
+
+def test_header_facts_interval_and_counts() -> None:
+    report = repeated_report()
+    root = parse(report.format("html"))
+    assert facts(root) == header_facts(report)
+    assert facts(root) == [
+        ("Started", "2025-11-30 19:13:20 UTC"),
+        ("Finished", "2025-11-30 19:14:02 UTC"),
+        ("Duration", "42.50 s (wall clock)"),
+        ("Samples", "3 of 3 × 3 repeats"),
+        ("Rows", "18"),
+        ("aeval", "1.2.3"),
+        ("Concurrency", "4"),
+        ("Commit", COMMIT),
+        ("Warning", "sink rows.jsonl failed: disk full"),
+    ]
+    [warning] = [n for n in root.find_all("dd") if n.attrs.get("class") == "warning"]
+    assert warning.text() == "sink rows.jsonl failed: disk full"
+    score = root.find("p")
+    assert score.text() == f"Global score {score_text(report)}"
+    assert score.find("strong").text() == "50.00%"
+    assert score.find("span").text() == score_text(report).removeprefix("50.00% ")
+    assert [li.text() for li in root.find("ul").find_all("li")] == [
+        "Evaluations: 18",
+        "Passed: 9",
+        "Failed: 4",
+        "Unscored: 0",
+        "Skipped: 3",
+        "Errors: 2",
+        "Failed calls: 1",
+        "Flaky pairs: 3",
+    ]
+
+
+def test_tables_show_each_interval() -> None:
+    report = repeated_report()
+    root = parse(report.format("html"))
+    hard = report.tag_statistics["hard"]
+    assert table_rows(section(root, "Score per tag").find("table"))[1:] == [
+        ["hard", "1", "6", "0", "0.00%", format_interval(0.0, hard.confidence_interval())],
+    ]
+    strategies = table_rows(section(root, "Score per strategy").find("table"))[1:]
+    exact, judge = report.strategy_statistics["Exact"], report.strategy_statistics["Judge"]
+    assert strategies == [
+        [
+            "Exact",
+            "3",
+            "9",
+            "5",
+            "3",
+            "0",
+            "0",
+            "1",
+            "55.56%",
+            format_interval(exact.score, exact.confidence_interval()),
+            "0.63",
+        ],
+        [
+            "Judge",
+            "3",
+            "9",
+            "4",
+            "1",
+            "0",
+            "3",
+            "1",
+            "44.44%",
+            format_interval(judge.score, judge.confidence_interval()),
+            "0.84",
+        ],
+    ]
+    assert strategies[1][9] == "± 43.55"
+
+
+def test_repeats_section() -> None:
+    report = repeated_report()
+    stats = report.repeat_statistics
+    assert stats is not None
+    root = parse(report.format("html"))
+    repeats = section(root, "Repeats")
+    paragraphs = [p.text() for p in repeats.find_all("p")]
+    assert paragraphs[0] == "Each sample ran 3 times: 6 (sample, strategy) pairs, 3 of them flaky."
+    assert paragraphs[2] == (
+        "Output agreement: 77.78% of repeats give the most common output (2 samples disagree)."
+    )
+    pass_k, flaky, inconsistent = repeats.find_all("table")
+    assert table_rows(pass_k) == [
+        ["k", "pass@k", "pass^k"],
+        *(
+            [
+                str(k),
+                format_percent(100 * stats.pass_at_k[k]),
+                format_percent(100 * stats.pass_hat_k[k]),
+            ]
+            for k in (1, 2, 3)
+        ),
+    ]
+    assert table_rows(pass_k)[3] == ["3", "66.67%", "16.67%"]
+    assert [h.text() for h in repeats.find_all("h3")] == ["Flaky pairs", "Inconsistent outputs"]
+    assert table_rows(flaky) == [
+        ["Sample", "Strategy", "Passed", "Pass rate"],
+        ["geo", "Judge", "2/3 passed", "66.67%"],
+        ["slow", "Exact", "2/3 passed", "66.67%"],
+        ["slow", "Judge", "2/3 passed", "66.67%"],
+    ]
+    assert table_rows(inconsistent) == [
+        ["Sample", "Agreement"],
+        ["wrong", "66.67%"],
+        ["slow", "66.67%"],
+    ]
+    single = parse(EvaluationReport(mixed_rows()).format("html"))
+    assert "Repeats" not in [s.find("h2").text() for s in single.find_all("section")]
+    assert not [li for li in single.find("ul").find_all("li") if "Flaky" in li.text()]
+
+
+def test_rows_carry_what_the_filters_need() -> None:
+    root = parse(repeated_report().format("html"))
+    rows = body_rows(root)
+    seen = [
+        (
+            tr.find("th").text(),
+            tr.find_all("td")[0].text(),
+            tr.attrs["data-outcome"],
+            tr.attrs["data-flaky"],
+        )
+        for tr in rows
+    ]
+    assert seen == [
+        ("geo [repeat 2]", "Judge", "failed", "true"),
+        ("wrong [repeat 1]", "Exact", "failed", "false"),
+        ("wrong [repeat 1]", "Judge", "skipped", "false"),
+        ("wrong [repeat 2]", "Exact", "failed", "false"),
+        ("wrong [repeat 2]", "Judge", "skipped", "false"),
+        ("wrong [repeat 3]", "Exact", "failed", "false"),
+        ("wrong [repeat 3]", "Judge", "skipped", "false"),
+        ("slow [repeat 2]", "Exact", "error", "true"),
+        ("slow [repeat 2]", "Judge", "error", "true"),
+        ("geo [repeat 1]", "Exact", "passed", "false"),
+        ("geo [repeat 1]", "Judge", "passed", "true"),
+        ("geo [repeat 2]", "Exact", "passed", "false"),
+        ("geo [repeat 3]", "Exact", "passed", "false"),
+        ("geo [repeat 3]", "Judge", "passed", "true"),
+        ("slow [repeat 1]", "Exact", "passed", "true"),
+        ("slow [repeat 1]", "Judge", "passed", "true"),
+        ("slow [repeat 3]", "Exact", "passed", "true"),
+        ("slow [repeat 3]", "Judge", "passed", "true"),
+    ]
+    flags = [tr.find_all("td")[1].find_all("span") for tr in rows]
+    assert [len(spans) == 2 and spans[1].text() == "flaky" for spans in flags] == [
+        tr.attrs["data-flaky"] == "true" for tr in rows
+    ]
+    assert rows[1].attrs["data-search"] == (
+        "wrong [repeat 1]\nexact\nhard\nno\n[capital of germany?]\nberlin\nbonn"
+    )
+    assert rows[2].find_all("td")[2].text() == "—", "a skipped row has no score"
+    assert all(tr.attrs["data-search"] == tr.attrs["data-search"].lower() for tr in rows)
+    assert "took 30 s" in rows[7].attrs["data-search"]
+    form = by_id(root, "filters")
+    assert "hidden" in form.attrs, "the script reveals the controls"
+    assert form.attrs["role"] == "search"
+    assert [
+        (b.attrs["data-filter"], b.text(), b.attrs["aria-pressed"]) for b in form.find_all("button")
+    ] == [
+        ("all", "All (18)", "true"),
+        ("not-passed", "Not passed (9)", "false"),
+        ("failed", "Failed (4)", "false"),
+        ("error", "Errors (2)", "false"),
+        ("unscored", "Unscored (0)", "false"),
+        ("skipped", "Skipped (3)", "false"),
+        ("flaky", "Flaky (9)", "false"),
+        ("passed", "Passed (9)", "false"),
+    ]
+    assert by_id(root, "shown").text() == "Showing 18 of 18 rows"
+    assert by_id(root, "shown").attrs["aria-live"] == "polite"
+    [noscript] = root.find_all("noscript")
+    assert "every row is shown" in noscript.text()
+
+
+def test_details_hold_inputs_error_metadata_and_durations() -> None:
+    rows = body_rows(parse(repeated_report().format("html")))
+    failed_call, passed = details(rows[7]), details(rows[14])
+    assert failed_call == {
+        "Parameters": "[2+2]",
+        "Expected output": "4",
+        "Output": "null",
+        "Explanation": "Failed to execute sample 'slow': TimeoutError: took 30 s; the strategy "
+        "Exact could not run",
+        "Error": "The function under test failed, so the strategy could not run."
+        "TimeoutError: took 30 sTracebackTraceback: here",
+        "Sample metadata": '{\n  "source": "arith",\n  "level": 1\n}',
+        "Duration": "function call 30.000 s",
+    }
+    assert passed["Duration"] == "function call 0.250 s · strategy 0.500 s"
+    assert rows[7].find_all("td")[4].text() == "TimeoutError: took 30 s (the call failed)"
+    geo = details(rows[0])
+    assert geo["Parameters"] == "question=Capital of France?, lang=en"
+    assert "Tags" not in geo and "Sample metadata" not in geo and "Error" not in geo
+    assert details(rows[1])["Tags"] == "hard"
+
+
+def test_long_values_are_cut_and_say_their_length() -> None:
+    long = "x" * 1_000_000
+    rows = [row("S1", 0, EvaluationResult.failing(0.0, "y" * 5000), output=long, expected=long)]
+    text = EvaluationReport(rows).format("html")
+    assert len(text) < 40_000
+    tr = body_rows(parse(text))[0]
+    shown = details(tr)
+    assert shown["Output"] == "x" * 2000 + "… (1000000 characters in all)"
+    assert shown["Expected output"] == shown["Output"]
+    assert shown["Explanation"] == "y" * 2000 + "… (5000 characters in all)"
+    assert tr.find_all("td")[3].text() == "y" * 300 + "… (5000 characters in all)"
+    assert "x" * 2000 + "… (1000000 characters in all)" in tr.attrs["data-search"]
+
+
+def test_hostile_values_never_break_the_page(tmp_path: Path) -> None:
+    sample = EvaluationSample(
+        HOSTILE,
+        {HOSTILE: Unprintable()},
+        Unprintable(),
+        tags=[HOSTILE],
+        metadata={HOSTILE: [HOSTILE, Unprintable()], "big": 2**70},
+    )
+    rows = [
+        EvaluationRow.from_result(
+            sample,
+            HOSTILE,
+            Unprintable(),
+            EvaluationResult.failing(0.0, HOSTILE).with_metadata({"why": HOSTILE}),
+        ),
+        EvaluationRow.from_error(
+            sample, HOSTILE, HOSTILE, ErrorInfo(HOSTILE, HOSTILE, HOSTILE), index=1
+        ),
+    ]
+    report = EvaluationReport(rows, run=run_info(warnings=(HOSTILE,), git_commit=HOSTILE))
+    text = report.format("html", title=HOSTILE)
+    text.encode("utf-8")
+    assert not FORBIDDEN.search(text)
+    assert text.count("<script") == text.count("</script") == 1
+    assert "<!--" not in text and "]]>" not in text
+    root = parse(text)
+    shown = HOSTILE.replace("\ud800", "\\ud800").replace("\x00", "\\x00")
+    shown = shown.replace("\x0b", "\\x0b").replace("\x1f", "\\x1f").replace("\x85", "\\x85")
+    shown = shown.replace("\ufffe", "\\ufffe")
+    assert root.find("h1").text() == shown
+    first, second = body_rows(root)
+    assert first.find("th").text() == shown
+    assert first.attrs["data-flaky"] == "false" and first.attrs["data-outcome"] == "failed"
+    assert shown.lower() in first.attrs["data-search"]
+    assert "\"dq\" 'sq'" in first.attrs["data-search"]
+    opened = details(first)
+    unprintable = "<Unprintable object: str() raised RuntimeError>"
+    assert opened["Output"] == opened["Expected output"] == unprintable
+    assert opened["Parameters"] == f"{shown}={unprintable}"
+    assert opened["Explanation"] == shown
+    cut = HOSTILE.replace("\ud800", "\\ud800")
+    result_metadata = detail_nodes(first)["Result metadata"].find("pre").text()
+    assert orjson.loads(result_metadata) == {"why": cut}, "still valid JSON"
+    sample_metadata = detail_nodes(first)["Sample metadata"]
+    assert orjson.loads(sample_metadata.find("pre").text()) == {
+        cut: [cut, unprintable],
+        "big": str(2**70),
+    }
+    assert sorted(p.text() for p in sample_metadata.find_all("p")) == [
+        "a Unprintable object: written as its text",
+        "a key held lone surrogates: written as \\u escapes",
+        "a string held lone surrogates (a cut character): written as \\u escapes",
+        "an integer beyond 64 bits: written as a string",
+    ], "the stand-ins are said"
+    assert details(second)["Error"].startswith("The strategy raised.")
+    assert ("Warning", shown) in facts(root) and ("Commit", shown) in facts(root)
+    [script] = root.find_all("script")
+    assert (
+        script.text()
+        == parse(EvaluationReport(mixed_rows()).format("html")).find_all("script")[0].text()
+    ), "the script is the same for every report: no user value in it"
+    assert "</" not in script.text() and "<!--" not in script.text()
+    path = tmp_path / "page.html"
+    anyio.run(functools.partial(report.save_as, path, title=HOSTILE))
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_only_characters_html_forbids_are_escaped() -> None:
+    kept = "é · — 😀 \U0010fffd tab\tline\nfeed\x0creturn\r nbsp\xa0 \ue000"
+    forbidden = "\x01\x7f\x9f\ufdd0\ufffe\U0001fffe\U0010ffff\udfff"
+    rows = [row("S1", 0, EvaluationResult.failing(0.0), output=kept + forbidden)]
+    text = EvaluationReport(rows).format("html")
+    assert not FORBIDDEN.search(text) and not re.search("[\U0001fffe\U0010ffff]", text)
+    output = details(body_rows(parse(text))[0])["Output"]
+    escaped = "\\x01\\x7f\\x9f\\ufdd0\\ufffe\\U0001fffe\\U0010ffff\\udfff"
+    assert output == kept + escaped

@@ -1,54 +1,106 @@
-"""The HTML report (``report.html``): one self-contained page, readable offline and as a CI
-artifact.
+"""The HTML report (``report.html``): one self-contained page to review a run with, readable
+offline and as a CI artifact.
 
-No external stylesheet, script or font; the CSS is inline and there is no script at all. The
-page shows the title and the global score, the counts, the model usage when strategies called
-models, a table per tag and per strategy, then one table of every row held, in report order
-(sample, strategy, outcome badge, score, explanation, error), each row's output and expected
-output folded in a ``<details>`` element. Every value that comes from the user (title,
-names, tags, outputs, explanations, errors) is HTML-escaped.
+From the top: a warning banner (``role="alert"``) when the run is partial; the title; the
+score with its 95% interval, the counts and the run's header (start and end in UTC, wall-clock
+duration, aeval version, concurrency, commit, model usage, warnings); a table per tag and per
+strategy with each score's interval; a *Repeats* section (pass@k, pass^k, output agreement,
+flaky pairs, inconsistent samples) when samples were repeated; then every row held, failures
+first, each with its outcome badge and a ``<details>`` element holding the sample's
+parameters, expected output, output, tags, the explanation, the error, the metadata as JSON
+and the durations.
+
+Above the rows, filter buttons (not passed, failed, errors, unscored, skipped, flaky, passed,
+all) and a search box work offline through one small inline script; the address keeps the
+view, so ``report.html#filter=failed&q=paris`` opens filtered. Without scripts the controls
+stay hidden and every row shows. The page's Content-Security-Policy admits only that script
+and the inline style, and no network at all. Every value that comes from the user is
+HTML-escaped, values longer than 2000 characters are cut (their length shown), and characters
+HTML forbids (controls, lone surrogates) are written as ``\\x..`` / ``\\u....`` escapes.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
 from html import escape
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._numbers import format_number, format_percent
+import orjson
+
+from .._jsonsafe import dumps, safe_text
+from .._numbers import format_interval, format_number, format_percent
+from .._results import Outcome
 from ._base import check_options
+from ._header import (
+    failures_first,
+    header_facts,
+    parameters_text,
+    partial_banner,
+    score_text,
+    truncated,
+)
 from ._values import display_value
 
 if TYPE_CHECKING:
-    from .._report import EvaluationReport
+    from .._report import EvaluationReport, RepeatStatistics
     from .._results import EvaluationRow
 
 __all__ = ["HtmlFormatter"]
 
 _DEFAULTS: dict[str, Any] = {"title": "Evaluation Report", "include_details": True}
 _NUM = ' class="num"'
+_WARNING = ' class="warning"'
+_CELL_LENGTH = 300
+"""Longest explanation or error shown in the table of rows; the details hold more."""
 
 _STYLE = """
 :root { color: #1f2328; background: #ffffff; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
   line-height: 1.5; }
-main { max-width: 72rem; margin: 0 auto; padding: 1.5rem; }
+main { max-width: 80rem; margin: 0 auto; padding: 1.5rem; }
 h1 { margin: 0 0 0.5rem; font-size: 1.75rem; }
 h2 { margin-top: 2rem; font-size: 1.25rem; }
+h3 { margin-top: 1.25rem; font-size: 1.05rem; }
+.banner { margin: 0 0 1rem; padding: 0.75rem 1rem; border: 2px solid #9a6700;
+  border-left-width: 0.5rem; background: #fff8c5; color: #4d2d00; font-weight: 600; }
 .score { margin: 0; font-size: 1.1rem; }
 .score strong { display: block; font-size: 3rem; line-height: 1.1; }
+.interval { color: #57606a; }
 .counts { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; list-style: none; padding: 0; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1rem; }
+.facts dd.warning { color: #9a6700; font-weight: 600; }
 .note, .muted { color: #57606a; }
-table { border-collapse: collapse; width: 100%; margin-top: 0.5rem; }
+table { border-collapse: collapse; margin-top: 0.5rem; }
+#rows { width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left;
-  vertical-align: top; }
+  vertical-align: top; overflow-wrap: break-word; }
+td.text { overflow-wrap: anywhere; }
+td.details { min-width: 18rem; }
 th { background: #f6f8fa; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+[hidden] { display: none !important; }
 .badge { display: inline-block; padding: 0 0.5rem; border-radius: 1rem; color: #ffffff;
-  font-size: 0.85rem; font-weight: 600; text-transform: uppercase; }
+  font-size: 0.85rem; font-weight: 600; text-transform: uppercase; white-space: nowrap; }
 .passed { background: #1a7f37; }
 .failed { background: #b42318; }
 .unscored { background: #7a4d00; }
 .error { background: #6639ba; }
+.skipped { background: #57606a; }
+.flag { display: inline-block; margin-left: 0.25rem; padding: 0 0.4rem; border: 1px solid #9a6700;
+  border-radius: 1rem; color: #7a4d00; font-size: 0.8rem; }
+.filters { position: sticky; top: 0; z-index: 1; display: flex; flex-wrap: wrap;
+  align-items: center; gap: 0.5rem 1rem; padding: 0.5rem 0; background: #ffffff; }
+.filters [role="group"] { display: flex; flex-wrap: wrap; gap: 0.25rem; }
+.filters button { padding: 0.2rem 0.6rem; border: 1px solid #d0d7de; border-radius: 0.4rem;
+  background: #f6f8fa; color: inherit; font: inherit; cursor: pointer; }
+.filters button[aria-pressed="true"] { border-color: #0550ae; background: #0550ae;
+  color: #ffffff; }
+.filters input { padding: 0.2rem 0.4rem; font: inherit; min-width: 16rem; }
+.filters p { margin: 0; }
 pre { margin: 0.25rem 0 0.5rem; padding: 0.5rem; background: #f6f8fa; white-space: pre-wrap;
   overflow-wrap: anywhere; }
 summary { cursor: pointer; color: #0550ae; }
@@ -56,14 +108,129 @@ dt { font-weight: 600; }
 dd { margin: 0; }
 """
 
+_SCRIPT = """
+(() => {
+  "use strict";
+  const form = document.getElementById("filters");
+  const table = document.getElementById("rows");
+  if (!form || !table) return;
+  const rows = Array.from(table.tBodies[0].rows);
+  const buttons = Array.from(form.querySelectorAll("button[data-filter]"));
+  const names = new Set(buttons.map((button) => button.dataset.filter));
+  const search = document.getElementById("search");
+  const shown = document.getElementById("shown");
+  const special = {
+    all: () => true,
+    "not-passed": (row) => row.dataset.outcome !== "passed",
+    flaky: (row) => row.dataset.flaky === "true",
+  };
+  let filter = "all";
+  const kept = (row) =>
+    filter in special ? special[filter](row) : row.dataset.outcome === filter;
+  function show(record) {
+    const terms = search.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    let count = 0;
+    for (const row of rows) {
+      const text = row.dataset.search || "";
+      const visible = kept(row) && terms.every((term) => text.includes(term));
+      row.hidden = !visible;
+      count += visible ? 1 : 0;
+    }
+    for (const button of buttons) {
+      button.setAttribute("aria-pressed", String(button.dataset.filter === filter));
+    }
+    shown.textContent = `Showing ${count} of ${rows.length} rows`;
+    if (!record) return;
+    const params = new URLSearchParams();
+    if (filter !== "all") params.set("filter", filter);
+    if (terms.length) params.set("q", search.value.trim());
+    const hash = params.toString();
+    try {
+      history.replaceState(null, "", hash ? `#${hash}` : location.pathname + location.search);
+    } catch (refused) {
+      // A browser may refuse to rewrite a file:// address; the view is right regardless.
+    }
+  }
+  function read() {
+    const params = new URLSearchParams(location.hash.slice(1));
+    const wanted = params.get("filter");
+    filter = wanted !== null && names.has(wanted) ? wanted : "all";
+    search.value = params.get("q") || "";
+    show(false);
+  }
+  for (const button of buttons) {
+    button.addEventListener("click", () => {
+      filter = button.dataset.filter;
+      show(true);
+    });
+  }
+  search.addEventListener("input", () => show(true));
+  form.addEventListener("submit", (event) => event.preventDefault());
+  window.addEventListener("hashchange", read);
+  form.hidden = false;
+  read();
+})();
+"""
+
+
+def _digest(source: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
+
+
+_POLICY = (
+    f"default-src 'none'; script-src '{_digest(_SCRIPT)}'; style-src '{_digest(_STYLE)}'; "
+    "form-action 'none'; base-uri 'none'"
+)
+
+_FILTERS = (
+    ("all", "All"),
+    ("not-passed", "Not passed"),
+    ("failed", "Failed"),
+    ("error", "Errors"),
+    ("unscored", "Unscored"),
+    ("skipped", "Skipped"),
+    ("flaky", "Flaky"),
+    ("passed", "Passed"),
+)
+
+_SUSPECT = re.compile("[^\t\n\x0c\r\x20-\x7e\xa0-\ud7ff\ue000-\ufdcf\ufdf0-\ufffd]")
+"""Characters HTML forbids (controls, noncharacters, surrogates), and every astral character:
+one class scans a long page several times faster than one listing the astral noncharacters."""
+
+
+def _forbidden(char: str) -> bool:
+    code = ord(char)
+    return code <= 0xFFFF or code & 0xFFFE == 0xFFFE
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if not _forbidden(char):
+        return char
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _json_escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    return json.dumps(char)[1:-1] if _forbidden(char) else char
+
+
+def _valid(page: str) -> str:
+    """``page`` with the characters HTML forbids (and lone surrogates) written as escapes."""
+    return _SUSPECT.sub(_escaped, safe_text(page))
+
 
 class HtmlFormatter:
     """Renders a report as one self-contained HTML page (see the module docstring).
 
     Options:
         title (str): The page's title and heading (default ``"Evaluation Report"``).
-        include_details (bool): Each row's output and expected output in a ``<details>``
-            element (default ``True``); ``False`` leaves the outputs out.
+        include_details (bool): Each row's parameters, outputs, metadata and error detail in a
+            ``<details>`` element (default ``True``); ``False`` leaves the inputs and outputs
+            out of the page, search included.
     """
 
     name: ClassVar[str] = "html"
@@ -78,53 +245,66 @@ class HtmlFormatter:
         """
         resolved = check_options(self.name, options, _DEFAULTS)
         title = escape(resolved["title"])
+        banner = partial_banner(report)
+        rows = _rows(report, include_details=resolved["include_details"])
         parts = [
             "<!DOCTYPE html>",
             '<html lang="en">',
             "<head>",
             '<meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{title}</title>",
+            f"<title>{title}{' (PARTIAL RUN)' if banner else ''}</title>",
             f"<style>{_STYLE}</style>",
             "</head>",
             "<body>",
             "<main>",
+            *([f'<div class="banner" role="alert">{escape(banner)}</div>'] if banner else []),
             f"<h1>{title}</h1>",
-            f'<p class="score">Global score <strong>{format_percent(report.score)}</strong></p>',
+            _score(report),
             _counts(report),
-            *_usage(report),
+            _facts(report),
             *_tag_table(report),
             *_strategy_table(report),
-            *_rows(report, include_details=resolved["include_details"]),
+            *_repeats(report.repeat_statistics),
+            *rows,
             "</main>",
+            *([f"<script>{_SCRIPT}</script>"] if report.evaluations else []),
             "</body>",
             "</html>",
             "",
         ]
-        return "\n".join(parts)
+        return _valid("\n".join(parts))
+
+
+def _grid(headers: Iterable[str], rows: Iterable[Iterable[str]], *, labels: int = 1) -> list[str]:
+    """A table whose first cell of each row heads it; columns from ``labels`` on are numbers."""
+    head = "".join(
+        f'<th scope="col"{"" if i < labels else _NUM}>{h}</th>' for i, h in enumerate(headers)
+    )
+    body = []
+    for cells in rows:
+        first, *rest = cells
+        body.append(
+            f'<tr><th scope="row">{first}</th>'
+            + "".join(
+                f"<td{'' if i + 1 < labels else _NUM}>{cell}</td>" for i, cell in enumerate(rest)
+            )
+            + "</tr>"
+        )
+    return ["<table>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *body, "</tbody>", "</table>"]
 
 
 def _table(heading: str, headers: list[str], rows: list[list[str]]) -> list[str]:
-    head = "".join(
-        f'<th scope="col"{"" if i == 0 else _NUM}>{h}</th>' for i, h in enumerate(headers)
+    return ["<section>", f"<h2>{heading}</h2>", *_grid(headers, rows), "</section>"]
+
+
+def _score(report: EvaluationReport) -> str:
+    percent, _, rest = score_text(report).partition(" ")
+    return (
+        f'<p class="score">Global score <strong>{percent}</strong> '
+        f'<span class="interval">{escape(rest)}</span></p>'
     )
-    body = [
-        f'<tr><th scope="row">{cells[0]}</th>'
-        + "".join(f"<td{_NUM}>{cell}</td>" for cell in cells[1:])
-        + "</tr>"
-        for cells in rows
-    ]
-    return [
-        "<section>",
-        f"<h2>{heading}</h2>",
-        "<table>",
-        f"<thead><tr>{head}</tr></thead>",
-        "<tbody>",
-        *body,
-        "</tbody>",
-        "</table>",
-        "</section>",
-    ]
 
 
 def _counts(report: EvaluationReport) -> str:
@@ -133,23 +313,22 @@ def _counts(report: EvaluationReport) -> str:
         ("Passed", report.passed_count),
         ("Failed", report.failed_count),
         ("Unscored", report.unscored_count),
+        ("Skipped", report.skipped_count),
         ("Errors", report.error_count),
+        ("Failed calls", report.function_error_count),
     ]
+    if report.repeat_statistics is not None:
+        counts.append(("Flaky pairs", len(report.flaky)))
     items = "".join(f"<li>{label}: <strong>{count}</strong></li>" for label, count in counts)
     return f'<ul class="counts">{items}</ul>'
 
 
-def _usage(report: EvaluationReport) -> list[str]:
-    usage = report.usage
-    if not (usage.retries or usage.total_tokens or usage.cost):
-        return []
-    line = (
-        f"Model usage: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion "
-        f"tokens · {usage.retries} retries"
+def _facts(report: EvaluationReport) -> str:
+    items = "".join(
+        f"<dt>{escape(label)}</dt><dd{_WARNING if label == 'Warning' else ''}>{escape(value)}</dd>"
+        for label, value in header_facts(report)
     )
-    if usage.cost:
-        line += f" · ${usage.cost:.4f}"
-    return [f'<p class="usage">{line}</p>']
+    return f'<dl class="facts">{items}</dl>'
 
 
 def _tag_table(report: EvaluationReport) -> list[str]:
@@ -157,22 +336,53 @@ def _tag_table(report: EvaluationReport) -> list[str]:
     if not stats:
         return []
     rows = [
-        [escape(tag), str(s.total), str(s.passed), format_percent(s.score)]
+        [
+            escape(tag),
+            str(s.samples),
+            str(s.total),
+            str(s.passed),
+            format_percent(s.score),
+            format_interval(s.score, s.confidence_interval()),
+        ]
         for tag, s in stats.items()
     ]
-    return _table("Score per tag", ["Tag", "Rows", "Passed", "Score"], rows)
+    return _table("Score per tag", ["Tag", "Samples", "Rows", "Passed", "Score", "95% CI"], rows)
 
 
 def _strategy_table(report: EvaluationReport) -> list[str]:
     stats = report.strategy_statistics
     if not stats:
         return []
-    headers = ["Strategy", "Rows", "Passed", "Failed", "Unscored", "Errors", "Score", "Mean score"]
+    headers = [
+        "Strategy",
+        "Samples",
+        "Rows",
+        "Passed",
+        "Failed",
+        "Unscored",
+        "Skipped",
+        "Errors",
+        "Score",
+        "95% CI",
+        "Mean score",
+    ]
     rows = [
         [
             escape(name),
-            *(str(n) for n in (s.total, s.passed, s.failed, s.unscored, s.errors)),
+            *(
+                str(n)
+                for n in (
+                    s.moments.clusters,
+                    s.total,
+                    s.passed,
+                    s.failed,
+                    s.unscored,
+                    s.skipped,
+                    s.errors,
+                )
+            ),
             format_percent(s.score),
+            format_interval(s.score, s.confidence_interval()),
             "—" if s.mean_score is None else format_number(s.mean_score),
         ]
         for name, s in stats.items()
@@ -180,55 +390,199 @@ def _strategy_table(report: EvaluationReport) -> list[str]:
     return _table("Score per strategy", headers, rows)
 
 
-def _rows(report: EvaluationReport, *, include_details: bool) -> list[str]:
-    parts = ["<section>", "<h2>Evaluations</h2>"]
-    held = len(report.evaluations)
-    if not report.holds_all_rows and held < report.evaluation_count:
+def _repeats(stats: RepeatStatistics | None) -> list[str]:
+    if stats is None:
+        return []
+    parts = [
+        '<section id="repeats">',
+        "<h2>Repeats</h2>",
+        f"<p>Each sample ran {stats.repeats} times: {stats.pairs} (sample, strategy) pairs, "
+        f"{len(stats.flaky)} of them flaky.</p>",
+        *_grid(
+            ["k", "pass@k", "pass^k"],
+            (
+                [str(k), format_percent(100 * stats.pass_at_k[k]), format_percent(100 * at_all)]
+                for k, at_all in sorted(stats.pass_hat_k.items())
+            ),
+        ),
+        '<p class="note">pass@k: the chance that at least one of k runs passes; pass^k: that '
+        "all k pass (unbiased estimates, averaged over the pairs).</p>",
+    ]
+    if stats.output_agreement is not None:
         parts.append(
-            f'<p class="note">This report holds {held} of {report.evaluation_count} '
+            f"<p>Output agreement: {format_percent(100 * stats.output_agreement)} of repeats "
+            f"give the most common output ({len(stats.inconsistent)} samples disagree).</p>"
+        )
+    if stats.flaky:
+        parts += [
+            "<h3>Flaky pairs</h3>",
+            *_grid(
+                ["Sample", "Strategy", "Passed", "Pass rate"],
+                (
+                    [
+                        escape(case.sample),
+                        escape(case.strategy) if case.strategy is not None else "(function)",
+                        f"{case.passed}/{case.runs} passed",
+                        format_percent(case.pass_rate),
+                    ]
+                    for case in stats.flaky
+                ),
+                labels=2,
+            ),
+        ]
+    if stats.inconsistent:
+        parts += [
+            "<h3>Inconsistent outputs</h3>",
+            *_grid(
+                ["Sample", "Agreement"],
+                ([escape(name), format_percent(100 * share)] for name, share in stats.inconsistent),
+            ),
+        ]
+    parts.append("</section>")
+    return parts
+
+
+def _rows(report: EvaluationReport, *, include_details: bool) -> list[str]:
+    parts = ['<section id="evaluations">', "<h2>Evaluations</h2>"]
+    held = report.evaluations
+    if not report.holds_all_rows and len(held) < report.evaluation_count:
+        parts.append(
+            f'<p class="note">This report holds {len(held)} of {report.evaluation_count} '
             "evaluations; the others were not kept.</p>"
         )
     if not held:
         parts += ['<p class="note">No evaluations to show.</p>', "</section>"]
         return parts
+    flaky = {(case.sample, case.strategy) for case in report.flaky}
+    parts += _filters(held, sum((row.name, row.strategy) in flaky for row in held))
     headers = ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error"]
     if include_details:
-        headers.append("Outputs")
+        headers.append("Details")
     head = "".join(f'<th scope="col"{_NUM if h == "Score" else ""}>{h}</th>' for h in headers)
-    repeated = any(row.repeat for row in report.evaluations)
-    parts += ["<table>", f"<thead><tr>{head}</tr></thead>", "<tbody>"]
+    repeated = any(row.repeat for row in held)
+    parts += ['<table id="rows">', f"<thead><tr>{head}</tr></thead>", "<tbody>"]
     parts += [
-        _row(row, repeated=repeated, include_details=include_details) for row in report.evaluations
+        _row(
+            row,
+            repeated=repeated,
+            flaky=(row.name, row.strategy) in flaky,
+            include_details=include_details,
+        )
+        for row in failures_first(held)
     ]
     parts += ["</tbody>", "</table>", "</section>"]
     return parts
 
 
-def _row(row: EvaluationRow, *, repeated: bool, include_details: bool) -> str:
+def _filters(rows: Iterable[EvaluationRow], flaky: int) -> list[str]:
+    counts: dict[str, int] = {"flaky": flaky}
+    total = 0
+    for row in rows:
+        total += 1
+        counts[row.outcome.value] = counts.get(row.outcome.value, 0) + 1
+    counts["all"] = total
+    counts["not-passed"] = total - counts.get("passed", 0)
+    buttons = "".join(
+        f'<button type="button" data-filter="{key}" aria-pressed="{str(key == "all").lower()}">'
+        f"{label} ({counts.get(key, 0)})</button>"
+        for key, label in _FILTERS
+    )
+    return [
+        '<form id="filters" class="filters" role="search" hidden>',
+        f'<div role="group" aria-label="Show rows">{buttons}</div>',
+        '<label for="search">Search</label>',
+        '<input type="search" id="search" autocomplete="off" '
+        'placeholder="sample, strategy, output, error…">',
+        f'<p id="shown" aria-live="polite">Showing {total} of {total} rows</p>',
+        "</form>",
+        '<noscript><p class="note">The filters and the search need JavaScript; every row is '
+        "shown below, failures first.</p></noscript>",
+    ]
+
+
+def _row(row: EvaluationRow, *, repeated: bool, flaky: bool, include_details: bool) -> str:
     name = f"{row.name} [repeat {row.repeat + 1}]" if repeated else row.name
     strategy = (
         escape(row.strategy) if row.strategy is not None else '<span class="muted">function</span>'
     )
     outcome = row.outcome.value
-    score = "unscored" if row.score is None else format_percent(row.score * 100)
+    if row.score is not None:
+        score = format_percent(row.score * 100)
+    else:
+        score = "—" if row.outcome is Outcome.SKIPPED else "unscored"
     error = str(row.error) if row.error is not None else ""
     explanation = row.explanation or ""
-    if error and explanation.endswith(error):
-        explanation = ""
+    shown_explanation = "" if error and explanation.endswith(error) else explanation
+    error_cell = escape(truncated(error, _CELL_LENGTH))
+    if row.function_failed:
+        error_cell += ' <span class="muted">(the call failed)</span>'
+    flag = ' <span class="flag">flaky</span>' if flaky else ""
     cells = [
         f'<th scope="row">{escape(name)}</th>',
         f"<td>{strategy}</td>",
-        f'<td><span class="badge {outcome}">{outcome}</span></td>',
+        f'<td><span class="badge {outcome}">{outcome}</span>{flag}</td>',
         f"<td{_NUM}>{score}</td>",
-        f"<td>{escape(explanation)}</td>",
-        f"<td>{escape(error)}</td>",
+        f'<td class="text">{escape(truncated(shown_explanation, _CELL_LENGTH))}</td>',
+        f'<td class="text">{error_cell}</td>',
     ]
+    searched = [name, row.strategy or "function", *row.tags, explanation, error]
     if include_details:
-        cells.append(
-            "<td><details><summary>Output and expected output</summary><dl>"
-            f"<dt>Output</dt><dd><pre>{escape(display_value(row.output))}</pre></dd>"
-            "<dt>Expected output</dt>"
-            f"<dd><pre>{escape(display_value(row.expected_output))}</pre></dd>"
-            "</dl></details></td>"
+        searched += [
+            parameters_text(row.sample),
+            display_value(row.expected_output),
+            display_value(row.output),
+        ]
+        cells.append(f'<td class="details">{_details(row, shown_explanation)}</td>')
+    search = "\n".join(truncated(text) for text in searched if text).lower()
+    return (
+        f'<tr data-outcome="{outcome}" data-flaky="{str(flaky).lower()}" '
+        f'data-search="{escape(search)}">{"".join(cells)}</tr>'
+    )
+
+
+def _pre(text: str) -> str:
+    return f"<pre>{escape(truncated(text))}</pre>"
+
+
+def _details(row: EvaluationRow, explanation: str) -> str:
+    sample = row.sample
+    items = [
+        ("Parameters", _pre(parameters_text(sample))),
+        ("Expected output", _pre(display_value(sample.expected_output))),
+        ("Output", _pre(display_value(row.output))),
+    ]
+    if sample.tags:
+        items.append(("Tags", escape(", ".join(sample.tags))))
+    if explanation:
+        items.append(("Explanation", _pre(explanation)))
+    error = row.error
+    if error is not None:
+        said = (
+            "<p>The function under test failed, so the strategy could not run.</p>"
+            if row.function_failed
+            else "<p>The strategy raised.</p>"
         )
-    return f"<tr>{''.join(cells)}</tr>"
+        trace = (
+            f"<details><summary>Traceback</summary>{_pre(error.traceback)}</details>"
+            if error.traceback
+            else ""
+        )
+        items.append(("Error", f"{said}{_pre(str(error))}{trace}"))
+    if sample.metadata:
+        items.append(("Sample metadata", _json(sample.metadata)))
+    if row.metadata:
+        items.append(("Result metadata", _json(row.metadata)))
+    durations = f"function call {row.duration:.3f} s"
+    if row.strategy is not None and not row.function_failed:
+        durations += f" · strategy {row.strategy_duration:.3f} s"
+    items.append(("Duration", durations))
+    body = "".join(f"<dt>{label}</dt><dd>{value}</dd>" for label, value in items)
+    return f"<details><summary>Details</summary><dl>{body}</dl></details>"
+
+
+def _json(metadata: Mapping[str, Any]) -> str:
+    """Pretty JSON that stays valid JSON on the page (forbidden characters as ``\\u`` escapes)."""
+    data, notes = dumps(dict(metadata), option=orjson.OPT_INDENT_2)
+    text = _SUSPECT.sub(_json_escaped, data.decode())
+    stand_ins = "".join(f'<p class="note">{escape(note)}</p>' for note in notes)
+    return _pre(text) + stand_ins

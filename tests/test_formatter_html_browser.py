@@ -1,0 +1,206 @@
+"""The HTML report in a real browser: headless Chromium, scripts on and off.
+
+``test_chromium_applies_the_filter_in_the_address`` needs only Chromium (Debian's
+``chromium`` package, or the path in ``AEVAL_CHROMIUM``); the tests that click and type drive
+it with Playwright's Python package, which is told to use that Chromium and never downloads a
+browser of its own. Each test skips, saying what is missing, when its tools are absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from test_formatter_html import HOSTILE, Node, parse, repeated_report
+
+from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+CHROMIUM = os.environ.get("AEVAL_CHROMIUM") or shutil.which("chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ROWS = "#rows tbody tr"
+
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no Chromium: apt-get install -y --no-install-recommends chromium "
+    "(or set AEVAL_CHROMIUM to a Chromium binary)",
+)
+pytestmark = needs_chromium
+
+
+def write(report: EvaluationReport, directory: Path) -> str:
+    path = directory / "report.html"
+    path.write_text(report.format("html"), encoding="utf-8")
+    return path.as_uri()
+
+
+def shown(page: Page) -> list[tuple[str, str]]:
+    """(outcome, flaky flag) of every row the browser shows."""
+    return [
+        (row.get_attribute("data-outcome") or "", row.get_attribute("data-flaky") or "")
+        for row in page.locator(f"{ROWS}:visible").all()
+    ]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    sync_api = pytest.importorskip(
+        "playwright.sync_api",
+        reason="no Playwright: pip install playwright (its driver only; "
+        "never run 'playwright install')",
+    )
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context()
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("console", lambda message: problems.append(message.text))
+    page.on("dialog", lambda dialog: problems.append(f"dialog: {dialog.message}"))
+    yield page
+    context.close()
+    assert problems == [], "the page logged errors (a CSP violation logs one) or opened a dialog"
+
+
+def test_clicking_a_filter_hides_the_other_rows(page: Page, tmp_path: Path) -> None:
+    page.goto(write(repeated_report(), tmp_path))
+    assert page.locator("#filters").is_visible(), "the script revealed the controls"
+    assert page.locator("noscript").count() == 1
+    assert len(shown(page)) == 18
+    assert page.locator("#shown").inner_text() == "Showing 18 of 18 rows"
+
+    page.get_by_role("button", name="Failed (4)", exact=True).click()
+    assert shown(page) == [("failed", "true")] + [("failed", "false")] * 3
+    assert page.locator("#shown").inner_text() == "Showing 4 of 18 rows"
+    assert (
+        page.get_by_role("button", name="Failed (4)", exact=True).get_attribute("aria-pressed")
+        == "true"
+    )
+    assert (
+        page.get_by_role("button", name="All (18)", exact=True).get_attribute("aria-pressed")
+        == "false"
+    )
+    assert page.url.endswith("report.html#filter=failed")
+
+    page.get_by_role("button", name="Flaky (9)", exact=True).click()
+    assert [flag for _, flag in shown(page)] == ["true"] * 9
+    page.get_by_role("button", name="Not passed (9)", exact=True).click()
+    assert sorted({outcome for outcome, _ in shown(page)}) == ["error", "failed", "skipped"]
+    page.get_by_role("button", name="Passed (9)", exact=True).click()
+    assert {outcome for outcome, _ in shown(page)} == {"passed"} and len(shown(page)) == 9
+    page.get_by_role("button", name="All (18)", exact=True).click()
+    assert len(shown(page)) == 18
+    assert page.url.endswith("report.html")
+
+
+def test_typing_in_the_search_box_filters_rows(page: Page, tmp_path: Path) -> None:
+    page.goto(write(repeated_report(), tmp_path))
+    search = page.get_by_label("Search")
+    search.press_sequentially("BONN")
+    assert shown(page) == [("failed", "false"), ("skipped", "false")] * 2, "outputs are searched"
+    assert page.locator("#shown").inner_text() == "Showing 4 of 18 rows"
+    page.get_by_role("button", name="Skipped (3)", exact=True).click()
+    assert shown(page) == [("skipped", "false")] * 2, "the filter and the search combine"
+    assert page.url.endswith("#filter=skipped&q=BONN")
+    search.fill("")
+    assert len(shown(page)) == 3
+    search.press_sequentially("30 s  judge")
+    page.get_by_role("button", name="All (18)", exact=True).click()
+    assert shown(page) == [("error", "true")], "every word must match"
+    assert page.locator(f"{ROWS}:visible th").inner_text() == "slow [repeat 2]"
+    search.fill("no such text")
+    assert shown(page) == []
+    assert page.locator("#shown").inner_text() == "Showing 0 of 18 rows"
+
+
+def test_the_address_opens_a_filtered_view(page: Page, tmp_path: Path) -> None:
+    url = write(repeated_report(), tmp_path)
+    page.goto(f"{url}#filter=error&q=exact")
+    assert shown(page) == [("error", "true")]
+    assert page.get_by_label("Search").input_value() == "exact"
+    assert (
+        page.get_by_role("button", name="Errors (2)", exact=True).get_attribute("aria-pressed")
+        == "true"
+    )
+    page.evaluate("location.hash = 'filter=skipped'")
+    page.wait_for_function("document.getElementById('shown').textContent.startsWith('Showing 3')")
+    assert shown(page) == [("skipped", "false")] * 3
+    assert page.get_by_label("Search").input_value() == ""
+    page.goto(f"{url}#filter=nonsense")
+    assert len(shown(page)) == 18, "an unknown filter shows everything"
+
+
+def test_without_scripts_every_row_shows(browser: Browser, tmp_path: Path) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(write(repeated_report(), tmp_path) + "#filter=failed")
+        assert not page.locator("#filters").is_visible()
+        assert len(shown(page)) == 18
+        assert "every row is shown" in page.locator("main").inner_text()
+    finally:
+        context.close()
+
+
+def test_hostile_values_run_nothing(page: Page, tmp_path: Path) -> None:
+    attack = f"<img src=x onerror=alert(1)>{HOSTILE}"
+    sample = EvaluationSample(attack, [attack], attack, tags=[attack], metadata={attack: attack})
+    rows = [
+        EvaluationRow.from_result(sample, attack, attack, EvaluationResult.failing(0.0, attack)),
+        EvaluationRow.from_result(sample, "Exact", "ok", EvaluationResult.passing(), position=1),
+    ]
+    page.goto(write(EvaluationReport(rows), tmp_path))
+    page.get_by_role("button", name="Failed (1)", exact=True).click()
+    assert shown(page) == [("failed", "false")]
+    assert page.locator(f"{ROWS}:visible th").inner_text().startswith("<img src=x")
+    page.get_by_label("Search").fill("onerror=alert(1)>")
+    assert len(shown(page)) == 1
+    assert page.evaluate("document.querySelectorAll('img, script').length") == 1
+
+
+def test_chromium_applies_the_filter_in_the_address(tmp_path: Path) -> None:
+    url = write(repeated_report(), tmp_path)
+    result = subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            *ARGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            f"{url}#filter=skipped&q=bonn",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    root = parse("<!DOCTYPE html>" + result.stdout)
+    [table] = [t for t in root.find_all("table") if t.attrs.get("id") == "rows"]
+    rows: list[Node] = table.find("tbody").find_all("tr")
+    visible = [tr.attrs["data-outcome"] for tr in rows if "hidden" not in tr.attrs]
+    assert visible == ["skipped", "skipped"]
+    [form] = [f for f in root.find_all("form") if f.attrs.get("id") == "filters"]
+    assert "hidden" not in form.attrs
+    [status] = [p for p in form.find_all("p") if p.attrs.get("id") == "shown"]
+    assert status.text() == "Showing 2 of 18 rows"
