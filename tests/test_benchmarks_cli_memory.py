@@ -1,0 +1,17 @@
+"""Smoke test of benchmarks/bench_cli_memory.py: it runs and prints its figures (no limits)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _benchmarks import quick_figures
+
+
+def test_prints_both_engines_at_both_sizes(tmp_path: Path) -> None:
+    done, figures = quick_figures("bench_cli_memory.py", tmp_path / "figures.json")
+    assert "aeval run peak memory over JSONL (quick mode)" in done.stdout
+    assert "load whole (baseline)" in done.stdout
+    assert figures["figures"]["sizes"] == [2000, 20000]
+    largest = figures["figures"]["aeval run"][-1]
+    assert (largest["samples"], largest["rows"], largest["failed"]) == (20000, 40000, 200)
+    assert all(entry["exit"] == 0 for entry in figures["figures"]["load whole (baseline)"])
