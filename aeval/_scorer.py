@@ -49,7 +49,7 @@ __all__ = ["RowStream", "Scorer", "ScorerStatistics"]
 
 _T = TypeVar("_T")
 SampleSource = Iterable[EvaluationSample] | AsyncIterable[EvaluationSample]
-FunctionUnderTest = Callable[[Parameters], Any]
+FunctionUnderTest = Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True)
