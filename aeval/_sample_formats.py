@@ -17,6 +17,7 @@ import orjson
 import yaml
 
 from ._exceptions import SampleLoadError
+from ._limits import depth_message, too_deep, yaml_limit_problem
 from ._samples import EvaluationSample
 
 __all__ = [
@@ -34,6 +35,7 @@ _JSON_EXTENSIONS = (".json",)
 _JSONL_EXTENSIONS = (".jsonl", ".ndjson")
 BOM = b"\xef\xbb\xbf"
 _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_ORJSON_DEPTH = "depth limit exceeded"
 
 _SAMPLE_FORM = {
     "yaml": (
@@ -322,9 +324,21 @@ def _decode(data: bytes, source: str) -> str:
         ) from exc
 
 
-def _parse_yaml(data: bytes, source: str) -> Parsed:
-    loader = _YamlLoader(_decode(data, source))
+def _check_yaml_limits(text: str, source: str) -> None:
+    loader = _YamlLoader(text)
     try:
+        problem = yaml_limit_problem(loader)
+    finally:
+        loader.dispose()
+    if problem is not None:
+        raise SampleLoadError(problem.message, source=source, line=problem.line)
+
+
+def _parse_yaml(data: bytes, source: str) -> Parsed:
+    text = _decode(data, source)
+    loader = _YamlLoader(text)
+    try:
+        _check_yaml_limits(text, source)
         root = loader.get_single_node()
         document = None if root is None else loader.construct_document(root)
     except yaml.MarkedYAMLError as exc:
@@ -363,43 +377,63 @@ def _parse_json(data: bytes, source: str) -> Parsed:
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise SampleLoadError(
-            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; "
-            "fix the syntax there",
-            source=source,
-            line=exc.lineno,
-        ) from exc
+        if exc.msg.startswith(_ORJSON_DEPTH):
+            reason = depth_message("the document", f"line {exc.lineno}, column {exc.colno}")
+        else:
+            reason = f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; "
+            reason += "fix the syntax there"
+        raise SampleLoadError(reason, source=source, line=exc.lineno) from exc
     if not isinstance(document, list):
         start = len(data) - len(data.lstrip())
         line = data.count(b"\n", 0, start) + 1
         raise _top_level_error(document, source, "json", line)
     lines = _JsonLines(data)
+    if too_deep(document):
+        index = next(i for i, item in enumerate(document) if too_deep(item, 2))
+        raise SampleLoadError(
+            depth_message(lines.label(index)), source=source, line=lines.item(index)
+        )
     return Parsed(source, _build_all(document, source, lines), lines)
+
+
+def _jsonl_item(raw: bytes, number: int, source: str) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if exc.msg.startswith(_ORJSON_DEPTH):
+            reason = depth_message("the line", f"column {exc.colno}")
+        else:
+            reason = f"invalid JSON at column {exc.colno}: {exc.msg}; write one sample object "
+            reason += "per line"
+        raise SampleLoadError(reason, source=source, line=number) from exc
+
+
+def _deep_line_error(source: str, number: int) -> SampleLoadError:
+    return SampleLoadError(depth_message("the line"), source=source, line=number)
 
 
 def parse_jsonl_line(raw: bytes, number: int, source: str) -> EvaluationSample:
     """Parse one non-blank JSONL line (``number`` is 1-based) into a sample."""
-    try:
-        item = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise SampleLoadError(
-            f"invalid JSON at column {exc.colno}: {exc.msg}; write one sample object per line",
-            source=source,
-            line=number,
-        ) from exc
+    item = _jsonl_item(raw, number, source)
+    if too_deep(item):
+        raise _deep_line_error(source, number)
     return _build_sample(item, 0, source, _JsonlLines([number]))
 
 
 def _parse_jsonl(data: bytes, source: str) -> Parsed:
-    samples: list[EvaluationSample] = []
+    items: list[Any] = []
     numbers: list[int] = []
     for number, raw in enumerate(data.removeprefix(BOM).split(b"\n"), start=1):
         if raw.strip():
-            samples.append(parse_jsonl_line(raw, number, source))
+            items.append(_jsonl_item(raw, number, source))
             numbers.append(number)
     if not numbers:
         raise empty_error(source, "jsonl")
-    return Parsed(source, samples, _JsonlLines(numbers))
+    if too_deep(items, 0):
+        index = next(i for i, item in enumerate(items) if too_deep(item))
+        raise _deep_line_error(source, numbers[index])
+    lines = _JsonlLines(numbers)
+    return Parsed(source, _build_all(items, source, lines), lines)
 
 
 PARSERS: dict[str, Callable[[bytes, str], Parsed]] = {  # format -> parse(data, source)

@@ -208,3 +208,52 @@ def test_a_missing_api_key_variable_is_a_config_error(
         f"{path}:7: strategies[0].model.api_key_env: the environment variable JUDGE_KEY is not "
         "set: export it with the API key"
     )
+
+
+LAUGHS = "\n".join(
+    [
+        '      a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+        *(f"      a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)),
+    ]
+)
+
+
+def test_a_yaml_alias_bomb_in_strategy_args_is_a_config_error(tmp_path: Path) -> None:
+    path = _config_with(tmp_path, f"  - class: mod:Strategy\n    args:\n{LAUGHS}\n")
+    assert path.stat().st_size < 1024
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    [problem] = caught.value.problems
+    assert problem == (
+        f"{path}:12: YAML aliases expand the document by more than 1,000,000 nodes (passed at "
+        "the alias *a5, line 12, column 16): write the repeated values out, or nest fewer "
+        "aliases inside aliases"
+    )
+
+
+@pytest.mark.parametrize("depth", [101, 5_000])
+def test_deep_nesting_in_the_config_is_a_config_error(tmp_path: Path, depth: int) -> None:
+    nested = "[" * (depth - 3) + "]" * (depth - 3)
+    path = _config_with(tmp_path, f"  - class: mod:Strategy\n    args: {{deep: {nested}}}\n")
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    assert str(caught.value) == (
+        f"{path}:5: the document nests deeper than 100 levels of lists "
+        "and mappings (line 5, column 114): flatten the data; aeval reads at most 100 levels"
+    )
+
+
+def test_config_nesting_at_the_limit_loads(tmp_path: Path) -> None:
+    nested = "[" * 96 + "]" * 96
+    path = _config_with(tmp_path, f"  - class: mod:Strategy\n    args: {{deep: {nested}}}\n")
+
+    config = load_config(path)
+
+    value = config.strategies[0]["args"]["deep"]
+    for _ in range(95):
+        (value,) = value
+    assert value == []

@@ -12,7 +12,7 @@ from typing import Any
 import aiofiles
 import pytest
 
-from aeval import _loaders, _sample_formats
+from aeval import _limits, _loaders, _sample_formats
 from aeval._exceptions import (
     NoLoaderError,
     SampleFileNotFoundError,
@@ -690,6 +690,164 @@ def test_broken_entry_point_names_itself(monkeypatch: pytest.MonkeyPatch) -> Non
             "declares it"
         )
         assert isinstance(error.__cause__, ModuleNotFoundError)
+
+
+# --- limits --------------------------------------------------------------------------------
+
+LAUGHS = "\n".join(
+    [
+        'a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+        *(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)),
+    ]
+)
+
+
+def test_a_yaml_alias_bomb_is_refused_at_the_alias_that_passes_the_limit(in_tmp: Path) -> None:
+    text = f"- name: laughs\n  parameters:\n    - {{{LAUGHS.replace(chr(10), ', ')}}}\n"
+    text += "  expected-output: a\n"
+    assert len(text) < 1024
+    (in_tmp / "bomb.yaml").write_text(text)
+
+    error = _load_error("bomb.yaml")
+
+    assert error.line == 3
+    assert str(error).startswith(
+        "bomb.yaml:3: YAML aliases expand the document by more than 1,000,000 nodes (passed at "
+        "the alias *a5, line 3, column "
+    )
+    assert str(error).endswith(
+        "): write the repeated values out, or nest fewer aliases inside aliases"
+    )
+
+
+def test_a_recursive_yaml_alias_is_refused(in_tmp: Path) -> None:
+    (in_tmp / "loop.yaml").write_text(
+        GOOD + "- name: loop\n  parameters: &p\n    - a\n    - *p\n  expected-output: a\n"
+    )
+
+    assert str(_load_error("loop.yaml")) == (
+        "loop.yaml:7: the alias *p (line 7, column 7) refers to a collection that contains "
+        "it: recursive data cannot be evaluated; remove the alias"
+    )
+
+
+def test_yaml_aliases_within_the_limits_load(in_tmp: Path) -> None:
+    (in_tmp / "shared.yaml").write_text(
+        "- name: a\n  parameters: &question [q, {lang: en}]\n  expected-output: x\n"
+        "  metadata: &meta {owner: support}\n"
+        "- name: b\n  parameters: *question\n  expected-output: y\n  metadata: *meta\n"
+    )
+
+    a, b = Samples.load_sync("shared.yaml")
+
+    assert b.parameters == a.parameters == Parameters(["q", {"lang": "en"}])
+    assert dict(b.metadata) == {"owner": "support"}
+
+
+def _nested(depth: int, *, flow: bool) -> str:
+    """A sample whose single parameter nests lists so that the file has ``depth`` levels."""
+    inner = depth - 3  # the list of samples, the sample mapping and 'parameters'
+    if flow:
+        value = "[" * inner + "1" + "]" * inner
+        return f"- name: deep\n  parameters: [{value}]\n  expected-output: a\n"
+    value = "".join(f"{'  ' * (level + 2)}- \n" for level in range(inner))[:-2]
+    value += f"{'  ' * (inner + 2)}- 1\n"
+    return f"- name: deep\n  parameters:\n{value}  expected-output: a\n"
+
+
+@pytest.mark.parametrize("flow", [True, False], ids=["flow", "block"])
+def test_yaml_nesting_at_the_limit_loads(in_tmp: Path, flow: bool) -> None:
+    (in_tmp / "deep.yaml").write_text(_nested(_limits.MAX_NESTING_DEPTH, flow=flow))
+
+    (sample,) = Samples.load_sync("deep.yaml")
+
+    value = sample.parameters[0]
+    for _ in range(_limits.MAX_NESTING_DEPTH - 4):
+        (value,) = value
+    assert value == [1]
+
+
+@pytest.mark.parametrize(
+    ("depth", "flow"),
+    [(101, True), (101, False), (5_000, True), (200_000, True)],
+    ids=["101-flow", "101-block", "5000-flow", "200000-flow"],
+)
+def test_yaml_nesting_beyond_the_limit_is_refused(in_tmp: Path, depth: int, flow: bool) -> None:
+    (in_tmp / "deep.yaml").write_text(_nested(depth, flow=flow))
+
+    error = _load_error("deep.yaml")
+
+    line = 2 if flow else 100
+    assert error.line == line
+    assert str(error).startswith(
+        f"deep.yaml:{line}: the document nests deeper than 100 levels of lists and mappings "
+        f"(line {line}, column "
+    )
+    assert str(error).endswith("): flatten the data; aeval reads at most 100 levels")
+
+
+def test_yaml_nesting_through_an_alias_is_refused(in_tmp: Path) -> None:
+    deep = "[" * 98 + "1" + "]" * 98
+    (in_tmp / "deep.yaml").write_text(
+        f"- name: a\n  parameters: [x]\n  expected-output: &deep {deep}\n"
+        "- name: b\n  parameters: [[*deep]]\n  expected-output: a\n"
+    )
+
+    assert str(_load_error("deep.yaml")) == (
+        "deep.yaml:5: the document nests deeper than 100 levels of lists and mappings (through "
+        "the alias at line 5, column 17): flatten the data; aeval reads at most 100 levels"
+    )
+
+
+def _deep_json(levels: int) -> str:
+    """A sample object nesting ``levels`` levels: itself, 'parameters' and lists inside."""
+    inner = "[" * (levels - 1) + "]" * (levels - 1)
+    return f'{{"name": "deep", "parameters": {inner}, "expected-output": "a"}}'
+
+
+@pytest.mark.parametrize("depth", [101, 1_100])
+def test_json_nesting_beyond_the_limit_is_refused(in_tmp: Path, depth: int) -> None:
+    good = '{"name": "ok", "parameters": [], "expected-output": "a"}'
+    (in_tmp / "deep.json").write_text(f"[\n{good},\n{_deep_json(depth - 1)}\n]")
+
+    error = _load_error("deep.json")
+
+    subject, where = ("item 2", "") if depth == 101 else ("the document", " (line 3, column 1055)")
+    assert str(error) == (
+        f"deep.json:3: {subject} nests deeper than 100 levels of lists and mappings{where}: "
+        "flatten the data; aeval reads at most 100 levels"
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("depth", [101, 1_100])
+async def test_jsonl_nesting_beyond_the_limit_is_refused(in_tmp: Path, depth: int) -> None:
+    good = '{"name": "ok", "parameters": [], "expected-output": "a"}'
+    (in_tmp / "deep.jsonl").write_text(f"{good}\n{_deep_json(depth)}\n")
+    where = "" if depth == 101 else " (column 1056)"
+    message = (
+        f"deep.jsonl:2: the line nests deeper than 100 levels of lists and mappings{where}: "
+        "flatten the data; aeval reads at most 100 levels"
+    )
+
+    assert str(_load_error("deep.jsonl")) == message
+    with pytest.raises(SampleLoadError) as info:
+        async for _ in stream_jsonl("deep.jsonl"):
+            pass
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("name", ["ok.json", "ok.jsonl"])
+def test_json_nesting_at_the_limit_loads(in_tmp: Path, name: str) -> None:
+    if name == "ok.json":
+        text = f"[{_deep_json(_limits.MAX_NESTING_DEPTH - 1)}]"
+    else:
+        text = _deep_json(_limits.MAX_NESTING_DEPTH)
+    (in_tmp / name).write_text(text)
+
+    (sample,) = Samples.load_sync(name)
+
+    assert sample.name == "deep"
 
 
 # --- URLs ----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from .._exceptions import AevalError
+from .._limits import yaml_limit_problem
 from ._schema import PathPart, Problem, Validator, load_schema, render_path
 
 __all__ = [
@@ -156,8 +157,15 @@ def _parse(path: Path) -> tuple[Any, dict[tuple[PathPart, ...], int]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(source, [f"{source}: cannot read the configuration: {exc}"]) from exc
     try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        limit = yaml_limit_problem(yaml.SafeLoader(text))
+        if limit is not None:
+            raise ConfigError(source, [f"{source}:{limit.line}: {limit.message}"])
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = None if node is None else loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = source if mark is None else f"{source}:{mark.line + 1}"
