@@ -427,6 +427,7 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
     try:
         pending = bytearray()
         number = 0
+        offset = 0
         found = False
         first = True
         while True:
@@ -434,7 +435,9 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
             if not chunk:
                 break
             if first:
-                chunk, first = chunk.removeprefix(BOM), False
+                first = False
+                if chunk.startswith(BOM):
+                    chunk, offset = chunk[len(BOM) :], len(BOM)
             pending += chunk
             cut = pending.rfind(b"\n")
             if cut < 0:
@@ -445,10 +448,11 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
                 number += 1
                 if raw.strip():
                     found = True
-                    yield parse_jsonl_line(raw, number, src)
+                    yield parse_jsonl_line(raw, number, src, offset=offset)
+                offset += len(raw) + 1
         if pending.strip():
             found = True
-            yield parse_jsonl_line(bytes(pending), number + 1, src)
+            yield parse_jsonl_line(bytes(pending), number + 1, src, offset=offset)
         if not found:
             raise empty_error(src, "jsonl")
     finally:

@@ -311,17 +311,40 @@ def _top_level_error(value: Any, source: str, fmt: str, line: int | None) -> Sam
     )
 
 
-def _decode(data: bytes, source: str) -> str:
+def _invalid_utf8_at(data: bytes) -> int | None:
     try:
-        return data.decode("utf-8-sig")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        raise SampleLoadError(
-            f"the file is not UTF-8 text (invalid byte at column {exc.start - line_start + 1}): "
-            "save it as UTF-8",
-            source=source,
-            line=data.count(b"\n", 0, exc.start) + 1,
-        ) from exc
+        return exc.start
+    return None
+
+
+def _not_utf8(
+    data: bytes, position: int, source: str, *, first_line: int = 1, offset: int = 0
+) -> SampleLoadError:
+    """The error for the byte at ``position`` of ``data``, which is not UTF-8.
+
+    ``data`` may be a part of the file: its first line is ``first_line`` of the file and its
+    first byte is at ``offset``.
+    """
+    line_start = data.rfind(b"\n", 0, position) + 1
+    if line_start == 0 and offset == 0 and data.startswith(BOM):
+        line_start = len(BOM)
+    column = len(data[line_start:position].decode("utf-8")) + 1
+    return SampleLoadError(
+        f"the file is not UTF-8 text (invalid byte 0x{data[position]:02X} at column {column}, "
+        f"byte offset {offset + position}): save it as UTF-8",
+        source=source,
+        line=first_line + data.count(b"\n", 0, position),
+    )
+
+
+def _decode(data: bytes, source: str) -> str:
+    text = data.removeprefix(BOM)
+    try:
+        return text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(data, len(data) - len(text) + exc.start, source) from exc
 
 
 def _check_yaml_limits(text: str, source: str) -> None:
@@ -370,13 +393,16 @@ def _yaml_error(exc: yaml.MarkedYAMLError, source: str) -> SampleLoadError:
     return SampleLoadError(reason + "; fix the syntax there", source=source, line=line)
 
 
-def _parse_json(data: bytes, source: str) -> Parsed:
-    data = data.removeprefix(BOM)
+def _parse_json(file: bytes, source: str) -> Parsed:
+    data = file.removeprefix(BOM)
     if not data.strip():
         raise empty_error(source, "json")
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        position = _invalid_utf8_at(file)
+        if position is not None:
+            raise _not_utf8(file, position, source) from exc
         if exc.msg.startswith(_ORJSON_DEPTH):
             reason = depth_message("the document", f"line {exc.lineno}, column {exc.colno}")
         else:
@@ -396,10 +422,13 @@ def _parse_json(data: bytes, source: str) -> Parsed:
     return Parsed(source, _build_all(document, source, lines), lines)
 
 
-def _jsonl_item(raw: bytes, number: int, source: str) -> Any:
+def _jsonl_item(raw: bytes, number: int, source: str, offset: int) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        position = _invalid_utf8_at(raw)
+        if position is not None:
+            raise _not_utf8(raw, position, source, first_line=number, offset=offset) from exc
         if exc.msg.startswith(_ORJSON_DEPTH):
             reason = depth_message("the line", f"column {exc.colno}")
         else:
@@ -412,9 +441,16 @@ def _deep_line_error(source: str, number: int) -> SampleLoadError:
     return SampleLoadError(depth_message("the line"), source=source, line=number)
 
 
-def parse_jsonl_line(raw: bytes, number: int, source: str) -> EvaluationSample:
-    """Parse one non-blank JSONL line (``number`` is 1-based) into a sample."""
-    item = _jsonl_item(raw, number, source)
+def parse_jsonl_line(raw: bytes, number: int, source: str, *, offset: int) -> EvaluationSample:
+    """Parse one non-blank JSONL line into a sample.
+
+    Args:
+        raw: The line, without its newline.
+        number: The line's 1-based number.
+        source: The file, for messages.
+        offset: Where the line starts in the file, to locate a byte that is not UTF-8.
+    """
+    item = _jsonl_item(raw, number, source, offset)
     if too_deep(item):
         raise _deep_line_error(source, number)
     return _build_sample(item, 0, source, _JsonlLines([number]))
@@ -423,10 +459,12 @@ def parse_jsonl_line(raw: bytes, number: int, source: str) -> EvaluationSample:
 def _parse_jsonl(data: bytes, source: str) -> Parsed:
     items: list[Any] = []
     numbers: list[int] = []
-    for number, raw in enumerate(data.removeprefix(BOM).split(b"\n"), start=1):
+    offset = len(BOM) if data.startswith(BOM) else 0
+    for number, raw in enumerate(data[offset:].split(b"\n"), start=1):
         if raw.strip():
-            items.append(_jsonl_item(raw, number, source))
+            items.append(_jsonl_item(raw, number, source, offset))
             numbers.append(number)
+        offset += len(raw) + 1
     if not numbers:
         raise empty_error(source, "jsonl")
     if too_deep(items, 0):

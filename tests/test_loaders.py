@@ -399,8 +399,52 @@ def test_non_utf8_file(in_tmp: Path) -> None:
     (in_tmp / "latin.yaml").write_bytes(b"- name: a\n  parameters: [caf\xe9]\n")
 
     assert str(_load_error("latin.yaml")) == (
-        "latin.yaml:2: the file is not UTF-8 text (invalid byte at column 19): save it as UTF-8"
+        "latin.yaml:2: the file is not UTF-8 text (invalid byte 0xE9 at column 19, byte "
+        "offset 28): save it as UTF-8"
     )
+
+
+NOT_UTF8 = {
+    "latin.yaml": b'\xef\xbb\xbf- name: ok\n  parameters: ["caf\xc3\xa9 cr\xe8me"]\n',
+    "latin.json": b'\xef\xbb\xbf[\n  {"name": "ok", "parameters": ["caf\xc3\xa9 cr\xe8me"]}\n]',
+    "latin.jsonl": b'\xef\xbb\xbf{"name": "ok", "parameters": [], "expected-output": "a"}\n'
+    b'{"name": "b", "parameters": ["caf\xc3\xa9 cr\xe8me"]}\n',
+}
+NOT_UTF8_AT = {
+    "latin.yaml": "latin.yaml:2: the file is not UTF-8 text (invalid byte 0xE8 at column 24, "
+    "byte offset 38): save it as UTF-8",
+    "latin.json": "latin.json:2: the file is not UTF-8 text (invalid byte 0xE8 at column 41, "
+    "byte offset 46): save it as UTF-8",
+    "latin.jsonl": "latin.jsonl:2: the file is not UTF-8 text (invalid byte 0xE8 at column 38, "
+    "byte offset 98): save it as UTF-8",
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_UTF8))
+def test_a_non_utf8_byte_is_located_by_line_column_and_byte_offset(in_tmp: Path, name: str) -> None:
+    data = NOT_UTF8[name]
+    (in_tmp / name).write_bytes(data)
+
+    error = _load_error(name)
+
+    assert str(error) == NOT_UTF8_AT[name]
+    offset = int(str(error).rsplit("byte offset ", 1)[1].split(")")[0])
+    assert data[offset] == 0xE8
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("chunk_size", [5, 64 * 1024])
+async def test_a_streamed_non_utf8_byte_is_located_too(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, chunk_size: int
+) -> None:
+    monkeypatch.setattr(_loaders, "_CHUNK_SIZE", chunk_size)
+    (in_tmp / "latin.jsonl").write_bytes(NOT_UTF8["latin.jsonl"])
+
+    with pytest.raises(SampleLoadError) as info:
+        async for _ in stream_jsonl("latin.jsonl"):
+            pass
+
+    assert str(info.value) == NOT_UTF8_AT["latin.jsonl"]
 
 
 def test_duplicate_names_within_a_file(in_tmp: Path) -> None:
