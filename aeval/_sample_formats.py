@@ -253,11 +253,10 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
                 name,
             )
         expected = expected_list
-    elif expected is None:
+    elif expected is None and (hint := _typo_hint(item, "expected-output")):
         raise fail(
-            "no expected output"
-            + _typo_hint(item, "expected-output")
-            + ": add 'expected-output' (one value) or 'expected-outputs' (a list of values)",
+            f"no expected output{hint}: add 'expected-output' (one value) or "
+            "'expected-outputs' (a list of values)",
             sample=name,
         )
 

@@ -156,6 +156,35 @@ def test_relative_paths_resolve_against_the_working_directory(
     assert Samples.load_sync("more.yml").names == ("extra",)
 
 
+JUDGE_ONLY = {
+    "j.yaml": "- name: open\n  parameters: [Tell me a joke]\n  tags: [judge]\n"
+    "- name: explicit\n  parameters: {q: Hi}\n  expected-output: null\n",
+    "j.json": '[{"name": "open", "parameters": ["Tell me a joke"], "tags": ["judge"]},\n'
+    ' {"name": "explicit", "parameters": {"q": "Hi"}, "expected-output": null}]',
+    "j.jsonl": '{"name": "open", "parameters": ["Tell me a joke"], "tags": ["judge"]}\n'
+    '{"name": "explicit", "parameters": {"q": "Hi"}, "expected-output": null}\n',
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", list(JUDGE_ONLY))
+async def test_samples_without_an_expected_output_load_from_every_format(
+    in_tmp: Path, name: str
+) -> None:
+    (in_tmp / name).write_text(JUDGE_ONLY[name])
+    expected = [
+        ("open", Parameters(["Tell me a joke"]), None, ("judge",), {}),
+        ("explicit", Parameters({"q": "Hi"}), None, (), {}),
+    ]
+
+    assert _details(Samples.load_sync(name)) == expected
+    assert _details(await Samples.load(name)) == expected
+    if name.endswith(".jsonl"):
+        assert _details(Samples([s async for s in Samples.stream(name)])) == expected
+    python = EvaluationSample(name="open", parameters=["Tell me a joke"], tags=["judge"])
+    assert Samples.load_sync(name)[0] == python
+
+
 # --- errors --------------------------------------------------------------------------------
 
 
@@ -263,13 +292,6 @@ YAML_CASES = [
         5,
         "s",
         "parameter names must be strings, got a number (1): quote the name",
-    ),
-    (
-        GOOD + "- name: s\n  parameters: [q]\n",
-        4,
-        "s",
-        "no expected output: add 'expected-output' (one value) or 'expected-outputs' "
-        "(a list of values)",
     ),
     (
         GOOD + "- name: s\n  parameters: [q]\n  expected_output: a\n",
