@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.metadata
 import itertools
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ __all__ = [
 _ENTRY_POINT_GROUP = "aeval.loaders"
 
 _CHUNK_SIZE = 64 * 1024
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 @runtime_checkable
@@ -82,6 +84,22 @@ class SampleLoader(Protocol):
 
 def _is_url(source: str) -> bool:
     return source[:8].lower().startswith(("http://", "https://"))
+
+
+def _file_url_error(source: str) -> NoLoaderError | None:
+    """The error for a ``file://`` URL, naming the plain path to give instead."""
+    if not source[:7].lower().startswith("file://"):
+        return None
+    from urllib.parse import urlsplit
+    from urllib.request import url2pathname
+
+    parts = urlsplit(source)
+    hint = ""
+    if parts.netloc.lower() in ("", "localhost"):
+        hint = f" ({url2pathname(parts.path)})"
+    return NoLoaderError(
+        f"a file:// URL is not a sample source: use a plain path{hint}", source=source
+    )
 
 
 def _os_error(exc: OSError, source: str) -> SampleLoadError:
@@ -136,8 +154,8 @@ class _FileLoader(_BuiltinLoader):
     _format = ""
 
     def supports(self, source: str) -> bool:
-        """Whether ``source`` is a local path with this loader's extension (any case)."""
-        return not _is_url(source) and format_of(source) == self._format
+        """Whether ``source`` is a local path (not a URL) with this loader's extension."""
+        return _SCHEME.match(source) is None and format_of(source) == self._format
 
     def _load(self, source: str) -> Parsed:
         return PARSERS[self._format](_read_file(source), source)
@@ -305,6 +323,9 @@ def _resolve(source: str) -> SampleLoader:
             ) from exc
         if supported:
             return loader
+    file_url = _file_url_error(source)
+    if file_url is not None:
+        raise file_url
     names = ", ".join(type(loader).__name__ for loader in loaders)
     error = NoLoaderError(
         f"No sample loader supports source: {source}. Available loaders: [{names}]. "
@@ -414,7 +435,10 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
             the line).
     """
     src = _check_source(source)
-    if _is_url(src) or format_of(src) in ("yaml", "json"):
+    file_url = _file_url_error(src)
+    if file_url is not None:
+        raise file_url
+    if _SCHEME.match(src) is not None or format_of(src) in ("yaml", "json"):
         raise SampleLoadError(
             "Samples.stream() reads local JSONL files (one sample object per line); "
             "load this source with Samples.load()",

@@ -143,6 +143,20 @@ def test_load_config_resolves_paths_against_the_file(tmp_path: Path) -> None:
     assert config.line(("strategies", 0, "name")) == 3
 
 
+def test_urls_of_any_scheme_are_left_to_the_loaders(tmp_path: Path) -> None:
+    path = tmp_path / "aeval.yaml"
+    path.write_text(
+        "samples: ['file:///data/s.yaml', 's3://bucket/s.jsonl', 'HTTPS://example.test/s.json']\n"
+        "target: bot:answer\nstrategies: [{name: not_blank}]\n"
+    )
+
+    assert load_config(path).samples == (
+        "file:///data/s.yaml",
+        "s3://bucket/s.jsonl",
+        "HTTPS://example.test/s.json",
+    )
+
+
 def test_load_config_errors(tmp_path: Path) -> None:
     empty = tmp_path / "empty.yaml"
     empty.write_text("# nothing\n")

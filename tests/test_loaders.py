@@ -550,6 +550,42 @@ def test_no_loader_for_source() -> None:
     assert info.value.source == "samples.csv"
 
 
+@pytest.mark.anyio
+async def test_a_file_url_asks_for_a_plain_path(in_tmp: Path) -> None:
+    (in_tmp / "my samples.jsonl").write_text('{"name": "a", "parameters": []}\n')
+    path = in_tmp / "my samples.jsonl"
+    url = path.as_uri()
+    message = f"{url}: a file:// URL is not a sample source: use a plain path ({path})"
+
+    with pytest.raises(NoLoaderError) as info:
+        Samples.load_sync(url)
+    assert str(info.value) == message
+    assert info.value.source == url
+    with pytest.raises(NoLoaderError) as info:
+        await Samples.load(url)
+    assert str(info.value) == message
+    with pytest.raises(SampleLoadError) as caught:
+        async for _ in Samples.stream(url):
+            pass
+    assert str(caught.value) == message
+
+
+def test_other_schemes_are_not_read_as_relative_paths() -> None:
+    with pytest.raises(NoLoaderError) as info:
+        Samples.load_sync("s3://bucket/samples.yaml")
+
+    assert str(info.value).startswith("No sample loader supports source: s3://bucket/samples.yaml.")
+
+
+def test_a_registered_loader_may_take_file_urls() -> None:
+    loader = MemoryLoader("file://")
+    register_loader(loader)
+
+    (sample,) = Samples.load_sync("file:///data/s.yaml")
+
+    assert sample.name == "MemoryLoader:file:///data/s.yaml"
+
+
 # --- registry ------------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ DEFAULT_CONCURRENCY = 4
 DEFAULT_FORMATS = ("markdown", "json", "junit")
 DEFAULT_OUTPUT_DIR = "aeval-results"
 _DEFAULT_HTTP_TIMEOUT = 30.0
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class ConfigError(AevalError, ValueError):
@@ -188,12 +190,8 @@ def _line_of(problem: Problem, lines: Mapping[tuple[PathPart, ...], int]) -> int
     return None
 
 
-def _is_url(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
-
-
 def _resolve(base: Path, value: str) -> str:
-    if _is_url(value):
+    if _URL.match(value) is not None:
         return value
     path = Path(value).expanduser()
     return str(path if path.is_absolute() else base / path)
