@@ -21,7 +21,14 @@ from ._exceptions import (
     SampleLoadError,
     ScorerClosedError,
 )
-from ._loaders import SampleLoader, register_loader, registered_loaders, unregister_loader
+from ._loaders import (
+    DownloadLimits,
+    HttpSampleLoader,
+    SampleLoader,
+    register_loader,
+    registered_loaders,
+    unregister_loader,
+)
 from ._report import (
     Aggregator,
     EvaluationReport,
@@ -41,6 +48,7 @@ __all__ = [
     "AevalError",
     "Aggregator",
     "CacheStatistics",
+    "DownloadLimits",
     "ErrorInfo",
     "Evaluation",
     "EvaluationBuilder",
@@ -51,6 +59,7 @@ __all__ = [
     "EvaluationSample",
     "EvaluationSetupError",
     "FormatError",
+    "HttpSampleLoader",
     "JsonlSink",
     "JudgeCache",
     "MissingExtraError",

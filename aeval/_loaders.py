@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import itertools
+import math
 import os
 import re
 import threading
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -35,6 +36,9 @@ from ._sample_formats import (
 from ._samples import EvaluationSample, Samples
 
 __all__ = [
+    "DEFAULT_DOWNLOAD_MAX_BYTES",
+    "DEFAULT_DOWNLOAD_TIMEOUT",
+    "DownloadLimits",
     "HttpSampleLoader",
     "JsonSampleLoader",
     "JsonlSampleLoader",
@@ -49,6 +53,9 @@ __all__ = [
 ]
 
 _ENTRY_POINT_GROUP = "aeval.loaders"
+
+DEFAULT_DOWNLOAD_MAX_BYTES = 100 * 1024 * 1024
+DEFAULT_DOWNLOAD_TIMEOUT = 300.0
 
 _CHUNK_SIZE = 64 * 1024
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -179,25 +186,124 @@ class JsonlSampleLoader(_FileLoader):
     _format = "jsonl"
 
 
+def _env_number(environ: Mapping[str, str], name: str, *, unit: str) -> float | None:
+    text = environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text) if unit == "bytes" else float(text)
+    except ValueError:
+        value = -1
+    if not 0 < value < math.inf:
+        raise ValueError(f"{name} must be a positive number of {unit}, got {text!r}")
+    return value
+
+
+def _env_flag(environ: Mapping[str, str], name: str) -> bool:
+    text = environ.get(name, "").strip().lower()
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    if text in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1 or 0 (true or false), got {text!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class DownloadLimits:
+    """What :class:`HttpSampleLoader` allows itself when it downloads a sample file.
+
+    Attributes:
+        max_bytes: The largest body accepted, counted after decompression; a larger one
+            fails as soon as it passes the limit (at once when ``Content-Length`` says so).
+        timeout: Seconds for the whole download: resolving, connecting, redirects and the
+            body, however slowly it trickles in.
+        cross_host_redirects: Follow a redirect to another host name. By default a
+            redirect may change the path, the scheme or the port, not the host.
+        allow_non_routable: Connect to non-routable addresses: link-local (169.254.0.0/16,
+            fe80::/10, where cloud metadata services answer), unspecified (0.0.0.0, ::),
+            multicast, reserved (240.0.0.0/4, broadcast) and fd00:ec2::254. Loopback and
+            private addresses are always allowed.
+
+    Example:
+        >>> limits = DownloadLimits(max_bytes=500 * 1024 * 1024, timeout=600)
+        >>> register_loader(HttpSampleLoader(limits), priority=1)
+    """
+
+    max_bytes: int = DEFAULT_DOWNLOAD_MAX_BYTES
+    timeout: float = DEFAULT_DOWNLOAD_TIMEOUT
+    cross_host_redirects: bool = False
+    allow_non_routable: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_bytes, bool) or not isinstance(self.max_bytes, int):
+            raise TypeError(f"max_bytes must be an int, got {self.max_bytes!r}")
+        if self.max_bytes < 1:
+            raise ValueError(f"max_bytes must be at least 1, got {self.max_bytes}")
+        if not 0 < self.timeout < math.inf:
+            raise ValueError(f"timeout must be a positive number of seconds, got {self.timeout}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> DownloadLimits:
+        """The defaults, changed by the environment variables that are set.
+
+        ``AEVAL_DOWNLOAD_MAX_BYTES`` (bytes), ``AEVAL_DOWNLOAD_TIMEOUT`` (seconds),
+        ``AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS`` and ``AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE``
+        (``1`` or ``0``).
+
+        Raises:
+            ValueError: A variable holds something else; the message names it.
+        """
+        env = os.environ if environ is None else environ
+        max_bytes = _env_number(env, "AEVAL_DOWNLOAD_MAX_BYTES", unit="bytes")
+        timeout = _env_number(env, "AEVAL_DOWNLOAD_TIMEOUT", unit="seconds")
+        return cls(
+            max_bytes=DEFAULT_DOWNLOAD_MAX_BYTES if max_bytes is None else int(max_bytes),
+            timeout=DEFAULT_DOWNLOAD_TIMEOUT if timeout is None else timeout,
+            cross_host_redirects=_env_flag(env, "AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS"),
+            allow_non_routable=_env_flag(env, "AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE"),
+        )
+
+
 class HttpSampleLoader(_BuiltinLoader):
-    """Fetches samples over http(s).
+    """Fetches samples over http(s), within :class:`DownloadLimits`.
 
     The format comes from the URL path's extension, else from the response content-type.
+
+    Args:
+        limits: The limits of every download; by default :meth:`DownloadLimits.from_env`,
+            read again at each load.
     """
+
+    def __init__(self, limits: DownloadLimits | None = None) -> None:
+        self._limits = limits
+
+    @property
+    def limits(self) -> DownloadLimits:
+        """The limits the next download runs within."""
+        return DownloadLimits.from_env() if self._limits is None else self._limits
 
     def supports(self, source: str) -> bool:
         """Whether ``source`` is an http or https URL."""
         return _is_url(source)
 
+    def _limits_for(self, source: str) -> DownloadLimits:
+        try:
+            return self.limits
+        except ValueError as exc:
+            raise SampleLoadError(str(exc), source=source) from exc
+
     def _load(self, source: str) -> Parsed:
         from ._http_samples import fetch
 
-        return fetch(source)
+        return fetch(source, self._limits_for(source))
 
     async def _aload(self, source: str) -> Parsed:
         from ._http_samples import afetch
 
-        return await afetch(source)
+        return await afetch(source, self._limits_for(source))
+
+    def __repr__(self) -> str:
+        return f"HttpSampleLoader({'' if self._limits is None else repr(self._limits)})"
 
 
 @dataclass(frozen=True, slots=True)
