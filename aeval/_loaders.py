@@ -555,7 +555,7 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
     except OSError as exc:
         raise _os_error(exc, src) from exc
     try:
-        pending = bytearray()
+        pieces: list[bytes] = []  # of the line being read, which no chunk has ended yet
         number = 0
         offset = 0
         found = False
@@ -568,21 +568,23 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
                 first = False
                 if chunk.startswith(BOM):
                     chunk, offset = chunk[len(BOM) :], len(BOM)
-            pending += chunk
-            cut = pending.rfind(b"\n")
+            cut = chunk.rfind(b"\n")
             if cut < 0:
+                pieces.append(chunk)
                 continue
-            complete = bytes(pending[:cut])
-            del pending[: cut + 1]
+            pieces.append(chunk[:cut])
+            complete = b"".join(pieces)
+            pieces = [chunk[cut + 1 :]]
             for raw in complete.split(b"\n"):
                 number += 1
                 if raw.strip():
                     found = True
                     yield parse_jsonl_line(raw, number, src, offset=offset)
                 offset += len(raw) + 1
-        if pending.strip():
+        rest = b"".join(pieces)
+        if rest.strip():
             found = True
-            yield parse_jsonl_line(bytes(pending), number + 1, src, offset=offset)
+            yield parse_jsonl_line(rest, number + 1, src, offset=offset)
         if not found:
             raise empty_error(src, "jsonl")
     finally:
