@@ -58,6 +58,10 @@ def test_the_example_config_is_valid() -> None:
             "target.http.method: expected one of 'GET', 'POST', 'PUT', 'PATCH', 'DELETE', got "
             "'post' (did you mean 'POST'?)",
         ),
+        (
+            {"target": {"http": {"url": "http://x", "accept_status": [400, 200]}}},
+            "target.http.accept_status[1]: must be at least 300, got 200",
+        ),
         ({"strategies": []}, "strategies: must not be empty"),
         (
             {"strategies": [{"name": "segments", "threshold": "high"}]},

@@ -282,3 +282,92 @@ def test_a_trickling_http_target_gives_timeout_rows(
         f"no complete answer from GET {url}/answer within 1 s (target.http.timeout): "
         "raise the timeout, or check why the endpoint is slow",
     )
+
+
+class ApiHandler(BaseHTTPRequestHandler):
+    """A REST endpoint that validates its input: 400 for a blank message, 404 for 'nobody'."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["message"]
+        if not message:
+            status, payload = 400, b'{"error": "message must not be blank"}'
+        elif message == "nobody":
+            status, payload = 404, b""
+        elif message == "boom":
+            status, payload = 503, b"overloaded"
+        else:
+            status, payload = 200, json.dumps({"answer": f"echo: {message}"}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def api_server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), ApiHandler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+API_SAMPLES = """\
+- name: greeting
+  parameters: [hi]
+  expected-output: "echo: hi"
+- name: empty_input_validation
+  parameters: [""]
+  expected-output: "HTTP 400"
+- name: unknown_user
+  parameters: [nobody]
+  expected-output: "HTTP 404"
+- name: overloaded
+  parameters: [boom]
+  expected-output: "HTTP 503"
+"""
+
+
+def test_accepted_statuses_reach_the_strategies_as_http_status_text(
+    tmp_path: Path, api_server: str
+) -> None:
+    (tmp_path / "samples.yaml").write_text(API_SAMPLES, encoding="utf-8")
+    config = tmp_path / "aeval.yaml"
+    config.write_text(
+        f"samples: samples.yaml\ntarget:\n  http:\n    url: {api_server}/chat\n"
+        '    body: {message: "{0}"}\n    response_path: answer\n    accept_status: [400, 404]\n'
+        "strategies:\n  - name: contains\noutput:\n  dir: out\n",
+        encoding="utf-8",
+    )
+
+    result = run(config, "--quiet", env={})
+
+    assert result.returncode == 0, result.stderr
+    rows = {
+        row["name"]: row
+        for row in map(orjson.loads, (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines())
+    }
+    assert {name: row["outcome"] for name, row in rows.items()} == {
+        "greeting": "passed",
+        "empty_input_validation": "passed",
+        "unknown_user": "passed",
+        "overloaded": "error",
+    }
+    assert rows["empty_input_validation"]["output"] == (
+        'HTTP 400: {"error": "message must not be blank"}'
+    )
+    assert rows["empty_input_validation"]["metadata"]["http_status"] == 400
+    assert rows["unknown_user"]["output"] == "HTTP 404"
+    assert rows["unknown_user"]["metadata"]["http_status"] == 404
+    assert rows["greeting"]["output"] == "echo: hi"
+    assert rows["overloaded"]["error"]["message"] == (
+        f"HTTP 503 Service Unavailable from POST {api_server}/chat: overloaded"
+    )

@@ -74,6 +74,7 @@ class HttpSpec:
     has_body: bool = False
     response_path: str | None = None
     timeout: float = _DEFAULT_HTTP_TIMEOUT
+    accept_status: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +211,7 @@ def _http(data: Mapping[str, Any]) -> HttpSpec:
         has_body="body" in data,
         response_path=data.get("response_path"),
         timeout=float(data.get("timeout", _DEFAULT_HTTP_TIMEOUT)),
+        accept_status=frozenset(data.get("accept_status") or ()),
     )
 
 

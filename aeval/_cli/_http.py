@@ -8,10 +8,12 @@ inside longer text is replaced by the value's text. ``{{`` and ``}}`` are litera
 ``timeout`` bounds the whole call, connection, request and body together: a slow trickle
 of bytes cannot outlast it (:class:`HttpTimeoutError`). The answer is read from the JSON
 response at ``response_path``. A status outside 2xx is raised as :class:`HttpStatusError`
-(an error row naming the status). The status of each successful call is added to the
-metadata of that sample's rows as ``http_status`` by :class:`StatusRecorder`, which reads
-it from a context variable set by the call: the Scorer runs a sample's strategies in the
-task that called the target.
+(an error row naming the status), unless ``accept_status`` lists it: then the answer is
+the text ``HTTP <status>: <body>`` (``HTTP <status>`` for an empty body), which text
+strategies and judges can check. The status of each answer is added to the metadata of
+that sample's rows as ``http_status`` by :class:`StatusRecorder`, which reads it from a
+context variable set by the call: the Scorer runs a sample's strategies in the task that
+called the target.
 """
 
 from __future__ import annotations
@@ -222,6 +224,9 @@ class HttpTarget:
                 "(target.http.timeout): raise the timeout, or check why the endpoint is slow"
             ) from None
         status = response.status_code
+        if status in spec.accept_status:
+            _STATUS.set(status)
+            return f"HTTP {status}: {response.text}" if response.text.strip() else f"HTTP {status}"
         if not 200 <= status < 300:
             raise HttpStatusError(
                 f"HTTP {status} {response.reason_phrase} from {spec.method} {url}: "
