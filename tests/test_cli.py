@@ -266,6 +266,26 @@ def test_a_bad_regex_and_a_missing_sample_file_exit_2(project: Path) -> None:
     assert "nowhere.yaml" in result.stderr
 
 
+def test_a_strategy_constructor_that_raises_exits_2_without_a_traceback(project: Path) -> None:
+    (project / "my_checks.py").write_text(
+        "class NeedsGpu:\n    def __init__(self):\n        raise RuntimeError('no GPU here')\n"
+    )
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies:\n"
+        "  - class: my_checks:NeedsGpu\n",
+    )
+
+    result = aeval("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"aeval: error: {config}:4: strategies[0]: cannot build the strategy: RuntimeError: "
+        "no GPU here\n"
+    )
+    assert not (project / "aeval-results").exists()
+
+
 def test_usage_errors_exit_2(project: Path) -> None:
     result = aeval("run", "aeval.yaml", "--concurrency", "0", cwd=project)
     assert result.returncode == 2

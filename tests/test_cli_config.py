@@ -275,3 +275,137 @@ def test_config_nesting_at_the_limit_loads(tmp_path: Path) -> None:
     for _ in range(95):
         (value,) = value
     assert value == []
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "shown"),
+    [
+        ("timeout: .nan\n", 4, "timeout", "nan"),
+        ("timeout: .inf\n", 4, "timeout", "inf"),
+        ("thresholds:\n  min_score: .nan\n", 5, "thresholds.min_score", "nan"),
+        (
+            "thresholds:\n  tag_min_scores: {smoke: -.inf}\n",
+            5,
+            "thresholds.tag_min_scores.smoke",
+            "-inf",
+        ),
+        (
+            "target: {http: {url: 'http://127.0.0.1:1/x', timeout: .inf}}\n",
+            4,
+            "target.http.timeout",
+            "inf",
+        ),
+    ],
+)
+def test_nan_and_infinite_numbers_are_config_errors(
+    tmp_path: Path, text: str, line: int, key: str, shown: str
+) -> None:
+    path = _config_with(tmp_path, "  - {name: segments, threshold: .nan}\n" + text)
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    assert set(caught.value.problems) == {
+        f"{path}:4: strategies[0].threshold: expected a finite number, got nan",
+        f"{path}:{line + 1}: {key}: expected a finite number, got {shown}",
+    }
+
+
+@pytest.mark.parametrize("flag", [["--timeout", "inf"], ["--timeout", "nan"]])
+def test_nan_and_infinite_flags_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], flag: list[str]
+) -> None:
+    from aeval._cli._main import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(["run", "aeval.yaml", *flag])
+
+    assert caught.value.code == 2
+    assert f"expected a positive number of seconds, got '{flag[1]}'" in capsys.readouterr().err
+
+
+STRATEGIES_MODULE = """\
+import sys
+
+from aeval import EvaluationResult
+
+
+class Boom:
+    def __init__(self, device: str) -> None:
+        raise RuntimeError(f"no {device} here")
+
+
+class Quits:
+    def __init__(self) -> None:
+        sys.exit(3)
+
+
+class NotAStrategy:
+    pass
+
+
+class Good:
+    def evaluate(self, sample, output):
+        return EvaluationResult.from_boolean(True)
+
+
+def make_check(word: str):
+    def check(sample, output):
+        return EvaluationResult.from_boolean(word in str(output))
+
+    return check
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "{class: 'custom_strategies:Boom', args: {device: GPU}}",
+            "cannot build the strategy: RuntimeError: no GPU here",
+        ),
+        (
+            "{class: 'custom_strategies:Quits'}",
+            "cannot build the strategy: it called sys.exit(3); a strategy's constructor must "
+            "not exit",
+        ),
+        (
+            "{class: 'custom_strategies:NotAStrategy'}",
+            "'custom_strategies:NotAStrategy' gave a NotAStrategy object, not a strategy: it "
+            "needs an evaluate(sample, output) method, or must be a function of (sample, output)",
+        ),
+        (
+            "{class: 'custom_strategies:make_check', args: {word: 1, extra: 2}}",
+            "cannot build the strategy: make_check() got an unexpected keyword argument 'extra'",
+        ),
+    ],
+)
+def test_a_custom_strategy_that_cannot_be_built_is_a_config_error(
+    tmp_path: Path, entry: str, message: str
+) -> None:
+    from aeval._cli._build import build_strategies
+
+    (tmp_path / "custom_strategies.py").write_text(STRATEGIES_MODULE)
+    path = _config_with(tmp_path, f"  - {{name: not_blank}}\n  - {entry}\n")
+
+    with pytest.raises(ConfigError) as caught:
+        build_strategies(load_config(path))
+
+    assert str(caught.value) == f"{path}:5: strategies[1]: {message}"
+
+
+def test_custom_strategies_may_be_objects_or_functions(tmp_path: Path) -> None:
+    from aeval._cli._build import build_strategies
+
+    (tmp_path / "custom_strategies2.py").write_text(STRATEGIES_MODULE)
+    path = _config_with(
+        tmp_path,
+        "  - {class: 'custom_strategies2:Good'}\n"
+        "  - {class: 'custom_strategies2:make_check', args: {word: \"yes\"}}\n",
+    )
+
+    good, check = build_strategies(load_config(path)).strategies
+
+    sample = EvaluationSample("s", ["q"])
+    assert type(good).__name__ == "Good"
+    assert callable(check) and check(sample, "oh yes").passed

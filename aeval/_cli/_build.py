@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._callables import prepare_strategies
 from ._config import ConfigError, RunConfig
 
 __all__ = ["Built", "build_strategies", "import_object"]
@@ -149,7 +150,23 @@ def _custom(config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, A
     factory = import_object(config, (*key, "class"), entry["class"])
     if not callable(factory):
         raise config.error((*key, "class"), f"{entry['class']!r} is not a class")
-    instance: object = factory(**(entry.get("args") or {}))
+    try:
+        instance: object = factory(**(entry.get("args") or {}))
+    except SystemExit as exc:
+        raise config.error(
+            key,
+            f"cannot build the strategy: it called sys.exit({exc.code!r}); a strategy's "
+            "constructor must not exit",
+        ) from exc
+    try:
+        prepare_strategies([instance])
+    except TypeError:
+        raise config.error(
+            key,
+            f"{entry['class']!r} gave a {type(instance).__name__} object, not a strategy: it "
+            "needs an evaluate(sample, output) method, or must be a function of "
+            "(sample, output)",
+        ) from None
     return instance
 
 
@@ -157,7 +174,8 @@ def build_strategies(config: RunConfig) -> Built:
     """Build every strategy of ``config``, in order.
 
     Raises:
-        ConfigError: A strategy cannot be built; the message names ``strategies[i]`` and
+        ConfigError: A strategy cannot be built (its constructor raised anything, or exited)
+            or a custom one is not a strategy; the message names ``strategies[i]`` and
             what its constructor said.
     """
     strategies: list[object] = []
@@ -182,4 +200,8 @@ def build_strategies(config: RunConfig) -> Built:
             raise
         except (TypeError, ValueError) as exc:
             raise config.error(key, f"cannot build the strategy: {exc}") from exc
+        except Exception as exc:
+            raise config.error(
+                key, f"cannot build the strategy: {type(exc).__name__}: {exc}"
+            ) from exc
     return Built(tuple(strategies), tuple(resources))
