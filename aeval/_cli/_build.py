@@ -35,8 +35,14 @@ class Built:
 def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> Any:
     """Import ``module:attribute``, the configuration's directory first on ``sys.path``.
 
+    A module that calls ``sys.exit()`` while it is imported is a configuration error, not
+    the end of the run: otherwise a script's ``sys.exit(0)`` would pass a CI gate with
+    nothing evaluated. Ctrl-C during the import still interrupts (exit code 130), and an
+    import that hangs can only be interrupted that way.
+
     Raises:
-        ConfigError: The module or the attribute cannot be found, or importing raised.
+        ConfigError: The module or the attribute cannot be found, or importing raised or
+            exited.
     """
     directory = str(config.directory.resolve())
     if directory not in sys.path:
@@ -54,6 +60,12 @@ def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> A
     except Exception as exc:
         raise config.error(
             key, f"importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    except SystemExit as exc:
+        raise config.error(
+            key,
+            f"importing {module_name!r} called sys.exit({exc.code!r}): a module aeval imports "
+            "must not exit; put its script part under 'if __name__ == \"__main__\":'",
         ) from exc
     target: Any = module
     for part in attribute.split("."):
