@@ -413,12 +413,13 @@ def _parse_json(file: bytes, source: str) -> Parsed:
         line = data.count(b"\n", 0, start) + 1
         raise _top_level_error(document, source, "json", line)
     lines = _JsonLines(data)
+    samples = _build_all(document, source, lines)
     if too_deep(document):
         index = next(i for i, item in enumerate(document) if too_deep(item, 2))
         raise SampleLoadError(
             depth_message(lines.label(index)), source=source, line=lines.item(index)
         )
-    return Parsed(source, _build_all(document, source, lines), lines)
+    return Parsed(source, samples, lines)
 
 
 def _jsonl_item(raw: bytes, number: int, source: str, offset: int) -> Any:
@@ -457,20 +458,22 @@ def parse_jsonl_line(raw: bytes, number: int, source: str, *, offset: int) -> Ev
 
 def _parse_jsonl(data: bytes, source: str) -> Parsed:
     items: list[Any] = []
+    samples: list[EvaluationSample] = []
     numbers: list[int] = []
     offset = len(BOM) if data.startswith(BOM) else 0
     for number, raw in enumerate(data[offset:].split(b"\n"), start=1):
         if raw.strip():
-            items.append(_jsonl_item(raw, number, source, offset))
+            item = _jsonl_item(raw, number, source, offset)
+            samples.append(_build_sample(item, 0, source, _JsonlLines([number])))
+            items.append(item)
             numbers.append(number)
         offset += len(raw) + 1
     if not numbers:
         raise empty_error(source, "jsonl")
-    if too_deep(items, 0):
+    if too_deep(items, 0):  # once for all lines: far cheaper than a check per line
         index = next(i for i, item in enumerate(items) if too_deep(item))
         raise _deep_line_error(source, numbers[index])
-    lines = _JsonlLines(numbers)
-    return Parsed(source, _build_all(items, source, lines), lines)
+    return Parsed(source, samples, _JsonlLines(numbers))
 
 
 PARSERS: dict[str, Callable[[bytes, str], Parsed]] = {  # format -> parse(data, source)

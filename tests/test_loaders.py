@@ -173,7 +173,7 @@ async def test_samples_without_an_expected_output_load_from_every_format(
     in_tmp: Path, name: str
 ) -> None:
     (in_tmp / name).write_text(JUDGE_ONLY[name])
-    expected = [
+    expected: list[tuple[Any, ...]] = [
         ("open", Parameters(["Tell me a joke"]), None, ("judge",), {}),
         ("explicit", Parameters({"q": "Hi"}), None, (), {}),
     ]

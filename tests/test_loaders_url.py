@@ -45,7 +45,7 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def do_GET(self) -> None:
-        port = self.server.server_address[1]
+        port = self.headers["Host"].rsplit(":", 1)[1]
         if self.path == "/samples.yaml":
             self._send(200, {"Content-Length": str(len(SAMPLES))}, SAMPLES)
         elif self.path == "/endless.jsonl":
