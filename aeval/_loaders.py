@@ -213,10 +213,11 @@ class DownloadLimits:
     """What :class:`HttpSampleLoader` allows itself when it downloads a sample file.
 
     Attributes:
-        max_bytes: The largest body accepted, counted after decompression; a larger one
-            fails as soon as it passes the limit (at once when ``Content-Length`` says so).
-        timeout: Seconds for the whole download: resolving, connecting, redirects and the
-            body, however slowly it trickles in.
+        max_bytes: The largest body accepted (default 100 MiB), counted after
+            decompression; a larger one fails as soon as it passes the limit (at once when
+            ``Content-Length`` says so).
+        timeout: Seconds for the whole download (default 300): resolving, connecting,
+            redirects and the body, however slowly it trickles in.
         cross_host_redirects: Follow a redirect to another host name. By default a
             redirect may change the path, the scheme or the port, not the host.
         allow_non_routable: Connect to non-routable addresses: link-local (169.254.0.0/16,
