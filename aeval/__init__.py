@@ -23,7 +23,14 @@ from ._exceptions import (
     SampleLoadError,
     ScorerClosedError,
 )
-from ._loaders import SampleLoader, register_loader, registered_loaders, unregister_loader
+from ._loaders import (
+    DownloadLimits,
+    HttpSampleLoader,
+    SampleLoader,
+    register_loader,
+    registered_loaders,
+    unregister_loader,
+)
 from ._report import (
     EvaluationReport,
     FlakyCase,
@@ -45,6 +52,7 @@ __all__ = [
     "AevalError",
     "Aggregator",
     "CacheStatistics",
+    "DownloadLimits",
     "ErrorInfo",
     "Evaluation",
     "EvaluationBuilder",
@@ -56,6 +64,7 @@ __all__ = [
     "EvaluationSetupError",
     "FlakyCase",
     "FormatError",
+    "HttpSampleLoader",
     "JsonlSink",
     "JudgeCache",
     "MissingExtraError",

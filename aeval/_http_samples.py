@@ -1,8 +1,19 @@
-"""Fetching sample files over http(s), kept apart so that importing aeval does not import httpx."""
+"""Fetching sample files over http(s), kept apart so that importing aeval does not import httpx.
+
+Every download runs within :class:`~aeval.DownloadLimits`: one deadline for the whole of it,
+a cap on the body, redirects kept to the same host, and no connection to link-local or
+other non-routable addresses. Each host, the first and every redirect's, is resolved and
+checked before anything connects to it.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
+import socket
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -10,6 +21,9 @@ import httpx
 
 from ._exceptions import SampleLoadError
 from ._sample_formats import PARSERS, Parsed, format_of
+
+if TYPE_CHECKING:
+    from ._loaders import DownloadLimits
 
 __all__ = ["afetch", "fetch"]
 
@@ -27,54 +41,192 @@ _CONTENT_TYPES = {
     "text/yaml": "yaml",
     "text/x-yaml": "yaml",
 }
-_TIMEOUT = httpx.Timeout(30.0)
+_OPERATION_TIMEOUT = 30.0
+_MAX_REDIRECTS = 10
+_METADATA_ADDRESSES = frozenset({ipaddress.ip_address("fd00:ec2::254")})
+
+_Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-def fetch(source: str) -> Parsed:
-    """Download and parse the sample file at ``source`` (blocking)."""
+def fetch(source: str, limits: DownloadLimits) -> Parsed:
+    """Download and parse the sample file at ``source``, blocking the calling thread.
+
+    The download is :func:`afetch` in an event loop of its own (in a helper thread when
+    this thread already runs one).
+    """
     try:
-        with httpx.Client(follow_redirects=True, timeout=_TIMEOUT) as client:
-            response = client.get(source)
-    except httpx.HTTPError as exc:
-        raise _fetch_error(exc, source) from exc
-    return _parse_response(response, source)
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(afetch, source, limits)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="aeval-fetch") as pool:
+        return pool.submit(anyio.run, afetch, source, limits).result()
 
 
-async def afetch(source: str) -> Parsed:
-    """Download the sample file at ``source`` without blocking; parse it in a worker thread."""
-    make_client = partial(httpx.AsyncClient, follow_redirects=True, timeout=_TIMEOUT)
+async def afetch(source: str, limits: DownloadLimits) -> Parsed:
+    """Download the sample file at ``source`` without blocking; parse it in a worker thread.
+
+    Raises:
+        SampleLoadError: The download failed or broke a limit, or the file is invalid.
+    """
+    make_client = partial(
+        httpx.AsyncClient,
+        follow_redirects=False,
+        timeout=httpx.Timeout(min(_OPERATION_TIMEOUT, limits.timeout)),
+    )
     client = await anyio.to_thread.run_sync(make_client)
     try:
         async with client:
-            response = await client.get(source)
+            with anyio.fail_after(limits.timeout):
+                url, content_type, content = await _download(client, source, limits)
+    except TimeoutError:
+        raise SampleLoadError(
+            f"the download did not finish within {limits.timeout:g} s: check that the server "
+            "is sending, or raise the limit with AEVAL_DOWNLOAD_TIMEOUT=<seconds> or "
+            "DownloadLimits(timeout=...)",
+            source=source,
+        ) from None
     except httpx.HTTPError as exc:
-        raise _fetch_error(exc, source) from exc
-    return await anyio.to_thread.run_sync(_parse_response, response, source)
+        raise SampleLoadError(
+            f"could not fetch the samples ({type(exc).__name__}: {exc}): check the URL and "
+            "that the server is reachable",
+            source=source,
+        ) from exc
+    return await anyio.to_thread.run_sync(_parse, source, url, content_type, content)
 
 
-def _fetch_error(exc: httpx.HTTPError, source: str) -> SampleLoadError:
-    return SampleLoadError(
-        f"could not fetch the samples ({type(exc).__name__}: {exc}): check the URL and that "
-        "the server is reachable",
+async def _download(
+    client: httpx.AsyncClient, source: str, limits: DownloadLimits
+) -> tuple[httpx.URL, str, bytes]:
+    url = httpx.URL(source)
+    await _check_address(url, limits, source, redirected=False)
+    for _ in range(_MAX_REDIRECTS + 1):
+        async with client.stream("GET", url) as response:
+            if response.is_redirect:
+                url = await _follow(url, response.headers["location"], limits, source)
+                continue
+            if response.is_error:
+                raise SampleLoadError(
+                    f"HTTP {response.status_code} {response.reason_phrase}: check the URL and "
+                    "that the server serves the sample file",
+                    source=source,
+                )
+            content_type = response.headers.get("content-type", "")
+            return url, content_type, await _read_body(response, limits, source)
+    raise SampleLoadError(
+        f"more than {_MAX_REDIRECTS} redirects: give the final URL of the sample file",
         source=source,
     )
 
 
-def _parse_response(response: httpx.Response, source: str) -> Parsed:
-    if response.is_error:
+async def _follow(url: httpx.URL, location: str, limits: DownloadLimits, source: str) -> httpx.URL:
+    target = url.join(location)
+    if target.scheme not in ("http", "https"):
         raise SampleLoadError(
-            f"HTTP {response.status_code} {response.reason_phrase}: check the URL and that "
-            "the server serves the sample file",
+            f"the server redirected to {target}: aeval fetches samples over http(s) only",
             source=source,
         )
-    fmt = format_of(response.url.path) or format_of(httpx.URL(source).path)
-    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    fmt = fmt or _CONTENT_TYPES.get(content_type)
+    await _check_address(target, limits, source, redirected=True)
+    if target.host != url.host and not limits.cross_host_redirects:
+        raise SampleLoadError(
+            f"the server redirected to {target}, on another host ({target.host}, not "
+            f"{url.host}): use that URL directly if you trust it, or allow such redirects "
+            "with AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS=1 or "
+            "DownloadLimits(cross_host_redirects=True)",
+            source=source,
+        )
+    return target
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:.3g} {unit} ({count:,} bytes)"
+    return f"{count:,} bytes"
+
+
+def _too_large(limits: DownloadLimits, source: str, declared: int | None) -> SampleLoadError:
+    size = "larger" if declared is None else f"{_size(declared)}, larger"
+    return SampleLoadError(
+        f"the response is {size} than the limit of {_size(limits.max_bytes)}: split the "
+        "file, or raise the limit with AEVAL_DOWNLOAD_MAX_BYTES=<bytes> or "
+        "DownloadLimits(max_bytes=...)",
+        source=source,
+    )
+
+
+async def _read_body(response: httpx.Response, limits: DownloadLimits, source: str) -> bytes:
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limits.max_bytes:
+        raise _too_large(limits, source, int(declared))
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limits.max_bytes:
+            raise _too_large(limits, source, None)
+    return bytes(body)
+
+
+def _refusal(address: _Address) -> str | None:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_loopback:
+        return None
+    if address.is_link_local:
+        return "a link-local address, where cloud metadata services answer"
+    if address in _METADATA_ADDRESSES:
+        return "a cloud metadata service address"
+    if address.is_unspecified:
+        return "the unspecified address"
+    if address.is_multicast:
+        return "a multicast address"
+    if address.is_reserved:
+        return "a reserved address"
+    return None
+
+
+async def _addresses(url: httpx.URL) -> tuple[bool, list[_Address]]:
+    """Whether the host is an IP address, and the addresses it stands for."""
+    try:
+        return True, [ipaddress.ip_address(url.host)]
+    except ValueError:
+        pass
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        found = await anyio.getaddrinfo(url.host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return False, []  # the connection fails and says why, unless a proxy resolves it
+    return False, [ipaddress.ip_address(str(info[4][0]).partition("%")[0]) for info in found]
+
+
+async def _check_address(
+    url: httpx.URL, limits: DownloadLimits, source: str, *, redirected: bool
+) -> None:
+    if limits.allow_non_routable:
+        return
+    literal, addresses = await _addresses(url)
+    for address in addresses:
+        reason = _refusal(address)
+        if reason is None:
+            continue
+        named = url.host if literal else f"{url.host} ({address})"
+        prefix = f"the server redirected to {url}: " if redirected else ""
+        raise SampleLoadError(
+            f"{prefix}refusing to connect to {named}, {reason}: sample files are fetched "
+            "from routable hosts only; allow it with AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE=1 or "
+            "DownloadLimits(allow_non_routable=True)",
+            source=source,
+        )
+
+
+def _parse(source: str, url: httpx.URL, content_type: str, content: bytes) -> Parsed:
+    fmt = format_of(url.path) or format_of(httpx.URL(source).path)
+    media_type = content_type.split(";")[0].strip().lower()
+    fmt = fmt or _CONTENT_TYPES.get(media_type)
     if fmt is None:
         raise SampleLoadError(
             f"cannot tell the format: the URL path has no .yaml/.yml, .json or .jsonl/.ndjson "
-            f"extension and the content-type is {content_type or 'missing'!r}; use such an "
+            f"extension and the content-type is {media_type or 'missing'!r}; use such an "
             "extension or serve application/yaml, application/json or application/x-ndjson",
             source=source,
         )
-    return PARSERS[fmt](response.content, source)
+    return PARSERS[fmt](content, source)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import itertools
+import math
 import os
+import re
 import threading
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,6 +36,9 @@ from ._sample_formats import (
 from ._samples import EvaluationSample, Samples
 
 __all__ = [
+    "DEFAULT_DOWNLOAD_MAX_BYTES",
+    "DEFAULT_DOWNLOAD_TIMEOUT",
+    "DownloadLimits",
     "HttpSampleLoader",
     "JsonSampleLoader",
     "JsonlSampleLoader",
@@ -49,7 +54,11 @@ __all__ = [
 
 _ENTRY_POINT_GROUP = "aeval.loaders"
 
+DEFAULT_DOWNLOAD_MAX_BYTES = 100 * 1024 * 1024
+DEFAULT_DOWNLOAD_TIMEOUT = 300.0
+
 _CHUNK_SIZE = 64 * 1024
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 @runtime_checkable
@@ -82,6 +91,22 @@ class SampleLoader(Protocol):
 
 def _is_url(source: str) -> bool:
     return source[:8].lower().startswith(("http://", "https://"))
+
+
+def _file_url_error(source: str) -> NoLoaderError | None:
+    """The error for a ``file://`` URL, naming the plain path to give instead."""
+    if not source[:7].lower().startswith("file://"):
+        return None
+    from urllib.parse import urlsplit
+    from urllib.request import url2pathname
+
+    parts = urlsplit(source)
+    hint = ""
+    if parts.netloc.lower() in ("", "localhost"):
+        hint = f" ({url2pathname(parts.path)})"
+    return NoLoaderError(
+        f"a file:// URL is not a sample source: use a plain path{hint}", source=source
+    )
 
 
 def _os_error(exc: OSError, source: str) -> SampleLoadError:
@@ -136,8 +161,8 @@ class _FileLoader(_BuiltinLoader):
     _format = ""
 
     def supports(self, source: str) -> bool:
-        """Whether ``source`` is a local path with this loader's extension (any case)."""
-        return not _is_url(source) and format_of(source) == self._format
+        """Whether ``source`` is a local path (not a URL) with this loader's extension."""
+        return _SCHEME.match(source) is None and format_of(source) == self._format
 
     def _load(self, source: str) -> Parsed:
         return PARSERS[self._format](_read_file(source), source)
@@ -161,25 +186,125 @@ class JsonlSampleLoader(_FileLoader):
     _format = "jsonl"
 
 
+def _env_number(environ: Mapping[str, str], name: str, *, unit: str) -> float | None:
+    text = environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text) if unit == "bytes" else float(text)
+    except ValueError:
+        value = -1
+    if not 0 < value < math.inf:
+        raise ValueError(f"{name} must be a positive number of {unit}, got {text!r}")
+    return value
+
+
+def _env_flag(environ: Mapping[str, str], name: str) -> bool:
+    text = environ.get(name, "").strip().lower()
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    if text in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1 or 0 (true or false), got {text!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class DownloadLimits:
+    """What :class:`HttpSampleLoader` allows itself when it downloads a sample file.
+
+    Attributes:
+        max_bytes: The largest body accepted (default 100 MiB), counted after
+            decompression; a larger one fails as soon as it passes the limit (at once when
+            ``Content-Length`` says so).
+        timeout: Seconds for the whole download (default 300): resolving, connecting,
+            redirects and the body, however slowly it trickles in.
+        cross_host_redirects: Follow a redirect to another host name. By default a
+            redirect may change the path, the scheme or the port, not the host.
+        allow_non_routable: Connect to non-routable addresses: link-local (169.254.0.0/16,
+            fe80::/10, where cloud metadata services answer), unspecified (0.0.0.0, ::),
+            multicast, reserved (240.0.0.0/4, broadcast) and fd00:ec2::254. Loopback and
+            private addresses are always allowed.
+
+    Example:
+        >>> limits = DownloadLimits(max_bytes=500 * 1024 * 1024, timeout=600)
+        >>> register_loader(HttpSampleLoader(limits), priority=1)
+    """
+
+    max_bytes: int = DEFAULT_DOWNLOAD_MAX_BYTES
+    timeout: float = DEFAULT_DOWNLOAD_TIMEOUT
+    cross_host_redirects: bool = False
+    allow_non_routable: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_bytes, bool) or not isinstance(self.max_bytes, int):
+            raise TypeError(f"max_bytes must be an int, got {self.max_bytes!r}")
+        if self.max_bytes < 1:
+            raise ValueError(f"max_bytes must be at least 1, got {self.max_bytes}")
+        if not 0 < self.timeout < math.inf:
+            raise ValueError(f"timeout must be a positive number of seconds, got {self.timeout}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> DownloadLimits:
+        """The defaults, changed by the environment variables that are set.
+
+        ``AEVAL_DOWNLOAD_MAX_BYTES`` (bytes), ``AEVAL_DOWNLOAD_TIMEOUT`` (seconds),
+        ``AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS`` and ``AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE``
+        (``1`` or ``0``).
+
+        Raises:
+            ValueError: A variable holds something else; the message names it.
+        """
+        env = os.environ if environ is None else environ
+        max_bytes = _env_number(env, "AEVAL_DOWNLOAD_MAX_BYTES", unit="bytes")
+        timeout = _env_number(env, "AEVAL_DOWNLOAD_TIMEOUT", unit="seconds")
+        return cls(
+            max_bytes=DEFAULT_DOWNLOAD_MAX_BYTES if max_bytes is None else int(max_bytes),
+            timeout=DEFAULT_DOWNLOAD_TIMEOUT if timeout is None else timeout,
+            cross_host_redirects=_env_flag(env, "AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS"),
+            allow_non_routable=_env_flag(env, "AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE"),
+        )
+
+
 class HttpSampleLoader(_BuiltinLoader):
-    """Fetches samples over http(s).
+    """Fetches samples over http(s), within :class:`DownloadLimits`.
 
     The format comes from the URL path's extension, else from the response content-type.
+
+    Args:
+        limits: The limits of every download; by default :meth:`DownloadLimits.from_env`,
+            read again at each load.
     """
+
+    def __init__(self, limits: DownloadLimits | None = None) -> None:
+        self._limits = limits
+
+    @property
+    def limits(self) -> DownloadLimits:
+        """The limits the next download runs within."""
+        return DownloadLimits.from_env() if self._limits is None else self._limits
 
     def supports(self, source: str) -> bool:
         """Whether ``source`` is an http or https URL."""
         return _is_url(source)
 
+    def _limits_for(self, source: str) -> DownloadLimits:
+        try:
+            return self.limits
+        except ValueError as exc:
+            raise SampleLoadError(str(exc), source=source) from exc
+
     def _load(self, source: str) -> Parsed:
         from ._http_samples import fetch
 
-        return fetch(source)
+        return fetch(source, self._limits_for(source))
 
     async def _aload(self, source: str) -> Parsed:
         from ._http_samples import afetch
 
-        return await afetch(source)
+        return await afetch(source, self._limits_for(source))
+
+    def __repr__(self) -> str:
+        return f"HttpSampleLoader({'' if self._limits is None else repr(self._limits)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,6 +430,9 @@ def _resolve(source: str) -> SampleLoader:
             ) from exc
         if supported:
             return loader
+    file_url = _file_url_error(source)
+    if file_url is not None:
+        raise file_url
     names = ", ".join(type(loader).__name__ for loader in loaders)
     error = NoLoaderError(
         f"No sample loader supports source: {source}. Available loaders: [{names}]. "
@@ -414,7 +542,10 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
             the line).
     """
     src = _check_source(source)
-    if _is_url(src) or format_of(src) in ("yaml", "json"):
+    file_url = _file_url_error(src)
+    if file_url is not None:
+        raise file_url
+    if _SCHEME.match(src) is not None or format_of(src) in ("yaml", "json"):
         raise SampleLoadError(
             "Samples.stream() reads local JSONL files (one sample object per line); "
             "load this source with Samples.load()",
@@ -425,8 +556,9 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
     except OSError as exc:
         raise _os_error(exc, src) from exc
     try:
-        pending = bytearray()
+        pieces: list[bytes] = []  # of the line being read, which no chunk has ended yet
         number = 0
+        offset = 0
         found = False
         first = True
         while True:
@@ -434,21 +566,26 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
             if not chunk:
                 break
             if first:
-                chunk, first = chunk.removeprefix(BOM), False
-            pending += chunk
-            cut = pending.rfind(b"\n")
+                first = False
+                if chunk.startswith(BOM):
+                    chunk, offset = chunk[len(BOM) :], len(BOM)
+            cut = chunk.rfind(b"\n")
             if cut < 0:
+                pieces.append(chunk)
                 continue
-            complete = bytes(pending[:cut])
-            del pending[: cut + 1]
+            pieces.append(chunk[:cut])
+            complete = b"".join(pieces)
+            pieces = [chunk[cut + 1 :]]
             for raw in complete.split(b"\n"):
                 number += 1
                 if raw.strip():
                     found = True
-                    yield parse_jsonl_line(raw, number, src)
-        if pending.strip():
+                    yield parse_jsonl_line(raw, number, src, offset=offset)
+                offset += len(raw) + 1
+        rest = b"".join(pieces)
+        if rest.strip():
             found = True
-            yield parse_jsonl_line(bytes(pending), number + 1, src)
+            yield parse_jsonl_line(rest, number + 1, src, offset=offset)
         if not found:
             raise empty_error(src, "jsonl")
     finally:

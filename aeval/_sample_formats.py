@@ -17,6 +17,7 @@ import orjson
 import yaml
 
 from ._exceptions import SampleLoadError
+from ._limits import depth_message, too_deep, yaml_limit_problem
 from ._samples import EvaluationSample
 
 __all__ = [
@@ -34,6 +35,7 @@ _JSON_EXTENSIONS = (".json",)
 _JSONL_EXTENSIONS = (".jsonl", ".ndjson")
 BOM = b"\xef\xbb\xbf"
 _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_ORJSON_DEPTH = "depth limit exceeded"
 
 _SAMPLE_FORM = {
     "yaml": (
@@ -251,11 +253,10 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
                 name,
             )
         expected = expected_list
-    elif expected is None:
+    elif expected is None and (hint := _typo_hint(item, "expected-output")):
         raise fail(
-            "no expected output"
-            + _typo_hint(item, "expected-output")
-            + ": add 'expected-output' (one value) or 'expected-outputs' (a list of values)",
+            f"no expected output{hint}: add 'expected-output' (one value) or "
+            "'expected-outputs' (a list of values)",
             sample=name,
         )
 
@@ -309,22 +310,57 @@ def _top_level_error(value: Any, source: str, fmt: str, line: int | None) -> Sam
     )
 
 
-def _decode(data: bytes, source: str) -> str:
+def _invalid_utf8_at(data: bytes) -> int | None:
     try:
-        return data.decode("utf-8-sig")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        raise SampleLoadError(
-            f"the file is not UTF-8 text (invalid byte at column {exc.start - line_start + 1}): "
-            "save it as UTF-8",
-            source=source,
-            line=data.count(b"\n", 0, exc.start) + 1,
-        ) from exc
+        return exc.start
+    return None
+
+
+def _not_utf8(
+    data: bytes, position: int, source: str, *, first_line: int = 1, offset: int = 0
+) -> SampleLoadError:
+    """The error for the byte at ``position`` of ``data``, which is not UTF-8.
+
+    ``data`` may be a part of the file: its first line is ``first_line`` of the file and its
+    first byte is at ``offset``.
+    """
+    line_start = data.rfind(b"\n", 0, position) + 1
+    if line_start == 0 and offset == 0 and data.startswith(BOM):
+        line_start = len(BOM)
+    column = len(data[line_start:position].decode("utf-8")) + 1
+    return SampleLoadError(
+        f"the file is not UTF-8 text (invalid byte 0x{data[position]:02X} at column {column}, "
+        f"byte offset {offset + position}): save it as UTF-8",
+        source=source,
+        line=first_line + data.count(b"\n", 0, position),
+    )
+
+
+def _decode(data: bytes, source: str) -> str:
+    text = data.removeprefix(BOM)
+    try:
+        return text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(data, len(data) - len(text) + exc.start, source) from exc
+
+
+def _check_yaml_limits(text: str, source: str) -> None:
+    loader = _YamlLoader(text)
+    try:
+        problem = yaml_limit_problem(loader)
+    finally:
+        loader.dispose()
+    if problem is not None:
+        raise SampleLoadError(problem.message, source=source, line=problem.line)
 
 
 def _parse_yaml(data: bytes, source: str) -> Parsed:
-    loader = _YamlLoader(_decode(data, source))
+    text = _decode(data, source)
+    loader = _YamlLoader(text)
     try:
+        _check_yaml_limits(text, source)
         root = loader.get_single_node()
         document = None if root is None else loader.construct_document(root)
     except yaml.MarkedYAMLError as exc:
@@ -356,49 +392,87 @@ def _yaml_error(exc: yaml.MarkedYAMLError, source: str) -> SampleLoadError:
     return SampleLoadError(reason + "; fix the syntax there", source=source, line=line)
 
 
-def _parse_json(data: bytes, source: str) -> Parsed:
-    data = data.removeprefix(BOM)
+def _parse_json(file: bytes, source: str) -> Parsed:
+    data = file.removeprefix(BOM)
     if not data.strip():
         raise empty_error(source, "json")
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise SampleLoadError(
-            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; "
-            "fix the syntax there",
-            source=source,
-            line=exc.lineno,
-        ) from exc
+        position = _invalid_utf8_at(file)
+        if position is not None:
+            raise _not_utf8(file, position, source) from exc
+        if exc.msg.startswith(_ORJSON_DEPTH):
+            reason = depth_message("the document", f"line {exc.lineno}, column {exc.colno}")
+        else:
+            reason = f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; "
+            reason += "fix the syntax there"
+        raise SampleLoadError(reason, source=source, line=exc.lineno) from exc
     if not isinstance(document, list):
         start = len(data) - len(data.lstrip())
         line = data.count(b"\n", 0, start) + 1
         raise _top_level_error(document, source, "json", line)
     lines = _JsonLines(data)
-    return Parsed(source, _build_all(document, source, lines), lines)
-
-
-def parse_jsonl_line(raw: bytes, number: int, source: str) -> EvaluationSample:
-    """Parse one non-blank JSONL line (``number`` is 1-based) into a sample."""
-    try:
-        item = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+    samples = _build_all(document, source, lines)
+    if too_deep(document):
+        index = next(i for i, item in enumerate(document) if too_deep(item, 2))
         raise SampleLoadError(
-            f"invalid JSON at column {exc.colno}: {exc.msg}; write one sample object per line",
-            source=source,
-            line=number,
-        ) from exc
+            depth_message(lines.label(index)), source=source, line=lines.item(index)
+        )
+    return Parsed(source, samples, lines)
+
+
+def _jsonl_item(raw: bytes, number: int, source: str, offset: int) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        position = _invalid_utf8_at(raw)
+        if position is not None:
+            raise _not_utf8(raw, position, source, first_line=number, offset=offset) from exc
+        if exc.msg.startswith(_ORJSON_DEPTH):
+            reason = depth_message("the line", f"column {exc.colno}")
+        else:
+            reason = f"invalid JSON at column {exc.colno}: {exc.msg}; write one sample object "
+            reason += "per line"
+        raise SampleLoadError(reason, source=source, line=number) from exc
+
+
+def _deep_line_error(source: str, number: int) -> SampleLoadError:
+    return SampleLoadError(depth_message("the line"), source=source, line=number)
+
+
+def parse_jsonl_line(raw: bytes, number: int, source: str, *, offset: int) -> EvaluationSample:
+    """Parse one non-blank JSONL line into a sample.
+
+    Args:
+        raw: The line, without its newline.
+        number: The line's 1-based number.
+        source: The file, for messages.
+        offset: Where the line starts in the file, to locate a byte that is not UTF-8.
+    """
+    item = _jsonl_item(raw, number, source, offset)
+    if too_deep(item):
+        raise _deep_line_error(source, number)
     return _build_sample(item, 0, source, _JsonlLines([number]))
 
 
 def _parse_jsonl(data: bytes, source: str) -> Parsed:
+    items: list[Any] = []
     samples: list[EvaluationSample] = []
     numbers: list[int] = []
-    for number, raw in enumerate(data.removeprefix(BOM).split(b"\n"), start=1):
+    offset = len(BOM) if data.startswith(BOM) else 0
+    for number, raw in enumerate(data[offset:].split(b"\n"), start=1):
         if raw.strip():
-            samples.append(parse_jsonl_line(raw, number, source))
+            item = _jsonl_item(raw, number, source, offset)
+            samples.append(_build_sample(item, 0, source, _JsonlLines([number])))
+            items.append(item)
             numbers.append(number)
+        offset += len(raw) + 1
     if not numbers:
         raise empty_error(source, "jsonl")
+    if too_deep(items, 0):  # once for all lines: far cheaper than a check per line
+        index = next(i for i, item in enumerate(items) if too_deep(item))
+        raise _deep_line_error(source, numbers[index])
     return Parsed(source, samples, _JsonlLines(numbers))
 
 

@@ -276,6 +276,112 @@ def test_a_bad_regex_and_a_missing_sample_file_exit_2(project: Path) -> None:
     assert "nowhere.yaml" in result.stderr
 
 
+def test_a_strategy_constructor_that_raises_exits_2_without_a_traceback(project: Path) -> None:
+    (project / "my_checks.py").write_text(
+        "class NeedsGpu:\n    def __init__(self):\n        raise RuntimeError('no GPU here')\n"
+    )
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies:\n"
+        "  - class: my_checks:NeedsGpu\n",
+    )
+
+    result = aeval("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"aeval: error: {config}:4: strategies[0]: cannot build the strategy: RuntimeError: "
+        "no GPU here\n"
+    )
+    assert not (project / "aeval-results").exists()
+
+
+@pytest.mark.parametrize(
+    ("code", "shown"), [("0", "0"), ("'no model configured'", "'no model configured'")]
+)
+def test_a_target_that_exits_at_import_is_a_config_error(
+    project: Path, code: str, shown: str
+) -> None:
+    (project / "script_bot.py").write_text(
+        f"import sys\n\ndef answer(params):\n    return 'hi'\n\nsys.exit({code})\n"
+    )
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: script_bot:answer\nstrategies:\n  - name: not_blank\n"
+        "thresholds:\n  min_score: 0\n",
+    )
+
+    result = aeval("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"aeval: error: {config}:2: target: importing 'script_bot' called sys.exit({shown}): "
+        "a module aeval imports must not exit; put its script part under "
+        "'if __name__ == \"__main__\":'\n"
+    )
+    assert not (project / "aeval-results").exists()
+
+
+def test_a_strategy_module_that_exits_at_import_is_a_config_error(project: Path) -> None:
+    (project / "exiting_checks.py").write_text("raise SystemExit(4)\n")
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies:\n"
+        "  - class: exiting_checks:Check\n",
+    )
+
+    result = aeval("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"aeval: error: {config}:4: strategies[0].class: importing 'exiting_checks' called "
+        "sys.exit(4): "
+    )
+
+
+def test_ctrl_c_while_importing_the_target_exits_130(project: Path) -> None:
+    (project / "interrupted_bot.py").write_text("raise KeyboardInterrupt\n")
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: interrupted_bot:answer\nstrategies:\n  - name: not_blank\n",
+    )
+
+    result = aeval("run", config, cwd=project)
+
+    assert result.returncode == 130
+    assert result.stderr == "aeval: interrupted\n"
+
+
+def test_ctrl_c_ends_a_target_import_that_hangs_with_exit_130(project: Path) -> None:
+    (project / "hanging_bot.py").write_text(
+        "import sys, threading\nprint('importing', flush=True)\nthreading.Event().wait()\n"
+    )
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: hanging_bot:answer\nstrategies:\n  - name: not_blank\n",
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aeval", "run", str(config)],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "importing\n"
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert process.returncode == 130
+    assert stderr == "aeval: interrupted\n"
+
+
 def test_usage_errors_exit_2(project: Path) -> None:
     result = aeval("run", "aeval.yaml", "--concurrency", "0", cwd=project)
     assert result.returncode == 2

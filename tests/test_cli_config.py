@@ -58,6 +58,10 @@ def test_the_example_config_is_valid() -> None:
             "target.http.method: expected one of 'GET', 'POST', 'PUT', 'PATCH', 'DELETE', got "
             "'post' (did you mean 'POST'?)",
         ),
+        (
+            {"target": {"http": {"url": "http://x", "accept_status": [400, 200]}}},
+            "target.http.accept_status[1]: must be at least 300, got 200",
+        ),
         ({"strategies": []}, "strategies: must not be empty"),
         (
             {"strategies": [{"name": "segments", "threshold": "high"}]},
@@ -143,6 +147,20 @@ def test_load_config_resolves_paths_against_the_file(tmp_path: Path) -> None:
     assert config.line(("strategies", 0, "name")) == 3
 
 
+def test_urls_of_any_scheme_are_left_to_the_loaders(tmp_path: Path) -> None:
+    path = tmp_path / "aeval.yaml"
+    path.write_text(
+        "samples: ['file:///data/s.yaml', 's3://bucket/s.jsonl', 'HTTPS://example.test/s.json']\n"
+        "target: bot:answer\nstrategies: [{name: not_blank}]\n"
+    )
+
+    assert load_config(path).samples == (
+        "file:///data/s.yaml",
+        "s3://bucket/s.jsonl",
+        "HTTPS://example.test/s.json",
+    )
+
+
 def test_load_config_errors(tmp_path: Path) -> None:
     empty = tmp_path / "empty.yaml"
     empty.write_text("# nothing\n")
@@ -208,3 +226,186 @@ def test_a_missing_api_key_variable_is_a_config_error(
         f"{path}:7: strategies[0].model.api_key_env: the environment variable JUDGE_KEY is not "
         "set: export it with the API key"
     )
+
+
+LAUGHS = "\n".join(
+    [
+        '      a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+        *(f"      a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)),
+    ]
+)
+
+
+def test_a_yaml_alias_bomb_in_strategy_args_is_a_config_error(tmp_path: Path) -> None:
+    path = _config_with(tmp_path, f"  - class: mod:Strategy\n    args:\n{LAUGHS}\n")
+    assert path.stat().st_size < 1024
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    [problem] = caught.value.problems
+    assert problem == (
+        f"{path}:12: YAML aliases expand the document by more than 1,000,000 nodes (passed at "
+        "the alias *a5, line 12, column 16): write the repeated values out, or nest fewer "
+        "aliases inside aliases"
+    )
+
+
+@pytest.mark.parametrize("depth", [101, 5_000])
+def test_deep_nesting_in_the_config_is_a_config_error(tmp_path: Path, depth: int) -> None:
+    nested = "[" * (depth - 3) + "]" * (depth - 3)
+    path = _config_with(tmp_path, f"  - class: mod:Strategy\n    args: {{deep: {nested}}}\n")
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    assert str(caught.value) == (
+        f"{path}:5: the document nests deeper than 100 levels of lists "
+        "and mappings (line 5, column 114): flatten the data; aeval reads at most 100 levels"
+    )
+
+
+def test_config_nesting_at_the_limit_loads(tmp_path: Path) -> None:
+    nested = "[" * 96 + "]" * 96
+    path = _config_with(tmp_path, f"  - class: mod:Strategy\n    args: {{deep: {nested}}}\n")
+
+    config = load_config(path)
+
+    value = config.strategies[0]["args"]["deep"]
+    for _ in range(95):
+        (value,) = value
+    assert value == []
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "shown"),
+    [
+        ("timeout: .nan\n", 4, "timeout", "nan"),
+        ("timeout: .inf\n", 4, "timeout", "inf"),
+        ("thresholds:\n  min_score: .nan\n", 5, "thresholds.min_score", "nan"),
+        (
+            "thresholds:\n  tag_min_scores: {smoke: -.inf}\n",
+            5,
+            "thresholds.tag_min_scores.smoke",
+            "-inf",
+        ),
+        (
+            "target: {http: {url: 'http://127.0.0.1:1/x', timeout: .inf}}\n",
+            4,
+            "target.http.timeout",
+            "inf",
+        ),
+    ],
+)
+def test_nan_and_infinite_numbers_are_config_errors(
+    tmp_path: Path, text: str, line: int, key: str, shown: str
+) -> None:
+    path = _config_with(tmp_path, "  - {name: segments, threshold: .nan}\n" + text)
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    assert set(caught.value.problems) == {
+        f"{path}:4: strategies[0].threshold: expected a finite number, got nan",
+        f"{path}:{line + 1}: {key}: expected a finite number, got {shown}",
+    }
+
+
+@pytest.mark.parametrize("flag", [["--timeout", "inf"], ["--timeout", "nan"]])
+def test_nan_and_infinite_flags_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], flag: list[str]
+) -> None:
+    from aeval._cli._main import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(["run", "aeval.yaml", *flag])
+
+    assert caught.value.code == 2
+    assert f"expected a positive number of seconds, got '{flag[1]}'" in capsys.readouterr().err
+
+
+STRATEGIES_MODULE = """\
+import sys
+
+from aeval import EvaluationResult
+
+
+class Boom:
+    def __init__(self, device: str) -> None:
+        raise RuntimeError(f"no {device} here")
+
+
+class Quits:
+    def __init__(self) -> None:
+        sys.exit(3)
+
+
+class NotAStrategy:
+    pass
+
+
+class Good:
+    def evaluate(self, sample, output):
+        return EvaluationResult.from_boolean(True)
+
+
+def make_check(word: str):
+    def check(sample, output):
+        return EvaluationResult.from_boolean(word in str(output))
+
+    return check
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "{class: 'custom_strategies:Boom', args: {device: GPU}}",
+            "cannot build the strategy: RuntimeError: no GPU here",
+        ),
+        (
+            "{class: 'custom_strategies:Quits'}",
+            "cannot build the strategy: it called sys.exit(3); a strategy's constructor must "
+            "not exit",
+        ),
+        (
+            "{class: 'custom_strategies:NotAStrategy'}",
+            "'custom_strategies:NotAStrategy' gave a NotAStrategy object, not a strategy: it "
+            "needs an evaluate(sample, output) method, or must be a function of (sample, output)",
+        ),
+        (
+            "{class: 'custom_strategies:make_check', args: {word: 1, extra: 2}}",
+            "cannot build the strategy: make_check() got an unexpected keyword argument 'extra'",
+        ),
+    ],
+)
+def test_a_custom_strategy_that_cannot_be_built_is_a_config_error(
+    tmp_path: Path, entry: str, message: str
+) -> None:
+    from aeval._cli._build import build_strategies
+
+    (tmp_path / "custom_strategies.py").write_text(STRATEGIES_MODULE)
+    path = _config_with(tmp_path, f"  - {{name: not_blank}}\n  - {entry}\n")
+
+    with pytest.raises(ConfigError) as caught:
+        build_strategies(load_config(path))
+
+    assert str(caught.value) == f"{path}:5: strategies[1]: {message}"
+
+
+def test_custom_strategies_may_be_objects_or_functions(tmp_path: Path) -> None:
+    from aeval._cli._build import build_strategies
+
+    (tmp_path / "custom_strategies2.py").write_text(STRATEGIES_MODULE)
+    path = _config_with(
+        tmp_path,
+        "  - {class: 'custom_strategies2:Good'}\n"
+        "  - {class: 'custom_strategies2:make_check', args: {word: \"yes\"}}\n",
+    )
+
+    good, check = build_strategies(load_config(path)).strategies
+
+    sample = EvaluationSample("s", ["q"])
+    assert type(good).__name__ == "Good"
+    assert callable(check) and check(sample, "oh yes").passed

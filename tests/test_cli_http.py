@@ -193,3 +193,187 @@ def test_http_config_errors_exit_2_before_any_request(
         "variable BOT_TOKEN is not set\n"
     )
     assert received == []
+
+
+class SlowHandler(BaseHTTPRequestHandler):
+    """Sends its headers, then one byte of the promised body every half second."""
+
+    stop: threading.Event
+    started: threading.Event
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+        self.started.set()
+        try:
+            while not self.stop.is_set():
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                self.stop.wait(0.5)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+@pytest.fixture
+def slow_server() -> Iterator[tuple[str, threading.Event]]:
+    stop, started = threading.Event(), threading.Event()
+    handler = type("Slow", (SlowHandler,), {"stop": stop, "started": started})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", started
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.mark.anyio
+async def test_the_http_timeout_bounds_the_whole_call_not_each_read(
+    slow_server: tuple[str, threading.Event],
+) -> None:
+    import anyio
+    import httpx
+
+    from aeval import Parameters
+    from aeval._cli._config import HttpSpec
+    from aeval._cli._http import HttpTarget, HttpTimeoutError
+
+    url, started = slow_server
+    spec = HttpSpec(url=f"{url}/answer?q={{0}}", method="GET", timeout=1.5)
+
+    async with httpx.AsyncClient() as client:
+        target = HttpTarget(spec, client, {})
+        with anyio.fail_after(20), pytest.raises(HttpTimeoutError) as caught:
+            await target(Parameters(["slow loris"]))
+
+    assert started.is_set()
+    assert str(caught.value) == (
+        f"no complete answer from GET {url}/answer?q=slow%20loris within 1.5 s "
+        "(target.http.timeout): raise the timeout, or check why the endpoint is slow"
+    )
+    assert isinstance(caught.value, TimeoutError)
+
+
+def test_a_trickling_http_target_gives_timeout_rows(
+    tmp_path: Path, slow_server: tuple[str, threading.Event]
+) -> None:
+    url, _ = slow_server
+    (tmp_path / "samples.yaml").write_text(
+        "- name: slow\n  parameters: [x]\n  expected-output: x\n", encoding="utf-8"
+    )
+    config = tmp_path / "aeval.yaml"
+    config.write_text(
+        f"samples: samples.yaml\ntarget:\n  http:\n    url: {url}/answer\n    method: GET\n"
+        "    timeout: 1\nstrategies:\n  - name: exact_match\nthresholds:\n  min_score: 100\n"
+        "output:\n  dir: out\n",
+        encoding="utf-8",
+    )
+
+    result = run(config, "--quiet", env={})
+
+    assert result.returncode == 1, result.stderr
+    [row] = map(orjson.loads, (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines())
+    assert row["outcome"] == "error"
+    assert (row["error"]["type"], row["error"]["message"]) == (
+        "HttpTimeoutError",
+        f"no complete answer from GET {url}/answer within 1 s (target.http.timeout): "
+        "raise the timeout, or check why the endpoint is slow",
+    )
+
+
+class ApiHandler(BaseHTTPRequestHandler):
+    """A REST endpoint that validates its input: 400 for a blank message, 404 for 'nobody'."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["message"]
+        if not message:
+            status, payload = 400, b'{"error": "message must not be blank"}'
+        elif message == "nobody":
+            status, payload = 404, b""
+        elif message == "boom":
+            status, payload = 503, b"overloaded"
+        else:
+            status, payload = 200, json.dumps({"answer": f"echo: {message}"}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def api_server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), ApiHandler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+API_SAMPLES = """\
+- name: greeting
+  parameters: [hi]
+  expected-output: "echo: hi"
+- name: empty_input_validation
+  parameters: [""]
+  expected-output: "HTTP 400"
+- name: unknown_user
+  parameters: [nobody]
+  expected-output: "HTTP 404"
+- name: overloaded
+  parameters: [boom]
+  expected-output: "HTTP 503"
+"""
+
+
+def test_accepted_statuses_reach_the_strategies_as_http_status_text(
+    tmp_path: Path, api_server: str
+) -> None:
+    (tmp_path / "samples.yaml").write_text(API_SAMPLES, encoding="utf-8")
+    config = tmp_path / "aeval.yaml"
+    config.write_text(
+        f"samples: samples.yaml\ntarget:\n  http:\n    url: {api_server}/chat\n"
+        '    body: {message: "{0}"}\n    response_path: answer\n    accept_status: [400, 404]\n'
+        "strategies:\n  - name: contains\noutput:\n  dir: out\n",
+        encoding="utf-8",
+    )
+
+    result = run(config, "--quiet", env={})
+
+    assert result.returncode == 0, result.stderr
+    rows = {
+        row["name"]: row
+        for row in map(orjson.loads, (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines())
+    }
+    assert {name: row["outcome"] for name, row in rows.items()} == {
+        "greeting": "passed",
+        "empty_input_validation": "passed",
+        "unknown_user": "passed",
+        "overloaded": "error",
+    }
+    assert rows["empty_input_validation"]["output"] == (
+        'HTTP 400: {"error": "message must not be blank"}'
+    )
+    assert rows["empty_input_validation"]["metadata"]["http_status"] == 400
+    assert rows["unknown_user"]["output"] == "HTTP 404"
+    assert rows["unknown_user"]["metadata"]["http_status"] == 404
+    assert rows["greeting"]["output"] == "echo: hi"
+    assert rows["overloaded"]["error"]["message"] == (
+        f"HTTP 503 Service Unavailable from POST {api_server}/chat: overloaded"
+    )

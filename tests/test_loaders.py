@@ -4,6 +4,7 @@ import contextlib
 import importlib.metadata
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import aiofiles
 import pytest
 
-from aeval import _loaders, _sample_formats
+from aeval import _limits, _loaders, _sample_formats
 from aeval._exceptions import (
     NoLoaderError,
     SampleFileNotFoundError,
@@ -156,6 +157,35 @@ def test_relative_paths_resolve_against_the_working_directory(
     assert Samples.load_sync("more.yml").names == ("extra",)
 
 
+JUDGE_ONLY = {
+    "j.yaml": "- name: open\n  parameters: [Tell me a joke]\n  tags: [judge]\n"
+    "- name: explicit\n  parameters: {q: Hi}\n  expected-output: null\n",
+    "j.json": '[{"name": "open", "parameters": ["Tell me a joke"], "tags": ["judge"]},\n'
+    ' {"name": "explicit", "parameters": {"q": "Hi"}, "expected-output": null}]',
+    "j.jsonl": '{"name": "open", "parameters": ["Tell me a joke"], "tags": ["judge"]}\n'
+    '{"name": "explicit", "parameters": {"q": "Hi"}, "expected-output": null}\n',
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", list(JUDGE_ONLY))
+async def test_samples_without_an_expected_output_load_from_every_format(
+    in_tmp: Path, name: str
+) -> None:
+    (in_tmp / name).write_text(JUDGE_ONLY[name])
+    expected: list[tuple[Any, ...]] = [
+        ("open", Parameters(["Tell me a joke"]), None, ("judge",), {}),
+        ("explicit", Parameters({"q": "Hi"}), None, (), {}),
+    ]
+
+    assert _details(Samples.load_sync(name)) == expected
+    assert _details(await Samples.load(name)) == expected
+    if name.endswith(".jsonl"):
+        assert _details(Samples([s async for s in Samples.stream(name)])) == expected
+    python = EvaluationSample(name="open", parameters=["Tell me a joke"], tags=["judge"])
+    assert Samples.load_sync(name)[0] == python
+
+
 # --- errors --------------------------------------------------------------------------------
 
 
@@ -263,13 +293,6 @@ YAML_CASES = [
         5,
         "s",
         "parameter names must be strings, got a number (1): quote the name",
-    ),
-    (
-        GOOD + "- name: s\n  parameters: [q]\n",
-        4,
-        "s",
-        "no expected output: add 'expected-output' (one value) or 'expected-outputs' "
-        "(a list of values)",
     ),
     (
         GOOD + "- name: s\n  parameters: [q]\n  expected_output: a\n",
@@ -399,8 +422,52 @@ def test_non_utf8_file(in_tmp: Path) -> None:
     (in_tmp / "latin.yaml").write_bytes(b"- name: a\n  parameters: [caf\xe9]\n")
 
     assert str(_load_error("latin.yaml")) == (
-        "latin.yaml:2: the file is not UTF-8 text (invalid byte at column 19): save it as UTF-8"
+        "latin.yaml:2: the file is not UTF-8 text (invalid byte 0xE9 at column 19, byte "
+        "offset 28): save it as UTF-8"
     )
+
+
+NOT_UTF8 = {
+    "latin.yaml": b'\xef\xbb\xbf- name: ok\n  parameters: ["caf\xc3\xa9 cr\xe8me"]\n',
+    "latin.json": b'\xef\xbb\xbf[\n  {"name": "ok", "parameters": ["caf\xc3\xa9 cr\xe8me"]}\n]',
+    "latin.jsonl": b'\xef\xbb\xbf{"name": "ok", "parameters": [], "expected-output": "a"}\n'
+    b'{"name": "b", "parameters": ["caf\xc3\xa9 cr\xe8me"]}\n',
+}
+NOT_UTF8_AT = {
+    "latin.yaml": "latin.yaml:2: the file is not UTF-8 text (invalid byte 0xE8 at column 24, "
+    "byte offset 38): save it as UTF-8",
+    "latin.json": "latin.json:2: the file is not UTF-8 text (invalid byte 0xE8 at column 41, "
+    "byte offset 46): save it as UTF-8",
+    "latin.jsonl": "latin.jsonl:2: the file is not UTF-8 text (invalid byte 0xE8 at column 38, "
+    "byte offset 98): save it as UTF-8",
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_UTF8))
+def test_a_non_utf8_byte_is_located_by_line_column_and_byte_offset(in_tmp: Path, name: str) -> None:
+    data = NOT_UTF8[name]
+    (in_tmp / name).write_bytes(data)
+
+    error = _load_error(name)
+
+    assert str(error) == NOT_UTF8_AT[name]
+    offset = int(str(error).rsplit("byte offset ", 1)[1].split(")")[0])
+    assert data[offset] == 0xE8
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("chunk_size", [5, 64 * 1024])
+async def test_a_streamed_non_utf8_byte_is_located_too(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, chunk_size: int
+) -> None:
+    monkeypatch.setattr(_loaders, "_CHUNK_SIZE", chunk_size)
+    (in_tmp / "latin.jsonl").write_bytes(NOT_UTF8["latin.jsonl"])
+
+    with pytest.raises(SampleLoadError) as info:
+        async for _ in stream_jsonl("latin.jsonl"):
+            pass
+
+    assert str(info.value) == NOT_UTF8_AT["latin.jsonl"]
 
 
 def test_duplicate_names_within_a_file(in_tmp: Path) -> None:
@@ -482,6 +549,42 @@ def test_no_loader_for_source() -> None:
         "loader with register_loader()"
     )
     assert info.value.source == "samples.csv"
+
+
+@pytest.mark.anyio
+async def test_a_file_url_asks_for_a_plain_path(in_tmp: Path) -> None:
+    (in_tmp / "my samples.jsonl").write_text('{"name": "a", "parameters": []}\n')
+    path = in_tmp / "my samples.jsonl"
+    url = path.as_uri()
+    message = f"{url}: a file:// URL is not a sample source: use a plain path ({path})"
+
+    with pytest.raises(NoLoaderError) as info:
+        Samples.load_sync(url)
+    assert str(info.value) == message
+    assert info.value.source == url
+    with pytest.raises(NoLoaderError) as info:
+        await Samples.load(url)
+    assert str(info.value) == message
+    with pytest.raises(SampleLoadError) as caught:
+        async for _ in Samples.stream(url):
+            pass
+    assert str(caught.value) == message
+
+
+def test_other_schemes_are_not_read_as_relative_paths() -> None:
+    with pytest.raises(NoLoaderError) as info:
+        Samples.load_sync("s3://bucket/samples.yaml")
+
+    assert str(info.value).startswith("No sample loader supports source: s3://bucket/samples.yaml.")
+
+
+def test_a_registered_loader_may_take_file_urls() -> None:
+    loader = MemoryLoader("file://")
+    register_loader(loader)
+
+    (sample,) = Samples.load_sync("file:///data/s.yaml")
+
+    assert sample.name == "MemoryLoader:file:///data/s.yaml"
 
 
 # --- registry ------------------------------------------------------------------------------
@@ -690,6 +793,164 @@ def test_broken_entry_point_names_itself(monkeypatch: pytest.MonkeyPatch) -> Non
             "declares it"
         )
         assert isinstance(error.__cause__, ModuleNotFoundError)
+
+
+# --- limits --------------------------------------------------------------------------------
+
+LAUGHS = "\n".join(
+    [
+        'a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+        *(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)),
+    ]
+)
+
+
+def test_a_yaml_alias_bomb_is_refused_at_the_alias_that_passes_the_limit(in_tmp: Path) -> None:
+    text = f"- name: laughs\n  parameters:\n    - {{{LAUGHS.replace(chr(10), ', ')}}}\n"
+    text += "  expected-output: a\n"
+    assert len(text) < 1024
+    (in_tmp / "bomb.yaml").write_text(text)
+
+    error = _load_error("bomb.yaml")
+
+    assert error.line == 3
+    assert str(error).startswith(
+        "bomb.yaml:3: YAML aliases expand the document by more than 1,000,000 nodes (passed at "
+        "the alias *a5, line 3, column "
+    )
+    assert str(error).endswith(
+        "): write the repeated values out, or nest fewer aliases inside aliases"
+    )
+
+
+def test_a_recursive_yaml_alias_is_refused(in_tmp: Path) -> None:
+    (in_tmp / "loop.yaml").write_text(
+        GOOD + "- name: loop\n  parameters: &p\n    - a\n    - *p\n  expected-output: a\n"
+    )
+
+    assert str(_load_error("loop.yaml")) == (
+        "loop.yaml:7: the alias *p (line 7, column 7) refers to a collection that contains "
+        "it: recursive data cannot be evaluated; remove the alias"
+    )
+
+
+def test_yaml_aliases_within_the_limits_load(in_tmp: Path) -> None:
+    (in_tmp / "shared.yaml").write_text(
+        "- name: a\n  parameters: &question [q, {lang: en}]\n  expected-output: x\n"
+        "  metadata: &meta {owner: support}\n"
+        "- name: b\n  parameters: *question\n  expected-output: y\n  metadata: *meta\n"
+    )
+
+    a, b = Samples.load_sync("shared.yaml")
+
+    assert b.parameters == a.parameters == Parameters(["q", {"lang": "en"}])
+    assert dict(b.metadata) == {"owner": "support"}
+
+
+def _nested(depth: int, *, flow: bool) -> str:
+    """A sample whose single parameter nests lists so that the file has ``depth`` levels."""
+    inner = depth - 3  # the list of samples, the sample mapping and 'parameters'
+    if flow:
+        value = "[" * inner + "1" + "]" * inner
+        return f"- name: deep\n  parameters: [{value}]\n  expected-output: a\n"
+    value = "".join(f"{'  ' * (level + 2)}- \n" for level in range(inner))[:-2]
+    value += f"{'  ' * (inner + 2)}- 1\n"
+    return f"- name: deep\n  parameters:\n{value}  expected-output: a\n"
+
+
+@pytest.mark.parametrize("flow", [True, False], ids=["flow", "block"])
+def test_yaml_nesting_at_the_limit_loads(in_tmp: Path, flow: bool) -> None:
+    (in_tmp / "deep.yaml").write_text(_nested(_limits.MAX_NESTING_DEPTH, flow=flow))
+
+    (sample,) = Samples.load_sync("deep.yaml")
+
+    value = sample.parameters[0]
+    for _ in range(_limits.MAX_NESTING_DEPTH - 4):
+        (value,) = value
+    assert value == [1]
+
+
+@pytest.mark.parametrize(
+    ("depth", "flow"),
+    [(101, True), (101, False), (5_000, True), (200_000, True)],
+    ids=["101-flow", "101-block", "5000-flow", "200000-flow"],
+)
+def test_yaml_nesting_beyond_the_limit_is_refused(in_tmp: Path, depth: int, flow: bool) -> None:
+    (in_tmp / "deep.yaml").write_text(_nested(depth, flow=flow))
+
+    error = _load_error("deep.yaml")
+
+    line = 2 if flow else 100
+    assert error.line == line
+    assert str(error).startswith(
+        f"deep.yaml:{line}: the document nests deeper than 100 levels of lists and mappings "
+        f"(line {line}, column "
+    )
+    assert str(error).endswith("): flatten the data; aeval reads at most 100 levels")
+
+
+def test_yaml_nesting_through_an_alias_is_refused(in_tmp: Path) -> None:
+    deep = "[" * 98 + "1" + "]" * 98
+    (in_tmp / "deep.yaml").write_text(
+        f"- name: a\n  parameters: [x]\n  expected-output: &deep {deep}\n"
+        "- name: b\n  parameters: [[*deep]]\n  expected-output: a\n"
+    )
+
+    assert str(_load_error("deep.yaml")) == (
+        "deep.yaml:5: the document nests deeper than 100 levels of lists and mappings (through "
+        "the alias at line 5, column 17): flatten the data; aeval reads at most 100 levels"
+    )
+
+
+def _deep_json(levels: int) -> str:
+    """A sample object nesting ``levels`` levels: itself, 'parameters' and lists inside."""
+    inner = "[" * (levels - 1) + "]" * (levels - 1)
+    return f'{{"name": "deep", "parameters": {inner}, "expected-output": "a"}}'
+
+
+@pytest.mark.parametrize("depth", [101, 1_100])
+def test_json_nesting_beyond_the_limit_is_refused(in_tmp: Path, depth: int) -> None:
+    good = '{"name": "ok", "parameters": [], "expected-output": "a"}'
+    (in_tmp / "deep.json").write_text(f"[\n{good},\n{_deep_json(depth - 1)}\n]")
+
+    error = _load_error("deep.json")
+
+    subject, where = ("item 2", "") if depth == 101 else ("the document", " (line 3, column 1055)")
+    assert str(error) == (
+        f"deep.json:3: {subject} nests deeper than 100 levels of lists and mappings{where}: "
+        "flatten the data; aeval reads at most 100 levels"
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("depth", [101, 1_100])
+async def test_jsonl_nesting_beyond_the_limit_is_refused(in_tmp: Path, depth: int) -> None:
+    good = '{"name": "ok", "parameters": [], "expected-output": "a"}'
+    (in_tmp / "deep.jsonl").write_text(f"{good}\n{_deep_json(depth)}\n")
+    where = "" if depth == 101 else " (column 1056)"
+    message = (
+        f"deep.jsonl:2: the line nests deeper than 100 levels of lists and mappings{where}: "
+        "flatten the data; aeval reads at most 100 levels"
+    )
+
+    assert str(_load_error("deep.jsonl")) == message
+    with pytest.raises(SampleLoadError) as info:
+        async for _ in stream_jsonl("deep.jsonl"):
+            pass
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("name", ["ok.json", "ok.jsonl"])
+def test_json_nesting_at_the_limit_loads(in_tmp: Path, name: str) -> None:
+    if name == "ok.json":
+        text = f"[{_deep_json(_limits.MAX_NESTING_DEPTH - 1)}]"
+    else:
+        text = _deep_json(_limits.MAX_NESTING_DEPTH)
+    (in_tmp / name).write_text(text)
+
+    (sample,) = Samples.load_sync(name)
+
+    assert sample.name == "deep"
 
 
 # --- URLs ----------------------------------------------------------------------------------
@@ -925,3 +1186,24 @@ async def test_stream_errors(
     else:
         assert isinstance(info.value, FileNotFoundError)
         assert info.value.args[0].startswith("none.jsonl: file not found (resolved to ")
+
+
+@pytest.mark.anyio
+async def test_stream_time_grows_linearly_with_the_length_of_a_line(in_tmp: Path) -> None:
+    """An 8x longer line takes about 8x the time, not 64x: nothing held is scanned again."""
+
+    async def cpu_time(megabytes: int) -> float:
+        path = in_tmp / f"long{megabytes}.jsonl"
+        text = "x" * (megabytes * 1024 * 1024)
+        path.write_text(f'{{"name": "long", "parameters": ["{text}"]}}\n')
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            [sample] = [s async for s in stream_jsonl(path)]
+            best = min(best, time.process_time() - started)
+        assert sample.parameters[0] == text
+        return best
+
+    short, long = await cpu_time(4), await cpu_time(32)
+
+    assert long / short <= 16, f"4 MB: {short:.3f} s, 32 MB: {long:.3f} s of CPU"

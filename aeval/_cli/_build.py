@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._callables import prepare_strategies
 from ._config import ConfigError, RunConfig
 
 __all__ = ["Built", "build_strategies", "import_object"]
@@ -34,8 +35,14 @@ class Built:
 def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> Any:
     """Import ``module:attribute``, the configuration's directory first on ``sys.path``.
 
+    A module that calls ``sys.exit()`` while it is imported is a configuration error, not
+    the end of the run: otherwise a script's ``sys.exit(0)`` would pass a CI gate with
+    nothing evaluated. Ctrl-C during the import still interrupts (exit code 130), and an
+    import that hangs can only be interrupted that way.
+
     Raises:
-        ConfigError: The module or the attribute cannot be found, or importing raised.
+        ConfigError: The module or the attribute cannot be found, or importing raised or
+            exited.
     """
     directory = str(config.directory.resolve())
     if directory not in sys.path:
@@ -53,6 +60,12 @@ def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> A
     except Exception as exc:
         raise config.error(
             key, f"importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    except SystemExit as exc:
+        raise config.error(
+            key,
+            f"importing {module_name!r} called sys.exit({exc.code!r}): a module aeval imports "
+            "must not exit; put its script part under 'if __name__ == \"__main__\":'",
         ) from exc
     target: Any = module
     for part in attribute.split("."):
@@ -149,7 +162,23 @@ def _custom(config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, A
     factory = import_object(config, (*key, "class"), entry["class"])
     if not callable(factory):
         raise config.error((*key, "class"), f"{entry['class']!r} is not a class")
-    instance: object = factory(**(entry.get("args") or {}))
+    try:
+        instance: object = factory(**(entry.get("args") or {}))
+    except SystemExit as exc:
+        raise config.error(
+            key,
+            f"cannot build the strategy: it called sys.exit({exc.code!r}); a strategy's "
+            "constructor must not exit",
+        ) from exc
+    try:
+        prepare_strategies([instance])
+    except TypeError:
+        raise config.error(
+            key,
+            f"{entry['class']!r} gave a {type(instance).__name__} object, not a strategy: it "
+            "needs an evaluate(sample, output) method, or must be a function of "
+            "(sample, output)",
+        ) from None
     return instance
 
 
@@ -157,7 +186,8 @@ def build_strategies(config: RunConfig) -> Built:
     """Build every strategy of ``config``, in order.
 
     Raises:
-        ConfigError: A strategy cannot be built; the message names ``strategies[i]`` and
+        ConfigError: A strategy cannot be built (its constructor raised anything, or exited)
+            or a custom one is not a strategy; the message names ``strategies[i]`` and
             what its constructor said.
     """
     strategies: list[object] = []
@@ -182,4 +212,8 @@ def build_strategies(config: RunConfig) -> Built:
             raise
         except (TypeError, ValueError) as exc:
             raise config.error(key, f"cannot build the strategy: {exc}") from exc
+        except Exception as exc:
+            raise config.error(
+                key, f"cannot build the strategy: {type(exc).__name__}: {exc}"
+            ) from exc
     return Built(tuple(strategies), tuple(resources))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import yaml
 
 from .._exceptions import AevalError
+from .._limits import yaml_limit_problem
 from ._schema import PathPart, Problem, Validator, load_schema, render_path
 
 __all__ = [
@@ -28,6 +30,7 @@ DEFAULT_CONCURRENCY = 4
 DEFAULT_FORMATS = ("markdown", "json", "junit")
 DEFAULT_OUTPUT_DIR = "aeval-results"
 _DEFAULT_HTTP_TIMEOUT = 30.0
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class ConfigError(AevalError, ValueError):
@@ -71,6 +74,7 @@ class HttpSpec:
     has_body: bool = False
     response_path: str | None = None
     timeout: float = _DEFAULT_HTTP_TIMEOUT
+    accept_status: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,8 +160,15 @@ def _parse(path: Path) -> tuple[Any, dict[tuple[PathPart, ...], int]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(source, [f"{source}: cannot read the configuration: {exc}"]) from exc
     try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        limit = yaml_limit_problem(yaml.SafeLoader(text))
+        if limit is not None:
+            raise ConfigError(source, [f"{source}:{limit.line}: {limit.message}"])
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = None if node is None else loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = source if mark is None else f"{source}:{mark.line + 1}"
@@ -180,12 +191,8 @@ def _line_of(problem: Problem, lines: Mapping[tuple[PathPart, ...], int]) -> int
     return None
 
 
-def _is_url(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
-
-
 def _resolve(base: Path, value: str) -> str:
-    if _is_url(value):
+    if _URL.match(value) is not None:
         return value
     path = Path(value).expanduser()
     return str(path if path.is_absolute() else base / path)
@@ -204,6 +211,7 @@ def _http(data: Mapping[str, Any]) -> HttpSpec:
         has_body="body" in data,
         response_path=data.get("response_path"),
         timeout=float(data.get("timeout", _DEFAULT_HTTP_TIMEOUT)),
+        accept_status=frozenset(data.get("accept_status") or ()),
     )
 
 

@@ -5,11 +5,15 @@ the URL (URL-encoded) and in the strings of the JSON body template. A body strin
 exactly one placeholder takes the parameter's value with its JSON type; a placeholder
 inside longer text is replaced by the value's text. ``{{`` and ``}}`` are literal braces.
 
-The answer is read from the JSON response at ``response_path``. A status outside 2xx is
-raised as :class:`HttpStatusError` (an error row naming the status). The status of each
-successful call is added to the metadata of that sample's rows as ``http_status`` by
-:class:`StatusRecorder`, which reads it from a context variable set by the call: the
-Scorer runs a sample's strategies in the task that called the target.
+``timeout`` bounds the whole call, connection, request and body together: a slow trickle
+of bytes cannot outlast it (:class:`HttpTimeoutError`). The answer is read from the JSON
+response at ``response_path``. A status outside 2xx is raised as :class:`HttpStatusError`
+(an error row naming the status), unless ``accept_status`` lists it: then the answer is
+the text ``HTTP <status>: <body>`` (``HTTP <status>`` for an empty body), which text
+strategies and judges can check. The status of each answer is added to the metadata of
+that sample's rows as ``http_status`` by :class:`StatusRecorder`, which reads it from a
+context variable set by the call: the Scorer runs a sample's strategies in the task that
+called the target.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import quote
 
+import anyio
 import httpx
 
 from .._callables import strategy_name
+from .._exceptions import AevalError
 from .._results import EvaluationResult
 from .._samples import EvaluationSample, Parameters
 from ._config import HttpSpec, RunConfig
@@ -32,6 +38,7 @@ from ._config import HttpSpec, RunConfig
 __all__ = [
     "HttpResponseError",
     "HttpStatusError",
+    "HttpTimeoutError",
     "HttpTarget",
     "StatusRecorder",
     "check_templates",
@@ -54,6 +61,10 @@ class HttpStatusError(Exception):
 
 class HttpResponseError(Exception):
     """The HTTP target's response holds no answer at the configured path."""
+
+
+class HttpTimeoutError(AevalError, TimeoutError):
+    """The HTTP target did not answer completely within ``timeout`` seconds."""
 
 
 def _strings(template: Any) -> Iterator[str]:
@@ -204,8 +215,18 @@ class HttpTarget:
         request: dict[str, Any] = {"headers": self._headers, "timeout": spec.timeout}
         if spec.has_body:
             request["json"] = _fill(spec.body, params)
-        response = await self._client.request(spec.method, url, **request)
+        try:
+            with anyio.fail_after(spec.timeout):
+                response = await self._client.request(spec.method, url, **request)
+        except (TimeoutError, httpx.TimeoutException):
+            raise HttpTimeoutError(
+                f"no complete answer from {spec.method} {url} within {spec.timeout:g} s "
+                "(target.http.timeout): raise the timeout, or check why the endpoint is slow"
+            ) from None
         status = response.status_code
+        if status in spec.accept_status:
+            _STATUS.set(status)
+            return f"HTTP {status}: {response.text}" if response.text.strip() else f"HTTP {status}"
         if not 200 <= status < 300:
             raise HttpStatusError(
                 f"HTTP {status} {response.reason_phrase} from {spec.method} {url}: "

@@ -7,13 +7,16 @@ known key for a misspelt one. It understands ``type``, ``enum``, ``const``, ``re
 ``minItems``, ``maxItems``, ``minLength``, ``pattern``, ``minimum``, ``maximum``,
 ``exclusiveMinimum``, ``anyOf``, ``oneOf``, ``allOf``, ``if``/``then``/``else`` and local
 ``$ref``; annotations (``description``, ``default``, ``title``) are ignored, except
-``x-pattern-hint``, which says in words what a ``pattern`` expects.
+``x-pattern-hint``, which says in words what a ``pattern`` expects. JSON has no NaN or
+infinity, so a number checked against ``type`` must be finite (YAML's ``.nan`` and ``.inf``
+are not).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -185,6 +188,8 @@ class Validator:
             if not any(_is_type(value, k) for k in kinds):
                 expected = " or ".join(_TYPE_NAMES.get(k, k) for k in kinds)
                 return [Problem(path, f"expected {expected}, got {_shown(value)}")]
+            if isinstance(value, float) and not math.isfinite(value):
+                return [Problem(path, f"expected a finite number, got {value!r}")]
         for keyword in ("anyOf", "oneOf"):
             if keyword in schema:
                 problems = self._any_of(schema[keyword], value, path)

@@ -1,0 +1,447 @@
+"""The limits of the URL sample loader, against a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from aeval import _loaders
+from aeval._exceptions import NoLoaderError, SampleLoadError
+from aeval._samples import Samples
+
+DATA = Path(__file__).parent / "data" / "loaders"
+SAMPLES = (DATA / "samples.yaml").read_bytes()
+HANG_GUARD = 20.0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    stop: threading.Event
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _drip(self, piece: bytes, pause: float) -> None:
+        try:
+            while not self.stop.is_set():
+                self.wfile.write(piece)
+                self.wfile.flush()
+                if pause:
+                    self.stop.wait(pause)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def do_GET(self) -> None:
+        port = self.headers["Host"].rsplit(":", 1)[1]
+        if self.path == "/samples.yaml":
+            self._send(200, {"Content-Length": str(len(SAMPLES))}, SAMPLES)
+        elif self.path == "/endless.jsonl":
+            self._send(200, {"Content-Type": "application/x-ndjson"})
+            self._drip(b"x" * 65536, 0)
+        elif self.path == "/declared.yaml":
+            self._send(200, {"Content-Length": str(10**9)}, b"- name: a\n")
+        elif self.path == "/trickle.yaml":
+            self._send(200, {"Content-Length": "100000"})
+            self._drip(b"#", 0.2)
+        elif self.path.startswith("/redirect/"):
+            location = {
+                "/redirect/same": "/samples.yaml",
+                "/redirect/chain": "/redirect/same",
+                "/redirect/loop": "/redirect/loop",
+                "/redirect/other": f"http://127.0.0.2:{port}/samples.yaml",
+                "/redirect/localhost": f"http://localhost:{port}/samples.yaml",
+                "/redirect/metadata": "http://169.254.169.254/latest/samples.yaml",
+                "/redirect/ftp": "ftp://127.0.0.1/samples.yaml",
+            }[self.path]
+            self._send(302, {"Location": location, "Content-Length": "0"})
+        else:
+            self._send(404, {"Content-Length": "0"})
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    stop = threading.Event()
+    handler = type("Handler", (_Handler,), {"stop": stop})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.fixture(autouse=True)
+def _default_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (
+        "AEVAL_DOWNLOAD_MAX_BYTES",
+        "AEVAL_DOWNLOAD_TIMEOUT",
+        "AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS",
+        "AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def connections(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The hosts httpx opened TCP connections to (through anyio.connect_tcp)."""
+    hosts: list[str] = []
+    real = anyio.connect_tcp
+
+    async def spy(remote_host: Any, *args: Any, **kwargs: Any) -> Any:
+        hosts.append(str(remote_host))
+        return await real(remote_host, *args, **kwargs)
+
+    monkeypatch.setattr(anyio, "connect_tcp", spy)
+    return hosts
+
+
+async def _load_error(source: str) -> SampleLoadError:
+    with anyio.fail_after(HANG_GUARD), pytest.raises(SampleLoadError) as info:
+        await Samples.load(source)
+    return info.value
+
+
+# --- size ----------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_an_endless_response_stops_at_the_size_limit(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AEVAL_DOWNLOAD_MAX_BYTES", "1000000")
+    url = f"{server}/endless.jsonl"
+
+    error = await _load_error(url)
+
+    assert str(error) == (
+        f"{url}: the response is larger than the limit of 977 KiB (1,000,000 bytes): split "
+        "the file, or raise the limit with AEVAL_DOWNLOAD_MAX_BYTES=<bytes> or "
+        "DownloadLimits(max_bytes=...)"
+    )
+
+
+@pytest.mark.anyio
+async def test_an_endless_response_stops_at_the_default_limit(server: str) -> None:
+    error = await _load_error(f"{server}/endless.jsonl")
+
+    assert "larger than the limit of 100 MiB (104,857,600 bytes)" in str(error)
+
+
+@pytest.mark.anyio
+async def test_a_declared_length_beyond_the_limit_is_refused_before_reading(server: str) -> None:
+    from aeval import DownloadLimits, HttpSampleLoader
+
+    loader = HttpSampleLoader(DownloadLimits(max_bytes=10))
+    url = f"{server}/declared.yaml"
+
+    with anyio.fail_after(HANG_GUARD), pytest.raises(SampleLoadError) as info:
+        await loader._aload(url)
+
+    assert str(info.value).startswith(
+        f"{url}: the response is 954 MiB (1,000,000,000 bytes), larger than the limit of "
+        "10 bytes: split the file"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_body_within_the_limit_loads(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AEVAL_DOWNLOAD_MAX_BYTES", str(len(SAMPLES)))
+
+    assert len(await Samples.load(f"{server}/samples.yaml")) == 4
+
+
+# --- time ----------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_trickling_response_stops_at_the_total_deadline(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AEVAL_DOWNLOAD_TIMEOUT", "1")
+    url = f"{server}/trickle.yaml"
+
+    error = await _load_error(url)
+
+    assert str(error) == (
+        f"{url}: the download did not finish within 1 s: check that the server is sending, "
+        "or raise the limit with AEVAL_DOWNLOAD_TIMEOUT=<seconds> or DownloadLimits(timeout=...)"
+    )
+
+
+def test_the_blocking_load_has_the_same_deadline(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AEVAL_DOWNLOAD_TIMEOUT", "1")
+
+    with pytest.raises(SampleLoadError, match="did not finish within 1 s"):
+        Samples.load_sync(f"{server}/trickle.yaml")
+
+
+@pytest.mark.anyio
+async def test_the_blocking_load_works_inside_an_event_loop(server: str) -> None:
+    assert len(Samples.load_sync(f"{server}/samples.yaml")) == 4
+
+
+# --- redirects -----------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", ["/redirect/same", "/redirect/chain"])
+async def test_redirects_within_the_host_are_followed(server: str, path: str) -> None:
+    assert len(await Samples.load(server + path)) == 4
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("path", "host"), [("/redirect/other", "127.0.0.2"), ("/redirect/localhost", "localhost")]
+)
+async def test_a_redirect_to_another_host_is_refused(
+    server: str, connections: list[str], path: str, host: str
+) -> None:
+    url = server + path
+    port = server.rsplit(":", 1)[1]
+
+    error = await _load_error(url)
+
+    assert str(error) == (
+        f"{url}: the server redirected to http://{host}:{port}/samples.yaml, on another host "
+        f"({host}, not 127.0.0.1): use that URL directly if you trust it, or allow such "
+        "redirects with AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS=1 or "
+        "DownloadLimits(cross_host_redirects=True)"
+    )
+    assert connections == ["127.0.0.1"]
+
+
+@pytest.mark.anyio
+async def test_a_redirect_to_another_host_is_followed_when_allowed(
+    server: str, monkeypatch: pytest.MonkeyPatch, connections: list[str]
+) -> None:
+    monkeypatch.setenv("AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS", "1")
+
+    assert len(await Samples.load(f"{server}/redirect/localhost")) == 4
+    assert connections == ["127.0.0.1", "localhost"]
+
+
+@pytest.mark.anyio
+async def test_a_redirect_to_the_metadata_service_is_refused_before_connecting(
+    server: str, connections: list[str]
+) -> None:
+    url = f"{server}/redirect/metadata"
+
+    error = await _load_error(url)
+
+    assert str(error) == (
+        f"{url}: the server redirected to http://169.254.169.254/latest/samples.yaml: refusing "
+        "to connect to 169.254.169.254, a link-local address, where cloud metadata services "
+        "answer: sample files are fetched from routable hosts only; allow it with "
+        "AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE=1 or DownloadLimits(allow_non_routable=True)"
+    )
+    assert connections == ["127.0.0.1"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/redirect/loop", "more than 10 redirects: give the final URL of the sample file"),
+        (
+            "/redirect/ftp",
+            "the server redirected to ftp://127.0.0.1/samples.yaml: aeval fetches samples "
+            "over http(s) only",
+        ),
+    ],
+)
+async def test_endless_and_non_http_redirects_are_refused(
+    server: str, path: str, message: str
+) -> None:
+    url = server + path
+
+    assert str(await _load_error(url)) == f"{url}: {message}"
+
+
+# --- addresses -----------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("url", "named", "reason"),
+    [
+        (
+            "http://169.254.169.254/latest/meta-data/s.yaml",
+            "169.254.169.254",
+            "a link-local address, where cloud metadata services answer",
+        ),
+        (
+            "http://[fe80::1]:8080/s.yaml",
+            "fe80::1",
+            "a link-local address, where cloud metadata services answer",
+        ),
+        (
+            "http://[::ffff:169.254.169.254]/s.yaml",
+            "::ffff:169.254.169.254",
+            "a link-local address, where cloud metadata services answer",
+        ),
+        ("http://[fd00:ec2::254]/s.yaml", "fd00:ec2::254", "a cloud metadata service address"),
+        ("http://0.0.0.0:9/s.yaml", "0.0.0.0", "the unspecified address"),
+        ("http://224.0.0.1/s.yaml", "224.0.0.1", "a multicast address"),
+        ("http://255.255.255.255/s.yaml", "255.255.255.255", "a reserved address"),
+    ],
+)
+async def test_non_routable_addresses_are_refused_before_connecting(
+    connections: list[str], url: str, named: str, reason: str
+) -> None:
+    error = await _load_error(url)
+
+    assert str(error) == (
+        f"{url}: refusing to connect to {named}, {reason}: sample files are fetched from "
+        "routable hosts only; allow it with AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE=1 or "
+        "DownloadLimits(allow_non_routable=True)"
+    )
+    assert connections == []
+
+
+@pytest.mark.anyio
+async def test_a_host_name_is_resolved_and_its_addresses_checked(
+    monkeypatch: pytest.MonkeyPatch, connections: list[str]
+) -> None:
+    resolved: list[tuple[str, int]] = []
+
+    async def getaddrinfo(host: str, port: int, **kwargs: Any) -> list[Any]:
+        resolved.append((host, port))
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.7", port)),
+            (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("fe80::a9fe:a9fe%2", port, 0, 2)),
+        ]
+
+    monkeypatch.setattr(anyio, "getaddrinfo", getaddrinfo)
+    url = "https://metadata.internal.test/s.yaml"
+
+    error = await _load_error(url)
+
+    assert resolved == [("metadata.internal.test", 443)]
+    assert str(error).startswith(
+        f"{url}: refusing to connect to metadata.internal.test (fe80::a9fe:a9fe), a link-local "
+        "address"
+    )
+    assert connections == []
+
+
+@pytest.mark.anyio
+async def test_non_routable_addresses_are_reached_when_allowed(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE", "yes")
+    port = server.rsplit(":", 1)[1]
+
+    assert len(await Samples.load(f"http://0.0.0.0:{port}/samples.yaml")) == 4
+
+
+# --- knobs ---------------------------------------------------------------------------------
+
+
+def test_the_default_limits() -> None:
+    from aeval import DownloadLimits
+
+    assert DownloadLimits() == DownloadLimits(
+        max_bytes=100 * 1024 * 1024,
+        timeout=300.0,
+        cross_host_redirects=False,
+        allow_non_routable=False,
+    )
+    assert DownloadLimits.from_env({}) == DownloadLimits()
+    assert DownloadLimits.from_env(
+        {
+            "AEVAL_DOWNLOAD_MAX_BYTES": "1_000",
+            "AEVAL_DOWNLOAD_TIMEOUT": "2.5",
+            "AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS": "true",
+            "AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE": "0",
+        }
+    ) == DownloadLimits(max_bytes=1000, timeout=2.5, cross_host_redirects=True)
+
+
+@pytest.mark.parametrize(
+    ("changes", "error"),
+    [
+        ({"max_bytes": 0}, "max_bytes must be at least 1, got 0"),
+        ({"max_bytes": 1.5}, "max_bytes must be an int, got 1.5"),
+        ({"timeout": 0}, "timeout must be a positive number of seconds, got 0"),
+        ({"timeout": float("nan")}, "timeout must be a positive number of seconds, got nan"),
+    ],
+)
+def test_limits_are_checked(changes: dict[str, Any], error: str) -> None:
+    from aeval import DownloadLimits
+
+    with pytest.raises((TypeError, ValueError), match=error):
+        DownloadLimits(**changes)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        (
+            "AEVAL_DOWNLOAD_TIMEOUT",
+            "soon",
+            "AEVAL_DOWNLOAD_TIMEOUT must be a positive number of seconds, got 'soon'",
+        ),
+        (
+            "AEVAL_DOWNLOAD_MAX_BYTES",
+            "1e9",
+            "AEVAL_DOWNLOAD_MAX_BYTES must be a positive number of bytes, got '1e9'",
+        ),
+        (
+            "AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE",
+            "maybe",
+            "AEVAL_DOWNLOAD_ALLOW_NON_ROUTABLE must be 1 or 0 (true or false), got 'maybe'",
+        ),
+    ],
+)
+async def test_a_bad_environment_variable_is_named(
+    server: str, monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    url = f"{server}/samples.yaml"
+
+    assert str(await _load_error(url)) == f"{url}: {message}"
+
+
+def test_a_loader_with_its_own_limits_overrides_the_built_in_one(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aeval import DownloadLimits, HttpSampleLoader, register_loader, unregister_loader
+
+    monkeypatch.setattr(_loaders._REGISTRY, "_entries", list(_loaders._REGISTRY._entries))
+    monkeypatch.setenv("AEVAL_DOWNLOAD_MAX_BYTES", "10")
+    loader = HttpSampleLoader(DownloadLimits(max_bytes=len(SAMPLES)))
+    register_loader(loader, priority=1)
+
+    assert loader.limits.max_bytes == len(SAMPLES)
+    assert repr(loader) == f"HttpSampleLoader({loader.limits!r})"
+    assert len(Samples.load_sync(f"{server}/samples.yaml")) == 4
+    unregister_loader(loader)
+    with pytest.raises(SampleLoadError, match="larger than the limit of 10 bytes"):
+        Samples.load_sync(f"{server}/samples.yaml")
+
+
+@pytest.mark.anyio
+async def test_a_file_url_is_not_fetched() -> None:
+    with pytest.raises(NoLoaderError, match=r"use a plain path \(/data/s.yaml\)"):
+        await Samples.load("file:///data/s.yaml")
