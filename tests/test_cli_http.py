@@ -59,6 +59,12 @@ def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         thread.join()
 
 
+def rows_in(directory: Path) -> list[dict[str, Any]]:
+    """The rows of ``directory/rows.jsonl``, without the run's header and end records."""
+    records = map(orjson.loads, (directory / "rows.jsonl").read_bytes().splitlines())
+    return [record for record in records if "record" not in record]
+
+
 def run(config: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "aeval", "run", str(config), *args],
@@ -116,11 +122,7 @@ def test_http_target_fills_the_template_and_records_status_codes(
         "auth": "Bearer s3cret",
     }
     assert by_question["hello there"]["body"]["repeat"] == 3
-    rows = {
-        row["name"]: row
-        for row in map(orjson.loads, (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines())
-        if "record" not in row
-    }
+    rows = {row["name"]: row for row in rows_in(tmp_path / "out")}
     assert rows["greeting"]["outcome"] == "passed"
     assert rows["greeting"]["output"] == "echo: hello there"
     assert rows["greeting"]["metadata"] == {"http_status": 200}
@@ -149,11 +151,7 @@ def test_a_missing_response_path_is_an_error_row_naming_the_keys(
     result = run(config, "--quiet", "--tags", "smoke", env={"BOT_TOKEN": "x"})
 
     assert result.returncode == 1
-    [row] = (
-        record
-        for record in map(orjson.loads, (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines())
-        if "record" not in record
-    )
+    [row] = rows_in(tmp_path / "out")
     assert (row["error"]["type"], row["error"]["message"]) == (
         "HttpResponseError",
         "the response has no 'choices.0.text': choices.0 has the keys 'message'",
@@ -281,7 +279,7 @@ def test_a_trickling_http_target_gives_timeout_rows(
     result = run(config, "--quiet", env={})
 
     assert result.returncode == 1, result.stderr
-    [row] = map(orjson.loads, (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines())
+    [row] = rows_in(tmp_path / "out")
     assert row["outcome"] == "error"
     assert (row["error"]["type"], row["error"]["message"]) == (
         "HttpTimeoutError",
@@ -357,10 +355,7 @@ def test_accepted_statuses_reach_the_strategies_as_http_status_text(
     result = run(config, "--quiet", env={})
 
     assert result.returncode == 0, result.stderr
-    rows = {
-        row["name"]: row
-        for row in map(orjson.loads, (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines())
-    }
+    rows = {row["name"]: row for row in rows_in(tmp_path / "out")}
     assert {name: row["outcome"] for name, row in rows.items()} == {
         "greeting": "passed",
         "empty_input_validation": "passed",
