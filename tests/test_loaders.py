@@ -4,7 +4,6 @@ import contextlib
 import importlib.metadata
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -1189,21 +1188,13 @@ async def test_stream_errors(
 
 
 @pytest.mark.anyio
-async def test_stream_time_grows_linearly_with_the_length_of_a_line(in_tmp: Path) -> None:
-    """An 8x longer line takes about 8x the time, not 64x: nothing held is scanned again."""
-
-    async def cpu_time(megabytes: int) -> float:
-        path = in_tmp / f"long{megabytes}.jsonl"
-        text = "x" * (megabytes * 1024 * 1024)
-        path.write_text(f'{{"name": "long", "parameters": ["{text}"]}}\n')
-        best = float("inf")
-        for _ in range(3):
-            started = time.process_time()
-            [sample] = [s async for s in stream_jsonl(path)]
-            best = min(best, time.process_time() - started)
-        assert sample.parameters[0] == text
-        return best
-
-    short, long = await cpu_time(4), await cpu_time(32)
-
-    assert long / short <= 16, f"4 MB: {short:.3f} s, 32 MB: {long:.3f} s of CPU"
+async def test_stream_reads_a_line_longer_than_many_chunks_whole(in_tmp: Path) -> None:
+    """A line spread over hundreds of chunks comes back whole (its speed: bench_stream.py)."""
+    path = in_tmp / "long.jsonl"
+    text = "x" * (4 * 1024 * 1024)
+    path.write_text(
+        f'{{"name": "long", "parameters": ["{text}"]}}\n{{"name": "short", "parameters": []}}\n'
+    )
+    samples = [s async for s in stream_jsonl(path)]
+    assert [s.name for s in samples] == ["long", "short"]
+    assert samples[0].parameters[0] == text

@@ -15,3 +15,13 @@ def test_prints_both_engines_at_both_sizes(tmp_path: Path) -> None:
     largest = figures["figures"]["aeval run"][-1]
     assert (largest["samples"], largest["rows"], largest["failed"]) == (20000, 40000, 200)
     assert all(entry["exit"] == 0 for entry in figures["figures"]["load whole (baseline)"])
+
+
+def test_stream_benchmark_prints_the_growth_of_both_engines(tmp_path: Path) -> None:
+    done, figures = quick_figures("bench_stream.py", tmp_path / "stream.json")
+    assert "Samples.stream on one long line (quick mode)" in done.stdout
+    assert "for 4x the size" in done.stdout
+    assert figures["figures"]["sizes_mb"] == [1, 2, 4]
+    assert (
+        len(figures["figures"]["stream"]) == len(figures["figures"]["read whole (baseline)"]) == 3
+    )
