@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-import aiofiles
 import anyio
 import anyio.to_thread
 
@@ -552,7 +551,7 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
             source=src,
         )
     try:
-        file = await aiofiles.open(src, "rb")
+        file = await anyio.open_file(src, "rb")
     except OSError as exc:
         raise _os_error(exc, src) from exc
     try:
@@ -590,4 +589,4 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
             raise empty_error(src, "jsonl")
     finally:
         with anyio.CancelScope(shield=True):
-            await file.close()
+            await file.aclose()

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import aiofiles
+import anyio
 import pytest
 
 from aeval import _limits, _loaders, _sample_formats
@@ -1067,17 +1067,14 @@ async def test_url_connection_refused() -> None:
 @pytest.fixture
 def opened_files(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     files: list[Any] = []
-    real_open = aiofiles.open
+    real_open = anyio.open_file
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        async def opening() -> Any:
-            file = await real_open(*args, **kwargs)
-            files.append(file)
-            return file
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        file = await real_open(*args, **kwargs)
+        files.append(file.wrapped)
+        return file
 
-        return opening()
-
-    monkeypatch.setattr(aiofiles, "open", spy)
+    monkeypatch.setattr(anyio, "open_file", spy)
     return files
 
 
@@ -1110,7 +1107,7 @@ async def test_stream_reads_lazily_and_closes_on_early_stop(
             names.append(sample.name)
             if len(names) == 3:
                 file = opened_files[0]
-                assert await file.tell() <= 256
+                assert file.tell() <= 256
                 break
 
     assert names == ["s0", "s1", "s2"]
