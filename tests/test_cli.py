@@ -405,7 +405,8 @@ def test_a_signal_stops_cleanly_with_the_finished_rows_and_a_partial_report(
     config = write_config(
         project,
         "samples: stall.yaml\ntarget: cli_targets:stall\nconcurrency: 4\n"
-        "strategies: [{name: exact_match}]\noutput: {dir: out}\n",
+        "strategies: [{name: exact_match}]\n"
+        "output: {dir: out, formats: [markdown, json, junit, html]}\n",
     )
     rows_path = project / "out" / "rows.jsonl"
     process = subprocess.Popen(
@@ -441,7 +442,17 @@ def test_a_signal_stops_cleanly_with_the_finished_rows_and_a_partial_report(
     report = json.loads((project / "out" / "report.json").read_text())
     assert (report["totalSamples"], report["passed"]) == (3, 3)
     assert (report["complete"], report["samplesExpected"]) == (False, 8)
+    # partial in all four formats, and red in JUnit
     JUNIT_XSD.validate(str(project / "out" / "report.xml"))
+    suite = ET.parse(project / "out" / "report.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("errors") == "1"
+    [stopped] = [case for case in suite.iter("testcase") if case.get("classname") == "aeval"]
+    assert stopped.get("name") == "run stopped after 3 of 8 samples"
+    assert stopped.find("error") is not None
+    markdown = (project / "out" / "report.md").read_text()
+    assert "**PARTIAL RUN**" in markdown and "run stopped after 3 of 8 samples" in markdown
+    html = (project / "out" / "report.html").read_text()
+    assert 'role="alert"' in html and "run stopped after 3 of 8 samples" in html
     assert "Evaluation summary (PARTIAL: run stopped after 3 of 8 samples)" in stdout
     assert re.search(r"samples\s+3 of 8 evaluated", stdout)
     assert re.search(r"aeval: interrupted: 3/8 samples \| 3 rows \| pass 100\.0%", stdout)
