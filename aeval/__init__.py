@@ -5,7 +5,7 @@ from __future__ import annotations
 from ._aggregator import Aggregator
 from ._assertions import ReportAssert, assert_that
 from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
-from ._cache import CacheStatistics, JudgeCache
+from .strategies._cache import CacheStatistics, JudgeCache
 from ._exceptions import (
     AbandonedCallsError,
     AevalError,
@@ -23,7 +23,7 @@ from ._exceptions import (
     SampleLoadError,
     ScorerClosedError,
 )
-from ._loaders import (
+from ._samples._loaders import (
     DownloadLimits,
     HttpSampleLoader,
     SampleLoader,
@@ -105,6 +105,6 @@ __all__ = [
 
 for _name in __all__:
     _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("aeval._"):
+    if any(part.startswith("_") for part in getattr(_obj, "__module__", "").split(".")[1:]):
         _obj.__module__ = "aeval"
 del _name, _obj

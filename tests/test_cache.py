@@ -7,7 +7,7 @@ import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
 
-from aeval._cache import CacheStatistics, JudgeCache
+from aeval.strategies._cache import CacheStatistics, JudgeCache
 from aeval.models import ChatMessage, ChatResponse, TokenUsage
 
 MESSAGES = [ChatMessage("system", "be fair"), ChatMessage("user", "Is Paris right?")]

@@ -7,7 +7,7 @@ import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
 
-from aeval._cache import JudgeCache
+from aeval.strategies._cache import JudgeCache
 from aeval._results import EvaluationResult, Outcome
 from aeval._samples import EvaluationSample
 from aeval._scorer import Scorer

@@ -12,13 +12,13 @@ from typing import Any
 import anyio
 import pytest
 
-from aeval import _limits, _loaders, _sample_formats
+from aeval._samples import _formats as _sample_formats, _limits, _loaders
 from aeval._exceptions import (
     NoLoaderError,
     SampleFileNotFoundError,
     SampleLoadError,
 )
-from aeval._loaders import (
+from aeval._samples._loaders import (
     SampleLoader,
     load_sources,
     load_sources_sync,

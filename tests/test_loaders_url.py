@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from aeval import _loaders
+from aeval._samples import _loaders
 from aeval._exceptions import NoLoaderError, SampleLoadError
 from aeval._samples import Samples
 

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from .._exceptions import AevalError
-from .._limits import yaml_limit_problem
+from .._samples._limits import yaml_limit_problem
 from ._schema import PathPart, Problem, Validator, load_schema, render_path
 
 __all__ = [

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._cache import JudgeCache
+from ._cache import JudgeCache
 from .._callables import apply_strategy, strategy_name
 from .._numbers import truncate
 from .._protocols import ChatMessage, ChatModel, ChatResponse, TokenUsage, model_name

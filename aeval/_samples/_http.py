@@ -19,8 +19,8 @@ import anyio
 import anyio.to_thread
 import httpx
 
-from ._exceptions import SampleLoadError
-from ._sample_formats import PARSERS, Parsed, format_of
+from .._exceptions import SampleLoadError
+from ._formats import PARSERS, Parsed, format_of
 
 if TYPE_CHECKING:
     from ._loaders import DownloadLimits

@@ -16,9 +16,9 @@ from typing import Any, Protocol
 import orjson
 import yaml
 
-from ._exceptions import SampleLoadError
+from .._exceptions import SampleLoadError
 from ._limits import depth_message, too_deep, yaml_limit_problem
-from ._samples import EvaluationSample
+from ._model import EvaluationSample
 
 __all__ = [
     "BOM",

@@ -22,8 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 import anyio.to_thread
 
-from ._exceptions import AevalError, NoLoaderError, SampleFileNotFoundError, SampleLoadError
-from ._sample_formats import (
+from .._exceptions import AevalError, NoLoaderError, SampleFileNotFoundError, SampleLoadError
+from ._formats import (
     BOM,
     PARSERS,
     Parsed,
@@ -32,7 +32,7 @@ from ._sample_formats import (
     format_of,
     parse_jsonl_line,
 )
-from ._samples import EvaluationSample, Samples
+from ._model import EvaluationSample, Samples
 
 __all__ = [
     "DEFAULT_DOWNLOAD_MAX_BYTES",
@@ -293,12 +293,12 @@ class HttpSampleLoader(_BuiltinLoader):
             raise SampleLoadError(str(exc), source=source) from exc
 
     def _load(self, source: str) -> Parsed:
-        from ._http_samples import fetch
+        from ._http import fetch
 
         return fetch(source, self._limits_for(source))
 
     async def _aload(self, source: str) -> Parsed:
-        from ._http_samples import afetch
+        from ._http import afetch
 
         return await afetch(source, self._limits_for(source))
 

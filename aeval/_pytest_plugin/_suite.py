@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._numbers import format_number, format_percent, truncate
+from .._numbers import format_number, format_percent, truncate
 
 if TYPE_CHECKING:
     from os import PathLike
 
-    from ._report import EvaluationReport
+    from .._report import EvaluationReport
 
 __all__ = ["SUITE_REPORT_NAME", "SuiteEntry", "SuiteFailure", "SuiteReport"]
 

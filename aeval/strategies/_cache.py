@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 import orjson
 
-from ._protocols import ChatMessage, ChatResponse, TokenUsage
+from .._protocols import ChatMessage, ChatResponse, TokenUsage
 
 __all__ = ["CacheStatistics", "JudgeCache"]
 
