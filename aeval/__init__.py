@@ -5,7 +5,6 @@ from __future__ import annotations
 from ._aggregator import Aggregator
 from ._assertions import ReportAssert, assert_that
 from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
-from .strategies._cache import CacheStatistics, JudgeCache
 from ._exceptions import (
     AbandonedCallsError,
     AevalError,
@@ -23,14 +22,6 @@ from ._exceptions import (
     SampleLoadError,
     ScorerClosedError,
 )
-from ._samples._loaders import (
-    DownloadLimits,
-    HttpSampleLoader,
-    SampleLoader,
-    register_loader,
-    registered_loaders,
-    unregister_loader,
-)
 from ._report import (
     EvaluationReport,
     FlakyCase,
@@ -42,10 +33,19 @@ from ._report import (
 from ._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
 from ._run_info import RunInfo
 from ._samples import EvaluationSample, Parameters, Samples
+from ._samples._loaders import (
+    DownloadLimits,
+    HttpSampleLoader,
+    SampleLoader,
+    register_loader,
+    registered_loaders,
+    unregister_loader,
+)
 from ._scorer import RowStream, Scorer, ScorerStatistics
 from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
 from ._sync import evaluate_sync
 from ._version import __version__ as __version__
+from .strategies._cache import CacheStatistics, JudgeCache
 
 __all__ = [
     "AbandonedCallsError",

@@ -7,11 +7,11 @@ import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
 
-from aeval.strategies._cache import JudgeCache
 from aeval._results import EvaluationResult, Outcome
 from aeval._samples import EvaluationSample
 from aeval._scorer import Scorer
 from aeval.models import ChatMessage, ChatResponse, TokenUsage
+from aeval.strategies._cache import JudgeCache
 from aeval.strategies._judge_parse import (
     ParseError,
     StructuredVerdict,

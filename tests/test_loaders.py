@@ -12,11 +12,18 @@ from typing import Any
 import anyio
 import pytest
 
-from aeval._samples import _formats as _sample_formats, _limits, _loaders
 from aeval._exceptions import (
     NoLoaderError,
     SampleFileNotFoundError,
     SampleLoadError,
+)
+from aeval._samples import (
+    EvaluationSample,
+    Parameters,
+    Samples,
+    _formats as _sample_formats,
+    _limits,
+    _loaders,
 )
 from aeval._samples._loaders import (
     SampleLoader,
@@ -27,7 +34,6 @@ from aeval._samples._loaders import (
     stream_jsonl,
     unregister_loader,
 )
-from aeval._samples import EvaluationSample, Parameters, Samples
 
 DATA = Path(__file__).parent / "data" / "loaders"
 

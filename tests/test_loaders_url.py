@@ -12,9 +12,8 @@ from typing import Any
 import anyio
 import pytest
 
-from aeval._samples import _loaders
 from aeval._exceptions import NoLoaderError, SampleLoadError
-from aeval._samples import Samples
+from aeval._samples import Samples, _loaders
 
 DATA = Path(__file__).parent / "data" / "loaders"
 SAMPLES = (DATA / "samples.yaml").read_bytes()

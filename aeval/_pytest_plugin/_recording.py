@@ -13,8 +13,8 @@ import pytest
 from .._numbers import format_percent
 from .._report import EvaluationReport
 from .._scorer import FunctionUnderTest, SampleSource, Scorer
-from ._suite import SuiteEntry, SuiteReport
 from ._config import Settings, fail, scorer_options
+from ._suite import SuiteEntry, SuiteReport
 
 __all__ = [
     "DEFAULT_FORMATS",

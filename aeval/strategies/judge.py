@@ -11,11 +11,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._cache import JudgeCache
 from .._callables import apply_strategy, strategy_name
 from .._numbers import truncate
 from .._protocols import ChatMessage, ChatModel, ChatResponse, TokenUsage, model_name
 from .._results import EvaluationResult
+from ._cache import JudgeCache
 from ._judge_parse import ParseError, StructuredVerdict, parse_structured, parse_verdict
 
 if TYPE_CHECKING:
