@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ._display import display_value
 from ._numbers import format_percent, truncate
 from ._report import EvaluationReport, TagStatistics
 from ._results import EvaluationRow
-from .formatters._values import display_value
 
 __all__ = ["ReportAssert", "assert_that"]
 

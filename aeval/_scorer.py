@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
+import sys
 import time
 from collections import deque
 from collections.abc import (
@@ -622,7 +622,8 @@ async def _run_workers(
     concurrency of 500 is several percent of a 200 ms run. Cancel scopes, ``fail_after`` and
     worker threads from anyio work unchanged inside these tasks.
     """
-    if asyncio._get_running_loop() is not None:
+    asyncio = _running_asyncio()
+    if asyncio is not None:
         async with asyncio.TaskGroup() as group:
             for _ in range(count):
                 group.create_task(worker(work))
@@ -630,6 +631,22 @@ async def _run_workers(
     async with anyio.create_task_group() as tg:
         for _ in range(count):
             tg.start_soon(worker, work)
+
+
+def _running_asyncio() -> Any:
+    """The ``asyncio`` module when an asyncio loop runs this task, else ``None``.
+
+    A program that never imported asyncio is not running it, so ``import aeval`` needs no
+    asyncio of its own.
+    """
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return asyncio
 
 
 class _AsyncWork:

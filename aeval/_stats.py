@@ -14,9 +14,9 @@ Expanding the square lets the sums be kept in O(1) memory per closed cluster:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 __all__ = ["ClusteredMean", "MomentsCounter", "normal_quantile", "pass_at_k", "pass_hat_k"]
 
@@ -31,6 +31,13 @@ def normal_quantile(confidence: float) -> float:
         raise TypeError(f"confidence must be a number between 0 and 1, got {confidence!r}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), got {confidence!r}")
+    return _quantile(confidence)
+
+
+@functools.lru_cache(maxsize=16)
+def _quantile(confidence: float) -> float:
+    from statistics import NormalDist
+
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 

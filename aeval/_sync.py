@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Any
 
@@ -51,12 +50,14 @@ def evaluate_sync(
 
 
 def _running_loop() -> str | None:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        return "asyncio"
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is not None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            return "asyncio"
     trio = sys.modules.get("trio")
     if trio is not None:
         try:

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 
 from ._exceptions import AbandonedCallsError
@@ -140,8 +139,10 @@ class DaemonThreads:
                 if not closed:
                     self._idle.append(inbox)
             if not abandoned:
+                from anyio.from_thread import run_sync
+
                 try:
-                    anyio.from_thread.run_sync(call.done.set, token=call.token)
+                    run_sync(call.done.set, token=call.token)
                 except RuntimeError:
                     return
             if closed:

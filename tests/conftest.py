@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Iterator
 
 import pytest
 
-from aeval.formatters import _registry
+from aeval._plugins import PluginRegistry
+from aeval.formatters import ReportFormatter, _registry
 
 
 @pytest.fixture
@@ -13,9 +15,12 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> _registry._Registry:
-    """A fresh formatter registry (built-ins only) for the test, so registrations do not leak."""
-    fresh = _registry._default_registry()
-    monkeypatch.setattr(_registry, "_REGISTRY", fresh)
+def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginRegistry[ReportFormatter]]:
+    """The formatter registry with the built-ins only, restored after the test.
+
+    Entry points load on first use as usual; none is declared unless the test monkeypatches
+    ``importlib.metadata.entry_points``.
+    """
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [])
-    return fresh
+    with _registry._REGISTRY.isolated(entry_points=True) as fresh:
+        yield fresh

@@ -18,11 +18,11 @@ from aeval import (
     FormatError,
     formatters,
 )
+from aeval._plugins import PluginRegistry
 from aeval.formatters import (
     JsonFormatter,
     MarkdownFormatter,
     ReportFormatter,
-    _registry,
     check_options,
     get_formatter,
     register_formatter,
@@ -396,7 +396,7 @@ class BytesFormatter:
         return bytes([report.evaluation_count, *sorted(options.get("extra", b""))])
 
 
-def test_builtins_are_registered(registry: _registry._Registry) -> None:
+def test_builtins_are_registered(registry: PluginRegistry[ReportFormatter]) -> None:
     assert supported_formats() == ("html", "json", "junit", "markdown")
     assert isinstance(get_formatter("markdown"), MarkdownFormatter)
     assert isinstance(get_formatter("json"), JsonFormatter)
@@ -406,11 +406,11 @@ def test_builtins_are_registered(registry: _registry._Registry) -> None:
 
 
 @pytest.mark.parametrize("name", ["MARKDOWN", "Markdown", " markdown "])
-def test_lookup_is_case_insensitive(registry: _registry._Registry, name: str) -> None:
+def test_lookup_is_case_insensitive(registry: PluginRegistry[ReportFormatter], name: str) -> None:
     assert isinstance(get_formatter(name), MarkdownFormatter)
 
 
-def test_unknown_format(registry: _registry._Registry) -> None:
+def test_unknown_format(registry: PluginRegistry[ReportFormatter]) -> None:
     with pytest.raises(FormatError) as info:
         get_formatter("unknown")
     assert str(info.value) == (
@@ -420,12 +420,14 @@ def test_unknown_format(registry: _registry._Registry) -> None:
 
 
 @pytest.mark.parametrize("name", ["", "   ", None])
-def test_blank_format(registry: _registry._Registry, name: Any) -> None:
+def test_blank_format(registry: PluginRegistry[ReportFormatter], name: Any) -> None:
     with pytest.raises(FormatError, match=r"^Format must not be null or blank$"):
         get_formatter(name)
 
 
-def test_register_and_unregister_custom_formatter(registry: _registry._Registry) -> None:
+def test_register_and_unregister_custom_formatter(
+    registry: PluginRegistry[ReportFormatter],
+) -> None:
     csv = CsvFormatter()
     assert register_formatter(csv) is csv
     assert supported_formats() == ("CSV", "html", "json", "junit", "markdown")
@@ -437,7 +439,7 @@ def test_register_and_unregister_custom_formatter(registry: _registry._Registry)
         unregister_formatter("csv")
 
 
-def test_duplicate_registration_needs_replace(registry: _registry._Registry) -> None:
+def test_duplicate_registration_needs_replace(registry: PluginRegistry[ReportFormatter]) -> None:
     class OtherMarkdown(MarkdownFormatter):
         name = "MarkDown"
 
@@ -452,7 +454,7 @@ def test_duplicate_registration_needs_replace(registry: _registry._Registry) -> 
     assert get_formatter("markdown") is replacement
 
 
-def test_register_rejects_non_formatters(registry: _registry._Registry) -> None:
+def test_register_rejects_non_formatters(registry: PluginRegistry[ReportFormatter]) -> None:
     with pytest.raises(TypeError, match="is not a report formatter"):
         register_formatter(object())  # type: ignore[arg-type]
 
@@ -478,7 +480,7 @@ def plugin_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
 
 
 def test_entry_points_load_once_lazily(
-    registry: _registry._Registry, monkeypatch: pytest.MonkeyPatch, plugin_module: Any
+    registry: PluginRegistry[ReportFormatter], monkeypatch: pytest.MonkeyPatch, plugin_module: Any
 ) -> None:
     calls: list[str] = []
 
@@ -507,7 +509,7 @@ def test_entry_points_load_once_lazily(
     ],
 )
 def test_broken_entry_point_is_a_format_error(
-    registry: _registry._Registry,
+    registry: PluginRegistry[ReportFormatter],
     monkeypatch: pytest.MonkeyPatch,
     plugin_module: Any,
     value: str,
@@ -525,7 +527,7 @@ def test_broken_entry_point_is_a_format_error(
 
 
 def test_entry_point_clashing_with_a_builtin_name(
-    registry: _registry._Registry, monkeypatch: pytest.MonkeyPatch, plugin_module: Any
+    registry: PluginRegistry[ReportFormatter], monkeypatch: pytest.MonkeyPatch, plugin_module: Any
 ) -> None:
     class FakeJson(CsvFormatter):
         name = "json"
@@ -544,7 +546,9 @@ def test_entry_point_clashing_with_a_builtin_name(
 
 
 @pytest.mark.anyio
-async def test_save_writes_every_format(registry: _registry._Registry, tmp_path: Path) -> None:
+async def test_save_writes_every_format(
+    registry: PluginRegistry[ReportFormatter], tmp_path: Path
+) -> None:
     report = upstream_report()
     target = tmp_path / "nested" / "reports"
     paths = await report.save(target)
@@ -567,7 +571,7 @@ async def test_save_writes_every_format(registry: _registry._Registry, tmp_path:
 
 @pytest.mark.anyio
 async def test_save_routes_options_to_the_formatters_that_take_them(
-    registry: _registry._Registry, tmp_path: Path
+    registry: PluginRegistry[ReportFormatter], tmp_path: Path
 ) -> None:
     report = upstream_report()
     paths = await save_report(
@@ -583,7 +587,7 @@ async def test_save_routes_options_to_the_formatters_that_take_them(
 
 @pytest.mark.anyio
 async def test_save_with_a_formatter_returning_bytes(
-    registry: _registry._Registry, tmp_path: Path
+    registry: PluginRegistry[ReportFormatter], tmp_path: Path
 ) -> None:
     register_formatter(BytesFormatter())
     [path] = await upstream_report().save(tmp_path, formats="bin", extra=b"\x05\x03")
@@ -607,7 +611,7 @@ async def test_save_with_a_formatter_returning_bytes(
     ],
 )
 async def test_save_writes_nothing_when_a_format_or_option_is_bad(
-    registry: _registry._Registry,
+    registry: PluginRegistry[ReportFormatter],
     tmp_path: Path,
     formats: list[str],
     options: dict[str, Any],
@@ -621,7 +625,9 @@ async def test_save_writes_nothing_when_a_format_or_option_is_bad(
 
 
 @pytest.mark.anyio
-async def test_save_as_infers_the_format(registry: _registry._Registry, tmp_path: Path) -> None:
+async def test_save_as_infers_the_format(
+    registry: PluginRegistry[ReportFormatter], tmp_path: Path
+) -> None:
     report = upstream_report()
     md = await report.save_as(tmp_path / "a" / "r.md")
     long_md = await report.save_as(tmp_path / "r.MARKDOWN", include_details=False)
@@ -634,7 +640,7 @@ async def test_save_as_infers_the_format(registry: _registry._Registry, tmp_path
 
 @pytest.mark.anyio
 async def test_save_as_with_explicit_format_and_custom_extension(
-    registry: _registry._Registry, tmp_path: Path
+    registry: PluginRegistry[ReportFormatter], tmp_path: Path
 ) -> None:
     report = upstream_report()
     path = await report.save_as(tmp_path / "report.txt", "JSON")
@@ -645,7 +651,9 @@ async def test_save_as_with_explicit_format_and_custom_extension(
 
 
 @pytest.mark.anyio
-async def test_save_as_unknown_extension(registry: _registry._Registry, tmp_path: Path) -> None:
+async def test_save_as_unknown_extension(
+    registry: PluginRegistry[ReportFormatter], tmp_path: Path
+) -> None:
     with pytest.raises(FormatError) as info:
         await upstream_report().save_as(tmp_path / "report.txt")
     assert str(info.value) == (

@@ -7,18 +7,21 @@ lines are found only when an error needs them, so valid files parse at orjson's 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
-import yaml
 
 from .._exceptions import SampleLoadError
 from ._limits import depth_message, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "BOM",
@@ -34,7 +37,16 @@ _YAML_EXTENSIONS = (".yaml", ".yml")
 _JSON_EXTENSIONS = (".json",)
 _JSONL_EXTENSIONS = (".jsonl", ".ndjson")
 BOM = b"\xef\xbb\xbf"
-_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.cache
+def _yaml_loader() -> Any:
+    """PyYAML's C loader when it is built, else the pure-Python one (imported on first use)."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 _ORJSON_DEPTH = "depth limit exceeded"
 
 _SAMPLE_FORM = {
@@ -93,6 +105,8 @@ class _YamlLines:
         return int(self._nodes[index].start_mark.line) + 1
 
     def key(self, index: int, key: str) -> int | None:
+        import yaml
+
         node = self._nodes[index]
         if isinstance(node, yaml.MappingNode):
             for key_node, value_node in node.value:
@@ -347,7 +361,7 @@ def _decode(data: bytes, source: str) -> str:
 
 
 def _check_yaml_limits(text: str, source: str) -> None:
-    loader = _YamlLoader(text)
+    loader = _yaml_loader()(text)
     try:
         problem = yaml_limit_problem(loader)
     finally:
@@ -357,8 +371,10 @@ def _check_yaml_limits(text: str, source: str) -> None:
 
 
 def _parse_yaml(data: bytes, source: str) -> Parsed:
+    import yaml
+
     text = _decode(data, source)
-    loader = _YamlLoader(text)
+    loader = _yaml_loader()(text)
     try:
         _check_yaml_limits(text, source)
         root = loader.get_single_node()

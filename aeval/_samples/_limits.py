@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 __all__ = [
     "MAX_NESTING_DEPTH",
     "MAX_YAML_ALIAS_NODES",
@@ -36,8 +34,6 @@ MAX_NESTING_DEPTH = 100
 MAX_YAML_ALIAS_NODES = 1_000_000
 
 _CONTAINERS = (list, dict)
-_COLLECTION_START = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
-_COLLECTION_END = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +75,10 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
     other composition errors (an undefined alias, a second document) are left to the
     composer, which reports them with their marks.
     """
+    import yaml
+
+    collection_start = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    collection_end = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     anchors: dict[str, tuple[int, int]] = {}
     stack: list[_Frame] = []
     added = 0
@@ -91,13 +91,13 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
             if stack:
                 stack[-1].size += 1
             continue
-        if kind in _COLLECTION_START:
+        if kind in collection_start:
             if len(stack) >= MAX_NESTING_DEPTH:
                 line, where = _at(event.start_mark)
                 return LimitProblem(line, depth_message("the document", where))
             stack.append(_Frame(event.anchor))
             continue
-        if kind in _COLLECTION_END:
+        if kind in collection_end:
             frame = stack.pop()
             size, height = frame.size, frame.height
             if frame.anchor is not None:

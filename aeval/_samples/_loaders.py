@@ -9,12 +9,9 @@ time a source is resolved. Every problem in a sample file raises a
 
 from __future__ import annotations
 
-import importlib.metadata
-import itertools
 import math
 import os
 import re
-import threading
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -23,6 +20,7 @@ import anyio
 import anyio.to_thread
 
 from .._exceptions import AevalError, NoLoaderError, SampleFileNotFoundError, SampleLoadError
+from .._plugins import PluginRegistry
 from ._formats import (
     BOM,
     PARSERS,
@@ -306,67 +304,6 @@ class HttpSampleLoader(_BuiltinLoader):
         return f"HttpSampleLoader({'' if self._limits is None else repr(self._limits)})"
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    loader: SampleLoader
-    priority: int
-    order: int
-
-
-class _Registry:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._entries: list[_Entry] = []
-        self._counter = itertools.count()
-        self._entry_points_loaded = False
-
-    def register(self, loader: SampleLoader, priority: int | None) -> None:
-        if not isinstance(loader, SampleLoader):
-            raise TypeError(
-                f"A sample loader needs supports(source) and load(source) methods; got {loader!r}"
-            )
-        if priority is None:
-            priority = getattr(loader, "priority", 0)
-        if isinstance(priority, bool) or not isinstance(priority, int):
-            raise TypeError(f"Loader priority must be an int, got {priority!r}")
-        with self._lock:
-            self._entries = [e for e in self._entries if e.loader is not loader]
-            self._entries.append(_Entry(loader, priority, next(self._counter)))
-
-    def unregister(self, loader: SampleLoader) -> bool:
-        with self._lock:
-            kept = [e for e in self._entries if e.loader is not loader]
-            removed = len(kept) != len(self._entries)
-            self._entries = kept
-        return removed
-
-    def ordered(self) -> list[SampleLoader]:
-        self._load_entry_points()
-        with self._lock:
-            entries = sorted(self._entries, key=lambda e: (-e.priority, e.order))
-        return [e.loader for e in entries]
-
-    def _load_entry_points(self) -> None:
-        if self._entry_points_loaded:
-            return
-        found: list[SampleLoader] = []
-        for entry_point in importlib.metadata.entry_points(group=_ENTRY_POINT_GROUP):
-            try:
-                found.append(_instantiate(entry_point.load()))
-            except Exception as exc:
-                raise SampleLoadError(
-                    f"Failed to load the sample loader entry point {entry_point.name!r} "
-                    f"({entry_point.value}) of group {_ENTRY_POINT_GROUP!r}: "
-                    f"{type(exc).__name__}: {exc}; fix or uninstall the package that declares it"
-                ) from exc
-        with self._lock:
-            if self._entry_points_loaded:
-                return
-            self._entry_points_loaded = True
-        for loader in found:
-            self.register(loader, None)
-
-
 def _instantiate(target: Any) -> SampleLoader:
     loader = target() if isinstance(target, type) else target
     if not isinstance(loader, SampleLoader) and callable(loader):
@@ -378,10 +315,24 @@ def _instantiate(target: Any) -> SampleLoader:
     return loader
 
 
-_REGISTRY = _Registry()
-for _builtin in (YamlSampleLoader(), JsonSampleLoader(), JsonlSampleLoader(), HttpSampleLoader()):
-    _REGISTRY.register(_builtin, None)
-del _builtin
+def _from_entry_point(entry_point: Any) -> SampleLoader:
+    try:
+        return _instantiate(entry_point.load())
+    except Exception as exc:
+        raise SampleLoadError(
+            f"Failed to load the sample loader entry point {entry_point.name!r} "
+            f"({entry_point.value}) of group {_ENTRY_POINT_GROUP!r}: "
+            f"{type(exc).__name__}: {exc}; fix or uninstall the package that declares it"
+        ) from exc
+
+
+def _builtins() -> list[SampleLoader]:
+    return [YamlSampleLoader(), JsonSampleLoader(), JsonlSampleLoader(), HttpSampleLoader()]
+
+
+_REGISTRY: PluginRegistry[SampleLoader] = PluginRegistry(
+    group=_ENTRY_POINT_GROUP, key=id, build=_from_entry_point, builtins=_builtins
+)
 
 
 def register_loader(loader: SampleLoader, *, priority: int | None = None) -> None:
@@ -394,17 +345,25 @@ def register_loader(loader: SampleLoader, *, priority: int | None = None) -> Non
 
     Registering the same loader again replaces its entry.
     """
-    _REGISTRY.register(loader, priority)
+    if not isinstance(loader, SampleLoader):
+        raise TypeError(
+            f"A sample loader needs supports(source) and load(source) methods; got {loader!r}"
+        )
+    if priority is None:
+        priority = getattr(loader, "priority", 0)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise TypeError(f"Loader priority must be an int, got {priority!r}")
+    _REGISTRY.register(loader, priority=priority)
 
 
 def unregister_loader(loader: SampleLoader) -> bool:
     """Remove a registered loader; return whether it was registered."""
-    return _REGISTRY.unregister(loader)
+    return _REGISTRY.unregister(id(loader)) is not None
 
 
 def registered_loaders() -> list[SampleLoader]:
     """The registered loaders in resolution order (entry points included)."""
-    return _REGISTRY.ordered()
+    return _REGISTRY.plugins()
 
 
 def _check_source(source: str | os.PathLike[str]) -> str:
@@ -418,7 +377,7 @@ def _check_source(source: str | os.PathLike[str]) -> str:
 
 
 def _resolve(source: str) -> SampleLoader:
-    loaders = _REGISTRY.ordered()
+    loaders = _REGISTRY.plugins()
     for loader in loaders:
         try:
             supported = loader.supports(source)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .._display import display_value
 from .._numbers import describe_score
 from .._summary import partial_note, timestamp
-from ._values import display_value
 
 if TYPE_CHECKING:
     from .._report import EvaluationReport

@@ -11,10 +11,10 @@ Entry points are loaded once, the first time the registry is used.
 
 from __future__ import annotations
 
-import threading
-from importlib import metadata
+from typing import Any
 
 from .._exceptions import FormatError
+from .._plugins import PluginRegistry
 from ._base import ReportFormatter
 from .html import HtmlFormatter
 from .json import JsonFormatter
@@ -51,106 +51,53 @@ def _check_formatter(formatter: object, origin: str) -> ReportFormatter:
     return formatter
 
 
-class _Registry:
-    __slots__ = ("_entry_points_loaded", "_formatters", "_lock")
-
-    def __init__(self, *formatters: ReportFormatter) -> None:
-        self._formatters: dict[str, ReportFormatter] = {}
-        self._entry_points_loaded = False
-        self._lock = threading.RLock()
-        for formatter in formatters:
-            self._add(formatter, replace=False)
-
-    def _add(self, formatter: ReportFormatter, *, replace: bool) -> None:
-        key = formatter.name.strip().lower()
-        current = self._formatters.get(key)
-        if current is not None and not replace:
-            raise FormatError(
-                f"A report formatter named {current.name!r} is already registered "
-                f"({type(current).__qualname__}); pass replace=True to replace it"
-            )
-        self._formatters[key] = formatter
-
-    def _load_entry_points(self) -> None:
-        if self._entry_points_loaded:
-            return
-        with self._lock:
-            if self._entry_points_loaded:
-                return
-            loaded: list[ReportFormatter] = []
-            for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
-                origin = (
-                    f"Report formatter entry point {entry_point.name!r} "
-                    f"({entry_point.value}, group {ENTRY_POINT_GROUP!r})"
-                )
-                try:
-                    target = entry_point.load()
-                    candidate = target() if isinstance(target, type) else target
-                    loaded.append(_check_formatter(candidate, origin))
-                except Exception as exc:
-                    raise FormatError(
-                        f"{origin} cannot be loaded: {type(exc).__name__}: {exc}"
-                    ) from exc
-            for formatter in loaded:
-                current = self._formatters.get(formatter.name.strip().lower())
-                if current is not None and type(current) is type(formatter):
-                    continue
-                self._add(formatter, replace=False)
-            self._entry_points_loaded = True
-
-    def register(self, formatter: ReportFormatter, *, replace: bool) -> ReportFormatter:
-        _check_formatter(formatter, "register_formatter() argument")
-        self._load_entry_points()
-        with self._lock:
-            self._add(formatter, replace=replace)
-        return formatter
-
-    def unregister(self, name: str) -> ReportFormatter:
-        self._load_entry_points()
-        with self._lock:
-            key = self._key(name)
-            try:
-                return self._formatters.pop(key)
-            except KeyError:
-                raise self._unknown(name) from None
-
-    def get(self, name: str) -> ReportFormatter:
-        self._load_entry_points()
-        formatter = self._formatters.get(self._key(name))
-        if formatter is None:
-            raise self._unknown(name)
-        return formatter
-
-    def names(self) -> tuple[str, ...]:
-        self._load_entry_points()
-        return tuple(sorted((f.name for f in self._formatters.values()), key=str.lower))
-
-    def by_extension(self, extension: str) -> ReportFormatter | None:
-        self._load_entry_points()
-        wanted = extension.lower()
-        for formatter in self._formatters.values():
-            if formatter.extension.lower() == wanted:
-                return formatter
-        return None
-
-    @staticmethod
-    def _key(name: object) -> str:
-        if name is None or not isinstance(name, str) or not name.strip():
-            raise FormatError("Format must not be null or blank")
-        return name.strip().lower()
-
-    def _unknown(self, name: str) -> FormatError:
-        return FormatError(
-            f"No report formatter found for format: {name}. "
-            f"Available formats: {', '.join(self.names())}"
-        )
+def _key(name: object) -> str:
+    if name is None or not isinstance(name, str) or not name.strip():
+        raise FormatError("Format must not be null or blank")
+    return name.strip().lower()
 
 
-def _default_registry() -> _Registry:
-    return _Registry(HtmlFormatter(), JsonFormatter(), JunitFormatter(), MarkdownFormatter())
+def _from_entry_point(entry_point: Any) -> ReportFormatter:
+    origin = (
+        f"Report formatter entry point {entry_point.name!r} "
+        f"({entry_point.value}, group {ENTRY_POINT_GROUP!r})"
+    )
+    try:
+        target = entry_point.load()
+        candidate = target() if isinstance(target, type) else target
+        return _check_formatter(candidate, origin)
+    except Exception as exc:
+        raise FormatError(f"{origin} cannot be loaded: {type(exc).__name__}: {exc}") from exc
+
+
+def _taken(current: ReportFormatter, new: ReportFormatter) -> FormatError:
+    return FormatError(
+        f"A report formatter named {current.name!r} is already registered "
+        f"({type(current).__qualname__}); pass replace=True to replace it"
+    )
+
+
+def _default_registry() -> PluginRegistry[ReportFormatter]:
+    return PluginRegistry(
+        group=ENTRY_POINT_GROUP,
+        key=lambda formatter: _key(formatter.name),
+        build=_from_entry_point,
+        builtins=lambda: [HtmlFormatter(), JsonFormatter(), JunitFormatter(), MarkdownFormatter()],
+        duplicate=_taken,
+    )
 
 
 _REGISTRY = _default_registry()
+
+
+def _names() -> tuple[str, ...]:
+    return tuple(sorted((f.name for f in _REGISTRY.plugins()), key=str.lower))
+
+
+def _unknown(name: str) -> FormatError:
+    return FormatError(
+        f"No report formatter found for format: {name}. Available formats: {', '.join(_names())}"
+    )
 
 
 def register_formatter(formatter: ReportFormatter, *, replace: bool = False) -> ReportFormatter:
@@ -168,6 +115,7 @@ def register_formatter(formatter: ReportFormatter, *, replace: bool = False) -> 
             ``replace`` is false.
         TypeError: ``formatter`` lacks a name, an extension or a ``format`` method.
     """
+    _check_formatter(formatter, "register_formatter() argument")
     return _REGISTRY.register(formatter, replace=replace)
 
 
@@ -177,7 +125,10 @@ def unregister_formatter(name: str) -> ReportFormatter:
     Raises:
         FormatError: No formatter has that name.
     """
-    return _REGISTRY.unregister(name)
+    removed = _REGISTRY.unregister(_key(name))
+    if removed is None:
+        raise _unknown(name)
+    return removed
 
 
 def get_formatter(name: str) -> ReportFormatter:
@@ -187,14 +138,18 @@ def get_formatter(name: str) -> ReportFormatter:
         FormatError: ``name`` is blank, or no formatter has that name (the message lists
             the available formats).
     """
-    return _REGISTRY.get(name)
+    formatter = _REGISTRY.get(_key(name))
+    if formatter is None:
+        raise _unknown(name)
+    return formatter
 
 
 def supported_formats() -> tuple[str, ...]:
     """The names of every registered formatter, sorted."""
-    return _REGISTRY.names()
+    return _names()
 
 
 def formatter_for_extension(extension: str) -> ReportFormatter | None:
     """The formatter writing files with ``extension`` (e.g. ``".json"``), if any."""
-    return _REGISTRY.by_extension(extension)
+    wanted = extension.lower()
+    return next((f for f in _REGISTRY.plugins() if f.extension.lower() == wanted), None)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
+from .._display import display_value
 from .._jsonsafe import dumps, safe_text
 from .._numbers import format_interval, format_number, format_percent
 from .._results import Outcome
@@ -43,7 +44,6 @@ from ._header import (
     score_text,
     truncated,
 )
-from ._values import display_value
 
 if TYPE_CHECKING:
     from .._report import EvaluationReport, RepeatStatistics

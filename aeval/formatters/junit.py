@@ -51,12 +51,12 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .._display import display_value
 from .._numbers import format_number
 from .._results import Outcome
 from .._summary import partial_note
 from ._base import check_options
 from ._header import partial_banner
-from ._values import display_value
 
 if TYPE_CHECKING:
     from .._report import EvaluationReport, FlakyCase

@@ -50,6 +50,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
+from .._display import display_value
 from .._numbers import describe_score, format_interval, format_percent
 from .._results import Outcome
 from ._base import check_options
@@ -61,7 +62,6 @@ from ._header import (
     score_text,
     truncated,
 )
-from ._values import display_value
 
 if TYPE_CHECKING:
     from .._report import EvaluationReport, FlakyCase, RepeatStatistics

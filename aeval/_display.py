@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._results import safe_str
+from ._results import safe_str
 
 __all__ = ["display_value"]
 

@@ -1,0 +1,156 @@
+"""One registry for the plugins of a kind (sample loaders, report formatters).
+
+A registry holds built-ins, explicit registrations and the objects declared in an
+entry-point group, which are loaded once, the first time the registry is used (never at
+import). Plugins are kept in priority order (higher first, then registration order);
+each has a key, and registering a plugin whose key is taken replaces the old one or is an
+error, as the registry says. :meth:`PluginRegistry.isolated` gives a test a registry of
+built-ins only and restores the previous state afterwards.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+__all__ = ["PluginRegistry"]
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry(Generic[_T]):
+    plugin: _T
+    key: Hashable
+    priority: int
+    order: int
+
+
+class PluginRegistry(Generic[_T]):
+    """The plugins of one kind.
+
+    Args:
+        group: The entry-point group (``aeval.loaders``, ``aeval.formatters``).
+        key: The identity of a plugin: a second plugin with the same key replaces the first
+            (or is refused, see ``replace``).
+        build: Loads an entry point (an ``importlib.metadata.EntryPoint``) and returns its
+            plugin, raising the kind's own error, naming the entry point, when it cannot.
+        builtins: Makes the built-in plugins (called again for :meth:`isolated`).
+        duplicate: Builds the error raised when a key is taken and ``replace`` is false;
+            ``None`` means a registration always replaces.
+    """
+
+    def __init__(
+        self,
+        *,
+        group: str,
+        key: Callable[[_T], Hashable],
+        build: Callable[[Any], _T],
+        builtins: Callable[[], Iterable[_T]],
+        duplicate: Callable[[_T, _T], Exception] | None = None,
+    ) -> None:
+        self.group = group
+        self._key = key
+        self._build = build
+        self._builtins = builtins
+        self._duplicate = duplicate
+        self._lock = threading.RLock()
+        self._counter = itertools.count()
+        self._entries: list[_Entry[_T]] = []
+        self._entry_points_loaded = False
+        for plugin in builtins():
+            self._add(plugin, priority=0, replace=False)
+
+    def _add(self, plugin: _T, *, priority: int, replace: bool) -> None:
+        key = self._key(plugin)
+        with self._lock:
+            taken = next((e for e in self._entries if e.key == key), None)
+            if taken is not None and not replace and self._duplicate is not None:
+                raise self._duplicate(taken.plugin, plugin)
+            kept = [e for e in self._entries if e.key != key]
+            order = taken.order if taken is not None and self._duplicate is not None else None
+            if order is None:
+                order = next(self._counter)
+            kept.append(_Entry(plugin, key, priority, order))
+            self._entries = kept
+
+    def register(self, plugin: _T, *, priority: int = 0, replace: bool = False) -> _T:
+        """Add ``plugin``, loading the entry points first so that they cannot override it."""
+        self._load_entry_points()
+        self._add(plugin, priority=priority, replace=replace)
+        return plugin
+
+    def unregister(self, key: Hashable) -> _T | None:
+        """Remove the plugin with ``key``; return it, or ``None`` when there is none."""
+        self._load_entry_points()
+        with self._lock:
+            found = next((e for e in self._entries if e.key == key), None)
+            if found is not None:
+                self._entries = [e for e in self._entries if e is not found]
+        return None if found is None else found.plugin
+
+    def get(self, key: Hashable) -> _T | None:
+        """The plugin with ``key``, or ``None``."""
+        self._load_entry_points()
+        return next((e.plugin for e in self._entries if e.key == key), None)
+
+    def plugins(self) -> list[_T]:
+        """Every plugin, higher priority first, then in registration order."""
+        self._load_entry_points()
+        with self._lock:
+            entries = sorted(self._entries, key=lambda e: (-e.priority, e.order))
+        return [e.plugin for e in entries]
+
+    def _load_entry_points(self) -> None:
+        if self._entry_points_loaded:
+            return
+        import importlib.metadata
+
+        with self._lock:
+            if self._entry_points_loaded:
+                return
+            loaded: list[tuple[_T, int]] = []
+            for entry_point in importlib.metadata.entry_points(group=self.group):
+                plugin = self._build(entry_point)
+                loaded.append((plugin, _priority(plugin)))
+            for plugin, priority in loaded:
+                taken = self.get_loaded(self._key(plugin))
+                if taken is not None and type(taken) is type(plugin):
+                    continue
+                self._add(plugin, priority=priority, replace=False)
+            self._entry_points_loaded = True
+
+    def get_loaded(self, key: Hashable) -> _T | None:
+        """The plugin with ``key`` among those registered so far (entry points not loaded)."""
+        return next((e.plugin for e in self._entries if e.key == key), None)
+
+    @contextmanager
+    def isolated(self, *, entry_points: bool = False) -> Iterator[PluginRegistry[_T]]:
+        """Within the block, the registry holds the built-ins only; then the old state returns.
+
+        Args:
+            entry_points: Load the entry-point group again on first use inside the block
+                (to test a plugin declared by a package); by default none is loaded.
+        """
+        with self._lock:
+            saved = (self._entries, self._entry_points_loaded)
+            self._entries = []
+            for plugin in self._builtins():
+                self._add(plugin, priority=0, replace=False)
+            self._entry_points_loaded = not entry_points
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._entries, self._entry_points_loaded = saved
+
+
+def _priority(plugin: object) -> int:
+    priority = getattr(plugin, "priority", 0)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise TypeError(f"{plugin!r}: a plugin's priority must be an int, got {priority!r}")
+    return priority
