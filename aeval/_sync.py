@@ -10,7 +10,7 @@ import anyio
 from ._report import EvaluationReport
 from ._scorer import FunctionUnderTest, SampleSource, Scorer
 
-__all__ = ["evaluate_sync"]
+__all__ = ["evaluate_sync", "running_loop"]
 
 
 def evaluate_sync(
@@ -33,7 +33,7 @@ def evaluate_sync(
         RuntimeError: Called while an event loop is running in this thread; ``await`` a
             Scorer there instead (blocking the loop would deadlock it).
     """
-    library = _running_loop()
+    library = running_loop()
     if library is not None:
         raise RuntimeError(
             f"evaluate_sync() was called inside a running {library} event loop, where it would "
@@ -49,7 +49,8 @@ def evaluate_sync(
     return anyio.run(main)
 
 
-def _running_loop() -> str | None:
+def running_loop() -> str | None:
+    """The async library whose event loop runs in this thread (``asyncio``/``trio``), if any."""
     asyncio = sys.modules.get("asyncio")
     if asyncio is not None:
         try:

@@ -15,14 +15,14 @@ from .._numbers import format_number, truncate
 from .._report import EvaluationReport
 from .._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
 from .._samples import EvaluationSample
-from .._sync import _running_loop
+from .._sync import running_loop
 
-__all__ = ["EvalAssert", "EvalAssertion", "StrategyScore"]
+__all__ = ["EvalAssert", "EvalAssertion", "StrategyScore", "check_threshold"]
 
 _REASON_LIMIT = 200
 
 
-def _check_threshold(threshold: object) -> float:
+def check_threshold(threshold: object) -> float:
     if (
         isinstance(threshold, bool)
         or not isinstance(threshold, int | float)
@@ -81,7 +81,7 @@ class EvalAssertion:
     ) -> None:
         self._case = case
         self._scores = tuple(scores)
-        self._threshold = _check_threshold(threshold)
+        self._threshold = check_threshold(threshold)
 
     @property
     def threshold(self) -> float:
@@ -181,7 +181,7 @@ class EvalAssert:
         on_report: Callable[[EvaluationReport], None] | None = None,
     ) -> None:
         self._case = case
-        self._threshold = _check_threshold(threshold)
+        self._threshold = check_threshold(threshold)
         self._on_report = on_report
         self._metadata: dict[str, Any] = {}
         self._rows: list[EvaluationRow] = []
@@ -228,7 +228,7 @@ class EvalAssert:
         """
         prepared = self._prepare(strategies)
         if any(is_async_callable(p.evaluate) for p in prepared):
-            if _running_loop() is not None:
+            if running_loop() is not None:
                 raise RuntimeError(self._needs_await())
             run = partial(self.assert_eval_async, answer, *strategies, metadata=metadata)
             return anyio.run(run)
@@ -275,7 +275,7 @@ class EvalAssert:
     def _call_sync(self, strategy: PreparedStrategy, sample: EvaluationSample, answer: Any) -> Any:
         result = strategy.evaluate(sample, answer)
         if inspect.isawaitable(result):
-            if _running_loop() is not None:
+            if running_loop() is not None:
                 if inspect.iscoroutine(result):
                     result.close()
                 raise _NeedsAwaitError(self._needs_await())

@@ -268,9 +268,9 @@ def eval_cases(
     if not isinstance(dataset, str | os.PathLike):
         raise TypeError(f"eval_cases takes the path of a dataset file, got {dataset!r}")
     tags: tuple[str, ...] = () if tag is None else (tag,) if isinstance(tag, str) else tuple(tag)
-    from ._cases import _check_threshold
+    from ._cases import check_threshold
 
-    checked = _check_threshold(threshold)
+    checked = check_threshold(threshold)
 
     def decorate(test: _F) -> _F:
         marked = getattr(pytest.mark, CASES_MARKER)(dataset, tags=tags, threshold=checked)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._results import EvaluationResult
 from ._base import TextStrategy
 from ._text_common import (
-    _show,
+    show_value,
 )
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class GuardrailStrategy(TextStrategy):
             parsed = _verdict_text(raw) if isinstance(raw, str) else None
             if parsed is None:
                 return EvaluationResult.failing(
-                    f"Unknown expected behavior: {_show(raw)}; the expected output of sample "
+                    f"Unknown expected behavior: {show_value(raw)}; the expected output of sample "
                     f"{sample.name!r} must be ACCEPT or REJECT (or pass expect=)"
                 )
             expected = parsed[0]
@@ -101,8 +101,8 @@ class GuardrailStrategy(TextStrategy):
             return EvaluationResult(
                 False,
                 0.0,
-                f"Output {_show(output)} is not a guardrail verdict: expected ACCEPT or REJECT "
-                "(or text starting with one), a bool, or an object with a result, verdict or "
+                f"Output {show_value(output)} is not a guardrail verdict: expected ACCEPT or "
+                "REJECT (or text starting with one), a bool, or an object with a result, verdict or "
                 "accepted attribute",
                 {"expected": expected, "verdict": None},
             )

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from .._results import EvaluationResult
 from ._base import TextStrategy
 from ._text_common import (
-    _expected_texts,
-    _flag,
-    _show_all,
-    _texts,
+    check_flag,
+    check_texts,
+    expected_texts,
+    show_values,
 )
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class SegmentsStrategy(TextStrategy):
         name: str | None = None,
     ) -> None:
         super().__init__(name=name)
-        self._segments = None if segments is None else _texts(segments, "segments")
+        self._segments = None if segments is None else check_texts(segments, "segments")
         if self._segments == ():
             raise ValueError("segments must not be empty: pass None to use the expected output")
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
@@ -58,7 +58,7 @@ class SegmentsStrategy(TextStrategy):
         if math.isnan(threshold) or not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be between 0.0 and 1.0, got {threshold}")
         self._threshold = float(threshold)
-        self._case_sensitive = _flag(case_sensitive, "case_sensitive")
+        self._case_sensitive = check_flag(case_sensitive, "case_sensitive")
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -85,7 +85,7 @@ class SegmentsStrategy(TextStrategy):
     def _search(self, sample: EvaluationSample, items: list[str]) -> EvaluationResult:
         segments = self._segments
         if segments is None:
-            segments = _expected_texts(sample.expected_output)
+            segments = expected_texts(sample.expected_output)
             if segments is None:
                 return EvaluationResult.failing(
                     f"Sample {sample.name!r} has no expected segments: set its expected "
@@ -107,7 +107,7 @@ class SegmentsStrategy(TextStrategy):
         score = count / len(segments)
         explanation = f"Found {count} of {len(segments)} expected segments"
         if missing:
-            explanation += f"; missing: {_show_all(missing)}"
+            explanation += f"; missing: {show_values(missing)}"
         metadata = {
             "found": count,
             "expected": len(segments),

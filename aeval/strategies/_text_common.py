@@ -8,11 +8,23 @@ from typing import Any
 
 from .._numbers import truncate
 
-__all__: list[str] = []
+__all__ = [
+    "FENCE",
+    "JSON_TYPES",
+    "check_choice",
+    "check_flag",
+    "check_texts",
+    "expected_texts",
+    "is_sequence",
+    "plural",
+    "sentence",
+    "show_value",
+    "show_values",
+]
 
 _SHOWN = 120
-_FENCE = re.compile(r"\A\s*```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?[ \t]*```\s*\Z", re.DOTALL)
-_JSON_TYPES: tuple[tuple[type, str], ...] = (
+FENCE = re.compile(r"\A\s*```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?[ \t]*```\s*\Z", re.DOTALL)
+JSON_TYPES: tuple[tuple[type, str], ...] = (
     (dict, "object"),
     (list, "array"),
     (str, "string"),
@@ -22,37 +34,37 @@ _JSON_TYPES: tuple[tuple[type, str], ...] = (
 )
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
     return truncate(repr(value), _SHOWN)
 
 
-def _show_all(values: Iterable[Any]) -> str:
-    return ", ".join(_show(value) for value in values)
+def show_values(values: Iterable[Any]) -> str:
+    return ", ".join(show_value(value) for value in values)
 
 
-def _plural(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def _sentence(parts: list[str]) -> str:
+def sentence(parts: list[str]) -> str:
     text = "; ".join(parts)
     return text[:1].upper() + text[1:]
 
 
-def _flag(value: object, option: str) -> bool:
+def check_flag(value: object, option: str) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{option} must be True or False, got {value!r}")
     return value
 
 
-def _choice(value: object, option: str, allowed: tuple[str, ...]) -> str:
+def check_choice(value: object, option: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         choices = " or ".join(repr(choice) for choice in allowed)
         raise ValueError(f"{option} must be {choices}, got {value!r}")
     return str(value)
 
 
-def _texts(value: str | Iterable[str], option: str) -> tuple[str, ...]:
+def check_texts(value: str | Iterable[str], option: str) -> tuple[str, ...]:
     """A single string or an iterable of non-empty strings, as a tuple."""
     items: tuple[Any, ...]
     if isinstance(value, str):
@@ -69,7 +81,7 @@ def _texts(value: str | Iterable[str], option: str) -> tuple[str, ...]:
     return items
 
 
-def _expected_texts(expected: Any) -> tuple[str, ...] | None:
+def expected_texts(expected: Any) -> tuple[str, ...] | None:
     """The sample's expected output as texts: a string, or each item of a list."""
     if expected is None:
         return None
@@ -78,5 +90,5 @@ def _expected_texts(expected: Any) -> tuple[str, ...] | None:
     return (expected if isinstance(expected, str) else str(expected),)
 
 
-def _is_sequence(value: Any) -> bool:
+def is_sequence(value: Any) -> bool:
     return isinstance(value, list | tuple)

@@ -20,17 +20,17 @@ from ._base import TextStrategy
 from ._guardrail import GuardrailStrategy
 from ._segments import SegmentsStrategy
 from ._text_common import (
-    _FENCE,
-    _JSON_TYPES,
-    _choice,
-    _expected_texts,
-    _flag,
-    _is_sequence,
-    _plural,
-    _sentence,
-    _show,
-    _show_all,
-    _texts,
+    FENCE,
+    JSON_TYPES,
+    check_choice,
+    check_flag,
+    check_texts,
+    expected_texts,
+    is_sequence,
+    plural,
+    sentence,
+    show_value,
+    show_values,
 )
 
 if TYPE_CHECKING:
@@ -73,8 +73,8 @@ class ExactMatchStrategy(TextStrategy):
         self, *, strip: bool = False, case_sensitive: bool = True, name: str | None = None
     ) -> None:
         super().__init__(name=name)
-        self._strip = _flag(strip, "strip")
-        self._case_sensitive = _flag(case_sensitive, "case_sensitive")
+        self._strip = check_flag(strip, "strip")
+        self._case_sensitive = check_flag(case_sensitive, "case_sensitive")
 
     def _config(self) -> dict[str, Any]:
         return {"strip": self._strip, "case_sensitive": self._case_sensitive}
@@ -87,10 +87,10 @@ class ExactMatchStrategy(TextStrategy):
         return text
 
     def _matches(self, expected: Any, actual: Any) -> bool:
-        if _is_sequence(expected) or _is_sequence(actual):
+        if is_sequence(expected) or is_sequence(actual):
             return (
-                _is_sequence(expected)
-                and _is_sequence(actual)
+                is_sequence(expected)
+                and is_sequence(actual)
                 and len(expected) == len(actual)
                 and all(self._matches(e, a) for e, a in zip(expected, actual, strict=True))
             )
@@ -111,7 +111,7 @@ class ExactMatchStrategy(TextStrategy):
             return super().evaluate(sample, output)
         if self._matches(expected, output):
             return EvaluationResult.passing(1.0, "Output equals the expected output")
-        if _is_sequence(expected):
+        if is_sequence(expected):
             for index, candidate in enumerate(expected):
                 if self._matches(candidate, output):
                     return EvaluationResult(
@@ -121,9 +121,9 @@ class ExactMatchStrategy(TextStrategy):
                         {"match_index": index},
                     )
             return EvaluationResult.failing(
-                f"Expected one of {_show(list(expected))}, got {_show(output)}"
+                f"Expected one of {show_value(list(expected))}, got {show_value(output)}"
             )
-        explanation = f"Expected {_show(expected)}, got {_show(output)}"
+        explanation = f"Expected {show_value(expected)}, got {show_value(output)}"
         hint = self._near_miss(expected, output)
         return EvaluationResult.failing(f"{explanation} ({hint})" if hint else explanation)
 
@@ -174,12 +174,14 @@ class ContainsStrategy(TextStrategy):
         name: str | None = None,
     ) -> None:
         super().__init__(name=name)
-        self._must_contain = None if must_contain is None else _texts(must_contain, "must_contain")
-        self._must_not_contain = (
-            None if must_not_contain is None else _texts(must_not_contain, "must_not_contain")
+        self._must_contain = (
+            None if must_contain is None else check_texts(must_contain, "must_contain")
         )
-        self._mode = _choice(mode, "mode", ("all", "any"))
-        self._case_sensitive = _flag(case_sensitive, "case_sensitive")
+        self._must_not_contain = (
+            None if must_not_contain is None else check_texts(must_not_contain, "must_not_contain")
+        )
+        self._mode = check_choice(mode, "mode", ("all", "any"))
+        self._case_sensitive = check_flag(case_sensitive, "case_sensitive")
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -193,7 +195,7 @@ class ContainsStrategy(TextStrategy):
         must = self._must_contain
         must_not = self._must_not_contain or ()
         if must is None and self._must_not_contain is None:
-            must = _expected_texts(sample.expected_output)
+            must = expected_texts(sample.expected_output)
             if must is None:
                 return EvaluationResult.failing(
                     f"Sample {sample.name!r} has no expected output to look for: "
@@ -227,18 +229,18 @@ class ContainsStrategy(TextStrategy):
         problems = []
         if self._mode == "all" and missing:
             problems.append(
-                f"missing {len(missing)} of {_plural(len(must), 'required text')}: "
-                f"{_show_all(missing)}"
+                f"missing {len(missing)} of {plural(len(must), 'required text')}: "
+                f"{show_values(missing)}"
             )
         if self._mode == "any" and must and not found:
-            problems.append(f"found none of {_plural(len(must), 'text')}: {_show_all(must)}")
+            problems.append(f"found none of {plural(len(must), 'text')}: {show_values(must)}")
         if forbidden:
             problems.append(
-                f"found {len(forbidden)} of {_plural(len(must_not), 'forbidden text')}: "
-                f"{_show_all(forbidden)}"
+                f"found {len(forbidden)} of {plural(len(must_not), 'forbidden text')}: "
+                f"{show_values(forbidden)}"
             )
         if problems:
-            return EvaluationResult(False, satisfied / checks, _sentence(problems), metadata)
+            return EvaluationResult(False, satisfied / checks, sentence(problems), metadata)
         good = []
         if self._mode == "all" and must:
             good.append(
@@ -247,10 +249,10 @@ class ContainsStrategy(TextStrategy):
                 else f"found all {len(must)} required texts"
             )
         elif must:
-            good.append(f"found {len(found)} of {len(must)} texts: {_show_all(found)}")
+            good.append(f"found {len(found)} of {len(must)} texts: {show_values(found)}")
         if must_not:
-            good.append(f"found none of {_plural(len(must_not), 'forbidden text')}")
-        return EvaluationResult(True, 1.0, _sentence(good), metadata)
+            good.append(f"found none of {plural(len(must_not), 'forbidden text')}")
+        return EvaluationResult(True, 1.0, sentence(good), metadata)
 
 
 class RegexStrategy(TextStrategy):
@@ -298,8 +300,8 @@ class RegexStrategy(TextStrategy):
                 raise ValueError(f"Invalid regular expression {pattern!r}: {exc}") from exc
         else:
             raise TypeError(f"pattern must be a string or a compiled pattern, got {pattern!r}")
-        self._mode = _choice(mode, "mode", ("search", "fullmatch"))
-        self._must_match = _flag(must_match, "must_match")
+        self._mode = check_choice(mode, "mode", ("search", "fullmatch"))
+        self._must_match = check_flag(must_match, "must_match")
 
     def _config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"pattern": self._pattern.pattern, "mode": self._mode}
@@ -325,13 +327,13 @@ class RegexStrategy(TextStrategy):
         }
         if match is not None:
             start, end = match.span()
-            where = f"at {start}-{end}: {_show(match.group())}"
+            where = f"at {start}-{end}: {show_value(match.group())}"
             if self._must_match:
                 explanation = f"Output {verb} {pattern} {where}"
             else:
                 explanation = f"Output {verb} the forbidden pattern {pattern} {where}"
         elif self._must_match:
-            explanation = f"Output does not {negated} {pattern}: {_show(text)}"
+            explanation = f"Output does not {negated} {pattern}: {show_value(text)}"
         else:
             explanation = f"Output does not {negated} the forbidden pattern {pattern}"
         passed = (match is not None) == self._must_match
@@ -366,7 +368,7 @@ class NotBlankStrategy(TextStrategy):
         metadata = {"length": length, "min_length": self._min_length}
         if length == 0:
             return EvaluationResult(False, 0.0, "Output is blank", metadata)
-        counted = _plural(length, "character")
+        counted = plural(length, "character")
         if length < self._min_length:
             return EvaluationResult(
                 False,
@@ -379,7 +381,7 @@ class NotBlankStrategy(TextStrategy):
 
 
 def _json_type(value: Any) -> str:
-    for kind, label in _JSON_TYPES:
+    for kind, label in JSON_TYPES:
         if isinstance(value, kind):
             return label
     return "null" if value is None else type(value).__name__
@@ -408,8 +410,8 @@ class JsonStrategy(TextStrategy):
         name: str | None = None,
     ) -> None:
         super().__init__(name=name)
-        self._required_keys = _texts(required_keys, "required_keys")
-        self._allow_fences = _flag(allow_fences, "allow_fences")
+        self._required_keys = check_texts(required_keys, "required_keys")
+        self._allow_fences = check_flag(allow_fences, "allow_fences")
 
     def _config(self) -> dict[str, Any]:
         return {"required_keys": self._required_keys, "allow_fences": self._allow_fences}
@@ -430,7 +432,7 @@ class JsonStrategy(TextStrategy):
     def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
         fenced = False
         if self._allow_fences:
-            fence = _FENCE.match(text)
+            fence = FENCE.match(text)
             if fence is not None:
                 text, fenced = fence.group(1), True
         try:
@@ -462,7 +464,7 @@ class JsonStrategy(TextStrategy):
                 False,
                 0.0,
                 f"Output is a JSON {kind}, not an object: the required keys "
-                f"{_show_all(keys)} cannot be present",
+                f"{show_values(keys)} cannot be present",
                 {**metadata, "missing_keys": list(keys)},
             )
         missing = [key for key in keys if key not in value]
@@ -472,12 +474,12 @@ class JsonStrategy(TextStrategy):
                 False,
                 0.0,
                 f"JSON object is missing {len(missing)} of "
-                f"{_plural(len(keys), 'required key')}: {_show_all(missing)}",
+                f"{plural(len(keys), 'required key')}: {show_values(missing)}",
                 metadata,
             )
         return EvaluationResult(
             True,
             1.0,
-            f"Output is a JSON object with all {_plural(len(keys), 'required key')}",
+            f"Output is a JSON object with all {plural(len(keys), 'required key')}",
             metadata,
         )

@@ -1,0 +1,249 @@
+"""The package's layers, read from the source: which module may import which.
+
+Bottom to top (a module imports only from its own layer or below):
+
+0. foundation: ``_version``, ``_exceptions``, ``_numbers``, ``_stats``, ``_groups``,
+   ``_plugins``, ``_protocols``
+1. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
+2. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
+3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
+4. report: ``_report``, ``_aggregator``, ``_summary``
+5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_sync``, ``_builder``,
+   ``_assertions``
+6. strategies: ``aeval.strategies``
+7. formatters: ``aeval.formatters``
+8. the testing kit: ``aeval.testing``
+9. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
+   ``aeval.pytest_plugin``, ``aeval.__main__``
+
+Imports under ``if TYPE_CHECKING:`` are types only and do not count. An import inside a
+function (loaded when it runs) may reach up only through the documented facades: the report
+renders and saves itself through the formatters (``report.format``, ``report.save``) and
+prints itself through the summary; the sample model loads through its loaders; the
+similarity strategy builds its default local embedder. Besides:
+
+- strategies never import httpx, the formatters, the Scorer or the command line;
+- nothing but the edges imports the command line or the pytest plugin;
+- no module imports another module's private name (``from x import _name``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "aeval"
+
+LAYERS: list[tuple[str, ...]] = [
+    (
+        "aeval._version",
+        "aeval._exceptions",
+        "aeval._numbers",
+        "aeval._stats",
+        "aeval._groups",
+        "aeval._plugins",
+        "aeval._protocols",
+    ),
+    ("aeval.models",),
+    ("aeval._samples",),
+    ("aeval._results", "aeval._run_info", "aeval._display", "aeval._jsonsafe", "aeval._redact"),
+    ("aeval._report", "aeval._aggregator", "aeval._summary"),
+    (
+        "aeval._callables",
+        "aeval._threads",
+        "aeval._sinks",
+        "aeval._scorer",
+        "aeval._sync",
+        "aeval._builder",
+        "aeval._assertions",
+    ),
+    ("aeval.strategies",),
+    ("aeval.formatters",),
+    ("aeval.testing",),
+    ("aeval", "aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin", "aeval.__main__"),
+]
+
+FACADES = {
+    ("aeval._report", "aeval.formatters"),
+    ("aeval._report", "aeval._summary"),
+    ("aeval._report", "aeval._aggregator"),
+    ("aeval._samples._model", "aeval._samples._loaders"),
+    ("aeval.strategies.similarity", "aeval.models.local"),
+}
+
+EDGES = ("aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin")
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    target: str
+    names: tuple[str, ...]
+    lazy: bool
+    line: int
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def layer_of(module: str) -> int:
+    """The layer of ``module``: the most specific prefix listed wins."""
+    best, depth = -1, -1
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if _within(module, prefix) and prefix.count(".") > depth:
+                best, depth = index, prefix.count(".")
+    if best < 0:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+    return best
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(module: str, source: str, *, is_package: bool = False) -> list[Import]:
+    """Every aeval or httpx import of ``module``, resolved to absolute names."""
+    found: list[Import] = []
+    package = module if is_package else module.rpartition(".")[0]
+
+    def visit(node: ast.AST, lazy: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for other in child.orelse:
+                    visit(other, lazy)
+                continue
+            inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    anchor = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                names = tuple(alias.name for alias in child.names)
+                if base == "aeval" or base.startswith(("aeval.", "httpx")):
+                    for name in names:
+                        target = f"{base}.{name}"
+                        if (PACKAGE.parent / Path(*target.split("."))).with_suffix(
+                            ".py"
+                        ).exists() or (PACKAGE.parent / Path(*target.split("."))).is_dir():
+                            found.append(Import(module, target, (), inner, child.lineno))
+                        else:
+                            found.append(Import(module, base, (name,), inner, child.lineno))
+            elif isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.name.split(".")[0] in ("aeval", "httpx"):
+                        found.append(Import(module, alias.name, (), inner, child.lineno))
+            visit(child, inner)
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def problems(imports: list[Import]) -> list[str]:
+    """What breaks the rules in the module docstring, one line each."""
+    found: list[str] = []
+    for item in imports:
+        where = f"{item.importer}:{item.line} imports {item.target}"
+        if item.target.startswith("httpx"):
+            if _within(item.importer, "aeval.strategies"):
+                found.append(f"{where}: strategies never import httpx")
+            continue
+        importer, target = layer_of(item.importer), layer_of(item.target)
+        if any(_within(item.target, edge) for edge in EDGES) and importer != len(LAYERS) - 1:
+            found.append(f"{where}: only the edges import the command line or the pytest plugin")
+        if _within(item.importer, "aeval.strategies") and any(
+            _within(item.target, banned)
+            for banned in ("aeval.formatters", "aeval._scorer", "aeval._cli")
+        ):
+            found.append(f"{where}: strategies never import the formatters, Scorer or CLI")
+        if target > importer:
+            facade = any(_within(item.importer, a) and _within(item.target, b) for a, b in FACADES)
+            if not (item.lazy and facade):
+                found.append(
+                    f"{where}: layer {importer} ({LAYERS[importer][0]}…) may not import "
+                    f"layer {target} ({LAYERS[target][0]}…)"
+                )
+        for name in item.names:
+            if name.startswith("_") and not name.startswith("__"):
+                found.append(f"{where}: imports the private name {name}")
+    return found
+
+
+def package_imports() -> list[Import]:
+    found: list[Import] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        found += imports_of(
+            module_name(path),
+            path.read_text(encoding="utf-8"),
+            is_package=path.name == "__init__.py",
+        )
+    return found
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        layer_of(module_name(path))
+
+
+def test_the_package_keeps_its_layers() -> None:
+    assert problems(package_imports()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        (
+            "aeval._report",
+            "from ._scorer import Scorer\n",
+            "aeval._report:1 imports aeval._scorer: layer 4 (aeval._report…) may not import "
+            "layer 5 (aeval._callables…)",
+        ),
+        (
+            "aeval._scorer",
+            "def f():\n    from .formatters import get_formatter\n",
+            "aeval._scorer:2 imports aeval.formatters: layer 5 (aeval._callables…) may not "
+            "import layer 7 (aeval.formatters…)",
+        ),
+        (
+            "aeval.strategies.judge",
+            "import httpx\n",
+            "aeval.strategies.judge:1 imports httpx: strategies never import httpx",
+        ),
+        (
+            "aeval.formatters.html",
+            "from .._cli._config import ConfigError\n",
+            "aeval.formatters.html:1 imports aeval._cli._config: only the edges import the "
+            "command line or the pytest plugin",
+        ),
+        (
+            "aeval._sinks",
+            "from ._results import _freeze\n",
+            "aeval._sinks:1 imports aeval._results: imports the private name _freeze",
+        ),
+    ],
+)
+def test_a_wrong_import_is_reported(module: str, source: str, expected: str) -> None:
+    assert expected in problems(imports_of(module, source))
+
+
+def test_allowed_imports_are_not_reported() -> None:
+    allowed = (
+        "from typing import TYPE_CHECKING\n"
+        "from ._results import EvaluationRow\n"
+        "if TYPE_CHECKING:\n    from ._scorer import Scorer\n"
+        "def save():\n    from .formatters import save_report\n"
+    )
+    assert problems(imports_of("aeval._report", allowed)) == []
