@@ -102,8 +102,8 @@ class GuardrailStrategy(TextStrategy):
                 False,
                 0.0,
                 f"Output {show_value(output)} is not a guardrail verdict: expected ACCEPT or "
-                "REJECT (or text starting with one), a bool, or an object with a result, verdict or "
-                "accepted attribute",
+                "REJECT (or text starting with one), a bool, or an object with a result, "
+                "verdict or accepted attribute",
                 {"expected": expected, "verdict": None},
             )
         actual, reason = verdict
