@@ -11,6 +11,11 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── ScorerClosedError(RuntimeError)       a closed Scorer was asked to evaluate
      ├── AbandonedCallsError(RuntimeError)     too many timed-out sync calls still running
      ├── MissingExtraError(ImportError)        an optional extra (aeval[local]) is not installed
+     ├── ConfigError(ValueError)               the aeval command's configuration cannot be used
+     ├── HttpTargetError                       an HTTP function under test (aeval run) failed
+     │    ├── HttpStatusError                  it answered with a status outside 2xx
+     │    ├── HttpResponseError(ValueError)    its response holds no answer at the path
+     │    └── HttpTimeoutError(TimeoutError)   no complete answer within its timeout
      └── ModelError                            a model server call failed
           ├── ModelConfigurationError(ValueError)   a model client was configured incompletely
           ├── ModelHTTPError                   the server answered with an error status
@@ -25,12 +30,19 @@ become error rows in the report (see ``EvaluationRow.error``).
 from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
+from os import PathLike
 
 __all__ = [
     "AbandonedCallsError",
     "AevalError",
+    "ConfigError",
     "EvaluationSetupError",
     "FormatError",
+    "HttpResponseError",
+    "HttpStatusError",
+    "HttpTargetError",
+    "HttpTimeoutError",
     "MissingExtraError",
     "ModelConfigurationError",
     "ModelConnectionError",
@@ -128,6 +140,57 @@ class AbandonedCallsError(AevalError, RuntimeError):
     ``max_abandoned`` the run stops with this error instead of piling threads up. The rows
     finished so far are kept (the report is partial).
     """
+
+
+class ConfigError(AevalError, ValueError):
+    """The configuration of the ``aeval`` command (file or flags) cannot be used; nothing ran.
+
+    Each line of the message names the file, the line where known, the key and the fix.
+
+    Attributes:
+        source: The configuration file.
+        problems: One line per problem.
+    """
+
+    def __init__(self, source: str, problems: Sequence[str]) -> None:
+        self.source = source
+        self.problems = tuple(problems)
+        super().__init__("\n".join(self.problems))
+
+    @classmethod
+    def at(
+        cls, source: str | PathLike[str], key: str, message: str, *, line: int | None = None
+    ) -> ConfigError:
+        """One problem at ``key`` (a rendered key such as ``strategies[1].threshold``)."""
+        where = str(source) if line is None else f"{source}:{line}"
+        return cls(str(source), [f"{where}: {key}: {message}"])
+
+
+class HttpTargetError(AevalError):
+    """An HTTP endpoint evaluated by ``aeval run`` (``target.http``) failed for a sample.
+
+    Raised inside the function under test, so it becomes error rows, never a crash.
+    """
+
+
+class HttpStatusError(HttpTargetError):
+    """The HTTP target answered with a status outside 2xx (and not in ``accept_status``).
+
+    Attributes:
+        status: The HTTP status code.
+    """
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HttpResponseError(HttpTargetError, ValueError):
+    """The HTTP target's response holds no answer at the configured ``response_path``."""
+
+
+class HttpTimeoutError(HttpTargetError, TimeoutError):
+    """The HTTP target did not answer completely within its ``timeout`` seconds."""
 
 
 class ModelError(AevalError):

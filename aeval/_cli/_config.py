@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .._exceptions import AevalError
+from .._exceptions import ConfigError
 from .._samples._limits import yaml_limit_problem
 from ._schema import PathPart, Problem, Validator, load_schema, render_path
 
@@ -31,36 +31,6 @@ DEFAULT_FORMATS = ("markdown", "json", "junit")
 DEFAULT_OUTPUT_DIR = "aeval-results"
 _DEFAULT_HTTP_TIMEOUT = 30.0
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-class ConfigError(AevalError, ValueError):
-    """The configuration (file or flags) cannot be used; nothing ran.
-
-    Each line of the message names the file, the line where known, the key and the fix.
-
-    Attributes:
-        source: The configuration file.
-        problems: One line per problem.
-    """
-
-    def __init__(self, source: str, problems: Sequence[str]) -> None:
-        self.source = source
-        self.problems = tuple(problems)
-        super().__init__("\n".join(self.problems))
-
-    @classmethod
-    def at(
-        cls,
-        source: str | Path,
-        key: Sequence[PathPart] | str,
-        message: str,
-        *,
-        line: int | None = None,
-    ) -> ConfigError:
-        """One problem at ``key`` (a path such as ``("strategies", 1)`` or a rendered key)."""
-        where = str(source) if line is None else f"{source}:{line}"
-        name = key if isinstance(key, str) else render_path(key)
-        return cls(str(source), [f"{where}: {name}: {message}"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +92,7 @@ class RunConfig:
 
     def error(self, key: Sequence[PathPart], message: str) -> ConfigError:
         """A :class:`ConfigError` at ``key``, with its line when known."""
-        return ConfigError.at(self.path, key, message, line=self.line(key))
+        return ConfigError.at(self.path, render_path(key), message, line=self.line(key))
 
     def line(self, key: Sequence[PathPart]) -> int | None:
         """The line of ``key`` (or of its closest parent) in the file."""

@@ -30,7 +30,7 @@ import anyio
 import httpx
 
 from .._callables import strategy_name
-from .._exceptions import AevalError
+from .._exceptions import HttpResponseError, HttpStatusError, HttpTimeoutError
 from .._results import EvaluationResult
 from .._samples import EvaluationSample, Parameters
 from ._config import HttpSpec, RunConfig
@@ -42,6 +42,7 @@ __all__ = [
     "HttpTarget",
     "StatusRecorder",
     "check_templates",
+    "header_secrets",
     "resolve_headers",
 ]
 
@@ -49,22 +50,6 @@ _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)\}")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _STATUS: ContextVar[int | None] = ContextVar("aeval_http_status", default=None)
 _EXCERPT = 200
-
-
-class HttpStatusError(Exception):
-    """The HTTP target answered with a status outside 2xx."""
-
-    def __init__(self, message: str, *, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class HttpResponseError(Exception):
-    """The HTTP target's response holds no answer at the configured path."""
-
-
-class HttpTimeoutError(AevalError, TimeoutError):
-    """The HTTP target did not answer completely within ``timeout`` seconds."""
 
 
 def _strings(template: Any) -> Iterator[str]:
