@@ -276,19 +276,18 @@ class EvaluationRow:
         else:
             outcome = Outcome.PASSED if result.passed else Outcome.FAILED
         return cls(
-            sample,
-            strategy,
-            output,
-            outcome,
-            result.score,
-            result.explanation,
-            result.metadata,
-            None,
-            duration,
-            strategy_duration,
-            index,
-            repeat,
-            position,
+            sample=sample,
+            strategy=strategy,
+            output=output,
+            outcome=outcome,
+            score=result.score,
+            explanation=result.explanation,
+            metadata=result.metadata,
+            duration=duration,
+            strategy_duration=strategy_duration,
+            index=index,
+            repeat=repeat,
+            position=position,
         )
 
     @classmethod
@@ -318,17 +317,17 @@ class EvaluationRow:
         else:
             explanation = str(error)
         return cls(
-            sample,
-            strategy,
-            output,
-            Outcome.ERROR,
-            0.0,
-            explanation,
-            _freeze(metadata),
-            error,
-            duration,
-            strategy_duration,
-            index,
-            repeat,
-            position,
+            sample=sample,
+            strategy=strategy,
+            output=output,
+            outcome=Outcome.ERROR,
+            score=0.0,
+            explanation=explanation,
+            metadata=_freeze(metadata),
+            error=error,
+            duration=duration,
+            strategy_duration=strategy_duration,
+            index=index,
+            repeat=repeat,
+            position=position,
         )

@@ -3,7 +3,7 @@
 Bottom to top (a module imports only from its own layer or below):
 
 0. foundation: ``_version``, ``_exceptions``, ``_numbers``, ``_stats``, ``_groups``,
-   ``_plugins``, ``_protocols``
+   ``_plugins``, ``_protocols``, ``_singleflight``
 1. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
 2. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
 3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
         "aeval._groups",
         "aeval._plugins",
         "aeval._protocols",
+        "aeval._singleflight",
     ),
     ("aeval.models",),
     ("aeval._samples",),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import Strategy, TextStrategy
+from ._base import NamedStrategy, Strategy, TextStrategy
 from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
 from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
@@ -22,6 +22,7 @@ __all__ = [
     "ExactMatchStrategy",
     "GuardrailStrategy",
     "JsonStrategy",
+    "NamedStrategy",
     "NotBlankStrategy",
     "RegexStrategy",
     "STRUCTURED_PROMPT",

@@ -10,7 +10,7 @@ from .._results import EvaluationResult
 if TYPE_CHECKING:
     from .._samples import EvaluationSample
 
-__all__ = ["Strategy", "TextStrategy"]
+__all__ = ["NamedStrategy", "Strategy", "TextStrategy"]
 
 _OUTPUT_IS_NONE = EvaluationResult.failing("output is None")
 
@@ -31,13 +31,11 @@ class Strategy(Protocol):
         ...
 
 
-class TextStrategy:
-    """Base of the synchronous strategies that judge the text of an output.
+class NamedStrategy:
+    """Base of the built-in strategies: the name their rows carry, and their ``repr``.
 
-    Subclasses implement :meth:`_evaluate_text`; :meth:`evaluate` fails a ``None`` output
-    with the explanation ``"output is None"`` and turns any other non-``str`` output into
-    text with ``str()``. Subclasses that read richer outputs override :meth:`evaluate` and
-    fall back to ``super().evaluate``.
+    Subclasses list their options in :meth:`_config` (constructor order); ``repr`` shows
+    them, then the name when one was given.
 
     Args:
         name: The name the report gives this strategy's rows; the class name by default.
@@ -55,15 +53,6 @@ class TextStrategy:
         """The name of this strategy's rows in a report."""
         return self._name if self._name is not None else type(self).__name__
 
-    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
-        """Judge ``output`` against ``sample``."""
-        if output is None:
-            return _OUTPUT_IS_NONE
-        return self._evaluate_text(sample, output if isinstance(output, str) else str(output))
-
-    def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
-        raise NotImplementedError(f"{type(self).__name__} must implement _evaluate_text")
-
     def _config(self) -> dict[str, Any]:
         """The options shown by ``repr``, in constructor order."""
         return {}
@@ -74,3 +63,27 @@ class TextStrategy:
             options["name"] = self._name
         shown = ", ".join(f"{key}={value!r}" for key, value in options.items())
         return f"{type(self).__name__}({shown})"
+
+
+class TextStrategy(NamedStrategy):
+    """Base of the synchronous strategies that judge the text of an output.
+
+    Subclasses implement :meth:`_evaluate_text`; :meth:`evaluate` fails a ``None`` output
+    with the explanation ``"output is None"`` and turns any other non-``str`` output into
+    text with ``str()``. Subclasses that read richer outputs override :meth:`evaluate` and
+    fall back to ``super().evaluate``.
+
+    Args:
+        name: The name the report gives this strategy's rows; the class name by default.
+    """
+
+    __slots__ = ()
+
+    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
+        """Judge ``output`` against ``sample``."""
+        if output is None:
+            return _OUTPUT_IS_NONE
+        return self._evaluate_text(sample, output if isinstance(output, str) else str(output))
+
+    def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
+        raise NotImplementedError(f"{type(self).__name__} must implement _evaluate_text")

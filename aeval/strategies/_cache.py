@@ -16,6 +16,7 @@ import anyio.to_thread
 import orjson
 
 from .._protocols import ChatMessage, ChatResponse, TokenUsage
+from .._singleflight import SingleFlight
 
 __all__ = ["CacheStatistics", "JudgeCache"]
 
@@ -45,15 +46,6 @@ class CacheStatistics:
     misses: int
 
 
-class _Flight:
-    __slots__ = ("done", "error", "response")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.response: ChatResponse | None = None
-        self.error: Exception | None = None
-
-
 class JudgeCache:
     """Chat replies stored by request, so identical judge calls are made once.
 
@@ -78,7 +70,7 @@ class JudgeCache:
     def __init__(self, path: str | PathLike[str] | None = ".aeval/judge-cache.sqlite") -> None:
         self._path = None if path is None else Path(path).absolute()
         self._memory: dict[str, ChatResponse] = {}
-        self._flights: dict[str, _Flight] = {}
+        self._flights: SingleFlight[str, ChatResponse] = SingleFlight()
         self._connection: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._hits = 0
@@ -128,34 +120,32 @@ class JudgeCache:
             The reply and whether it came from the cache (``False`` when ``call`` ran here).
         """
         while True:
-            flight = self._flights.get(key)
+            flight = self._flights.joining(key)
             if flight is not None:
                 await flight.done.wait()
-                if flight.response is not None:
+                if flight.value is not None:
                     self._hits += 1
-                    return flight.response, True
+                    return flight.value, True
                 if flight.error is not None:
                     raise flight.error
                 continue
-            flight = _Flight()
-            self._flights[key] = flight
+            self._flights.start(key)
+            response: ChatResponse | None = None
+            error: Exception | None = None
             try:
-                stored = await self.get(key)
-                if stored is not None:
+                response = await self.get(key)
+                if response is not None:
                     self._hits += 1
-                    flight.response = stored
-                    return stored, True
+                    return response, True
                 response = await call()
                 self._misses += 1
                 await self.put(key, response)
-                flight.response = response
                 return response, False
             except Exception as exc:
-                flight.error = exc
+                error = exc
                 raise
             finally:
-                del self._flights[key]
-                flight.done.set()
+                self._flights.finish(key, value=response, error=error)
 
     async def clear(self) -> None:
         """Forget every stored reply."""

@@ -15,6 +15,7 @@ from .._callables import apply_strategy, strategy_name
 from .._numbers import truncate
 from .._protocols import ChatMessage, ChatModel, ChatResponse, TokenUsage, model_name
 from .._results import EvaluationResult
+from ._base import NamedStrategy
 from ._cache import JudgeCache
 from ._judge_parse import ParseError, StructuredVerdict, parse_structured, parse_verdict
 
@@ -117,7 +118,7 @@ def _format(scale: tuple[float, float]) -> str:
     )
 
 
-class AiJudgeStrategy:
+class AiJudgeStrategy(NamedStrategy):
     """Ask a chat model whether the output is correct.
 
     **True/false mode** (the default, as upstream). The prompt is built by literal
@@ -179,7 +180,6 @@ class AiJudgeStrategy:
         "_fallback",
         "_model",
         "_model_name",
-        "_name",
         "_prices",
         "_prompt",
         "_scale",
@@ -233,8 +233,7 @@ class AiJudgeStrategy:
             raise TypeError(f"cache must be a JudgeCache or None, got {type(cache).__name__}")
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise TypeError(f"system_prompt must be a string or None, got {system_prompt!r}")
-        if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise ValueError(f"name must be a non-blank string or None, got {name!r}")
+        super().__init__(name=name)
         self._model = model
         self._model_name = model_name(model) or type(model).__name__
         table = None if prices is None else _check_prices(prices)
@@ -251,12 +250,6 @@ class AiJudgeStrategy:
         self._fallback = fallback
         self._cache = cache
         self._system_prompt = system_prompt
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        """The name of this strategy's rows in a report."""
-        return self._name if self._name is not None else type(self).__name__
 
     @property
     def prompt(self) -> str:
@@ -407,7 +400,7 @@ class AiJudgeStrategy:
             {**result.metadata, **metadata, "fallback": fallback_name},
         )
 
-    def __repr__(self) -> str:
+    def _config(self) -> dict[str, Any]:
         options: dict[str, Any] = {"model": self._model_name}
         if self._structured:
             options["structured"] = True
@@ -417,7 +410,4 @@ class AiJudgeStrategy:
             options["fallback"] = strategy_name(self._fallback)
         if self._cache is not None:
             options["cache"] = self._cache
-        if self._name is not None:
-            options["name"] = self._name
-        shown = ", ".join(f"{key}={value!r}" for key, value in options.items())
-        return f"AiJudgeStrategy({shown})"
+        return options

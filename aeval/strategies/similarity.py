@@ -12,10 +12,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from .._protocols import Embedder, TokenUsage, model_name
 from .._results import EvaluationResult
+from .._singleflight import Flight, SingleFlight
+from ._base import NamedStrategy
 
 if TYPE_CHECKING:
     from .._samples import EvaluationSample
@@ -49,15 +49,7 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
     return max(-1.0, min(1.0, similarity))
 
 
-class _Pending:
-    __slots__ = ("done", "vector")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.vector: Sequence[float] | None = None
-
-
-class SemanticSimilarityStrategy:
+class SemanticSimilarityStrategy(NamedStrategy):
     """Pass when the output means the same as the expected output.
 
     The similarity is the cosine of the two embeddings, clamped to [-1, 1]; the row passes
@@ -86,7 +78,7 @@ class SemanticSimilarityStrategy:
             install it or pass ``embedder=OpenAIEmbedder(...)``.
     """
 
-    __slots__ = ("_cache", "_cache_size", "_embedder", "_model", "_name", "_pending", "_threshold")
+    __slots__ = ("_cache", "_cache_size", "_embedder", "_model", "_pending", "_threshold")
 
     def __init__(
         self,
@@ -102,8 +94,7 @@ class SemanticSimilarityStrategy:
             or not -1.0 <= threshold <= 1.0
         ):
             raise ValueError(f"threshold must be a number between -1 and 1, got {threshold!r}")
-        if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise ValueError(f"name must be a non-blank string or None, got {name!r}")
+        super().__init__(name=name)
         if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 1:
             raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
         if embedder is None:
@@ -118,15 +109,9 @@ class SemanticSimilarityStrategy:
         self._threshold = float(threshold)
         self._embedder = embedder
         self._model = model_name(embedder)
-        self._name = name
         self._cache_size = cache_size
         self._cache: OrderedDict[str, Sequence[float]] = OrderedDict()
-        self._pending: dict[str, _Pending] = {}
-
-    @property
-    def name(self) -> str:
-        """The name of this strategy's rows in a report."""
-        return self._name if self._name is not None else type(self).__name__
+        self._pending: SingleFlight[str, Sequence[float]] = SingleFlight()
 
     @property
     def threshold(self) -> float:
@@ -155,44 +140,44 @@ class SemanticSimilarityStrategy:
         usage, retries = TokenUsage(), 0
         wanted = list(dict.fromkeys(texts))
         while wanted:
-            mine: dict[str, _Pending] = {}
-            waiting: dict[str, _Pending] = {}
+            mine: list[str] = []
+            waiting: dict[str, Flight[Sequence[float]]] = {}
             for text in wanted:
                 cached = self._cache.get(text)
+                flight = self._pending.joining(text)
                 if cached is not None:
                     self._cache.move_to_end(text)
                     found[text] = cached
-                elif text in self._pending:
-                    waiting[text] = self._pending[text]
+                elif flight is not None:
+                    waiting[text] = flight
                 else:
-                    mine[text] = self._pending[text] = _Pending()
+                    self._pending.start(text)
+                    mine.append(text)
             if mine:
                 try:
-                    batch = list(mine)
-                    result = await self._embedder.embed(batch)
-                    if len(result.vectors) != len(batch):
+                    result = await self._embedder.embed(mine)
+                    if len(result.vectors) != len(mine):
                         raise ValueError(
                             f"The embedder returned {len(result.vectors)} vectors for "
-                            f"{len(batch)} texts"
+                            f"{len(mine)} texts"
                         )
                     if result.model and self._model is None:
                         self._model = result.model
                     usage += result.usage
                     retries += result.retries
-                    for text, vector in zip(batch, result.vectors, strict=True):
-                        mine[text].vector = found[text] = vector
+                    for text, vector in zip(mine, result.vectors, strict=True):
+                        found[text] = vector
                         self._remember(text, vector)
                 finally:
-                    for text, pending in mine.items():
-                        del self._pending[text]
-                        pending.done.set()
+                    for text in mine:
+                        self._pending.finish(text, value=found.get(text))
             wanted = []
-            for text, pending in waiting.items():
-                await pending.done.wait()
-                if pending.vector is None:
+            for text, flight in waiting.items():
+                await flight.done.wait()
+                if flight.value is None:
                     wanted.append(text)
                 else:
-                    found[text] = pending.vector
+                    found[text] = flight.value
         return [found[text] for text in texts], usage, retries
 
     async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
@@ -229,8 +214,5 @@ class SemanticSimilarityStrategy:
         explanation = f"Similarity {similarity:.4f} below threshold {self._threshold:.4f}"
         return EvaluationResult(False, score, explanation, metadata)
 
-    def __repr__(self) -> str:
-        shown = f"threshold={self._threshold!r}, embedder={self._embedder!r}"
-        if self._name is not None:
-            shown += f", name={self._name!r}"
-        return f"SemanticSimilarityStrategy({shown})"
+    def _config(self) -> dict[str, Any]:
+        return {"threshold": self._threshold, "embedder": self._embedder}
