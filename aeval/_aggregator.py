@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from operator import attrgetter
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -20,14 +21,10 @@ from ._results import EvaluationRow, Outcome, safe_str
 from ._run_info import RunInfo
 from ._stats import MomentsCounter, pass_at_k, pass_hat_k
 
-__all__ = ["Aggregator", "KeepRows", "row_sort_key"]
+__all__ = ["Aggregator", "KeepRows"]
 
 KeepRows = Literal["all", "failures", "none"]
-
-
-def row_sort_key(row: EvaluationRow) -> tuple[int, int, int]:
-    """Sample order, then repeat, then strategy order: the order of a report's rows."""
-    return (row.index, row.repeat, row.position)
+_SORT_KEY = attrgetter("sort_key")
 
 
 class _UsageCounter:
@@ -495,7 +492,7 @@ class Aggregator:
         """A snapshot of everything counted so far, rows in sample then strategy order."""
         moments, tag_moments, strategy_moments, repeat_stats = self._closed()
         return EvaluationReport._from_parts(
-            rows=tuple(sorted(self._rows, key=row_sort_key)),
+            rows=tuple(sorted(self._rows, key=_SORT_KEY)),
             counts={o: self._counts[o] for o in Outcome},
             tags={
                 tag: TagStatistics(
