@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from operator import attrgetter
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import Any, Literal
 
 import orjson
