@@ -28,7 +28,8 @@ from aeval import (
     RunInfo,
 )
 from aeval._numbers import format_interval, format_percent
-from aeval.formatters import HtmlFormatter, _registry, get_formatter, supported_formats
+from aeval._plugins import PluginRegistry
+from aeval.formatters import HtmlFormatter, ReportFormatter, get_formatter, supported_formats
 from aeval.formatters._header import header_facts, partial_banner, score_text
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "source", "wbr", "area", "base"}
@@ -55,6 +56,12 @@ class Node:
 
     def find(self, tag: str) -> Node:
         return self.find_all(tag)[0]
+
+    def attr(self, name: str) -> str:
+        """An attribute that must have a value."""
+        value = self.attrs[name]
+        assert value is not None, f"<{self.tag}> has {name} without a value"
+        return value
 
 
 class TreeBuilder(HTMLParser):
@@ -319,7 +326,7 @@ def test_everything_user_provided_is_escaped() -> None:
         "",
         f"Boom: {ATTACK} (the call failed)",
     ]
-    searches = [tr.attrs["data-search"] for tr in body_rows(root)]
+    searches = [tr.attr("data-search") for tr in body_rows(root)]
     assert all(ATTACK.lower() in search for search in searches)
 
 
@@ -393,7 +400,7 @@ def test_empty_report() -> None:
     assert root.find_all("script") == root.find_all("form") == root.find_all("noscript") == []
 
 
-def test_registered_as_a_builtin(registry: _registry._Registry) -> None:
+def test_registered_as_a_builtin(registry: PluginRegistry[ReportFormatter]) -> None:
     assert supported_formats() == ("html", "json", "junit", "markdown")
     formatter = get_formatter("HTML")
     assert isinstance(formatter, HtmlFormatter)
@@ -402,7 +409,7 @@ def test_registered_as_a_builtin(registry: _registry._Registry) -> None:
 
 @pytest.mark.anyio
 async def test_save_and_save_as_write_report_html(
-    registry: _registry._Registry, tmp_path: Path
+    registry: PluginRegistry[ReportFormatter], tmp_path: Path
 ) -> None:
     report = EvaluationReport(mixed_rows())
     paths = await report.save(tmp_path / "out", formats=["html"], title="CI run")
@@ -698,12 +705,12 @@ def test_rows_carry_what_the_filters_need() -> None:
     assert [len(spans) == 2 and spans[1].text() == "flaky" for spans in flags] == [
         tr.attrs["data-flaky"] == "true" for tr in rows
     ]
-    assert rows[1].attrs["data-search"] == (
+    assert rows[1].attr("data-search") == (
         "wrong [repeat 1]\nexact\nhard\nno\n[capital of germany?]\nberlin\nbonn"
     )
     assert rows[2].find_all("td")[2].text() == "—", "a skipped row has no score"
-    assert all(tr.attrs["data-search"] == tr.attrs["data-search"].lower() for tr in rows)
-    assert "took 30 s" in rows[7].attrs["data-search"]
+    assert all(tr.attr("data-search") == tr.attr("data-search").lower() for tr in rows)
+    assert "took 30 s" in rows[7].attr("data-search")
     form = by_id(root, "filters")
     assert "hidden" in form.attrs, "the script reveals the controls"
     assert form.attrs["role"] == "search"
@@ -758,7 +765,7 @@ def test_long_values_are_cut_and_say_their_length() -> None:
     assert shown["Expected output"] == shown["Output"]
     assert shown["Explanation"] == "y" * 2000 + "… (5000 characters in all)"
     assert tr.find_all("td")[3].text() == "y" * 300 + "… (5000 characters in all)"
-    assert "x" * 2000 + "… (1000000 characters in all)" in tr.attrs["data-search"]
+    assert "x" * 2000 + "… (1000000 characters in all)" in tr.attr("data-search")
 
 
 def test_hostile_values_never_break_the_page(tmp_path: Path) -> None:
@@ -794,8 +801,8 @@ def test_hostile_values_never_break_the_page(tmp_path: Path) -> None:
     first, second = body_rows(root)
     assert first.find("th").text() == shown
     assert first.attrs["data-flaky"] == "false" and first.attrs["data-outcome"] == "failed"
-    assert shown.lower() in first.attrs["data-search"]
-    assert "\"dq\" 'sq'" in first.attrs["data-search"]
+    assert shown.lower() in first.attr("data-search")
+    assert "\"dq\" 'sq'" in first.attr("data-search")
     opened = details(first)
     unprintable = "<Unprintable object: str() raised RuntimeError>"
     assert opened["Output"] == opened["Expected output"] == unprintable

@@ -42,7 +42,7 @@ class TestParameters:
 
     def test_a_bare_string_is_refused(self) -> None:
         with pytest.raises(TypeError, match=r"write \['hello'\]"):
-            Parameters("hello")  # type: ignore[arg-type]
+            Parameters("hello")
 
     def test_equality_and_repr(self) -> None:
         assert Parameters(["a"]) == Parameters(["a"])

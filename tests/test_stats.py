@@ -25,7 +25,9 @@ pytestmark = pytest.mark.anyio
 Z95 = 1.959963984540054
 
 
-def row(sample: str, index: int, strategy: str, passed: bool, *, repeat: int = 0, **kw: object):
+def row(
+    sample: str, index: int, strategy: str, passed: bool, *, repeat: int = 0, **kw: object
+) -> EvaluationRow:
     position = int(strategy[1:]) if strategy[1:].isdigit() else 0
     return EvaluationRow.from_result(
         EvaluationSample(sample, ["q"], "a", tags=kw.get("tags", ())),  # type: ignore[arg-type]
@@ -56,6 +58,7 @@ def test_the_clustered_interval_on_hand_computed_data() -> None:
     # the same rows as independent samples would claim a narrower interval
     independent = EvaluationReport([row(f"R{i}", i, "s0", r.passed) for i, r in enumerate(rows)])
     assert independent.standard_error == pytest.approx(100 * math.sqrt(24 / 23 * 6) / 24)
+    assert independent.standard_error is not None and report.standard_error is not None
     assert independent.standard_error < report.standard_error
 
 
@@ -188,7 +191,9 @@ def test_pass_at_k_and_pass_hat_k_are_the_unbiased_estimators(n: int, c: int) ->
 
 
 def test_repeats_give_flaky_pairs_pass_at_k_and_agreement() -> None:
-    def repeated(sample: str, index: int, passes: list[bool], outputs: list[str]) -> list:
+    def repeated(
+        sample: str, index: int, passes: list[bool], outputs: list[str]
+    ) -> list[EvaluationRow]:
         return [
             EvaluationRow.from_result(
                 EvaluationSample(sample, ["q"], "a"),
@@ -213,4 +218,6 @@ def test_repeats_give_flaky_pairs_pass_at_k_and_agreement() -> None:
     assert stats.pass_hat_k == pytest.approx({1: 5 / 6, 2: 2 / 3, 3: 0.5})
     # A: "Paris" and " paris " agree after normalisation, "Lyon" does not → 2/3; B → 1
     assert stats.output_agreement == pytest.approx((2 / 3 + 1) / 2)
-    assert stats.inconsistent == (("A", pytest.approx(2 / 3)),)
+    [(name, agreement)] = stats.inconsistent
+    assert name == "A"
+    assert agreement == pytest.approx(2 / 3)

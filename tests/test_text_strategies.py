@@ -283,7 +283,7 @@ def test_exact_match_compares_text_of_scalars_and_values_of_others() -> None:
 @pytest.mark.parametrize("option", ["strip", "case_sensitive"])
 def test_exact_match_rejects_non_bool_options(option: str) -> None:
     with pytest.raises(TypeError) as info:
-        ExactMatchStrategy(**{option: "yes"})
+        ExactMatchStrategy(**{option: "yes"})  # type: ignore[arg-type]
     assert str(info.value) == f"{option} must be True or False, got 'yes'"
 
 

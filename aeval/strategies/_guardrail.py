@@ -70,7 +70,10 @@ class GuardrailStrategy(TextStrategy):
     __slots__ = ("_expect",)
 
     def __init__(
-        self, *, expect: Literal["ACCEPT", "REJECT"] | None = None, name: str | None = None
+        self,
+        *,
+        expect: Literal["ACCEPT", "REJECT", "accept", "reject"] | None = None,
+        name: str | None = None,
     ) -> None:
         super().__init__(name=name)
         if expect is not None and (
