@@ -46,7 +46,7 @@ class GateHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def gate_server() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), GateHandler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -46,7 +46,7 @@ def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     received: list[dict[str, Any]] = []
     handler = type("RecordingHandler", (Handler,), {"received": received})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}", received
@@ -199,7 +199,7 @@ def slow_server() -> Iterator[tuple[str, threading.Event]]:
     handler = type("Slow", (SlowHandler,), {"stop": stop, "started": started})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}", started
@@ -290,7 +290,7 @@ class ApiHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def api_server() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), ApiHandler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
