@@ -1,4 +1,4 @@
-"""The ``aeval`` command, driven as a real subprocess."""
+"""The ``aeval`` command, run in the test process (and as a real process where it must be)."""
 
 from __future__ import annotations
 
@@ -9,56 +9,29 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
 import xmlschema
+from _cli import (
+    DATA,
+    EXAMPLE,
+    ROOT,
+    Cli,
+    cli,
+    forgotten_imports,
+    project,
+    records_of,
+    rows_of,
+    write_config,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).resolve().parent / "data" / "cli"
-EXAMPLE = ROOT / "examples" / "aeval.yaml"
+__all__ = ["cli", "project"]
+
 JUNIT_XSD = xmlschema.XMLSchema(DATA / "junit.xsd")
-
-
-def aeval(
-    *args: str | Path, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "aeval", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-    )
-
-
-def records_of(path: Path) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-
-
-def rows_of(path: Path) -> list[dict[str, Any]]:
-    """The rows of a rows.jsonl, after checking it starts with the run's header record."""
-    records = records_of(path)
-    assert records[0]["record"] == "run"
-    return [record for record in records if "record" not in record]
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    shutil.copy(DATA / "cli_targets.py", tmp_path / "cli_targets.py")
-    shutil.copy(DATA / "samples.yaml", tmp_path / "samples.yaml")
-    return tmp_path
-
-
-def write_config(directory: Path, text: str, name: str = "aeval.yaml") -> Path:
-    path = directory / name
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 BASIC = """\
@@ -76,8 +49,8 @@ output:
 """
 
 
-def test_example_config_passes_offline_and_writes_every_output(tmp_path: Path) -> None:
-    result = aeval("run", EXAMPLE, "--output", tmp_path / "out", cwd=tmp_path)
+def test_example_config_passes_offline_and_writes_every_output(tmp_path: Path, cli: Cli) -> None:
+    result = cli("run", EXAMPLE, "--output", tmp_path / "out", cwd=tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stderr == ""
@@ -99,10 +72,10 @@ def test_example_config_passes_offline_and_writes_every_output(tmp_path: Path) -
     assert json.loads((out / "report.json").read_text())["globalScore"] == 91.67
 
 
-def test_passing_gate_exits_0_and_prints_the_summary(project: Path) -> None:
+def test_passing_gate_exits_0_and_prints_the_summary(project: Path, cli: Cli) -> None:
     config = write_config(project, BASIC.format(min_score=60))
 
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
 
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -120,12 +93,12 @@ def test_passing_gate_exits_0_and_prints_the_summary(project: Path) -> None:
     assert out.splitlines()[-1] == ("PASSED: score 83.33% >= 60.00%; tag smoke 100.00% >= 100.00%")
 
 
-def test_failing_gate_exits_1_naming_each_missed_threshold(project: Path) -> None:
+def test_failing_gate_exits_1_naming_each_missed_threshold(project: Path, cli: Cli) -> None:
     config = write_config(
         project, BASIC.format(min_score=90).replace("smoke: 100", "smoke: 100\n    edge: 75")
     )
 
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
 
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines()[-1] == (
@@ -134,10 +107,10 @@ def test_failing_gate_exits_1_naming_each_missed_threshold(project: Path) -> Non
     assert len(rows_of(project / "out" / "rows.jsonl")) == 6
 
 
-def test_flags_override_the_config(project: Path) -> None:
+def test_flags_override_the_config(project: Path, cli: Cli) -> None:
     config = write_config(project, BASIC.format(min_score=10))
 
-    result = aeval(
+    result = cli(
         "run",
         config,
         "--min-score",
@@ -171,19 +144,19 @@ def test_flags_override_the_config(project: Path) -> None:
     ]
 
 
-def test_a_tag_minimum_for_a_tag_no_sample_has_fails_the_gate(project: Path) -> None:
+def test_a_tag_minimum_for_a_tag_no_sample_has_fails_the_gate(project: Path, cli: Cli) -> None:
     config = write_config(project, BASIC.format(min_score=0).replace("smoke: 100", "smoek: 100"))
 
-    result = aeval("run", config, "--quiet", cwd=project)
+    result = cli("run", config, "--quiet", cwd=project)
 
     assert result.returncode == 1
     assert result.stdout == "FAILED: tag smoek: no evaluated sample has it\n"
 
 
-def test_progress_is_plain_lines_when_stdout_is_not_a_terminal(project: Path) -> None:
+def test_progress_is_plain_lines_when_stdout_is_not_a_terminal(project: Path, cli: Cli) -> None:
     config = write_config(project, BASIC.format(min_score=0).replace("echo", "shout"))
 
-    result = aeval("run", config, "--concurrency", "1", cwd=project)
+    result = cli("run", config, "--concurrency", "1", cwd=project)
 
     lines = [line for line in result.stdout.splitlines() if line.startswith("aeval:")]
     assert lines[0] == "aeval: evaluating 3 samples"
@@ -200,7 +173,7 @@ def test_progress_is_plain_lines_when_stdout_is_not_a_terminal(project: Path) ->
     assert "\x1b[" not in result.stdout
 
 
-def test_config_errors_exit_2_naming_the_file_line_and_key(project: Path) -> None:
+def test_config_errors_exit_2_naming_the_file_line_and_key(project: Path, cli: Cli) -> None:
     config = write_config(
         project,
         "samples: samples.yaml\n"
@@ -212,7 +185,7 @@ def test_config_errors_exit_2_naming_the_file_line_and_key(project: Path) -> Non
         "    threshold: high\n",
     )
 
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
 
     assert result.returncode == 2
     assert result.stdout == ""
@@ -242,25 +215,27 @@ def test_config_errors_exit_2_naming_the_file_line_and_key(project: Path) -> Non
         ),
     ],
 )
-def test_errors_found_after_validation_also_exit_2(project: Path, text: str, message: str) -> None:
+def test_errors_found_after_validation_also_exit_2(
+    project: Path, text: str, message: str, cli: Cli
+) -> None:
     config = write_config(
         project, "samples: samples.yaml\n" + text + "\nstrategies:\n  - name: exact_match\n"
     )
 
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
 
     assert result.returncode == 2
     expected = message.format(config=config, dir=project.resolve())
     assert result.stderr == f"aeval: error: {expected}\n"
 
 
-def test_a_bad_regex_and_a_missing_sample_file_exit_2(project: Path) -> None:
+def test_a_bad_regex_and_a_missing_sample_file_exit_2(project: Path, cli: Cli) -> None:
     config = write_config(
         project,
         "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies:\n"
         "  - name: regex\n    pattern: '(unclosed'\n",
     )
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
     assert result.returncode == 2
     assert result.stderr.startswith(
         f"aeval: error: {config}:4: strategies[0]: cannot build the strategy: "
@@ -270,13 +245,15 @@ def test_a_bad_regex_and_a_missing_sample_file_exit_2(project: Path) -> None:
     config = write_config(
         project, "samples: nowhere.yaml\ntarget: cli_targets:echo\nstrategies: [{name: json}]\n"
     )
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
     assert result.returncode == 2
     assert result.stderr.startswith(f"aeval: error: {config}:1: samples: ")
     assert "nowhere.yaml" in result.stderr
 
 
-def test_a_strategy_constructor_that_raises_exits_2_without_a_traceback(project: Path) -> None:
+def test_a_strategy_constructor_that_raises_exits_2_without_a_traceback(
+    project: Path, cli: Cli
+) -> None:
     (project / "my_checks.py").write_text(
         "class NeedsGpu:\n    def __init__(self):\n        raise RuntimeError('no GPU here')\n"
     )
@@ -286,7 +263,7 @@ def test_a_strategy_constructor_that_raises_exits_2_without_a_traceback(project:
         "  - class: my_checks:NeedsGpu\n",
     )
 
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
 
     assert result.returncode == 2
     assert result.stderr == (
@@ -300,7 +277,7 @@ def test_a_strategy_constructor_that_raises_exits_2_without_a_traceback(project:
     ("code", "shown"), [("0", "0"), ("'no model configured'", "'no model configured'")]
 )
 def test_a_target_that_exits_at_import_is_a_config_error(
-    project: Path, code: str, shown: str
+    project: Path, code: str, shown: str, cli: Cli
 ) -> None:
     (project / "script_bot.py").write_text(
         f"import sys\n\ndef answer(params):\n    return 'hi'\n\nsys.exit({code})\n"
@@ -311,7 +288,7 @@ def test_a_target_that_exits_at_import_is_a_config_error(
         "thresholds:\n  min_score: 0\n",
     )
 
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
 
     assert result.returncode == 2
     assert result.stdout == ""
@@ -323,7 +300,7 @@ def test_a_target_that_exits_at_import_is_a_config_error(
     assert not (project / "aeval-results").exists()
 
 
-def test_a_strategy_module_that_exits_at_import_is_a_config_error(project: Path) -> None:
+def test_a_strategy_module_that_exits_at_import_is_a_config_error(project: Path, cli: Cli) -> None:
     (project / "exiting_checks.py").write_text("raise SystemExit(4)\n")
     config = write_config(
         project,
@@ -331,7 +308,7 @@ def test_a_strategy_module_that_exits_at_import_is_a_config_error(project: Path)
         "  - class: exiting_checks:Check\n",
     )
 
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
 
     assert result.returncode == 2
     assert result.stderr.startswith(
@@ -340,20 +317,21 @@ def test_a_strategy_module_that_exits_at_import_is_a_config_error(project: Path)
     )
 
 
-def test_ctrl_c_while_importing_the_target_exits_130(project: Path) -> None:
+def test_ctrl_c_while_importing_the_target_exits_130(project: Path, cli: Cli) -> None:
     (project / "interrupted_bot.py").write_text("raise KeyboardInterrupt\n")
     config = write_config(
         project,
         "samples: samples.yaml\ntarget: interrupted_bot:answer\nstrategies:\n  - name: not_blank\n",
     )
 
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
 
     assert result.returncode == 130
     assert result.stderr == "aeval: interrupted\n"
 
 
 def test_ctrl_c_ends_a_target_import_that_hangs_with_exit_130(project: Path) -> None:
+    # a real process: SIGINT goes to it, and the import it interrupts never returns
     (project / "hanging_bot.py").write_text(
         "import sys, threading\nprint('importing', flush=True)\nthreading.Event().wait()\n"
     )
@@ -382,8 +360,8 @@ def test_ctrl_c_ends_a_target_import_that_hangs_with_exit_130(project: Path) -> 
     assert stderr == "aeval: interrupted\n"
 
 
-def test_usage_errors_exit_2(project: Path) -> None:
-    result = aeval("run", "aeval.yaml", "--concurrency", "0", cwd=project)
+def test_usage_errors_exit_2(project: Path, cli: Cli) -> None:
+    result = cli("run", "aeval.yaml", "--concurrency", "0", cwd=project)
     assert result.returncode == 2
     assert "--concurrency: expected an integer >= 1, got '0'" in result.stderr
 
@@ -396,6 +374,7 @@ def test_usage_errors_exit_2(project: Path) -> None:
 def test_a_signal_stops_cleanly_with_the_finished_rows_and_a_partial_report(
     project: Path, signum: signal.Signals, code: int, label: str
 ) -> None:
+    # a real process: the signal goes to it, not to the test runner
     samples = "".join(
         f'- name: "s{i}"\n  parameters: ["{"fast" if i < 3 else "slow"} {i}"]\n'
         f'  expected-output: "{"fast" if i < 3 else "slow"} {i}"\n'
@@ -462,21 +441,21 @@ def test_a_signal_stops_cleanly_with_the_finished_rows_and_a_partial_report(
     )
 
 
-def test_report_rerenders_a_run_from_its_rows(project: Path) -> None:
+def test_report_rerenders_a_run_from_its_rows(project: Path, cli: Cli) -> None:
     config = write_config(project, BASIC.format(min_score=0))
-    assert aeval("run", config, "--quiet", cwd=project).returncode == 0
+    assert cli("run", config, "--quiet", cwd=project).returncode == 0
     rows = project / "out" / "rows.jsonl"
     with rows.open("ab") as handle:
         handle.write(b'{"name": "cut sh')
 
-    junit = aeval("report", rows, "--format", "junit", cwd=project)
+    junit = cli("report", rows, "--format", "junit", cwd=project)
     assert junit.returncode == 0, junit.stderr
     JUNIT_XSD.validate(junit.stdout)
     suite = ET.fromstring(junit.stdout).find("testsuite")
     assert suite is not None
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("6", "1", "0")
 
-    written = aeval("report", rows, "--format", "json", "--output", "again.json", cwd=project)
+    written = cli("report", rows, "--format", "json", "--output", "again.json", cwd=project)
     assert written.returncode == 0, written.stderr
     assert written.stdout == ""
     document = json.loads((project / "again.json").read_text())
@@ -487,28 +466,26 @@ def test_report_rerenders_a_run_from_its_rows(project: Path) -> None:
     assert document["duration"] == original["duration"]
     assert document["complete"] is True
 
-    markdown = aeval("report", rows, cwd=project)
+    markdown = cli("report", rows, cwd=project)
     assert markdown.stdout.startswith("# Evaluation Report\n")
     assert "83.33%" in markdown.stdout
 
-    from_json = aeval(
-        "report", project / "out" / "report.json", "--format", "markdown", cwd=project
-    )
+    from_json = cli("report", project / "out" / "report.json", "--format", "markdown", cwd=project)
     assert from_json.returncode == 0, from_json.stderr
     assert from_json.stdout == (project / "out" / "report.md").read_text() + "\n"
 
-    missing = aeval("report", "nothing.jsonl", cwd=project)
+    missing = cli("report", "nothing.jsonl", cwd=project)
     assert (missing.returncode, missing.stderr) == (
         2,
         "aeval: error: nothing.jsonl: no such file\n",
     )
-    unknown = aeval("report", rows, "--format", "yaml", cwd=project)
+    unknown = cli("report", rows, "--format", "yaml", cwd=project)
     assert unknown.returncode == 2
     assert unknown.stderr.startswith("aeval: error: No report formatter found for format: yaml.")
 
 
-def test_schema_prints_the_packaged_json_schema(tmp_path: Path) -> None:
-    result = aeval("schema", cwd=tmp_path)
+def test_schema_prints_the_packaged_json_schema(tmp_path: Path, cli: Cli) -> None:
+    result = cli("schema", cwd=tmp_path)
 
     assert result.returncode == 0
     schema = json.loads(result.stdout)
@@ -516,34 +493,94 @@ def test_schema_prints_the_packaged_json_schema(tmp_path: Path) -> None:
     assert schema["required"] == ["samples", "target", "strategies"]
 
 
-def test_a_terminal_gets_the_live_progress_bar(project: Path) -> None:
+def test_each_test_imports_the_target_of_its_own_directory(tmp_path: Path, cli: Cli) -> None:
+    for word in ("first", "second"):
+        directory = tmp_path / word
+        directory.mkdir()
+        (directory / "cli_targets.py").write_text(f"def answer(params):\n    return {word!r}\n")
+        (directory / "samples.yaml").write_text(
+            f"- name: s\n  parameters: [q]\n  expected-output: {word}\n"
+        )
+        config = write_config(
+            directory,
+            "samples: samples.yaml\ntarget: cli_targets:answer\n"
+            "strategies: [{name: exact_match}]\nthresholds: {min_score: 100}\n",
+        )
+        with forgotten_imports():
+            result = cli("run", config, "--quiet", cwd=directory)
+            assert "cli_targets" in sys.modules
+            assert str(directory.resolve()) in sys.path
+
+        assert result.stdout == "PASSED: score 100.00% >= 100.00%\n", word
+        assert "cli_targets" not in sys.modules
+        assert str(directory.resolve()) not in sys.path
+
+
+def test_a_terminal_gets_the_live_progress_bar(
+    project: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pty = pytest.importorskip("pty")
     config = write_config(project, BASIC.format(min_score=0))
     controller, terminal = pty.openpty()
-    with subprocess.Popen(
-        [sys.executable, "-m", "aeval", "run", str(config)],
-        cwd=project,
-        stdin=terminal,
-        stdout=terminal,
-        stderr=terminal,
-        env={**os.environ, "COLUMNS": "160", "TERM": "xterm"},
-    ) as process:
-        os.close(terminal)
-        chunks = []
+    chunks: list[bytes] = []
+
+    def read_screen() -> None:
         while True:
             try:
                 chunk = os.read(controller, 65536)
             except OSError:
-                break
+                return
             if not chunk:
-                break
+                return
             chunks.append(chunk)
-        assert process.wait(timeout=60) == 0
-    os.close(controller)
-    screen = b"".join(chunks).decode()
 
-    assert "\x1b[" in screen
-    assert "aeval: evaluating" not in screen
-    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
+    reader = threading.Thread(target=read_screen, daemon=True)
+    reader.start()
+    try:
+        with open(terminal, "w", encoding="utf-8") as screen, monkeypatch.context() as patch:
+            patch.setattr(sys, "stdout", screen)
+            patch.setattr(sys, "stderr", screen)
+            patch.setenv("COLUMNS", "160")
+            patch.setenv("TERM", "xterm")
+            result = cli("run", config, cwd=project)
+        reader.join(timeout=30)
+    finally:
+        os.close(controller)
+    assert not reader.is_alive()
+    screen_text = b"".join(chunks).decode()
+
+    assert result.returncode == 0
+    assert "\x1b[" in screen_text
+    assert "aeval: evaluating" not in screen_text
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen_text)
     assert re.search(r"3/3 samples 6 rows \| pass 83\.3% \| 0 errors \| 0 retries", plain)
     assert "PASSED: score 83.33% >= 0.00%" in plain
+
+
+@pytest.mark.parametrize("command", ["python -m aeval", "aeval"])
+def test_the_command_runs_as_a_program_and_exits_with_its_code(
+    tmp_path: Path, command: str
+) -> None:
+    # the one test of the entry points: ``sys.exit(main())`` must pass the exit code on
+    if command == "aeval":
+        script = shutil.which("aeval", path=Path(sys.executable).parent)
+        if script is None:
+            pytest.skip("the aeval console script is not installed next to this Python")
+        argv = [script]
+    else:
+        argv = [sys.executable, "-m", "aeval"]
+
+    result = subprocess.run(
+        [*argv, "run", str(EXAMPLE), "--output", str(tmp_path / "out"), "--min-score", "95"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr == ""
+    assert "Evaluation summary" in result.stdout
+    assert result.stdout.splitlines()[-1] == "FAILED: score 91.67% < 95.00%"
+    assert (tmp_path / "out" / "rows.jsonl").is_file()

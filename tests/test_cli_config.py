@@ -7,10 +7,13 @@ from typing import Any
 
 import pytest
 import yaml
+from _cli import fresh_imports
 
 from aeval import EvaluationSample
 from aeval._cli._config import ConfigError, HttpSpec, load_config
 from aeval._cli._schema import Validator, load_schema, render_path
+
+__all__ = ["fresh_imports"]
 
 ROOT = Path(__file__).resolve().parent.parent
 VALID: dict[str, Any] = {
@@ -380,6 +383,7 @@ def make_check(word: str):
         ),
     ],
 )
+@pytest.mark.usefixtures("fresh_imports")
 def test_a_custom_strategy_that_cannot_be_built_is_a_config_error(
     tmp_path: Path, entry: str, message: str
 ) -> None:
@@ -394,14 +398,15 @@ def test_a_custom_strategy_that_cannot_be_built_is_a_config_error(
     assert str(caught.value) == f"{path}:5: strategies[1]: {message}"
 
 
+@pytest.mark.usefixtures("fresh_imports")
 def test_custom_strategies_may_be_objects_or_functions(tmp_path: Path) -> None:
     from aeval._cli._build import build_strategies
 
-    (tmp_path / "custom_strategies2.py").write_text(STRATEGIES_MODULE)
+    (tmp_path / "custom_strategies.py").write_text(STRATEGIES_MODULE)
     path = _config_with(
         tmp_path,
-        "  - {class: 'custom_strategies2:Good'}\n"
-        "  - {class: 'custom_strategies2:make_check', args: {word: \"yes\"}}\n",
+        "  - {class: 'custom_strategies:Good'}\n"
+        "  - {class: 'custom_strategies:make_check', args: {word: \"yes\"}}\n",
     )
 
     good, check = build_strategies(load_config(path)).strategies

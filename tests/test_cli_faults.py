@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import aeval, project, records_of, rows_of, write_config
+from _cli import Cli, cli, project, records_of, rows_of, run_process, write_config
 
 from aeval._cli import _run
-from aeval._cli._main import main
 
-__all__ = ["project"]
+__all__ = ["cli", "project"]
 
 
 class GateHandler(BaseHTTPRequestHandler):
@@ -46,7 +46,7 @@ class GateHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def gate_server() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), GateHandler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -57,7 +57,7 @@ def gate_server() -> Iterator[str]:
 
 
 def test_failed_calls_weigh_as_much_as_answers_so_the_gate_fails(
-    project: Path, gate_server: str
+    project: Path, gate_server: str, cli: Cli
 ) -> None:
     samples = "".join(
         f'- name: "q{i}"\n  parameters: {{q: "{i}"}}\n  expected-output: "answer {i}"\n'
@@ -73,7 +73,7 @@ def test_failed_calls_weigh_as_much_as_answers_so_the_gate_fails(
         "  - name: regex\n    pattern: 'answer \\d'\n  - name: json\n"
         "thresholds: {min_score: 50}\noutput: {dir: out}\n",
     )
-    result = aeval("run", config, cwd=project, env={"GATE_TOKEN": "tok-gate-secret"})
+    result = cli("run", config, cwd=project, env={"GATE_TOKEN": "tok-gate-secret"})
     # 5 good answers × 3 passing strategies = 15 of 40 rows; a failed call is 4 error rows
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines()[-1] == "FAILED: score 37.50% < 50.00%"
@@ -86,13 +86,15 @@ def test_failed_calls_weigh_as_much_as_answers_so_the_gate_fails(
     assert "Bearer [REDACTED]" in (project / "out" / "rows.jsonl").read_text()
 
 
-def test_a_target_raising_keyboard_interrupt_stops_the_run_like_ctrl_c(project: Path) -> None:
+def test_a_target_raising_keyboard_interrupt_stops_the_run_like_ctrl_c(
+    project: Path, cli: Cli
+) -> None:
     config = write_config(
         project,
         "samples: samples.yaml\ntarget: cli_targets:interrupt\nconcurrency: 1\n"
         "strategies: [{name: exact_match}]\noutput: {dir: out}\n",
     )
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
     assert result.returncode == 130, result.stderr
     assert [row["name"] for row in rows_of(project / "out" / "rows.jsonl")] == ["hello"]
     report = json.loads((project / "out" / "report.json").read_text())
@@ -107,28 +109,32 @@ def test_a_target_raising_keyboard_interrupt_stops_the_run_like_ctrl_c(project: 
 
 
 def test_a_hanging_sync_target_cannot_keep_the_run_alive(project: Path) -> None:
+    # a real process: the thread that never returns must not keep it from exiting
     config = write_config(
         project,
         "samples: samples.yaml\ntarget: cli_targets:stuck\ntimeout: 0.05\n"
         "strategies: [{name: not_blank}]\noutput: {dir: out}\n",
     )
-    result = aeval("run", config, cwd=project)
+    result = run_process("run", config, cwd=project)
     assert result.returncode == 0, result.stderr
     rows = rows_of(project / "out" / "rows.jsonl")
     assert [row["error"]["type"] for row in rows] == ["TimeoutError"] * 3
 
 
-def test_too_many_abandoned_calls_stop_the_run_with_exit_3(project: Path) -> None:
+def test_too_many_abandoned_calls_stop_the_run_with_exit_3(project: Path, cli: Cli) -> None:
     samples = "".join(
         f'- name: "s{i}"\n  parameters: ["{i}"]\n  expected-output: "{i}"\n' for i in range(30)
     )
     (project / "many.yaml").write_text(samples, encoding="utf-8")
     config = write_config(
         project,
-        "samples: many.yaml\ntarget: cli_targets:stuck\ntimeout: 0.01\nconcurrency: 1\n"
-        "strategies: [{name: not_blank}]\noutput: {dir: out}\n",
+        "samples: many.yaml\ntarget: cli_targets:stuck_until_released\ntimeout: 0.01\n"
+        "concurrency: 1\nstrategies: [{name: not_blank}]\noutput: {dir: out}\n",
     )
-    result = aeval("run", config, cwd=project)
+    try:
+        result = cli("run", config, cwd=project)
+    finally:
+        sys.modules["cli_targets"].RELEASE.set()
     assert result.returncode == 3, result.stderr
     assert "aeval: error: the run stopped: AbandonedCallsError: 16 calls" in result.stderr
     assert len(rows_of(project / "out" / "rows.jsonl")) == 16
@@ -137,14 +143,14 @@ def test_too_many_abandoned_calls_stop_the_run_with_exit_3(project: Path) -> Non
     assert result.stdout.splitlines()[-1].startswith("STOPPED: run stopped after 16 of 30")
 
 
-def test_hostile_outputs_become_rows_and_every_report_is_written(project: Path) -> None:
+def test_hostile_outputs_become_rows_and_every_report_is_written(project: Path, cli: Cli) -> None:
     config = write_config(
         project,
         "samples: samples.yaml\ntarget: cli_targets:hostile\n"
         "strategies: [{name: not_blank}]\noutput: {dir: out, formats: [markdown, json, junit, "
         "html]}\n",
     )
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
     assert result.returncode == 0, result.stderr
     rows = rows_of(project / "out" / "rows.jsonl")
     assert [row["name"] for row in rows] == ["hello", "world", "mismatch"]
@@ -153,13 +159,13 @@ def test_hostile_outputs_become_rows_and_every_report_is_written(project: Path) 
     assert written == ["report.html", "report.json", "report.md", "report.xml", "rows.jsonl"]
 
 
-def test_repeats_show_pass_at_k_flakiness_and_agreement(project: Path) -> None:
+def test_repeats_show_pass_at_k_flakiness_and_agreement(project: Path, cli: Cli) -> None:
     config = write_config(
         project,
         "samples: samples.yaml\ntarget: cli_targets:flaky\nconcurrency: 1\n"
         "strategies: [{name: exact_match}]\noutput: {dir: out}\n",
     )
-    result = aeval("run", config, "--repeats", "3", cwd=project)
+    result = cli("run", config, "--repeats", "3", cwd=project)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert re.search(r"samples\s+3 of 3 evaluated, 3 repeats each", out)
@@ -176,7 +182,7 @@ def test_repeats_show_pass_at_k_flakiness_and_agreement(project: Path) -> None:
     ]
 
 
-def test_jsonl_sources_are_streamed_and_the_report_keeps_failures(project: Path) -> None:
+def test_jsonl_sources_are_streamed_and_the_report_keeps_failures(project: Path, cli: Cli) -> None:
     lines = "".join(
         json.dumps({"name": f"s{i}", "parameters": [f"q{i}"], "expected-output": "q0"}) + "\n"
         for i in range(50)
@@ -187,7 +193,7 @@ def test_jsonl_sources_are_streamed_and_the_report_keeps_failures(project: Path)
         "samples: many.jsonl\ntarget: cli_targets:echo\nstrategies: [{name: exact_match}]\n"
         "output: {dir: out}\n",
     )
-    result = aeval("run", config, cwd=project)
+    result = cli("run", config, cwd=project)
     assert result.returncode == 0, result.stderr
     report = json.loads((project / "out" / "report.json").read_text())
     assert (report["totalSamples"], report["samplesExpected"], report["passed"]) == (50, 50, 1)
@@ -196,21 +202,20 @@ def test_jsonl_sources_are_streamed_and_the_report_keeps_failures(project: Path)
     assert len(rows_of(project / "out" / "rows.jsonl")) == 50
     assert records_of(project / "out" / "rows.jsonl")[-1]["complete"] is True
 
-    everything = aeval("run", config, "--keep", "all", "--quiet", cwd=project)
+    everything = cli("run", config, "--keep", "all", "--quiet", cwd=project)
     assert everything.returncode == 0, everything.stderr
     report = json.loads((project / "out" / "report.json").read_text())
     assert (report["holdsAllRows"], len(report["evaluations"])) == (True, 50)
 
 
 def test_large_yaml_is_refused_with_advice_to_write_jsonl(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    project: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
 ) -> None:
     monkeypatch.setattr(_run, "MAX_WHOLE_FILE_BYTES", 100)
-    monkeypatch.chdir(project)
     config = write_config(
         project, "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: json}]\n"
     )
-    assert main(["run", str(config)]) == 2
-    error = capsys.readouterr().err
-    assert "samples.yaml is 0 MB; YAML and JSON files are read whole" in error
-    assert "Write the samples as JSONL" in error
+    result = cli("run", config, cwd=project)
+    assert result.returncode == 2
+    assert "samples.yaml is 0 MB; YAML and JSON files are read whole" in result.stderr
+    assert "Write the samples as JSONL" in result.stderr

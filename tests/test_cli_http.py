@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
+from _cli import DATA, Cli, cli, rows_of
 
-DATA = Path(__file__).resolve().parent / "data" / "cli"
+__all__ = ["cli"]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -49,7 +46,7 @@ def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     received: list[dict[str, Any]] = []
     handler = type("RecordingHandler", (Handler,), {"received": received})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}", received
@@ -57,23 +54,6 @@ def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         httpd.shutdown()
         httpd.server_close()
         thread.join()
-
-
-def rows_in(directory: Path) -> list[dict[str, Any]]:
-    """The rows of ``directory/rows.jsonl``, without the run's header and end records."""
-    records = map(orjson.loads, (directory / "rows.jsonl").read_bytes().splitlines())
-    return [record for record in records if "record" not in record]
-
-
-def run(config: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "aeval", "run", str(config), *args],
-        cwd=config.parent,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "COLUMNS": "200", **env},
-    )
 
 
 CONFIG = """\
@@ -100,14 +80,14 @@ output:
 
 
 def test_http_target_fills_the_template_and_records_status_codes(
-    tmp_path: Path, server: tuple[str, list[dict[str, Any]]]
+    tmp_path: Path, server: tuple[str, list[dict[str, Any]]], cli: Cli
 ) -> None:
     url, received = server
     shutil.copy(DATA / "http_samples.yaml", tmp_path / "http_samples.yaml")
     config = tmp_path / "aeval.yaml"
     config.write_text(CONFIG.format(url=url), encoding="utf-8")
 
-    result = run(config, "--quiet", env={"BOT_TOKEN": "s3cret"})
+    result = cli("run", config, "--quiet", cwd=tmp_path, env={"BOT_TOKEN": "s3cret"})
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "PASSED: score 66.67% >= 60.00%\n"
@@ -122,7 +102,7 @@ def test_http_target_fills_the_template_and_records_status_codes(
         "auth": "Bearer s3cret",
     }
     assert by_question["hello there"]["body"]["repeat"] == 3
-    rows = {row["name"]: row for row in rows_in(tmp_path / "out")}
+    rows = {row["name"]: row for row in rows_of(tmp_path / "out" / "rows.jsonl")}
     assert rows["greeting"]["outcome"] == "passed"
     assert rows["greeting"]["output"] == "echo: hello there"
     assert rows["greeting"]["metadata"] == {"http_status": 200}
@@ -138,7 +118,7 @@ def test_http_target_fills_the_template_and_records_status_codes(
 
 
 def test_a_missing_response_path_is_an_error_row_naming_the_keys(
-    tmp_path: Path, server: tuple[str, list[dict[str, Any]]]
+    tmp_path: Path, server: tuple[str, list[dict[str, Any]]], cli: Cli
 ) -> None:
     url, _ = server
     shutil.copy(DATA / "http_samples.yaml", tmp_path / "http_samples.yaml")
@@ -148,10 +128,10 @@ def test_a_missing_response_path_is_an_error_row_naming_the_keys(
         encoding="utf-8",
     )
 
-    result = run(config, "--quiet", "--tags", "smoke", env={"BOT_TOKEN": "x"})
+    result = cli("run", config, "--quiet", "--tags", "smoke", cwd=tmp_path, env={"BOT_TOKEN": "x"})
 
     assert result.returncode == 1
-    [row] = rows_in(tmp_path / "out")
+    [row] = rows_of(tmp_path / "out" / "rows.jsonl")
     assert (row["error"]["type"], row["error"]["message"]) == (
         "HttpResponseError",
         "the response has no 'choices.0.text': choices.0 has the keys 'message'",
@@ -159,14 +139,17 @@ def test_a_missing_response_path_is_an_error_row_naming_the_keys(
 
 
 def test_http_config_errors_exit_2_before_any_request(
-    tmp_path: Path, server: tuple[str, list[dict[str, Any]]]
+    tmp_path: Path,
+    server: tuple[str, list[dict[str, Any]]],
+    cli: Cli,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     url, received = server
     shutil.copy(DATA / "http_samples.yaml", tmp_path / "http_samples.yaml")
     config = tmp_path / "aeval.yaml"
     config.write_text(CONFIG.format(url=url).replace("{count}", "{lang}"), encoding="utf-8")
 
-    missing_parameter = run(config, env={"BOT_TOKEN": "x"})
+    missing_parameter = cli("run", config, cwd=tmp_path, env={"BOT_TOKEN": "x"})
 
     assert missing_parameter.returncode == 2
     assert missing_parameter.stderr == (
@@ -176,15 +159,8 @@ def test_http_config_errors_exit_2_before_any_request(
     )
 
     config.write_text(CONFIG.format(url=url), encoding="utf-8")
-    environment = {k: v for k, v in os.environ.items() if k != "BOT_TOKEN"}
-    missing_variable = subprocess.run(
-        [sys.executable, "-m", "aeval", "run", str(config)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environment,
-    )
+    monkeypatch.delenv("BOT_TOKEN", raising=False)
+    missing_variable = cli("run", config, cwd=tmp_path)
     assert missing_variable.returncode == 2
     assert missing_variable.stderr == (
         f"aeval: error: {config}:7: target.http.headers.Authorization: the environment "
@@ -223,7 +199,7 @@ def slow_server() -> Iterator[tuple[str, threading.Event]]:
     handler = type("Slow", (SlowHandler,), {"stop": stop, "started": started})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}", started
@@ -262,7 +238,7 @@ async def test_the_http_timeout_bounds_the_whole_call_not_each_read(
 
 
 def test_a_trickling_http_target_gives_timeout_rows(
-    tmp_path: Path, slow_server: tuple[str, threading.Event]
+    tmp_path: Path, slow_server: tuple[str, threading.Event], cli: Cli
 ) -> None:
     url, _ = slow_server
     (tmp_path / "samples.yaml").write_text(
@@ -276,10 +252,10 @@ def test_a_trickling_http_target_gives_timeout_rows(
         encoding="utf-8",
     )
 
-    result = run(config, "--quiet", env={})
+    result = cli("run", config, "--quiet", cwd=tmp_path)
 
     assert result.returncode == 1, result.stderr
-    [row] = rows_in(tmp_path / "out")
+    [row] = rows_of(tmp_path / "out" / "rows.jsonl")
     assert row["outcome"] == "error"
     assert (row["error"]["type"], row["error"]["message"]) == (
         "HttpTimeoutError",
@@ -314,7 +290,7 @@ class ApiHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def api_server() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), ApiHandler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -341,7 +317,7 @@ API_SAMPLES = """\
 
 
 def test_accepted_statuses_reach_the_strategies_as_http_status_text(
-    tmp_path: Path, api_server: str
+    tmp_path: Path, api_server: str, cli: Cli
 ) -> None:
     (tmp_path / "samples.yaml").write_text(API_SAMPLES, encoding="utf-8")
     config = tmp_path / "aeval.yaml"
@@ -352,10 +328,10 @@ def test_accepted_statuses_reach_the_strategies_as_http_status_text(
         encoding="utf-8",
     )
 
-    result = run(config, "--quiet", env={})
+    result = cli("run", config, "--quiet", cwd=tmp_path)
 
     assert result.returncode == 0, result.stderr
-    rows = {row["name"]: row for row in rows_in(tmp_path / "out")}
+    rows = {row["name"]: row for row in rows_of(tmp_path / "out" / "rows.jsonl")}
     assert {name: row["outcome"] for name, row in rows.items()} == {
         "greeting": "passed",
         "empty_input_validation": "passed",

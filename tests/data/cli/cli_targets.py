@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import anyio
 
 from aeval import Parameters
@@ -35,10 +37,17 @@ async def interrupt(params: Parameters) -> str:
 
 def stuck(params: Parameters) -> str:
     """A sync target that never returns."""
-    import threading
-
     threading.Event().wait()
     raise AssertionError("unreachable")
+
+
+RELEASE = threading.Event()
+
+
+def stuck_until_released(params: Parameters) -> str:
+    """A sync target that returns only once the test sets :data:`RELEASE`, after the run."""
+    RELEASE.wait()
+    return str(params[0])
 
 
 _CALLS: dict[str, int] = {}
