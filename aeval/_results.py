@@ -65,6 +65,7 @@ class EvaluationResult:
     score: float | None
     explanation: str | None
     metadata: Mapping[str, Any]
+    skipped: bool
 
     def __init__(
         self,
@@ -72,6 +73,8 @@ class EvaluationResult:
         score: float | None,
         explanation: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        *,
+        skipped: bool = False,
     ) -> None:
         if not isinstance(passed, bool):
             raise TypeError(f"passed must be a bool, got {passed!r}")
@@ -80,12 +83,15 @@ class EvaluationResult:
                 raise ValueError("An unscored result cannot pass: give it a score")
         else:
             score = _check_score(score)
+        if skipped and (passed or score is not None):
+            raise ValueError("A skipped result neither passes nor has a score")
         if explanation is not None and not isinstance(explanation, str):
             explanation = str(explanation)
         object.__setattr__(self, "passed", passed)
         object.__setattr__(self, "score", score)
         object.__setattr__(self, "explanation", explanation)
         object.__setattr__(self, "metadata", _freeze(metadata))
+        object.__setattr__(self, "skipped", bool(skipped))
 
     @classmethod
     def passing(cls, score: float = 1.0, explanation: str | None = None) -> EvaluationResult:
@@ -113,20 +119,34 @@ class EvaluationResult:
         """A strategy could not reach a verdict; the row is counted apart, never as a pass."""
         return cls(False, None, explanation, metadata)
 
+    @classmethod
+    def skip(cls, explanation: str, metadata: Mapping[str, Any] | None = None) -> EvaluationResult:
+        """The strategy did not run because a check it depends on failed (see ``Gated``).
+
+        Its row is *skipped*: counted apart, as not passed, never as a pass.
+        """
+        return cls(False, None, explanation, metadata, skipped=True)
+
     @property
     def is_unscored(self) -> bool:
-        """Whether no verdict could be reached."""
-        return self.score is None
+        """Whether no verdict could be reached (a skipped result is not unscored)."""
+        return self.score is None and not self.skipped
 
     def with_metadata(self, metadata: Mapping[str, Any]) -> EvaluationResult:
         """Return a copy with ``metadata`` merged in (new keys win)."""
         return EvaluationResult(
-            self.passed, self.score, self.explanation, {**self.metadata, **metadata}
+            self.passed,
+            self.score,
+            self.explanation,
+            {**self.metadata, **metadata},
+            skipped=self.skipped,
         )
 
     def with_explanation(self, explanation: str | None) -> EvaluationResult:
         """Return a copy with the explanation replaced."""
-        return EvaluationResult(self.passed, self.score, explanation, self.metadata)
+        return EvaluationResult(
+            self.passed, self.score, explanation, self.metadata, skipped=self.skipped
+        )
 
 
 ErrorSource = Literal["function", "strategy"]
@@ -271,7 +291,9 @@ class EvaluationRow:
         position: int = 0,
     ) -> EvaluationRow:
         """The row of a strategy that returned a result."""
-        if result.score is None:
+        if result.skipped:
+            outcome = Outcome.SKIPPED
+        elif result.score is None:
             outcome = Outcome.UNSCORED
         else:
             outcome = Outcome.PASSED if result.passed else Outcome.FAILED

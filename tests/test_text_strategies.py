@@ -433,8 +433,8 @@ def test_contains_without_texts_or_expected_output_fails_with_the_fix() -> None:
         ContainsStrategy().evaluate(NO_EXPECTED, "text"),
         False,
         0.0,
-        "Sample 'open' has no expected output to look for: set its expected output or pass "
-        "must_contain=",
+        "Sample 'open' has no expected output to look for: set its expected output, give it "
+        "must-contain / must-not-contain, or pass must_contain=",
     )
 
 

@@ -193,27 +193,40 @@ def build_strategies(config: RunConfig) -> Built:
     strategies: list[object] = []
     resources: list[object] = []
     for index, entry in enumerate(config.strategies):
-        key: tuple[str | int, ...] = ("strategies", index)
-        kind = entry.get("name")
-        try:
-            if "class" in entry:
-                strategies.append(_custom(config, key, entry))
-            elif kind == "judge":
-                strategy, resource = _judge(config, key, entry)
-                strategies.append(strategy)
-                resources.append(resource)
-            elif kind == "similarity":
-                strategy, resource = _similarity(config, key, entry)
-                strategies.append(strategy)
-                resources.append(resource)
-            else:
-                strategies.append(_text(str(kind), entry))
-        except ConfigError:
-            raise
-        except (TypeError, ValueError) as exc:
-            raise config.error(key, f"cannot build the strategy: {exc}") from exc
-        except Exception as exc:
-            raise config.error(
-                key, f"cannot build the strategy: {type(exc).__name__}: {exc}"
-            ) from exc
+        strategies.append(_build_one(config, ("strategies", index), entry, resources))
     return Built(tuple(strategies), tuple(resources))
+
+
+def _build_one(
+    config: RunConfig,
+    key: tuple[str | int, ...],
+    entry: Mapping[str, Any],
+    resources: list[object],
+) -> object:
+    """One strategy (a gated one builds its own and its checks); model clients join
+    ``resources``."""
+    kind = entry.get("name")
+    try:
+        if "class" in entry:
+            return _custom(config, key, entry)
+        if kind == "gated":
+            from ..strategies import Gated
+
+            inner = _build_one(config, (*key, "strategy"), entry["strategy"], resources)
+            checks = [
+                _build_one(config, (*key, "after", i), check, resources)
+                for i, check in enumerate(entry["after"])
+            ]
+            return Gated(inner, after=checks, **_label(entry))
+        if kind in ("judge", "similarity"):
+            build = _judge if kind == "judge" else _similarity
+            strategy, resource = build(config, key, entry)
+            resources.append(resource)
+            return strategy
+        return _text(str(kind), entry)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise config.error(key, f"cannot build the strategy: {exc}") from exc
+    except Exception as exc:
+        raise config.error(key, f"cannot build the strategy: {type(exc).__name__}: {exc}") from exc

@@ -196,6 +196,11 @@ def describe(value: Any) -> str:
     return f"a {type(value).__name__} ({str(value)[:40]})"
 
 
+TEXT_CHECK_KEYS = ("must-contain", "must-not-contain")
+"""Per-sample text checks (seed 003's EvalCase), kept in the sample's metadata as
+``must_contain`` / ``must_not_contain`` and read by ``ContainsStrategy``."""
+
+
 def _typo_hint(item: Mapping[Any, Any], key: str) -> str:
     for typo in _KEY_TYPOS.get(key, ()):
         if typo in item:
@@ -301,6 +306,22 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
             "metadata",
             name,
         )
+    checks: dict[str, list[str]] = {}
+    for key in TEXT_CHECK_KEYS:
+        value = item.get(key)
+        if value is None:
+            continue
+        texts = [value] if isinstance(value, str) else value
+        if not isinstance(texts, list) or not all(isinstance(t, str) and t for t in texts):
+            raise fail(
+                f"'{key}' must be a text or a list of non-empty texts, got {describe(value)}: "
+                f'write {key}: ["..."]',
+                key,
+                name,
+            )
+        checks[key.replace("-", "_")] = texts
+    if checks:
+        metadata = {**(metadata or {}), **checks}
     return EvaluationSample(name, parameters, expected, tags=tags, metadata=metadata)
 
 

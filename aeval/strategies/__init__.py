@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._base import NamedStrategy, Strategy, TextStrategy
+from ._gated import Gated
 from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
 from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
@@ -20,6 +21,7 @@ __all__ = [
     "ContainsStrategy",
     "DEFAULT_PROMPT",
     "ExactMatchStrategy",
+    "Gated",
     "GuardrailStrategy",
     "JsonStrategy",
     "NamedStrategy",

@@ -151,7 +151,9 @@ class ContainsStrategy(TextStrategy):
 
     Args:
         must_contain: Texts the output must contain. When both lists are ``None``, the
-            sample's expected output (a string or a list of strings) is used.
+            sample's own lists are used (``must-contain`` / ``must-not-contain`` in a sample
+            file, ``metadata={"must_contain": [...], "must_not_contain": [...]}`` in Python),
+            else the sample's expected output (a string or a list of strings).
         must_not_contain: Texts the output must not contain.
         mode: ``"all"`` requires every text of ``must_contain``; ``"any"`` requires one.
         case_sensitive: ``False`` compares case-folded texts (seed 003 lower-cases both).
@@ -195,12 +197,21 @@ class ContainsStrategy(TextStrategy):
         must = self._must_contain
         must_not = self._must_not_contain or ()
         if must is None and self._must_not_contain is None:
-            must = expected_texts(sample.expected_output)
-            if must is None:
-                return EvaluationResult.failing(
-                    f"Sample {sample.name!r} has no expected output to look for: "
-                    "set its expected output or pass must_contain="
+            own_must = sample.metadata.get("must_contain")
+            own_must_not = sample.metadata.get("must_not_contain")
+            if own_must is not None or own_must_not is not None:
+                must = None if own_must is None else check_texts(own_must, "must_contain")
+                must_not = (
+                    () if own_must_not is None else check_texts(own_must_not, "must_not_contain")
                 )
+            else:
+                must = expected_texts(sample.expected_output)
+                if must is None:
+                    return EvaluationResult.failing(
+                        f"Sample {sample.name!r} has no expected output to look for: set its "
+                        "expected output, give it must-contain / must-not-contain, or pass "
+                        "must_contain="
+                    )
         must = must or ()
         haystack = text if self._case_sensitive else text.casefold()
 
