@@ -20,6 +20,8 @@ __all__ = [
     "JsonlSink",
     "Sink",
     "SinkGroup",
+    "error_to_data",
+    "parameters_to_data",
     "read_rows",
     "read_run",
     "row_from_dict",
@@ -50,6 +52,24 @@ class Sink(Protocol):
         """Make every row sent so far durable."""
 
 
+def parameters_to_data(params: Parameters) -> list[Any]:
+    """Parameters as JSON-ready data: a list of values, or of ``{name, value}`` when named."""
+    if any(name is not None for name in params.names):
+        return [
+            {"name": name, "value": value}
+            for name, value in zip(params.names, params.values, strict=True)
+        ]
+    return list(params.values)
+
+
+def error_to_data(error: ErrorInfo) -> dict[str, Any]:
+    """An error as JSON-ready data: type, message, source and the traceback when kept."""
+    data: dict[str, Any] = {"type": error.type, "message": error.message, "source": error.source}
+    if error.traceback:
+        data["traceback"] = error.traceback
+    return data
+
+
 def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
     """A row as plain JSON-ready data (the JSONL line format)."""
     sample = row.sample
@@ -68,13 +88,7 @@ def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
         "duration": row.duration,
         "strategy_duration": row.strategy_duration,
     }
-    if any(name is not None for name in params.names):
-        out["parameters"] = [
-            {"name": name, "value": value}
-            for name, value in zip(params.names, params.values, strict=True)
-        ]
-    else:
-        out["parameters"] = list(params.values)
+    out["parameters"] = parameters_to_data(params)
     if sample.tags:
         out["tags"] = list(sample.tags)
     if sample.metadata:
@@ -82,13 +96,7 @@ def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
     if row.metadata:
         out["metadata"] = dict(row.metadata)
     if row.error is not None:
-        out["error"] = {
-            "type": row.error.type,
-            "message": row.error.message,
-            "source": row.error.source,
-        }
-        if row.error.traceback:
-            out["error"]["traceback"] = row.error.traceback
+        out["error"] = error_to_data(row.error)
     return out
 
 

@@ -43,7 +43,7 @@ from .._jsonsafe import dumps
 from .._numbers import format_number
 from .._results import EvaluationRow, Outcome
 from .._run_info import RunInfo
-from .._sinks import row_from_dict
+from .._sinks import error_to_data, parameters_to_data, row_from_dict
 from .._stats import ClusteredMean
 from ._base import check_options
 
@@ -245,25 +245,13 @@ def _evaluation(row: EvaluationRow) -> dict[str, Any]:
             "strategyDuration": row.strategy_duration,
         }
     )
-    if any(name is not None for name in params.names):
-        entry["parameters"] = [
-            {"name": name, "value": value}
-            for name, value in zip(params.names, params.values, strict=True)
-        ]
-    else:
-        entry["parameters"] = list(params.values)
+    entry["parameters"] = parameters_to_data(params)
     if sample.metadata:
         entry["sampleMetadata"] = dict(sample.metadata)
     if row.metadata:
         entry["metadata"] = dict(row.metadata)
     if row.error is not None:
-        entry["error"] = {
-            "type": row.error.type,
-            "message": row.error.message,
-            "source": row.error.source,
-        }
-        if row.error.traceback:
-            entry["error"]["traceback"] = row.error.traceback
+        entry["error"] = error_to_data(row.error)
     _, notes = dumps(entry)
     if notes:
         entry["notes"] = list(notes)
