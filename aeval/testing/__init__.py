@@ -1,0 +1,34 @@
+"""What users need to test evaluations deterministically, with or without a socket.
+
+- :class:`OpenAICompatibleServer` is a real HTTP/1.1 server on 127.0.0.1 serving
+  ``/v1/chat/completions``, ``/v1/embeddings`` and ``/v1/models`` with scripted replies and
+  fault injection; point :class:`~aeval.models.OpenAIChatModel` or
+  :class:`~aeval.models.OpenAIEmbedder` at its ``base_url``. The ``openai_server`` pytest
+  fixture starts one per test; ``python -m aeval.testing`` serves one from the command line
+  (in its own process, e.g. for benchmarks) until it is interrupted.
+- :class:`ScriptedHTTPServer` is the same kind of server for any HTTP API: replies by path or
+  from a handler, redirects, slow, dropped, endless and trickling bodies.
+"""
+
+from __future__ import annotations
+
+from ._http import HTTPReply, RecordedRequest, ScriptedHTTPServer
+from ._openai import Reply, hashed_embedding
+from ._server import OpenAICompatibleServer, main, openai_server
+
+__all__ = [
+    "HTTPReply",
+    "OpenAICompatibleServer",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedHTTPServer",
+    "hashed_embedding",
+    "main",
+    "openai_server",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if any(part.startswith("_") for part in getattr(_obj, "__module__", "").split(".")[1:]):
+        _obj.__module__ = __name__
+del _name, _obj
