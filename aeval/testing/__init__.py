@@ -6,17 +6,21 @@
   :class:`~aeval.models.OpenAIEmbedder` at its ``base_url``. The ``openai_server`` pytest
   fixture starts one per test; ``python -m aeval.testing`` serves one from the command line
   (in its own process, e.g. for benchmarks) until it is interrupted.
+- :class:`FakeClock` is a virtual clock for the model clients' ``clock=``: rate limits,
+  ``Retry-After``, backoff and deadlines take no real time.
 - :class:`ScriptedHTTPServer` is the same kind of server for any HTTP API: replies by path or
   from a handler, redirects, slow, dropped, endless and trickling bodies.
 """
 
 from __future__ import annotations
 
+from ._clock import FakeClock
 from ._http import HTTPReply, RecordedRequest, ScriptedHTTPServer
 from ._openai import Reply, hashed_embedding
 from ._server import OpenAICompatibleServer, main, openai_server
 
 __all__ = [
+    "FakeClock",
     "HTTPReply",
     "OpenAICompatibleServer",
     "RecordedRequest",

@@ -1,8 +1,8 @@
 """Real HTTP/1.1 test servers on 127.0.0.1: scripted replies, recorded requests, faults.
 
-:class:`ScriptedHTTPServer` answers from routes or a handler; the private base it shares with
-:class:`~aeval.testing.OpenAICompatibleServer` owns the thread, the connections, the record
-of requests and the wire format of an :class:`HTTPReply`.
+:class:`ScriptedHTTPServer` answers from routes or a handler. :class:`BaseServer`, which it
+shares with :class:`~aeval.testing.OpenAICompatibleServer`, owns the thread, the connections,
+the record of requests and the wire format of an :class:`HTTPReply`.
 """
 
 from __future__ import annotations
