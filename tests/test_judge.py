@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -19,53 +18,20 @@ from aeval.strategies._judge_parse import (
     parse_verdict,
 )
 from aeval.strategies.judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
+from aeval.testing import ChatCall, ChatReplyTypes, FakeChatModel
 
 USAGE = TokenUsage(100, 5)
 SAMPLE = EvaluationSample("capital", ["What is the capital of France?"], "Paris")
 
 
-class FakeJudge:
-    """A scripted chat model: each call takes the next reply (an exception is raised)."""
-
-    def __init__(
-        self,
-        *replies: str | Exception,
-        model: str = "fake-judge",
-        usage: TokenUsage = USAGE,
-        retries: int = 0,
-        answered_by: str | None = None,
-    ) -> None:
-        self.replies = list(replies)
-        self.model = model
-        self.usage = usage
-        self.retries = retries
-        self.answered_by = answered_by
-        self.calls: list[tuple[list[ChatMessage], bool]] = []
-
-    async def chat(
-        self, messages: Sequence[ChatMessage], *, json_mode: bool = False
-    ) -> ChatResponse:
-        self.calls.append((list(messages), json_mode))
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return ChatResponse(reply, self.usage, self.answered_by, self.retries)
-
-
-class GatedJudge(FakeJudge):
-    """Replies only once ``gate`` is set; ``entered`` is set by the first call."""
-
-    def __init__(self, *replies: str | Exception) -> None:
-        super().__init__(*replies)
-        self.gate = anyio.Event()
-        self.entered = anyio.Event()
-
-    async def chat(
-        self, messages: Sequence[ChatMessage], *, json_mode: bool = False
-    ) -> ChatResponse:
-        self.entered.set()
-        await self.gate.wait()
-        return await super().chat(messages, json_mode=json_mode)
+def fake_judge(
+    *replies: ChatReplyTypes,
+    model: str = "fake-judge",
+    usage: TokenUsage = USAGE,
+    retries: int = 0,
+) -> FakeChatModel:
+    """A scripted judge: each call takes the next reply (an exception is raised)."""
+    return FakeChatModel(replies, model=model, usage=usage, retries=retries)
 
 
 class KeywordFallback:
@@ -210,12 +176,12 @@ def test_default_prompt_keeps_the_seed_meaning_and_shape() -> None:
 
 @pytest.mark.anyio
 async def test_default_call_sends_one_user_message_with_the_seed_prompt() -> None:
-    model = FakeJudge("true")
+    model = fake_judge("true")
     result = await AiJudgeStrategy(model).evaluate(SAMPLE, "Paris.")
     expected_prompt = DEFAULT_PROMPT.replace("{response}", "Paris.").replace(
         "{expected_output}", "Paris"
     )
-    assert model.calls == [([ChatMessage("user", expected_prompt)], False)]
+    assert model.calls == [ChatCall((ChatMessage("user", expected_prompt),), False)]
     assert result == EvaluationResult(
         True,
         1.0,
@@ -233,39 +199,39 @@ async def test_default_call_sends_one_user_message_with_the_seed_prompt() -> Non
 @pytest.mark.anyio
 async def test_substitution_is_literal_and_response_first() -> None:
     sample = EvaluationSample("s", ["q"], "E {response}")
-    model = FakeJudge("false")
+    model = fake_judge("false")
     strategy = AiJudgeStrategy(model, "R={response} X={expected_output} Q={question}")
     await strategy.evaluate(sample, "out {expected_output}")
     # the output's own placeholder is substituted (as upstream); the expected output's is not
-    assert model.calls[0][0][0].content == "R=out E {response} X=E {response} Q=q"
+    assert model.calls[0].messages[0].content == "R=out E {response} X=E {response} Q=q"
 
 
 @pytest.mark.anyio
 async def test_question_is_the_named_question_parameter_or_all_parameters() -> None:
-    strategy_model = FakeJudge("true", "true")
+    strategy_model = fake_judge("true", "true")
     strategy = AiJudgeStrategy(strategy_model, "Q: {question} | A: {response}")
     named = EvaluationSample("n", {"context": "ctx", "question": "Why?"}, "x")
     unnamed = EvaluationSample("u", ["first", 2], "x")
     await strategy.evaluate(named, "because")
     await strategy.evaluate(unnamed, "because")
-    prompts = [call[0][0].content for call in strategy_model.calls]
+    prompts = [call.messages[0].content for call in strategy_model.calls]
     assert prompts == ["Q: Why? | A: because", "Q: first\n2 | A: because"]
 
 
 @pytest.mark.anyio
 async def test_list_expected_output_and_system_prompt() -> None:
-    model = FakeJudge("true")
+    model = fake_judge("true")
     strategy = AiJudgeStrategy(model, "{response} vs {expected_output}", system_prompt="Be strict")
     await strategy.evaluate(EvaluationSample("l", [], ["Paris", "paris, France"]), ["Paris"])
-    assert model.calls[0][0] == [
+    assert model.calls[0].messages == (
         ChatMessage("system", "Be strict"),
         ChatMessage("user", "['Paris'] vs One of:\n- Paris\n- paris, France"),
-    ]
+    )
 
 
 @pytest.mark.anyio
 async def test_none_output_fails_without_calling_the_judge() -> None:
-    model = FakeJudge()
+    model = fake_judge()
     result = await AiJudgeStrategy(model).evaluate(SAMPLE, None)
     assert (result.passed, result.score, result.explanation) == (False, 0.0, "output is None")
     assert model.calls == []
@@ -276,7 +242,7 @@ async def test_none_output_fails_without_calling_the_judge() -> None:
 
 @pytest.mark.anyio
 async def test_a_robust_false_verdict_fails_with_the_reply_as_explanation() -> None:
-    result = await AiJudgeStrategy(FakeJudge("**False.** It says Lyon.")).evaluate(SAMPLE, "Lyon")
+    result = await AiJudgeStrategy(fake_judge("**False.** It says Lyon.")).evaluate(SAMPLE, "Lyon")
     assert (result.passed, result.score, result.explanation) == (
         False,
         0.0,
@@ -286,11 +252,11 @@ async def test_a_robust_false_verdict_fails_with_the_reply_as_explanation() -> N
 
 @pytest.mark.anyio
 async def test_an_unreadable_reply_is_asked_again_once_with_a_corrective_message() -> None:
-    model = FakeJudge("I think it is fine", "TRUE", usage=TokenUsage(100, 5), retries=1)
+    model = fake_judge("I think it is fine", "TRUE", usage=TokenUsage(100, 5), retries=1)
     result = await AiJudgeStrategy(model).evaluate(SAMPLE, "Paris")
-    first_messages = model.calls[0][0]
-    assert model.calls[1] == (
-        [
+    first_messages = model.calls[0].messages
+    assert model.calls[1] == ChatCall(
+        (
             *first_messages,
             ChatMessage("assistant", "I think it is fine"),
             ChatMessage(
@@ -298,7 +264,7 @@ async def test_an_unreadable_reply_is_asked_again_once_with_a_corrective_message
                 "Your reply could not be read: the reply does not start with true or false. "
                 "Reply with one word only: true if the response is correct, false if it is not.",
             ),
-        ],
+        ),
         False,
     )
     assert result.passed and result.score == 1.0
@@ -316,7 +282,7 @@ async def test_an_unreadable_reply_is_asked_again_once_with_a_corrective_message
 
 @pytest.mark.anyio
 async def test_a_reply_unreadable_twice_is_unscored_with_the_raw_reply() -> None:
-    model = FakeJudge("maybe", "I cannot decide")
+    model = fake_judge("maybe", "I cannot decide")
     result = await AiJudgeStrategy(model).evaluate(SAMPLE, "Paris")
     assert len(model.calls) == 2
     assert result.is_unscored and result.score is None and not result.passed
@@ -331,7 +297,7 @@ async def test_a_reply_unreadable_twice_is_unscored_with_the_raw_reply() -> None
 
 @pytest.mark.anyio
 async def test_a_fallback_scores_an_unreadable_row_and_says_so() -> None:
-    model = FakeJudge("hmm", "hmm again")
+    model = fake_judge("hmm", "hmm again")
     strategy = AiJudgeStrategy(model, fallback=KeywordFallback())
     result = await strategy.evaluate(SAMPLE, "It is Paris")
     assert (result.passed, result.score) == (True, 1.0)
@@ -347,7 +313,7 @@ async def test_a_fallback_scores_an_unreadable_row_and_says_so() -> None:
 
 @pytest.mark.anyio
 async def test_the_fallback_is_not_used_when_the_judge_answers() -> None:
-    result = await AiJudgeStrategy(FakeJudge("false"), fallback=KeywordFallback()).evaluate(
+    result = await AiJudgeStrategy(fake_judge("false"), fallback=KeywordFallback()).evaluate(
         SAMPLE, "It is Paris"
     )
     assert (result.passed, "fallback" in result.metadata) == (False, False)
@@ -355,11 +321,10 @@ async def test_the_fallback_is_not_used_when_the_judge_answers() -> None:
 
 @pytest.mark.anyio
 async def test_a_model_error_without_fallback_is_an_error_row() -> None:
-    model = FakeJudge(ConnectionError("server down"))
+    model = fake_judge(ConnectionError("server down"), ConnectionError("server down"))
     strategy = AiJudgeStrategy(model)
     with pytest.raises(ConnectionError, match="server down"):
         await strategy.evaluate(SAMPLE, "Paris")
-    model.replies = [ConnectionError("server down")]
     report = await Scorer().evaluate([SAMPLE], lambda params: "Paris", strategy)
     row = report.evaluations[0]
     assert (report.error_count, row.strategy, row.explanation) == (
@@ -371,7 +336,7 @@ async def test_a_model_error_without_fallback_is_an_error_row() -> None:
 
 @pytest.mark.anyio
 async def test_a_failed_judge_call_falls_back_and_says_why() -> None:
-    model = FakeJudge(ConnectionError("server down"))
+    model = fake_judge(ConnectionError("server down"))
     result = await AiJudgeStrategy(model, fallback=KeywordFallback()).evaluate(
         SAMPLE, "It is Paris"
     )
@@ -415,10 +380,10 @@ async def test_a_judge_failing_after_retries_on_a_real_server_falls_back_countin
 
 @pytest.mark.anyio
 async def test_structured_mode_uses_json_mode_and_normalises_the_score() -> None:
-    model = FakeJudge('{"score": 85, "passed": true, "explanation": "Right city"}')
+    model = fake_judge('{"score": 85, "passed": true, "explanation": "Right city"}')
     strategy = AiJudgeStrategy(model, structured=True)
     result = await strategy.evaluate(SAMPLE, "Paris")
-    messages, json_mode = model.calls[0]
+    messages, json_mode = model.calls[0].messages, model.calls[0].json_mode
     assert json_mode is True
     assert messages[0].content == (
         STRUCTURED_PROMPT.replace("{low}", "0")
@@ -450,28 +415,30 @@ async def test_structured_mode_uses_json_mode_and_normalises_the_score() -> None
 async def test_seed_003_scale_with_threshold_fallback(
     reply: str, threshold: float | None, passed: bool, score: float
 ) -> None:
-    strategy = AiJudgeStrategy(FakeJudge(reply), structured=True, scale=(1, 5), threshold=threshold)
+    strategy = AiJudgeStrategy(
+        fake_judge(reply), structured=True, scale=(1, 5), threshold=threshold
+    )
     result = await strategy.evaluate(SAMPLE, "Paris")
     assert (result.passed, result.score) == (passed, score)
 
 
 @pytest.mark.anyio
 async def test_structured_reask_states_the_format_and_the_problem() -> None:
-    model = FakeJudge('{"score": 9, "reason": "great"}', '{"score": 5, "reason": "great"}')
+    model = fake_judge('{"score": 9, "reason": "great"}', '{"score": 5, "reason": "great"}')
     result = await AiJudgeStrategy(model, structured=True, scale=(1, 5)).evaluate(SAMPLE, "x")
-    assert model.calls[1][0][-1] == ChatMessage(
+    assert model.calls[1].messages[-1] == ChatMessage(
         "user",
         "Your reply could not be read: the score 9 is outside the scale 1 to 5. Reply with only "
         'a JSON object, no other text:\n{"score": <a number from 1 to 5>, "passed": <true or '
         'false>, "explanation": "<one sentence>"}',
     )
-    assert model.calls[1][1] is True
+    assert model.calls[1].json_mode is True
     assert (result.passed, result.score, result.explanation) == (True, 1.0, "great")
 
 
 @pytest.mark.anyio
 async def test_structured_unreadable_twice_is_unscored_in_the_report() -> None:
-    model = FakeJudge("Sure! The answer looks good.", "```json\n{oops}\n```")
+    model = fake_judge("Sure! The answer looks good.", "```json\n{oops}\n```")
     strategy = AiJudgeStrategy(model, structured=True, name="judge")
     report = await Scorer().evaluate([SAMPLE], lambda params: "Paris", strategy)
     row = report.evaluations[0]
@@ -486,13 +453,13 @@ async def test_structured_unreadable_twice_is_unscored_in_the_report() -> None:
 
 
 def test_custom_structured_prompt_gets_the_format_unless_it_mentions_json() -> None:
-    plain = AiJudgeStrategy(FakeJudge(), "Rate {response}", structured=True, scale=(1, 5))
+    plain = AiJudgeStrategy(fake_judge(), "Rate {response}", structured=True, scale=(1, 5))
     assert plain.prompt == (
         'Rate {response}\n\nReply with only a JSON object, no other text:\n{"score": <a number '
         'from 1 to 5>, "passed": <true or false>, "explanation": "<one sentence>"}'
     )
     own = AiJudgeStrategy(
-        FakeJudge(), 'Rate {response}; reply JSON {"score": 1-5}', structured=True
+        fake_judge(), 'Rate {response}; reply JSON {"score": 1-5}', structured=True
     )
     assert own.prompt == 'Rate {response}; reply JSON {"score": 1-5}'
 
@@ -502,7 +469,7 @@ def test_custom_structured_prompt_gets_the_format_unless_it_mentions_json() -> N
 
 @pytest.mark.anyio
 async def test_cost_from_the_price_table_uses_the_model_the_server_names() -> None:
-    model = FakeJudge("true", usage=TokenUsage(1000, 200), answered_by="gpt-x-2025")
+    model = fake_judge(ChatResponse("true", TokenUsage(1000, 200), "gpt-x-2025"))
     prices = {"fake-judge": (1.0, 1.0), "gpt-x-2025": (0.5, 1.5)}
     result = await AiJudgeStrategy(model, prices=prices).evaluate(SAMPLE, "Paris")
     assert result.metadata["judge_model"] == "gpt-x-2025"
@@ -511,7 +478,7 @@ async def test_cost_from_the_price_table_uses_the_model_the_server_names() -> No
 
 @pytest.mark.anyio
 async def test_cost_falls_back_to_the_configured_model_and_sums_in_the_report() -> None:
-    model = FakeJudge("nope", "true", "true", usage=TokenUsage(1000, 100), retries=1)
+    model = fake_judge("nope", "true", "true", usage=TokenUsage(1000, 100), retries=1)
     strategy = AiJudgeStrategy(model, prices={"fake-judge": (0.25, 2.0)})
     samples = [SAMPLE, EvaluationSample("other", ["q"], "Rome")]
     report = await Scorer().evaluate(samples, lambda params: "Paris", strategy)
@@ -522,15 +489,15 @@ async def test_cost_falls_back_to_the_configured_model_and_sums_in_the_report() 
 
 def test_prices_must_cover_the_judge_model() -> None:
     with pytest.raises(ValueError) as caught:
-        AiJudgeStrategy(FakeJudge(), prices={"other": (0.1, 0.2)})
+        AiJudgeStrategy(fake_judge(), prices={"other": (0.1, 0.2)})
     assert str(caught.value) == (
         "prices has no entry for the judge model 'fake-judge' (it has ['other']); add one to "
         "compute costs"
     )
     with pytest.raises(ValueError, match=r"prices\['fake-judge'\] must not be negative"):
-        AiJudgeStrategy(FakeJudge(), prices={"fake-judge": (-1, 0.2)})
+        AiJudgeStrategy(fake_judge(), prices={"fake-judge": (-1, 0.2)})
     with pytest.raises(TypeError, match=r"prices\['fake-judge'\] must be \(USD per 1k"):
-        AiJudgeStrategy(FakeJudge(), prices={"fake-judge": 0.2})
+        AiJudgeStrategy(fake_judge(), prices={"fake-judge": 0.2})  # type: ignore[dict-item]
 
 
 # --- options --------------------------------------------------------------------------------
@@ -577,7 +544,7 @@ def test_prices_must_cover_the_judge_model() -> None:
 )
 def test_bad_options_are_refused(kwargs: dict[str, object], error: type, message: str) -> None:
     with pytest.raises(error) as caught:
-        AiJudgeStrategy(FakeJudge(), **kwargs)  # type: ignore[arg-type]
+        AiJudgeStrategy(fake_judge(), **kwargs)  # type: ignore[arg-type]
     assert str(caught.value).startswith(message)
 
 
@@ -587,9 +554,9 @@ def test_model_must_have_chat() -> None:
 
 
 def test_name_and_repr() -> None:
-    assert AiJudgeStrategy(FakeJudge()).name == "AiJudgeStrategy"
+    assert AiJudgeStrategy(fake_judge()).name == "AiJudgeStrategy"
     strategy = AiJudgeStrategy(
-        FakeJudge(), structured=True, scale=(1, 5), fallback=KeywordFallback(), name="judge"
+        fake_judge(), structured=True, scale=(1, 5), fallback=KeywordFallback(), name="judge"
     )
     assert strategy.name == "judge"
     assert repr(strategy) == (
@@ -603,7 +570,7 @@ def test_name_and_repr() -> None:
 
 @pytest.mark.anyio
 async def test_a_cached_call_is_made_once_and_reports_no_usage() -> None:
-    model = FakeJudge("true", "false")
+    model = fake_judge("true", "false")
     strategy = AiJudgeStrategy(model, cache=JudgeCache(path=None))
     first = await strategy.evaluate(SAMPLE, "Paris")
     second = await strategy.evaluate(SAMPLE, "Paris")
@@ -623,7 +590,7 @@ async def test_a_cached_call_is_made_once_and_reports_no_usage() -> None:
 
 @pytest.mark.anyio
 async def test_cached_rows_cost_nothing() -> None:
-    model = FakeJudge("true", usage=TokenUsage(1000, 1000))
+    model = fake_judge("true", usage=TokenUsage(1000, 1000))
     strategy = AiJudgeStrategy(model, cache=JudgeCache(path=None), prices={"fake-judge": (1, 1)})
     assert (await strategy.evaluate(SAMPLE, "Paris")).metadata["cost"] == 2.0
     assert (await strategy.evaluate(SAMPLE, "Paris")).metadata["cost"] == 0.0
@@ -632,9 +599,9 @@ async def test_cached_rows_cost_nothing() -> None:
 @pytest.mark.anyio
 async def test_the_cache_key_covers_the_mode_and_the_model() -> None:
     cache = JudgeCache(path=None)
-    plain = FakeJudge("true")
-    structured = FakeJudge('{"score": 100}')
-    other_model = FakeJudge("true", model="other")
+    plain = fake_judge("true")
+    structured = fake_judge('{"score": 100}')
+    other_model = fake_judge("true", model="other")
     prompt = "{response}; answer in JSON"
     await AiJudgeStrategy(plain, prompt, cache=cache).evaluate(SAMPLE, "Paris")
     await AiJudgeStrategy(structured, prompt, structured=True, cache=cache).evaluate(
@@ -646,7 +613,14 @@ async def test_the_cache_key_covers_the_mode_and_the_model() -> None:
 
 @pytest.mark.anyio
 async def test_identical_calls_in_flight_share_one_request() -> None:
-    model = GatedJudge("true")
+    gate, entered = anyio.Event(), anyio.Event()
+
+    async def gated(call: ChatCall) -> str:
+        entered.set()
+        await gate.wait()
+        return "true"
+
+    model = FakeChatModel(gated, model="fake-judge", usage=USAGE)
     strategy = AiJudgeStrategy(model, cache=JudgeCache(path=None))
     results: list[EvaluationResult] = []
 
@@ -656,9 +630,9 @@ async def test_identical_calls_in_flight_share_one_request() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(judge)
         tg.start_soon(judge)
-        await model.entered.wait()
+        await entered.wait()
         await wait_all_tasks_blocked()
-        model.gate.set()
+        gate.set()
     assert len(model.calls) == 1
     assert sorted(r.metadata["cached"] for r in results) == [False, True]
     assert sorted(r.metadata["prompt_tokens"] for r in results) == [0, 100]
@@ -668,13 +642,13 @@ async def test_identical_calls_in_flight_share_one_request() -> None:
 @pytest.mark.anyio
 async def test_the_disk_cache_survives_runs(tmp_path: Path) -> None:
     path = tmp_path / "judge.sqlite"
-    first_model = FakeJudge('{"score": 4, "reason": "fine"}')
+    first_model = fake_judge('{"score": 4, "reason": "fine"}')
     cache = JudgeCache(path)
     first = AiJudgeStrategy(first_model, structured=True, scale=(1, 5), cache=cache)
     result = await first.evaluate(SAMPLE, "Paris")
     await cache.aclose()
 
-    second_model = FakeJudge()
+    second_model = fake_judge()
     second_cache = JudgeCache(path)
     second = AiJudgeStrategy(second_model, structured=True, scale=(1, 5), cache=second_cache)
     again = await second.evaluate(SAMPLE, "Paris")

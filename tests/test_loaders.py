@@ -5,7 +5,6 @@ import importlib.metadata
 import socket
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from aeval._samples._loaders import (
     stream_jsonl,
     unregister_loader,
 )
+from aeval.testing import HTTPReply, ScriptedHTTPServer
 
 DATA = Path(__file__).parent / "data" / "loaders"
 
@@ -960,43 +960,23 @@ def test_json_nesting_at_the_limit_loads(in_tmp: Path, name: str) -> None:
 
 # --- URLs ----------------------------------------------------------------------------------
 
-ROUTES: dict[str, tuple[int, str, bytes]] = {
-    "/samples.yaml": (200, "text/plain", (DATA / "samples.yaml").read_bytes()),
-    "/api/samples?v=1": (
-        200,
-        "application/json; charset=utf-8",
-        (DATA / "samples.json").read_bytes(),
+ROUTES = {
+    "/samples.yaml": HTTPReply.text((DATA / "samples.yaml").read_bytes()),
+    "/api/samples?v=1": HTTPReply.text(
+        (DATA / "samples.json").read_bytes(), content_type="application/json; charset=utf-8"
     ),
-    "/api/stream": (200, "application/x-ndjson", (DATA / "samples.jsonl").read_bytes()),
-    "/page": (200, "text/html", b"<html></html>"),
-    "/bad.json": (200, "application/json", b'[{"name": "a"}]'),
+    "/api/stream": HTTPReply.text(
+        (DATA / "samples.jsonl").read_bytes(), content_type="application/x-ndjson"
+    ),
+    "/page": HTTPReply.text(b"<html></html>", content_type="text/html"),
+    "/bad.json": HTTPReply.text(b'[{"name": "a"}]', content_type="application/json"),
 }
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        status, content_type, body = ROUTES.get(self.path, (404, "text/plain", b"no"))
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with ScriptedHTTPServer(ROUTES) as scripted:
+        yield scripted.url
 
 
 @pytest.mark.anyio
@@ -1107,7 +1087,7 @@ async def test_stream_reads_lazily_and_closes_on_early_stop(
     (in_tmp / "big.jsonl").write_text("".join(lines))
     monkeypatch.setattr(_loaders, "_CHUNK_SIZE", 128)
 
-    async with contextlib.aclosing(stream_jsonl("big.jsonl")) as stream:
+    async with contextlib.aclosing(stream_jsonl("big.jsonl")) as stream:  # type: ignore[type-var]
         names = []
         async for sample in stream:
             names.append(sample.name)

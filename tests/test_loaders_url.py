@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -14,77 +12,37 @@ import pytest
 
 from aeval._exceptions import NoLoaderError, SampleLoadError
 from aeval._samples import Samples, _loaders
+from aeval.testing import HTTPReply, ScriptedHTTPServer
 
 DATA = Path(__file__).parent / "data" / "loaders"
 SAMPLES = (DATA / "samples.yaml").read_bytes()
 HANG_GUARD = 20.0
 
 
-class _Handler(BaseHTTPRequestHandler):
-    stop: threading.Event
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _send(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _drip(self, piece: bytes, pause: float) -> None:
-        try:
-            while not self.stop.is_set():
-                self.wfile.write(piece)
-                self.wfile.flush()
-                if pause:
-                    self.stop.wait(pause)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-    def do_GET(self) -> None:
-        port = self.headers["Host"].rsplit(":", 1)[1]
-        if self.path == "/samples.yaml":
-            self._send(200, {"Content-Length": str(len(SAMPLES))}, SAMPLES)
-        elif self.path == "/endless.jsonl":
-            self._send(200, {"Content-Type": "application/x-ndjson"})
-            self._drip(b"x" * 65536, 0)
-        elif self.path == "/declared.yaml":
-            self._send(200, {"Content-Length": str(10**9)}, b"- name: a\n")
-        elif self.path == "/trickle.yaml":
-            self._send(200, {"Content-Length": "100000"})
-            self._drip(b"#", 0.2)
-        elif self.path.startswith("/redirect/"):
-            location = {
-                "/redirect/same": "/samples.yaml",
-                "/redirect/chain": "/redirect/same",
-                "/redirect/loop": "/redirect/loop",
-                "/redirect/other": f"http://127.0.0.2:{port}/samples.yaml",
-                "/redirect/localhost": f"http://localhost:{port}/samples.yaml",
-                "/redirect/metadata": "http://169.254.169.254/latest/samples.yaml",
-                "/redirect/ftp": "ftp://127.0.0.1/samples.yaml",
-            }[self.path]
-            self._send(302, {"Location": location, "Content-Length": "0"})
-        else:
-            self._send(404, {"Content-Length": "0"})
+ROUTES = {
+    "/samples.yaml": HTTPReply(body=SAMPLES),
+    "/endless.jsonl": HTTPReply.endless(b"x" * 65536, content_type="application/x-ndjson"),
+    "/declared.yaml": HTTPReply(body=b"- name: a\n", headers={"Content-Length": str(10**9)}),
+    "/trickle.yaml": HTTPReply.endless(b"#", interval=0.2, headers={"Content-Length": "100000"}),
+    "/redirect/same": HTTPReply.redirect("/samples.yaml"),
+    "/redirect/chain": HTTPReply.redirect("/redirect/same"),
+    "/redirect/loop": HTTPReply.redirect("/redirect/loop"),
+    "/redirect/metadata": HTTPReply.redirect("http://169.254.169.254/latest/samples.yaml"),
+    "/redirect/ftp": HTTPReply.redirect("ftp://127.0.0.1/samples.yaml"),
+}
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    stop = threading.Event()
-    handler = type("Handler", (_Handler,), {"stop": stop})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        stop.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with ScriptedHTTPServer(ROUTES) as scripted:
+        port = scripted.url.rsplit(":", 1)[1]
+        scripted.routes["/redirect/other"] = HTTPReply.redirect(
+            f"http://127.0.0.2:{port}/samples.yaml"
+        )
+        scripted.routes["/redirect/localhost"] = HTTPReply.redirect(
+            f"http://localhost:{port}/samples.yaml"
+        )
+        yield scripted.url
 
 
 @pytest.fixture(autouse=True)

@@ -24,7 +24,13 @@ from aeval.models import ChatMessage, ChatModel, Embedder
 from aeval.models._http import _parse_retry_after
 from aeval.models._limits import ModelStatistics
 from aeval.models.openai import OpenAIChatModel, OpenAIEmbedder
-from aeval.testing import OpenAICompatibleServer, RecordedRequest, Reply, hashed_embedding
+from aeval.testing import (
+    FakeClock,
+    OpenAICompatibleServer,
+    RecordedRequest,
+    Reply,
+    hashed_embedding,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -54,9 +60,34 @@ async def server() -> AsyncIterator[OpenAICompatibleServer]:
 
 
 def chat_model(server: OpenAICompatibleServer, **options: Any) -> OpenAIChatModel:
-    settings: dict[str, Any] = {"backoff": 0.01, "max_backoff": 0.05, "timeout": 5.0}
+    """A client of ``server`` whose waits are virtual (a FakeClock unless ``clock`` is given)."""
+    settings: dict[str, Any] = {
+        "backoff": 0.01,
+        "max_backoff": 0.05,
+        "timeout": 5.0,
+        "clock": FakeClock(),
+    }
     settings.update(options)
     return OpenAIChatModel("judge-1", base_url=server.base_url, **settings)
+
+
+def record_arrivals(
+    server: OpenAICompatibleServer, clock: FakeClock, *replies: Reply | str
+) -> list[float]:
+    """The clock's time at each request ``server`` receives; it answers ``replies`` in order.
+
+    The clock stands still while a request is in flight, so this is the time the client
+    sent the request at.
+    """
+    arrivals: list[float] = []
+    queue = list(replies)
+
+    def handler(request: RecordedRequest) -> Reply | str | None:
+        arrivals.append(clock.now())
+        return queue.pop(0) if queue else None
+
+    server.handler = handler
+    return arrivals
 
 
 USER = [ChatMessage("user", "Is Paris the capital of France?")]
@@ -272,13 +303,14 @@ async def test_requests_reuse_one_connection(server: OpenAICompatibleServer) -> 
 async def test_retry_after_is_honoured(
     server: OpenAICompatibleServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    server.enqueue(Reply.rate_limited(retry_after=1), "true")
+    clock = FakeClock()
+    arrivals = record_arrivals(server, clock, Reply.rate_limited(retry_after=1), "true")
     caplog.set_level(logging.INFO, logger="aeval.models")
-    async with chat_model(server) as model:
+    async with chat_model(server, clock=clock) as model:
         reply = await model.chat(USER)
     assert (reply.text, reply.retries) == ("true", 1)
-    first, second = server.requests
-    assert second.received_at - first.received_at >= 1.0
+    assert arrivals == [0.0, 1.0]
+    assert clock.sleeps == [1.0]
     [record] = [r for r in caplog.records if r.name == "aeval.models"]
     assert record.levelno == logging.INFO
     assert record.getMessage() == (
@@ -290,15 +322,21 @@ async def test_retry_after_is_honoured(
 async def test_retry_after_is_capped_at_the_remaining_deadline(
     server: OpenAICompatibleServer, caplog: pytest.LogCaptureFixture
 ) -> None:
+    clock = FakeClock()
     server.default = Reply.rate_limited(retry_after=120)
     caplog.set_level(logging.INFO, logger="aeval.models")
-    async with chat_model(server, deadline=0.3) as model:
+    async with chat_model(server, deadline=30, clock=clock) as model:
         with pytest.raises(ModelTimeoutError) as caught:
             await model.chat(USER)
-    assert "deadline" in str(caught.value)
+    assert str(caught.value) == (
+        f"chat request to {server.base_url}/chat/completions got no reply within the 30 s "
+        f"deadline (1 attempt); raise deadline=... or check that the server at "
+        f"{server.base_url} is up"
+    )
     [record] = [r for r in caplog.records if r.name == "aeval.models"]
     assert record.args is not None
-    assert 0 < record.args[-1] <= 0.3  # type: ignore[index]
+    assert record.args[-1] == 30.0  # type: ignore[index]
+    assert (clock.sleeps, len(server.requests)) == ([30.0], 1)
 
 
 def test_retry_after_accepts_seconds_and_http_dates() -> None:
@@ -306,10 +344,27 @@ def test_retry_after_accepts_seconds_and_http_dates() -> None:
     assert _parse_retry_after("0.5") == 0.5
     assert _parse_retry_after(None) is None
     assert _parse_retry_after("soon") is None
-    later = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 28 <= (_parse_retry_after(later) or 0) <= 30
-    earlier = email.utils.formatdate(time.time() - 30, usegmt=True)
-    assert _parse_retry_after(earlier) == 0.0
+    now = 1_750_000_000.0
+    later = email.utils.formatdate(now + 30, usegmt=True)
+    assert _parse_retry_after(later, now=now) == 30.0
+    earlier = email.utils.formatdate(now - 30, usegmt=True)
+    assert _parse_retry_after(earlier, now=now) == 0.0
+    # without `now`, a date is read against the wall clock
+    assert _parse_retry_after(email.utils.formatdate(now - 30, usegmt=True)) == 0.0
+    assert (_parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT") or 0) > 0
+
+
+async def test_backoff_doubles_with_jitter_up_to_max_backoff(
+    server: OpenAICompatibleServer,
+) -> None:
+    clock = FakeClock()
+    server.enqueue(*[Reply.server_error(503)] * 5, "true")
+    async with chat_model(server, backoff=1, max_backoff=4, max_attempts=6, clock=clock) as model:
+        reply = await model.chat(USER)
+    assert (reply.text, reply.retries) == ("true", 5)
+    lowest = [1, 2, 4, 4, 4]
+    assert len(clock.sleeps) == 5
+    assert all(low <= wait <= low + 1 for low, wait in zip(lowest, clock.sleeps, strict=True))
 
 
 async def test_server_errors_are_retried(server: OpenAICompatibleServer) -> None:
@@ -386,7 +441,7 @@ async def test_dropped_connections_fail_after_max_attempts(
 async def test_refused_connections_are_retried_then_raised() -> None:
     with OpenAICompatibleServer() as server:
         base_url = server.base_url
-    model = OpenAIChatModel("m", base_url=base_url, max_attempts=2, backoff=0.01)
+    model = OpenAIChatModel("m", base_url=base_url, max_attempts=2, clock=FakeClock())
     with pytest.raises(ModelConnectionError, match=r"ConnectError: .*\(after 2 attempts\)$"):
         await model.chat(USER)
     assert model.statistics().requests == 2
@@ -394,7 +449,7 @@ async def test_refused_connections_are_retried_then_raised() -> None:
 
 async def test_read_timeouts_are_retried(server: OpenAICompatibleServer) -> None:
     server.enqueue(Reply.slow(30), "true")
-    async with chat_model(server, timeout=0.3) as model:
+    async with chat_model(server, timeout=1.0) as model:
         reply = await model.chat(USER)
     assert (reply.text, reply.retries, len(server.requests)) == ("true", 1, 2)
 
@@ -408,21 +463,57 @@ async def test_read_timeouts_fail_after_max_attempts(server: OpenAICompatibleSer
         f"chat request to {server.base_url}/chat/completions timed out (ReadTimeout, "
         "timeout=0.2 s); raise timeout=... for slow models (after 2 attempts)"
     )
+    assert await anyio.to_thread.run_sync(server.wait_for_requests, 2)
     assert len(server.requests) == 2
 
 
 async def test_the_deadline_stops_a_slow_server(server: OpenAICompatibleServer) -> None:
+    clock = FakeClock()
     server.default = Reply.slow(30)
-    async with chat_model(server, timeout=20, deadline=0.3, max_attempts=10) as model:
-        with pytest.raises(ModelTimeoutError) as caught:
-            await model.chat(USER)
-    assert str(caught.value) == (
+    errors: list[ModelTimeoutError] = []
+    async with chat_model(server, timeout=20, deadline=0.3, max_attempts=10, clock=clock) as model:
+
+        async def call() -> None:
+            with pytest.raises(ModelTimeoutError) as caught:
+                await model.chat(USER)
+            errors.append(caught.value)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            assert await anyio.to_thread.run_sync(server.wait_for_concurrent, 1)
+            clock.advance(0.29)
+            await anyio.wait_all_tasks_blocked()
+            assert errors == []
+            clock.advance(0.01)
+    [error] = errors
+    assert str(error) == (
         f"chat request to {server.base_url}/chat/completions got no reply within the 0.3 s "
         f"deadline (1 attempt); raise deadline=... or check that the server at "
         f"{server.base_url} is up"
     )
     assert len(server.requests) == 1
     assert model.statistics().failures == 1
+
+
+async def test_the_deadline_runs_on_the_event_loop_clock_by_default(
+    server: OpenAICompatibleServer,
+) -> None:
+    server.default = Reply.slow(30)
+    model = OpenAIChatModel("judge-1", base_url=server.base_url, timeout=20, deadline=1.0)
+    async with model:
+        with pytest.raises(ModelTimeoutError, match=r"within the 1 s deadline \(1 attempt\)"):
+            await model.chat(USER)
+    assert await anyio.to_thread.run_sync(server.wait_for_requests, 1)
+    assert len(server.requests) == 1
+
+
+def test_a_clock_must_be_a_clock() -> None:
+    with pytest.raises(TypeError) as caught:
+        OpenAIChatModel("m", clock=time.monotonic)  # type: ignore[arg-type]
+    assert str(caught.value).startswith(
+        "clock must have now(), async sleep(seconds) and move_on_after(seconds), "
+        "e.g. aeval.testing.FakeClock(), got <built-in function monotonic>"
+    )
 
 
 async def test_cancellation_propagates(server: OpenAICompatibleServer) -> None:
@@ -499,7 +590,7 @@ async def test_the_key_never_appears_in_errors_logs_or_reprs(
 
     caplog.set_level(logging.DEBUG)
     errors: list[BaseException] = []
-    async with chat_model(server, api_key=KEY, max_attempts=2, timeout=0.2) as model:
+    async with chat_model(server, api_key=KEY, max_attempts=2, timeout=1.0) as model:
         for reply in (
             echo_key,
             lambda _: Reply.server_error(),
@@ -564,28 +655,34 @@ async def test_concurrency_cap_is_respected(server: OpenAICompatibleServer) -> N
 async def test_requests_per_minute_budget_delays_requests(
     server: OpenAICompatibleServer,
 ) -> None:
-    async with chat_model(server, requests_per_minute=600) as model:
-        start = anyio.current_time()
+    clock = FakeClock()
+    arrivals = record_arrivals(server, clock)
+    async with chat_model(server, requests_per_minute=600, clock=clock) as model:
         for _ in range(14):
             await model.chat(USER)
         stats = model.statistics()
     assert (stats.requests, stats.throttled) == (14, 4)
-    assert server.requests[-1].received_at - start >= 0.4 - 0.01
+    # a second's worth (10) at once, then one every tenth of a second
+    assert arrivals == pytest.approx([0.0] * 10 + [0.1, 0.2, 0.3, 0.4])
+    assert clock.sleeps == pytest.approx([0.1] * 4)
 
 
 async def test_tokens_per_minute_budget_is_corrected_by_reported_usage(
     server: OpenAICompatibleServer,
 ) -> None:
-    server.enqueue(Reply.text("a", usage=(150, 0)), Reply.text("b", usage=(1, 0)))
-    async with chat_model(server, tokens_per_minute=6000) as model:
-        start = anyio.current_time()
+    clock = FakeClock()
+    arrivals = record_arrivals(
+        server, clock, Reply.text("a", usage=(150, 0)), Reply.text("b", usage=(1, 0))
+    )
+    async with chat_model(server, tokens_per_minute=6000, clock=clock) as model:
         first = await model.chat("hi")
         second = await model.chat("hi")
         stats = model.statistics()
     assert (first.text, second.text) == ("a", "b")
     assert stats.throttled == 1
     assert (stats.prompt_tokens, stats.total_tokens) == (151, 151)
-    assert server.requests[1].received_at - start >= 0.5 - 0.01
+    # 1 token estimated, 150 used: the bucket (100) is 50 in debt and refills 100 a second
+    assert arrivals == [0.0, pytest.approx(0.51)]
 
 
 def test_budgets_must_be_positive() -> None:
@@ -639,7 +736,7 @@ async def test_statistics_count_requests_retries_failures_and_tokens(
 @pytest.fixture
 def embedder_factory(server: OpenAICompatibleServer) -> Iterator[Any]:
     def make(**options: Any) -> OpenAIEmbedder:
-        settings: dict[str, Any] = {"backoff": 0.01, "timeout": 5.0}
+        settings: dict[str, Any] = {"backoff": 0.01, "timeout": 5.0, "clock": FakeClock()}
         settings.update(options)
         return OpenAIEmbedder("embed-1", base_url=server.base_url, **settings)
 

@@ -12,6 +12,7 @@ from aeval._samples import EvaluationSample
 from aeval._scorer import Scorer
 from aeval.models import Embeddings, TokenUsage
 from aeval.strategies.similarity import SemanticSimilarityStrategy, cosine_similarity
+from aeval.testing import FakeEmbedder, VectorTypes
 
 SEVEN = TokenUsage(7, 0)
 VECTORS: dict[str, list[float]] = {
@@ -27,39 +28,31 @@ VECTORS: dict[str, list[float]] = {
 }
 
 
-class FakeEmbedder:
+def fake_embedder(*, usage: TokenUsage = SEVEN, retries: int = 0) -> FakeEmbedder:
     """Looks texts up in VECTORS; records each batch it was asked for."""
-
-    model = "fake-embedder"
-
-    def __init__(self, *, usage: TokenUsage = SEVEN, retries: int = 0) -> None:
-        self.batches: list[list[str]] = []
-        self.usage = usage
-        self.retries = retries
-
-    async def embed(self, texts: Sequence[str]) -> Embeddings:
-        self.batches.append(list(texts))
-        return Embeddings(
-            [VECTORS[text] for text in texts], self.usage, "fake-embedder-v2", self.retries
-        )
+    return FakeEmbedder(VECTORS, usage=usage, retries=retries)
 
 
-class GatedEmbedder(FakeEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
+def batches(embedder: FakeEmbedder) -> list[list[str]]:
+    return [list(call.texts) for call in embedder.calls]
+
+
+class Gate:
+    """Holds the first embedding call until ``gate`` is set (then fails it if told to)."""
+
+    def __init__(self, *, fail_first: bool = False) -> None:
         self.gate = anyio.Event()
         self.entered = anyio.Event()
-        self.fail_first = False
+        self.fail_first = fail_first
+        self.embedder = FakeEmbedder(self.vector, usage=SEVEN)
 
-    async def embed(self, texts: Sequence[str]) -> Embeddings:
-        first = not self.entered.is_set()
-        self.entered.set()
-        if first:
+    async def vector(self, text: str) -> VectorTypes:
+        if not self.entered.is_set():
+            self.entered.set()
             await self.gate.wait()
             if self.fail_first:
-                self.batches.append(list(texts))
-                raise ConnectionError("embedder down")
-        return await super().embed(texts)
+                return ConnectionError("embedder down")
+        return VECTORS[text]
 
 
 def sample(expected: object, name: str = "s") -> EvaluationSample:
@@ -94,7 +87,7 @@ def test_cosine_errors_keep_the_upstream_messages() -> None:
 
 @pytest.mark.anyio
 async def test_identical_meaning_passes_with_the_similarity_as_score() -> None:
-    strategy = SemanticSimilarityStrategy(embedder=FakeEmbedder())
+    strategy = SemanticSimilarityStrategy(embedder=fake_embedder())
     result = await strategy.evaluate(sample("double"), "same")
     assert (result.passed, result.score, result.explanation) == (True, 1.0, None)
     assert dict(result.metadata) == {
@@ -108,7 +101,7 @@ async def test_identical_meaning_passes_with_the_similarity_as_score() -> None:
 
 @pytest.mark.anyio
 async def test_below_threshold_fails_with_the_upstream_explanation() -> None:
-    strategy = SemanticSimilarityStrategy(embedder=FakeEmbedder())
+    strategy = SemanticSimilarityStrategy(embedder=fake_embedder())
     result = await strategy.evaluate(sample("y"), "slant")
     assert (result.passed, result.score) == (False, 0.8)
     assert result.explanation == "Similarity 0.8000 below threshold 0.9000"
@@ -116,14 +109,14 @@ async def test_below_threshold_fails_with_the_upstream_explanation() -> None:
 
 @pytest.mark.anyio
 async def test_the_threshold_is_inclusive() -> None:
-    strategy = SemanticSimilarityStrategy(0.8, FakeEmbedder())
+    strategy = SemanticSimilarityStrategy(0.8, fake_embedder())
     result = await strategy.evaluate(sample("y"), "slant")
     assert (result.passed, result.score, result.metadata["threshold"]) == (True, 0.8, 0.8)
 
 
 @pytest.mark.anyio
 async def test_a_negative_cosine_scores_zero_and_fails_cleanly() -> None:
-    strategy = SemanticSimilarityStrategy(embedder=FakeEmbedder())
+    strategy = SemanticSimilarityStrategy(embedder=fake_embedder())
     result = await strategy.evaluate(sample("minus x"), "x")
     assert (result.passed, result.score, result.metadata["similarity"]) == (False, 0.0, -1.0)
     assert result.explanation == "Similarity -1.0000 below threshold 0.9000"
@@ -131,16 +124,16 @@ async def test_a_negative_cosine_scores_zero_and_fails_cleanly() -> None:
 
 @pytest.mark.anyio
 async def test_a_list_of_expected_outputs_uses_the_best_match() -> None:
-    embedder = FakeEmbedder()
+    embedder = fake_embedder()
     strategy = SemanticSimilarityStrategy(0.9, embedder)
     result = await strategy.evaluate(sample(["y", "mostly x", "minus x"]), "x")
     assert (result.passed, result.metadata["similarity"]) == (False, 0.8)
-    assert embedder.batches == [["x", "y", "mostly x", "minus x"]]
+    assert batches(embedder) == [["x", "y", "mostly x", "minus x"]]
 
 
 @pytest.mark.anyio
 async def test_vector_problems_name_the_sample() -> None:
-    strategy = SemanticSimilarityStrategy(embedder=FakeEmbedder())
+    strategy = SemanticSimilarityStrategy(embedder=fake_embedder())
     with pytest.raises(ValueError) as caught:
         await strategy.evaluate(sample("zero", name="blank"), "x")
     assert str(caught.value) == (
@@ -153,7 +146,7 @@ async def test_vector_problems_name_the_sample() -> None:
 
 @pytest.mark.anyio
 async def test_missing_expected_output_and_none_output() -> None:
-    strategy = SemanticSimilarityStrategy(embedder=FakeEmbedder())
+    strategy = SemanticSimilarityStrategy(embedder=fake_embedder())
     with pytest.raises(ValueError) as caught:
         await strategy.evaluate(sample(None, name="open"), "x")
     assert str(caught.value) == (
@@ -177,36 +170,37 @@ async def test_a_wrong_number_of_vectors_is_an_error() -> None:
 
 @pytest.mark.anyio
 async def test_a_shared_expected_output_is_embedded_once() -> None:
-    embedder = FakeEmbedder(usage=TokenUsage(3, 0), retries=1)
+    embedder = fake_embedder(usage=TokenUsage(3, 0), retries=1)
     strategy = SemanticSimilarityStrategy(embedder=embedder)
     first = await strategy.evaluate(sample("x"), "slant")
     second = await strategy.evaluate(sample("x"), "mostly x")
     third = await strategy.evaluate(sample("x"), "slant")
-    assert embedder.batches == [["slant", "x"], ["mostly x"]]
+    assert batches(embedder) == [["slant", "x"], ["mostly x"]]
     assert [r.metadata["prompt_tokens"] for r in (first, second, third)] == [3, 3, 0]
     assert [r.metadata["retries"] for r in (first, second, third)] == [1, 1, 0]
 
 
 @pytest.mark.anyio
 async def test_identical_output_and_expected_are_embedded_once() -> None:
-    embedder = FakeEmbedder()
+    embedder = fake_embedder()
     result = await SemanticSimilarityStrategy(embedder=embedder).evaluate(sample("x"), "x")
-    assert (embedder.batches, result.score) == ([["x"]], 1.0)
+    assert (batches(embedder), result.score) == ([["x"]], 1.0)
 
 
 @pytest.mark.anyio
 async def test_the_cache_is_bounded() -> None:
-    embedder = FakeEmbedder()
+    embedder = fake_embedder()
     strategy = SemanticSimilarityStrategy(embedder=embedder, cache_size=2)
     await strategy.evaluate(sample("y"), "x")  # caches x, y
     await strategy.evaluate(sample("x"), "slant")  # x is fresh again; slant evicts y
     await strategy.evaluate(sample("y"), "x")
-    assert embedder.batches == [["x", "y"], ["slant"], ["y"]]
+    assert batches(embedder) == [["x", "y"], ["slant"], ["y"]]
 
 
 @pytest.mark.anyio
 async def test_concurrent_rows_share_the_embedding_of_a_common_text() -> None:
-    embedder = GatedEmbedder()
+    gated = Gate()
+    embedder = gated.embedder
     strategy = SemanticSimilarityStrategy(embedder=embedder)
     scores: dict[str, float | None] = {}
 
@@ -215,18 +209,18 @@ async def test_concurrent_rows_share_the_embedding_of_a_common_text() -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run, "slant")
-        await embedder.entered.wait()
+        await gated.entered.wait()
         tg.start_soon(run, "mostly x")
         await wait_all_tasks_blocked()
-        embedder.gate.set()
-    assert embedder.batches == [["mostly x"], ["slant", "y"]]
+        gated.gate.set()
+    assert batches(embedder) == [["slant", "y"], ["mostly x"]]
     assert scores == {"slant": 0.8, "mostly x": 0.6}
 
 
 @pytest.mark.anyio
 async def test_a_waiter_embeds_itself_when_the_shared_request_fails() -> None:
-    embedder = GatedEmbedder()
-    embedder.fail_first = True
+    gated = Gate(fail_first=True)
+    embedder = gated.embedder
     strategy = SemanticSimilarityStrategy(embedder=embedder)
     outcome: dict[str, object] = {}
 
@@ -238,17 +232,17 @@ async def test_a_waiter_embeds_itself_when_the_shared_request_fails() -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run, "slant")
-        await embedder.entered.wait()
+        await gated.entered.wait()
         tg.start_soon(run, "mostly x")
         await wait_all_tasks_blocked()
-        embedder.gate.set()
+        gated.gate.set()
     assert outcome == {"slant": "embedder down", "mostly x": 0.6}
-    assert embedder.batches == [["mostly x"], ["slant", "y"], ["y"]]
+    assert batches(embedder) == [["slant", "y"], ["mostly x"], ["y"]]
 
 
 @pytest.mark.anyio
 async def test_through_a_scorer_rows_carry_the_metadata() -> None:
-    strategy = SemanticSimilarityStrategy(0.7, FakeEmbedder(), name="meaning")
+    strategy = SemanticSimilarityStrategy(0.7, fake_embedder(), name="meaning")
     samples = [sample("y", name="a"), sample("x", name="b")]
     report = await Scorer().evaluate(samples, lambda params: "slant", strategy)
     assert [(row.strategy, row.passed, row.score) for row in report.evaluations] == [
@@ -260,19 +254,19 @@ async def test_through_a_scorer_rows_carry_the_metadata() -> None:
 
 def test_options_are_checked() -> None:
     with pytest.raises(ValueError, match=r"^threshold must be a number between -1 and 1, got 90$"):
-        SemanticSimilarityStrategy(90, FakeEmbedder())
+        SemanticSimilarityStrategy(90, fake_embedder())
     with pytest.raises(ValueError, match=r"^threshold must be a number between -1 and 1, got True"):
-        SemanticSimilarityStrategy(True, FakeEmbedder())  # type: ignore[arg-type]
+        SemanticSimilarityStrategy(True, fake_embedder())
     with pytest.raises(TypeError, match=r"^embedder must have an async embed"):
         SemanticSimilarityStrategy(0.9, object())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^cache_size must be a positive integer, got 0$"):
-        SemanticSimilarityStrategy(embedder=FakeEmbedder(), cache_size=0)
+        SemanticSimilarityStrategy(embedder=fake_embedder(), cache_size=0)
 
 
 def test_name_and_defaults() -> None:
-    strategy = SemanticSimilarityStrategy(embedder=FakeEmbedder())
+    strategy = SemanticSimilarityStrategy(embedder=fake_embedder())
     assert (strategy.name, strategy.threshold) == ("SemanticSimilarityStrategy", 0.9)
-    assert SemanticSimilarityStrategy(embedder=FakeEmbedder(), name="sim").name == "sim"
+    assert SemanticSimilarityStrategy(embedder=fake_embedder(), name="sim").name == "sim"
 
 
 def test_without_the_local_extra_the_constructor_names_the_extra_and_http(

@@ -17,8 +17,6 @@ from tenacity import (
     AsyncRetrying,
     RetryCallState,
     retry_if_exception,
-    stop_after_attempt,
-    stop_after_delay,
     wait_exponential,
     wait_random,
 )
@@ -31,6 +29,7 @@ from .._exceptions import (
     ModelResponseError,
     ModelTimeoutError,
 )
+from ._clock import Clock, check_clock
 from ._limits import ModelStatistics, TokenBucket
 
 __all__ = ["DEFAULT_BASE_URL", "HTTPModelClient", "body_excerpt", "resolve_setting"]
@@ -59,7 +58,8 @@ def body_excerpt(content: bytes | str) -> str:
     return text[:_BODY_EXCERPT]
 
 
-def _parse_retry_after(value: str | None) -> float | None:
+def _parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """``Retry-After`` in seconds from ``now`` (``time.time()``); ``None`` if unreadable."""
     if value is None:
         return None
     value = value.strip()
@@ -71,7 +71,7 @@ def _parse_retry_after(value: str | None) -> float | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _is_retryable(error: BaseException) -> bool:
@@ -95,7 +95,8 @@ class HTTPModelClient:
     """The shared base of :class:`OpenAIChatModel` and :class:`OpenAIEmbedder`.
 
     Holds the settings, one lazily created ``httpx.AsyncClient`` whose pool fits
-    ``max_concurrency``, the limits and the counters behind ``statistics()``.
+    ``max_concurrency``, the limits and the counters behind ``statistics()``. Retry waits,
+    budget waits and the deadline run on ``clock`` (the event loop's by default).
     """
 
     _kind = "model"
@@ -116,6 +117,7 @@ class HTTPModelClient:
         requests_per_minute: float | None,
         tokens_per_minute: float | None,
         headers: Mapping[str, str] | None,
+        clock: Clock | None,
     ) -> None:
         resolved_model = resolve_setting(model, *model_env)
         if resolved_model is None:
@@ -129,6 +131,7 @@ class HTTPModelClient:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         if timeout <= 0 or deadline <= 0:
             raise ValueError("timeout and deadline must be positive")
+        self._clock = check_clock(clock)
         self._model = resolved_model
         url = resolve_setting(base_url, "AEVAL_BASE_URL", "OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._base_url = url.rstrip("/")
@@ -138,8 +141,12 @@ class HTTPModelClient:
         self._deadline = deadline
         self._wait = wait_exponential(multiplier=backoff, max=max_backoff) + wait_random(0, backoff)
         self._max_concurrency = max_concurrency
-        self._request_budget = TokenBucket(requests_per_minute) if requests_per_minute else None
-        self._token_budget = TokenBucket(tokens_per_minute) if tokens_per_minute else None
+        self._request_budget = (
+            TokenBucket(requests_per_minute, clock=self._clock) if requests_per_minute else None
+        )
+        self._token_budget = (
+            TokenBucket(tokens_per_minute, clock=self._clock) if tokens_per_minute else None
+        )
         self._headers = dict(headers or {})
         self._state: _LoopState | None = None
         self._requests = 0
@@ -243,6 +250,8 @@ class HTTPModelClient:
         """
         url = f"{self._base_url}{path}"
         content = orjson.dumps(payload)
+        clock = self._clock
+        deadline_at = clock.now() + self._deadline
         attempts = 0
 
         async def attempt() -> Any:
@@ -252,16 +261,22 @@ class HTTPModelClient:
                 self._retries += 1
             return await self._send(url, content, estimate=estimate)
 
+        def stop(state: RetryCallState) -> bool:
+            return state.attempt_number >= self._max_attempts or clock.now() >= deadline_at
+
+        def wait(state: RetryCallState) -> float:
+            return self._wait_for(state, remaining=max(0.0, deadline_at - clock.now()))
+
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self._max_attempts) | stop_after_delay(self._deadline),
-            wait=self._wait_for,
+            stop=stop,
+            wait=wait,
             retry=retry_if_exception(_is_retryable),
             before_sleep=self._log_retry,
-            sleep=anyio.sleep,
+            sleep=clock.sleep,
             reraise=True,
         )
         try:
-            with anyio.move_on_after(self._deadline):
+            with clock.move_on_after(self._deadline):
                 return await retrying(attempt), attempts - 1
         except ModelError as error:
             self._failures += 1
@@ -364,8 +379,7 @@ class HTTPModelClient:
             f"{self._kind} reply from {self._base_url}{url_path} {what}: {body}", body=body
         )
 
-    def _wait_for(self, state: RetryCallState) -> float:
-        remaining = max(0.0, self._deadline - (state.seconds_since_start or 0.0))
+    def _wait_for(self, state: RetryCallState, *, remaining: float) -> float:
         error = state.outcome.exception() if state.outcome is not None else None
         if isinstance(error, ModelHTTPError) and error.retry_after is not None:
             return min(error.retry_after, remaining)

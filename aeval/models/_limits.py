@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import anyio
 
+from ._clock import Clock, check_clock
+
 __all__ = ["ModelStatistics", "TokenBucket"]
 
 
@@ -50,14 +52,16 @@ class TokenBucket:
     longer: the average rate never exceeds the budget. ``adjust(delta)`` corrects an estimate
     after the fact (positive: more was used than taken).
 
-    The lock is created on first use, inside the event loop.
+    The lock is created on first use, inside the event loop. Time is read from and waited on
+    ``clock`` (the event loop's by default).
     """
 
-    __slots__ = ("_capacity", "_level", "_lock", "_rate", "_updated", "per_minute")
+    __slots__ = ("_capacity", "_clock", "_level", "_lock", "_rate", "_updated", "per_minute")
 
-    def __init__(self, per_minute: float) -> None:
+    def __init__(self, per_minute: float, *, clock: Clock | None = None) -> None:
         if per_minute <= 0:
             raise ValueError(f"a per-minute budget must be positive, got {per_minute}")
+        self._clock = check_clock(clock)
         self.per_minute = per_minute
         self._rate = per_minute / 60.0
         self._capacity = max(1.0, self._rate)
@@ -66,7 +70,7 @@ class TokenBucket:
         self._lock: anyio.Lock | None = None
 
     def _refill(self) -> None:
-        now = anyio.current_time()
+        now = self._clock.now()
         if self._updated is not None:
             elapsed = now - self._updated
             self._level = min(self._capacity, self._level + elapsed * self._rate)
@@ -81,7 +85,7 @@ class TokenBucket:
             needed = min(amount, self._capacity)
             waited = False
             if self._level < needed:
-                await anyio.sleep((needed - self._level) / self._rate)
+                await self._clock.sleep((needed - self._level) / self._rate)
                 self._refill()
                 waited = True
             self._level -= amount

@@ -13,6 +13,7 @@ import anyio
 
 from .._exceptions import ModelHTTPError
 from .._protocols import ChatMessage, ChatResponse, Embeddings, TokenUsage
+from ._clock import Clock
 from ._http import HTTPModelClient
 
 __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
@@ -88,6 +89,8 @@ class OpenAIChatModel(HTTPModelClient):
         requests_per_minute: Request budget, if any.
         tokens_per_minute: Token budget, if any.
         headers: Extra headers sent with every request.
+        clock: What the retry waits, the budgets and the deadline run on: the event loop's
+            clock by default, :class:`aeval.testing.FakeClock` in tests.
     """
 
     _kind = "chat"
@@ -109,6 +112,7 @@ class OpenAIChatModel(HTTPModelClient):
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         headers: Mapping[str, str] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         super().__init__(
             model=model,
@@ -124,6 +128,7 @@ class OpenAIChatModel(HTTPModelClient):
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
             headers=headers,
+            clock=clock,
         )
         self._temperature = temperature
         self._max_tokens = max_tokens
@@ -243,6 +248,8 @@ class OpenAIEmbedder(HTTPModelClient):
         requests_per_minute: Request budget, if any.
         tokens_per_minute: Token budget, if any.
         headers: Extra headers sent with every request.
+        clock: What the retry waits, the budgets and the deadline run on: the event loop's
+            clock by default, :class:`aeval.testing.FakeClock` in tests.
     """
 
     _kind = "embeddings"
@@ -264,6 +271,7 @@ class OpenAIEmbedder(HTTPModelClient):
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         headers: Mapping[str, str] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -281,6 +289,7 @@ class OpenAIEmbedder(HTTPModelClient):
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
             headers=headers,
+            clock=clock,
         )
         self._batch_size = batch_size
         self._dimensions = dimensions

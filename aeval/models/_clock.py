@@ -1,0 +1,66 @@
+"""The time a model client waits on: its retry waits, its budgets and its deadline."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Protocol, runtime_checkable
+
+import anyio
+
+__all__ = ["LOOP_CLOCK", "Clock", "check_clock"]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """**Protocol:** where a model client reads the time, sleeps and sets its deadline.
+
+    The clients and their token buckets default to the event loop's clock (anyio's
+    ``current_time``, ``sleep`` and ``move_on_after``). :class:`aeval.testing.FakeClock`
+    replaces it in tests, so that rate limits, ``Retry-After`` and backoff take no real time.
+    """
+
+    def now(self) -> float:
+        """The current time in seconds, from an arbitrary origin."""
+        ...
+
+    async def sleep(self, seconds: float, /) -> None:
+        """Wait ``seconds``."""
+        ...
+
+    def move_on_after(self, seconds: float, /) -> AbstractContextManager[anyio.CancelScope]:
+        """A cancel scope that is cancelled once ``seconds`` have passed on this clock."""
+        ...
+
+
+class _LoopClock:
+    """The event loop's clock."""
+
+    __slots__ = ()
+
+    def now(self) -> float:
+        return anyio.current_time()
+
+    async def sleep(self, seconds: float, /) -> None:
+        await anyio.sleep(seconds)
+
+    def move_on_after(self, seconds: float, /) -> anyio.CancelScope:
+        return anyio.move_on_after(seconds)
+
+    def __repr__(self) -> str:
+        return "LOOP_CLOCK"
+
+
+LOOP_CLOCK: Clock = _LoopClock()
+"""The event loop's clock (anyio's ``current_time``, ``sleep`` and ``move_on_after``)."""
+
+
+def check_clock(clock: Clock | None) -> Clock:
+    """``clock``, or :data:`LOOP_CLOCK` for ``None``; a ``TypeError`` for anything else."""
+    if clock is None:
+        return LOOP_CLOCK
+    if not isinstance(clock, Clock):
+        raise TypeError(
+            "clock must have now(), async sleep(seconds) and move_on_after(seconds), "
+            f"e.g. aeval.testing.FakeClock(), got {clock!r}"
+        )
+    return clock

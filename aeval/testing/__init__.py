@@ -1,0 +1,55 @@
+"""What users need to test evaluations deterministically, with or without a socket.
+
+- :class:`FakeChatModel` and :class:`FakeEmbedder` implement the model protocols in-process:
+  scripted replies (texts, responses, exceptions, or a function deciding per call) and
+  recorded calls, e.g. ``AiJudgeStrategy(FakeChatModel(["true", "false"]))``.
+- :class:`FakeClock` is a virtual clock for the model clients' ``clock=``: rate limits,
+  ``Retry-After``, backoff and deadlines take no real time.
+- :class:`OpenAICompatibleServer` is a real HTTP/1.1 server on 127.0.0.1 serving
+  ``/v1/chat/completions``, ``/v1/embeddings`` and ``/v1/models`` with scripted replies and
+  fault injection; point :class:`~aeval.models.OpenAIChatModel` or
+  :class:`~aeval.models.OpenAIEmbedder` at its ``base_url``. The ``openai_server`` pytest
+  fixture starts one per test; ``python -m aeval.testing`` serves one from the command line
+  (in its own process, e.g. for benchmarks) until it is interrupted.
+- :class:`ScriptedHTTPServer` is the same kind of server for any HTTP API: replies by path or
+  from a handler, redirects, slow, dropped, endless and trickling bodies.
+"""
+
+from __future__ import annotations
+
+from ._clock import FakeClock
+from ._fakes import (
+    ChatCall,
+    ChatReplyTypes,
+    EmbedCall,
+    FakeChatModel,
+    FakeEmbedder,
+    VectorTypes,
+)
+from ._http import HTTPReply, RecordedRequest, ScriptedHTTPServer
+from ._openai import Reply, hashed_embedding
+from ._server import OpenAICompatibleServer, main, openai_server
+
+__all__ = [
+    "ChatCall",
+    "ChatReplyTypes",
+    "EmbedCall",
+    "FakeChatModel",
+    "FakeClock",
+    "FakeEmbedder",
+    "HTTPReply",
+    "OpenAICompatibleServer",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedHTTPServer",
+    "VectorTypes",
+    "hashed_embedding",
+    "main",
+    "openai_server",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if any(part.startswith("_") for part in getattr(_obj, "__module__", "").split(".")[1:]):
+        _obj.__module__ = __name__
+del _name, _obj

@@ -1,0 +1,263 @@
+"""The OpenAI API as the test server plays it: routes, scripted replies and reply bodies."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any, Literal
+
+import orjson
+
+from ._http import HTTPReply, RecordedRequest
+
+__all__ = ["Kind", "OpenAIHandler", "Reply", "as_reply", "hashed_embedding", "render", "route"]
+
+_WORD = re.compile(r"\w+")
+
+Kind = Literal["chat", "embeddings", "models"]
+"""The API a request calls."""
+
+_ROUTES: dict[tuple[str, str], Kind] = {
+    ("POST", "/chat/completions"): "chat",
+    ("POST", "/embeddings"): "embeddings",
+    ("GET", "/models"): "models",
+}
+
+
+def hashed_embedding(text: str, dimensions: int = 64) -> list[float]:
+    """A deterministic unit vector for ``text``: its lower-cased words hashed into buckets.
+
+    Identical texts give identical vectors, texts sharing words give similar ones and texts
+    with no word in common are (nearly) orthogonal. A text without words is hashed whole.
+
+    Example:
+        >>> hashed_embedding("The cat") == hashed_embedding("the CAT")
+        True
+    """
+    vector = [0.0] * dimensions
+    words = _WORD.findall(text.lower()) or [text]
+    for word in words:
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "little") % dimensions
+        vector[index] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(x * x for x in vector))
+    if norm == 0.0:
+        vector[0], norm = 1.0, 1.0
+    return [x / norm for x in vector]
+
+
+def _count_words(text: str) -> int:
+    return len(text.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One scripted reply of :class:`~aeval.testing.OpenAICompatibleServer`, faults included.
+
+    A plain 200 reply to ``/v1/chat/completions`` is a chat completion whose message content
+    is ``content``; to ``/v1/embeddings`` it carries ``vectors`` (or the server's hashed
+    embeddings when ``vectors`` is ``None``). Both report token usage (words counted).
+
+    Example:
+        >>> Reply.rate_limited(retry_after=1).status
+        429
+        >>> Reply.json({"score": 90, "passed": True}).content
+        '{"score":90,"passed":true}'
+
+    Attributes:
+        content: The assistant's message content (chat).
+        status: The HTTP status; 4xx and 5xx send an OpenAI-style error body.
+        headers: Extra response headers (``Retry-After``…).
+        body: A raw body sent as is instead of the generated JSON.
+        content_type: The body's content type.
+        delay: Seconds to wait before answering (beyond the client's timeout: a timeout).
+        drop: Close the connection without answering.
+        vectors: The embeddings to return (embeddings).
+        usage: ``(prompt_tokens, completion_tokens)`` to report instead of word counts.
+    """
+
+    content: str | None = None
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    content_type: str = "application/json"
+    delay: float = 0.0
+    drop: bool = False
+    vectors: Sequence[Sequence[float]] | None = None
+    usage: tuple[int, int] | None = None
+
+    @classmethod
+    def text(cls, content: str, *, usage: tuple[int, int] | None = None) -> Reply:
+        """A chat completion whose content is ``content``."""
+        return cls(content=content, usage=usage)
+
+    @classmethod
+    def json(cls, value: Any) -> Reply:
+        """A chat completion whose content is ``value`` serialised as compact JSON."""
+        return cls(content=orjson.dumps(value).decode())
+
+    @classmethod
+    def fenced_json(cls, value: Any, *, prefix: str = "", suffix: str = "") -> Reply:
+        """A chat completion whose content is ``value`` in a Markdown ```json fence."""
+        fenced = f"```json\n{orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()}\n```"
+        return cls(content=f"{prefix}{fenced}{suffix}")
+
+    @classmethod
+    def embeddings(cls, vectors: Sequence[Sequence[float]]) -> Reply:
+        """An embeddings reply carrying ``vectors``."""
+        return cls(vectors=vectors)
+
+    @classmethod
+    def error(cls, status: int, message: str = "") -> Reply:
+        """An error status with an OpenAI-style ``{"error": {"message": ...}}`` body."""
+        return cls(status=status, content=message or HTTPStatus(status).phrase)
+
+    @classmethod
+    def rate_limited(cls, retry_after: float | str | None = 1) -> Reply:
+        """429 Too Many Requests, with ``Retry-After`` (seconds or an HTTP date) if given."""
+        headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+        return cls(status=429, content="Rate limit reached", headers=headers)
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Reply:
+        """A 5xx error."""
+        return cls.error(status)
+
+    @classmethod
+    def slow(cls, delay: float, content: str | None = None) -> Reply:
+        """A reply sent after ``delay`` seconds (or when the server stops)."""
+        return cls(content=content, delay=delay)
+
+    @classmethod
+    def dropped(cls) -> Reply:
+        """Close the connection without sending a response."""
+        return cls(drop=True)
+
+    @classmethod
+    def malformed(cls, body: bytes = b'{"choices": [{"message": ') -> Reply:
+        """200 with a JSON content type and a body that is not valid JSON."""
+        return cls(body=body)
+
+    @classmethod
+    def wrong_content_type(
+        cls, body: bytes = b"<html><body>Welcome</body></html>", content_type: str = "text/html"
+    ) -> Reply:
+        """200 with a body that is not JSON at all, as a misconfigured proxy sends."""
+        return cls(body=body, content_type=content_type)
+
+
+OpenAIHandler = Callable[[RecordedRequest], "Reply | str | None"]
+"""Decides a chat or embeddings reply (a string is ``Reply.text``; ``None``: the default)."""
+
+
+def as_reply(reply: Reply | str) -> Reply:
+    """``reply``, a string being a plain text chat reply."""
+    return Reply.text(reply) if isinstance(reply, str) else reply
+
+
+def route(request: RecordedRequest) -> Kind | Reply:
+    """The API ``request`` calls, or the error reply for a request the API would refuse."""
+    path = request.path.split("?", 1)[0].rstrip("/").removeprefix("/v1")
+    kind = _ROUTES.get((request.method, path))
+    if kind is None:
+        return Reply.error(404, f"no route for {request.method} {request.path}")
+    if kind != "models" and not isinstance(request.json, dict):
+        return Reply.error(400, "the request body is not a JSON object")
+    return kind
+
+
+def render(
+    reply: Reply,
+    kind: Kind | None,
+    request: RecordedRequest,
+    *,
+    model: str,
+    dimensions: int,
+    default_content: str,
+    number: int,
+) -> HTTPReply:
+    """``reply`` on the wire: an error body, the raw body, or the API's JSON for ``kind``.
+
+    Args:
+        reply: The scripted reply.
+        kind: The API called; ``None`` for an error reply to a request it refused.
+        request: The request answered.
+        model: The model name when the request names none.
+        dimensions: The size of hashed embeddings.
+        default_content: The chat content of a reply without ``content``.
+        number: The request's number, for the completion's id.
+    """
+    if reply.body is not None:
+        payload = reply.body
+    elif reply.status >= 400 or kind is None:
+        payload = orjson.dumps(
+            {"error": {"message": reply.content, "type": "error", "code": reply.status}}
+        )
+    else:
+        body = request.json if isinstance(request.json, dict) else {}
+        name = body.get("model") or model
+        if kind == "models":
+            data: Any = {"object": "list", "data": [{"id": model, "object": "model"}]}
+        elif kind == "embeddings":
+            data = _embeddings(body, reply, name, dimensions)
+        else:
+            data = _completion(request, reply, name, default_content, number)
+        payload = orjson.dumps(data)
+    return HTTPReply(
+        status=reply.status,
+        body=payload,
+        headers=reply.headers,
+        content_type=reply.content_type,
+        delay=reply.delay,
+        drop=reply.drop,
+    )
+
+
+def _embeddings(body: Mapping[str, Any], reply: Reply, model: str, dimensions: int) -> Any:
+    raw = body.get("input", [])
+    texts = [raw] if isinstance(raw, str) else [str(text) for text in raw]
+    vectors = reply.vectors
+    if vectors is None:
+        vectors = [hashed_embedding(text, dimensions) for text in texts]
+    prompt_tokens = sum(_count_words(text) for text in texts)
+    usage = reply.usage or (prompt_tokens, 0)
+    return {
+        "object": "list",
+        "model": model,
+        "data": [
+            {"object": "embedding", "index": i, "embedding": list(vector)}
+            for i, vector in enumerate(vectors)
+        ],
+        "usage": {"prompt_tokens": usage[0], "total_tokens": usage[0] + usage[1]},
+    }
+
+
+def _completion(
+    request: RecordedRequest, reply: Reply, model: str, default_content: str, number: int
+) -> Any:
+    content = (reply.content if reply.content is not None else default_content) or ""
+    prompt_tokens = sum(_count_words(str(m.get("content", ""))) for m in request.messages)
+    prompt, completion = reply.usage or (prompt_tokens, _count_words(content))
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
