@@ -334,6 +334,14 @@ class SinkGroup:
             else:
                 self._sent[self._index[id(sink)]] += 1
 
+    async def flush(self) -> None:
+        """Flush every sink still working (a long-lived producer's periodic flush)."""
+        for sink in list(self._sinks):
+            try:
+                await sink.flush()
+            except Exception as exc:
+                self._fail(sink, "when flushed", exc)
+
     async def finish(self, run: RunInfo) -> None:
         """Give each sink the run's end and flush it (call shielded from cancellation)."""
         for sink in list(self._sinks):

@@ -7,7 +7,7 @@ import pytest
 
 import aeval
 
-PUBLIC_MODULES = ["aeval", "aeval.strategies", "aeval.formatters", "aeval.models"]
+PUBLIC_MODULES = ["aeval", "aeval.strategies", "aeval.formatters", "aeval.models", "aeval.online"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
