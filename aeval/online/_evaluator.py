@@ -501,8 +501,22 @@ class OnlineEvaluator:
         signature = inspect.signature(function)
         submit = self._submit
 
+        positional = [
+            p.name
+            for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        simple = all(
+            p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            for p in signature.parameters.values()
+        )
+
         def inputs_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-            bound = signature.bind(*args, **kwargs).arguments
+            if simple and len(args) <= len(positional):  # the common case, without bind()
+                bound = dict(zip(positional, args, strict=False))
+                bound.update(kwargs)
+            else:
+                bound = dict(signature.bind(*args, **kwargs).arguments)
             bound.pop("self", None)
             return bound
 
@@ -582,8 +596,11 @@ class OnlineEvaluator:
             self._log_once("sample", f"a response could not become a sample: {exc}")
             return
         rows = [await self._apply(self.strategies[i], sample, job) for i in job.selected]
-        with anyio.CancelScope(shield=True):
-            await self._deliver(rows, job)
+        if self.sinks:
+            with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
+                await self._deliver(rows, job)
+        else:
+            await self._deliver(rows, job)  # never suspends without sinks
 
     async def _apply(
         self, strategy: PreparedStrategy, sample: EvaluationSample, job: _Job

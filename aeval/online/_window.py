@@ -108,16 +108,20 @@ class Window:
                 bucket = self._buckets[index] = {}
                 self._forget(now)
             slot = _SLOT[row.outcome]
-            scored = row.score is not None and slot in (_PASSED, _FAILED)
-            for key in ((row.strategy, None), *((row.strategy, tag) for tag in row.tags)):
+            score = row.score if slot in (_PASSED, _FAILED) else None
+            strategy = row.strategy
+            keys: list[_Key] = [(strategy, None)]
+            if row.sample.tags:
+                keys += [(strategy, tag) for tag in row.sample.tags]
+            for key in keys:
                 counter = bucket.get(key)
                 if counter is None:
                     counter = bucket[key] = [0.0] * 8
                 counter[_ROWS] += 1
                 counter[slot] += 1
-                if scored:
+                if score is not None:
                     counter[_SCORED] += 1
-                    counter[_SUM] += row.score  # type: ignore[operator]
+                    counter[_SUM] += score
 
     def _forget(self, now: float) -> None:
         oldest = int((now - self.retention) // self.resolution)
