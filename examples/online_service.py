@@ -25,7 +25,7 @@ import argparse
 import re
 import sys
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, nullcontext
 from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
@@ -149,8 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-evaluation", action="store_true", help="serve without it")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
     parser.add_argument("--rows", type=Path, default=Path("online-rows.jsonl"))
+    parser.add_argument("--seed", type=int, help="makes the judge's sample reproducible")
     args = parser.parse_args(argv)
-    with OpenAICompatibleServer() as local_judge:
+    local = nullcontext(None) if args.judge_url else OpenAICompatibleServer()
+    with local as local_judge:
         app: Any = create_app(
             args.judge_url or local_judge.base_url,
             judge_model=args.judge_model,
@@ -158,8 +160,9 @@ def main(argv: list[str] | None = None) -> int:
             evaluate=not args.no_evaluation,
             rows=args.rows,
             latency=args.latency,
+            seed=args.seed,
         )
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_keep_alive=30)
     return 0
 
 
