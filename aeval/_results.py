@@ -229,6 +229,8 @@ class EvaluationRow:
         index: The sample's position in the run (orders the report).
         repeat: Which repeat of the sample (0-based).
         position: The strategy's position (orders rows within a sample).
+        timestamp: When the output was produced (Unix time), on rows of live traffic
+            (``aeval.online``); ``None`` on the rows of a run over samples.
     """
 
     sample: EvaluationSample
@@ -244,6 +246,7 @@ class EvaluationRow:
     index: int = 0
     repeat: int = 0
     position: int = 0
+    timestamp: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -289,6 +292,7 @@ class EvaluationRow:
         index: int = 0,
         repeat: int = 0,
         position: int = 0,
+        timestamp: float | None = None,
     ) -> EvaluationRow:
         """The row of a strategy that returned a result."""
         if result.skipped:
@@ -310,6 +314,7 @@ class EvaluationRow:
             index=index,
             repeat=repeat,
             position=position,
+            timestamp=timestamp,
         )
 
     @classmethod
@@ -326,6 +331,7 @@ class EvaluationRow:
         repeat: int = 0,
         position: int = 0,
         metadata: Mapping[str, Any] | None = None,
+        timestamp: float | None = None,
     ) -> EvaluationRow:
         """The row of a strategy that raised, or of a function under test that failed.
 
@@ -352,4 +358,5 @@ class EvaluationRow:
             index=index,
             repeat=repeat,
             position=position,
+            timestamp=timestamp,
         )

@@ -45,7 +45,7 @@ from ._sinks import Sink, SinkGroup
 from ._threads import DaemonThreads
 from ._version import __version__
 
-__all__ = ["RowStream", "Scorer", "ScorerStatistics"]
+__all__ = ["RowStream", "Scorer", "ScorerStatistics", "retries_of"]
 
 _T = TypeVar("_T")
 SampleSource = Iterable[EvaluationSample] | AsyncIterable[EvaluationSample]
@@ -520,7 +520,7 @@ class _Run:
         targets: list[tuple[str | None, int]] = [(s.name, s.position) for s in self.strategies]
         if not targets:
             targets.append((None, 0))
-        metadata = _retries_of(exc)
+        metadata = retries_of(exc)
         for name, position in targets:
             await self._add(
                 EvaluationRow.from_error(
@@ -568,7 +568,7 @@ class _Run:
                 index=index,
                 repeat=repeat,
                 position=strategy.position,
-                metadata=_retries_of(exc),
+                metadata=retries_of(exc),
             )
         return EvaluationRow.from_result(
             sample,
@@ -592,7 +592,7 @@ class _Run:
             await self._emit(row)
 
 
-def _retries_of(exc: BaseException) -> dict[str, int] | None:
+def retries_of(exc: BaseException) -> dict[str, int] | None:
     """``{"retries": n}`` for an error raised after retries (a model client's), else ``None``.
 
     Counted on one row only, so the report's usage sums each retry once.

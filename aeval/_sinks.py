@@ -97,6 +97,8 @@ def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
         out["metadata"] = dict(row.metadata)
     if row.error is not None:
         out["error"] = error_to_data(row.error)
+    if row.timestamp is not None:
+        out["timestamp"] = row.timestamp
     return out
 
 
@@ -154,6 +156,7 @@ def row_from_dict(data: Mapping[str, Any]) -> EvaluationRow:
         index=int(data.get("index", 0)),
         repeat=int(data.get("repeat", 0)),
         position=int(data.get("position", 0)),
+        timestamp=None if data.get("timestamp") is None else float(data["timestamp"]),
     )
 
 
@@ -330,6 +333,14 @@ class SinkGroup:
                 self._fail(sink, f"on row {row.name!r}", exc)
             else:
                 self._sent[self._index[id(sink)]] += 1
+
+    async def flush(self) -> None:
+        """Flush every sink still working (a long-lived producer's periodic flush)."""
+        for sink in list(self._sinks):
+            try:
+                await sink.flush()
+            except Exception as exc:
+                self._fail(sink, "when flushed", exc)
 
     async def finish(self, run: RunInfo) -> None:
         """Give each sink the run's end and flush it (call shielded from cancellation)."""

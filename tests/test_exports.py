@@ -7,7 +7,14 @@ import pytest
 
 import aeval
 
-PUBLIC_MODULES = ["aeval", "aeval.strategies", "aeval.formatters", "aeval.models", "aeval.testing"]
+PUBLIC_MODULES = [
+    "aeval",
+    "aeval.strategies",
+    "aeval.formatters",
+    "aeval.models",
+    "aeval.online",
+    "aeval.testing",
+]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

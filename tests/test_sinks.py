@@ -20,6 +20,7 @@ from aeval import (
     row_from_dict,
     row_to_dict,
 )
+from aeval.formatters.json import report_from_json
 
 pytestmark = pytest.mark.anyio
 
@@ -51,6 +52,23 @@ def test_row_round_trip() -> None:
     for row in sample_rows():
         data = orjson.loads(orjson.dumps(row_to_dict(row)))
         assert row_from_dict(data) == row
+
+
+def test_a_row_of_live_traffic_keeps_its_timestamp() -> None:
+    (row,) = sample_rows()[:1]
+    assert "timestamp" not in row_to_dict(row)  # rows of a run over samples are unchanged
+    live = EvaluationRow.from_result(
+        row.sample, "judge", "a", EvaluationResult.passing(), timestamp=1_790_000_000.25
+    )
+    data = orjson.loads(orjson.dumps(row_to_dict(live)))
+    assert data["timestamp"] == 1_790_000_000.25
+    assert row_from_dict(data) == live
+    failed = EvaluationRow.from_error(
+        row.sample, "judge", "a", ErrorInfo("ValueError", "bad"), timestamp=5.0
+    )
+    assert row_from_dict(row_to_dict(failed)).timestamp == 5.0
+    report = EvaluationReport([live, failed])
+    assert report_from_json(report.format("json")).evaluations[0].timestamp == 1_790_000_000.25
 
 
 async def test_sink_writes_every_row_and_reads_back(tmp_path: Path) -> None:

@@ -252,6 +252,8 @@ def _evaluation(row: EvaluationRow) -> dict[str, Any]:
         entry["metadata"] = dict(row.metadata)
     if row.error is not None:
         entry["error"] = error_to_data(row.error)
+    if row.timestamp is not None:
+        entry["timestamp"] = row.timestamp
     _, notes = dumps(entry)
     if notes:
         entry["notes"] = list(notes)
@@ -291,6 +293,7 @@ def _row(entry: Mapping[str, Any]) -> EvaluationRow:
             "sample_metadata": entry.get("sampleMetadata"),
             "metadata": entry.get("metadata"),
             "error": entry.get("error"),
+            "timestamp": entry.get("timestamp"),
         }
     )
 

@@ -1,0 +1,836 @@
+"""OnlineEvaluator: evaluate a live service's responses off the request path."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from time import perf_counter
+from types import TracebackType
+from typing import Any, Literal, TypeVar, cast, overload
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from .._callables import (
+    PreparedStrategy,
+    apply_strategy,
+    is_async_callable,
+    prepare_strategies,
+)
+from .._exceptions import MissingExtraError
+from .._redact import Redactor
+from .._results import ErrorInfo, EvaluationRow, Outcome
+from .._run_info import RunInfo, current_git_commit
+from .._samples import EvaluationSample, Parameters
+from .._scorer import retries_of
+from .._sinks import Sink, SinkGroup
+from .._version import __version__
+from ._sampling import Sampler, SampleRates
+from ._statistics import OnlineStatistics
+from ._window import Since, Window, WindowScore, as_timestamp
+
+__all__ = ["OnlineEvaluator", "logger"]
+
+logger = logging.getLogger("aeval.online")
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_State = Literal["new", "running", "closing", "closed"]
+
+
+class _Job:
+    """One submitted response on its way through the queue."""
+
+    __slots__ = (
+        "duration",
+        "inputs",
+        "metadata",
+        "name",
+        "output",
+        "prefix",
+        "selected",
+        "seq",
+        "span",
+        "tags",
+        "timestamp",
+    )
+
+    def __init__(
+        self,
+        inputs: Any,
+        output: Any,
+        name: str | None,
+        prefix: str | None,
+        tags: Iterable[str],
+        metadata: Mapping[str, Any] | None,
+        timestamp: float,
+        span: Any,
+        duration: float,
+    ) -> None:
+        self.inputs = inputs
+        self.output = output
+        self.name = name
+        self.prefix = prefix
+        self.tags = tags
+        self.metadata = metadata
+        self.timestamp = timestamp
+        self.span = span
+        self.duration = duration
+        self.seq = 0
+        self.selected: tuple[int, ...] = ()
+
+
+def _parameters(inputs: Any) -> Parameters:
+    """A response's inputs as parameters: a mapping is named, a list positional, else one."""
+    if isinstance(inputs, Parameters | Mapping | list | tuple):
+        return Parameters(inputs)
+    return Parameters([inputs])
+
+
+class _StrategyTimeout(Exception):
+    """A strategy did not finish within the evaluator's ``timeout``."""
+
+
+class OnlineEvaluator:
+    """Evaluates a live service's responses in the background, never slowing a request.
+
+    Create it in the service's lifespan (``async with OnlineEvaluator(...) as online:``) and
+    hand it each response with :meth:`submit` (a plain call that never raises and never waits
+    for the evaluation) or by decorating the answering function with :meth:`watch`. Each
+    response draws which strategies run on it (``sample_rates``: e.g. text checks on every
+    response, the judge on 10 %), then waits in a bounded queue for one of ``concurrency``
+    workers, which apply the drawn strategies in order, as a Scorer does. When the queue is
+    full the response is **dropped and counted**, never silently: :meth:`statistics` accounts
+    for every response submitted.
+
+    Each (response, strategy) gives one row, like a row of a report, carrying the response's
+    time (``row.timestamp``): rows go to the ``sink`` (e.g. ``JsonlSink``), to an in-memory
+    window read with :meth:`average_score`, :meth:`window`, :meth:`by_strategy` and
+    :meth:`by_tag`, and, with ``aeval[otel]`` and a tracer provider, to OpenTelemetry as
+    ``gen_ai.evaluation.result`` events under the span that was current at submission.
+
+    Leaving the ``async with`` block stops accepting responses and evaluates those queued, for
+    at most ``drain_timeout`` seconds (also when the block is left by a cancellation, which
+    then propagates); the rest are counted as dropped (``unfinished``) and logged once on the
+    ``aeval.online`` logger. The sinks are then flushed.
+
+    Args:
+        *strategies: What a Scorer accepts: objects with ``evaluate(sample, output)``, sync
+            or async, or plain functions; ``Gated`` strategies work as offline. The sample a
+            strategy receives is built from the response: its name, the inputs as
+            parameters, no expected output, the tags and the metadata given at submission.
+        sample_rates: The share of responses each strategy runs on, in [0, 1]: one number
+            for all, a mapping by strategy name (the names rows carry; those not named run on
+            every response), or a function ``(strategy_name, inputs, output) -> rate`` asked
+            per response. One draw per response decides for every strategy (nested samples:
+            see :class:`~aeval.online.Sampler`). Default: every strategy on every response.
+        seed: Makes the draws reproducible for the same sequence of responses.
+        queue_size: The most responses waiting for a worker; one more is dropped.
+        concurrency: Responses evaluated at once (its own limit, apart from any model
+            client's ``max_concurrency``).
+        drain_timeout: Seconds allowed at shutdown to evaluate what is queued and in flight.
+        sink: Where rows go as each response's evaluation ends: one ``Sink`` or several. A
+            sink that raises is dropped (logged once); the others and the window go on.
+        timeout: Seconds one strategy may take on one response; past it the row is an error
+            row (``TimeoutError``). ``None``: no limit of our own (a model client has its own).
+        name: Names the evaluator in logs and the responses submitted without a name
+            (``{name}-{n}``).
+        resolution: The window's granularity in seconds: ``since`` is rounded down to it.
+        retention: Seconds of rows the window keeps (memory is bounded by time).
+        flush_interval: Seconds between flushes of the sinks while the service runs
+            (``None``: only at shutdown and when a sink's own buffer fills).
+        redact: Secrets replaced by ``[REDACTED]`` in rows, as in the Scorer.
+        tracebacks: Keep formatted tracebacks on error rows.
+        otel: ``None`` reports to OpenTelemetry when it is installed; ``False`` never;
+            ``True`` requires it (``MissingExtraError`` without ``aeval[otel]``).
+        clock: Unix time now; rows and windows use it (tests pass a fake one).
+
+    Raises:
+        TypeError, ValueError: A strategy, a rate or an option is not usable.
+        MissingExtraError: ``otel=True`` without OpenTelemetry installed.
+
+    Example:
+        >>> async with OnlineEvaluator(  # doctest: +SKIP
+        ...     NotBlankStrategy(), AiJudgeStrategy(judge),
+        ...     sample_rates={"AiJudgeStrategy": 0.1}, sink=JsonlSink("online.jsonl"),
+        ... ) as online:
+        ...     online.submit({"question": q}, answer)
+    """
+
+    def __init__(
+        self,
+        *strategies: object,
+        sample_rates: SampleRates | None = None,
+        seed: int | None = None,
+        queue_size: int = 1000,
+        concurrency: int = 10,
+        drain_timeout: float = 10.0,
+        sink: Sink | Sequence[Sink] | None = None,
+        timeout: float | None = None,
+        name: str = "online",
+        resolution: float = 10.0,
+        retention: float = 24 * 3600.0,
+        flush_interval: float | None = 5.0,
+        redact: Iterable[str] = (),
+        tracebacks: bool = False,
+        otel: bool | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not strategies:
+            raise TypeError("OnlineEvaluator needs at least one strategy")
+        _check_count(queue_size, "queue_size", minimum=0)
+        _check_count(concurrency, "concurrency", minimum=1)
+        if not drain_timeout >= 0:
+            raise ValueError(f"drain_timeout must be >= 0 seconds, got {drain_timeout!r}")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if flush_interval is not None and not flush_interval > 0:
+            raise ValueError(f"flush_interval must be positive seconds, got {flush_interval!r}")
+        if isinstance(redact, str):
+            raise TypeError("redact takes a list of secrets, not one string: write [secret]")
+        sinks: tuple[Sink, ...]
+        if sink is None:
+            sinks = ()
+        elif isinstance(sink, Sink):
+            sinks = (sink,)
+        else:
+            sinks = tuple(sink)
+        for each in sinks:
+            if not isinstance(each, Sink):
+                raise TypeError(f"{each!r} is not a sink: it needs async send() and flush()")
+        self.strategies: tuple[PreparedStrategy, ...] = prepare_strategies(strategies)
+        self.sampler = Sampler(tuple(s.name for s in self.strategies), sample_rates, seed=seed)
+        self.queue_size = queue_size
+        self.concurrency = concurrency
+        self.drain_timeout = float(drain_timeout)
+        self.sinks = sinks
+        self.timeout = timeout
+        self.name = name
+        self.flush_interval = flush_interval
+        self.tracebacks = tracebacks
+        self._redactor = Redactor(redact)
+        self._clock = clock
+        self._window = Window(resolution=resolution, retention=retention)
+        self._telemetry = _telemetry(otel)
+        self._state: _State = "new"
+        self._loop_thread: int | None = None
+        self._call_soon: Callable[..., object] | None = None
+        self._lock = threading.Lock()  # guards the counts of submissions refused off the loop
+        self._logged: set[str] = set()
+        self._sink_group = SinkGroup(sinks)
+        self._sink_warnings = 0
+        self._run: RunInfo | None = None
+        # the counts (changed on the event loop's thread only, except _refused)
+        self._submitted = self._sampled_out = self._evaluated = self._errors = 0
+        self._rows = self._strategies_out = self._queue_full = self._unfinished = 0
+        self._not_running = self._invalid = self._in_flight = 0
+        self._refused = 0  # submitted and refused off the loop: counted as not_running
+        self._seq = 0
+
+    def __repr__(self) -> str:
+        names = ", ".join(s.name for s in self.strategies)
+        return f"<OnlineEvaluator {self.name!r} [{names}] {self._state}>"
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def __aenter__(self) -> OnlineEvaluator:
+        if self._state != "new":
+            raise RuntimeError(
+                f"this OnlineEvaluator is {self._state}: an evaluator runs once; create a new one"
+            )
+        self._send, self._receive = anyio.create_memory_object_stream[_Job](self.queue_size)
+        self._sink_lock = anyio.Lock()
+        self._idle = anyio.Event()
+        self._idle.set()  # nothing queued yet
+        self._pool_done = anyio.Event()
+        self._loop_thread = threading.get_ident()
+        self._call_soon = _threadsafe_caller()
+        self._run = RunInfo(
+            started_at=self._clock(),
+            complete=False,
+            concurrency=self.concurrency,
+            strategies=tuple(s.name for s in self.strategies),
+            aeval_version=__version__,
+            git_commit=await current_git_commit(),
+        )
+        await self._sink_group.start(self._run)
+        self._log_sink_failures()
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group: TaskGroup = group
+        self._flusher: anyio.CancelScope | None = None
+        try:
+            await group.start(self._run_pool)
+            if self.flush_interval is not None and self.sinks:
+                await group.start(self._flush_periodically, self.flush_interval)
+        except BaseException:
+            group.cancel_scope.cancel()
+            await group.__aexit__(*sys.exc_info())
+            raise
+        self._state = "running"
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop accepting responses, drain within ``drain_timeout``, flush the sinks.
+
+        Called when the ``async with`` block ends; calling it again does nothing.
+        """
+        if self._state in ("new", "closing", "closed"):
+            self._state = "closed" if self._state == "new" else self._state
+            return
+        self._state = "closing"
+        self._send.close()
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(self.drain_timeout):
+                await self._pool_done.wait()
+            if not self._pool_done.is_set():
+                self._pool_scope.cancel()
+                await self._pool_done.wait()
+            if self._flusher is not None:
+                self._flusher.cancel()
+            while True:
+                try:
+                    self._receive.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    break
+                self._unfinished += 1
+            self._receive.close()
+            self._state = "closed"
+            self._idle.set()
+            dropped = self._dropped()
+            if self._unfinished:
+                logger.warning(
+                    "aeval.online %r: %d response(s) could not be evaluated within the drain "
+                    "timeout of %g s and were dropped (%d dropped in all, of %d submitted)",
+                    self.name,
+                    self._unfinished,
+                    self.drain_timeout,
+                    dropped,
+                    self._submitted,
+                )
+            assert self._run is not None
+            warnings = list(self._sink_group.warnings)
+            if dropped:
+                warnings.append(self._dropped_summary())
+            ended = self._run.replace(
+                finished_at=self._clock(), complete=dropped == 0, warnings=tuple(warnings)
+            )
+            async with self._sink_lock:
+                await self._sink_group.finish(ended)
+            self._log_sink_failures()
+        # Outside the shield: the group's scope was entered before it. Its tasks have ended
+        # (the pool) or been cancelled (the flusher), so this only collects them.
+        await self._group.__aexit__(None, None, None)
+
+    @property
+    def running(self) -> bool:
+        """Whether responses submitted now are accepted (inside the ``async with`` block)."""
+        return self._state == "running"
+
+    # --- submitting ------------------------------------------------------------------------
+
+    def submit(
+        self,
+        inputs: Any,
+        output: Any,
+        *,
+        name: str | None = None,
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Hand one response over for evaluation; returns at once, never raises.
+
+        Call it from the event loop the evaluator runs on (a request handler), or from any
+        other thread (a sync handler run in a worker thread): from another thread the
+        response is passed to the loop without waiting for it.
+
+        Args:
+            inputs: What the service was asked: a mapping becomes named parameters, a list
+                or tuple positional ones, anything else one parameter.
+            output: What the service answered.
+            name: The response's name in rows (a request id); default ``{name}-{n}``.
+            tags: Tags to break scores down by.
+            metadata: Carried into the rows as the sample's metadata (also where
+                ``ContainsStrategy`` reads per-response ``must_contain`` lists).
+
+        Returns:
+            Whether the response was queued for evaluation: ``False`` when it was sampled
+            out or dropped (both counted), and for a call from another thread (queued later).
+        """
+        return self._submit(inputs, output, name, None, tags, metadata, 0.0)
+
+    def _submit(
+        self,
+        inputs: Any,
+        output: Any,
+        name: str | None,
+        prefix: str | None,
+        tags: Iterable[str],
+        metadata: Mapping[str, Any] | None,
+        duration: float,
+    ) -> bool:
+        try:
+            telemetry = self._telemetry
+            job = _Job(
+                inputs,
+                output,
+                name,
+                prefix,
+                tags,
+                metadata,
+                self._clock(),
+                telemetry.capture() if telemetry is not None else None,
+                duration,
+            )
+            if threading.get_ident() == self._loop_thread:
+                return self._accept(job)
+            call_soon = self._call_soon
+            if call_soon is None or self._state != "running":
+                self._refuse()
+                return False
+            try:
+                call_soon(self._accept, job)
+            except Exception:  # the loop is closed or closing
+                self._refuse()
+            return False
+        except Exception as exc:  # a clock or tracer that failed: count, never raise
+            self._refuse()
+            self._log_once("submit", f"submit failed ({type(exc).__name__}: {exc})")
+            return False
+
+    def _refuse(self) -> None:
+        with self._lock:
+            self._refused += 1
+
+    def _accept(self, job: _Job) -> bool:
+        """Count, draw and queue one response (on the loop's thread)."""
+        self._submitted += 1
+        self._seq += 1
+        job.seq = self._seq
+        if self._state != "running":
+            self._not_running += 1
+            return False
+        try:
+            selected = self.sampler.select(job.inputs, job.output)
+        except Exception as exc:
+            self._invalid += 1
+            self._log_once("rate", f"the sample rate function raised {type(exc).__name__}: {exc}")
+            return False
+        self._strategies_out += len(self.strategies) - len(selected)
+        if not selected:
+            self._sampled_out += 1
+            return False
+        job.selected = selected
+        try:
+            self._send.send_nowait(job)
+        except anyio.WouldBlock:
+            self._queue_full += 1
+            self._log_once(
+                "full",
+                f"the queue is full ({self.queue_size} waiting, {self.concurrency} in "
+                "flight): responses are dropped and counted; see statistics().queue_full",
+            )
+            return False
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        return True
+
+    @overload
+    def watch(self, function: _F) -> _F: ...
+
+    @overload
+    def watch(
+        self,
+        *,
+        name: str | None = None,
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Callable[[_F], _F]: ...
+
+    def watch(
+        self,
+        function: _F | None = None,
+        *,
+        name: str | None = None,
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Decorate a function so that each call's parameters and result are submitted.
+
+        ``@online.watch`` or ``@online.watch(tags=["faq"])`` on ``async def answer(question)``
+        submits ``({"question": ...}, result)`` after each call that returns, and returns
+        the result unchanged: whatever happens to its evaluation, the caller never sees it.
+        A call that raises is not submitted (there is no answer to evaluate) and its
+        exception reaches the caller unchanged. Plain functions work too (in any thread).
+        Responses are named ``{name}-{n}`` (``name`` defaults to the function's name).
+
+        Args:
+            function: The function (when used without parentheses).
+            name: The responses' name prefix.
+            tags: Tags of every response.
+            metadata: Metadata of every response.
+        """
+        if function is None:
+            return functools.partial(self._wrap, name=name, tags=tags, metadata=metadata)
+        return self._wrap(function, name=name, tags=tags, metadata=metadata)
+
+    def _wrap(
+        self,
+        function: _F,
+        *,
+        name: str | None,
+        tags: Iterable[str],
+        metadata: Mapping[str, Any] | None,
+    ) -> _F:
+        if not callable(function):
+            raise TypeError(f"watch() decorates a function, got {type(function).__name__}")
+        prefix = name or getattr(function, "__name__", None) or "watched"
+        tags = tuple(tags)
+        signature = inspect.signature(function)
+        submit = self._submit
+
+        positional = [
+            p.name
+            for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        simple = all(
+            p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            for p in signature.parameters.values()
+        )
+
+        def inputs_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+            if simple and len(args) <= len(positional):  # the common case, without bind()
+                bound = dict(zip(positional, args, strict=False))
+                bound.update(kwargs)
+            else:
+                bound = dict(signature.bind(*args, **kwargs).arguments)
+            bound.pop("self", None)
+            return bound
+
+        if is_async_callable(function):
+
+            @functools.wraps(function)
+            async def watched(*args: Any, **kwargs: Any) -> Any:
+                started = perf_counter()
+                result = await function(*args, **kwargs)
+                duration = perf_counter() - started
+                try:
+                    inputs = inputs_of(args, kwargs)
+                except Exception:
+                    inputs = {"args": args, "kwargs": kwargs}
+                submit(inputs, result, None, prefix, tags, metadata, duration)
+                return result
+
+            return cast("_F", watched)
+
+        @functools.wraps(function)
+        def watched_sync(*args: Any, **kwargs: Any) -> Any:
+            started = perf_counter()
+            result = function(*args, **kwargs)
+            duration = perf_counter() - started
+            try:
+                inputs = inputs_of(args, kwargs)
+            except Exception:
+                inputs = {"args": args, "kwargs": kwargs}
+            submit(inputs, result, None, prefix, tags, metadata, duration)
+            return result
+
+        return cast("_F", watched_sync)
+
+    # --- evaluating ------------------------------------------------------------------------
+
+    async def _run_pool(self, *, task_status: TaskStatus[None]) -> None:
+        """The workers, shielded: a cancelled lifespan still drains within the deadline."""
+        try:
+            with anyio.CancelScope(shield=True) as scope:
+                self._pool_scope = scope
+                async with anyio.create_task_group() as group:
+                    for _ in range(self.concurrency):
+                        group.start_soon(self._worker)
+                    task_status.started()
+        finally:
+            self._pool_done.set()
+
+    async def _worker(self) -> None:
+        receive = self._receive
+        while True:
+            try:
+                job = await receive.receive()
+            except anyio.EndOfStream:
+                return
+            self._in_flight += 1
+            settled = False
+            try:
+                await self._evaluate(job)
+                settled = True
+            finally:
+                self._in_flight -= 1
+                if not settled:  # cancelled at the drain deadline
+                    self._unfinished += 1
+                if not self._in_flight and not receive.statistics().current_buffer_used:
+                    self._idle.set()
+
+    async def _evaluate(self, job: _Job) -> None:
+        try:
+            sample = EvaluationSample(
+                job.name or f"{job.prefix or self.name}-{job.seq}",
+                _parameters(job.inputs),
+                tags=job.tags,
+                metadata=job.metadata,
+            )
+        except Exception as exc:
+            self._invalid += 1
+            self._log_once("sample", f"a response could not become a sample: {exc}")
+            return
+        rows = [await self._apply(self.strategies[i], sample, job) for i in job.selected]
+        if self.sinks:
+            with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
+                await self._deliver(rows, job)
+        else:
+            await self._deliver(rows, job)  # never suspends without sinks
+
+    async def _apply(
+        self, strategy: PreparedStrategy, sample: EvaluationSample, job: _Job
+    ) -> EvaluationRow:
+        started = perf_counter()
+        try:
+            if self.timeout is None:
+                result = await apply_strategy(strategy.evaluate, strategy.name, sample, job.output)
+            else:
+                with anyio.move_on_after(self.timeout):
+                    result = await apply_strategy(
+                        strategy.evaluate, strategy.name, sample, job.output
+                    )
+                    return self._row_of(strategy, sample, job, result, started)
+                raise _StrategyTimeout(
+                    f"the strategy did not finish within {self.timeout:g} s (online timeout)"
+                )
+        except Exception as exc:
+            if isinstance(exc, _StrategyTimeout):
+                error = ErrorInfo("TimeoutError", str(exc))
+            else:
+                error = ErrorInfo.from_exception(exc, with_traceback=self.tracebacks)
+            return EvaluationRow.from_error(
+                sample,
+                strategy.name,
+                job.output,
+                error,
+                duration=job.duration,
+                strategy_duration=perf_counter() - started,
+                index=job.seq,
+                position=strategy.position,
+                metadata=retries_of(exc),
+                timestamp=job.timestamp,
+            )
+        return self._row_of(strategy, sample, job, result, started)
+
+    def _row_of(
+        self,
+        strategy: PreparedStrategy,
+        sample: EvaluationSample,
+        job: _Job,
+        result: Any,
+        started: float,
+    ) -> EvaluationRow:
+        return EvaluationRow.from_result(
+            sample,
+            strategy.name,
+            job.output,
+            result,
+            duration=job.duration,
+            strategy_duration=perf_counter() - started,
+            index=job.seq,
+            position=strategy.position,
+            timestamp=job.timestamp,
+        )
+
+    async def _deliver(self, rows: list[EvaluationRow], job: _Job) -> None:
+        if self._redactor:
+            rows = [self._redactor.row(row) for row in rows]
+        self._window.add(rows, self._clock())
+        self._rows += len(rows)
+        self._errors += sum(row.outcome is Outcome.ERROR for row in rows)
+        if self.sinks:
+            async with self._sink_lock:
+                for row in rows:
+                    await self._sink_group.send(row)
+            self._log_sink_failures()
+        if job.span is not None and self._telemetry is not None:
+            try:
+                self._telemetry.emit(job.span, rows, rows[0].name)
+            except Exception as exc:
+                self._log_once("otel", f"OpenTelemetry failed ({type(exc).__name__}: {exc})")
+        self._evaluated += 1
+
+    async def _flush_periodically(self, interval: float, *, task_status: TaskStatus[None]) -> None:
+        with anyio.CancelScope() as scope:
+            self._flusher = scope
+            task_status.started()
+            while True:
+                await anyio.sleep(interval)
+                async with self._sink_lock:
+                    await self._sink_group.flush()
+                self._log_sink_failures()
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def statistics(self) -> OnlineStatistics:
+        """A snapshot of the accounts (see :class:`OnlineStatistics`); never waits."""
+        with self._lock:
+            refused = self._refused
+        receive = getattr(self, "_receive", None)
+        depth = 0
+        if receive is not None and self._state != "closed":
+            depth = receive.statistics().current_buffer_used
+        return OnlineStatistics(
+            submitted=self._submitted + refused,
+            sampled_out=self._sampled_out,
+            dropped=self._dropped() + refused,
+            evaluated=self._evaluated,
+            errors=self._errors,
+            queue_depth=depth,
+            in_flight=self._in_flight,
+            rows=self._rows,
+            strategies_sampled_out=self._strategies_out,
+            queue_full=self._queue_full,
+            unfinished=self._unfinished,
+            not_running=self._not_running + refused,
+            invalid=self._invalid,
+            queue_size=self.queue_size,
+            concurrency=self.concurrency,
+        )
+
+    async def join(self) -> None:
+        """Wait until every response queued so far has been evaluated or dropped.
+
+        Responses submitted from other threads count once the loop has received them.
+        """
+        while self._state != "new" and not self._idle.is_set():
+            await self._idle.wait()
+
+    async def average_score(
+        self,
+        *,
+        since: Since | None = None,
+        tag: str | None = None,
+        strategy: str | None = None,
+    ) -> float:
+        """The score (100 × passed rows / rows) of the responses since ``since``.
+
+        Args:
+            since: Unix time, a ``datetime`` or a ``timedelta`` ago (``timedelta(hours=1)``);
+                ``None`` counts every row the window keeps.
+            tag: Only the rows of responses with this tag.
+            strategy: Only the rows of this strategy.
+        """
+        return (await self.window(since=since, tag=tag, strategy=strategy)).score
+
+    async def window(
+        self,
+        *,
+        since: Since | None = None,
+        until: Since | None = None,
+        tag: str | None = None,
+        strategy: str | None = None,
+    ) -> WindowScore:
+        """The counts and scores of the rows of responses from ``since`` to ``until`` (now)."""
+        start, end = self._range(since, until)
+        return self._window.score(start, end, tag=tag, strategy=strategy)
+
+    async def by_strategy(
+        self, *, since: Since | None = None, tag: str | None = None
+    ) -> Mapping[str, WindowScore]:
+        """One :class:`WindowScore` per strategy since ``since`` (of one tag if given)."""
+        start, end = self._range(since, None)
+        return self._window.by(start, end, field="strategy", tag=tag)
+
+    async def by_tag(self, *, since: Since | None = None) -> Mapping[str, WindowScore]:
+        """One :class:`WindowScore` per tag since ``since``, every strategy's rows together."""
+        start, end = self._range(since, None)
+        return self._window.by(start, end, field="tag")
+
+    def _range(self, since: Since | None, until: Since | None) -> tuple[float, float]:
+        now = self._clock()
+        start = -float("inf") if since is None else as_timestamp(since, now)
+        end = now if until is None else as_timestamp(until, now)
+        if start == -float("inf"):
+            start = now - self._window.retention
+        return start, end
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _dropped(self) -> int:
+        return self._queue_full + self._unfinished + self._not_running + self._invalid
+
+    def _dropped_summary(self) -> str:
+        with self._lock:
+            refused = self._refused
+        return (
+            f"online evaluation dropped {self._dropped() + refused} response(s): "
+            f"{self._queue_full} with the queue full, {self._unfinished} unfinished at "
+            f"shutdown, {self._not_running + refused} submitted while not running, "
+            f"{self._invalid} invalid"
+        )
+
+    def _log_once(self, key: str, message: str) -> None:
+        if key not in self._logged:
+            self._logged.add(key)
+            logger.warning("aeval.online %r: %s (logged once)", self.name, message)
+
+    def _log_sink_failures(self) -> None:
+        warnings = self._sink_group.warnings
+        while self._sink_warnings < len(warnings):
+            logger.warning("aeval.online %r: %s", self.name, warnings[self._sink_warnings])
+            self._sink_warnings += 1
+
+
+def _check_count(value: object, name: str, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _threadsafe_caller() -> Callable[..., object] | None:
+    """A non-blocking way for other threads to run a function on the current event loop."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is not None:
+        try:
+            return cast("Callable[..., object]", asyncio.get_running_loop().call_soon_threadsafe)
+        except RuntimeError:
+            pass
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            return cast("Callable[..., object]", trio.lowlevel.current_trio_token().run_sync_soon)
+        except RuntimeError:
+            pass
+    return None  # pragma: no cover - anyio runs on asyncio or trio
+
+
+def _telemetry(otel: bool | None) -> Any:
+    """The OpenTelemetry reporter, or ``None``; imports OpenTelemetry only when installed."""
+    if otel is False:
+        return None
+    try:
+        from ._otel import Telemetry
+    except ImportError as exc:
+        if otel:
+            raise MissingExtraError(
+                "OnlineEvaluator(otel=True) needs OpenTelemetry: pip install 'aeval[otel]'"
+            ) from exc
+        return None
+    return Telemetry()

@@ -1,0 +1,65 @@
+"""What an online evaluator has done with the responses it was given."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["OnlineStatistics"]
+
+
+@dataclass(frozen=True, slots=True)
+class OnlineStatistics:
+    """A snapshot of an :class:`~aeval.online.OnlineEvaluator`'s accounts.
+
+    Responses are counted once each: every submitted response is exactly one of
+    *sampled out*, *dropped*, *evaluated* or still *pending* (queued or in flight), so once
+    the evaluator is idle (or closed)::
+
+        submitted == evaluated + sampled_out + dropped
+
+    Rows and strategies are counted apart: a response evaluated by two of its three
+    strategies yields two rows, and one strategy sampled out.
+
+    Attributes:
+        submitted: Responses given to ``submit`` (or through ``watch``).
+        sampled_out: Responses for which no strategy was drawn: nothing to evaluate.
+        dropped: Responses drawn for evaluation that were not evaluated: the sum of
+            ``queue_full``, ``unfinished``, ``not_running`` and ``invalid``.
+        evaluated: Responses whose drawn strategies all ran; their rows were delivered.
+        errors: Rows whose strategy raised or timed out (an evaluated response can hold
+            several).
+        queue_depth: Responses waiting in the queue now.
+        in_flight: Responses being evaluated now.
+        rows: Rows delivered (to the window, the sinks and OpenTelemetry).
+        strategies_sampled_out: (response, strategy) pairs not run because of their sample
+            rate, sampled-out responses included.
+        queue_full: Responses dropped because the queue was full.
+        unfinished: Responses dropped at shutdown: still queued or in flight at the drain
+            deadline.
+        not_running: Responses submitted before the evaluator started or after it closed.
+        invalid: Responses that could not be evaluated at all: a rate function that raised,
+            a name, tags or metadata a sample cannot take.
+        queue_size: The most responses that may wait in the queue.
+        concurrency: The most responses evaluated at once.
+    """
+
+    submitted: int
+    sampled_out: int
+    dropped: int
+    evaluated: int
+    errors: int
+    queue_depth: int
+    in_flight: int
+    rows: int
+    strategies_sampled_out: int
+    queue_full: int
+    unfinished: int
+    not_running: int
+    invalid: int
+    queue_size: int
+    concurrency: int
+
+    @property
+    def pending(self) -> int:
+        """Responses accepted and not yet settled: queued or in flight."""
+        return self.queue_depth + self.in_flight

@@ -1,0 +1,190 @@
+"""The scores of live traffic over time: rows counted in time buckets, per strategy and tag."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TypeAlias
+
+from .._results import EvaluationRow, Outcome
+
+__all__ = ["Since", "Window", "WindowScore", "as_timestamp"]
+
+Since: TypeAlias = float | datetime | timedelta
+"""A moment: Unix time, a ``datetime`` (naive means local time), or a ``timedelta`` ago."""
+
+# Counter slots: rows, passed, failed, errors, unscored, skipped, scored rows, sum of scores.
+_ROWS, _PASSED, _FAILED, _ERRORS, _UNSCORED, _SKIPPED, _SCORED, _SUM = range(8)
+_SLOT = {
+    Outcome.PASSED: _PASSED,
+    Outcome.FAILED: _FAILED,
+    Outcome.ERROR: _ERRORS,
+    Outcome.UNSCORED: _UNSCORED,
+    Outcome.SKIPPED: _SKIPPED,
+}
+_Key: TypeAlias = tuple[str | None, str | None]  # (strategy, tag); tag None counts every row
+
+
+def as_timestamp(moment: Since, now: float) -> float:
+    """``moment`` as Unix time (a ``timedelta`` counts back from ``now``)."""
+    if isinstance(moment, timedelta):
+        return now - moment.total_seconds()
+    if isinstance(moment, datetime):
+        return moment.timestamp()
+    if isinstance(moment, bool) or not isinstance(moment, int | float) or math.isnan(moment):
+        raise TypeError(
+            f"since must be Unix time, a datetime or a timedelta, got {type(moment).__name__}"
+        )
+    return float(moment)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowScore:
+    """The rows of live traffic in a time window (see ``OnlineEvaluator.window``).
+
+    As in a report, every row is one (response, strategy) and error, unscored and skipped
+    rows count as not passed.
+
+    Attributes:
+        since: The start of what was counted (Unix time): the moment asked for, rounded down
+            to the window's resolution, and never before the oldest row still kept.
+        until: The end of what was counted (Unix time).
+        rows: Rows counted.
+        passed: Rows that passed.
+        failed: Rows that failed.
+        errors: Rows whose strategy raised or timed out.
+        unscored: Rows without a verdict (an unparseable judge reply).
+        skipped: Rows of a gated strategy whose gate did not open.
+        mean_score: The mean 0-1 score of the passed and failed rows; ``None`` without any.
+    """
+
+    since: float
+    until: float
+    rows: int
+    passed: int
+    failed: int
+    errors: int
+    unscored: int
+    skipped: int
+    mean_score: float | None
+
+    @property
+    def score(self) -> float:
+        """100 × passed rows / rows, as a report's score; 0.0 without rows."""
+        return 100.0 * self.passed / self.rows if self.rows else 0.0
+
+
+class Window:
+    """Counts rows by the time of their response, in buckets of ``resolution`` seconds.
+
+    Memory is bounded by time, not traffic: buckets older than ``retention`` seconds are
+    forgotten. Each row costs one counter update per strategy and tag, O(1).
+    """
+
+    def __init__(self, *, resolution: float, retention: float) -> None:
+        if not resolution > 0:
+            raise ValueError(f"resolution must be a positive number of seconds: {resolution!r}")
+        if not retention >= resolution:
+            raise ValueError(
+                f"retention ({retention!r} s) must be at least the resolution ({resolution!r} s)"
+            )
+        self.resolution = float(resolution)
+        self.retention = float(retention)
+        self._buckets: dict[int, dict[_Key, list[float]]] = {}
+        self._oldest = 0
+
+    def add(self, rows: Iterable[EvaluationRow], now: float) -> None:
+        """Count ``rows`` (each by its ``timestamp``, else ``now``)."""
+        resolution = self.resolution
+        for row in rows:
+            moment = row.timestamp if row.timestamp is not None else now
+            index = int(moment // resolution)
+            bucket = self._buckets.get(index)
+            if bucket is None:
+                if index < self._oldest:
+                    continue
+                bucket = self._buckets[index] = {}
+                self._forget(now)
+            slot = _SLOT[row.outcome]
+            score = row.score if slot in (_PASSED, _FAILED) else None
+            strategy = row.strategy
+            keys: list[_Key] = [(strategy, None)]
+            if row.sample.tags:
+                keys += [(strategy, tag) for tag in row.sample.tags]
+            for key in keys:
+                counter = bucket.get(key)
+                if counter is None:
+                    counter = bucket[key] = [0.0] * 8
+                counter[_ROWS] += 1
+                counter[slot] += 1
+                if score is not None:
+                    counter[_SCORED] += 1
+                    counter[_SUM] += score
+
+    def _forget(self, now: float) -> None:
+        oldest = int((now - self.retention) // self.resolution)
+        if oldest > self._oldest:
+            self._oldest = oldest
+            for index in [i for i in self._buckets if i < oldest]:
+                del self._buckets[index]
+
+    def score(
+        self,
+        since: float,
+        until: float,
+        *,
+        tag: str | None = None,
+        strategy: str | None = None,
+    ) -> WindowScore:
+        """The rows of responses from ``since`` to ``until``, of one tag and strategy if given."""
+        totals = [0.0] * 8
+        first, last = int(since // self.resolution), int(until // self.resolution)
+        first = max(first, self._oldest)
+        for index, bucket in self._buckets.items():
+            if first <= index <= last:
+                for (name, row_tag), counter in bucket.items():
+                    if row_tag == tag and (strategy is None or name == strategy):
+                        for slot in range(8):
+                            totals[slot] += counter[slot]
+        return _freeze(totals, first * self.resolution, until)
+
+    def keys(self, since: float, until: float) -> tuple[set[str], set[str]]:
+        """The strategies and the tags seen from ``since`` to ``until``."""
+        strategies: set[str] = set()
+        tags: set[str] = set()
+        first = max(int(since // self.resolution), self._oldest)
+        last = int(until // self.resolution)
+        for index, bucket in self._buckets.items():
+            if first <= index <= last:
+                for name, tag in bucket:
+                    if name is not None:
+                        strategies.add(name)
+                    if tag is not None:
+                        tags.add(tag)
+        return strategies, tags
+
+    def by(
+        self, since: float, until: float, *, field: str, tag: str | None = None
+    ) -> Mapping[str, WindowScore]:
+        """One :class:`WindowScore` per strategy (``field="strategy"``) or per tag."""
+        strategies, tags = self.keys(since, until)
+        if field == "strategy":
+            return {s: self.score(since, until, strategy=s, tag=tag) for s in sorted(strategies)}
+        return {t: self.score(since, until, tag=t) for t in sorted(tags)}
+
+
+def _freeze(totals: list[float], since: float, until: float) -> WindowScore:
+    scored = int(totals[_SCORED])
+    return WindowScore(
+        since=since,
+        until=until,
+        rows=int(totals[_ROWS]),
+        passed=int(totals[_PASSED]),
+        failed=int(totals[_FAILED]),
+        errors=int(totals[_ERRORS]),
+        unscored=int(totals[_UNSCORED]),
+        skipped=int(totals[_SKIPPED]),
+        mean_score=totals[_SUM] / scored if scored else None,
+    )
