@@ -14,7 +14,9 @@ MESSAGES = [ChatMessage("system", "be fair"), ChatMessage("user", "Is Paris righ
 REPLY = ChatResponse("true", TokenUsage(12, 1), "judge-1", retries=2)
 
 
-def key(model: str = "judge", messages: list[ChatMessage] = MESSAGES, json_mode: bool = False):
+def key(
+    model: str = "judge", messages: list[ChatMessage] = MESSAGES, json_mode: bool = False
+) -> str:
     return JudgeCache.key(model, messages, json_mode=json_mode)
 
 
