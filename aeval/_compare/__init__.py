@@ -1,0 +1,28 @@
+"""Comparing two runs: alignment, the paired statistics, the verdict, its renderings."""
+
+from __future__ import annotations
+
+from ._align import PairKey
+from ._assertions import ComparisonAssert
+from ._comparison import ChangedPair, Comparison, Verdict
+from ._gates import Gate
+from ._render import FORMATS, format_for_path, render
+from ._sides import LoadedSide, RunSource, Side, compare, compare_loaded, load_side
+
+__all__ = [
+    "FORMATS",
+    "ChangedPair",
+    "Comparison",
+    "ComparisonAssert",
+    "Gate",
+    "LoadedSide",
+    "PairKey",
+    "RunSource",
+    "Side",
+    "Verdict",
+    "compare",
+    "compare_loaded",
+    "format_for_path",
+    "load_side",
+    "render",
+]
