@@ -73,7 +73,9 @@ def fails(call: Any) -> str:
 
 def test_assert_that_none_and_wrong_type() -> None:
     assert fails(lambda: assert_that(None)) == "Expected report to not be null"
-    with pytest.raises(TypeError, match="assert_that\\(\\) takes an EvaluationReport, got list"):
+    with pytest.raises(
+        TypeError, match="assert_that\\(\\) takes an EvaluationReport or a Comparison, got list"
+    ):
         assert_that([])  # type: ignore[arg-type]
 
 
