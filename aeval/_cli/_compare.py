@@ -2,16 +2,14 @@
 
 A side is a file (a run's ``rows.jsonl`` or ``report.json``) when that file exists; anything
 else is a stored run's ref (a run id, ``latest``, ``latest~1``, ``NAME@latest``) read from the
-run store: ``--store PATH``, else ``$AEVAL_STORE``, else ``.aeval/runs.sqlite``.
+run store: ``--store PATH``, else ``$AEVAL_STORE``, else ``.aeval/runs.sqlite``
+(``aeval._compare._refs``).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,35 +17,30 @@ import anyio
 from rich.console import Console
 
 from .._compare import (
+    DEFAULT_STORE,
+    STORE_ENV,
     Comparison,
     Gate,
     LoadedSide,
-    RunSource,
     compare_loaded,
     format_for_path,
+    load_ref,
     load_side,
     render,
+    store_path,
 )
-from .._exceptions import AevalError, ComparisonError
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
 
 __all__ = [
-    "DEFAULT_STORE",
-    "STORE_ENV",
     "add_compare_command",
     "add_gate_options",
     "compare_run",
     "gate_from",
     "gate_line",
-    "load_ref",
     "run_compare",
-    "store_path",
 ]
 
-DEFAULT_STORE = Path(".aeval", "runs.sqlite")
-STORE_ENV = "AEVAL_STORE"
-_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 _OUTPUT_FORMATS = ("terminal", "text", "markdown", "json", "html", "junit")
 
 
@@ -143,66 +136,6 @@ def gate_from(args: argparse.Namespace) -> Gate:
         margin=float(args.margin),
         non_inferiority=args.require_non_inferiority,
     )
-
-
-def store_path(explicit: str | os.PathLike[str] | None) -> Path:
-    """``--store``, else ``$AEVAL_STORE``, else ``.aeval/runs.sqlite``."""
-    if explicit:
-        return Path(explicit)
-    from_env = os.environ.get(STORE_ENV, "").strip()
-    return Path(from_env) if from_env else DEFAULT_STORE
-
-
-@asynccontextmanager
-async def _opened_store(path: Path, role: str, ref: str) -> AsyncIterator[RunSource]:
-    if not await anyio.Path(path).is_file():
-        raise ComparisonError(
-            f"the {role} {ref!r} is not a file, and there is no run store at {path} to look it "
-            f"up in: give the path of a run's rows.jsonl or report.json, or point --store "
-            f"(or ${STORE_ENV}) at the store that aeval run records into",
-            side=role,
-        )
-    try:
-        from .._store import RunStore  # type: ignore[import-not-found, unused-ignore]
-    except ImportError as exc:
-        raise ComparisonError(
-            f"the {role} {ref!r} is not a file, and this aeval has no run store to look "
-            "stored runs up in: give the path of a run's rows.jsonl or report.json",
-            side=role,
-        ) from exc
-    store: Any = RunStore(path)
-    if hasattr(store, "__aenter__"):
-        async with store as opened:
-            yield opened
-        return
-    try:
-        yield store
-    finally:
-        close = getattr(store, "aclose", None) or getattr(store, "close", None)
-        if close is not None:
-            result = close()
-            if hasattr(result, "__await__"):
-                await result
-
-
-async def load_ref(ref: str, *, role: str, store: Path) -> LoadedSide:
-    """Read a side given on the command line: a file when it exists, else a stored run.
-
-    Raises:
-        ComparisonError: Neither a file nor a stored run (or unreadable, or not whole).
-    """
-    if ref.lower().endswith(_FILE_SUFFIXES) or await anyio.Path(ref).is_file():
-        return await load_side(ref, role=role)
-    async with _opened_store(store, role, ref) as source:
-        label = f"run {ref}"
-        resolve = getattr(source, "resolve", None)
-        if resolve is not None:
-            try:
-                run_id = str(await resolve(ref))
-            except (AevalError, LookupError, ValueError, OSError):
-                run_id = ref
-            label = f"run {run_id}" if run_id == ref else f"run {run_id} ({ref})"
-        return await load_side(ref, role=role, store=source, label=label)
 
 
 def gate_line(gate: Gate, comparison: Comparison) -> tuple[str, bool]:

@@ -19,20 +19,13 @@ from typing import Any
 import anyio
 from rich.console import Console
 
+from .._compare import load_ref, store_path
 from .._exceptions import ComparisonError, FormatError, SampleLoadError
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
 from .._sinks import read_run
 from ._build import build_strategies, import_object
-from ._compare import (
-    add_compare_command,
-    add_gate_options,
-    compare_run,
-    gate_from,
-    load_ref,
-    run_compare,
-    store_path,
-)
+from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
 from ._config import ConfigError, RunConfig, load_config
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from ._run import execute

@@ -6,11 +6,14 @@ from ._align import PairKey
 from ._assertions import ComparisonAssert
 from ._comparison import ChangedPair, Comparison, Verdict
 from ._gates import Gate
+from ._refs import DEFAULT_STORE, STORE_ENV, load_ref, store_path
 from ._render import FORMATS, format_for_path, render
 from ._sides import LoadedSide, RunSource, Side, compare, compare_loaded, load_side
 
 __all__ = [
+    "DEFAULT_STORE",
     "FORMATS",
+    "STORE_ENV",
     "ChangedPair",
     "Comparison",
     "ComparisonAssert",
@@ -23,6 +26,8 @@ __all__ = [
     "compare",
     "compare_loaded",
     "format_for_path",
+    "load_ref",
     "load_side",
     "render",
+    "store_path",
 ]
