@@ -5,7 +5,7 @@ from __future__ import annotations
 from ._align import PairKey
 from ._assertions import ComparisonAssert
 from ._comparison import ChangedPair, Comparison, Verdict
-from ._gates import Gate
+from ._gates import Gate, regression_message
 from ._refs import DEFAULT_STORE, STORE_ENV, load_ref, store_path
 from ._render import FORMATS, format_for_path, render
 from ._sides import LoadedSide, RunSource, Side, compare, compare_loaded, load_side
@@ -28,6 +28,7 @@ __all__ = [
     "format_for_path",
     "load_ref",
     "load_side",
+    "regression_message",
     "render",
     "store_path",
 ]

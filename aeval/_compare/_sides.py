@@ -48,6 +48,16 @@ class LoadedSide:
     rows: SideRows
     partial: str | None
 
+    @classmethod
+    def of(cls, report: EvaluationReport, *, role: str, label: str) -> LoadedSide:
+        """A report in hand as a side (no I/O).
+
+        Raises:
+            ComparisonError: The report holds only some of its rows, or two samples share a
+                name.
+        """
+        return cls(side_rows(report, role=role, label=label), partial_note(report))
+
 
 async def compare(
     baseline: Side,
@@ -114,8 +124,7 @@ async def load_side(
         ComparisonError: The side cannot be read, or holds only some of its rows.
     """
     if isinstance(side, EvaluationReport):
-        name = label or f"{role} report"
-        return LoadedSide(side_rows(side, role=role, label=name), partial_note(side))
+        return LoadedSide.of(side, role=role, label=label or f"{role} report")
     if not isinstance(side, str | PathLike):
         raise TypeError(
             f"the {role} must be an EvaluationReport, a path to a rows.jsonl or report.json, "
@@ -130,7 +139,7 @@ async def load_side(
         name = label or f"run {text}"
     else:
         raise ComparisonError(_missing(role, text, store), side=role)
-    return LoadedSide(side_rows(report, role=role, label=name), partial_note(report))
+    return LoadedSide.of(report, role=role, label=name)
 
 
 def _missing(role: str, text: str, store: RunSource | None) -> str:
