@@ -76,7 +76,7 @@ def test_assert_that_none_and_wrong_type() -> None:
     with pytest.raises(
         TypeError, match="assert_that\\(\\) takes an EvaluationReport or a Comparison, got list"
     ):
-        assert_that([])  # type: ignore[arg-type]
+        assert_that([])  # type: ignore[call-overload]
 
 
 def test_chaining_returns_the_same_object(half: EvaluationReport) -> None:
