@@ -5,9 +5,18 @@ from __future__ import annotations
 from ._aggregator import Aggregator
 from ._assertions import ReportAssert, assert_that
 from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
+from ._compare import (
+    ChangedPair,
+    Comparison,
+    ComparisonAssert,
+    PairKey,
+    RunSource,
+    compare,
+)
 from ._exceptions import (
     AbandonedCallsError,
     AevalError,
+    ComparisonError,
     ConfigError,
     EvaluationSetupError,
     FormatError,
@@ -57,6 +66,10 @@ __all__ = [
     "AevalError",
     "Aggregator",
     "CacheStatistics",
+    "ChangedPair",
+    "Comparison",
+    "ComparisonAssert",
+    "ComparisonError",
     "ConfigError",
     "DownloadLimits",
     "ErrorInfo",
@@ -87,11 +100,13 @@ __all__ = [
     "ModelUsage",
     "NoLoaderError",
     "Outcome",
+    "PairKey",
     "Parameters",
     "RepeatStatistics",
     "ReportAssert",
     "RowStream",
     "RunInfo",
+    "RunSource",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "SampleLoader",
@@ -103,6 +118,7 @@ __all__ = [
     "StrategyStatistics",
     "TagStatistics",
     "assert_that",
+    "compare",
     "evaluate_sync",
     "read_rows",
     "read_run",

@@ -8,33 +8,53 @@ not pass: failed, unscored and error rows alike.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, overload
 
 from ._display import display_value
 from ._numbers import format_percent, truncate
 from ._report import EvaluationReport, TagStatistics
 from ._results import EvaluationRow
 
+if TYPE_CHECKING:
+    from ._compare import Comparison, ComparisonAssert
+
 __all__ = ["ReportAssert", "assert_that"]
 
 _SCORE_TOLERANCE = 0.01
 
 
-def assert_that(report: EvaluationReport | None) -> ReportAssert:
-    """Start a chain of assertions on ``report``.
+@overload
+def assert_that(report: EvaluationReport | None) -> ReportAssert: ...
+
+
+@overload
+def assert_that(report: Comparison) -> ComparisonAssert: ...
+
+
+def assert_that(report: EvaluationReport | Comparison | None) -> ReportAssert | ComparisonAssert:
+    """Start a chain of assertions on a report, or on a comparison of two runs.
 
     Example::
 
         assert_that(report).has_score_greater_than(70).has_at_most_failed_evaluations(2)
+        assert_that(comparison).has_no_significant_regression(margin=2)
 
     Raises:
         AssertionError: ``report`` is ``None``.
-        TypeError: ``report`` is not an :class:`~aeval.EvaluationReport`.
+        TypeError: ``report`` is neither an :class:`~aeval.EvaluationReport` nor an
+            :class:`~aeval.Comparison`.
     """
     if report is None:
         raise AssertionError("Expected report to not be null")
-    if not isinstance(report, EvaluationReport):
-        raise TypeError(f"assert_that() takes an EvaluationReport, got {type(report).__name__}")
-    return ReportAssert(report)
+    if isinstance(report, EvaluationReport):
+        return ReportAssert(report)
+    from ._compare import Comparison, ComparisonAssert
+
+    if isinstance(report, Comparison):
+        return ComparisonAssert(report)
+    raise TypeError(
+        f"assert_that() takes an EvaluationReport or a Comparison, got {type(report).__name__}"
+    )
 
 
 class ReportAssert:

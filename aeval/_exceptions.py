@@ -12,6 +12,7 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── AbandonedCallsError(RuntimeError)     too many timed-out sync calls still running
      ├── MissingExtraError(ImportError)        an optional extra (aeval[local]) is not installed
      ├── ConfigError(ValueError)               the aeval command's configuration cannot be used
+     ├── ComparisonError(ValueError)           two runs cannot be compared (a side, or the pairs)
      ├── HttpTargetError                       an HTTP function under test (aeval run) failed
      │    ├── HttpStatusError                  it answered with a status outside 2xx
      │    ├── HttpResponseError(ValueError)    its response holds no answer at the path
@@ -36,6 +37,7 @@ from os import PathLike
 __all__ = [
     "AbandonedCallsError",
     "AevalError",
+    "ComparisonError",
     "ConfigError",
     "EvaluationSetupError",
     "FormatError",
@@ -164,6 +166,21 @@ class ConfigError(AevalError, ValueError):
         """One problem at ``key`` (a rendered key such as ``strategies[1].threshold``)."""
         where = str(source) if line is None else f"{source}:{line}"
         return cls(str(source), [f"{where}: {key}: {message}"])
+
+
+class ComparisonError(AevalError, ValueError):
+    """Two runs cannot be compared: a side cannot be read, does not hold every row, has two
+    different samples under one name, or the sides share no (sample, strategy) pair.
+
+    The message names the side (baseline or candidate), the file or run, and what to change.
+
+    Attributes:
+        side: ``"baseline"`` or ``"candidate"`` when one side is at fault, else ``None``.
+    """
+
+    def __init__(self, message: str, *, side: str | None = None) -> None:
+        super().__init__(message)
+        self.side = side
 
 
 class HttpTargetError(AevalError):

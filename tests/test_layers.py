@@ -12,16 +12,18 @@ Bottom to top (a module imports only from its own layer or below):
    ``_assertions``
 6. strategies: ``aeval.strategies``
 7. formatters: ``aeval.formatters``
-8. online evaluation: ``aeval.online`` (the evaluator a live service runs)
-9. the testing kit: ``aeval.testing``
-10. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
+8. history: ``aeval._store`` (the run store), ``aeval._compare`` (comparing two runs)
+9. online evaluation: ``aeval.online`` (the evaluator a live service runs)
+10. the testing kit: ``aeval.testing``
+11. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
    ``aeval.pytest_plugin``, ``aeval.__main__``
 
 Imports under ``if TYPE_CHECKING:`` are types only and do not count. An import inside a
 function (loaded when it runs) may reach up only through the documented facades: the report
 renders and saves itself through the formatters (``report.format``, ``report.save``) and
 prints itself through the summary; the sample model loads through its loaders; the
-similarity strategy builds its default local embedder. Besides:
+similarity strategy builds its default local embedder; ``assert_that`` hands a comparison to
+its assertions. Besides:
 
 - strategies never import httpx, the formatters, the Scorer or the command line;
 - nothing but the edges imports the command line or the pytest plugin;
@@ -64,6 +66,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("aeval.strategies",),
     ("aeval.formatters",),
+    ("aeval._store", "aeval._compare"),
     ("aeval.online",),
     ("aeval.testing",),
     ("aeval", "aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin", "aeval.__main__"),
@@ -75,6 +78,7 @@ FACADES = {
     ("aeval._report", "aeval._aggregator"),
     ("aeval._samples._model", "aeval._samples._loaders"),
     ("aeval.strategies.similarity", "aeval.models.local"),
+    ("aeval._assertions", "aeval._compare"),
 }
 
 EDGES = ("aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin")

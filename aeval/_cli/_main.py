@@ -1,9 +1,9 @@
-"""The ``aeval`` command: ``run``, ``report`` and ``schema``.
+"""The ``aeval`` command: ``run``, ``report``, ``compare`` and ``schema``.
 
-Exit codes: 0 every threshold met, 1 a threshold missed, 2 a configuration or usage error
-(the message, on stderr, names the file and the key), 3 an error stopped the run (the report
-is partial), 130 interrupted by Ctrl-C (or a target raising ``KeyboardInterrupt``), 143
-stopped by SIGTERM.
+Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed, 2 a
+configuration or usage error (the message, on stderr, names the file and the key, or the side
+of a comparison), 3 an error stopped the run (the report is partial), 130 interrupted by Ctrl-C
+(or a target raising ``KeyboardInterrupt``), 143 stopped by SIGTERM.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from typing import Any
 import anyio
 from rich.console import Console
 
-from .._exceptions import FormatError, SampleLoadError
+from .._compare import load_ref, store_path
+from .._exceptions import ComparisonError, FormatError, SampleLoadError
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
 from .._sinks import read_run
 from ._build import build_strategies, import_object
+from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
 from ._config import ConfigError, RunConfig, load_config
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from ._run import execute
@@ -123,6 +125,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--quiet", action="store_true", help="no progress and no tables: the verdict only"
     )
+    run.add_argument(
+        "--baseline",
+        metavar="REF",
+        help="compare the run with a baseline at the end: a run's rows.jsonl or report.json, "
+        "or a stored run (run id, latest, latest~1, NAME@latest)",
+    )
+    add_gate_options(run)
 
     report = commands.add_parser(
         "report",
@@ -135,6 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout"
     )
+
+    add_compare_command(commands)
 
     commands.add_parser("schema", help="print the JSON Schema of the configuration file")
     return parser
@@ -195,6 +206,16 @@ def _run(args: argparse.Namespace) -> int:
         if not callable(function):
             raise config.error(("target",), f"{config.target!r} is not callable")
     built = build_strategies(config)
+    gate = gate_from(args)
+    baseline = None
+    if args.baseline is not None:
+        store = store_path(getattr(args, "store", None))
+        baseline = anyio.run(partial(load_ref, args.baseline, role="baseline", store=store))
+    elif gate.active:
+        return _error(
+            "--fail-on-regression and --require-non-inferiority compare the run with a "
+            "baseline: give it with --baseline REF (a rows.jsonl, a report.json or a stored run)"
+        )
     console = Console(highlight=False)
     progress = _progress(console, args.quiet, len(built.strategies))
     result = anyio.run(partial(execute, config, built, function, progress, keep=args.keep))
@@ -216,16 +237,33 @@ def _run(args: argparse.Namespace) -> int:
         label = "TERMINATED" if result.interrupted == "SIGTERM" else "INTERRUPTED"
     elif result.error is not None:
         label = "STOPPED"
+    regressed, baseline_line = False, None
+    if baseline is not None and label is not None:
+        baseline_line = "BASELINE NOT COMPARED: the run stopped before its last sample"
+    elif baseline is not None:
+        baseline_line, regressed = compare_run(
+            console,
+            baseline,
+            result.report,
+            rows=result.files[-1],
+            output_dir=config.output_dir,
+            formats=config.formats,
+            gate=gate,
+            confidence=args.confidence,
+            quiet=args.quiet,
+        )
     console.print(
         verdict(checks, stopped=label, report=result.report), highlight=False, soft_wrap=True
     )
+    if baseline_line is not None:
+        console.print(baseline_line, highlight=False, soft_wrap=True)
     if result.interrupted == "SIGTERM":
         return EXIT_TERMINATED
     if result.interrupted is not None:
         return EXIT_INTERRUPTED
     if result.error is not None:
         return EXIT_RUN_ERROR
-    return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED
+    return EXIT_OK if all(check.passed for check in checks) and not regressed else EXIT_FAILED
 
 
 async def _read_report(path: Path) -> EvaluationReport:
@@ -262,6 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "schema":
             sys.stdout.write(schema_text())
             return EXIT_OK
+        if args.command == "compare":
+            return run_compare(args)
         if args.command == "report":
             if not args.rows.is_file():
                 return _error(f"{args.rows}: no such file")
@@ -272,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             _error(problem)
         return EXIT_CONFIG
-    except (FormatError, SampleLoadError) as exc:
+    except (FormatError, SampleLoadError, ComparisonError) as exc:
         return _error(str(exc))
     except KeyboardInterrupt:
         sys.stderr.write("aeval: interrupted\n")

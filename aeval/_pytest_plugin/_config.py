@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from .._compare import store_path
 from .._exceptions import SampleFileNotFoundError
 from .._samples import EvaluationSample, Samples
 
@@ -79,6 +80,22 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="Fail the session when the suite's average evaluation score (0-100) is below PERCENT.",
     )
+    group.addoption(
+        "--aeval-baseline",
+        metavar="REF",
+        default=None,
+        help="Compare the suite's evaluations with a baseline run (a rows.jsonl or report.json, "
+        "or a stored run: run id, latest, latest~1, NAME@latest) and fail the session on a "
+        "significant regression, overall or on a tag.",
+    )
+    group.addoption(
+        "--aeval-margin",
+        metavar="PP",
+        type=float,
+        default=0.0,
+        help="Percentage points a significant regression must exceed to fail the session "
+        "(with --aeval-baseline; default 0).",
+    )
     parser.addini(
         "aeval_concurrency",
         "Default concurrency of the Scorers the aeval plugin creates (default 1).",
@@ -107,12 +124,19 @@ class Settings:
         report_dir: Where reports are written (absolute), or ``None``.
         min_score: The lowest acceptable suite score (0-100), or ``None``.
         concurrency: The default concurrency of the Scorers the plugin creates.
+        baseline: The run to compare the suite with (a file, made absolute, or a stored
+            run's ref), or ``None``.
+        margin: The points a significant regression must exceed to fail the session.
+        store: Where stored runs are looked up.
     """
 
     live: bool
     report_dir: Path | None
     min_score: float | None
     concurrency: int
+    baseline: str | None = None
+    margin: float = 0.0
+    store: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -138,7 +162,26 @@ class Settings:
             concurrency = 0
         if concurrency < 1:
             raise pytest.UsageError(f"aeval_concurrency must be an integer >= 1, got {raw!r}")
-        return cls(live, report_dir, min_score, concurrency)
+        margin = float(config.getoption("aeval_margin"))
+        if not 0.0 <= margin <= 100.0:
+            raise pytest.UsageError(
+                f"--aeval-margin is a number of percentage points from 0 to 100, got {margin:g}"
+            )
+        here = config.invocation_params.dir
+        baseline = config.getoption("aeval_baseline")
+        if baseline and (here / baseline).is_file():
+            baseline = str((here / baseline).resolve())
+        stored = config.getoption("aeval_store", None)
+        store = store_path(here / stored if isinstance(stored, str) else None)
+        return cls(
+            live,
+            report_dir,
+            min_score,
+            concurrency,
+            baseline=baseline or None,
+            margin=margin,
+            store=store if store.is_absolute() else here / store,
+        )
 
 
 def settings(config: pytest.Config) -> Settings:

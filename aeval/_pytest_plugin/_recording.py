@@ -13,10 +13,12 @@ import pytest
 from .._numbers import format_percent
 from .._report import EvaluationReport
 from .._scorer import FunctionUnderTest, SampleSource, Scorer
+from ._baseline import BaselineCheck
 from ._config import Settings, fail, scorer_options
 from ._suite import SuiteEntry, SuiteReport
 
 __all__ = [
+    "BASELINE_OUTPUT_KEY",
     "DEFAULT_FORMATS",
     "EvaluationRecorder",
     "EvaluationSession",
@@ -32,6 +34,7 @@ __all__ = [
 DEFAULT_FORMATS = ("markdown", "json")
 FALLBACK_REPORT_DIR = Path("target", "evaluation-reports")
 WORKER_OUTPUT_KEY = "aeval_entries"
+BASELINE_OUTPUT_KEY = "aeval_baseline_rows"
 
 _SHOWN_FAILURES = 10
 _STEM_LIMIT = 120
@@ -196,6 +199,10 @@ class EvaluationSession:
         self._from_workers = False
         self._written: list[Path] = []
         self._verdict: str | None = None
+        worker = hasattr(config, "workerinput")
+        self._baseline = (
+            BaselineCheck.collecting(settings) if worker else BaselineCheck.load(settings)
+        )
 
     @property
     def entries(self) -> list[SuiteEntry]:
@@ -211,6 +218,8 @@ class EvaluationSession:
             return
         outcome = item.stash.get(_OUTCOME_KEY, None)
         for record in records:
+            if self._baseline is not None:
+                self._baseline.add_report(item.nodeid, record.report)
             self._entries.append(
                 SuiteEntry.from_report(
                     item.nodeid, record.report, label=record.label, outcome=outcome
@@ -242,6 +251,15 @@ class EvaluationSession:
         """The entries as plain data, for an xdist worker's ``workeroutput``."""
         return [entry.to_dict() for entry in self._entries]
 
+    def baseline_output(self) -> dict[str, Any] | None:
+        """The rows gathered for ``--aeval-baseline``, for a worker's ``workeroutput``."""
+        return self._baseline.worker_output() if self._baseline is not None else None
+
+    def add_baseline_output(self, data: dict[str, Any] | None) -> None:
+        """Gather the rows a worker sent for ``--aeval-baseline`` (on the controller)."""
+        if data and self._baseline is not None:
+            self._baseline.add_worker_output(data)
+
     def add_worker_entries(self, data: Sequence[dict[str, Any]]) -> None:
         """Merge the entries a worker sent (on the xdist controller)."""
         self._from_workers = True
@@ -252,7 +270,11 @@ class EvaluationSession:
         return SuiteReport(self.entries)
 
     def finish(self, session: pytest.Session) -> None:
-        """Write the suite report and apply ``--aeval-min-score`` (controller only)."""
+        """Write the suite report, apply ``--aeval-min-score`` and compare with
+        ``--aeval-baseline`` (controller only)."""
+        regressed = self._baseline is not None and self._baseline.finish()
+        if regressed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         suite = self.suite()
         if self._settings.report_dir is not None:
             self._written = suite.write(self._settings.report_dir)
@@ -298,4 +320,6 @@ class EvaluationSession:
             lines.append(f"Suite report written to {self._written[0].parent}")
         if self._verdict is not None:
             lines.append(self._verdict)
+        if self._baseline is not None:
+            lines += self._baseline.lines
         return lines

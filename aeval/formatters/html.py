@@ -21,8 +21,6 @@ HTML forbids (controls, lone surrogates) are written as ``\\x..`` / ``\\u....`` 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -32,10 +30,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import orjson
 
 from .._display import display_value
-from .._jsonsafe import dumps, safe_text
+from .._jsonsafe import dumps
 from .._numbers import format_interval, format_number, format_percent
 from .._results import Outcome
 from ._base import check_options
+from ._escape import (
+    HTML_SUSPECT as _SUSPECT,
+    csp_hash as _hash,
+    html_forbidden,
+    valid_html as _valid,
+)
 from ._header import (
     failures_first,
     header_facts,
@@ -173,12 +177,8 @@ _SCRIPT = """
 """
 
 
-def _digest(source: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
-
-
 _POLICY = (
-    f"default-src 'none'; script-src '{_digest(_SCRIPT)}'; style-src '{_digest(_STYLE)}'; "
+    f"default-src 'none'; script-src '{_hash(_SCRIPT)}'; style-src '{_hash(_STYLE)}'; "
     "form-action 'none'; base-uri 'none'"
 )
 
@@ -193,34 +193,10 @@ _FILTERS = (
     ("passed", "Passed"),
 )
 
-_SUSPECT = re.compile("[^\t\n\x0c\r\x20-\x7e\xa0-\ud7ff\ue000-\ufdcf\ufdf0-\ufffd]")
-"""Characters HTML forbids (controls, noncharacters, surrogates), and every astral character:
-one class scans a long page several times faster than one listing the astral noncharacters."""
-
-
-def _forbidden(char: str) -> bool:
-    code = ord(char)
-    return code <= 0xFFFF or code & 0xFFFE == 0xFFFE
-
-
-def _escaped(match: re.Match[str]) -> str:
-    char = match.group()
-    if not _forbidden(char):
-        return char
-    code = ord(char)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
 
 def _json_escaped(match: re.Match[str]) -> str:
     char = match.group()
-    return json.dumps(char)[1:-1] if _forbidden(char) else char
-
-
-def _valid(page: str) -> str:
-    """``page`` with the characters HTML forbids (and lone surrogates) written as escapes."""
-    return _SUSPECT.sub(_escaped, safe_text(page))
+    return json.dumps(char)[1:-1] if html_forbidden(char) else char
 
 
 class HtmlFormatter:

@@ -45,7 +45,6 @@ Characters XML 1.0 cannot hold (most control characters, lone surrogates) are wr
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from datetime import UTC, datetime
@@ -56,6 +55,7 @@ from .._numbers import format_number
 from .._results import Outcome
 from .._summary import partial_note
 from ._base import check_options
+from ._escape import xml_message as _message, xml_text as _clean
 from ._header import partial_banner
 
 if TYPE_CHECKING:
@@ -65,17 +65,6 @@ if TYPE_CHECKING:
 __all__ = ["JunitFormatter"]
 
 _DEFAULTS: dict[str, Any] = {"suite_name": "aeval"}
-_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-_MESSAGE_LENGTH = 500
-
-
-def _clean(text: str) -> str:
-    return _INVALID.sub(lambda match: f"\\x{ord(match.group(0)):02x}", text)
-
-
-def _message(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= _MESSAGE_LENGTH else line[: _MESSAGE_LENGTH - 3] + "..."
 
 
 def _seconds(value: float) -> str:

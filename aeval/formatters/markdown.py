@@ -47,13 +47,13 @@ heading, a list or a quote, make a link or inject raw HTML. Values are shown Jav
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from .._display import display_value
 from .._numbers import describe_score, format_interval, format_percent
 from .._results import Outcome
 from ._base import check_options
+from ._escape import markdown_fenced as _fenced, markdown_inline as _inline
 from ._header import (
     failures_first,
     header_facts,
@@ -71,41 +71,8 @@ __all__ = ["MarkdownFormatter"]
 
 _DEFAULTS: dict[str, Any] = {"include_details": True}
 _FACTS_SHOWN_ELSEWHERE = frozenset({"Rows"})
-_PUNCTUATION = re.compile(r"([\\`*_\[\]#|~])")
-_LEADING_MARKER = re.compile(r"^([-+=])|^(\d+)([.)])")
-_BACKTICKS = re.compile(r"`+")
 
 Flaky: TypeAlias = "dict[tuple[str, str | None], FlakyCase]"
-
-
-def _inline(text: str, *, line_start: bool = False) -> str:
-    """``text`` as one line of literal Markdown, safe in a heading, a list item or a table cell.
-
-    Line breaks become spaces and the ends are stripped; ``&``, ``<`` and ``>`` become
-    entities; ``\\ ` * _ [ ] # | ~`` are backslash-escaped.
-
-    Args:
-        text: The text.
-        line_start: The text opens a block's content (a list item's), where a leading ``-``,
-            ``+``, ``=`` or ordered-list marker (``1.``) is escaped too.
-    """
-    line = " ".join(text.splitlines()).strip()
-    line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    line = _PUNCTUATION.sub(r"\\\1", line)
-    if not line_start:
-        return line
-    return _LEADING_MARKER.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", line)
-
-
-def _fenced(text: str) -> list[str]:
-    """``text`` verbatim in a fenced code block that nothing inside it can close.
-
-    The fence is a run of backticks longer than the longest run in ``text`` (at least three),
-    as CommonMark requires for a closing fence.
-    """
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [fence, text, fence] if text else [fence, fence]
 
 
 class MarkdownFormatter:

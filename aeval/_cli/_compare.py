@@ -1,0 +1,239 @@
+"""``aeval compare BASE CAND``, and the comparison that ends ``aeval run --baseline REF``.
+
+A side is a file (a run's ``rows.jsonl`` or ``report.json``) when that file exists; anything
+else is a stored run's ref (a run id, ``latest``, ``latest~1``, ``NAME@latest``) read from the
+run store: ``--store PATH``, else ``$AEVAL_STORE``, else ``.aeval/runs.sqlite``
+(``aeval._compare._refs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+
+from .._compare import (
+    DEFAULT_STORE,
+    STORE_ENV,
+    Comparison,
+    Gate,
+    LoadedSide,
+    compare_loaded,
+    format_for_path,
+    load_ref,
+    load_side,
+    render,
+    store_path,
+)
+from .._jsonsafe import safe_text
+from .._report import EvaluationReport
+
+__all__ = [
+    "add_compare_command",
+    "add_gate_options",
+    "compare_run",
+    "gate_from",
+    "gate_line",
+    "run_compare",
+]
+
+_OUTPUT_FORMATS = ("terminal", "text", "markdown", "json", "html", "junit")
+
+
+def _points(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected percentage points, got {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"expected percentage points from 0 to 100, got {text!r}")
+    return value
+
+
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a confidence such as 0.95, got {text!r}"
+        ) from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a confidence strictly between 0 and 1 (such as 0.95), got {text!r}"
+        )
+    return value
+
+
+def add_gate_options(parser: argparse.ArgumentParser) -> None:
+    """The options ``aeval compare`` and ``aeval run --baseline`` share."""
+    parser.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when the candidate is significantly worse than the baseline (overall or "
+        "on a tag, Holm-adjusted) by more than --margin points",
+    )
+    parser.add_argument(
+        "--margin",
+        type=_points,
+        default=0.0,
+        metavar="PP",
+        help="percentage points a significant regression must exceed to fail (default 0)",
+    )
+    parser.add_argument(
+        "--require-non-inferiority",
+        type=_points,
+        metavar="MARGIN",
+        help="exit 1 unless the low end of the difference's interval is above -MARGIN points",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=_confidence,
+        default=0.95,
+        help="confidence of the intervals and of 'significant' (default 0.95)",
+    )
+
+
+def add_compare_command(commands: Any) -> None:
+    """Declare ``aeval compare`` on the command's subparsers."""
+    compare = commands.add_parser(
+        "compare",
+        help="compare a candidate run with a baseline run (paired, with a verdict)",
+        description="Compare CANDIDATE with BASELINE: each a run's rows.jsonl or report.json, "
+        "or a stored run (a run id, latest, latest~1, NAME@latest). Exit codes: 0 no gate "
+        "failed, 1 a gate failed, 2 bad input.",
+    )
+    compare.add_argument("baseline", metavar="BASELINE", help="what is shipped today")
+    compare.add_argument("candidate", metavar="CANDIDATE", help="the change under test")
+    add_gate_options(compare)
+    compare.add_argument(
+        "--format",
+        choices=_OUTPUT_FORMATS,
+        help="terminal (tables, the default), text, markdown, json, html or junit",
+    )
+    compare.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="write the comparison to FILE (format from --format or the extension); the "
+        "tables still print",
+    )
+    compare.add_argument(
+        "--store",
+        type=Path,
+        metavar="PATH",
+        help=f"the run store for refs (default ${STORE_ENV}, else {DEFAULT_STORE})",
+    )
+
+
+def gate_from(args: argparse.Namespace) -> Gate:
+    """The gate the options ask for."""
+    return Gate(
+        fail_on_regression=bool(args.fail_on_regression),
+        margin=float(args.margin),
+        non_inferiority=args.require_non_inferiority,
+    )
+
+
+def gate_line(gate: Gate, comparison: Comparison) -> tuple[str, bool]:
+    """The verdict line and whether a gate failed."""
+    failures = gate.failures(comparison)
+    if failures:
+        return "FAILED: " + "; ".join(failures), True
+    if gate.active:
+        return "PASSED: " + "; ".join(gate.passes(comparison)), False
+    return (
+        f"DONE: {comparison.verdict}; no gate set (--fail-on-regression, "
+        "--require-non-inferiority)",
+        False,
+    )
+
+
+async def _compare(args: argparse.Namespace) -> Comparison:
+    store = store_path(args.store)
+    baseline = await load_ref(args.baseline, role="baseline", store=store)
+    candidate = await load_ref(args.candidate, role="candidate", store=store)
+    return compare_loaded(baseline, candidate, confidence=args.confidence)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Run ``aeval compare``; returns 0 (no gate failed) or 1 (a gate failed).
+
+    Raises:
+        ComparisonError, FormatError: Bad input (the caller exits 2).
+    """
+    gate = gate_from(args)
+    fmt: str | None = args.format
+    output: Path | None = args.output
+    if output is not None:
+        fmt = "text" if fmt == "terminal" else fmt or format_for_path(output)
+    comparison = anyio.run(_compare, args)
+    line, failed = gate_line(gate, comparison)
+    rendered = None
+    if fmt not in (None, "terminal"):
+        rendered = render(comparison, fmt, margin=gate.margin, non_inferiority=gate.non_inferiority)
+    if rendered is not None and output is None:
+        sys.stdout.write(safe_text(rendered))
+        sys.stderr.write(f"aeval: {line}\n")
+        return 1 if failed else 0
+    console = Console(highlight=False)
+    comparison.print(console, margin=gate.margin)
+    if rendered is not None and output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(safe_text(rendered), encoding="utf-8")
+        console.print(f"Comparison written to {output}", highlight=False, soft_wrap=True)
+    console.print(line, highlight=False, soft_wrap=True)
+    return 1 if failed else 0
+
+
+_FILE_FORMATS = {"markdown": ".md", "json": ".json", "html": ".html", "junit": ".xml"}
+
+
+async def _candidate(report: EvaluationReport, rows: Path, output_dir: Path) -> LoadedSide:
+    if report.holds_all_rows:
+        return await load_side(report, role="candidate", label=f"this run ({output_dir})")
+    return await load_side(rows, role="candidate")
+
+
+def compare_run(
+    console: Console,
+    baseline: LoadedSide,
+    report: EvaluationReport,
+    *,
+    rows: Path,
+    output_dir: Path,
+    formats: tuple[str, ...],
+    gate: Gate,
+    confidence: float,
+    quiet: bool,
+) -> tuple[str, bool]:
+    """Compare a finished run with its baseline: print it, write ``comparison.<ext>`` for each
+    of the run's formats that a comparison has.
+
+    The report is the candidate when it holds every row, else the run's ``rows.jsonl``.
+
+    Returns:
+        The gate's line (``BASELINE PASSED: ...``) and whether a gate failed.
+    """
+    candidate = anyio.run(_candidate, report, rows, output_dir)
+    comparison = compare_loaded(baseline, candidate, confidence=confidence)
+    if not quiet:
+        comparison.print(console, margin=gate.margin)
+    written = []
+    for name in dict.fromkeys(formats):
+        extension = _FILE_FORMATS.get(name)
+        if extension is None:
+            continue
+        path = output_dir / f"comparison{extension}"
+        text = render(comparison, name, margin=gate.margin, non_inferiority=gate.non_inferiority)
+        path.write_text(safe_text(text), encoding="utf-8")
+        written.append(path)
+    if written and not quiet:
+        console.print("Comparison written to:", highlight=False)
+        for path in written:
+            console.print(f"  {path}", highlight=False, soft_wrap=True)
+    line, failed = gate_line(gate, comparison)
+    return f"BASELINE {line}", failed

@@ -1,0 +1,34 @@
+"""Comparing two runs: alignment, the paired statistics, the verdict, its renderings."""
+
+from __future__ import annotations
+
+from ._align import PairKey
+from ._assertions import ComparisonAssert
+from ._comparison import ChangedPair, Comparison, Verdict
+from ._gates import Gate, regression_message
+from ._refs import DEFAULT_STORE, STORE_ENV, load_ref, store_path
+from ._render import FORMATS, format_for_path, render
+from ._sides import LoadedSide, RunSource, Side, compare, compare_loaded, load_side
+
+__all__ = [
+    "DEFAULT_STORE",
+    "FORMATS",
+    "STORE_ENV",
+    "ChangedPair",
+    "Comparison",
+    "ComparisonAssert",
+    "Gate",
+    "LoadedSide",
+    "PairKey",
+    "RunSource",
+    "Side",
+    "Verdict",
+    "compare",
+    "compare_loaded",
+    "format_for_path",
+    "load_ref",
+    "load_side",
+    "regression_message",
+    "render",
+    "store_path",
+]

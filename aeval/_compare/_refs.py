@@ -1,0 +1,92 @@
+"""Reading a side named on a command line: a file when it exists, else a stored run's ref.
+
+Stored runs come from the run store (``aeval._store.RunStore``, async ``load(ref)`` and
+``resolve(ref)``) at ``--store PATH``, else ``$AEVAL_STORE``, else ``.aeval/runs.sqlite``.
+A store that does not exist is never created here: looking a ref up in it is an error that
+says where it looked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .._exceptions import AevalError, ComparisonError
+from ._sides import LoadedSide, RunSource, load_side
+
+__all__ = ["DEFAULT_STORE", "STORE_ENV", "load_ref", "store_path"]
+
+DEFAULT_STORE = Path(".aeval", "runs.sqlite")
+STORE_ENV = "AEVAL_STORE"
+_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+def store_path(explicit: str | os.PathLike[str] | None) -> Path:
+    """``--store``, else ``$AEVAL_STORE``, else ``.aeval/runs.sqlite``."""
+    if explicit:
+        return Path(explicit)
+    from_env = os.environ.get(STORE_ENV, "").strip()
+    return Path(from_env) if from_env else DEFAULT_STORE
+
+
+@asynccontextmanager
+async def _opened_store(path: Path, role: str, ref: str, flag: str) -> AsyncIterator[RunSource]:
+    if not await anyio.Path(path).is_file():
+        raise ComparisonError(
+            f"the {role} {ref!r} is not a file, and there is no run store at {path} to look it "
+            f"up in: give the path of a run's rows.jsonl or report.json, or point {flag} "
+            f"(or ${STORE_ENV}) at the store that aeval run records into",
+            side=role,
+        )
+    try:
+        from .._store import RunStore  # type: ignore[import-not-found, unused-ignore]
+    except ImportError as exc:
+        raise ComparisonError(
+            f"the {role} {ref!r} is not a file, and this aeval has no run store to look "
+            "stored runs up in: give the path of a run's rows.jsonl or report.json",
+            side=role,
+        ) from exc
+    store: Any = RunStore(path)
+    if hasattr(store, "__aenter__"):
+        async with store as opened:
+            yield opened
+        return
+    try:
+        yield store
+    finally:
+        close = getattr(store, "aclose", None) or getattr(store, "close", None)
+        if close is not None:
+            result = close()
+            if hasattr(result, "__await__"):
+                await result
+
+
+async def load_ref(ref: str, *, role: str, store: Path, flag: str = "--store") -> LoadedSide:
+    """Read a side given on the command line: a file when it exists, else a stored run.
+
+    Args:
+        ref: The path or the stored run's ref.
+        role: ``"baseline"`` or ``"candidate"``, for the messages.
+        store: Where the run store is.
+        flag: The option that names the store, for the messages.
+
+    Raises:
+        ComparisonError: Neither a file nor a stored run (or unreadable, or not whole).
+    """
+    if ref.lower().endswith(_FILE_SUFFIXES) or await anyio.Path(ref).is_file():
+        return await load_side(ref, role=role)
+    async with _opened_store(store, role, ref, flag) as source:
+        label = f"run {ref}"
+        resolve = getattr(source, "resolve", None)
+        if resolve is not None:
+            try:
+                run_id = str(await resolve(ref))
+            except (AevalError, LookupError, ValueError, OSError):
+                run_id = ref
+            label = f"run {run_id}" if run_id == ref else f"run {run_id} ({ref})"
+        return await load_side(ref, role=role, store=source, label=label)

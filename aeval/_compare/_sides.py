@@ -1,0 +1,187 @@
+"""The sides of a comparison: a report in hand, a run's file, or a stored run."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Protocol, TypeAlias, runtime_checkable
+
+import anyio
+
+from .._exceptions import AevalError, ComparisonError, FormatError, SampleLoadError
+from .._report import EvaluationReport
+from .._sinks import read_run
+from .._summary import partial_note
+from ._align import SideRows
+from ._comparison import Comparison, compare_sides, side_rows
+
+__all__ = ["LoadedSide", "RunSource", "Side", "compare", "compare_loaded", "load_side"]
+
+_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+@runtime_checkable
+class RunSource(Protocol):
+    """Where stored runs come from: anything with ``load(ref)``, such as ``aeval.RunStore``."""
+
+    async def load(self, ref: str) -> EvaluationReport:
+        """The stored run ``ref`` (a run id, ``latest``, ``latest~1``, ``NAME@latest``…)."""
+        ...
+
+
+Side: TypeAlias = "EvaluationReport | str | PathLike[str]"
+"""A side of a comparison: a report with rows, a path to ``rows.jsonl`` or ``report.json``,
+or (with a store) the ref of a stored run."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSide:
+    """A side read and grouped, ready to compare.
+
+    Attributes:
+        rows: Its rows, grouped by (sample, strategy).
+        partial: Its partial-run note (``None`` for a complete run).
+    """
+
+    rows: SideRows
+    partial: str | None
+
+    @classmethod
+    def of(cls, report: EvaluationReport, *, role: str, label: str) -> LoadedSide:
+        """A report in hand as a side (no I/O).
+
+        Raises:
+            ComparisonError: The report holds only some of its rows, or two samples share a
+                name.
+        """
+        return cls(side_rows(report, role=role, label=label), partial_note(report))
+
+
+async def compare(
+    baseline: Side,
+    candidate: Side,
+    *,
+    confidence: float = 0.95,
+    store: RunSource | None = None,
+) -> Comparison:
+    """Compare a candidate run with a baseline run: aligned, paired, with a verdict.
+
+    Each side is an :class:`~aeval.EvaluationReport` that holds its rows, a path to a run's
+    ``rows.jsonl`` or ``report.json``, or, given a ``store``, a stored run's ref (a run id,
+    ``latest``, ``latest~1``, ``NAME@latest``). Files and stores are read off the event loop.
+
+    Example::
+
+        comparison = await aeval.compare("main/rows.jsonl", "branch/rows.jsonl")
+        print(comparison.verdict, comparison.difference, comparison.interval)
+        assert_that(comparison).has_no_significant_regression(margin=2)
+
+    Args:
+        baseline: What is shipped today.
+        candidate: The change under test.
+        confidence: The confidence of the intervals and of "significant" (alpha = 1 - it).
+        store: Where refs that are not files are loaded from (``aeval.RunStore(path)``).
+
+    Raises:
+        ComparisonError: A side cannot be read or holds only some rows, two samples share a
+            name, or the sides share no (sample, strategy) pair; the message names the side.
+    """
+    first = await load_side(baseline, role="baseline", store=store)
+    second = await load_side(candidate, role="candidate", store=store)
+    return compare_loaded(first, second, confidence=confidence)
+
+
+def compare_loaded(
+    baseline: LoadedSide, candidate: LoadedSide, *, confidence: float = 0.95
+) -> Comparison:
+    """Compare two sides already read (see :func:`compare`)."""
+    return compare_sides(
+        baseline.rows,
+        candidate.rows,
+        confidence=confidence,
+        partial=(baseline.partial, candidate.partial),
+    )
+
+
+async def load_side(
+    side: Side,
+    *,
+    role: str,
+    store: RunSource | None = None,
+    label: str | None = None,
+) -> LoadedSide:
+    """Read one side of a comparison (see :func:`compare`).
+
+    Args:
+        side: The report, the path or the stored run's ref.
+        role: ``"baseline"`` or ``"candidate"``, for the messages.
+        store: Where refs that are not files are loaded from.
+        label: How to name the side (default: the path, the ref, or "baseline report").
+
+    Raises:
+        ComparisonError: The side cannot be read, or holds only some of its rows.
+    """
+    if isinstance(side, EvaluationReport):
+        return LoadedSide.of(side, role=role, label=label or f"{role} report")
+    if not isinstance(side, str | PathLike):
+        raise TypeError(
+            f"the {role} must be an EvaluationReport, a path to a rows.jsonl or report.json, "
+            f"or a stored run's ref, got {type(side).__name__}"
+        )
+    text = os.fspath(side)
+    if await anyio.Path(text).is_file():
+        report = await _read_file(Path(text), role)
+        name = label or text
+    elif isinstance(side, str) and store is not None and not text.endswith(_FILE_SUFFIXES):
+        report = await _load_stored(store, text, role)
+        name = label or f"run {text}"
+    else:
+        raise ComparisonError(_missing(role, text, store), side=role)
+    return LoadedSide.of(report, role=role, label=name)
+
+
+def _missing(role: str, text: str, store: RunSource | None) -> str:
+    if text.endswith(_FILE_SUFFIXES) or store is not None:
+        return (
+            f"the {role} file {text} does not exist: give the path of a run's rows.jsonl or "
+            "report.json (aeval run writes both into its output directory)"
+        )
+    return (
+        f"the {role} {text!r} is not a file: give the path of a run's rows.jsonl or "
+        "report.json, or pass store=aeval.RunStore(path) to compare stored runs"
+    )
+
+
+async def _read_file(path: Path, role: str) -> EvaluationReport:
+    try:
+        if path.suffix.lower() == ".json":
+            from ..formatters.json import report_from_json
+
+            return report_from_json(await anyio.Path(path).read_bytes())
+        rows, run = await read_run(path)
+    except (FormatError, SampleLoadError) as exc:
+        raise ComparisonError(f"the {role} {path}: {exc}", side=role) from exc
+    except OSError as exc:
+        raise ComparisonError(f"the {role} {path} cannot be read: {exc}", side=role) from exc
+    if not rows:
+        raise ComparisonError(
+            f"the {role} {path} holds no rows: give the rows.jsonl of a run that evaluated "
+            "at least one sample",
+            side=role,
+        )
+    return EvaluationReport(rows, run=run)
+
+
+async def _load_stored(store: RunSource, ref: str, role: str) -> EvaluationReport:
+    try:
+        report = await store.load(ref)
+    except (AevalError, LookupError, ValueError, OSError) as exc:
+        raise ComparisonError(
+            f"the {role} {ref!r} is not a file, and the run store cannot load it: {exc}",
+            side=role,
+        ) from exc
+    if not isinstance(report, EvaluationReport):
+        raise TypeError(f"the run store's load({ref!r}) returned {type(report).__name__}")
+    return report
