@@ -23,9 +23,11 @@ from ._exceptions import (
     ModelResponseError,
     ModelTimeoutError,
     NoLoaderError,
+    RunNotFoundError,
     SampleFileNotFoundError,
     SampleLoadError,
     ScorerClosedError,
+    StoreError,
 )
 from ._report import (
     EvaluationReport,
@@ -48,6 +50,7 @@ from ._samples._loaders import (
 )
 from ._scorer import RowStream, Scorer, ScorerStatistics
 from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
+from ._store import HistoryPoint, RunStore, RunSummary, StoreSink
 from ._sync import evaluate_sync
 from ._version import __version__ as __version__
 from .strategies._cache import CacheStatistics, JudgeCache
@@ -70,6 +73,7 @@ __all__ = [
     "EvaluationSetupError",
     "FlakyCase",
     "FormatError",
+    "HistoryPoint",
     "HttpResponseError",
     "HttpSampleLoader",
     "HttpStatusError",
@@ -92,6 +96,9 @@ __all__ = [
     "ReportAssert",
     "RowStream",
     "RunInfo",
+    "RunNotFoundError",
+    "RunStore",
+    "RunSummary",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "SampleLoader",
@@ -100,6 +107,8 @@ __all__ = [
     "ScorerClosedError",
     "ScorerStatistics",
     "Sink",
+    "StoreError",
+    "StoreSink",
     "StrategyStatistics",
     "TagStatistics",
     "assert_that",

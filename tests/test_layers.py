@@ -12,8 +12,9 @@ Bottom to top (a module imports only from its own layer or below):
    ``_assertions``
 6. strategies: ``aeval.strategies``
 7. formatters: ``aeval.formatters``
-8. the testing kit: ``aeval.testing``
-9. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
+8. the run store: ``aeval._store`` (runs kept in SQLite, their history)
+9. the testing kit: ``aeval.testing``
+10. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
    ``aeval.pytest_plugin``, ``aeval.__main__``
 
 Imports under ``if TYPE_CHECKING:`` are types only and do not count. An import inside a
@@ -63,6 +64,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("aeval.strategies",),
     ("aeval.formatters",),
+    ("aeval._store",),
     ("aeval.testing",),
     ("aeval", "aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin", "aeval.__main__"),
 ]
