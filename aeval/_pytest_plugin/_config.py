@@ -47,6 +47,7 @@ _MARKERS = (
     "aeval_cases(dataset, tag=None, threshold=0.7): set by @eval_cases; one test per case",
 )
 _TRUE = frozenset({"1", "true", "yes", "on"})
+_OFF = frozenset({"0", "false", "no", "off"})
 _SETTINGS_KEY = pytest.StashKey["Settings"]()
 
 
@@ -71,6 +72,15 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="Write each test's evaluation report and the suite report "
         "(evaluation-suite-report.md/.json) into DIR.",
+    )
+    group.addoption(
+        "--aeval-store",
+        metavar="PATH",
+        nargs="?",
+        const="",
+        default=None,
+        help="Record each test's evaluation as a run in the run store at PATH (default: "
+        "AEVAL_STORE, else .aeval/runs.sqlite); write --aeval-store=PATH before test paths.",
     )
     group.addoption(
         "--aeval-min-score",
@@ -107,12 +117,14 @@ class Settings:
         report_dir: Where reports are written (absolute), or ``None``.
         min_score: The lowest acceptable suite score (0-100), or ``None``.
         concurrency: The default concurrency of the Scorers the plugin creates.
+        store: The run store each evaluation is recorded in (absolute), or ``None``.
     """
 
     live: bool
     report_dir: Path | None
     min_score: float | None
     concurrency: int
+    store: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -138,7 +150,30 @@ class Settings:
             concurrency = 0
         if concurrency < 1:
             raise pytest.UsageError(f"aeval_concurrency must be an integer >= 1, got {raw!r}")
-        return cls(live, report_dir, min_score, concurrency)
+        store = _store_path(config.getoption("aeval_store"), config.invocation_params.dir)
+        return cls(live, report_dir, min_score, concurrency, store)
+
+
+def _store_path(option: str | None, directory: Path) -> Path | None:
+    if option is None:
+        return None
+    if option:
+        path = (directory / Path(option).expanduser()).resolve()
+        if path.is_dir() or path.suffix == ".py":
+            raise pytest.UsageError(
+                f"--aeval-store took {option!r} as the run store's path, but it is a test path: "
+                "write --aeval-store=PATH, or put --aeval-store after the test paths"
+            )
+        return path
+    env = os.environ.get("AEVAL_STORE", "").strip()
+    if env.lower() in _OFF:
+        raise pytest.UsageError(
+            f"--aeval-store has no path and AEVAL_STORE={env} turns the store off: write "
+            "--aeval-store=PATH"
+        )
+    if env:
+        return (directory / Path(env).expanduser()).resolve()
+    return (directory / ".aeval" / "runs.sqlite").resolve()
 
 
 def settings(config: pytest.Config) -> Settings:
