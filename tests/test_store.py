@@ -29,6 +29,7 @@ from aeval import (
 )
 from aeval._store import config_digest
 from aeval._store._database import RunDatabase, RunStart
+from aeval._store._rows import summarise, summary_of
 from aeval.strategies import ExactMatchStrategy
 
 pytestmark = pytest.mark.anyio
@@ -433,3 +434,33 @@ async def test_the_database_can_be_used_without_an_event_loop(tmp_path: Path) ->
     connection.close()
     assert data == [row_to_dict(row) for row in report.evaluations]
     assert {row.outcome for row in report.evaluations} <= set(Outcome)
+
+
+async def test_the_sql_summary_of_stored_rows_is_the_reports(tmp_path: Path) -> None:
+    def explode(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        if sample.name == "s4":
+            raise ValueError("boom")
+        return EvaluationResult.unscored("?") if sample.name == "s5" else judged(sample, output)
+
+    report = await Scorer(3, repeats=3).evaluate(samples(), echo, ExactMatchStrategy(), explode)
+    database = RunDatabase(tmp_path / "runs.sqlite")
+    database.save(report, RunStart("bot", report.run))
+    connection = sqlite3.connect(tmp_path / "runs.sqlite")
+    try:
+        computed = summarise(connection, 1)
+    finally:
+        connection.close()
+    database.close()
+    expected = summary_of(report)
+    assert computed.overall == expected.overall
+    assert {k: v for k, v in computed.counts.items() if v} == {
+        k: v for k, v in expected.counts.items() if v
+    }
+    assert computed.groups == expected.groups
+    assert set(computed.groups) == {
+        ("tag", "odd"),
+        ("tag", "even"),
+        ("tag", "smoke"),
+        ("strategy", "ExactMatchStrategy"),
+        ("strategy", "explode"),
+    }

@@ -24,7 +24,7 @@ from .._results import Outcome
 from .._run_info import RunInfo
 from .._sinks import row_from_dict
 from ._refs import Ref, parse_ref
-from ._rows import EncodedRow, Group, RowEncoder, row_range, summarise
+from ._rows import EncodedRow, Group, RowEncoder, Summary, row_range, summarise, summary_of
 from ._schema import LOCK_TIMEOUT, MIGRATIONS, Migration, connect, retrying, transaction
 from ._values import HistoryPoint, RunSummary
 
@@ -189,13 +189,22 @@ class RunDatabase:
         if rows:
             self._write(insert)
 
-    def finish(self, seq: int, header: RunInfo, models: Iterable[str]) -> None:
-        """Record a run's end: its header, whether it was complete, and its summary."""
+    def finish(
+        self, seq: int, header: RunInfo, models: Iterable[str], summary: Summary | None = None
+    ) -> None:
+        """Record a run's end: its header, whether it was complete, and its summary.
+
+        Args:
+            seq: The run.
+            header: Its header at the end.
+            models: The model names its rows gave.
+            summary: The summary of its rows (by default computed from the stored rows).
+        """
         finished = header.finished_at if header.finished_at is not None else time.time()
 
         def update(connection: sqlite3.Connection) -> None:
-            summary = summarise(connection, seq)
-            overall, counts = summary.overall, summary.counts
+            found = summary if summary is not None else summarise(connection, seq)
+            overall, counts = found.overall, found.counts
             connection.execute(
                 "UPDATE runs SET finished_at = ?, complete = ?, header = ?, models = ?, "
                 "rows = ?, passed = ?, failed = ?, unscored = ?, errors = ?, skipped = ?, "
@@ -219,7 +228,7 @@ class RunDatabase:
                 "ci_high) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (seq, kind, key, g.rows, g.passed, g.samples, g.score, *g.interval)
-                    for (kind, key), g in summary.groups.items()
+                    for (kind, key), g in found.groups.items()
                 ],
             )
 
@@ -232,7 +241,7 @@ class RunDatabase:
         rows = report.evaluations
         for first in range(0, len(rows), batch):
             self.add_rows(seq, first, [encoder(row) for row in rows[first : first + batch]])
-        self.finish(seq, start.header, encoder.models)
+        self.finish(seq, start.header, encoder.models, summary_of(report))
         return run_id
 
     # -- reading ------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-"""A run's rows in the store: their columns, and the summary SQL computes from them.
+"""A run's rows in the store: their columns, and their summary.
 
-Summaries (counts, score, interval, per tag and per strategy) are computed by SQL from the
-stored rows, with the sums the report's clustered interval is made of (samples are the
-clusters; see ``aeval._stats``): per sample n (rows) and s (rows passed), then over samples
-count, Σn, Σs, Σs², Σs·n and Σn². So a stored score and interval are those of the report
-rebuilt from the same rows.
+A run's summary (counts, score, interval, per tag and per strategy) is the report's. A saved
+report gives its own (:func:`summary_of`); a run stored row by row, as it finishes, is
+summarised by SQL from its stored rows when it ends, or at each read if it never ended
+(:func:`summarise`), with the integer sums the report's clustered interval is made of
+(samples are the clusters; see ``aeval._stats``): per sample n (rows) and s (rows passed),
+then over samples count, Σn, Σs, Σs², Σs·n and Σn². Both give the same numbers as the
+report rebuilt from the rows.
 """
 
 from __future__ import annotations
@@ -16,11 +18,20 @@ from typing import Any
 
 import orjson
 
+from .._report import EvaluationReport
 from .._results import EvaluationRow, Outcome
 from .._sinks import row_line
 from .._stats import ClusteredMean
 
-__all__ = ["EncodedRow", "Group", "RowEncoder", "Summary", "row_range", "summarise"]
+__all__ = [
+    "EncodedRow",
+    "Group",
+    "RowEncoder",
+    "Summary",
+    "row_range",
+    "summarise",
+    "summary_of",
+]
 
 _ROW_BITS = 32
 
@@ -135,19 +146,17 @@ def summarise(connection: sqlite3.Connection, seq: int) -> Summary:
     """Counts and scores of a run's rows, overall, per strategy and per tag (see module doc)."""
     first, last = row_range(seq)
     where = "WHERE id BETWEEN ? AND ?"
-    counts = dict(
-        connection.execute(
-            f"SELECT outcome, count(*) FROM rows {where} GROUP BY outcome", (first, last)
-        ).fetchall()
-    )
+    outcomes = [outcome.value for outcome in Outcome]
+    per_outcome = ", ".join(f"sum(outcome = '{name}') AS o{i}" for i, name in enumerate(outcomes))
+    totals = ", ".join(f"sum(o{i})" for i in range(len(outcomes)))
+    found = connection.execute(
+        f"SELECT {_CLUSTER_SUMS}, {totals} FROM (SELECT count(*) AS n, {_PASSED} AS s, "
+        f"{per_outcome} FROM rows {where} GROUP BY idx)",
+        (first, last),
+    ).fetchone()
     overall = _Sums()
-    overall.add(
-        connection.execute(
-            f"SELECT {_CLUSTER_SUMS} FROM (SELECT count(*) AS n, {_PASSED} AS s "
-            f"FROM rows {where} GROUP BY idx)",
-            (first, last),
-        ).fetchone()
-    )
+    overall.add(found[:6])
+    counts = {name: found[6 + i] or 0 for i, name in enumerate(outcomes)}
     groups: dict[tuple[str, str], _Sums] = {}
     for kind, column in (("strategy", "strategy"), ("tag", "tags")):
         found = connection.execute(
@@ -160,3 +169,29 @@ def summarise(connection: sqlite3.Connection, seq: int) -> Summary:
             for name in orjson.loads(key) if kind == "tag" else (key,):
                 groups.setdefault((kind, name), _Sums()).add(values)
     return Summary(Group.of(overall), counts, {key: Group.of(sums) for key, sums in groups.items()})
+
+
+def summary_of(report: EvaluationReport) -> Summary:
+    """The summary of a report's rows (samples are counted as its interval's clusters)."""
+    groups: dict[tuple[str, str], Group] = {}
+    for tag, stats in report.tag_statistics.items():
+        groups[("tag", tag)] = Group(
+            stats.total, stats.passed, stats.samples, stats.score, stats.confidence_interval()
+        )
+    for name, strategy in report.strategy_statistics.items():
+        groups[("strategy", name)] = Group(
+            strategy.total,
+            strategy.passed,
+            strategy.moments.clusters,
+            strategy.score,
+            strategy.confidence_interval(),
+        )
+    overall = Group(
+        report.evaluation_count,
+        report.passed_count,
+        report.moments.clusters,
+        report.score,
+        report.confidence_interval(),
+    )
+    counts = {outcome.value: count for outcome, count in report.counts.items()}
+    return Summary(overall, counts, groups)

@@ -273,7 +273,8 @@ class StoreSink:
     ``batch`` rows are waiting or ``interval`` seconds have passed since the last write, and
     at the end of the run, also a cancelled one (the Scorer flushes its sinks shielded). So a
     stopped run keeps every row that finished, and a killed one all but its last moments'.
-    At the end the run is marked complete or partial and its summary is computed.
+    At the end the run is marked complete or partial and its summary is computed from the
+    stored rows (in SQL, off the event loop).
 
     Args:
         store: Where runs go.
@@ -298,7 +299,7 @@ class StoreSink:
         *,
         labels: Iterable[str] = (),
         config: Config | None = None,
-        batch: int = 1000,
+        batch: int = 2000,
         interval: float = 0.5,
     ) -> None:
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
