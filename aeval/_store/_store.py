@@ -287,7 +287,7 @@ class StoreSink:
     Example:
         >>> store = RunStore()  # doctest: +SKIP
         >>> sink = store.sink("support-bot")  # doctest: +SKIP
-        >>> report = await Scorer(4, sinks=[sink]).evaluate(samples, bot, ExactMatchStrategy())
+        >>> report = await Scorer(4, sinks=[sink]).evaluate(samples, bot, check)  # doctest: +SKIP
         >>> sink.run_id  # doctest: +SKIP
         '20261130-195042-3f9a'
     """
