@@ -189,7 +189,7 @@ async def history_command(
     try:
         moment = parse_since(since)
     except ValueError as exc:
-        raise UsageError(f"--since: {exc}".replace("since: ", "", 1)) from None
+        raise UsageError(f"--since: {str(exc).removeprefix('since: ')}") from None
     async with RunStore(path) as store:
         try:
             points = await store.history(name, tag=tag, strategy=strategy, since=moment)
