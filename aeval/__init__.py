@@ -32,9 +32,11 @@ from ._exceptions import (
     ModelResponseError,
     ModelTimeoutError,
     NoLoaderError,
+    RunNotFoundError,
     SampleFileNotFoundError,
     SampleLoadError,
     ScorerClosedError,
+    StoreError,
 )
 from ._report import (
     EvaluationReport,
@@ -57,6 +59,7 @@ from ._samples._loaders import (
 )
 from ._scorer import RowStream, Scorer, ScorerStatistics
 from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
+from ._store import HistoryPoint, RunStore, RunSummary, StoreSink
 from ._sync import evaluate_sync
 from ._version import __version__ as __version__
 from .strategies._cache import CacheStatistics, JudgeCache
@@ -83,6 +86,7 @@ __all__ = [
     "EvaluationSetupError",
     "FlakyCase",
     "FormatError",
+    "HistoryPoint",
     "HttpResponseError",
     "HttpSampleLoader",
     "HttpStatusError",
@@ -107,6 +111,9 @@ __all__ = [
     "RowStream",
     "RunInfo",
     "RunSource",
+    "RunNotFoundError",
+    "RunStore",
+    "RunSummary",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "SampleLoader",
@@ -115,6 +122,8 @@ __all__ = [
     "ScorerClosedError",
     "ScorerStatistics",
     "Sink",
+    "StoreError",
+    "StoreSink",
     "StrategyStatistics",
     "TagStatistics",
     "assert_that",

@@ -13,6 +13,8 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── MissingExtraError(ImportError)        an optional extra (aeval[local]) is not installed
      ├── ConfigError(ValueError)               the aeval command's configuration cannot be used
      ├── ComparisonError(ValueError)           two runs cannot be compared (a side, or the pairs)
+     ├── StoreError                            the run store cannot be opened, read or written
+     │    └── RunNotFoundError(LookupError)    a run reference names no stored run
      ├── HttpTargetError                       an HTTP function under test (aeval run) failed
      │    ├── HttpStatusError                  it answered with a status outside 2xx
      │    ├── HttpResponseError(ValueError)    its response holds no answer at the path
@@ -53,9 +55,11 @@ __all__ = [
     "ModelResponseError",
     "ModelTimeoutError",
     "NoLoaderError",
+    "RunNotFoundError",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "ScorerClosedError",
+    "StoreError",
 ]
 
 
@@ -181,6 +185,36 @@ class ComparisonError(AevalError, ValueError):
     def __init__(self, message: str, *, side: str | None = None) -> None:
         super().__init__(message)
         self.side = side
+
+
+class StoreError(AevalError):
+    """The run store (``RunStore``) cannot be used: the file is not an aeval run store, it was
+    written by a newer aeval, it stayed locked by another process for too long, or it cannot
+    be created or written.
+
+    The message names the file and what to change.
+
+    Attributes:
+        path: The store's file.
+    """
+
+    def __init__(self, message: str, *, path: str | PathLike[str]) -> None:
+        super().__init__(message)
+        self.path = str(path)
+
+
+class RunNotFoundError(StoreError, LookupError):
+    """A run reference (a run id, ``latest``, ``latest~1``, ``NAME@latest``...) names no run.
+
+    The message names the reference and says what the store holds.
+
+    Attributes:
+        ref: The reference given.
+    """
+
+    def __init__(self, message: str, *, path: str | PathLike[str], ref: str) -> None:
+        super().__init__(message, path=path)
+        self.ref = ref
 
 
 class HttpTargetError(AevalError):

@@ -3,10 +3,10 @@
 Fixtures: ``scorer``, ``samples``, ``record_evaluation``, and for ``@eval_cases`` tests
 ``case`` and ``eval_assert``. Markers: ``scorer``, ``samples``, ``aeval_live``. Decorators:
 :func:`evaluation_test`, :func:`strategies`, :func:`eval_cases`. Options: ``--aeval-live``,
-``--aeval-report-dir``, ``--aeval-min-score``, ``--aeval-baseline`` and ``--aeval-margin``; ini
-``aeval_concurrency`` and ``aeval_live``.
-Every evaluation a test runs through these is listed in the "aeval evaluations" section of
-the terminal summary. See ``docs/pytest.md``.
+``--aeval-report-dir``, ``--aeval-min-score``, ``--aeval-store``, ``--aeval-baseline`` and
+``--aeval-margin``; ini ``aeval_concurrency`` and ``aeval_live``. Every evaluation a test runs
+through these is listed in the "aeval evaluations" section of the terminal summary. See
+``docs/pytest.md``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from ._pytest_plugin._decorators import (
 )
 from ._pytest_plugin._recording import (
     BASELINE_OUTPUT_KEY,
+    STORED_OUTPUT_KEY,
     WORKER_OUTPUT_KEY,
     EvaluationRecorder,
     EvaluationSession,
@@ -191,9 +192,11 @@ def pytest_runtest_teardown(
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     evaluations = _session(session.config)
     workeroutput = getattr(session.config, "workeroutput", None)
+    evaluations.close()
     if workeroutput is not None:
         workeroutput[WORKER_OUTPUT_KEY] = evaluations.worker_output()
         workeroutput[BASELINE_OUTPUT_KEY] = evaluations.baseline_output()
+        workeroutput[STORED_OUTPUT_KEY] = evaluations.stored_output()
         return
     evaluations.finish(session)
 
@@ -203,6 +206,7 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     output = getattr(node, "workeroutput", None) or {}
     _session(node.config).add_worker_entries(output.get(WORKER_OUTPUT_KEY, ()))
     _session(node.config).add_baseline_output(output.get(BASELINE_OUTPUT_KEY))
+    _session(node.config).add_worker_stored(output.get(STORED_OUTPUT_KEY, {}))
 
 
 def pytest_terminal_summary(

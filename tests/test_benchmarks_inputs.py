@@ -1,4 +1,5 @@
-"""Smoke test of benchmarks/bench_cli_memory.py: it runs and prints its figures (no limits)."""
+"""Smoke tests of benchmarks/bench_cli_memory.py, bench_stream.py and bench_store.py: they run
+and print their figures (no limits)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,13 @@ def test_stream_benchmark_prints_the_growth_of_both_engines(tmp_path: Path) -> N
     assert (
         len(figures["figures"]["stream"]) == len(figures["figures"]["read whole (baseline)"]) == 3
     )
+
+
+def test_store_benchmark_prints_the_store_beside_jsonl(tmp_path: Path) -> None:
+    done, figures = quick_figures("bench_store.py", tmp_path / "store.json")
+    assert "Run store against rows.jsonl (quick mode)" in done.stdout
+    assert "rows.jsonl (baseline)" in done.stdout
+    assert "x writing rows.jsonl" in done.stdout
+    assert figures["figures"]["rows"] == 10_000
+    assert set(figures["figures"]["ratio"]) == {"rows.jsonl (baseline)", "store sink", "store save"}
+    assert all(len(times) == 1 for times in figures["figures"]["seconds"].values())

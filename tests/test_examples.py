@@ -24,6 +24,7 @@ async def _cli_report(tmp_path: Path) -> EvaluationReport:
     from aeval._cli._main import main
 
     argv = ["run", str(EXAMPLES / "aeval.yaml"), "--quiet", "--output", str(tmp_path)]
+    argv += ["--store", str(tmp_path / "runs.sqlite")]
     assert await anyio.to_thread.run_sync(main, argv) == 0
     return EvaluationReport((await read_run(tmp_path / "rows.jsonl"))[0])
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -65,6 +65,10 @@ class RunConfig:
         output_dir: Where reports and ``rows.jsonl`` are written.
         formats: Report formats.
         description: The configuration's ``description``.
+        name: The run's name in the run store (``name``; default: the file's stem).
+        labels: Labels kept with the run in the store.
+        store: The run store's file, ``False`` to record nothing, ``None`` when the file
+            does not say (the command line, ``AEVAL_STORE`` or the default decide).
         lines: Line numbers of the keys, for messages found after validation.
     """
 
@@ -81,9 +85,17 @@ class RunConfig:
     output_dir: Path = Path(DEFAULT_OUTPUT_DIR)
     formats: tuple[str, ...] = DEFAULT_FORMATS
     description: str | None = None
+    name: str | None = None
+    labels: tuple[str, ...] = ()
+    store: Path | Literal[False] | None = None
     lines: Mapping[tuple[PathPart, ...], int] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
     )
+
+    @property
+    def run_name(self) -> str:
+        """The run's name: ``name``, or the file's name without its extension."""
+        return self.name or self.path.stem
 
     @property
     def directory(self) -> Path:
@@ -217,6 +229,7 @@ def load_config(path: str | Path) -> RunConfig:
     thresholds = data.get("thresholds") or {}
     output = data.get("output") or {}
     timeout = data.get("timeout")
+    store = data.get("store")
     return RunConfig(
         path=path,
         samples=tuple(_resolve(base, source) for source in _strings(samples)),
@@ -233,5 +246,8 @@ def load_config(path: str | Path) -> RunConfig:
         else Path(DEFAULT_OUTPUT_DIR),
         formats=tuple(output.get("formats", DEFAULT_FORMATS)),
         description=data.get("description"),
+        name=data.get("name"),
+        labels=tuple(dict.fromkeys(data.get("labels") or ())),
+        store=store if store is None or store is False else Path(_resolve(base, store)),
         lines=MappingProxyType(lines),
     )

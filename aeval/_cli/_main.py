@@ -1,4 +1,4 @@
-"""The ``aeval`` command: ``run``, ``report``, ``compare`` and ``schema``.
+"""The ``aeval`` command: ``run``, ``report``, ``runs``, ``history``, ``compare`` and ``schema``.
 
 Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed, 2 a
 configuration or usage error (the message, on stderr, names the file and the key, or the side
@@ -20,13 +20,21 @@ import anyio
 from rich.console import Console
 
 from .._compare import load_ref, store_path
-from .._exceptions import ComparisonError, FormatError, SampleLoadError
+from .._exceptions import ComparisonError, FormatError, SampleLoadError, StoreError
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
 from .._sinks import read_run
 from ._build import build_strategies, import_object
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
 from ._config import ConfigError, RunConfig, load_config
+from ._history import (
+    UsageError,
+    config_error,
+    history_command,
+    read_store_path,
+    run_store_path,
+    runs_command,
+)
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from ._run import execute
 from ._schema import schema_text
@@ -132,6 +140,25 @@ def _parser() -> argparse.ArgumentParser:
         "or a stored run (run id, latest, latest~1, NAME@latest)",
     )
     add_gate_options(run)
+    run.add_argument("--name", help="the run's name in the run store (default: the config's)")
+    run.add_argument(
+        "--label",
+        action="append",
+        dest="labels",
+        metavar="LABEL",
+        help="a label kept with the run in the store (repeatable; added to the config's)",
+    )
+    recording = run.add_mutually_exclusive_group()
+    recording.add_argument(
+        "--store",
+        type=Path,
+        metavar="PATH",
+        help="the run store to record the run in (default: AEVAL_STORE, the config's store:, "
+        "or .aeval/runs.sqlite)",
+    )
+    recording.add_argument(
+        "--no-store", action="store_true", help="do not record the run in the run store"
+    )
 
     report = commands.add_parser(
         "report",
@@ -146,6 +173,39 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     add_compare_command(commands)
+    runs = commands.add_parser(
+        "runs",
+        help="list the runs in the run store",
+        description="List the runs recorded in the run store, oldest first: id, name, start, "
+        "commit (* when the tree was dirty), score with its 95%% interval, samples, rows, and "
+        "whether the run was partial.",
+    )
+    runs.add_argument("name", nargs="?", metavar="NAME", help="only the runs of this name")
+    runs.add_argument(
+        "--last", type=_positive_int, default=20, metavar="N", help="the last N runs (20)"
+    )
+    runs.add_argument("--format", choices=("table", "json"), default="table")
+    runs.add_argument("--store", type=Path, metavar="PATH", help="the run store to read")
+
+    history = commands.add_parser(
+        "history",
+        help="the pass rate of a run name over time",
+        description="The pass rate of each run of NAME, oldest first, with its 95%% interval: "
+        "overall, or over the rows of one tag or one strategy.",
+    )
+    history.add_argument("name", metavar="NAME", help="the runs' name (aeval runs lists them)")
+    which = history.add_mutually_exclusive_group()
+    which.add_argument("--tag", help="only the rows of samples with this tag")
+    which.add_argument("--strategy", help="only the rows of this strategy")
+    history.add_argument(
+        "--since", metavar="WHEN", help="runs started since: 2026-11-01, 2026-11-01T09:00, 7d"
+    )
+    history.add_argument("--last", type=_positive_int, metavar="N", help="the last N runs")
+    history.add_argument("--format", choices=("table", "json", "markdown", "html"), default="table")
+    history.add_argument(
+        "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout"
+    )
+    history.add_argument("--store", type=Path, metavar="PATH", help="the run store to read")
 
     commands.add_parser("schema", help="print the JSON Schema of the configuration file")
     return parser
@@ -168,6 +228,10 @@ def _overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
         changes["timeout"] = args.timeout
     if args.repeats is not None:
         changes["repeats"] = args.repeats
+    if args.name is not None:
+        changes["name"] = args.name
+    if args.labels:
+        changes["labels"] = tuple(dict.fromkeys((*config.labels, *args.labels)))
     return config.replace(**changes) if changes else config
 
 
@@ -205,12 +269,20 @@ def _run(args: argparse.Namespace) -> int:
         function = import_object(config, ("target",), config.target)
         if not callable(function):
             raise config.error(("target",), f"{config.target!r} is not callable")
+    store = None
+    path = run_store_path(config, flag=args.store, disabled=args.no_store)
+    if path is not None:
+        from .._store import RunStore
+
+        store = RunStore(path).sink(
+            config.run_name, labels=config.labels, config=config.path.read_bytes()
+        )
     built = build_strategies(config)
     gate = gate_from(args)
     baseline = None
     if args.baseline is not None:
-        store = store_path(getattr(args, "store", None))
-        baseline = anyio.run(partial(load_ref, args.baseline, role="baseline", store=store))
+        lookup = path if path is not None else store_path(None)
+        baseline = anyio.run(partial(load_ref, args.baseline, role="baseline", store=lookup))
     elif gate.active:
         return _error(
             "--fail-on-regression and --require-non-inferiority compare the run with a "
@@ -218,7 +290,15 @@ def _run(args: argparse.Namespace) -> int:
         )
     console = Console(highlight=False)
     progress = _progress(console, args.quiet, len(built.strategies))
-    result = anyio.run(partial(execute, config, built, function, progress, keep=args.keep))
+    try:
+        result = anyio.run(
+            partial(execute, config, built, function, progress, keep=args.keep, store=store)
+        )
+    except StoreError as exc:
+        raise config_error(config, exc) from exc
+    stored = None
+    if result.run_id is not None and path is not None:
+        stored = f"{result.run_id} (in {_shown_path(path)})"
     stopped = result.interrupted is not None or result.error is not None
     checks = check_thresholds(result.report, config)
     if not args.quiet:
@@ -229,6 +309,7 @@ def _run(args: argparse.Namespace) -> int:
             checks=checks,
             files=result.files,
             interrupted=stopped,
+            stored=stored,
         )
     if result.error is not None:
         _error(f"the run stopped: {type(result.error).__name__}: {result.error}")
@@ -288,6 +369,13 @@ async def _report(path: Path, format: str, output: Path | None) -> None:
         await report.save_as(output, format)
 
 
+def _shown_path(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def _error(message: str) -> int:
     sys.stderr.write(f"aeval: error: {message}\n")
     return EXIT_CONFIG
@@ -307,12 +395,32 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _error(f"{args.rows}: no such file")
             anyio.run(_report, args.rows, args.format, args.output)
             return EXIT_OK
+        if args.command == "runs":
+            path = read_store_path(args.store)
+            return anyio.run(
+                partial(runs_command, path=path, name=args.name, last=args.last, format=args.format)
+            )
+        if args.command == "history":
+            path = read_store_path(args.store)
+            return anyio.run(
+                partial(
+                    history_command,
+                    path=path,
+                    name=args.name,
+                    tag=args.tag,
+                    strategy=args.strategy,
+                    since=args.since,
+                    last=args.last,
+                    format=args.format,
+                    output=args.output,
+                )
+            )
         return _run(args)
     except ConfigError as exc:
         for problem in exc.problems:
             _error(problem)
         return EXIT_CONFIG
-    except (FormatError, SampleLoadError, ComparisonError) as exc:
+    except (FormatError, SampleLoadError, ComparisonError, StoreError, UsageError) as exc:
         return _error(str(exc))
     except KeyboardInterrupt:
         sys.stderr.write("aeval: interrupted\n")

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence, Si
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import httpx
@@ -29,6 +29,7 @@ from .._run_info import RunInfo
 from .._samples import EvaluationSample, Samples
 from .._scorer import RowStream, Scorer
 from .._sinks import JsonlSink
+from .._store import StoreSink
 from ._build import Built
 from ._config import ConfigError, HttpSpec, RunConfig
 from ._http import (
@@ -61,23 +62,35 @@ class RunResult:
         error: The error that stopped the run (too many abandoned calls, a bad sample in a
             stream, …); the report is then partial.
         files: The report files and ``rows.jsonl``.
+        run_id: The run's id in the run store (``None`` when not recorded).
     """
 
     report: EvaluationReport
     interrupted: str | None
     error: Exception | None
     files: tuple[Path, ...]
+    run_id: str | None = None
+
+
+class _RunSink(Protocol):
+    async def send(self, row: EvaluationRow) -> None: ...
+
+    async def flush(self) -> None: ...
+
+    async def run_started(self, run: RunInfo) -> None: ...
+
+    async def run_finished(self, run: RunInfo) -> None: ...
 
 
 class _FlushingSink:
-    """Forwards rows to a :class:`JsonlSink` and writes them out every half second.
+    """Forwards rows to a sink (``rows.jsonl``, the run store) and flushes it every half second.
 
     :meth:`run` flushes periodically (shielded, so no buffered row is lost to a
     cancellation), so ``tail -f rows.jsonl`` follows the run and an interrupted run leaves
     every finished row on disk.
     """
 
-    def __init__(self, sink: JsonlSink) -> None:
+    def __init__(self, sink: _RunSink) -> None:
         self._sink = sink
         self._lock = anyio.Lock()
         self._pending = False
@@ -267,6 +280,7 @@ async def execute(
     progress: RunProgress,
     *,
     keep: KeepRows | None = None,
+    store: StoreSink | None = None,
 ) -> RunResult:
     """Evaluate ``config`` and write ``rows.jsonl`` and the reports into its output directory.
 
@@ -279,9 +293,11 @@ async def execute(
         function: The imported target, or ``None`` for an HTTP target.
         progress: The display.
         keep: Which rows the report holds (default: all, or failures for streamed sources).
+        store: Records the run in the run store, rows as they finish.
 
     Raises:
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
+        StoreError: The run store cannot be opened (checked before anything runs).
     """
     streamed = _streamable(config)
     samples: Samples | AsyncIterable[EvaluationSample]
@@ -289,6 +305,9 @@ async def execute(
     strategies: tuple[object, ...] = built.strategies
     secrets: list[str] = [s for r in built.resources for s in getattr(r, "secrets", ())]
     async with AsyncExitStack() as stack:
+        if store is not None:
+            stack.push_async_callback(store.store.aclose)
+            await store.store.check()
         for resource in built.resources:
             close = getattr(resource, "aclose", None)
             if close is not None:
@@ -310,11 +329,12 @@ async def execute(
         await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
         rows_path = config.output_dir / ROWS_FILE
         sink = _FlushingSink(JsonlSink(rows_path))
+        sinks = [sink] if store is None else [sink, _FlushingSink(store)]
         scorer = Scorer(
             config.concurrency,
             timeout=config.timeout,
             repeats=config.repeats,
-            sinks=[sink],
+            sinks=sinks,
             keep=keep or ("failures" if streamed else "all"),
             redact=secrets,
         )
@@ -327,7 +347,8 @@ async def execute(
             with unwrap_single_group():
                 async with anyio.create_task_group() as group:
                     await group.start(stop.watch, group.cancel_scope)
-                    group.start_soon(sink.run)
+                    for flushing in sinks:
+                        group.start_soon(flushing.run)
                     async with scorer.stream(samples, function, *strategies) as rows:
                         stream = rows
                         async for row in rows:
@@ -349,4 +370,5 @@ async def execute(
             )
         with anyio.CancelScope(shield=True):
             files = await report.save(config.output_dir, formats=config.formats)
-    return RunResult(report, stop.reason, error, (*files, rows_path))
+    run_id = store.run_id if store is not None else None
+    return RunResult(report, stop.reason, error, (*files, rows_path), run_id)

@@ -113,6 +113,8 @@ def _shown(value: Any) -> str:
         return "a mapping"
     if kind == "null":
         return "null"
+    if kind == "boolean":
+        return "true" if value else "false"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -204,7 +206,8 @@ class Validator:
             if branch is not None:
                 problems += self._check(branch, value, path)
         if "const" in schema and not _equal(value, schema["const"]):
-            problems.append(Problem(path, f"expected {schema['const']!r}, got {_shown(value)}"))
+            expected = _shown(schema["const"])
+            problems.append(Problem(path, f"expected {expected}, got {_shown(value)}"))
         if "enum" in schema:
             problems += self._enum(schema["enum"], value, path)
         if isinstance(value, str):

@@ -104,13 +104,21 @@ def print_summary(
     checks: Sequence[Check],
     files: Sequence[Path],
     interrupted: bool,
+    stored: str | None = None,
 ) -> None:
-    """Print the report's summary (see ``report.print()``), the gate's notes and the files."""
+    """Print the report's summary (see ``report.print()``), the gate's notes and the files.
+
+    Args:
+        stored: The run's id in the run store (and where), when it was recorded.
+    """
+    extra = [("config", str(config.path))]
+    if stored is not None:
+        extra.append(("run id", stored))
     print_report(
         report,
         console=console,
         minimum=partial(_minimum, checks, interrupted=interrupted),
-        extra=[("config", str(config.path))],
+        extra=extra,
     )
     for check in checks:
         if check.actual is None and check.name not in _shown_tags(report):

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from .._compare import store_path
 from .._exceptions import SampleFileNotFoundError
 from .._samples import EvaluationSample, Samples
 
@@ -48,6 +47,7 @@ _MARKERS = (
     "aeval_cases(dataset, tag=None, threshold=0.7): set by @eval_cases; one test per case",
 )
 _TRUE = frozenset({"1", "true", "yes", "on"})
+_OFF = frozenset({"0", "false", "no", "off"})
 _SETTINGS_KEY = pytest.StashKey["Settings"]()
 
 
@@ -72,6 +72,15 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="Write each test's evaluation report and the suite report "
         "(evaluation-suite-report.md/.json) into DIR.",
+    )
+    group.addoption(
+        "--aeval-store",
+        metavar="PATH",
+        nargs="?",
+        const="",
+        default=None,
+        help="Record each test's evaluation as a run in the run store at PATH (default: "
+        "AEVAL_STORE, else .aeval/runs.sqlite); write --aeval-store=PATH before test paths.",
     )
     group.addoption(
         "--aeval-min-score",
@@ -127,7 +136,8 @@ class Settings:
         baseline: The run to compare the suite with (a file, made absolute, or a stored
             run's ref), or ``None``.
         margin: The points a significant regression must exceed to fail the session.
-        store: Where stored runs are looked up.
+        store: The run store each evaluation is recorded in (absolute), or ``None``
+            (``--aeval-store``); a stored baseline is looked up there, else at the default.
     """
 
     live: bool
@@ -171,8 +181,7 @@ class Settings:
         baseline = config.getoption("aeval_baseline")
         if baseline and (here / baseline).is_file():
             baseline = str((here / baseline).resolve())
-        stored = config.getoption("aeval_store", None)
-        store = store_path(here / stored if isinstance(stored, str) else None)
+        store = _store_path(config.getoption("aeval_store"), here)
         return cls(
             live,
             report_dir,
@@ -180,8 +189,30 @@ class Settings:
             concurrency,
             baseline=baseline or None,
             margin=margin,
-            store=store if store.is_absolute() else here / store,
+            store=store,
         )
+
+
+def _store_path(option: str | None, directory: Path) -> Path | None:
+    if option is None:
+        return None
+    if option:
+        path = (directory / Path(option).expanduser()).resolve()
+        if path.is_dir() or path.suffix == ".py":
+            raise pytest.UsageError(
+                f"--aeval-store took {option!r} as the run store's path, but it is a test path: "
+                "write --aeval-store=PATH, or put --aeval-store after the test paths"
+            )
+        return path
+    env = os.environ.get("AEVAL_STORE", "").strip()
+    if env.lower() in _OFF:
+        raise pytest.UsageError(
+            f"--aeval-store has no path and AEVAL_STORE={env} turns the store off: write "
+            "--aeval-store=PATH"
+        )
+    if env:
+        return (directory / Path(env).expanduser()).resolve()
+    return (directory / ".aeval" / "runs.sqlite").resolve()
 
 
 def settings(config: pytest.Config) -> Settings:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from .._exceptions import StoreError
 from .._numbers import format_percent
 from .._report import EvaluationReport
 from .._scorer import FunctionUnderTest, SampleSource, Scorer
@@ -24,6 +25,7 @@ __all__ = [
     "EvaluationSession",
     "ItemRecords",
     "RecordingScorer",
+    "STORED_OUTPUT_KEY",
     "WORKER_OUTPUT_KEY",
     "record_outcome",
     "records_for",
@@ -35,8 +37,10 @@ DEFAULT_FORMATS = ("markdown", "json")
 FALLBACK_REPORT_DIR = Path("target", "evaluation-reports")
 WORKER_OUTPUT_KEY = "aeval_entries"
 BASELINE_OUTPUT_KEY = "aeval_baseline_rows"
+STORED_OUTPUT_KEY = "aeval_stored"
 
 _SHOWN_FAILURES = 10
+_SHOWN_RUNS = 20
 _STEM_LIMIT = 120
 
 
@@ -189,8 +193,70 @@ def _clean(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
 
 
+class _Recorder:
+    """Records each evaluation as a run in the run store (``--aeval-store``)."""
+
+    def __init__(self, path: Path) -> None:
+        from .._store._database import RunDatabase
+
+        self.path = path
+        self.database = RunDatabase(path)
+        try:
+            self.database.check()
+        except StoreError as exc:
+            raise pytest.UsageError(f"--aeval-store: {exc}") from None
+        self.stored: list[tuple[str, str]] = []
+        self.warnings: list[str] = []
+        self._dirty: tuple[bool | None] | None = None
+
+    def _git_dirty(self) -> bool | None:
+        if self._dirty is None:
+            from .._store._git import git_dirty
+
+            self._dirty = (git_dirty(),)
+        return self._dirty[0]
+
+    def record(self, name: str, report: EvaluationReport) -> None:
+        from .._store._database import RunStart
+
+        if not report.holds_all_rows:
+            self.warnings.append(
+                f"{name}: not stored: its report holds only some of its rows (keep="
+                "'failures' or 'none'); the store keeps every row"
+            )
+            return
+        dirty = self._git_dirty() if report.run.git_commit is not None else None
+        try:
+            run_id = self.database.save(report, RunStart(name, report.run, git_dirty=dirty))
+        except StoreError as exc:
+            self.warnings.append(f"{name}: not stored: {exc}")
+            return
+        self.stored.append((run_id, name))
+
+    def output(self) -> dict[str, list[Any]]:
+        return {"stored": [list(item) for item in self.stored], "warnings": self.warnings}
+
+    def absorb(self, data: dict[str, list[Any]]) -> None:
+        self.stored += [(run_id, name) for run_id, name in data.get("stored", ())]
+        self.warnings += data.get("warnings", ())
+
+    def lines(self) -> list[str]:
+        lines = [f"aeval: {warning}" for warning in self.warnings]
+        if not self.stored:
+            return lines
+        lines.append(
+            f"Stored {len(self.stored)} run(s) in {self.path} (aeval runs --store {self.path}):"
+        )
+        for run_id, name in sorted(self.stored, key=lambda item: item[1])[:_SHOWN_RUNS]:
+            lines.append(f"    {run_id}  {name}")
+        if len(self.stored) > _SHOWN_RUNS:
+            lines.append(f"    ... and {len(self.stored) - _SHOWN_RUNS} more")
+        return lines
+
+
 class EvaluationSession:
-    """Collects the session's evaluations: per-test files, suite report, summary, min score."""
+    """Collects the session's evaluations: per-test files, suite report, summary, min score,
+    and the runs recorded in the run store."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self._config = config
@@ -203,6 +269,7 @@ class EvaluationSession:
         self._baseline = (
             BaselineCheck.collecting(settings) if worker else BaselineCheck.load(settings)
         )
+        self._recorder = _Recorder(settings.store) if settings.store is not None else None
 
     @property
     def entries(self) -> list[SuiteEntry]:
@@ -220,12 +287,13 @@ class EvaluationSession:
         for record in records:
             if self._baseline is not None:
                 self._baseline.add_report(item.nodeid, record.report)
-            self._entries.append(
-                SuiteEntry.from_report(
-                    item.nodeid, record.report, label=record.label, outcome=outcome
-                )
+            entry = SuiteEntry.from_report(
+                item.nodeid, record.report, label=record.label, outcome=outcome
             )
+            self._entries.append(entry)
             self._write_report(item.nodeid, record)
+            if self._recorder is not None:
+                self._recorder.record(entry.name, record.report)
 
     def _write_report(self, test_id: str, record: _Record) -> None:
         from ..formatters import get_formatter
@@ -259,6 +327,20 @@ class EvaluationSession:
         """Gather the rows a worker sent for ``--aeval-baseline`` (on the controller)."""
         if data and self._baseline is not None:
             self._baseline.add_worker_output(data)
+
+    def stored_output(self) -> dict[str, list[Any]]:
+        """The runs a worker stored, as plain data for its ``workeroutput``."""
+        return self._recorder.output() if self._recorder is not None else {}
+
+    def add_worker_stored(self, data: dict[str, list[Any]]) -> None:
+        """Merge the runs a worker stored (on the xdist controller)."""
+        if self._recorder is not None:
+            self._recorder.absorb(data)
+
+    def close(self) -> None:
+        """Close the run store's connection."""
+        if self._recorder is not None:
+            self._recorder.database.close()
 
     def add_worker_entries(self, data: Sequence[dict[str, Any]]) -> None:
         """Merge the entries a worker sent (on the xdist controller)."""
@@ -318,6 +400,8 @@ class EvaluationSession:
             )
         if self._written:
             lines.append(f"Suite report written to {self._written[0].parent}")
+        if self._recorder is not None:
+            lines += self._recorder.lines()
         if self._verdict is not None:
             lines.append(self._verdict)
         if self._baseline is not None:

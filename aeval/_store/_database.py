@@ -1,0 +1,540 @@
+"""The run store's blocking operations on its SQLite file (``RunStore`` runs them in a thread).
+
+A run's summary is computed from its rows when it ends (see ``_rows``) and kept with it; a run
+that has not ended (still going, or killed) is summarised from its rows at each read.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+
+from .._exceptions import RunNotFoundError
+from .._report import EvaluationReport
+from .._results import Outcome
+from .._run_info import RunInfo
+from .._sinks import row_from_dict
+from ._refs import Ref, parse_ref
+from ._rows import EncodedRow, Group, RowEncoder, Summary, row_range, summarise, summary_of
+from ._schema import LOCK_TIMEOUT, MIGRATIONS, Migration, connect, retrying, transaction
+from ._values import HistoryPoint, RunSummary
+
+__all__ = ["RunDatabase", "RunStart", "new_run_id"]
+
+_T = TypeVar("_T")
+_SHOWN = 8
+
+_INSERT_ROW = (
+    "INSERT INTO rows (id, sample, idx, repeat, strategy, outcome, score, tags, data) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_RUN_COLUMNS = (
+    "seq, id, name, started_at, finished_at, complete, header, git_commit, git_dirty, "
+    "config_hash, aeval_version, labels, models, rows, passed, failed, unscored, errors, "
+    "skipped, samples, score, ci_low, ci_high"
+)
+
+
+def new_run_id(now: float | None = None) -> str:
+    """A short, sortable id: the UTC start to the second and 4 random hex digits."""
+    moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
+    return f"{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """What is known of a run when it starts (or is saved).
+
+    Attributes:
+        name: The run's name.
+        header: The run's header.
+        labels: The user's labels.
+        config_hash: A digest of the configuration, if any.
+        git_dirty: Whether the working tree had uncommitted changes, if known.
+    """
+
+    name: str
+    header: RunInfo
+    labels: tuple[str, ...] = ()
+    config_hash: str | None = None
+    git_dirty: bool | None = None
+
+
+def _run_info(header: str) -> RunInfo:
+    return RunInfo.from_dict(orjson.loads(header))
+
+
+class RunDatabase:
+    """The store's file and one connection to it, used by one thread at a time.
+
+    Every method blocks; each takes the lock, opens the file on first use, and runs as whole
+    transactions that are retried while another process holds the write lock.
+
+    Args:
+        path: The SQLite file.
+        migrations: The schema's steps (tests add their own).
+        timeout: Seconds to wait, in all, for another process's write lock.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        migrations: Sequence[Migration] = MIGRATIONS,
+        timeout: float = LOCK_TIMEOUT,
+    ) -> None:
+        self.path = path
+        self._migrations = tuple(migrations)
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+
+    def _open(self, create: bool) -> sqlite3.Connection | None:
+        if self._connection is None:
+            self._connection = connect(
+                self.path, create=create, migrations=self._migrations, timeout=self._timeout
+            )
+        return self._connection
+
+    def _write(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        with self._lock:
+            connection = self._open(True)
+            assert connection is not None
+
+            def attempt() -> _T:
+                with transaction(connection):
+                    return operation(connection)
+
+            return retrying(self.path, attempt, timeout=self._timeout)
+
+    def _read(self, operation: Callable[[sqlite3.Connection], _T]) -> _T | None:
+        """Run ``operation`` in a read transaction; ``None`` when the file does not exist."""
+        with self._lock:
+            connection = self._open(False)
+            if connection is None:
+                return None
+
+            def attempt() -> _T:
+                connection.execute("BEGIN")
+                try:
+                    return operation(connection)
+                finally:
+                    connection.execute("COMMIT")
+
+            return retrying(self.path, attempt, timeout=self._timeout)
+
+    def close(self) -> None:
+        """Close the connection (the next call opens it again)."""
+        with self._lock:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    def check(self) -> None:
+        """Open (and create, or upgrade) the file now, to report a problem before a run."""
+        with self._lock:
+            self._open(True)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def begin(self, start: RunStart) -> tuple[int, str]:
+        """Record a run's start; return its seq and its id."""
+        header = start.header
+        started = header.started_at if header.started_at is not None else time.time()
+
+        def insert(connection: sqlite3.Connection) -> tuple[int, str]:
+            for _ in range(8):
+                run_id = new_run_id(started)
+                try:
+                    cursor = connection.execute(
+                        "INSERT INTO runs (id, name, started_at, complete, header, git_commit, "
+                        "git_dirty, config_hash, aeval_version, labels) "
+                        "VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
+                        (
+                            run_id,
+                            start.name,
+                            started,
+                            orjson.dumps(header.to_dict()).decode(),
+                            header.git_commit,
+                            start.git_dirty,
+                            start.config_hash,
+                            header.aeval_version,
+                            orjson.dumps(start.labels).decode(),
+                        ),
+                    )
+                except sqlite3.IntegrityError:
+                    continue
+                assert cursor.lastrowid is not None
+                return cursor.lastrowid, run_id
+            raise sqlite3.IntegrityError("no free run id")  # pragma: no cover - 8 collisions
+
+        return self._write(insert)
+
+    def add_rows(self, seq: int, first: int, rows: Sequence[EncodedRow]) -> None:
+        """Insert rows numbered from ``first`` (the rows the run stored before this batch)."""
+        base = row_range(seq)[0] + first
+
+        def insert(connection: sqlite3.Connection) -> None:
+            connection.executemany(_INSERT_ROW, [(base + n, *row) for n, row in enumerate(rows)])
+
+        if rows:
+            self._write(insert)
+
+    def finish(
+        self, seq: int, header: RunInfo, models: Iterable[str], summary: Summary | None = None
+    ) -> None:
+        """Record a run's end: its header, whether it was complete, and its summary.
+
+        Args:
+            seq: The run.
+            header: Its header at the end.
+            models: The model names its rows gave.
+            summary: The summary of its rows (by default computed from the stored rows).
+        """
+        finished = header.finished_at if header.finished_at is not None else time.time()
+
+        def update(connection: sqlite3.Connection) -> None:
+            found = summary if summary is not None else summarise(connection, seq)
+            overall, counts = found.overall, found.counts
+            connection.execute(
+                "UPDATE runs SET finished_at = ?, complete = ?, header = ?, models = ?, "
+                "rows = ?, passed = ?, failed = ?, unscored = ?, errors = ?, skipped = ?, "
+                "samples = ?, score = ?, ci_low = ?, ci_high = ? WHERE seq = ?",
+                (
+                    finished,
+                    header.complete,
+                    orjson.dumps(header.to_dict()).decode(),
+                    orjson.dumps(list(models)).decode(),
+                    overall.rows,
+                    *(counts.get(outcome.value, 0) for outcome in Outcome),
+                    overall.samples,
+                    overall.score,
+                    *overall.interval,
+                    seq,
+                ),
+            )
+            connection.execute("DELETE FROM run_groups WHERE run = ?", (seq,))
+            connection.executemany(
+                "INSERT INTO run_groups (run, kind, key, rows, passed, samples, score, ci_low, "
+                "ci_high) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (seq, kind, key, g.rows, g.passed, g.samples, g.score, *g.interval)
+                    for (kind, key), g in found.groups.items()
+                ],
+            )
+
+        self._write(update)
+
+    def save(self, report: EvaluationReport, start: RunStart, *, batch: int = 5000) -> str:
+        """Store a whole report: its start, its rows in batches, then its end; return its id."""
+        seq, run_id = self.begin(start)
+        encoder = RowEncoder()
+        rows = report.evaluations
+        for first in range(0, len(rows), batch):
+            self.add_rows(seq, first, [encoder(row) for row in rows[first : first + batch]])
+        self.finish(seq, start.header, encoder.models, summary_of(report))
+        return run_id
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def runs(self, name: str | None = None, *, last: int | None = None) -> list[RunSummary]:
+        """The runs (of ``name``), oldest first; only the ``last`` ones when given."""
+
+        def select(connection: sqlite3.Connection) -> list[RunSummary]:
+            where, values = ("WHERE name = ?", [name]) if name is not None else ("", [])
+            limit = ""
+            if last is not None:
+                limit = f" LIMIT {int(last)}"
+            found = connection.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs {where} "
+                f"ORDER BY started_at DESC, seq DESC{limit}",
+                values,
+            ).fetchall()
+            return [self._summary_of(connection, record) for record in reversed(found)]
+
+        return self._read(select) or []
+
+    def _summary_of(self, connection: sqlite3.Connection, record: Sequence[Any]) -> RunSummary:
+        (seq, run_id, name, started, finished, complete, header, commit, dirty) = record[:9]
+        config_hash, version, labels, models = record[9:13]
+        counts = record[13:]
+        if counts[0] is None:
+            summary = summarise(connection, seq)
+            found = summary.counts
+            overall = summary.overall
+            counts = (
+                overall.rows,
+                *(found.get(outcome.value, 0) for outcome in Outcome),
+                overall.samples,
+                overall.score,
+                *overall.interval,
+            )
+        info = _run_info(header)
+        return RunSummary(
+            id=run_id,
+            name=name,
+            started_at=started,
+            finished_at=finished,
+            complete=bool(complete),
+            rows=counts[0],
+            passed=counts[1],
+            failed=counts[2],
+            unscored=counts[3],
+            errors=counts[4],
+            skipped=counts[5],
+            samples=counts[6],
+            samples_expected=info.samples_expected,
+            score=counts[7],
+            interval=(counts[8], counts[9]),
+            git_commit=commit,
+            git_dirty=None if dirty is None else bool(dirty),
+            config_hash=config_hash,
+            models=tuple(orjson.loads(models)),
+            labels=tuple(orjson.loads(labels)),
+            aeval_version=version,
+            header=info,
+        )
+
+    def resolve(self, ref: str) -> str:
+        """The id of the run ``ref`` names (see :func:`parse_ref`).
+
+        Raises:
+            RunNotFoundError: No run matches; the message says what the store holds.
+            ValueError: ``ref`` is not a reference.
+        """
+        parsed = parse_ref(ref)
+        found = self._read(lambda connection: self._resolve(connection, parsed)[1])
+        if found is None:
+            raise self._missing(parsed)
+        return found
+
+    def _missing(self, ref: Ref) -> RunNotFoundError:
+        return self._not_found(ref, f"{self.path} does not exist yet: no run was stored there")
+
+    def _not_found(self, ref: Ref, why: str) -> RunNotFoundError:
+        return RunNotFoundError(
+            f"no stored run matches {ref.text!r}: {why}", path=self.path, ref=ref.text
+        )
+
+    def _resolve(self, connection: sqlite3.Connection, ref: Ref) -> tuple[int, str]:
+        if ref.back is not None:
+            where, values = ("WHERE name = ?", [ref.name]) if ref.name is not None else ("", [])
+            found = connection.execute(
+                f"SELECT seq, id FROM runs {where} ORDER BY started_at DESC, seq DESC "
+                "LIMIT 1 OFFSET ?",
+                [*values, ref.back],
+            ).fetchone()
+            if found is not None:
+                return found[0], found[1]
+            raise self._not_found(ref, self._why_not_latest(connection, ref))
+        text = ref.text.strip()
+        found = connection.execute("SELECT seq, id FROM runs WHERE id = ?", (text,)).fetchone()
+        if found is not None:
+            return found[0], found[1]
+        matches = connection.execute(
+            "SELECT seq, id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC "
+            f"LIMIT {_SHOWN + 1}",
+            (len(text), text),
+        ).fetchall()
+        if len(matches) == 1:
+            return matches[0][0], matches[0][1]
+        if matches:
+            shown = ", ".join(run_id for _, run_id in matches[:_SHOWN])
+            raise self._not_found(
+                ref, f"it starts {len(matches)} or more run ids ({shown}): give more of the id"
+            )
+        raise self._not_found(ref, self._why_no_id(connection, ref))
+
+    def _why_not_latest(self, connection: sqlite3.Connection, ref: Ref) -> str:
+        assert ref.back is not None
+        if ref.name is None:
+            total = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
+            if not total:
+                return f"{self.path} holds no run yet"
+            return (
+                f"it asks for the run {ref.back} before the latest, and {self.path} holds "
+                f"{total} run(s)"
+            )
+        total = connection.execute(
+            "SELECT count(*) FROM runs WHERE name = ?", (ref.name,)
+        ).fetchone()[0]
+        if total:
+            return (
+                f"it asks for the run of {ref.name!r} {ref.back} before its latest, and "
+                f"{self.path} holds {total} run(s) of {ref.name!r}"
+            )
+        return f"{self.path} holds no run named {ref.name!r}; {self._names(connection)}"
+
+    def _names(self, connection: sqlite3.Connection) -> str:
+        names = [
+            name
+            for (name,) in connection.execute(
+                "SELECT name FROM runs GROUP BY name ORDER BY max(started_at) DESC "
+                f"LIMIT {_SHOWN + 1}"
+            )
+        ]
+        if not names:
+            return "it holds no run yet"
+        shown = ", ".join(repr(name) for name in names[:_SHOWN])
+        return f"the names there are {shown}{', ...' if len(names) > _SHOWN else ''}"
+
+    def _why_no_id(self, connection: sqlite3.Connection, ref: Ref) -> str:
+        recent = connection.execute(
+            f"SELECT id, name FROM runs ORDER BY started_at DESC, seq DESC LIMIT {_SHOWN}"
+        ).fetchall()
+        if not recent:
+            return f"{self.path} holds no run yet"
+        named = connection.execute(
+            "SELECT 1 FROM runs WHERE name = ? LIMIT 1", (ref.text,)
+        ).fetchone()
+        hint = f" (a run name: did you mean '{ref.text}@latest'?)" if named else ""
+        shown = ", ".join(f"{run_id} ({name})" for run_id, name in recent)
+        return (
+            f"no run has that id{hint}; a reference is a run id, latest, latest~N or "
+            f"NAME@latest~N; the latest runs are {shown}"
+        )
+
+    def load(self, ref: str) -> EvaluationReport:
+        """Rebuild the report of the run ``ref`` names from its stored rows and header."""
+        parsed = parse_ref(ref)
+
+        def read(connection: sqlite3.Connection) -> tuple[list[str], str]:
+            seq, _ = self._resolve(connection, parsed)
+            first, last = row_range(seq)
+            header = connection.execute("SELECT header FROM runs WHERE seq = ?", (seq,)).fetchone()[
+                0
+            ]
+            rows = connection.execute(
+                "SELECT data FROM rows WHERE id BETWEEN ? AND ? ORDER BY id", (first, last)
+            ).fetchall()
+            return [data for (data,) in rows], header
+
+        found = self._read(read)
+        if found is None:
+            raise self._missing(parsed)
+        data, header = found
+        rows = [row_from_dict(orjson.loads(line)) for line in data]
+        return EvaluationReport(rows, run=_run_info(header))
+
+    def history(
+        self,
+        name: str,
+        *,
+        tag: str | None = None,
+        strategy: str | None = None,
+        since: float | None = None,
+    ) -> list[HistoryPoint]:
+        """The pass rate of each run of ``name`` since ``since``, oldest first (see RunStore)."""
+        if tag is not None and strategy is not None:
+            raise ValueError("history: give a tag or a strategy, not both")
+        group: tuple[str, str] | None = None
+        if tag is not None:
+            group = ("tag", tag)
+        elif strategy is not None:
+            group = ("strategy", strategy)
+
+        def select(connection: sqlite3.Connection) -> list[HistoryPoint]:
+            self._require_name(connection, name)
+            runs = connection.execute(
+                "SELECT seq, id, started_at, complete, git_commit, git_dirty, labels, rows, "
+                "passed, samples, score, ci_low, ci_high FROM runs WHERE name = ? "
+                "AND started_at >= ? ORDER BY started_at, seq",
+                (name, since if since is not None else float("-inf")),
+            ).fetchall()
+            points: list[HistoryPoint] = []
+            for seq, run_id, started, complete, commit, dirty, labels, *counts in runs:
+                found = self._group(connection, seq, counts, group)
+                if found is None:
+                    continue
+                points.append(
+                    HistoryPoint(
+                        run_id=run_id,
+                        started_at=started,
+                        score=found.score,
+                        interval=found.interval,
+                        rows=found.rows,
+                        passed=found.passed,
+                        samples=found.samples,
+                        complete=bool(complete),
+                        git_commit=commit,
+                        git_dirty=None if dirty is None else bool(dirty),
+                        labels=tuple(orjson.loads(labels)),
+                    )
+                )
+            if group is not None and not points:
+                self._require_group(connection, name, group)
+            return points
+
+        points = self._read(select)
+        if points is None:
+            raise RunNotFoundError(
+                f"no run named {name!r}: {self.path} does not exist yet", path=self.path, ref=name
+            )
+        return points
+
+    def _require_name(self, connection: sqlite3.Connection, name: str) -> None:
+        if connection.execute("SELECT 1 FROM runs WHERE name = ? LIMIT 1", (name,)).fetchone():
+            return
+        raise RunNotFoundError(
+            f"no run named {name!r} in {self.path}: {self._names(connection)}",
+            path=self.path,
+            ref=name,
+        )
+
+    def _require_group(
+        self, connection: sqlite3.Connection, name: str, group: tuple[str, str]
+    ) -> None:
+        kind, key = group
+        seen = [
+            found
+            for (found,) in connection.execute(
+                "SELECT DISTINCT key FROM run_groups JOIN runs ON run = seq "
+                "WHERE name = ? AND kind = ? ORDER BY key",
+                (name, kind),
+            )
+        ]
+        if key in seen:
+            return
+        plural = "tags" if kind == "tag" else "strategies"
+        shown = ", ".join(repr(item) for item in seen) or "none"
+        raise ValueError(f"no run of {name!r} has rows of the {kind} {key!r}; {plural}: {shown}")
+
+    def _group(
+        self,
+        connection: sqlite3.Connection,
+        seq: int,
+        counts: Sequence[Any],
+        group: tuple[str, str] | None,
+    ) -> Group | None:
+        if counts[0] is None:
+            summary = summarise(connection, seq)
+            if group is None:
+                return summary.overall
+            return summary.groups.get(group)
+        if group is None:
+            rows, passed, samples, score, low, high = counts
+            return Group(rows, passed, samples, score, (low, high))
+        found = connection.execute(
+            "SELECT rows, passed, samples, score, ci_low, ci_high FROM run_groups "
+            "WHERE run = ? AND kind = ? AND key = ?",
+            (seq, *group),
+        ).fetchone()
+        if found is None:
+            return None
+        rows, passed, samples, score, low, high = found
+        return Group(rows, passed, samples, score, (low, high))
+
+    def average_score(self, name: str, *, since: float | None = None) -> float | None:
+        """100 × passed / rows over every stored row of the runs of ``name`` since ``since``."""
+        points = self.history(name, since=since)
+        rows = sum(point.rows for point in points)
+        return 100.0 * sum(point.passed for point in points) / rows if rows else None
