@@ -299,9 +299,7 @@ async def _store_runs(path: Path, *reports: EvaluationReport) -> list[str]:
                 await result
 
 
-@pytest.mark.skipif(not hasattr(aeval, "RunStore"), reason="needs the run store")
 def test_compare_takes_stored_runs_by_ref(tmp_path: Path, cli: Cli) -> None:
-    # Enabled once the run-store branch is merged (aeval.RunStore exists).
     store = tmp_path / ".aeval" / "runs.sqlite"
     ids = anyio.run(partial(_store_runs, store, forty(38), forty(20)))
     result = cli("compare", "latest~1", "latest", "--fail-on-regression", cwd=tmp_path)

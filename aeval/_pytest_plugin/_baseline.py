@@ -57,7 +57,7 @@ class BaselineCheck:
         """
         if settings.baseline is None:
             return None
-        store = settings.store or store_path(None)
+        store = settings.baseline_store or store_path(None)
         load = partial(
             load_ref, settings.baseline, role="baseline", store=store, flag="--aeval-store"
         )

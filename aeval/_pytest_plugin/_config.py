@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from .._compare import store_path
 from .._exceptions import SampleFileNotFoundError
 from .._samples import EvaluationSample, Samples
 
@@ -147,6 +148,7 @@ class Settings:
     baseline: str | None = None
     margin: float = 0.0
     store: Path | None = None
+    baseline_store: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -190,6 +192,7 @@ class Settings:
             baseline=baseline or None,
             margin=margin,
             store=store,
+            baseline_store=store or (here / store_path(None)).resolve(),
         )
 
 
