@@ -1,6 +1,6 @@
 """The comparison of two runs: aligned, paired, with its uncertainty and a verdict in words.
 
-How the numbers are made (``docs/compare.md`` says it in plain words):
+How the numbers are made (``docs/history.md`` says it in plain words):
 
 - Rows are aligned by (sample name, strategy); a pair's value on a side is the share of its
   rows (repeats) that passed. Pairs found on one side only are listed, not compared.
