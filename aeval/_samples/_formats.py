@@ -7,21 +7,18 @@ lines are found only when an error needs them, so valid files parse at orjson's 
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
+import yaml
 
 from .._exceptions import SampleLoadError
 from ._limits import depth_message, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
-
-if TYPE_CHECKING:
-    import yaml
 
 __all__ = [
     "BOM",
@@ -39,11 +36,8 @@ _JSONL_EXTENSIONS = (".jsonl", ".ndjson")
 BOM = b"\xef\xbb\xbf"
 
 
-@functools.cache
 def _yaml_loader() -> Any:
-    """PyYAML's C loader when it is built, else the pure-Python one (imported on first use)."""
-    import yaml
-
+    """PyYAML's C loader when it is built, else the pure-Python one."""
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -105,8 +99,6 @@ class _YamlLines:
         return int(self._nodes[index].start_mark.line) + 1
 
     def key(self, index: int, key: str) -> int | None:
-        import yaml
-
         node = self._nodes[index]
         if isinstance(node, yaml.MappingNode):
             for key_node, value_node in node.value:
@@ -392,8 +384,6 @@ def _check_yaml_limits(text: str, source: str) -> None:
 
 
 def _parse_yaml(data: bytes, source: str) -> Parsed:
-    import yaml
-
     text = _decode(data, source)
     loader = _yaml_loader()(text)
     try:

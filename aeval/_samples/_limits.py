@@ -75,34 +75,33 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
     other composition errors (an undefined alias, a second document) are left to the
     composer, which reports them with their marks.
     """
-    import yaml
-
-    collection_start = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
-    collection_end = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     anchors: dict[str, tuple[int, int]] = {}
     stack: list[_Frame] = []
     added = 0
     while True:
         event = loader.get_event()
-        kind = type(event)
-        if kind is yaml.ScalarEvent:
+        # by name, not identity: the event classes are those of the loader's own yaml module
+        kind = type(event).__name__
+        if event is None or kind == "StreamEndEvent":
+            return None
+        if kind == "ScalarEvent":
             if event.anchor is not None:
                 anchors[event.anchor] = (1, 0)
             if stack:
                 stack[-1].size += 1
             continue
-        if kind in collection_start:
+        if kind in ("SequenceStartEvent", "MappingStartEvent"):
             if len(stack) >= MAX_NESTING_DEPTH:
                 line, where = _at(event.start_mark)
                 return LimitProblem(line, depth_message("the document", where))
             stack.append(_Frame(event.anchor))
             continue
-        if kind in collection_end:
+        if kind in ("SequenceEndEvent", "MappingEndEvent"):
             frame = stack.pop()
             size, height = frame.size, frame.height
             if frame.anchor is not None:
                 anchors[frame.anchor] = (size, height)
-        elif kind is yaml.AliasEvent:
+        elif kind == "AliasEvent":
             line, where = _at(event.start_mark)
             found = anchors.get(event.anchor)
             if found is None:
@@ -126,8 +125,6 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
                 return LimitProblem(
                     line, depth_message("the document", f"through the alias at {where}")
                 )
-        elif kind is yaml.StreamEndEvent:
-            return None
         else:
             continue
         if stack:
