@@ -55,8 +55,8 @@ async def test_judge_offline_prints_the_report_with_usage_and_unscored_rows(
         "PASSED   Refund policy [AiJudgeStrategy] score 0.95",
         "PASSED   Refund policy [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
         "UNSCORED Password reset [AiJudgeStrategy] score - (asked again)",
-        "         The judge's reply could not be read, even when asked again (the reply holds "
-        "no JSON object): 'I am not sure how to rate this one.'",
+        "         The judge's reply could not be read, even when asked again: it gave the same "
+        "reply (the reply holds no JSON object): 'I am not sure how to rate this one.'",
         "PASSED   Password reset [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
         "PASSED   Shipping time [AiJudgeStrategy] score 0.90",
         "PASSED   Shipping time [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
