@@ -27,6 +27,7 @@ from ._exceptions import (
     SampleLoadError,
     ScorerClosedError,
 )
+from ._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
 from ._report import (
     EvaluationReport,
     FlakyCase,
@@ -57,7 +58,9 @@ __all__ = [
     "AevalError",
     "Aggregator",
     "CacheStatistics",
+    "Calibration",
     "ConfigError",
+    "Disagreement",
     "DownloadLimits",
     "ErrorInfo",
     "Evaluation",
@@ -77,6 +80,8 @@ __all__ = [
     "HttpTimeoutError",
     "JsonlSink",
     "JudgeCache",
+    "JudgeCounts",
+    "JudgeStatistics",
     "MissingExtraError",
     "ModelConfigurationError",
     "ModelConnectionError",
@@ -103,6 +108,7 @@ __all__ = [
     "StrategyStatistics",
     "TagStatistics",
     "assert_that",
+    "calibrate",
     "evaluate_sync",
     "read_rows",
     "read_run",

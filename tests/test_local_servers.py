@@ -241,3 +241,31 @@ async def test_an_embedding_batch_that_fails_carries_every_batchs_retries() -> N
                 await embedder.embed(["flaky", "bad"])
             retries = embedder.statistics().retries
     assert getattr(caught.value, "retries", None) == retries == 4
+
+
+# --- what local servers answer when the context is too small -------------------------------
+
+
+async def test_a_prompt_too_long_for_the_context_says_how_to_fix_it() -> None:
+    too_long = Reply.error(
+        400,
+        "This model's maximum context length is 256 tokens. However, you requested 830 tokens",
+    )
+    async with OpenAICompatibleServer([too_long]) as server, chat_model(server) as model:
+        with pytest.raises(Exception, match="HTTP 400") as caught:
+            await model.chat(USER)
+    assert "the prompt and max_tokens do not fit the model's context: start the server with a " in (
+        str(caught.value)
+    )
+    assert len(server.requests) == 1
+
+
+async def test_a_reply_that_filled_llama_cpps_context_says_to_set_max_tokens() -> None:
+    full = Reply.error(500, "llama_decode returned 1")
+    async with (
+        OpenAICompatibleServer(default=full) as server,
+        chat_model(server, max_attempts=2) as model,
+    ):
+        with pytest.raises(Exception, match="HTTP 500") as caught:
+            await model.chat(USER)
+    assert "usually because the reply filled the context: set max_tokens" in str(caught.value)

@@ -392,6 +392,18 @@ class HTTPModelClient:
             429: "rate limited by the server",
         }
         hint = hints.get(status, "server error" if status >= 500 else "request failed")
+        lowered = body.lower()
+        if status == 400 and "context" in lowered:
+            hint += (
+                "; the prompt and max_tokens do not fit the model's context: start the server "
+                "with a larger one (llama.cpp -c, llama-cpp-python --n_ctx, Ollama num_ctx) or "
+                "lower max_tokens"
+            )
+        elif status >= 500 and "llama_decode" in lowered:
+            hint += (
+                "; llama.cpp could not go on generating, usually because the reply filled the "
+                "context: set max_tokens"
+            )
         message = f"{self._kind} request to {url} failed with HTTP {status} ({hint})"
         if body:
             message += f": {body}"
