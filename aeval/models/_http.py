@@ -115,7 +115,7 @@ class HTTPModelClient:
         timeout: float,
         max_attempts: int,
         deadline: float,
-        read_timeout_retries: int,
+        read_timeout_retries: int = 1,
         backoff: float,
         max_backoff: float,
         max_concurrency: int,
