@@ -38,6 +38,7 @@ from ._exceptions import (
     ScorerClosedError,
     StoreError,
 )
+from ._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
 from ._report import (
     EvaluationReport,
     FlakyCase,
@@ -69,11 +70,13 @@ __all__ = [
     "AevalError",
     "Aggregator",
     "CacheStatistics",
+    "Calibration",
     "ChangedPair",
     "Comparison",
     "ComparisonAssert",
     "ComparisonError",
     "ConfigError",
+    "Disagreement",
     "DownloadLimits",
     "ErrorInfo",
     "Evaluation",
@@ -94,6 +97,8 @@ __all__ = [
     "HttpTimeoutError",
     "JsonlSink",
     "JudgeCache",
+    "JudgeCounts",
+    "JudgeStatistics",
     "MissingExtraError",
     "ModelConfigurationError",
     "ModelConnectionError",
@@ -127,6 +132,7 @@ __all__ = [
     "StrategyStatistics",
     "TagStatistics",
     "assert_that",
+    "calibrate",
     "compare",
     "evaluate_sync",
     "read_rows",

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import orjson
 
+from ._judging import LABEL_KEY, CalibrationCounter, JudgeCounter
 from ._report import (
     EvaluationReport,
     FlakyCase,
@@ -261,10 +262,12 @@ class Aggregator:
     """
 
     __slots__ = (
+        "_calibration",
         "_calls",
         "_counts",
         "_finished",
         "_function_errors",
+        "_judging",
         "_keep",
         "_moments",
         "_open",
@@ -301,6 +304,8 @@ class Aggregator:
         self._started: float | None = None
         self._finished: float | None = None
         self._usage = _UsageCounter()
+        self._calibration: dict[str, CalibrationCounter] = {}
+        self._judging: dict[str, JudgeCounter] = {}
         self._moments = MomentsCounter()
         self._open: dict[int, _OpenSample] = {}
         self._pairs: dict[tuple[int, str | None], _OpenPair] = {}
@@ -380,6 +385,20 @@ class Aggregator:
         metadata = row.metadata
         if metadata:
             self._usage.add(metadata)
+            records = metadata.get("judges")
+            if isinstance(records, list) and row.strategy is not None:
+                judging = self._judging.get(row.strategy)
+                if judging is None:
+                    judging = self._judging[row.strategy] = JudgeCounter()
+                judging.add(row, records)
+        sample_metadata = row.sample.metadata
+        if sample_metadata and row.strategy is not None:
+            label = sample_metadata.get(LABEL_KEY)
+            if label is not None:
+                calibration = self._calibration.get(row.strategy)
+                if calibration is None:
+                    calibration = self._calibration[row.strategy] = CalibrationCounter(row.strategy)
+                calibration.add(row, label)
         keep = self._keep
         if keep == "all" or (keep == "failures" and not passed):
             self._rows.append(row)
@@ -473,6 +492,10 @@ class Aggregator:
                 into.moments.absorb(strategies[name])
             merged._function_errors += source._function_errors
             merged._usage.absorb(source._usage)
+            for name, calibration in source._calibration.items():
+                merged._calibration.setdefault(name, CalibrationCounter(name)).absorb(calibration)
+            for name, judging in source._judging.items():
+                merged._judging.setdefault(name, JudgeCounter()).absorb(judging)
             merged._moments.absorb(moments)
             merged._repeat_stats.absorb(repeat_stats)
             merged._calls += source._calls
@@ -513,6 +536,8 @@ class Aggregator:
             holds_all_rows=self._keep == "all",
             usage=self._usage.freeze(),
             repeats=repeat_stats.freeze(),
+            calibration={name: c.freeze() for name, c in self._calibration.items()},
+            judges={name: j.freeze() for name, j in self._judging.items()},
         )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, overload
 
 from ._display import display_value
+from ._judging import calibrate
 from ._numbers import format_percent, truncate
 from ._report import EvaluationReport, TagStatistics
 from ._results import EvaluationRow
@@ -241,6 +242,33 @@ class ReportAssert:
         return self
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    # -- trust in the judge ----------------------------------------------------------------------
+
+    def has_kappa_at_least(self, minimum: float, *, strategy: str | None = None) -> ReportAssert:
+        """The strategy's verdicts agree with the samples' human labels at Cohen's kappa of
+        at least ``minimum`` (see :func:`aeval.calibrate`).
+
+        Args:
+            minimum: The least kappa, between -1 and 1 (0.6 is "substantial" agreement).
+            strategy: The strategy's name; may be left out when one strategy has labelled
+                rows.
+        """
+        try:
+            calibration = calibrate(self._report, strategy)
+        except ValueError as exc:
+            raise AssertionError(f"Expected a judge calibration, but {exc}") from None
+        kappa = calibration.kappa
+        if kappa is None or kappa < minimum:
+            shown = ", ".join(d.sample for d in calibration.disagreements[:10])
+            more = len(calibration.disagreements) - 10
+            self._fail(
+                f"Expected kappa of {calibration.strategy} against the human labels to be at "
+                f"least {minimum:.2f} but was {calibration.describe()}"
+                + (f"\n\nDisagreements: {shown}" if shown else "")
+                + (f" and {more} more" if more > 0 else "")
+            )
+        return self
 
     def _tag_statistics(self, tag: str) -> TagStatistics:
         stats = self._report.tag_statistics.get(tag)

@@ -296,7 +296,17 @@ class ModelConnectionError(ModelError, ConnectionError):
 
 
 class ModelTimeoutError(ModelError, TimeoutError):
-    """Raised when a request times out (after the retries) or the total deadline passes."""
+    """Raised when a request times out (after the retries) or the total deadline passes.
+
+    Attributes:
+        read_timeout: The server took the request and did not answer within the timeout (it
+            may still be working on it), as opposed to a connection that could not be made
+            or a deadline that passed.
+    """
+
+    def __init__(self, message: str, *, read_timeout: bool = False) -> None:
+        super().__init__(message)
+        self.read_timeout = read_timeout
 
 
 class ModelResponseError(ModelError, ValueError):

@@ -9,6 +9,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._judging import Calibration, JudgeStatistics
 from ._results import EvaluationRow, Outcome
 from ._run_info import RunInfo
 from ._stats import ClusteredMean
@@ -179,11 +180,13 @@ class EvaluationReport:
     """
 
     __slots__ = (
+        "_calibration",
         "_call_time",
         "_calls",
         "_counts",
         "_function_errors",
         "_holds_all_rows",
+        "_judges",
         "_moments",
         "_repeats",
         "_rows",
@@ -207,6 +210,8 @@ class EvaluationReport:
     _holds_all_rows: bool
     _usage: ModelUsage
     _repeats: RepeatStatistics | None
+    _calibration: Mapping[str, Calibration]
+    _judges: Mapping[str, JudgeStatistics]
 
     def __init__(self, rows: Iterable[EvaluationRow] = (), *, run: RunInfo | None = None) -> None:
         from ._aggregator import Aggregator
@@ -244,6 +249,8 @@ class EvaluationReport:
         holds_all_rows: bool,
         usage: ModelUsage,
         repeats: RepeatStatistics | None,
+        calibration: Mapping[str, Calibration] | None = None,
+        judges: Mapping[str, JudgeStatistics] | None = None,
     ) -> EvaluationReport:
         report = object.__new__(cls)
         report._rows = rows
@@ -259,6 +266,8 @@ class EvaluationReport:
         report._holds_all_rows = holds_all_rows
         report._usage = usage
         report._repeats = repeats
+        report._calibration = dict(calibration or {})
+        report._judges = dict(judges or {})
         return report
 
     def with_run(self, run: RunInfo) -> EvaluationReport:
@@ -385,6 +394,22 @@ class EvaluationReport:
     def usage(self) -> ModelUsage:
         """Retries, tokens and cost of the strategies' model calls, summed over every row."""
         return self._usage
+
+    @property
+    def calibration(self) -> Mapping[str, Calibration]:
+        """Per strategy with labelled rows, its verdicts against the human labels.
+
+        Samples carry a label as ``label: pass`` / ``label: fail`` (or a human score between
+        0 and 1) in sample files, ``metadata={"label": ...}`` in Python. See
+        :func:`aeval.calibrate`.
+        """
+        return dict(self._calibration)
+
+    @property
+    def judge_statistics(self) -> Mapping[str, JudgeStatistics]:
+        """Per judge strategy: parse failures, re-asks, cut-off replies and, with several
+        judges, their agreement."""
+        return dict(self._judges)
 
     # -- the run ------------------------------------------------------------------------------
 

@@ -18,7 +18,15 @@ import functools
 import math
 from dataclasses import dataclass
 
-__all__ = ["ClusteredMean", "MomentsCounter", "normal_quantile", "pass_at_k", "pass_hat_k"]
+__all__ = [
+    "ClusteredMean",
+    "Kappa",
+    "MomentsCounter",
+    "cohen_kappa",
+    "normal_quantile",
+    "pass_at_k",
+    "pass_hat_k",
+]
 
 
 def normal_quantile(confidence: float) -> float:
@@ -158,3 +166,63 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 def _check_runs(n: int, c: int, k: int) -> None:
     if not 0 <= c <= n or not 1 <= k <= n:
         raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+
+
+@dataclass(frozen=True, slots=True)
+class Kappa:
+    """Cohen's kappa of two raters over two categories, and its large-sample standard error.
+
+    Attributes:
+        kappa: (observed agreement − chance agreement) / (1 − chance agreement).
+        standard_error: The asymptotic standard error (Fleiss, Cohen and Everitt, 1969).
+        observed: The observed agreement (the accuracy).
+        expected: The agreement expected by chance from the raters' margins.
+    """
+
+    kappa: float
+    standard_error: float
+    observed: float
+    expected: float
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """kappa ± z·SE, clipped to [-1, 1]."""
+        z = normal_quantile(confidence)
+        return (
+            max(-1.0, self.kappa - z * self.standard_error),
+            min(1.0, self.kappa + z * self.standard_error),
+        )
+
+
+def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
+    """Cohen's kappa of a 2×2 table of counts (rows: one rater, columns: the other).
+
+    The variance is Fleiss, Cohen and Everitt's (1969) large-sample variance, the one
+    statsmodels' ``cohens_kappa`` reports as ``std_kappa``::
+
+        var = (A + B − C) / ((1 − pe)² n)
+        A = Σ_i p_ii (1 − (p_i. + p_.i)(1 − κ))²
+        B = (1 − κ)² Σ_{i≠j} p_ij (p_.i + p_j.)²
+        C = (κ − pe (1 − κ))²
+
+    Returns:
+        ``None`` for an empty table, or when chance agreement is 1 (both raters put every
+        item in the same category) and kappa is undefined.
+    """
+    n = sum(sum(row) for row in table)
+    if n == 0:
+        return None
+    p = [[table[i][j] / n for j in range(2)] for i in range(2)]
+    rows = [p[i][0] + p[i][1] for i in range(2)]
+    cols = [p[0][j] + p[1][j] for j in range(2)]
+    observed = p[0][0] + p[1][1]
+    expected = rows[0] * cols[0] + rows[1] * cols[1]
+    if expected >= 1.0:
+        return None
+    kappa = (observed - expected) / (1.0 - expected)
+    a = math.fsum(p[i][i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
+    b = (1.0 - kappa) ** 2 * math.fsum(
+        p[i][j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j
+    )
+    c = (kappa - expected * (1.0 - kappa)) ** 2
+    variance = (a + b - c) / ((1.0 - expected) ** 2 * n)
+    return Kappa(kappa, math.sqrt(max(variance, 0.0)), observed, expected)

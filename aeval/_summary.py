@@ -10,6 +10,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from ._judging import JUDGE_COLUMNS, judge_rows, panel_line
 from ._numbers import describe_score, format_interval, format_percent, truncate
 
 if TYPE_CHECKING:
@@ -113,6 +114,8 @@ def print_report(
     console.print(overview)
     _tags(console, report, minimum)
     _strategies(console, report)
+    _calibration(console, report)
+    _judges(console, report)
     _repeats(console, report)
     _failures(console, report)
     for warning in report.warnings:
@@ -153,6 +156,44 @@ def _strategies(console: Console, report: EvaluationReport) -> None:
             format_interval(s.score, s.confidence_interval()),
         )
     console.print(table)
+
+
+def _calibration(console: Console, report: EvaluationReport) -> None:
+    for name, calibration in report.calibration.items():
+        (pass_pass, pass_fail), (fail_pass, fail_fail) = calibration.confusion
+        console.print(
+            f"Judge calibration: {name}: {calibration.describe()}", highlight=False, soft_wrap=True
+        )
+        table = Table(box=box.SIMPLE)
+        for column in ("human label", "verdict pass", "verdict fail"):
+            table.add_column(column, justify="left" if column == "human label" else "right")
+        table.add_row("pass", str(pass_pass), str(pass_fail))
+        table.add_row("fail", str(fail_pass), str(fail_fail))
+        console.print(table)
+        if calibration.disagreements:
+            shown = ", ".join(d.sample for d in calibration.disagreements[:_FLAKY_SHOWN])
+            more = len(calibration.disagreements) - _FLAKY_SHOWN
+            console.print(
+                f"Disagreements ({len(calibration.disagreements)}): {shown}"
+                + (f" ... and {more} more in the reports" if more > 0 else ""),
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
+def _judges(console: Console, report: EvaluationReport) -> None:
+    if not report.judge_statistics:
+        return
+    table = Table(title="Judges", box=box.SIMPLE, title_justify="left")
+    for index, column in enumerate(JUDGE_COLUMNS):
+        table.add_column(column, justify="left" if index < 2 else "right")
+    for row in judge_rows(report.judge_statistics):
+        table.add_row(*row)
+    console.print(table)
+    for strategy, stats in report.judge_statistics.items():
+        line = panel_line(strategy, stats)
+        if line is not None:
+            console.print(line, highlight=False, soft_wrap=True)
 
 
 def _repeats(console: Console, report: EvaluationReport) -> None:

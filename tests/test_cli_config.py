@@ -415,3 +415,71 @@ def test_custom_strategies_may_be_objects_or_functions(tmp_path: Path) -> None:
     sample = EvaluationSample("s", ["q"])
     assert type(good).__name__ == "Good"
     assert callable(check) and check(sample, "oh yes").passed
+
+
+def test_the_judge_entry_takes_sampling_options_and_several_models(tmp_path: Path) -> None:
+    from aeval._cli._build import build_strategies
+    from aeval.models import ChatOptions, OpenAIChatModel, OpenAIEmbedder
+    from aeval.strategies.judge import AiJudgeStrategy
+
+    config = load_config(
+        _config_with(
+            tmp_path,
+            "  - name: judge\n"
+            "    model:\n"
+            "      - {model: a, base_url: 'http://127.0.0.1:1/v1', max_tokens: 99, seed: 4,\n"
+            "         deadline: 300, max_attempts: 2, read_timeout_retries: 0}\n"
+            "      - {model: b, base_url: 'http://127.0.0.1:1/v1', stop: END}\n"
+            "    aggregate: mean\n"
+            "    threshold: 0.7\n"
+            "    temperature: 0.5\n"
+            '    stop: ["\\n\\n"]\n'
+            "  - {name: judge, model: {model: c, base_url: 'http://127.0.0.1:1/v1'}, "
+            "max_tokens: 12}\n"
+            "  - {name: similarity, model: {model: e, base_url: 'http://127.0.0.1:1/v1', "
+            "pooling: mean, read_timeout_retries: 0}}\n",
+        )
+    )
+    built = build_strategies(config)
+    panel, single, _ = built.strategies
+    assert isinstance(panel, AiJudgeStrategy) and isinstance(single, AiJudgeStrategy)
+    assert panel.options == ChatOptions(max_tokens=99, temperature=0.5, stop=["\n\n"])
+    assert repr(panel).startswith("AiJudgeStrategy(model=['a', 'b'], aggregate='mean'")
+    assert single.options == ChatOptions(max_tokens=12)
+    a, b, _, embedder = built.resources
+    assert isinstance(a, OpenAIChatModel) and isinstance(b, OpenAIChatModel)
+    assert a.options == ChatOptions(max_tokens=99, temperature=0.0, seed=4)
+    assert b.options.stop == ("END",)
+    assert isinstance(embedder, OpenAIEmbedder)
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (
+            {"name": "judge", "model": {"model": "m"}, "max_tokens": 0},
+            "strategies[0].max_tokens: must be at least 1, got 0",
+        ),
+        (
+            {"name": "judge", "model": {"model": "m"}, "aggregate": "vote"},
+            "strategies[0].aggregate: expected one of 'majority', 'mean', got 'vote'",
+        ),
+        (
+            {"name": "judge", "model": []},
+            "strategies[0].model: must not be empty",
+        ),
+        (
+            {"name": "similarity", "model": {"model": "e", "pooling": "max"}},
+            "strategies[0].model.pooling: expected one of 'mean', got 'max'",
+        ),
+    ],
+)
+def test_judge_options_are_validated(entry: dict[str, Any], expected: str) -> None:
+    assert problems({**VALID, "strategies": [entry]}) == [expected]
+
+
+def test_min_kappa_is_a_kappa() -> None:
+    assert problems({**VALID, "thresholds": {"min_kappa": 0.6}}) == []
+    assert problems({**VALID, "thresholds": {"min_kappa": 2}}) == [
+        "thresholds.min_kappa: must be at most 1, got 2"
+    ]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from aeval import EvaluationReport
+from aeval.testing import RecordedRequest, Reply
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -55,8 +56,8 @@ async def test_judge_offline_prints_the_report_with_usage_and_unscored_rows(
         "PASSED   Refund policy [AiJudgeStrategy] score 0.95",
         "PASSED   Refund policy [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
         "UNSCORED Password reset [AiJudgeStrategy] score - (asked again)",
-        "         The judge's reply could not be read, even when asked again (the reply holds "
-        "no JSON object): 'I am not sure how to rate this one.'",
+        "         The judge's reply could not be read, even when asked again: it gave the same "
+        "reply (the reply holds no JSON object): 'I am not sure how to rate this one.'",
         "PASSED   Password reset [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
         "PASSED   Shipping time [AiJudgeStrategy] score 0.90",
         "PASSED   Shipping time [SemanticSimilarityStrategy] score 1.00 similarity 1.0000",
@@ -177,3 +178,85 @@ def test_judge_ollama_runs_against_a_server_with_any_model_name() -> None:
     assert "$0.000000" in done.stdout
     models = {request.json["model"] for request in server.requests if request.method == "POST"}
     assert models == {"llama3.2", "bge-m3"}
+
+
+# --- judge_local.py and judge_local.yaml: the car-rental samples against a local server -----
+
+WRONG = ("free of charge", "racing is allowed")
+
+
+def car_rental_judge(request: RecordedRequest) -> Reply:
+    """A judge that gets the example right: it fails the two wrong canned answers."""
+    prompt = str(request.messages[0]["content"])
+    wrong = any(text in prompt for text in WRONG)
+    if request.json.get("response_format"):
+        return Reply.json({"score": 10 if wrong else 90, "explanation": "checked"})
+    return Reply.text("false" if wrong else "true")
+
+
+def run_local_example(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / "judge_local.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PYTHONPATH": str(EXAMPLES.parent), "COLUMNS": "200"},
+    )
+
+
+def test_judge_local_help() -> None:
+    done = run_local_example("--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: judge_local.py [-h] [--base-url BASE_URL]")
+    assert "1-2 for a one-slot server (default 1)" in done.stdout
+
+
+def test_judge_local_runs_the_car_rental_samples_and_calibrates_the_judge() -> None:
+    from aeval.testing import OpenAICompatibleServer
+
+    with OpenAICompatibleServer(handler=car_rental_judge, slots=1) as server:
+        done = run_local_example("--base-url", server.base_url, "--structured")
+        bodies = [request.json for request in server.requests]
+    assert done.returncode == 0, done.stderr
+    assert "10 (8 passed, 2 failed, 0 unscored, 0 skipped, 0 errors)" in done.stdout
+    assert (
+        "Judge calibration: judge: kappa 1.00 [1.00, 1.00] · accuracy 100.00% over 10 rows"
+        in done.stdout
+    )
+    assert {(b["max_tokens"], b["response_format"]["type"]) for b in bodies} == {
+        (256, "json_object")
+    }
+
+
+def test_judge_local_yaml_runs_with_aeval_run(tmp_path: Path) -> None:
+    from aeval.testing import OpenAICompatibleServer
+
+    for name in ("judge_local.py", "car_rental.yaml"):
+        (tmp_path / name).write_text((EXAMPLES / name).read_text(encoding="utf-8"))
+    with OpenAICompatibleServer(handler=car_rental_judge, slots=1) as server:
+        config = (EXAMPLES / "judge_local.yaml").read_text(encoding="utf-8")
+        assert "base_url: http://127.0.0.1:8080/v1" in config
+        config = config.replace("http://127.0.0.1:8080/v1", server.base_url)
+        config += "thresholds: {min_kappa: 0.6}\n"
+        (tmp_path / "judge_local.yaml").write_text(config)
+        done = subprocess.run(
+            [sys.executable, "-m", "aeval", "run", "judge_local.yaml", "--output", "out"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={"PYTHONPATH": str(EXAMPLES.parent), "COLUMNS": "200"},
+        )
+        peak = server.max_concurrent
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASSED: kappa judge 1.00 >= 0.60" in done.stdout
+    assert peak == 1
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "report.html",
+        "report.json",
+        "report.md",
+        "report.xml",
+        "rows.jsonl",
+    ]

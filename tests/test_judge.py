@@ -9,7 +9,7 @@ from anyio import wait_all_tasks_blocked
 from aeval._results import EvaluationResult, Outcome
 from aeval._samples import EvaluationSample
 from aeval._scorer import Scorer
-from aeval.models import ChatMessage, ChatResponse, TokenUsage
+from aeval.models import ChatMessage, ChatOptions, ChatResponse, TokenUsage
 from aeval.strategies._cache import JudgeCache
 from aeval.strategies._judge_parse import (
     ParseError,
@@ -22,6 +22,15 @@ from aeval.testing import ChatCall, ChatReplyTypes, FakeChatModel
 
 USAGE = TokenUsage(100, 5)
 SAMPLE = EvaluationSample("capital", ["What is the capital of France?"], "Paris")
+JUDGED_TRUE = {
+    "judge": "fake-judge",
+    "verdict": "passed",
+    "score": 1.0,
+    "unreadable": False,
+    "reasked": False,
+    "cut_off": False,
+    "salvaged": False,
+}
 
 
 def fake_judge(
@@ -122,6 +131,12 @@ FIVE = (1.0, 5.0)
         ('{"score": 1, "passed": "FAIL"}', FIVE, StructuredVerdict(1.0, 0.0, False, None)),
         ('{"score": 100, "passed": "true"}', PERCENT, StructuredVerdict(100.0, 1.0, True, None)),
         (
+            '{"score": 50, "passed": "maybe"}',
+            PERCENT,
+            StructuredVerdict(50.0, 0.5, None, None, passed_value="maybe"),
+        ),
+        ('{"score": 90, "passed": 1}', PERCENT, StructuredVerdict(90.0, 0.9, None, None, 1)),
+        (
             'I weighed {this} and {"score": 5, "reasoning": "exact"}',
             FIVE,
             StructuredVerdict(5.0, 1.0, None, "exact"),
@@ -151,11 +166,6 @@ def test_parse_structured_reads_the_shapes_judges_send(
         ('{"score": 7, "reason": "x"}', FIVE, "the score 7 is outside the scale 1 to 5"),
         ('{"score": 0}', FIVE, "the score 0 is outside the scale 1 to 5"),
         ('{"score": 101}', PERCENT, "the score 101 is outside the scale 0 to 100"),
-        (
-            '{"score": 50, "passed": "maybe"}',
-            PERCENT,
-            "the \"passed\" field 'maybe' is not true or false",
-        ),
     ],
 )
 def test_parse_structured_explains_what_is_wrong(
@@ -181,7 +191,9 @@ async def test_default_call_sends_one_user_message_with_the_seed_prompt() -> Non
     expected_prompt = DEFAULT_PROMPT.replace("{response}", "Paris.").replace(
         "{expected_output}", "Paris"
     )
-    assert model.calls == [ChatCall((ChatMessage("user", expected_prompt),), False)]
+    assert model.calls == [
+        ChatCall((ChatMessage("user", expected_prompt),), False, ChatOptions(max_tokens=16))
+    ]
     assert result == EvaluationResult(
         True,
         1.0,
@@ -192,6 +204,8 @@ async def test_default_call_sends_one_user_message_with_the_seed_prompt() -> Non
             "prompt_tokens": 100,
             "completion_tokens": 5,
             "retries": 0,
+            "max_tokens": 16,
+            "judges": [JUDGED_TRUE],
         },
     )
 
@@ -266,6 +280,7 @@ async def test_an_unreadable_reply_is_asked_again_once_with_a_corrective_message
             ),
         ),
         False,
+        ChatOptions(max_tokens=16),
     )
     assert result.passed and result.score == 1.0
     assert result.explanation == "TRUE"
@@ -277,6 +292,8 @@ async def test_an_unreadable_reply_is_asked_again_once_with_a_corrective_message
         "retries": 2,
         "reasked": True,
         "first_reply": "I think it is fine",
+        "max_tokens": 16,
+        "judges": [{**JUDGED_TRUE, "unreadable": True, "reasked": True}],
     }
 
 
@@ -584,6 +601,8 @@ async def test_a_cached_call_is_made_once_and_reports_no_usage() -> None:
         "completion_tokens": 0,
         "retries": 0,
         "cached": True,
+        "max_tokens": 16,
+        "judges": [JUDGED_TRUE],
     }
     assert (second.passed, other.passed, other.metadata["cached"]) == (True, False, False)
 

@@ -7,7 +7,7 @@ Bottom to top (a module imports only from its own layer or below):
 1. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
 2. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
 3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
-4. report: ``_report``, ``_aggregator``, ``_summary``
+4. report: ``_report``, ``_aggregator``, ``_summary``, ``_judging``
 5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_sync``, ``_builder``,
    ``_assertions``
 6. strategies: ``aeval.strategies``
@@ -54,7 +54,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("aeval.models",),
     ("aeval._samples",),
     ("aeval._results", "aeval._run_info", "aeval._display", "aeval._jsonsafe", "aeval._redact"),
-    ("aeval._report", "aeval._aggregator", "aeval._summary"),
+    ("aeval._report", "aeval._aggregator", "aeval._summary", "aeval._judging"),
     (
         "aeval._callables",
         "aeval._threads",

@@ -179,7 +179,12 @@ async def test_chat_sends_the_conversation_and_reads_the_reply(
     assert reply.text == "true"
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (12, 1)
     assert (reply.model, reply.retries) == ("judge-1", 0)
-    assert reply.metadata == {"json_mode": False, "finish_reason": "stop", "id": "chatcmpl-1"}
+    assert reply.metadata == {
+        "json_mode": False,
+        "finish_reason": "stop",
+        "id": "chatcmpl-1",
+        "max_tokens": 5,
+    }
     [request] = server.requests
     assert request.path == "/v1/chat/completions"
     assert request.json == {
@@ -461,7 +466,8 @@ async def test_read_timeouts_fail_after_max_attempts(server: OpenAICompatibleSer
             await model.chat(USER)
     assert str(caught.value) == (
         f"chat request to {server.base_url}/chat/completions timed out (ReadTimeout, "
-        "timeout=0.2 s); raise timeout=... for slow models (after 2 attempts)"
+        "timeout=0.2 s); raise timeout=... for slow models (and set max_tokens so that a "
+        "reply cannot run on) (after 2 attempts)"
     )
     assert await anyio.to_thread.run_sync(server.wait_for_requests, 2)
     assert len(server.requests) == 2

@@ -128,16 +128,26 @@ def _text(kind: str, entry: Mapping[str, Any]) -> object:
 
 def _judge(
     config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, Any]
-) -> tuple[object, object]:
+) -> tuple[object, list[object]]:
     from ..models.openai import OpenAIChatModel
     from ..strategies.judge import AiJudgeStrategy
 
     spec = entry["model"]
-    model = OpenAIChatModel(spec.get("model"), **_model_options(config, key, spec))
+    specs = spec if isinstance(spec, list) else [spec]
+    models: list[OpenAIChatModel] = [
+        OpenAIChatModel(each.get("model"), **_model_options(config, key, each)) for each in specs
+    ]
     args = {k: v for k, v in entry.items() if k not in ("name", "label", "model")}
     if "scale" in args:
         args["scale"] = tuple(args["scale"])
-    return AiJudgeStrategy(model, **args, **_label(entry)), model
+    lifted = [each["max_tokens"] for each in specs if "max_tokens" in each]
+    if "max_tokens" not in args and lifted:
+        # the judge sends its own max_tokens on every call, over the client's
+        args["max_tokens"] = lifted[0]
+    judges: OpenAIChatModel | list[OpenAIChatModel] = (
+        models if isinstance(spec, list) else models[0]
+    )
+    return AiJudgeStrategy(judges, **args, **_label(entry)), list(models)
 
 
 def _similarity(
@@ -218,10 +228,13 @@ def _build_one(
                 for i, check in enumerate(entry["after"])
             ]
             return Gated(inner, after=checks, **_label(entry))
-        if kind in ("judge", "similarity"):
-            build = _judge if kind == "judge" else _similarity
-            strategy, resource = build(config, key, entry)
-            resources.append(resource)
+        if kind == "judge":
+            strategy, models = _judge(config, key, entry)
+            resources.extend(models)
+            return strategy
+        if kind == "similarity":
+            strategy, embedder = _similarity(config, key, entry)
+            resources.append(embedder)
             return strategy
         return _text(str(kind), entry)
     except ConfigError:

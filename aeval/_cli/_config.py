@@ -62,6 +62,7 @@ class RunConfig:
         repeats: Runs per sample.
         min_score: The smallest acceptable global score (percent), if any.
         tag_min_scores: The smallest acceptable score per tag (percent).
+        min_kappa: The smallest acceptable kappa of each strategy against the human labels.
         output_dir: Where reports and ``rows.jsonl`` are written.
         formats: Report formats.
         description: The configuration's ``description``.
@@ -82,6 +83,7 @@ class RunConfig:
     repeats: int = 1
     min_score: float | None = None
     tag_min_scores: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    min_kappa: float | None = None
     output_dir: Path = Path(DEFAULT_OUTPUT_DIR)
     formats: tuple[str, ...] = DEFAULT_FORMATS
     description: str | None = None
@@ -241,6 +243,7 @@ def load_config(path: str | Path) -> RunConfig:
         repeats=data.get("repeats", 1),
         min_score=thresholds.get("min_score"),
         tag_min_scores=MappingProxyType(dict(thresholds.get("tag_min_scores") or {})),
+        min_kappa=thresholds.get("min_kappa"),
         output_dir=Path(_resolve(base, output["dir"]))
         if "dir" in output
         else Path(DEFAULT_OUTPUT_DIR),

@@ -88,6 +88,16 @@ def _percent(text: str) -> float:
     return value
 
 
+def _kappa(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a kappa, got {text!r}") from None
+    if not -1 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a kappa from -1 to 1, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     from .._version import __version__
 
@@ -114,6 +124,12 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluate only samples carrying one of these tags (repeatable)",
     )
     run.add_argument("--min-score", type=_percent, metavar="PERCENT", help="global minimum")
+    run.add_argument(
+        "--min-kappa",
+        type=_kappa,
+        metavar="KAPPA",
+        help="least Cohen's kappa of each strategy against the samples' human labels",
+    )
     run.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
     run.add_argument(
         "--format",
@@ -220,6 +236,8 @@ def _overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
         changes["tags"] = tuple(tag for tag in tags if tag)
     if args.min_score is not None:
         changes["min_score"] = args.min_score
+    if args.min_kappa is not None:
+        changes["min_kappa"] = args.min_kappa
     if args.output is not None:
         changes["output_dir"] = args.output
     if args.formats:

@@ -22,9 +22,9 @@ class Check:
     """One threshold and whether the run met it.
 
     Attributes:
-        name: ``"score"`` or ``"tag <name>"``.
-        actual: The score reached, ``None`` when no row counts toward it.
-        minimum: The threshold, in percent.
+        name: ``"score"``, ``"tag <name>"`` or ``"kappa <strategy>"``.
+        actual: The score (or kappa) reached, ``None`` when no row counts toward it.
+        minimum: The threshold, in percent (a kappa for a kappa check).
         passed: Whether the threshold is met (or does not apply).
         note: Why a threshold does not apply, if so.
     """
@@ -36,10 +36,13 @@ class Check:
     note: str | None = None
 
     def describe(self) -> str:
-        """``score 66.67% < 80.00%`` or ``tag smoke 100.00% >= 100.00%``."""
+        """``score 66.67% < 80.00%``, ``tag smoke 100.00% >= 100.00%`` or
+        ``kappa judge 0.42 < 0.60``."""
         if self.actual is None:
             return f"{self.name}: {self.note}"
         sign = ">=" if self.actual >= self.minimum else "<"
+        if self.name.startswith("kappa "):
+            return f"{self.name} {self.actual:.2f} {sign} {self.minimum:.2f}"
         return f"{self.name} {format_percent(self.actual)} {sign} {format_percent(self.minimum)}"
 
 
@@ -64,6 +67,24 @@ def check_thresholds(report: EvaluationReport, config: RunConfig) -> list[Check]
                 checks.append(Check(name, None, minimum, False, "no evaluated sample has it"))
             continue
         checks.append(Check(name, stats.score, minimum, stats.score >= minimum))
+    if config.min_kappa is not None:
+        checks += _kappa_checks(report, config.min_kappa)
+    return checks
+
+
+def _kappa_checks(report: EvaluationReport, minimum: float) -> list[Check]:
+    """One check per strategy with labelled rows; a failed one when no sample has a label."""
+    if not report.calibration:
+        note = "no evaluated sample has a label (label: pass|fail)"
+        return [Check("kappa", None, minimum, False, note)]
+    checks = []
+    for name, calibration in report.calibration.items():
+        kappa = calibration.kappa
+        if kappa is None:
+            note = calibration.describe()
+            checks.append(Check(f"kappa {name}", None, minimum, False, note))
+        else:
+            checks.append(Check(f"kappa {name}", kappa, minimum, kappa >= minimum))
     return checks
 
 
@@ -123,6 +144,9 @@ def print_summary(
     for check in checks:
         if check.actual is None and check.name not in _shown_tags(report):
             console.print(f"{check.describe()}", highlight=False)
+        elif check.name.startswith("kappa "):
+            mark = "ok" if check.passed else "MISSED"
+            console.print(f"{check.describe()} (min kappa {mark})", highlight=False)
     if files:
         console.print("Files written:", highlight=False)
         for path in files:

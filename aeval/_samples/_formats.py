@@ -17,6 +17,7 @@ import orjson
 import yaml
 
 from .._exceptions import SampleLoadError
+from ._labels import LABEL_KEY, read_label
 from ._limits import depth_message, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
 
@@ -314,6 +315,19 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
         checks[key.replace("-", "_")] = texts
     if checks:
         metadata = {**(metadata or {}), **checks}
+    human = item.get(LABEL_KEY)
+    if human is not None:
+        verdict = read_label(human)
+        if verdict is None:
+            raise fail(
+                f"'label' must be pass or fail (or a human score between 0 and 1), got "
+                f"{describe(human)}: write label: pass",
+                LABEL_KEY,
+                name,
+            )
+        if not isinstance(human, int | float) or isinstance(human, bool):
+            human = "pass" if verdict else "fail"
+        metadata = {**(metadata or {}), LABEL_KEY: human}
     return EvaluationSample(name, parameters, expected, tags=tags, metadata=metadata)
 
 

@@ -4,7 +4,10 @@ offline and as a CI artifact.
 From the top: a warning banner (``role="alert"``) when the run is partial; the title; the
 score with its 95% interval, the counts and the run's header (start and end in UTC, wall-clock
 duration, aeval version, concurrency, commit, model usage, warnings); a table per tag and per
-strategy with each score's interval; a *Repeats* section (pass@k, pass^k, output agreement,
+strategy with each score's interval; a *Judge calibration* section per strategy whose samples
+carry human labels (kappa with its interval, accuracy, the confusion matrix, the
+disagreements) and a *Judges* table (parse failures, re-asks, cut-off replies, agreement)
+when the report has judge rows; a *Repeats* section (pass@k, pass^k, output agreement,
 flaky pairs, inconsistent samples) when samples were repeated; then every row held, failures
 first, each with its outcome badge and a ``<details>`` element holding the sample's
 parameters, expected output, output, tags, the explanation, the error, the metadata as JSON
@@ -31,6 +34,7 @@ import orjson
 
 from .._display import display_value
 from .._jsonsafe import dumps
+from .._judging import JUDGE_COLUMNS, judge_rows, panel_line
 from .._numbers import format_interval, format_number, format_percent
 from .._results import Outcome
 from ._base import check_options
@@ -50,6 +54,7 @@ from ._header import (
 )
 
 if TYPE_CHECKING:
+    from .._judging import Calibration
     from .._report import EvaluationReport, RepeatStatistics
     from .._results import EvaluationRow
 
@@ -242,6 +247,8 @@ class HtmlFormatter:
             _facts(report),
             *_tag_table(report),
             *_strategy_table(report),
+            *(part for c in report.calibration.values() for part in _calibration(c)),
+            *_judges(report),
             *_repeats(report.repeat_statistics),
             *rows,
             "</main>",
@@ -364,6 +371,63 @@ def _strategy_table(report: EvaluationReport) -> list[str]:
         for name, s in stats.items()
     ]
     return _table("Score per strategy", headers, rows)
+
+
+def _calibration(calibration: Calibration) -> list[str]:
+    (pass_pass, pass_fail), (fail_pass, fail_fail) = calibration.confusion
+    said = calibration.describe()
+    if calibration.unjudged:
+        said += f" ({calibration.unjudged} labelled rows without a verdict)"
+    parts = [
+        '<section class="calibration">',
+        f"<h2>Judge calibration: {escape(calibration.strategy)}</h2>",
+        f"<p>Verdicts against the samples' human labels: {escape(said)}.</p>",
+        *_grid(
+            ["", "Verdict pass", "Verdict fail"],
+            [
+                ["Label pass", str(pass_pass), str(pass_fail)],
+                ["Label fail", str(fail_pass), str(fail_fail)],
+            ],
+        ),
+    ]
+    if calibration.disagreements:
+        parts += [
+            f"<h3>Disagreements ({len(calibration.disagreements)})</h3>",
+            *_grid(
+                ["Sample", "Label", "Verdict", "Explanation", "Score"],
+                (
+                    [
+                        escape(d.sample if not d.repeat else f"{d.sample} [repeat {d.repeat + 1}]"),
+                        "pass" if d.label else "fail",
+                        "pass" if d.passed else "fail",
+                        escape(truncated(d.explanation or "", _CELL_LENGTH)),
+                        "—" if d.score is None else format_percent(100 * d.score),
+                    ]
+                    for d in calibration.disagreements
+                ),
+                labels=4,
+            ),
+        ]
+    parts.append("</section>")
+    return parts
+
+
+def _judges(report: EvaluationReport) -> list[str]:
+    stats = report.judge_statistics
+    if not stats:
+        return []
+    rows = [[escape(cell) for cell in row] for row in judge_rows(stats)]
+    parts = [
+        '<section id="judges">',
+        "<h2>Judges</h2>",
+        *_grid([column.capitalize() for column in JUDGE_COLUMNS], rows, labels=2),
+    ]
+    for strategy, stat in stats.items():
+        line = panel_line(strategy, stat)
+        if line is not None:
+            parts.append(f"<p>{escape(line)}</p>")
+    parts.append("</section>")
+    return parts
 
 
 def _repeats(stats: RepeatStatistics | None) -> list[str]:

@@ -20,7 +20,10 @@ How this departs from upstream, deliberately:
   ``samplesExpected`` (a partial run says so), ``run`` (start and end in UTC, wall-clock
   ``duration``, aeval version, concurrency, repeats, git commit, warnings), ``tags`` and
   ``strategies`` (counts, score and interval each), ``usage``, ``repeats`` (pass@k, pass^k,
-  output agreement, flaky pairs) and, per evaluation, the sample's ``parameters``,
+  output agreement, flaky pairs), ``calibration`` (per strategy with labelled samples: the
+  confusion matrix against the human labels, accuracy, Cohen's kappa with its interval and
+  the disagreements), ``judges`` (per judge strategy and judge: parse failures, re-asks,
+  cut-off replies, agreement) and, per evaluation, the sample's ``parameters``,
   ``sampleMetadata``, ``index``/``repeat``/``position``, ``strategy``, ``outcome``, ``score``
   (0-1 or ``null``), ``explanation``, ``metadata``, ``error`` and durations.
 - ``clusterSums`` beside each score keep the sums its interval is computed from, so
@@ -48,6 +51,7 @@ from .._stats import ClusteredMean
 from ._base import check_options
 
 if TYPE_CHECKING:
+    from .._judging import Calibration, JudgeStatistics
     from .._report import EvaluationReport, RepeatStatistics
 
 __all__ = ["JsonFormatter", "report_from_json", "report_to_dict"]
@@ -201,6 +205,10 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
     )
     if report.repeat_statistics is not None:
         document["repeats"] = _repeats(report.repeat_statistics)
+    if report.calibration:
+        document["calibration"] = {name: _calibration(c) for name, c in report.calibration.items()}
+    if report.judge_statistics:
+        document["judges"] = {name: _judges(j) for name, j in report.judge_statistics.items()}
     document["holdsAllRows"] = report.holds_all_rows
     document["evaluations"] = [_evaluation(row) for row in report.evaluations]
     return document
@@ -219,6 +227,117 @@ def _repeats(stats: RepeatStatistics) -> dict[str, Any]:
         ],
         "inconsistent": [{"sample": name, "agreement": a} for name, a in stats.inconsistent],
     }
+
+
+def _calibration(calibration: Calibration) -> dict[str, Any]:
+    stats = calibration.statistics
+    interval = calibration.kappa_interval()
+    return {
+        "truePass": calibration.true_pass,
+        "trueFail": calibration.true_fail,
+        "falsePass": calibration.false_pass,
+        "falseFail": calibration.false_fail,
+        "unjudged": calibration.unjudged,
+        "invalidLabels": calibration.invalid_labels,
+        "rows": calibration.rows,
+        "accuracy": calibration.accuracy,
+        "kappa": None if stats is None else stats.kappa,
+        "kappaInterval": None
+        if stats is None or interval is None
+        else {
+            "confidence": 0.95,
+            "low": interval[0],
+            "high": interval[1],
+            "standardError": stats.standard_error,
+        },
+        "disagreements": [
+            {
+                "sample": d.sample,
+                "repeat": d.repeat,
+                "label": "pass" if d.label else "fail",
+                "verdict": "pass" if d.passed else "fail",
+                "score": d.score,
+                "explanation": d.explanation,
+            }
+            for d in calibration.disagreements
+        ],
+    }
+
+
+def _judges(statistics: JudgeStatistics) -> dict[str, Any]:
+    return {
+        "parseFailureRate": statistics.parse_failure_rate,
+        "reaskRate": statistics.reask_rate,
+        "agreement": statistics.agreement,
+        "decided": statistics.decided,
+        "agreementSum": statistics.agreement_sum,
+        "unanimous": statistics.unanimous,
+        "judges": {
+            name: {
+                "verdicts": c.verdicts,
+                "unreadable": c.unreadable,
+                "reasked": c.reasked,
+                "unscored": c.unscored,
+                "errors": c.errors,
+                "cutOff": c.cut_off,
+                "salvaged": c.salvaged,
+                "voted": c.voted,
+                "agreed": c.agreed,
+                "parseFailureRate": c.parse_failure_rate,
+                "reaskRate": c.reask_rate,
+            }
+            for name, c in statistics.judges.items()
+        },
+    }
+
+
+def _read_calibration(name: str, data: Mapping[str, Any]) -> Calibration:
+    from .._judging import Calibration, Disagreement
+
+    return Calibration(
+        name,
+        true_pass=int(data["truePass"]),
+        true_fail=int(data["trueFail"]),
+        false_pass=int(data["falsePass"]),
+        false_fail=int(data["falseFail"]),
+        unjudged=int(data["unjudged"]),
+        invalid_labels=int(data.get("invalidLabels", 0)),
+        disagreements=tuple(
+            Disagreement(
+                sample=d["sample"],
+                repeat=int(d["repeat"]),
+                label=d["label"] == "pass",
+                passed=d["verdict"] == "pass",
+                score=d["score"],
+                explanation=d["explanation"],
+            )
+            for d in data["disagreements"]
+        ),
+    )
+
+
+def _read_judges(data: Mapping[str, Any]) -> JudgeStatistics:
+    from .._judging import JudgeCounts, JudgeStatistics
+
+    return JudgeStatistics(
+        judges={
+            name: JudgeCounts(
+                verdicts=int(c["verdicts"]),
+                unreadable=int(c["unreadable"]),
+                reasked=int(c["reasked"]),
+                unscored=int(c["unscored"]),
+                errors=int(c["errors"]),
+                cut_off=int(c["cutOff"]),
+                salvaged=int(c["salvaged"]),
+                voted=int(c["voted"]),
+                agreed=int(c["agreed"]),
+            )
+            for name, c in data["judges"].items()
+        },
+        decided=int(data["decided"]),
+        agreement_sum=float(data["agreementSum"]),
+        unanimous=int(data["unanimous"]),
+    )
 
 
 def _evaluation(row: EvaluationRow) -> dict[str, Any]:
@@ -402,6 +521,11 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 cost=usage["cost"],
             ),
             repeats=repeats,
+            calibration={
+                name: _read_calibration(name, c)
+                for name, c in (data.get("calibration") or {}).items()
+            },
+            judges={name: _read_judges(j) for name, j in (data.get("judges") or {}).items()},
         )
     except FormatError:
         raise

@@ -36,8 +36,12 @@ by sample), the row counts (``rows``, ``passed``, ``failed``, ``unscored``, ``sk
 (``true``/``false``), ``rows_held`` when the report does not hold every row, the run's
 ``started_at``/``finished_at`` (ISO 8601, UTC), ``duration`` (seconds), ``aeval_version``,
 ``concurrency``, ``repeats``, ``git_commit``, ``flaky`` (the flaky pairs, with repeats), one
-``warning`` per warning, then ``tag.<tag>`` and ``strategy.<name>`` scores. Properties whose
-value the report does not know are left out.
+``warning`` per warning, then ``tag.<tag>`` and ``strategy.<name>`` scores; per strategy whose
+samples carry human labels ``calibration.<name>.kappa`` (with ``.kappa_ci95_low`` and
+``.kappa_ci95_high``), ``.accuracy`` (percent), ``.rows`` and ``.disagreements``; per judge
+strategy ``judge.<name>.parse_failure_rate`` and ``.reask_rate`` (percent) and, with several
+judges, ``.agreement`` (percent). Properties whose value the report does not know are left
+out.
 
 Characters XML 1.0 cannot hold (most control characters, lone surrogates) are written as
 ``\\xNN`` escapes.
@@ -162,6 +166,33 @@ class JunitFormatter:
         items += [
             (f"strategy.{name}", format_number(s)) for name, s in report.strategy_scores.items()
         ]
+        for name, calibration in report.calibration.items():
+            key = f"calibration.{name}"
+            stats = calibration.statistics
+            if stats is not None:
+                low, high = stats.interval()
+                items += [
+                    (f"{key}.kappa", f"{stats.kappa:.4f}"),
+                    (f"{key}.kappa_ci95_low", f"{low:.4f}"),
+                    (f"{key}.kappa_ci95_high", f"{high:.4f}"),
+                ]
+            if calibration.accuracy is not None:
+                items.append((f"{key}.accuracy", format_number(100 * calibration.accuracy)))
+            items += [
+                (f"{key}.rows", str(calibration.rows)),
+                (f"{key}.disagreements", str(len(calibration.disagreements))),
+            ]
+        for name, judging in report.judge_statistics.items():
+            rates = (
+                ("parse_failure_rate", judging.parse_failure_rate),
+                ("reask_rate", judging.reask_rate),
+                ("agreement", judging.agreement),
+            )
+            items += [
+                (f"judge.{name}.{label}", format_number(100 * value))
+                for label, value in rates
+                if value is not None
+            ]
         return items
 
     @staticmethod

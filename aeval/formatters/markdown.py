@@ -20,6 +20,10 @@ aeval adds, in both modes:
 - the interval after each tag's score;
 - a ``## Score per strategy`` table (score, interval, samples and every outcome's count) when
   the report has more than one strategy;
+- a ``## Judge calibration`` section per strategy whose samples carry human labels: kappa
+  with its interval, accuracy, the confusion matrix and the disagreeing rows; a
+  ``## Judges`` table (parse failures, re-asks, unscored, cut-off replies and, with several
+  judges, their agreement) when the report has judge rows;
 - a ``## Repeats`` section when samples were repeated: pass@k and pass^k per k, output
   agreement, the flaky (sample, strategy) pairs (``2/3`` repeats passed) and the samples
   whose outputs disagree;
@@ -50,7 +54,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from .._display import display_value
-from .._numbers import describe_score, format_interval, format_percent
+from .._judging import JUDGE_COLUMNS, judge_rows, panel_line
+from .._numbers import describe_score, format_interval, format_percent, truncate
 from .._results import Outcome
 from ._base import check_options
 from ._escape import markdown_fenced as _fenced, markdown_inline as _inline
@@ -64,6 +69,7 @@ from ._header import (
 )
 
 if TYPE_CHECKING:
+    from .._judging import Calibration
     from .._report import EvaluationReport, FlakyCase, RepeatStatistics
     from .._results import EvaluationRow
 
@@ -118,6 +124,10 @@ class MarkdownFormatter:
         several_strategies = len(report.strategy_statistics) > 1
         if several_strategies:
             lines += _strategy_section(report)
+        for calibration in report.calibration.values():
+            lines += _calibration_section(calibration)
+        if report.judge_statistics:
+            lines += _judge_section(report)
         if report.repeat_statistics is not None:
             lines += _repeat_section(report.repeat_statistics)
         lines += ["## Details", ""]
@@ -198,6 +208,68 @@ def _strategy_section(report: EvaluationReport) -> list[str]:
             )
         )
     return [*lines, ""]
+
+
+_EXPLANATION_SHOWN = 200
+
+
+def _calibration_section(calibration: Calibration) -> list[str]:
+    (pass_pass, pass_fail), (fail_pass, fail_fail) = calibration.confusion
+    said = f"Verdicts against the samples' human labels: {_inline(calibration.describe())}"
+    if calibration.unjudged:
+        said += f" ({calibration.unjudged} labelled rows without a verdict)"
+    lines = [
+        f"## Judge calibration: {_inline(calibration.strategy)}",
+        "",
+        said + ".",
+        "",
+        _cells("", "Verdict pass", "Verdict fail"),
+        _cells("---", "---:", "---:"),
+        _cells("Label pass", str(pass_pass), str(pass_fail)),
+        _cells("Label fail", str(fail_pass), str(fail_fail)),
+        "",
+    ]
+    if calibration.invalid_labels:
+        lines += [f"{calibration.invalid_labels} rows have a label that is not pass or fail.", ""]
+    if not calibration.disagreements:
+        return [*lines, "**Disagreements**: none.", ""]
+    lines += [
+        f"**Disagreements**: {len(calibration.disagreements)}.",
+        "",
+        _cells("Sample", "Label", "Verdict", "Score", "Explanation"),
+        _cells("---", "---", "---", "---:", "---"),
+    ]
+    for d in calibration.disagreements:
+        name = d.sample if not d.repeat else f"{d.sample} [repeat {d.repeat + 1}]"
+        lines.append(
+            _cells(
+                _inline(name),
+                "pass" if d.label else "fail",
+                "pass" if d.passed else "fail",
+                "—" if d.score is None else format_percent(100 * d.score),
+                _inline(truncate(d.explanation or "", _EXPLANATION_SHOWN)),
+            )
+        )
+    return [*lines, ""]
+
+
+def _judge_section(report: EvaluationReport) -> list[str]:
+    lines = [
+        "## Judges",
+        "",
+        _cells(*(column.capitalize() for column in JUDGE_COLUMNS)),
+        _cells("---", "---", *("---:" for _ in JUDGE_COLUMNS[2:])),
+    ]
+    lines += [
+        _cells(_inline(row[0]), _inline(row[1]), *row[2:])
+        for row in judge_rows(report.judge_statistics)
+    ]
+    lines.append("")
+    for strategy, stats in report.judge_statistics.items():
+        line = panel_line(strategy, stats)
+        if line is not None:
+            lines += [_inline(line), ""]
+    return lines
 
 
 def _repeat_section(stats: RepeatStatistics) -> list[str]:

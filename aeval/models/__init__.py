@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from .._protocols import ChatMessage, ChatModel, ChatResponse, Embedder, Embeddings, TokenUsage
+from .._protocols import (
+    ChatMessage,
+    ChatModel,
+    ChatOptions,
+    ChatResponse,
+    Embedder,
+    Embeddings,
+    TokenUsage,
+    accepts_options,
+)
 from ._clock import Clock
 from ._limits import ModelStatistics
 from .local import LocalEmbedder, local_extra_missing
@@ -11,6 +20,7 @@ from .openai import OpenAIChatModel, OpenAIEmbedder
 __all__ = [
     "ChatMessage",
     "ChatModel",
+    "ChatOptions",
     "ChatResponse",
     "Clock",
     "Embedder",
@@ -20,5 +30,6 @@ __all__ = [
     "OpenAIChatModel",
     "OpenAIEmbedder",
     "TokenUsage",
+    "accepts_options",
     "local_extra_missing",
 ]

@@ -80,6 +80,10 @@ def _is_retryable(error: BaseException) -> bool:
     return isinstance(error, ModelConnectionError | ModelTimeoutError)
 
 
+def _is_read_timeout(error: BaseException) -> bool:
+    return isinstance(error, ModelTimeoutError) and error.read_timeout
+
+
 class _LoopState:
     """What is bound to one event loop: the connection pool and the concurrency limiter."""
 
@@ -111,6 +115,7 @@ class HTTPModelClient:
         timeout: float,
         max_attempts: int,
         deadline: float,
+        read_timeout_retries: int = 1,
         backoff: float,
         max_backoff: float,
         max_concurrency: int,
@@ -129,6 +134,8 @@ class HTTPModelClient:
             raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        if read_timeout_retries < 0:
+            raise ValueError(f"read_timeout_retries must be 0 or more, got {read_timeout_retries}")
         if timeout <= 0 or deadline <= 0:
             raise ValueError("timeout and deadline must be positive")
         self._clock = check_clock(clock)
@@ -139,6 +146,7 @@ class HTTPModelClient:
         self._timeout = timeout
         self._max_attempts = max_attempts
         self._deadline = deadline
+        self._read_timeout_retries = read_timeout_retries
         self._wait = wait_exponential(multiplier=backoff, max=max_backoff) + wait_random(0, backoff)
         self._max_concurrency = max_concurrency
         self._request_budget = (
@@ -247,12 +255,44 @@ class HTTPModelClient:
         A reply with status 200 whose body cannot be read (not JSON, not a JSON content type)
         is not retried: it nearly always means a wrong base URL or an incompatible server, and
         repeating the request would only delay the error.
+
+        A read timeout means the server took the request and has not answered; a server that
+        works on one request at a time (llama.cpp, Ollama by default) goes on with it after
+        the client leaves, so a retry waits behind it. A read timeout is therefore retried at
+        most ``read_timeout_retries`` times, and only while a whole ``timeout`` still fits
+        before the deadline: a retry that cannot finish in time only adds work to the queue.
         """
         url = f"{self._base_url}{path}"
         content = orjson.dumps(payload)
         clock = self._clock
         deadline_at = clock.now() + self._deadline
         attempts = 0
+        read_timeouts = 0
+        refused: list[str] = []
+
+        def retryable(error: BaseException) -> bool:
+            nonlocal read_timeouts
+            if not _is_retryable(error):
+                return False
+            if not _is_read_timeout(error) or attempts >= self._max_attempts:
+                return True
+            read_timeouts += 1
+            if read_timeouts > self._read_timeout_retries:
+                plural = "" if self._read_timeout_retries == 1 else "s"
+                refused.append(
+                    f"not retried: read timeouts are retried {self._read_timeout_retries} "
+                    f"time{plural} at most (read_timeout_retries), as the server may still be "
+                    "working on the request"
+                )
+                return False
+            if deadline_at - clock.now() < self._timeout:
+                refused.append(
+                    f"not retried: a new attempt could not take its {self._timeout:g} s before "
+                    f"the {self._deadline:g} s deadline, and the server may still be working on "
+                    "the request"
+                )
+                return False
+            return True
 
         async def attempt() -> Any:
             nonlocal attempts
@@ -270,7 +310,7 @@ class HTTPModelClient:
         retrying = AsyncRetrying(
             stop=stop,
             wait=wait,
-            retry=retry_if_exception(_is_retryable),
+            retry=retry_if_exception(retryable),
             before_sleep=self._log_retry,
             sleep=clock.sleep,
             reraise=True,
@@ -283,6 +323,8 @@ class HTTPModelClient:
             error.retries = max(0, attempts - 1)
             if attempts > 1 and _is_retryable(error):
                 error.args = (f"{error.args[0]} (after {attempts} attempts)",)
+            if refused:
+                error.args = (f"{error.args[0]}; {refused[-1]}",)
             raise
         self._failures += 1
         plural = "s" if attempts != 1 else ""
@@ -318,9 +360,14 @@ class HTTPModelClient:
                 url, content=content, headers={"Content-Type": "application/json"}
             )
         except httpx.TimeoutException as exc:
+            reached = isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout)
+            hint = "raise timeout=... for slow models"
+            if reached and self._kind == "chat":
+                hint += " (and set max_tokens so that a reply cannot run on)"
             raise ModelTimeoutError(
                 f"{self._kind} request to {url} timed out ({type(exc).__name__}, "
-                f"timeout={self._timeout:g} s); raise timeout=... for slow models"
+                f"timeout={self._timeout:g} s); {hint}",
+                read_timeout=reached,
             ) from None
         except httpx.TransportError as exc:
             reason = self._redact(str(exc)) or type(exc).__name__
@@ -345,6 +392,18 @@ class HTTPModelClient:
             429: "rate limited by the server",
         }
         hint = hints.get(status, "server error" if status >= 500 else "request failed")
+        lowered = body.lower()
+        if status == 400 and "context" in lowered:
+            hint += (
+                "; the prompt and max_tokens do not fit the model's context: start the server "
+                "with a larger one (llama.cpp -c, llama-cpp-python --n_ctx, Ollama num_ctx) or "
+                "lower max_tokens"
+            )
+        elif status >= 500 and "llama_decode" in lowered:
+            hint += (
+                "; llama.cpp could not go on generating, usually because the reply filled the "
+                "context: set max_tokens"
+            )
         message = f"{self._kind} request to {url} failed with HTTP {status} ({hint})"
         if body:
             message += f": {body}"

@@ -6,13 +6,14 @@ OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio and LiteLLM all serve these 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
-from .._exceptions import ModelHTTPError
-from .._protocols import ChatMessage, ChatResponse, Embeddings, TokenUsage
+from .._exceptions import ModelError, ModelHTTPError
+from .._protocols import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
 from ._clock import Clock
 from ._http import HTTPModelClient
 
@@ -62,9 +63,19 @@ class OpenAIChatModel(HTTPModelClient):
     :class:`~aeval.ModelHTTPError` at once. A 200 reply that is not the API's JSON raises
     :class:`~aeval.ModelResponseError` without retrying.
 
+    A read timeout (the server took the request and is still working on it) is retried at
+    most ``read_timeout_retries`` times, and only while a whole ``timeout`` fits before the
+    deadline: a server that runs one request at a time (llama.cpp, Ollama) keeps generating
+    for the abandoned request, so a retry only queues behind it.
+
     ``json_mode=True`` sends ``response_format={"type": "json_object"}``; when the server
     answers 400 naming ``response_format``, the request is sent once more without it and the
     client stops asking for it.
+
+    ``options=ChatOptions(...)`` sets ``max_tokens``, ``temperature``, ``seed`` and ``stop``
+    for one call, over the client's own settings. The reply's ``metadata`` holds the
+    server's ``finish_reason`` (``"length"``: cut off at ``max_tokens``) and the
+    ``max_tokens`` sent.
 
     Example:
         >>> async def main() -> None:
@@ -80,9 +91,12 @@ class OpenAIChatModel(HTTPModelClient):
         api_key: The API key.
         temperature: Sampling temperature (0 for repeatable judging).
         max_tokens: The reply's token cap, if any.
+        seed: The sampling seed sent with every request, if any.
+        stop: Texts at which the server stops generating, if any.
         timeout: Seconds one request may take (connect, read, write, pool).
         max_attempts: Requests per call, the first included.
         deadline: Seconds one call may take in all, retries and waits included.
+        read_timeout_retries: Retries after a read timeout (the server is still busy).
         backoff: First retry wait in seconds (also the jitter's range).
         max_backoff: Largest retry wait in seconds, ``Retry-After`` aside.
         max_concurrency: Requests in flight at once.
@@ -103,9 +117,12 @@ class OpenAIChatModel(HTTPModelClient):
         api_key: str | None = None,
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        seed: int | None = None,
+        stop: Sequence[str] | str | None = None,
         timeout: float = 60.0,
         max_attempts: int = 4,
         deadline: float = 180.0,
+        read_timeout_retries: int = 1,
         backoff: float = 0.2,
         max_backoff: float = 5.0,
         max_concurrency: int = 10,
@@ -122,6 +139,7 @@ class OpenAIChatModel(HTTPModelClient):
             timeout=timeout,
             max_attempts=max_attempts,
             deadline=deadline,
+            read_timeout_retries=read_timeout_retries,
             backoff=backoff,
             max_backoff=max_backoff,
             max_concurrency=max_concurrency,
@@ -130,9 +148,15 @@ class OpenAIChatModel(HTTPModelClient):
             headers=headers,
             clock=clock,
         )
-        self._temperature = temperature
-        self._max_tokens = max_tokens
+        self._options = ChatOptions(
+            max_tokens=max_tokens, temperature=temperature, seed=seed, stop=stop
+        )
         self._json_mode_supported = True
+
+    @property
+    def options(self) -> ChatOptions:
+        """The sampling options sent with every request unless a call overrides them."""
+        return self._options
 
     async def __aenter__(self) -> OpenAIChatModel:
         return self
@@ -142,12 +166,15 @@ class OpenAIChatModel(HTTPModelClient):
         messages: Sequence[ChatMessage] | str,
         *,
         json_mode: bool = False,
+        options: ChatOptions | None = None,
     ) -> ChatResponse:
         """Send the conversation and return the reply.
 
         Args:
             messages: The conversation, oldest first; a string is one user message.
             json_mode: Ask for a JSON object reply where the server supports that.
+            options: ``max_tokens``, ``temperature``, ``seed`` and ``stop`` for this call;
+                those set win over the client's.
 
         Raises:
             ModelHTTPError: The server answered with an error status.
@@ -157,9 +184,12 @@ class OpenAIChatModel(HTTPModelClient):
         """
         if isinstance(messages, str):
             messages = [ChatMessage("user", messages)]
+        if options is not None and not isinstance(options, ChatOptions):
+            raise TypeError(f"options must be a ChatOptions or None, got {options!r}")
+        sent = self._options.merged(options)
         use_json = json_mode and self._json_mode_supported
         try:
-            data, retries = await self._complete(messages, use_json)
+            data, retries = await self._complete(messages, use_json, sent)
         except ModelHTTPError as error:
             if not (use_json and error.status == 400 and "response_format" in error.body):
                 raise
@@ -168,28 +198,35 @@ class OpenAIChatModel(HTTPModelClient):
                 "chat server at %s rejected response_format; asking without it from now on",
                 self.base_url,
             )
-            data, retries = await self._complete(messages, False)
+            try:
+                data, more = await self._complete(messages, False, sent)
+            except ModelError as again:
+                again.retries += error.retries
+                raise
+            retries = error.retries + more
             use_json = False
-        return self._parse(data, retries, json_mode=use_json)
+        return self._parse(data, retries, json_mode=use_json, options=sent)
 
-    async def _complete(self, messages: Sequence[ChatMessage], json_mode: bool) -> tuple[Any, int]:
+    async def _complete(
+        self, messages: Sequence[ChatMessage], json_mode: bool, options: ChatOptions
+    ) -> tuple[Any, int]:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": self._temperature,
+            **options.payload(),
         }
-        if self._max_tokens is not None:
-            payload["max_tokens"] = self._max_tokens
         if json_mode:
             payload["response_format"] = {"type": "json_object"}
-        estimate = _estimate_tokens([m.content for m in messages]) + (self._max_tokens or 0)
+        estimate = _estimate_tokens([m.content for m in messages]) + (options.max_tokens or 0)
         data, retries = await self._post("/chat/completions", payload, estimate=estimate)
         if isinstance(data, Mapping):
             usage = _usage(data)
             self._record_usage(usage.prompt_tokens, usage.completion_tokens, estimate)
         return data, retries
 
-    def _parse(self, data: Any, retries: int, *, json_mode: bool) -> ChatResponse:
+    def _parse(
+        self, data: Any, retries: int, *, json_mode: bool, options: ChatOptions
+    ) -> ChatResponse:
         path = "/chat/completions"
         if not isinstance(data, Mapping):
             raise self.malformed(path, "is not a JSON object", data)
@@ -205,6 +242,8 @@ class OpenAIChatModel(HTTPModelClient):
         metadata: dict[str, Any] = {"json_mode": json_mode}
         if isinstance(choice, Mapping) and choice.get("finish_reason") is not None:
             metadata["finish_reason"] = choice["finish_reason"]
+        if options.max_tokens is not None:
+            metadata["max_tokens"] = options.max_tokens
         if data.get("id") is not None:
             metadata["id"] = data["id"]
         return ChatResponse(
@@ -223,7 +262,13 @@ class OpenAIEmbedder(HTTPModelClient):
     concurrency and budgets), except that the model comes from ``model=``, else
     ``AEVAL_EMBEDDING_MODEL``, else ``OPENAI_EMBEDDING_MODEL``. Texts are sent in batches of
     at most ``batch_size``, concurrently within ``max_concurrency``; the vectors come back in
-    the order of the texts and :attr:`Embeddings.retries` sums the batches' retries.
+    the order of the texts and :attr:`Embeddings.retries` sums the batches' retries (an
+    error raised for one batch carries the retries of every batch in its ``retries``).
+
+    A server that does not pool (llama.cpp's server started without ``--pooling`` or with
+    ``--pooling none``) returns one vector per token of each text. That reply raises
+    :class:`~aeval.ModelResponseError` saying how to fix the server, unless
+    ``pooling="mean"``, which averages the token vectors into one per text.
 
     Example:
         >>> async def main() -> None:
@@ -239,9 +284,12 @@ class OpenAIEmbedder(HTTPModelClient):
         api_key: The API key.
         batch_size: Most texts per request.
         dimensions: Ask for vectors of this size (models that support it), if given.
+        pooling: ``"mean"`` to average per-token vectors into one per text; ``None`` (the
+            default) refuses per-token replies with an error that says how to fix the server.
         timeout: Seconds one request may take.
         max_attempts: Requests per batch, the first included.
         deadline: Seconds one batch may take in all, retries and waits included.
+        read_timeout_retries: Retries after a read timeout (the server is still busy).
         backoff: First retry wait in seconds.
         max_backoff: Largest retry wait in seconds, ``Retry-After`` aside.
         max_concurrency: Requests in flight at once.
@@ -262,9 +310,11 @@ class OpenAIEmbedder(HTTPModelClient):
         api_key: str | None = None,
         batch_size: int = 256,
         dimensions: int | None = None,
+        pooling: Literal["mean"] | None = None,
         timeout: float = 60.0,
         max_attempts: int = 4,
         deadline: float = 180.0,
+        read_timeout_retries: int = 1,
         backoff: float = 0.2,
         max_backoff: float = 5.0,
         max_concurrency: int = 10,
@@ -275,6 +325,8 @@ class OpenAIEmbedder(HTTPModelClient):
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if pooling not in (None, "mean"):
+            raise ValueError(f"pooling must be 'mean' or None, got {pooling!r}")
         super().__init__(
             model=model,
             model_env=("AEVAL_EMBEDDING_MODEL", "OPENAI_EMBEDDING_MODEL"),
@@ -283,6 +335,7 @@ class OpenAIEmbedder(HTTPModelClient):
             timeout=timeout,
             max_attempts=max_attempts,
             deadline=deadline,
+            read_timeout_retries=read_timeout_retries,
             backoff=backoff,
             max_backoff=max_backoff,
             max_concurrency=max_concurrency,
@@ -293,6 +346,7 @@ class OpenAIEmbedder(HTTPModelClient):
         )
         self._batch_size = batch_size
         self._dimensions = dimensions
+        self._pooling = pooling
 
     async def __aenter__(self) -> OpenAIEmbedder:
         return self
@@ -311,25 +365,32 @@ class OpenAIEmbedder(HTTPModelClient):
         batches = [
             list(texts[i : i + self._batch_size]) for i in range(0, len(texts), self._batch_size)
         ]
-        results: list[Embeddings | None] = [None] * len(batches)
-
-        async def run(index: int) -> None:
-            results[index] = await self._embed_batch(batches[index])
-
         if len(batches) == 1:
-            await run(0)
-        else:
-            async with anyio.create_task_group() as group:
-                for index in range(len(batches)):
-                    group.start_soon(run, index)
+            return await self._embed_batch(batches[0])
+        results: list[Embeddings | None] = [None] * len(batches)
+        errors: list[ModelError] = []
+
+        async def run(index: int, cancel: anyio.CancelScope) -> None:
+            try:
+                results[index] = await self._embed_batch(batches[index])
+            except ModelError as error:
+                errors.append(error)
+                cancel.cancel()
+
+        async with anyio.create_task_group() as group:
+            for index in range(len(batches)):
+                group.start_soon(run, index, group.cancel_scope)
+        done = [result for result in results if result is not None]
+        retries = sum(result.retries for result in done)
+        if errors:
+            first = errors[0]
+            first.retries = retries + sum(error.retries for error in errors)
+            raise first
         vectors: list[Sequence[float]] = []
         usage = TokenUsage()
-        retries = 0
-        for result in results:
-            assert result is not None
+        for result in done:
             vectors.extend(result.vectors)
             usage += result.usage
-            retries += result.retries
         return Embeddings(vectors=vectors, usage=usage, model=self.model, retries=retries)
 
     async def _embed_batch(self, texts: list[str]) -> Embeddings:
@@ -355,7 +416,33 @@ class OpenAIEmbedder(HTTPModelClient):
         vectors: list[list[float]] = []
         for item in ordered:
             vector = item.get("embedding") if isinstance(item, Mapping) else None
-            if not isinstance(vector, list) or not all(isinstance(x, float | int) for x in vector):
+            if isinstance(vector, list) and vector and all(isinstance(x, list) for x in vector):
+                vectors.append(self._pooled(path, vector, data))
+                continue
+            if not isinstance(vector, list) or not all(_is_number(x) for x in vector):
                 raise self.malformed(path, "has an embedding that is not a list of numbers", data)
             vectors.append([float(x) for x in vector])
         return Embeddings(vectors=vectors, usage=usage, model=self.model, retries=retries)
+
+    def _pooled(self, path: str, tokens: list[Any], data: Any) -> list[float]:
+        """One vector from the per-token vectors of one text (``pooling="mean"``)."""
+        size = len(tokens[0])
+        if not size or not all(
+            len(token) == size and all(_is_number(x) for x in token) for token in tokens
+        ):
+            raise self.malformed(path, "has token vectors that are not lists of numbers", data)
+        if self._pooling != "mean":
+            error = self.malformed(
+                path,
+                f"has one vector per token ({len(tokens)} vectors of {size}) for a text, not "
+                "one per text: the server does not pool its embeddings (llama.cpp's server "
+                "started without --pooling, or with --pooling none). Start it with --pooling "
+                "mean (or cls, last), or pass pooling='mean' to average the token vectors",
+                data,
+            )
+            raise error
+        return [math.fsum(column) / len(tokens) for column in zip(*tokens, strict=True)]
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, float | int) and not isinstance(value, bool)

@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 import orjson
 
-from .._protocols import ChatMessage, ChatResponse, TokenUsage
+from .._protocols import ChatMessage, ChatOptions, ChatResponse, TokenUsage
 from .._singleflight import SingleFlight
 
 __all__ = ["CacheStatistics", "JudgeCache"]
@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS judge_cache (
     model TEXT,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    metadata TEXT
 )
 """
 
@@ -49,12 +50,15 @@ class CacheStatistics:
 class JudgeCache:
     """Chat replies stored by request, so identical judge calls are made once.
 
-    The key is the SHA-256 of the model name, the full conversation and ``json_mode``.
-    With a path the replies live in a SQLite file that survives runs (every database call
-    runs in a worker thread, never on the event loop); with ``path=None`` they live in memory
-    for the life of the object. Identical calls in flight at the same moment share one
-    request. A call that raises is not cached and its error reaches every caller waiting on
-    it; a call that is cancelled lets the next waiter make the request itself.
+    The key is the SHA-256 of the model name, the full conversation, ``json_mode`` and the
+    sampling options sent (``max_tokens``…). With a path the replies live in a SQLite file
+    that survives runs (every database call runs in a worker thread, never on the event
+    loop); with ``path=None`` they live in memory for the life of the object. Identical calls
+    in flight at the same moment share one request. A call that raises is not cached and its
+    error reaches every caller waiting on it; a call that is cancelled lets the next waiter
+    make the request itself. A caller can say which replies are worth keeping (the judge
+    keeps only those it could read): another reply is neither stored nor served, so a new
+    run asks the model again.
 
     Args:
         path: The SQLite file (its folder is created on first use), or ``None`` for memory.
@@ -82,16 +86,22 @@ class JudgeCache:
         return self._path
 
     @staticmethod
-    def key(model: str, messages: Sequence[ChatMessage], *, json_mode: bool) -> str:
-        """The cache key of one chat call."""
-        payload = orjson.dumps(
-            {
-                "model": model,
-                "messages": [[message.role, message.content] for message in messages],
-                "json_mode": json_mode,
-            }
-        )
-        return hashlib.sha256(payload).hexdigest()
+    def key(
+        model: str,
+        messages: Sequence[ChatMessage],
+        *,
+        json_mode: bool,
+        options: ChatOptions | None = None,
+    ) -> str:
+        """The cache key of one chat call (the same as before options existed without them)."""
+        request: dict[str, object] = {
+            "model": model,
+            "messages": [[message.role, message.content] for message in messages],
+            "json_mode": json_mode,
+        }
+        if options is not None and options.payload():
+            request["options"] = options.payload()
+        return hashlib.sha256(orjson.dumps(request)).hexdigest()
 
     def statistics(self) -> CacheStatistics:
         """Hits and misses so far."""
@@ -111,10 +121,21 @@ class JudgeCache:
         await anyio.to_thread.run_sync(self._db_put, key, response)
 
     async def get_or_call(
-        self, key: str, call: Callable[[], Awaitable[ChatResponse]]
+        self,
+        key: str,
+        call: Callable[[], Awaitable[ChatResponse]],
+        *,
+        usable: Callable[[ChatResponse], bool] | None = None,
     ) -> tuple[ChatResponse, bool]:
         """The reply for ``key``: from the cache, from an identical call in flight, or by
         awaiting ``call`` and storing its reply.
+
+        Args:
+            key: The call's key (:meth:`key`).
+            call: Makes the call when the cache cannot answer.
+            usable: Which replies are worth keeping; a stored reply it refuses is not served
+                (the call is made again and its reply replaces it), and a new reply it
+                refuses is not stored. Every reply is usable without it.
 
         Returns:
             The reply and whether it came from the cache (``False`` when ``call`` ran here).
@@ -134,12 +155,13 @@ class JudgeCache:
             error: Exception | None = None
             try:
                 response = await self.get(key)
-                if response is not None:
+                if response is not None and (usable is None or usable(response)):
                     self._hits += 1
                     return response, True
                 response = await call()
                 self._misses += 1
-                await self.put(key, response)
+                if usable is None or usable(response):
+                    await self.put(key, response)
                 return response, False
             except Exception as exc:
                 error = exc
@@ -173,6 +195,10 @@ class JudgeCache:
             try:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute(_SCHEMA)
+                columns = {row[1] for row in connection.execute("PRAGMA table_info(judge_cache)")}
+                if "metadata" not in columns:
+                    # a cache written before replies kept their finish reason
+                    connection.execute("ALTER TABLE judge_cache ADD COLUMN metadata TEXT")
                 connection.commit()
             except BaseException:
                 connection.close()
@@ -185,22 +211,36 @@ class JudgeCache:
             row = (
                 self._db()
                 .execute(
-                    "SELECT text, model, prompt_tokens, completion_tokens FROM judge_cache "
-                    "WHERE key = ?",
+                    "SELECT text, model, prompt_tokens, completion_tokens, metadata "
+                    "FROM judge_cache WHERE key = ?",
                     (key,),
                 )
                 .fetchone()
             )
         if row is None:
             return None
-        text, model, prompt_tokens, completion_tokens = row
-        return ChatResponse(text, TokenUsage(prompt_tokens, completion_tokens), model)
+        text, model, prompt_tokens, completion_tokens, metadata = row
+        try:
+            stored = orjson.loads(metadata) if metadata else {}
+        except orjson.JSONDecodeError:
+            stored = {}
+        return ChatResponse(
+            text,
+            TokenUsage(prompt_tokens, completion_tokens),
+            model,
+            metadata=stored if isinstance(stored, dict) else {},
+        )
 
     def _db_put(self, key: str, response: ChatResponse) -> None:
         with self._lock:
             connection = self._db()
+            try:
+                metadata = orjson.dumps(dict(response.metadata)).decode()
+            except TypeError:
+                metadata = None
             connection.execute(
-                "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO judge_cache (key, text, model, prompt_tokens, "
+                "completion_tokens, created, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     response.text,
@@ -208,6 +248,7 @@ class JudgeCache:
                     response.usage.prompt_tokens,
                     response.usage.completion_tokens,
                     time.time(),
+                    metadata,
                 ),
             )
             connection.commit()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
-from .._protocols import ChatMessage, ChatResponse, Embeddings, TokenUsage
+from .._protocols import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
 from ._openai import hashed_embedding
 
 __all__ = [
@@ -37,10 +37,12 @@ class ChatCall:
     Attributes:
         messages: The conversation sent, oldest first.
         json_mode: Whether a JSON object reply was asked for.
+        options: The sampling options passed (``max_tokens``…), if any.
     """
 
     messages: tuple[ChatMessage, ...]
     json_mode: bool = False
+    options: ChatOptions | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,19 +124,21 @@ class FakeChatModel(_FakeModel):
         messages: Sequence[ChatMessage] | str,
         *,
         json_mode: bool = False,
+        options: ChatOptions | None = None,
     ) -> ChatResponse:
         """Record the call and answer it from the script.
 
         Args:
             messages: The conversation, oldest first; a string is one user message.
             json_mode: Whether a JSON object reply is asked for (recorded).
+            options: The sampling options (recorded; the fake does not apply them).
 
         Raises:
             LookupError: The scripted replies ran out.
         """
         if isinstance(messages, str):
             messages = [ChatMessage("user", messages)]
-        call = ChatCall(tuple(messages), json_mode)
+        call = ChatCall(tuple(messages), json_mode, options)
         self.calls.append(call)
         reply: ChatReplyTypes
         if self._decide is not None:

@@ -63,6 +63,12 @@ class Reply:
     is ``content``; to ``/v1/embeddings`` it carries ``vectors`` (or the server's hashed
     embeddings when ``vectors`` is ``None``). Both report token usage (words counted).
 
+    The server plays a real one's token limit, a word standing for a token: a content longer
+    than the request's ``max_tokens`` is cut there, with ``finish_reason`` ``"length"``. A
+    :meth:`rambling` reply is a model that does not stop: its text repeats until
+    ``max_tokens``, or until ``context_tokens`` when the request sets none, taking
+    ``seconds_per_token`` per word.
+
     Example:
         >>> Reply.rate_limited(retry_after=1).status
         429
@@ -79,6 +85,14 @@ class Reply:
         drop: Close the connection without answering.
         vectors: The embeddings to return (embeddings).
         usage: ``(prompt_tokens, completion_tokens)`` to report instead of word counts.
+        finish_reason: The chat completion's ``finish_reason`` (``"length"`` when the server
+            cut the content at ``max_tokens``).
+        repeat: The content repeats until the token limit (see :meth:`rambling`).
+        context_tokens: The limit of a rambling reply when the request sets no
+            ``max_tokens`` (the server's context size).
+        seconds_per_token: Generation time per word of the reply sent, added to ``delay``.
+        per_token: Embeddings come as one hashed vector per word of each text, as a server
+            without pooling sends them (llama.cpp's ``--pooling none``).
     """
 
     content: str | None = None
@@ -88,13 +102,47 @@ class Reply:
     content_type: str = "application/json"
     delay: float = 0.0
     drop: bool = False
-    vectors: Sequence[Sequence[float]] | None = None
+    vectors: Sequence[Sequence[float]] | Sequence[Sequence[Sequence[float]]] | None = None
     usage: tuple[int, int] | None = None
+    finish_reason: str = "stop"
+    repeat: bool = False
+    context_tokens: int = 4096
+    seconds_per_token: float = 0.0
+    per_token: bool = False
 
     @classmethod
-    def text(cls, content: str, *, usage: tuple[int, int] | None = None) -> Reply:
+    def text(
+        cls, content: str, *, usage: tuple[int, int] | None = None, finish_reason: str = "stop"
+    ) -> Reply:
         """A chat completion whose content is ``content``."""
-        return cls(content=content, usage=usage)
+        return cls(content=content, usage=usage, finish_reason=finish_reason)
+
+    @classmethod
+    def rambling(
+        cls,
+        content: str = "and so on",
+        *,
+        context_tokens: int = 4096,
+        seconds_per_token: float = 0.0,
+    ) -> Reply:
+        """A model that does not stop: ``content`` again and again until the token limit.
+
+        The reply ends at the request's ``max_tokens`` or, without one, at
+        ``context_tokens`` (a small model generating until its context is full), with
+        ``finish_reason`` ``"length"``; it takes ``seconds_per_token`` per word, released
+        when the server stops.
+        """
+        return cls(
+            content=content,
+            repeat=True,
+            context_tokens=context_tokens,
+            seconds_per_token=seconds_per_token,
+        )
+
+    @classmethod
+    def token_embeddings(cls) -> Reply:
+        """Embeddings as a server without pooling sends them: one vector per word of a text."""
+        return cls(per_token=True)
 
     @classmethod
     def json(cls, value: Any) -> Reply:
@@ -192,6 +240,7 @@ def render(
         default_content: The chat content of a reply without ``content``.
         number: The request's number, for the completion's id.
     """
+    delay = reply.delay
     if reply.body is not None:
         payload = reply.body
     elif reply.status >= 400 or kind is None:
@@ -206,14 +255,15 @@ def render(
         elif kind == "embeddings":
             data = _embeddings(body, reply, name, dimensions)
         else:
-            data = _completion(request, reply, name, default_content, number)
+            data, tokens = _completion(request, reply, name, default_content, number)
+            delay += tokens * reply.seconds_per_token
         payload = orjson.dumps(data)
     return HTTPReply(
         status=reply.status,
         body=payload,
         headers=reply.headers,
         content_type=reply.content_type,
-        delay=reply.delay,
+        delay=delay,
         drop=reply.drop,
     )
 
@@ -221,8 +271,13 @@ def render(
 def _embeddings(body: Mapping[str, Any], reply: Reply, model: str, dimensions: int) -> Any:
     raw = body.get("input", [])
     texts = [raw] if isinstance(raw, str) else [str(text) for text in raw]
-    vectors = reply.vectors
-    if vectors is None:
+    vectors: Any = reply.vectors
+    if vectors is None and reply.per_token:
+        vectors = [
+            [hashed_embedding(word, dimensions) for word in text.split() or [text]]
+            for text in texts
+        ]
+    elif vectors is None:
         vectors = [hashed_embedding(text, dimensions) for text in texts]
     prompt_tokens = sum(_count_words(text) for text in texts)
     usage = reply.usage or (prompt_tokens, 0)
@@ -237,10 +292,30 @@ def _embeddings(body: Mapping[str, Any], reply: Reply, model: str, dimensions: i
     }
 
 
+def _max_tokens(request: RecordedRequest) -> int | None:
+    limit = request.json.get("max_tokens") if isinstance(request.json, dict) else None
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+        return limit
+    return None
+
+
+def _generated(reply: Reply, content: str, limit: int | None) -> tuple[str, str]:
+    """The content the server sends and its finish reason, cut at ``limit`` words."""
+    words = content.split()
+    if reply.repeat:
+        cap = limit if limit is not None else reply.context_tokens
+        words = (words or ["..."]) * (cap // max(1, len(words)) + 1)
+        return " ".join(words[:cap]), "length"
+    if limit is not None and len(words) > limit:
+        return " ".join(words[:limit]), "length"
+    return content, reply.finish_reason
+
+
 def _completion(
     request: RecordedRequest, reply: Reply, model: str, default_content: str, number: int
-) -> Any:
+) -> tuple[Any, int]:
     content = (reply.content if reply.content is not None else default_content) or ""
+    content, finish_reason = _generated(reply, content, _max_tokens(request))
     prompt_tokens = sum(_count_words(str(m.get("content", ""))) for m in request.messages)
     prompt, completion = reply.usage or (prompt_tokens, _count_words(content))
     return {
@@ -252,7 +327,7 @@ def _completion(
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
             }
         ],
         "usage": {
@@ -260,4 +335,4 @@ def _completion(
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
         },
-    }
+    }, _count_words(content)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import sys
 import threading
@@ -28,6 +29,12 @@ class OpenAICompatibleServer(BaseServer):
     :func:`hashed_embedding` vectors of ``dimensions``. Every request is recorded in
     :attr:`requests`; :attr:`max_concurrent` is the most requests ever handled at once.
 
+    With ``slots=1`` it plays a server that generates one reply at a time (llama.cpp's
+    server, Ollama by default): a reply holds its slot for its ``delay`` (and its
+    generation time, see :meth:`Reply.rambling`) even after the client has left, and the
+    other requests wait for the slot in arrival order. :attr:`generated` counts the replies
+    whose generation finished, abandoned ones included.
+
     Start and stop it with ``async with``, ``with`` (from sync code or threads) or
     :meth:`start`/:meth:`stop`; ``base_url`` is valid once started.
 
@@ -44,6 +51,7 @@ class OpenAICompatibleServer(BaseServer):
         default: The chat reply when neither the queue nor the handler gives one.
         model: The model name the replies carry.
         dimensions: The size of the hashed embeddings.
+        slots: Replies generated at once (``None``: no limit).
         host: The address to listen on.
         port: The port; 0 picks a free one.
     """
@@ -58,10 +66,15 @@ class OpenAICompatibleServer(BaseServer):
         default: Reply | str = "true",
         model: str = "aeval-test-model",
         dimensions: int = 64,
+        slots: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        if slots is not None and slots < 1:
+            raise ValueError(f"slots must be at least 1 or None, got {slots}")
         super().__init__(host=host, port=port)
+        self._slots = None if slots is None else threading.BoundedSemaphore(slots)
+        self._generated = 0
         self.handler = handler
         self.default = default
         self.model = model
@@ -84,6 +97,17 @@ class OpenAICompatibleServer(BaseServer):
         with self._lock:
             self._embedding_replies.extend(replies)
 
+    @property
+    def generated(self) -> int:
+        """Replies whose generation finished (with ``slots``), the abandoned ones included."""
+        with self._lock:
+            return self._generated
+
+    def wait_for_generated(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until ``count`` replies were generated (with ``slots``); False on timeout."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._generated >= count, timeout)
+
     def reset(self) -> None:
         """Forget the queued replies, the recorded requests and the concurrency peak."""
         with self._lock:
@@ -100,7 +124,7 @@ class OpenAICompatibleServer(BaseServer):
             reply, api = self._choose(kind, request), kind
         with self._lock:
             number = len(self._requests)
-        return render(
+        rendered = render(
             reply,
             api,
             request,
@@ -109,6 +133,25 @@ class OpenAICompatibleServer(BaseServer):
             default_content=as_reply(self.default).content or "",
             number=number,
         )
+        if self._slots is None or api is None:
+            return rendered
+        return self._generate(rendered)
+
+    def _generate(self, reply: HTTPReply) -> HTTPReply:
+        """Hold a slot for the reply's delay, whether or not the client is still there."""
+        assert self._slots is not None
+        while not self._slots.acquire(timeout=0.05):
+            if self._stopping.is_set():
+                return HTTPReply(drop=True)
+        try:
+            if reply.delay and self._stopping.wait(reply.delay):
+                return HTTPReply(drop=True)
+        finally:
+            self._slots.release()
+            with self._lock:
+                self._generated += 1
+                self._lock.notify_all()
+        return dataclasses.replace(reply, delay=0.0)
 
     def _choose(self, kind: str, request: RecordedRequest) -> Reply:
         if kind == "models":
