@@ -10,11 +10,13 @@ from ._exceptions import (
     AevalError,
     ConfigError,
     EvaluationSetupError,
+    ExecutorError,
     FormatError,
     HttpResponseError,
     HttpStatusError,
     HttpTargetError,
     HttpTimeoutError,
+    MergeError,
     MissingExtraError,
     ModelConfigurationError,
     ModelConnectionError,
@@ -23,6 +25,7 @@ from ._exceptions import (
     ModelResponseError,
     ModelTimeoutError,
     NoLoaderError,
+    NotSerializableError,
     SampleFileNotFoundError,
     SampleLoadError,
     ScorerClosedError,
@@ -46,7 +49,8 @@ from ._samples._loaders import (
     registered_loaders,
     unregister_loader,
 )
-from ._scorer import RowStream, Scorer, ScorerStatistics
+from ._scorer import IndexedSample, RowStream, Scorer, ScorerStatistics
+from ._shards import Shard, merge_reports
 from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
 from ._sync import evaluate_sync
 from ._version import __version__ as __version__
@@ -68,6 +72,7 @@ __all__ = [
     "EvaluationRunner",
     "EvaluationSample",
     "EvaluationSetupError",
+    "ExecutorError",
     "FlakyCase",
     "FormatError",
     "HttpResponseError",
@@ -75,8 +80,10 @@ __all__ = [
     "HttpStatusError",
     "HttpTargetError",
     "HttpTimeoutError",
+    "IndexedSample",
     "JsonlSink",
     "JudgeCache",
+    "MergeError",
     "MissingExtraError",
     "ModelConfigurationError",
     "ModelConnectionError",
@@ -86,6 +93,7 @@ __all__ = [
     "ModelTimeoutError",
     "ModelUsage",
     "NoLoaderError",
+    "NotSerializableError",
     "Outcome",
     "Parameters",
     "RepeatStatistics",
@@ -99,11 +107,13 @@ __all__ = [
     "Scorer",
     "ScorerClosedError",
     "ScorerStatistics",
+    "Shard",
     "Sink",
     "StrategyStatistics",
     "TagStatistics",
     "assert_that",
     "evaluate_sync",
+    "merge_reports",
     "read_rows",
     "read_run",
     "register_loader",

@@ -12,6 +12,9 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── AbandonedCallsError(RuntimeError)     too many timed-out sync calls still running
      ├── MissingExtraError(ImportError)        an optional extra (aeval[local]) is not installed
      ├── ConfigError(ValueError)               the aeval command's configuration cannot be used
+     ├── MergeError(ValueError)                shard outputs that cannot be merged into one
+     ├── ExecutorError(RuntimeError)           an executor (aeval.ray) cannot run the evaluation
+     │    └── NotSerializableError(TypeError)  the function or a strategy cannot travel
      ├── HttpTargetError                       an HTTP function under test (aeval run) failed
      │    ├── HttpStatusError                  it answered with a status outside 2xx
      │    ├── HttpResponseError(ValueError)    its response holds no answer at the path
@@ -38,11 +41,13 @@ __all__ = [
     "AevalError",
     "ConfigError",
     "EvaluationSetupError",
+    "ExecutorError",
     "FormatError",
     "HttpResponseError",
     "HttpStatusError",
     "HttpTargetError",
     "HttpTimeoutError",
+    "MergeError",
     "MissingExtraError",
     "ModelConfigurationError",
     "ModelConnectionError",
@@ -51,6 +56,7 @@ __all__ = [
     "ModelResponseError",
     "ModelTimeoutError",
     "NoLoaderError",
+    "NotSerializableError",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "ScorerClosedError",
@@ -164,6 +170,24 @@ class ConfigError(AevalError, ValueError):
         """One problem at ``key`` (a rendered key such as ``strategies[1].threshold``)."""
         where = str(source) if line is None else f"{source}:{line}"
         return cls(str(source), [f"{where}: {key}: {message}"])
+
+
+class MergeError(AevalError, ValueError):
+    """Shard outputs cannot be merged: different configurations, datasets or splits, a shard
+    given twice, a row twice, or a report that holds only some of its rows."""
+
+
+class ExecutorError(AevalError, RuntimeError):
+    """An executor (such as :class:`aeval.ray.RayExecutor`) cannot run the evaluation: every
+    worker died, or the cluster cannot be reached."""
+
+
+class NotSerializableError(ExecutorError, TypeError):
+    """The function under test or a strategy cannot be sent to the workers of an executor.
+
+    Raised before any work starts; the message names the object and what could not be
+    serialised.
+    """
 
 
 class HttpTargetError(AevalError):

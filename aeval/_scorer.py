@@ -45,11 +45,39 @@ from ._sinks import Sink, SinkGroup
 from ._threads import DaemonThreads
 from ._version import __version__
 
-__all__ = ["RowStream", "Scorer", "ScorerStatistics", "retries_of"]
+__all__ = ["IndexedSample", "RowStream", "Scorer", "ScorerStatistics", "retries_of", "unindexed"]
 
 _T = TypeVar("_T")
-SampleSource = Iterable[EvaluationSample] | AsyncIterable[EvaluationSample]
+SampleSource = (
+    Iterable[EvaluationSample]
+    | AsyncIterable[EvaluationSample]
+    | Iterable["EvaluationSample | IndexedSample"]
+    | AsyncIterable["EvaluationSample | IndexedSample"]
+)
 FunctionUnderTest = Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedSample:
+    """A sample with its position in the whole dataset, for a run over part of it.
+
+    A shard (``aeval run --shard``) or a cluster worker evaluates some samples of a larger
+    dataset; given as ``IndexedSample`` items, they keep their dataset index in their rows, so
+    rows from several runs merge in dataset order. Any other item takes its position in the
+    source as its index.
+
+    Attributes:
+        index: The sample's position in the whole dataset.
+        sample: The sample.
+    """
+
+    index: int
+    sample: EvaluationSample
+
+
+def unindexed(item: object) -> object:
+    """The sample of an :class:`IndexedSample`, else ``item`` itself."""
+    return item.sample if type(item) is IndexedSample else item
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +232,8 @@ class Scorer:
 
         Args:
             samples: ``Samples``, any iterable of ``EvaluationSample``, or an async iterable
-                (``Samples.stream("big.jsonl")``) consumed lazily.
+                (``Samples.stream("big.jsonl")``) consumed lazily. Items may be
+                :class:`IndexedSample` to keep their index in a larger dataset.
             function: ``async def f(params)`` or ``def f(params)``; receives ``Parameters``.
             *strategies: Objects with ``evaluate(sample, output)`` (sync or async) or plain
                 functions with that signature.
@@ -290,9 +319,8 @@ class Scorer:
         prepared = prepare_strategies(strategies)
         bound = bind_function(function)
         if bound.signature is not None and isinstance(samples, Sequence):
-            for index, sample in enumerate(samples):
-                _check_sample(sample, index)
-                bound.check(sample)
+            for index, item in enumerate(samples):
+                bound.check(_check_sample(unindexed(item), index))
         return _Run(self, samples, bound, is_async_callable(function), prepared)
 
 
@@ -434,11 +462,15 @@ class _Run:
                     complete=complete, warnings=tuple(self.sinks.warnings), finished_at=now
                 )
 
-    def _work(self, samples: Iterator[EvaluationSample]) -> Iterator[tuple[int, int, Any]]:
+    def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.scorer.repeats
         check = self.function.signature is not None and not isinstance(self.samples, Sequence)
-        for index, sample in enumerate(samples):
-            _check_sample(sample, index)
+        for position, item in enumerate(samples):
+            if type(item) is IndexedSample:
+                index, sample = item.index, item.sample
+            else:
+                index = position
+                sample = _check_sample(item, index)
             if check:
                 self.function.check(sample)
             for repeat in range(repeats):
@@ -449,7 +481,7 @@ class _Run:
             await self._evaluate_sample(sample, index, repeat)
 
     async def _run_async_source(
-        self, samples: AsyncIterable[EvaluationSample], workers: int
+        self, samples: AsyncIterable[EvaluationSample | IndexedSample], workers: int
     ) -> None:
         check = self.function.check if self.function.signature is not None else None
         work = _AsyncWork(samples, self.scorer.repeats, check)
@@ -603,11 +635,12 @@ def retries_of(exc: BaseException) -> dict[str, int] | None:
     return None
 
 
-def _check_sample(sample: object, index: int) -> None:
+def _check_sample(sample: object, index: int) -> EvaluationSample:
     if not isinstance(sample, EvaluationSample):
         raise TypeError(
             f"Item {index} of the samples is {type(sample).__name__}, not an EvaluationSample"
         )
+    return sample
 
 
 async def _run_workers(
@@ -658,7 +691,7 @@ class _AsyncWork:
 
     def __init__(
         self,
-        samples: AsyncIterable[EvaluationSample],
+        samples: AsyncIterable[EvaluationSample | IndexedSample],
         repeats: int,
         check: Callable[[EvaluationSample], None] | None,
     ) -> None:
@@ -677,15 +710,18 @@ class _AsyncWork:
             if self._exhausted:
                 return None
             try:
-                sample = await anext(self._iterator)
+                item = await anext(self._iterator)
             except StopAsyncIteration:
                 self._exhausted = True
                 return None
             index = self._index
-            _check_sample(sample, index)
+            self._index = index + 1
+            if type(item) is IndexedSample:
+                index, sample = item.index, item.sample
+            else:
+                sample = _check_sample(item, index)
             if self._check is not None:
                 self._check(sample)
-            self._index = index + 1
             self._pending.extend((index, repeat, sample) for repeat in range(1, self._repeats))
             return index, 0, sample
 

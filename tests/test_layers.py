@@ -9,7 +9,7 @@ Bottom to top (a module imports only from its own layer or below):
 3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
 4. report: ``_report``, ``_aggregator``, ``_summary``
 5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_sync``, ``_builder``,
-   ``_assertions``
+   ``_assertions``, ``_shards`` (the split into shards and their merge)
 6. strategies: ``aeval.strategies``
 7. formatters: ``aeval.formatters``
 8. online evaluation: ``aeval.online`` (the evaluator a live service runs)
@@ -61,6 +61,7 @@ LAYERS: list[tuple[str, ...]] = [
         "aeval._sync",
         "aeval._builder",
         "aeval._assertions",
+        "aeval._shards",
     ),
     ("aeval.strategies",),
     ("aeval.formatters",),
