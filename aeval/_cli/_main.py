@@ -1,4 +1,4 @@
-"""The ``aeval`` command: ``run``, ``report`` and ``schema``.
+"""The ``aeval`` command: ``run``, ``merge``, ``report`` and ``schema``.
 
 Exit codes: 0 every threshold met, 1 a threshold missed, 2 a configuration or usage error
 (the message, on stderr, names the file and the key), 3 an error stopped the run (the report
@@ -19,14 +19,16 @@ from typing import Any
 import anyio
 from rich.console import Console
 
-from .._exceptions import FormatError, SampleLoadError
+from .._exceptions import FormatError, MergeError, SampleLoadError
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
+from .._shards import Shard
 from .._sinks import read_run
 from ._build import build_strategies, import_object
 from ._config import ConfigError, RunConfig, load_config
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
-from ._run import execute
+from ._run import ROWS_FILE, execute
+from ._scale import check_config, gate_config, merge_files, merge_inputs, write_rows
 from ._schema import schema_text
 from ._summary import check_thresholds, print_summary, verdict
 
@@ -78,6 +80,13 @@ def _percent(text: str) -> float:
     return value
 
 
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     from .._version import __version__
 
@@ -123,6 +132,40 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--quiet", action="store_true", help="no progress and no tables: the verdict only"
     )
+    run.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="evaluate only shard I of N (the same split on every machine); "
+        "aeval merge joins the shards' outputs",
+    )
+
+    merge = commands.add_parser(
+        "merge",
+        help="merge the outputs of `aeval run --shard I/N` into one report",
+        description="Merge the rows.jsonl of the shards of one run (files, or directories "
+        "searched for rows.jsonl) into one report in every format, and gate on the "
+        "thresholds as aeval run does. Exit codes: 0 thresholds met, 1 a threshold missed, 2 "
+        "the shards cannot be merged (different configurations or datasets, a shard twice) "
+        "or a usage error, 3 the report is partial (a shard missing or stopped).",
+    )
+    merge.add_argument("paths", nargs="+", type=Path, metavar="DIR_OR_FILE")
+    merge.add_argument(
+        "--config",
+        type=Path,
+        metavar="CONFIG",
+        help="the configuration the shards ran: its thresholds, output and formats",
+    )
+    merge.add_argument("--min-score", type=_percent, metavar="PERCENT", help="global minimum")
+    merge.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
+    merge.add_argument(
+        "--format",
+        action="append",
+        dest="formats",
+        metavar="FORMAT",
+        help="a report format (repeatable; replaces the configured formats)",
+    )
+    merge.add_argument("--quiet", action="store_true", help="no tables: the verdict only")
 
     report = commands.add_parser(
         "report",
@@ -197,9 +240,12 @@ def _run(args: argparse.Namespace) -> int:
     built = build_strategies(config)
     console = Console(highlight=False)
     progress = _progress(console, args.quiet, len(built.strategies))
-    result = anyio.run(partial(execute, config, built, function, progress, keep=args.keep))
+    result = anyio.run(
+        partial(execute, config, built, function, progress, keep=args.keep, shard=args.shard)
+    )
     stopped = result.interrupted is not None or result.error is not None
-    checks = check_thresholds(result.report, config)
+    # a shard holds part of the samples: its thresholds are checked on the merged report
+    checks = [] if args.shard is not None else check_thresholds(result.report, config)
     if not args.quiet:
         print_summary(
             console,
@@ -216,14 +262,55 @@ def _run(args: argparse.Namespace) -> int:
         label = "TERMINATED" if result.interrupted == "SIGTERM" else "INTERRUPTED"
     elif result.error is not None:
         label = "STOPPED"
-    console.print(
-        verdict(checks, stopped=label, report=result.report), highlight=False, soft_wrap=True
-    )
+    line = verdict(checks, stopped=label, report=result.report)
+    if args.shard is not None and label is None:
+        line = (
+            f"DONE: shard {args.shard}, {result.report.sample_count} of "
+            f"{result.report.run.dataset_samples} samples; the thresholds are checked by "
+            "`aeval merge` on the merged report"
+        )
+    console.print(line, highlight=False, soft_wrap=True)
     if result.interrupted == "SIGTERM":
         return EXIT_TERMINATED
     if result.interrupted is not None:
         return EXIT_INTERRUPTED
     if result.error is not None:
+        return EXIT_RUN_ERROR
+    return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED
+
+
+def _merge(args: argparse.Namespace) -> int:
+    config = gate_config(
+        args.config, min_score=args.min_score, output=args.output, formats=args.formats
+    )
+    _check_formats(config, from_flag=bool(args.formats))
+    files = merge_inputs(args.paths)
+    rows_path = config.output_dir / ROWS_FILE
+    if any(path.resolve() == rows_path.resolve() for path in files):
+        return _error(f"{rows_path} is one of the inputs: write the merge to another --output")
+    report = anyio.run(merge_files, files)
+    check_config(config, report)
+
+    async def save() -> list[Path]:
+        await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
+        await write_rows(report, rows_path)
+        return await report.save(config.output_dir, formats=config.formats)
+
+    written = anyio.run(save)
+    checks = check_thresholds(report, config)
+    console = Console(highlight=False)
+    if not args.quiet:
+        print_summary(
+            console,
+            report,
+            config=config,
+            checks=checks,
+            files=[*written, rows_path],
+            interrupted=not report.complete,
+        )
+    label = None if report.complete else "PARTIAL"
+    console.print(verdict(checks, stopped=label, report=report), highlight=False, soft_wrap=True)
+    if not report.complete:
         return EXIT_RUN_ERROR
     return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED
 
@@ -267,12 +354,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _error(f"{args.rows}: no such file")
             anyio.run(_report, args.rows, args.format, args.output)
             return EXIT_OK
+        if args.command == "merge":
+            return _merge(args)
         return _run(args)
     except ConfigError as exc:
         for problem in exc.problems:
             _error(problem)
         return EXIT_CONFIG
-    except (FormatError, SampleLoadError) as exc:
+    except (FormatError, SampleLoadError, MergeError) as exc:
         return _error(str(exc))
     except KeyboardInterrupt:
         sys.stderr.write("aeval: interrupted\n")

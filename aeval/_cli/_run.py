@@ -9,7 +9,7 @@ cancellation) and in the partial report written next to it. So does a target tha
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence, Sized
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence, Sized
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,7 @@ from .._results import EvaluationRow
 from .._run_info import RunInfo
 from .._samples import EvaluationSample, Samples
 from .._scorer import RowStream, Scorer
+from .._shards import Shard
 from .._sinks import JsonlSink
 from ._build import Built
 from ._config import ConfigError, HttpSpec, RunConfig
@@ -39,6 +40,7 @@ from ._http import (
     resolve_headers,
 )
 from ._progress import RunProgress
+from ._scale import ShardedSamples, split
 
 __all__ = ["ROWS_FILE", "RunResult", "execute"]
 
@@ -77,10 +79,11 @@ class _FlushingSink:
     every finished row on disk.
     """
 
-    def __init__(self, sink: JsonlSink) -> None:
+    def __init__(self, sink: JsonlSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
         self._lock = anyio.Lock()
         self._pending = False
+        self._facts = dict(facts or {})
 
     async def send(self, row: EvaluationRow) -> None:
         async with self._lock:
@@ -94,12 +97,12 @@ class _FlushingSink:
 
     async def run_started(self, run: RunInfo) -> None:
         async with self._lock:
-            await self._sink.run_started(run)
+            await self._sink.run_started(run.replace(**self._facts))
             self._pending = True
 
     async def run_finished(self, run: RunInfo) -> None:
         async with self._lock:
-            await self._sink.run_finished(run)
+            await self._sink.run_finished(run.replace(**self._facts))
             self._pending = True
 
     async def run(self) -> None:
@@ -267,6 +270,7 @@ async def execute(
     progress: RunProgress,
     *,
     keep: KeepRows | None = None,
+    shard: Shard | None = None,
 ) -> RunResult:
     """Evaluate ``config`` and write ``rows.jsonl`` and the reports into its output directory.
 
@@ -279,12 +283,14 @@ async def execute(
         function: The imported target, or ``None`` for an HTTP target.
         progress: The display.
         keep: Which rows the report holds (default: all, or failures for streamed sources).
+        shard: Evaluate only this shard of the samples (``--shard I/N``); the rows keep
+            their index in the whole dataset, and the run's header names the shard.
 
     Raises:
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
     """
     streamed = _streamable(config)
-    samples: Samples | AsyncIterable[EvaluationSample]
+    samples: Samples | AsyncIterable[EvaluationSample] | ShardedSamples
     samples = await _stream(config) if streamed else await _load(config)
     strategies: tuple[object, ...] = built.strategies
     secrets: list[str] = [s for r in built.resources for s in getattr(r, "secrets", ())]
@@ -307,9 +313,12 @@ async def execute(
             strategies = tuple(StatusRecorder(strategy) for strategy in strategies)
         if function is None:  # pragma: no cover - guarded by the caller
             raise TypeError("a callable target is required")
+        facts: dict[str, Any] = {}
+        if shard is not None:
+            samples, facts = await split(config, samples, shard)
         await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
         rows_path = config.output_dir / ROWS_FILE
-        sink = _FlushingSink(JsonlSink(rows_path))
+        sink = _FlushingSink(JsonlSink(rows_path), facts)
         scorer = Scorer(
             config.concurrency,
             timeout=config.timeout,
@@ -342,7 +351,15 @@ async def execute(
         finally:
             progress.stop(interrupted=stop.reason is not None or error is not None)
         report = stream.report if stream is not None else EvaluationReport()
-        if not report.sample_count and stop.reason is None and error is None and config.tags:
+        if facts:
+            report = report.with_run(report.run.replace(**facts))
+        if (
+            not report.sample_count
+            and stop.reason is None
+            and error is None
+            and config.tags
+            and shard is None
+        ):
             raise config.error(
                 ("samples", "tags"),
                 f"no sample carries any of the tags {', '.join(config.tags)}",
