@@ -30,6 +30,7 @@ from ._exceptions import (
     SampleLoadError,
     ScorerClosedError,
 )
+from ._executor import IndexedSample
 from ._report import (
     EvaluationReport,
     FlakyCase,
@@ -49,7 +50,7 @@ from ._samples._loaders import (
     registered_loaders,
     unregister_loader,
 )
-from ._scorer import IndexedSample, RowStream, Scorer, ScorerStatistics
+from ._scorer import RowStream, Scorer, ScorerStatistics
 from ._shards import Shard, merge_reports
 from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
 from ._sync import evaluate_sync

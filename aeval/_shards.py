@@ -14,11 +14,11 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 
 from ._exceptions import MergeError
+from ._executor import IndexedSample
 from ._report import EvaluationReport
 from ._results import EvaluationRow
 from ._run_info import RunInfo
 from ._samples import EvaluationSample
-from ._scorer import IndexedSample
 
 __all__ = ["DatasetDigest", "Shard", "ShardStream", "merge_reports", "shard_of"]
 

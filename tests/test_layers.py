@@ -9,12 +9,14 @@ Bottom to top (a module imports only from its own layer or below):
 3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
 4. report: ``_report``, ``_aggregator``, ``_summary``
 5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_sync``, ``_builder``,
-   ``_assertions``, ``_shards`` (the split into shards and their merge)
+   ``_assertions``, ``_executor`` (indexed samples, the executor protocol), ``_shards`` (the
+   split into shards and their merge)
 6. strategies: ``aeval.strategies``
 7. formatters: ``aeval.formatters``
 8. online evaluation: ``aeval.online`` (the evaluator a live service runs)
-9. the testing kit: ``aeval.testing``
-10. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
+9. the cluster executor: ``aeval.ray`` (a Scorer's samples on Ray workers)
+10. the testing kit: ``aeval.testing``
+11. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
    ``aeval.pytest_plugin``, ``aeval.__main__``
 
 Imports under ``if TYPE_CHECKING:`` are types only and do not count. An import inside a
@@ -56,6 +58,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "aeval._callables",
         "aeval._threads",
+        "aeval._executor",
         "aeval._sinks",
         "aeval._scorer",
         "aeval._sync",
@@ -66,6 +69,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("aeval.strategies",),
     ("aeval.formatters",),
     ("aeval.online",),
+    ("aeval.ray",),
     ("aeval.testing",),
     ("aeval", "aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin", "aeval.__main__"),
 ]

@@ -19,7 +19,13 @@ from typing import Any
 import anyio
 from rich.console import Console
 
-from .._exceptions import FormatError, MergeError, SampleLoadError
+from .._exceptions import (
+    ExecutorError,
+    FormatError,
+    MergeError,
+    MissingExtraError,
+    SampleLoadError,
+)
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
 from .._shards import Shard
@@ -133,6 +139,21 @@ def _parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", help="no progress and no tables: the verdict only"
     )
     run.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where samples run: in this process (local, the default) or on Ray workers "
+        "(needs aeval[ray])",
+    )
+    run.add_argument(
+        "--workers", type=_positive_int, help="Ray workers (default 2), each at --concurrency"
+    )
+    run.add_argument(
+        "--address",
+        metavar="ADDRESS",
+        help="the Ray cluster (e.g. auto, ray://head:10001); default: a local Ray instance",
+    )
+    run.add_argument(
         "--shard",
         type=_shard,
         metavar="I/N",
@@ -229,6 +250,25 @@ def _progress(console: Console, quiet: bool, strategies: int) -> RunProgress:
     return PlainProgress(sys.stdout, strategies)
 
 
+def _executor(args: argparse.Namespace, config: RunConfig) -> Any:
+    """The Ray executor of ``--executor ray``, with Ray started (``None`` for local runs)."""
+    if args.executor != "ray":
+        if args.workers is not None or args.address is not None:
+            raise ConfigError.at(
+                config.path, "--workers", "--workers and --address need --executor ray"
+            )
+        return None
+    from ..ray import RayExecutor
+
+    executor = RayExecutor(
+        workers=args.workers or 2,
+        address=args.address,
+        python_path=[str(config.directory.resolve())],
+    )
+    executor.start()
+    return executor
+
+
 def _run(args: argparse.Namespace) -> int:
     config = _overrides(load_config(args.config), args)
     _check_formats(config, from_flag=bool(args.formats))
@@ -238,11 +278,25 @@ def _run(args: argparse.Namespace) -> int:
         if not callable(function):
             raise config.error(("target",), f"{config.target!r} is not callable")
     built = build_strategies(config)
+    executor = _executor(args, config)
     console = Console(highlight=False)
     progress = _progress(console, args.quiet, len(built.strategies))
-    result = anyio.run(
-        partial(execute, config, built, function, progress, keep=args.keep, shard=args.shard)
-    )
+    try:
+        result = anyio.run(
+            partial(
+                execute,
+                config,
+                built,
+                function,
+                progress,
+                keep=args.keep,
+                shard=args.shard,
+                executor=executor,
+            )
+        )
+    finally:
+        if executor is not None:
+            executor.close()
     stopped = result.interrupted is not None or result.error is not None
     # a shard holds part of the samples: its thresholds are checked on the merged report
     checks = [] if args.shard is not None else check_thresholds(result.report, config)
@@ -361,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             _error(problem)
         return EXIT_CONFIG
-    except (FormatError, SampleLoadError, MergeError) as exc:
+    except (FormatError, SampleLoadError, MergeError, ExecutorError, MissingExtraError) as exc:
         return _error(str(exc))
     except KeyboardInterrupt:
         sys.stderr.write("aeval: interrupted\n")

@@ -21,7 +21,8 @@ from anyio import CancelScope
 from anyio.abc import TaskStatus
 
 from .._aggregator import KeepRows
-from .._exceptions import SampleLoadError
+from .._exceptions import ExecutorError, MissingExtraError, SampleLoadError
+from .._executor import Executor
 from .._groups import unwrap_single_group
 from .._report import EvaluationReport
 from .._results import EvaluationRow
@@ -271,6 +272,7 @@ async def execute(
     *,
     keep: KeepRows | None = None,
     shard: Shard | None = None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """Evaluate ``config`` and write ``rows.jsonl`` and the reports into its output directory.
 
@@ -285,6 +287,7 @@ async def execute(
         keep: Which rows the report holds (default: all, or failures for streamed sources).
         shard: Evaluate only this shard of the samples (``--shard I/N``); the rows keep
             their index in the whole dataset, and the run's header names the shard.
+        executor: Where the samples run (``--executor ray``); ``None`` for this process.
 
     Raises:
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
@@ -326,6 +329,7 @@ async def execute(
             sinks=[sink],
             keep=keep or ("failures" if streamed else "all"),
             redact=secrets,
+            executor=executor,
         )
         planned = len(samples) * config.repeats if isinstance(samples, Sized) else 0
         stop = _Stop()
@@ -344,7 +348,7 @@ async def execute(
                     group.cancel_scope.cancel()
         except KeyboardInterrupt:
             stop.reason = "KeyboardInterrupt"
-        except ConfigError:
+        except (ConfigError, ExecutorError, MissingExtraError):
             raise
         except Exception as exc:
             error = exc

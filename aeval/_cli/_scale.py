@@ -11,10 +11,10 @@ import anyio
 import orjson
 
 from .._exceptions import MergeError
+from .._executor import IndexedSample
 from .._report import EvaluationReport
 from .._run_info import RunInfo
 from .._samples import EvaluationSample, Samples
-from .._scorer import IndexedSample
 from .._shards import DatasetDigest, Shard, ShardStream, merge_reports
 from .._sinks import JsonlSink, read_run
 from ._config import DEFAULT_FORMATS, DEFAULT_OUTPUT_DIR, ConfigError, RunConfig
