@@ -17,6 +17,7 @@ from typing import Any
 import _ray_targets as targets
 import anyio
 import pytest
+from _benchmarks import quick_figures
 from _cli import EXAMPLE, Cli, cli, rows_of
 
 from aeval import (
@@ -147,7 +148,7 @@ async def test_model_limits_hold_across_every_worker(ray_session: Any) -> None:
     from aeval.models import OpenAIChatModel
     from aeval.testing import OpenAICompatibleServer, Reply
 
-    samples = Samples(EvaluationSample(f"s{i}", [f"a{i}"], f"a{i}") for i in range(16))
+    samples = Samples(EvaluationSample(f"s{i}", [f"a{i}"], f"a{i}") for i in range(8))
     async with OpenAICompatibleServer(
         default=Reply.json({"score": 90, "explanation": "ok"})
     ) as server:
@@ -159,9 +160,9 @@ async def test_model_limits_hold_across_every_worker(ray_session: Any) -> None:
         report = await Scorer(4, executor=ray_executor).evaluate(samples, targets.echo, judge)
         requests = len(server.requests)
         most = server.max_concurrent
-    assert report.passed_count == 16
+    assert report.passed_count == 8
     usage = list(ray_executor.limit_usage.values())
-    assert len(usage) == 1 and usage[0].granted == requests == 16
+    assert len(usage) == 1 and usage[0].granted == requests == 8
     assert usage[0].most_in_use == 1 and most == 1
 
 
@@ -224,3 +225,19 @@ async def test_without_ray_the_executor_says_how_to_install_it(
 
     with pytest.raises(MissingExtraError, match=r"pip install 'aeval\[ray\]'"):
         await Scorer(executor=RayExecutor()).evaluate(Samples([]), targets.echo)
+
+
+def test_the_scale_benchmark_runs_in_quick_mode(ray_session: Any, tmp_path: Path) -> None:
+    address = ray_session.get_runtime_context().gcs_address
+    done, figures = quick_figures("bench_scale.py", tmp_path / "figures.json", "--address", address)
+    stdout = done.stdout
+    assert "aeval scale benchmarks (quick mode)" in stdout
+    assert "(a) CPU-bound: 60 samples" in stdout
+    assert "(b) I/O-bound: 100 samples of 10 ms, concurrency 20" in stdout
+    assert "(c) the driver's ceiling: 5000 rows delivered in batches of 100" in stdout
+    labels = [p["label"] for p in figures["cpu"]["points"]]
+    assert labels == ["one process", "ray, 1 worker", "ray, 2 workers"]
+    assert all(p["rows"] == 60 for p in figures["cpu"]["points"])
+    assert all(p["rows"] == 100 for p in figures["io"]["points"])
+    assert figures["cpu"]["verdict"] in ("PASS", "MISS")
+    assert figures["ceiling"]["points"][1]["rows_per_s"] > 0

@@ -197,13 +197,23 @@ class HTTPModelClient:
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        """The settings and counters, without the loop-bound pool (for executors' workers).
+        """The settings, without the loop-bound pool and with fresh counters (for workers).
 
         While an executor serialises strategies (:data:`SHARE_LIMITS` is set), the copy
         also takes the limits it will share with every other copy of this client.
         """
         state = self.__dict__.copy()
         state["_state"] = None
+        for counter in (
+            "_requests",
+            "_retries",
+            "_failures",
+            "_in_flight",
+            "_throttled",
+            "_prompt_tokens",
+            "_completion_tokens",
+        ):
+            state[counter] = 0
         for key in ("_request_budget", "_token_budget"):
             bucket = state[key]
             if bucket is not None:

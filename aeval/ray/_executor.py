@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from contextvars import copy_context
 from typing import Any
 
@@ -104,6 +105,8 @@ class RayExecutor:
         self.init = dict(init or {})
         self._started_ray = False
         self._usage: dict[str, LimitUsage] = {}
+        self.startup_seconds: float | None = None
+        """Seconds the last run spent before its workers were ready (Ray's start included)."""
 
     def __repr__(self) -> str:
         where = self.address or "local"
@@ -219,6 +222,8 @@ class RayExecutor:
     async def execute(self, job: ExecutorJob, deliver: Deliver) -> None:
         """Evaluate every sample of the job on the workers, delivering each sample once."""
         ray = import_ray()
+        began = anyio.current_time()
+        self.startup_seconds = None
         await anyio.to_thread.run_sync(self._ensure_ray)
         payload, limiter, specs = self._payload(job, ray)
         if limiter is not None:
@@ -262,6 +267,7 @@ class RayExecutor:
                 async with anyio.create_task_group() as group:
                     for _ in range(self.workers):
                         group.start_soon(started, first)
+                self.startup_seconds = anyio.current_time() - began
                 async with anyio.create_task_group() as group:
                     for number, actor in enumerate(first, 1):
                         group.start_soon(
@@ -282,8 +288,8 @@ class RayExecutor:
                     f"allowed): {dispatch.feed.pending} sample(s) were not evaluated"
                 )
         finally:
-            for actor in actors:
-                ray.kill(actor, no_restart=True)
+            with anyio.CancelScope(shield=True):
+                await _stop(ray, actors)
             if limiter is not None:
                 try:
                     self._usage = await _with_timeout(limiter.statistics.remote(), 10)
@@ -357,6 +363,17 @@ class RayExecutor:
 def _cause(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+async def _stop(ray: Any, actors: Sequence[Any]) -> None:
+    """Kill the workers and wait (10 s at most) until Ray reports each of them dead, so that
+    shutting Ray down right after cannot leave a worker process behind."""
+    for actor in actors:
+        ray.kill(actor, no_restart=True)
+    with anyio.move_on_after(10):
+        for actor in actors:
+            with suppress(ray.exceptions.RayError):
+                await actor.ready.remote()
 
 
 async def _with_timeout(ref: Any, seconds: float) -> Any:

@@ -9,12 +9,17 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import anyio
+
 from .._executor import IndexedSample
 from .._results import EvaluationRow
 from .._scorer import Scorer
 from ._wire import dumps, loads
 
 __all__ = ["EvaluationWorker"]
+
+_LINGER = 0.05
+"""Seconds a worker waits for more finished samples once one is, before answering."""
 
 
 class EvaluationWorker:
@@ -45,6 +50,7 @@ class EvaluationWorker:
         self._queue: deque[IndexedSample] = deque()
         self._open: dict[int, list[EvaluationRow]] = {}
         self._finished: list[EvaluationRow] = []
+        self._held = 0
         self._error: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
         self._fed: asyncio.Event | None = None
@@ -63,15 +69,26 @@ class EvaluationWorker:
             # the actor owns this task for its life: Ray ends both when it kills the actor
             self._task = asyncio.get_running_loop().create_task(self._run())
         assert self._fed is not None and self._done is not None
-        self._queue.extend(loads(batch))
+        added = loads(batch)
+        self._queue.extend(added)
+        self._held += len(added)
         self._fed.set()
-        while not self._finished and self._error is None:
-            self._done.clear()
-            await self._done.wait()
+        # Return once half the samples held are done (or after a short linger once one is):
+        # a round trip per sample would cost more than a cheap sample itself.
+        await self._wait_for(1)
+        with anyio.move_on_after(_LINGER):
+            await self._wait_for(max(1, self._held // 2))
         if self._error is not None:
             raise self._error
         rows, self._finished = self._finished, []
+        self._held -= len(rows) // self._per_sample
         return dumps(rows)
+
+    async def _wait_for(self, samples: int) -> None:
+        assert self._done is not None
+        while self._error is None and len(self._finished) < samples * self._per_sample:
+            self._done.clear()
+            await self._done.wait()
 
     async def _samples(self) -> AsyncIterator[IndexedSample]:
         assert self._fed is not None
