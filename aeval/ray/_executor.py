@@ -221,6 +221,13 @@ class RayExecutor:
 
     async def execute(self, job: ExecutorJob, deliver: Deliver) -> None:
         """Evaluate every sample of the job on the workers, delivering each sample once."""
+        import sniffio
+
+        if sniffio.current_async_library() != "asyncio":
+            raise ExecutorError(
+                "the Ray executor runs on asyncio (Ray's results are awaited there): "
+                "run this evaluation with anyio's asyncio backend"
+            )
         ray = import_ray()
         began = anyio.current_time()
         self.startup_seconds = None
