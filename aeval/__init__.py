@@ -19,11 +19,13 @@ from ._exceptions import (
     ComparisonError,
     ConfigError,
     EvaluationSetupError,
+    ExecutorError,
     FormatError,
     HttpResponseError,
     HttpStatusError,
     HttpTargetError,
     HttpTimeoutError,
+    MergeError,
     MissingExtraError,
     ModelConfigurationError,
     ModelConnectionError,
@@ -32,12 +34,14 @@ from ._exceptions import (
     ModelResponseError,
     ModelTimeoutError,
     NoLoaderError,
+    NotSerializableError,
     RunNotFoundError,
     SampleFileNotFoundError,
     SampleLoadError,
     ScorerClosedError,
     StoreError,
 )
+from ._executor import IndexedSample
 from ._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
 from ._report import (
     EvaluationReport,
@@ -59,6 +63,7 @@ from ._samples._loaders import (
     unregister_loader,
 )
 from ._scorer import RowStream, Scorer, ScorerStatistics
+from ._shards import Shard, merge_reports
 from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
 from ._store import HistoryPoint, RunStore, RunSummary, StoreSink
 from ._sync import evaluate_sync
@@ -87,6 +92,7 @@ __all__ = [
     "EvaluationRunner",
     "EvaluationSample",
     "EvaluationSetupError",
+    "ExecutorError",
     "FlakyCase",
     "FormatError",
     "HistoryPoint",
@@ -95,10 +101,12 @@ __all__ = [
     "HttpStatusError",
     "HttpTargetError",
     "HttpTimeoutError",
+    "IndexedSample",
     "JsonlSink",
     "JudgeCache",
     "JudgeCounts",
     "JudgeStatistics",
+    "MergeError",
     "MissingExtraError",
     "ModelConfigurationError",
     "ModelConnectionError",
@@ -108,6 +116,7 @@ __all__ = [
     "ModelTimeoutError",
     "ModelUsage",
     "NoLoaderError",
+    "NotSerializableError",
     "Outcome",
     "PairKey",
     "Parameters",
@@ -126,6 +135,7 @@ __all__ = [
     "Scorer",
     "ScorerClosedError",
     "ScorerStatistics",
+    "Shard",
     "Sink",
     "StoreError",
     "StoreSink",
@@ -135,6 +145,7 @@ __all__ = [
     "calibrate",
     "compare",
     "evaluate_sync",
+    "merge_reports",
     "read_rows",
     "read_run",
     "register_loader",

@@ -15,6 +15,9 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── ComparisonError(ValueError)           two runs cannot be compared (a side, or the pairs)
      ├── StoreError                            the run store cannot be opened, read or written
      │    └── RunNotFoundError(LookupError)    a run reference names no stored run
+     ├── MergeError(ValueError)                shard outputs that cannot be merged into one
+     ├── ExecutorError(RuntimeError)           an executor (aeval.ray) cannot run the evaluation
+     │    └── NotSerializableError(TypeError)  the function or a strategy cannot travel
      ├── HttpTargetError                       an HTTP function under test (aeval run) failed
      │    ├── HttpStatusError                  it answered with a status outside 2xx
      │    ├── HttpResponseError(ValueError)    its response holds no answer at the path
@@ -42,11 +45,13 @@ __all__ = [
     "ComparisonError",
     "ConfigError",
     "EvaluationSetupError",
+    "ExecutorError",
     "FormatError",
     "HttpResponseError",
     "HttpStatusError",
     "HttpTargetError",
     "HttpTimeoutError",
+    "MergeError",
     "MissingExtraError",
     "ModelConfigurationError",
     "ModelConnectionError",
@@ -56,6 +61,7 @@ __all__ = [
     "ModelTimeoutError",
     "NoLoaderError",
     "RunNotFoundError",
+    "NotSerializableError",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "ScorerClosedError",
@@ -215,6 +221,24 @@ class RunNotFoundError(StoreError, LookupError):
     def __init__(self, message: str, *, path: str | PathLike[str], ref: str) -> None:
         super().__init__(message, path=path)
         self.ref = ref
+
+
+class MergeError(AevalError, ValueError):
+    """Shard outputs cannot be merged: different configurations, datasets or splits, a shard
+    given twice, a row twice, or a report that holds only some of its rows."""
+
+
+class ExecutorError(AevalError, RuntimeError):
+    """An executor (such as :class:`aeval.ray.RayExecutor`) cannot run the evaluation: every
+    worker died, or the cluster cannot be reached."""
+
+
+class NotSerializableError(ExecutorError, TypeError):
+    """The function under test or a strategy cannot be sent to the workers of an executor.
+
+    Raised before any work starts; the message names the object and what could not be
+    serialised.
+    """
 
 
 class HttpTargetError(AevalError):

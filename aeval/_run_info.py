@@ -30,6 +30,13 @@ class RunInfo:
         aeval_version: The aeval version that ran.
         git_commit: The commit checked out in the working directory, when there is one.
         warnings: What went wrong around the evaluation (a sink that failed, …).
+        shard: ``"I/N"`` for the run of one shard of a dataset (``aeval run --shard``).
+        config_digest: Identifies the configuration behind the run (a SHA-256, hex), so
+            that only shards of one configuration merge.
+        dataset_digest: Identifies the whole dataset (a SHA-256 of its sample names, in
+            order), so that only shards of one dataset merge.
+        dataset_samples: The samples of the whole dataset, of which a shard ran a part.
+        executor: Where the samples ran, when not in this process (``"ray, 8 workers"``).
     """
 
     started_at: float | None = None
@@ -42,6 +49,11 @@ class RunInfo:
     aeval_version: str | None = None
     git_commit: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    shard: str | None = None
+    config_digest: str | None = None
+    dataset_digest: str | None = None
+    dataset_samples: int | None = None
+    executor: str | None = None
 
     @property
     def duration(self) -> float | None:

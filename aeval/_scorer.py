@@ -35,6 +35,16 @@ from ._callables import (
     prepare_strategies,
 )
 from ._exceptions import AbandonedCallsError, ScorerClosedError
+from ._executor import (
+    Executor,
+    ExecutorJob,
+    FunctionUnderTest,
+    IndexedSample,
+    SampleFeed,
+    SampleSource,
+    check_sample,
+    unindexed,
+)
 from ._groups import unwrap_single_group
 from ._redact import Redactor
 from ._report import EvaluationReport
@@ -45,11 +55,16 @@ from ._sinks import Sink, SinkGroup
 from ._threads import DaemonThreads
 from ._version import __version__
 
-__all__ = ["RowStream", "Scorer", "ScorerStatistics", "retries_of"]
+__all__ = [
+    "FunctionUnderTest",
+    "RowStream",
+    "SampleSource",
+    "Scorer",
+    "ScorerStatistics",
+    "retries_of",
+]
 
 _T = TypeVar("_T")
-SampleSource = Iterable[EvaluationSample] | AsyncIterable[EvaluationSample]
-FunctionUnderTest = Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +120,10 @@ class Scorer:
             abandoned at their timeout that may still be running in background threads
             (default: 4 × concurrency, at least 16). One more stops the run with
             ``AbandonedCallsError``.
+        executor: Where the samples run, when not in this process: e.g.
+            ``aeval.ray.RayExecutor(workers=8)`` runs them on a Ray cluster, ``concurrency``
+            samples at once on each worker. Rows still reach this process's report, sinks
+            and stream, each sample's rows exactly once.
 
     Example:
         >>> async with Scorer(concurrency=5) as scorer:  # doctest: +SKIP
@@ -122,7 +141,13 @@ class Scorer:
         tracebacks: bool = True,
         redact: Iterable[str] = (),
         max_abandoned: int | None = None,
+        executor: Executor | None = None,
     ) -> None:
+        if executor is not None and not isinstance(executor, Executor):
+            raise TypeError(
+                f"{executor!r} is not an executor: it needs describe(), prepare() and async "
+                "execute() (e.g. aeval.ray.RayExecutor)"
+            )
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
         if timeout is not None and not timeout > 0:
@@ -150,6 +175,7 @@ class Scorer:
         self.keep: KeepRows = keep
         self.sinks = tuple(sinks)
         self.tracebacks = tracebacks
+        self.executor = executor
         self._closed = False
         self._in_flight = 0
         self._samples_done = 0
@@ -204,7 +230,8 @@ class Scorer:
 
         Args:
             samples: ``Samples``, any iterable of ``EvaluationSample``, or an async iterable
-                (``Samples.stream("big.jsonl")``) consumed lazily.
+                (``Samples.stream("big.jsonl")``) consumed lazily. Items may be
+                :class:`IndexedSample` to keep their index in a larger dataset.
             function: ``async def f(params)`` or ``def f(params)``; receives ``Parameters``.
             *strategies: Objects with ``evaluate(sample, output)`` (sync or async) or plain
                 functions with that signature.
@@ -290,10 +317,12 @@ class Scorer:
         prepared = prepare_strategies(strategies)
         bound = bind_function(function)
         if bound.signature is not None and isinstance(samples, Sequence):
-            for index, sample in enumerate(samples):
-                _check_sample(sample, index)
-                bound.check(sample)
-        return _Run(self, samples, bound, is_async_callable(function), prepared)
+            for index, item in enumerate(samples):
+                bound.check(check_sample(unindexed(item), index))
+        run = _Run(self, samples, bound, is_async_callable(function), prepared)
+        if self.executor is not None:
+            run.remote = (function, tuple(strategies), self.executor.prepare(function, strategies))
+        return run
 
 
 class RowStream:
@@ -336,6 +365,7 @@ class RowStream:
 
 
 Emit = Callable[[EvaluationRow], Awaitable[None]]
+_Remote = tuple[FunctionUnderTest, tuple[object, ...], object]
 
 
 class _TargetInterrupt(Exception):
@@ -378,6 +408,8 @@ class _Run:
         self._emit: Emit | None = None
         self._threads: DaemonThreads | None = None
         self._cancelled = anyio.get_cancelled_exc_class
+        self.remote: _Remote | None = None
+        self._warnings: list[str] = []
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``_TargetInterrupt`` if the function under test asked to stop."""
@@ -386,7 +418,7 @@ class _Run:
         self._emit = emit
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
-        if not self.is_async:
+        if not self.is_async and self.remote is None:
             self._threads = DaemonThreads(max_abandoned=scorer.max_abandoned)
         workers = scorer.concurrency
         expected = len(self.samples) if isinstance(self.samples, Sized) else None
@@ -401,13 +433,16 @@ class _Run:
             strategies=tuple(s.name for s in self.strategies),
             aeval_version=__version__,
             git_commit=await current_git_commit(),
+            executor=None if scorer.executor is None else scorer.executor.describe(),
         )
         self.aggregator.start(run)
         complete = False
         try:
             await self.sinks.start(run)
             with unwrap_single_group():
-                if isinstance(self.samples, AsyncIterable):
+                if self.remote is not None:
+                    await self._run_remote(self.remote)
+                elif isinstance(self.samples, AsyncIterable):
                     await self._run_async_source(self.samples, max(workers, 1))
                 else:
                     work = self._work(iter(self.samples))
@@ -429,16 +464,20 @@ class _Run:
             with anyio.CancelScope(shield=True):
                 now = time.time()
                 ended = self.aggregator.run_info.replace(finished_at=now, complete=complete)
+                warnings = (*self._warnings, *self.sinks.warnings)
+                ended = ended.replace(warnings=(*ended.warnings, *warnings))
                 await self.sinks.finish(ended)
-                self.aggregator.finish(
-                    complete=complete, warnings=tuple(self.sinks.warnings), finished_at=now
-                )
+                self.aggregator.finish(complete=complete, warnings=warnings, finished_at=now)
 
-    def _work(self, samples: Iterator[EvaluationSample]) -> Iterator[tuple[int, int, Any]]:
+    def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.scorer.repeats
         check = self.function.signature is not None and not isinstance(self.samples, Sequence)
-        for index, sample in enumerate(samples):
-            _check_sample(sample, index)
+        for position, item in enumerate(samples):
+            if type(item) is IndexedSample:
+                index, sample = item.index, item.sample
+            else:
+                index = position
+                sample = check_sample(item, index)
             if check:
                 self.function.check(sample)
             for repeat in range(repeats):
@@ -448,8 +487,43 @@ class _Run:
         for index, repeat, sample in work:
             await self._evaluate_sample(sample, index, repeat)
 
+    async def _run_remote(self, remote: _Remote) -> None:
+        function, strategies, prepared = remote
+        scorer = self.scorer
+        assert scorer.executor is not None
+        check = self.function.check if self.function.signature is not None else None
+        feed = SampleFeed(self.samples, check)
+        job = ExecutorJob(
+            feed=feed,
+            function=function,
+            strategies=strategies,
+            prepared=prepared,
+            concurrency=scorer.concurrency,
+            timeout=scorer.timeout,
+            repeats=scorer.repeats,
+            tracebacks=scorer.tracebacks,
+            max_abandoned=scorer.max_abandoned,
+            warn=self._warnings.append,
+        )
+        try:
+            await scorer.executor.execute(job, self._deliver)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await feed.aclose()
+
+    async def _deliver(self, rows: Sequence[EvaluationRow]) -> None:
+        """Account for the rows of finished samples (each call of the function once)."""
+        counted: set[tuple[int, int]] = set()
+        for row in rows:
+            call = (row.index, row.repeat)
+            if call not in counted:
+                counted.add(call)
+                self.aggregator.count_sample(repeat=row.repeat, failed=row.function_failed)
+                self.scorer._samples_done += 1
+            await self._add(row)
+
     async def _run_async_source(
-        self, samples: AsyncIterable[EvaluationSample], workers: int
+        self, samples: AsyncIterable[EvaluationSample | IndexedSample], workers: int
     ) -> None:
         check = self.function.check if self.function.signature is not None else None
         work = _AsyncWork(samples, self.scorer.repeats, check)
@@ -603,13 +677,6 @@ def retries_of(exc: BaseException) -> dict[str, int] | None:
     return None
 
 
-def _check_sample(sample: object, index: int) -> None:
-    if not isinstance(sample, EvaluationSample):
-        raise TypeError(
-            f"Item {index} of the samples is {type(sample).__name__}, not an EvaluationSample"
-        )
-
-
 async def _run_workers(
     count: int, worker: Callable[[_T], Coroutine[Any, Any, None]], work: _T
 ) -> None:
@@ -658,7 +725,7 @@ class _AsyncWork:
 
     def __init__(
         self,
-        samples: AsyncIterable[EvaluationSample],
+        samples: AsyncIterable[EvaluationSample | IndexedSample],
         repeats: int,
         check: Callable[[EvaluationSample], None] | None,
     ) -> None:
@@ -677,15 +744,18 @@ class _AsyncWork:
             if self._exhausted:
                 return None
             try:
-                sample = await anext(self._iterator)
+                item = await anext(self._iterator)
             except StopAsyncIteration:
                 self._exhausted = True
                 return None
             index = self._index
-            _check_sample(sample, index)
+            self._index = index + 1
+            if type(item) is IndexedSample:
+                index, sample = item.index, item.sample
+            else:
+                sample = check_sample(item, index)
             if self._check is not None:
                 self._check(sample)
-            self._index = index + 1
             self._pending.extend((index, repeat, sample) for repeat in range(1, self._repeats))
             return index, 0, sample
 

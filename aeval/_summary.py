@@ -102,6 +102,10 @@ def print_report(
     where = f"aeval {run.aeval_version or '?'}"
     if run.concurrency is not None:
         where += f", concurrency {run.concurrency}"
+    if run.executor is not None:
+        where += f" on {run.executor}"
+    if run.shard is not None:
+        where += f", shard {run.shard}"
     if run.git_commit:
         where += f", commit {run.git_commit[:12]}"
     overview.add_row("setup", where)

@@ -13,6 +13,7 @@ PUBLIC_MODULES = [
     "aeval.formatters",
     "aeval.models",
     "aeval.online",
+    "aeval.ray",
     "aeval.testing",
 ]
 

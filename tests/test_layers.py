@@ -9,13 +9,15 @@ Bottom to top (a module imports only from its own layer or below):
 3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
 4. report: ``_report``, ``_aggregator``, ``_summary``, ``_judging``
 5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_sync``, ``_builder``,
-   ``_assertions``
+   ``_assertions``, ``_executor`` (indexed samples, the executor protocol), ``_shards`` (the
+   split into shards and their merge)
 6. strategies: ``aeval.strategies``
 7. formatters: ``aeval.formatters``
 8. history: ``aeval._store`` (the run store), ``aeval._compare`` (comparing two runs)
 9. online evaluation: ``aeval.online`` (the evaluator a live service runs)
-10. the testing kit: ``aeval.testing``
-11. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
+10. the cluster executor: ``aeval.ray`` (a Scorer's samples on Ray workers)
+11. the testing kit: ``aeval.testing``
+12. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
    ``aeval.pytest_plugin``, ``aeval.__main__``
 
 Imports under ``if TYPE_CHECKING:`` are types only and do not count. An import inside a
@@ -58,16 +60,19 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "aeval._callables",
         "aeval._threads",
+        "aeval._executor",
         "aeval._sinks",
         "aeval._scorer",
         "aeval._sync",
         "aeval._builder",
         "aeval._assertions",
+        "aeval._shards",
     ),
     ("aeval.strategies",),
     ("aeval.formatters",),
     ("aeval._store", "aeval._compare"),
     ("aeval.online",),
+    ("aeval.ray",),
     ("aeval.testing",),
     ("aeval", "aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin", "aeval.__main__"),
 ]

@@ -1,4 +1,5 @@
-"""The ``aeval`` command: ``run``, ``report``, ``runs``, ``history``, ``compare`` and ``schema``.
+"""The ``aeval`` command: ``run``, ``merge``, ``report``, ``runs``, ``history``, ``compare`` and
+``schema``.
 
 Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed, 2 a
 configuration or usage error (the message, on stderr, names the file and the key, or the side
@@ -20,9 +21,18 @@ import anyio
 from rich.console import Console
 
 from .._compare import load_ref, store_path
-from .._exceptions import ComparisonError, FormatError, SampleLoadError, StoreError
+from .._exceptions import (
+    ComparisonError,
+    ExecutorError,
+    FormatError,
+    MergeError,
+    MissingExtraError,
+    SampleLoadError,
+    StoreError,
+)
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
+from .._shards import Shard
 from .._sinks import read_run
 from ._build import build_strategies, import_object
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
@@ -36,7 +46,8 @@ from ._history import (
     runs_command,
 )
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
-from ._run import execute
+from ._run import ROWS_FILE, execute
+from ._scale import check_config, gate_config, merge_files, merge_inputs, write_rows
 from ._schema import schema_text
 from ._summary import check_thresholds, print_summary, verdict
 
@@ -96,6 +107,13 @@ def _kappa(text: str) -> float:
     if not -1 <= value <= 1:
         raise argparse.ArgumentTypeError(f"expected a kappa from -1 to 1, got {text!r}")
     return value
+
+
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -175,6 +193,55 @@ def _parser() -> argparse.ArgumentParser:
     recording.add_argument(
         "--no-store", action="store_true", help="do not record the run in the run store"
     )
+    run.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where samples run: in this process (local, the default) or on Ray workers "
+        "(needs aeval[ray])",
+    )
+    run.add_argument(
+        "--workers", type=_positive_int, help="Ray workers (default 2), each at --concurrency"
+    )
+    run.add_argument(
+        "--address",
+        metavar="ADDRESS",
+        help="the Ray cluster (e.g. auto, ray://head:10001); default: a local Ray instance",
+    )
+    run.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="evaluate only shard I of N (the same split on every machine); "
+        "aeval merge joins the shards' outputs",
+    )
+
+    merge = commands.add_parser(
+        "merge",
+        help="merge the outputs of `aeval run --shard I/N` into one report",
+        description="Merge the rows.jsonl of the shards of one run (files, or directories "
+        "searched for rows.jsonl) into one report in every format, and gate on the "
+        "thresholds as aeval run does. Exit codes: 0 thresholds met, 1 a threshold missed, 2 "
+        "the shards cannot be merged (different configurations or datasets, a shard twice) "
+        "or a usage error, 3 the report is partial (a shard missing or stopped).",
+    )
+    merge.add_argument("paths", nargs="+", type=Path, metavar="DIR_OR_FILE")
+    merge.add_argument(
+        "--config",
+        type=Path,
+        metavar="CONFIG",
+        help="the configuration the shards ran: its thresholds, output and formats",
+    )
+    merge.add_argument("--min-score", type=_percent, metavar="PERCENT", help="global minimum")
+    merge.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
+    merge.add_argument(
+        "--format",
+        action="append",
+        dest="formats",
+        metavar="FORMAT",
+        help="a report format (repeatable; replaces the configured formats)",
+    )
+    merge.add_argument("--quiet", action="store_true", help="no tables: the verdict only")
 
     report = commands.add_parser(
         "report",
@@ -279,6 +346,25 @@ def _progress(console: Console, quiet: bool, strategies: int) -> RunProgress:
     return PlainProgress(sys.stdout, strategies)
 
 
+def _executor(args: argparse.Namespace, config: RunConfig) -> Any:
+    """The Ray executor of ``--executor ray``, with Ray started (``None`` for local runs)."""
+    if args.executor != "ray":
+        if args.workers is not None or args.address is not None:
+            raise ConfigError.at(
+                config.path, "--workers", "--workers and --address need --executor ray"
+            )
+        return None
+    from ..ray import RayExecutor
+
+    executor = RayExecutor(
+        workers=args.workers or 2,
+        address=args.address,
+        python_path=[str(config.directory.resolve())],
+    )
+    executor.start()
+    return executor
+
+
 def _run(args: argparse.Namespace) -> int:
     config = _overrides(load_config(args.config), args)
     _check_formats(config, from_flag=bool(args.formats))
@@ -306,19 +392,34 @@ def _run(args: argparse.Namespace) -> int:
             "--fail-on-regression and --require-non-inferiority compare the run with a "
             "baseline: give it with --baseline REF (a rows.jsonl, a report.json or a stored run)"
         )
+    executor = _executor(args, config)
     console = Console(highlight=False)
     progress = _progress(console, args.quiet, len(built.strategies))
     try:
         result = anyio.run(
-            partial(execute, config, built, function, progress, keep=args.keep, store=store)
+            partial(
+                execute,
+                config,
+                built,
+                function,
+                progress,
+                keep=args.keep,
+                store=store,
+                shard=args.shard,
+                executor=executor,
+            )
         )
     except StoreError as exc:
         raise config_error(config, exc) from exc
+    finally:
+        if executor is not None:
+            executor.close()
     stored = None
     if result.run_id is not None and path is not None:
         stored = f"{result.run_id} (in {_shown_path(path)})"
     stopped = result.interrupted is not None or result.error is not None
-    checks = check_thresholds(result.report, config)
+    # a shard holds part of the samples: its thresholds are checked on the merged report
+    checks = [] if args.shard is not None else check_thresholds(result.report, config)
     if not args.quiet:
         print_summary(
             console,
@@ -351,9 +452,14 @@ def _run(args: argparse.Namespace) -> int:
             confidence=args.confidence,
             quiet=args.quiet,
         )
-    console.print(
-        verdict(checks, stopped=label, report=result.report), highlight=False, soft_wrap=True
-    )
+    line = verdict(checks, stopped=label, report=result.report)
+    if args.shard is not None and label is None:
+        line = (
+            f"DONE: shard {args.shard}, {result.report.sample_count} of "
+            f"{result.report.run.dataset_samples} samples; the thresholds are checked by "
+            "`aeval merge` on the merged report"
+        )
+    console.print(line, highlight=False, soft_wrap=True)
     if baseline_line is not None:
         console.print(baseline_line, highlight=False, soft_wrap=True)
     if result.interrupted == "SIGTERM":
@@ -363,6 +469,42 @@ def _run(args: argparse.Namespace) -> int:
     if result.error is not None:
         return EXIT_RUN_ERROR
     return EXIT_OK if all(check.passed for check in checks) and not regressed else EXIT_FAILED
+
+
+def _merge(args: argparse.Namespace) -> int:
+    config = gate_config(
+        args.config, min_score=args.min_score, output=args.output, formats=args.formats
+    )
+    _check_formats(config, from_flag=bool(args.formats))
+    files = merge_inputs(args.paths)
+    rows_path = config.output_dir / ROWS_FILE
+    if any(path.resolve() == rows_path.resolve() for path in files):
+        return _error(f"{rows_path} is one of the inputs: write the merge to another --output")
+    report = anyio.run(merge_files, files)
+    check_config(config, report)
+
+    async def save() -> list[Path]:
+        await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
+        await write_rows(report, rows_path)
+        return await report.save(config.output_dir, formats=config.formats)
+
+    written = anyio.run(save)
+    checks = check_thresholds(report, config)
+    console = Console(highlight=False)
+    if not args.quiet:
+        print_summary(
+            console,
+            report,
+            config=config,
+            checks=checks,
+            files=[*written, rows_path],
+            interrupted=not report.complete,
+        )
+    label = None if report.complete else "PARTIAL"
+    console.print(verdict(checks, stopped=label, report=report), highlight=False, soft_wrap=True)
+    if not report.complete:
+        return EXIT_RUN_ERROR
+    return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED
 
 
 async def _read_report(path: Path) -> EvaluationReport:
@@ -433,12 +575,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                     output=args.output,
                 )
             )
+        if args.command == "merge":
+            return _merge(args)
         return _run(args)
     except ConfigError as exc:
         for problem in exc.problems:
             _error(problem)
         return EXIT_CONFIG
-    except (FormatError, SampleLoadError, ComparisonError, StoreError, UsageError) as exc:
+    except (
+        FormatError,
+        SampleLoadError,
+        ComparisonError,
+        StoreError,
+        UsageError,
+        MergeError,
+        ExecutorError,
+        MissingExtraError,
+    ) as exc:
         return _error(str(exc))
     except KeyboardInterrupt:
         sys.stderr.write("aeval: interrupted\n")

@@ -9,7 +9,7 @@ cancellation) and in the partial report written next to it. So does a target tha
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence, Sized
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence, Sized
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,13 +21,15 @@ from anyio import CancelScope
 from anyio.abc import TaskStatus
 
 from .._aggregator import KeepRows
-from .._exceptions import SampleLoadError
+from .._exceptions import ExecutorError, MissingExtraError, SampleLoadError
+from .._executor import Executor
 from .._groups import unwrap_single_group
 from .._report import EvaluationReport
 from .._results import EvaluationRow
 from .._run_info import RunInfo
 from .._samples import EvaluationSample, Samples
 from .._scorer import RowStream, Scorer
+from .._shards import Shard
 from .._sinks import JsonlSink
 from .._store import StoreSink
 from ._build import Built
@@ -40,6 +42,7 @@ from ._http import (
     resolve_headers,
 )
 from ._progress import RunProgress
+from ._scale import ShardedSamples, split
 
 __all__ = ["ROWS_FILE", "RunResult", "execute"]
 
@@ -90,10 +93,11 @@ class _FlushingSink:
     every finished row on disk.
     """
 
-    def __init__(self, sink: _RunSink) -> None:
+    def __init__(self, sink: _RunSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
         self._lock = anyio.Lock()
         self._pending = False
+        self._facts = dict(facts or {})
 
     async def send(self, row: EvaluationRow) -> None:
         async with self._lock:
@@ -107,12 +111,12 @@ class _FlushingSink:
 
     async def run_started(self, run: RunInfo) -> None:
         async with self._lock:
-            await self._sink.run_started(run)
+            await self._sink.run_started(run.replace(**self._facts))
             self._pending = True
 
     async def run_finished(self, run: RunInfo) -> None:
         async with self._lock:
-            await self._sink.run_finished(run)
+            await self._sink.run_finished(run.replace(**self._facts))
             self._pending = True
 
     async def run(self) -> None:
@@ -281,6 +285,8 @@ async def execute(
     *,
     keep: KeepRows | None = None,
     store: StoreSink | None = None,
+    shard: Shard | None = None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """Evaluate ``config`` and write ``rows.jsonl`` and the reports into its output directory.
 
@@ -294,13 +300,16 @@ async def execute(
         progress: The display.
         keep: Which rows the report holds (default: all, or failures for streamed sources).
         store: Records the run in the run store, rows as they finish.
+        shard: Evaluate only this shard of the samples (``--shard I/N``); the rows keep
+            their index in the whole dataset, and the run's header names the shard.
+        executor: Where the samples run (``--executor ray``); ``None`` for this process.
 
     Raises:
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
         StoreError: The run store cannot be opened (checked before anything runs).
     """
     streamed = _streamable(config)
-    samples: Samples | AsyncIterable[EvaluationSample]
+    samples: Samples | AsyncIterable[EvaluationSample] | ShardedSamples
     samples = await _stream(config) if streamed else await _load(config)
     strategies: tuple[object, ...] = built.strategies
     secrets: list[str] = [s for r in built.resources for s in getattr(r, "secrets", ())]
@@ -326,10 +335,13 @@ async def execute(
             strategies = tuple(StatusRecorder(strategy) for strategy in strategies)
         if function is None:  # pragma: no cover - guarded by the caller
             raise TypeError("a callable target is required")
+        facts: dict[str, Any] = {}
+        if shard is not None:
+            samples, facts = await split(config, samples, shard)
         await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
         rows_path = config.output_dir / ROWS_FILE
-        sink = _FlushingSink(JsonlSink(rows_path))
-        sinks = [sink] if store is None else [sink, _FlushingSink(store)]
+        sink = _FlushingSink(JsonlSink(rows_path), facts)
+        sinks = [sink] if store is None else [sink, _FlushingSink(store, facts)]
         scorer = Scorer(
             config.concurrency,
             timeout=config.timeout,
@@ -337,6 +349,7 @@ async def execute(
             sinks=sinks,
             keep=keep or ("failures" if streamed else "all"),
             redact=secrets,
+            executor=executor,
         )
         planned = len(samples) * config.repeats if isinstance(samples, Sized) else 0
         stop = _Stop()
@@ -356,14 +369,22 @@ async def execute(
                     group.cancel_scope.cancel()
         except KeyboardInterrupt:
             stop.reason = "KeyboardInterrupt"
-        except ConfigError:
+        except (ConfigError, ExecutorError, MissingExtraError):
             raise
         except Exception as exc:
             error = exc
         finally:
             progress.stop(interrupted=stop.reason is not None or error is not None)
         report = stream.report if stream is not None else EvaluationReport()
-        if not report.sample_count and stop.reason is None and error is None and config.tags:
+        if facts:
+            report = report.with_run(report.run.replace(**facts))
+        if (
+            not report.sample_count
+            and stop.reason is None
+            and error is None
+            and config.tags
+            and shard is None
+        ):
             raise config.error(
                 ("samples", "tags"),
                 f"no sample carries any of the tags {', '.join(config.tags)}",

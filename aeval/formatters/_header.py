@@ -67,6 +67,11 @@ def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
     ]
     if run.concurrency is not None:
         facts.append(("Concurrency", str(run.concurrency)))
+    if run.shard is not None:
+        total = f" of a dataset of {run.dataset_samples}" if run.dataset_samples else ""
+        facts.append(("Shard", f"{run.shard}{total}"))
+    if run.executor is not None:
+        facts.append(("Executor", run.executor))
     if run.git_commit:
         facts.append(("Commit", run.git_commit))
     usage = report.usage

@@ -18,7 +18,8 @@ How this departs from upstream, deliberately:
 - Scores are numbers rounded half up to two decimals (``66.67``), not ``%.2f`` strings.
 - Added: ``confidenceInterval`` (the score's clustered 95% interval), ``complete`` and
   ``samplesExpected`` (a partial run says so), ``run`` (start and end in UTC, wall-clock
-  ``duration``, aeval version, concurrency, repeats, git commit, warnings), ``tags`` and
+  ``duration``, aeval version, concurrency, repeats, git commit, warnings; ``shard``,
+  ``configDigest``, ``datasetDigest``, ``datasetSamples`` and ``executor`` when known), ``tags`` and
   ``strategies`` (counts, score and interval each), ``usage``, ``repeats`` (pass@k, pass^k,
   output agreement, flaky pairs), ``calibration`` (per strategy with labelled samples: the
   confusion matrix against the human labels, accuracy, Cohen's kappa with its interval and
@@ -125,6 +126,18 @@ def _sums(moments: ClusteredMean) -> dict[str, Any]:
     }
 
 
+def _scale_facts(run: RunInfo) -> dict[str, Any]:
+    """The shard, the digests and the executor, when the run has them."""
+    facts = {
+        "shard": run.shard,
+        "configDigest": run.config_digest,
+        "datasetDigest": run.dataset_digest,
+        "datasetSamples": run.dataset_samples,
+        "executor": run.executor,
+    }
+    return {key: value for key, value in facts.items() if value is not None}
+
+
 def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
     """The JSON document of ``report`` as plain data (see the module docstring)."""
     run = report.run
@@ -163,6 +176,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                 "gitCommit": run.git_commit,
                 "strategies": list(run.strategies),
                 "warnings": list(run.warnings),
+                **_scale_facts(run),
             },
             "tags": {
                 tag: {
@@ -454,6 +468,11 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             aeval_version=run_data.get("aevalVersion"),
             git_commit=run_data.get("gitCommit"),
             warnings=tuple(run_data.get("warnings") or ()),
+            shard=run_data.get("shard"),
+            config_digest=run_data.get("configDigest"),
+            dataset_digest=run_data.get("datasetDigest"),
+            dataset_samples=run_data.get("datasetSamples"),
+            executor=run_data.get("executor"),
         )
         counts = {
             Outcome.PASSED: int(data["passed"]),

@@ -30,7 +30,7 @@ from .._exceptions import (
     ModelTimeoutError,
 )
 from ._clock import Clock, check_clock
-from ._limits import ModelStatistics, TokenBucket
+from ._limits import SHARE_LIMITS, LimitSpec, ModelStatistics, SharedLimits, TokenBucket
 
 __all__ = ["DEFAULT_BASE_URL", "HTTPModelClient", "body_excerpt", "resolve_setting"]
 
@@ -157,6 +157,7 @@ class HTTPModelClient:
         )
         self._headers = dict(headers or {})
         self._state: _LoopState | None = None
+        self._shared: SharedLimits | None = None
         self._requests = 0
         self._retries = 0
         self._failures = 0
@@ -203,6 +204,49 @@ class HTTPModelClient:
             completion_tokens=self._completion_tokens,
         )
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The settings, without the loop-bound pool and with fresh counters (for workers).
+
+        While an executor serialises strategies (:data:`SHARE_LIMITS` is set), the copy
+        also takes the limits it will share with every other copy of this client.
+        """
+        state = self.__dict__.copy()
+        state["_state"] = None
+        for counter in (
+            "_requests",
+            "_retries",
+            "_failures",
+            "_in_flight",
+            "_throttled",
+            "_prompt_tokens",
+            "_completion_tokens",
+        ):
+            state[counter] = 0
+        for key in ("_request_budget", "_token_budget"):
+            bucket = state[key]
+            if bucket is not None:
+                state[key] = TokenBucket(bucket.per_minute, clock=self._clock)
+        share = SHARE_LIMITS.get()
+        if share is not None:
+            spec = LimitSpec(
+                name=f"{type(self).__name__}({self._model!r})",
+                max_concurrency=self._max_concurrency,
+                requests_per_minute=None
+                if self._request_budget is None
+                else self._request_budget.per_minute,
+                tokens_per_minute=None
+                if self._token_budget is None
+                else self._token_budget.per_minute,
+            )
+            state["_shared"] = share(spec, self)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for bucket in (self._request_budget, self._token_budget):
+            if bucket is not None:
+                bucket.reset()
+
     async def aclose(self) -> None:
         """Close the connection pool; the client opens a new one if used again."""
         state, self._state = self._state, None
@@ -245,7 +289,10 @@ class HTTPModelClient:
         self._prompt_tokens += prompt_tokens
         self._completion_tokens += completion_tokens
         if self._token_budget is not None and (prompt_tokens or completion_tokens):
-            self._token_budget.adjust(prompt_tokens + completion_tokens - estimate)
+            if self._shared is not None:
+                self._shared.adjust(prompt_tokens + completion_tokens - estimate)
+            else:
+                self._token_budget.adjust(prompt_tokens + completion_tokens - estimate)
 
     async def _post(
         self, path: str, payload: Mapping[str, Any], *, estimate: int
@@ -338,20 +385,29 @@ class HTTPModelClient:
 
     async def _send(self, url: str, content: bytes, *, estimate: int) -> Any:
         state = self._loop_state()
+        shared = self._shared
         async with state.limiter:
             self._in_flight += 1
+            lease: int | None = None
             try:
                 throttled = False
-                if self._request_budget is not None:
-                    throttled = await self._request_budget.acquire(1)
-                if self._token_budget is not None:
-                    throttled = await self._token_budget.acquire(estimate) or throttled
+                if shared is not None:
+                    tokens = estimate if self._token_budget is not None else 0
+                    lease, throttled = await shared.acquire(tokens)
+                else:
+                    if self._request_budget is not None:
+                        throttled = await self._request_budget.acquire(1)
+                    if self._token_budget is not None:
+                        throttled = await self._token_budget.acquire(estimate) or throttled
                 if throttled:
                     self._throttled += 1
                 self._requests += 1
                 response = await self._request(state.client, url, content)
             finally:
                 self._in_flight -= 1
+                if shared is not None and lease is not None:
+                    with anyio.CancelScope(shield=True):
+                        await shared.release(lease)
         return self._decode(url, response)
 
     async def _request(self, client: httpx.AsyncClient, url: str, content: bytes) -> httpx.Response:

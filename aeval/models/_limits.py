@@ -2,13 +2,67 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import anyio
 
 from ._clock import Clock, check_clock
 
-__all__ = ["ModelStatistics", "TokenBucket"]
+__all__ = ["SHARE_LIMITS", "LimitSpec", "ModelStatistics", "SharedLimits", "TokenBucket"]
+
+
+@dataclass(frozen=True, slots=True)
+class LimitSpec:
+    """A model client's limits, as an executor shares them across its workers.
+
+    Attributes:
+        name: The client, for messages (``"OpenAIChatModel('gpt-4o-mini')"``).
+        max_concurrency: Requests in flight at once.
+        requests_per_minute: The request budget, if any.
+        tokens_per_minute: The token budget, if any.
+    """
+
+    name: str
+    max_concurrency: int
+    requests_per_minute: float | None
+    tokens_per_minute: float | None
+
+
+@runtime_checkable
+class SharedLimits(Protocol):
+    """**Protocol:** one client's limits held in one place for every copy of the client.
+
+    A model client sent to the workers of an executor (``aeval.ray``) is copied into each
+    worker; the copies take their concurrency slots and budgets here, so that the cap and the
+    budgets hold across the cluster rather than per worker.
+    """
+
+    async def acquire(self, tokens: float) -> tuple[int, bool]:
+        """Wait for a slot and the budgets (one request, ``tokens`` tokens).
+
+        Returns:
+            The lease to release, and whether the request waited for a budget.
+        """
+        ...
+
+    async def release(self, lease: int) -> None:
+        """Give the slot of ``lease`` back."""
+        ...
+
+    def adjust(self, delta: float) -> None:
+        """Correct the token estimate after the reply (positive: more were used)."""
+        ...
+
+
+SHARE_LIMITS: ContextVar[Callable[[LimitSpec, object], SharedLimits] | None] = ContextVar(
+    "aeval_share_limits", default=None
+)
+"""Set by an executor while it serialises strategies: a model client being pickled asks it
+for the :class:`SharedLimits` its copies will use (given its spec and itself, so that one
+client used by two strategies shares one budget)."""
 
 
 @dataclass(frozen=True, slots=True)
