@@ -586,3 +586,20 @@ def test_without_opentelemetry_nothing_is_imported(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "missing: OnlineEvaluator(otel=True) needs OpenTelemetry" in done.stdout
     assert "imported: []" in done.stdout
+
+
+async def test_rows_go_to_the_run_store_as_one_run(tmp_path: Path) -> None:
+    from aeval import RunStore
+    from aeval.strategies import NotBlankStrategy
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    async with OnlineEvaluator(NotBlankStrategy(), store=store, name="support") as online:
+        for answer in ("Paris", "", "Rome"):
+            online.submit({"question": "capital?"}, answer)
+        await online.join()
+    [run] = await store.runs("support")
+    assert (run.rows, run.complete) == (3, True)
+    assert await store.average_score("support") == pytest.approx(200 / 3)
+    report = await store.load("support@latest")
+    assert [row.timestamp is not None for row in report.evaluations] == [True] * 3
+    await store.aclose()

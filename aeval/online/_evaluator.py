@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 from types import TracebackType
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -33,6 +33,9 @@ from .._version import __version__
 from ._sampling import Sampler, SampleRates
 from ._statistics import OnlineStatistics
 from ._window import Since, Window, WindowScore, as_timestamp
+
+if TYPE_CHECKING:
+    from .._store import RunStore
 
 __all__ = ["OnlineEvaluator", "logger"]
 
@@ -135,6 +138,10 @@ class OnlineEvaluator:
         drain_timeout: Seconds allowed at shutdown to evaluate what is queued and in flight.
         sink: Where rows go as each response's evaluation ends: one ``Sink`` or several. A
             sink that raises is dropped (logged once); the others and the window go on.
+        store: A run store (``aeval.RunStore``): the evaluator's rows are stored as they
+            finish, as one run named ``name`` (partial until the evaluator closes), so
+            ``await store.average_score(name, since=...)`` covers more than the in-memory
+            window and ``aeval history`` shows the service next to offline runs.
         timeout: Seconds one strategy may take on one response; past it the row is an error
             row (``TimeoutError``). ``None``: no limit of our own (a model client has its own).
         name: Names the evaluator in logs and the responses submitted without a name
@@ -170,6 +177,7 @@ class OnlineEvaluator:
         concurrency: int = 10,
         drain_timeout: float = 10.0,
         sink: Sink | Sequence[Sink] | None = None,
+        store: RunStore | None = None,
         timeout: float | None = None,
         name: str = "online",
         resolution: float = 10.0,
@@ -202,6 +210,8 @@ class OnlineEvaluator:
         for each in sinks:
             if not isinstance(each, Sink):
                 raise TypeError(f"{each!r} is not a sink: it needs async send() and flush()")
+        if store is not None:
+            sinks = (*sinks, store.sink(name))
         self.strategies: tuple[PreparedStrategy, ...] = prepare_strategies(strategies)
         self.sampler = Sampler(tuple(s.name for s in self.strategies), sample_rates, seed=seed)
         self.queue_size = queue_size
