@@ -24,6 +24,7 @@ __all__ = [
     "RepeatStatistics",
     "StrategyStatistics",
     "TagStatistics",
+    "partial_note",
 ]
 
 
@@ -552,3 +553,12 @@ class EvaluationReport:
         from .formatters import save_report_as
 
         return await save_report_as(self, Path(path), format, options=options)
+
+
+def partial_note(report: EvaluationReport) -> str | None:
+    """``run stopped after 12 of 40 samples`` for a partial report, else ``None``."""
+    if report.complete:
+        return None
+    expected = report.samples_expected
+    of = f" of {expected}" if expected is not None else ""
+    return f"run stopped after {report.sample_count}{of} samples"

@@ -6,10 +6,11 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RunInfo", "current_git_commit", "git_commit"]
+__all__ = ["RunInfo", "current_git_commit", "git_commit", "timestamp"]
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -156,3 +157,10 @@ async def current_git_commit() -> str | None:
     import anyio.to_thread
 
     return await anyio.to_thread.run_sync(_commit_of, directory)
+
+
+def timestamp(value: float | None) -> str:
+    """A Unix time as ``2026-11-30 19:50:42 UTC`` (``unknown`` for ``None``)."""
+    if value is None:
+        return "unknown"
+    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

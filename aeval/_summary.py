@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from rich import box
@@ -12,33 +11,19 @@ from rich.table import Table
 
 from ._judging import JUDGE_COLUMNS, judge_rows, panel_line
 from ._numbers import describe_score, format_interval, format_percent, truncate
+from ._report import partial_note
+from ._run_info import timestamp
 
 if TYPE_CHECKING:
     from ._report import EvaluationReport
 
-__all__ = ["partial_note", "print_report", "timestamp"]
+__all__ = ["print_report"]
 
 _FAILURES_SHOWN = 20
 _FLAKY_SHOWN = 20
 _REASON_LENGTH = 160
 
 Minimum = Callable[[str], str]
-
-
-def timestamp(value: float | None) -> str:
-    """A Unix time as ``2026-11-30 19:50:42 UTC`` (``unknown`` for ``None``)."""
-    if value is None:
-        return "unknown"
-    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def partial_note(report: EvaluationReport) -> str | None:
-    """``run stopped after 12 of 40 samples`` for a partial report, else ``None``."""
-    if report.complete:
-        return None
-    expected = report.samples_expected
-    of = f" of {expected}" if expected is not None else ""
-    return f"run stopped after {report.sample_count}{of} samples"
 
 
 def _no_minimum(name: str) -> str:

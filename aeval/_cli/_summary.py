@@ -10,8 +10,8 @@ from pathlib import Path
 from rich.console import Console
 
 from .._numbers import format_percent
-from .._report import EvaluationReport
-from .._summary import partial_note, print_report
+from .._report import EvaluationReport, partial_note
+from .._summary import print_report
 from ._config import RunConfig
 
 __all__ = ["Check", "check_thresholds", "print_summary", "verdict"]

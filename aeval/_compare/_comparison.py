@@ -30,10 +30,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._exceptions import ComparisonError
 from .._numbers import format_number
-from .._report import EvaluationReport
+from .._report import EvaluationReport, partial_note
 from .._results import EvaluationRow, Outcome
 from .._stats import MomentsCounter, normal_quantile
-from .._summary import partial_note
 from ._align import PairKey, SideRows, group_rows
 from ._significance import (
     holm,

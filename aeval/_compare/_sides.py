@@ -11,9 +11,8 @@ from typing import Protocol, TypeAlias, runtime_checkable
 import anyio
 
 from .._exceptions import AevalError, ComparisonError, FormatError, SampleLoadError
-from .._report import EvaluationReport
+from .._report import EvaluationReport, partial_note
 from .._sinks import read_run
-from .._summary import partial_note
 from ._align import SideRows
 from ._comparison import Comparison, compare_sides, side_rows
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from .._display import display_value
 from .._numbers import describe_score
-from .._summary import partial_note, timestamp
+from .._report import partial_note
+from .._run_info import timestamp
 
 if TYPE_CHECKING:
     from .._report import EvaluationReport

@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._display import display_value
 from .._numbers import format_number
+from .._report import partial_note
 from .._results import Outcome
-from .._summary import partial_note
 from ._base import check_options
 from ._escape import xml_message as _message, xml_text as _clean
 from ._header import partial_banner
