@@ -6,54 +6,33 @@ from __future__ import annotations
 import json
 import re
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _cli import Cli, cli, project, records_of, rows_of, run_process, write_config
 
 from aeval._cli import _run
+from aeval.testing import HTTPReply, RecordedRequest, ScriptedHTTPServer
 
 __all__ = ["cli", "project"]
 
 
-class GateHandler(BaseHTTPRequestHandler):
+def _gate(request: RecordedRequest) -> HTTPReply:
     """Answers 503 for half of the questions, echoes the others, and echoes the token once."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        number = int(body["q"])
-        if number % 2:
-            payload, status, kind = b"overloaded", 503, "text/plain"
-        else:
-            answer = f"answer {number}"
-            if number == 0:
-                answer += f" (you sent {self.headers['Authorization']})"
-            payload, status, kind = json.dumps({"a": answer}).encode(), 200, "application/json"
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+    number = int(request.json["q"])
+    if number % 2:
+        return HTTPReply.error(503, "overloaded")
+    answer = f"answer {number}"
+    if number == 0:
+        answer += f" (you sent {request.headers['authorization']})"
+    return HTTPReply.json({"a": answer})
 
 
 @pytest.fixture
 def gate_server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), GateHandler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with ScriptedHTTPServer(handler=_gate) as scripted:
+        yield scripted.url
 
 
 def test_failed_calls_weigh_as_much_as_answers_so_the_gate_fails(

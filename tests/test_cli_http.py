@@ -2,58 +2,37 @@
 
 from __future__ import annotations
 
-import json
 import shutil
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _cli import DATA, Cli, cli, rows_of
 
+from aeval.testing import HTTPReply, RecordedRequest, ScriptedHTTPServer
+
 __all__ = ["cli"]
 
 
-class Handler(BaseHTTPRequestHandler):
-    received: list[dict[str, Any]]
+def _echo_chat(request: RecordedRequest) -> HTTPReply:
+    message = request.json["message"]
+    if message == "boom":
+        return HTTPReply.error(503, "overloaded, try later")
+    return HTTPReply.json({"choices": [{"message": {"content": f"echo: {message}"}}]})
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.received.append(
-            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
-        )
-        if body["message"] == "boom":
-            payload = b"overloaded, try later"
-            self.send_response(503)
-            self.send_header("Content-Type", "text/plain")
-        else:
-            reply = {"choices": [{"message": {"content": f"echo: {body['message']}"}}]}
-            payload = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+def _received(server: ScriptedHTTPServer) -> list[dict[str, Any]]:
+    return [
+        {"path": r.path, "body": r.json, "auth": r.headers.get("authorization")}
+        for r in server.requests
+    ]
 
 
 @pytest.fixture
-def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    received: list[dict[str, Any]] = []
-    handler = type("RecordingHandler", (Handler,), {"received": received})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", received
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+def server() -> Iterator[ScriptedHTTPServer]:
+    with ScriptedHTTPServer(handler=_echo_chat) as scripted:
+        yield scripted
 
 
 CONFIG = """\
@@ -80,9 +59,9 @@ output:
 
 
 def test_http_target_fills_the_template_and_records_status_codes(
-    tmp_path: Path, server: tuple[str, list[dict[str, Any]]], cli: Cli
+    tmp_path: Path, server: ScriptedHTTPServer, cli: Cli
 ) -> None:
-    url, received = server
+    url = server.url
     shutil.copy(DATA / "http_samples.yaml", tmp_path / "http_samples.yaml")
     config = tmp_path / "aeval.yaml"
     config.write_text(CONFIG.format(url=url), encoding="utf-8")
@@ -91,7 +70,7 @@ def test_http_target_fills_the_template_and_records_status_codes(
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "PASSED: score 66.67% >= 60.00%\n"
-    by_question = {entry["body"]["message"]: entry for entry in received}
+    by_question = {entry["body"]["message"]: entry for entry in _received(server)}
     assert by_question['a {literal} and "quotes"'] == {
         "path": "/v1/chat?n=2",
         "body": {
@@ -118,9 +97,9 @@ def test_http_target_fills_the_template_and_records_status_codes(
 
 
 def test_a_missing_response_path_is_an_error_row_naming_the_keys(
-    tmp_path: Path, server: tuple[str, list[dict[str, Any]]], cli: Cli
+    tmp_path: Path, server: ScriptedHTTPServer, cli: Cli
 ) -> None:
-    url, _ = server
+    url = server.url
     shutil.copy(DATA / "http_samples.yaml", tmp_path / "http_samples.yaml")
     config = tmp_path / "aeval.yaml"
     config.write_text(
@@ -140,11 +119,11 @@ def test_a_missing_response_path_is_an_error_row_naming_the_keys(
 
 def test_http_config_errors_exit_2_before_any_request(
     tmp_path: Path,
-    server: tuple[str, list[dict[str, Any]]],
+    server: ScriptedHTTPServer,
     cli: Cli,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    url, received = server
+    url = server.url
     shutil.copy(DATA / "http_samples.yaml", tmp_path / "http_samples.yaml")
     config = tmp_path / "aeval.yaml"
     config.write_text(CONFIG.format(url=url).replace("{count}", "{lang}"), encoding="utf-8")
@@ -166,53 +145,22 @@ def test_http_config_errors_exit_2_before_any_request(
         f"aeval: error: {config}:7: target.http.headers.Authorization: the environment "
         "variable BOT_TOKEN is not set\n"
     )
-    assert received == []
-
-
-class SlowHandler(BaseHTTPRequestHandler):
-    """Sends its headers, then one byte of the promised body every half second."""
-
-    stop: threading.Event
-    started: threading.Event
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", "1000")
-        self.end_headers()
-        self.started.set()
-        try:
-            while not self.stop.is_set():
-                self.wfile.write(b"x")
-                self.wfile.flush()
-                self.stop.wait(0.5)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+    assert server.requests == []
 
 
 @pytest.fixture
-def slow_server() -> Iterator[tuple[str, threading.Event]]:
-    stop, started = threading.Event(), threading.Event()
-    handler = type("Slow", (SlowHandler,), {"stop": stop, "started": started})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", started
-    finally:
-        stop.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+def slow_server() -> Iterator[ScriptedHTTPServer]:
+    """Sends its headers, then one byte of the promised 1000 every half second."""
+    trickle = HTTPReply.endless(
+        b"x", interval=0.5, headers={"Content-Length": "1000"}, content_type="text/plain"
+    )
+    with ScriptedHTTPServer(handler=lambda request: trickle) as scripted:
+        yield scripted
 
 
 @pytest.mark.anyio
 async def test_the_http_timeout_bounds_the_whole_call_not_each_read(
-    slow_server: tuple[str, threading.Event],
+    slow_server: ScriptedHTTPServer,
 ) -> None:
     import anyio
     import httpx
@@ -221,7 +169,7 @@ async def test_the_http_timeout_bounds_the_whole_call_not_each_read(
     from aeval._cli._config import HttpSpec
     from aeval._cli._http import HttpTarget, HttpTimeoutError
 
-    url, started = slow_server
+    url = slow_server.url
     spec = HttpSpec(url=f"{url}/answer?q={{0}}", method="GET", timeout=1.5)
 
     async with httpx.AsyncClient() as client:
@@ -229,7 +177,7 @@ async def test_the_http_timeout_bounds_the_whole_call_not_each_read(
         with anyio.fail_after(20), pytest.raises(HttpTimeoutError) as caught:
             await target(Parameters(["slow loris"]))
 
-    assert started.is_set()
+    assert [r.path for r in slow_server.requests] == ["/answer?q=slow%20loris"]
     assert str(caught.value) == (
         f"no complete answer from GET {url}/answer?q=slow%20loris within 1.5 s "
         "(target.http.timeout): raise the timeout, or check why the endpoint is slow"
@@ -238,9 +186,9 @@ async def test_the_http_timeout_bounds_the_whole_call_not_each_read(
 
 
 def test_a_trickling_http_target_gives_timeout_rows(
-    tmp_path: Path, slow_server: tuple[str, threading.Event], cli: Cli
+    tmp_path: Path, slow_server: ScriptedHTTPServer, cli: Cli
 ) -> None:
-    url, _ = slow_server
+    url = slow_server.url
     (tmp_path / "samples.yaml").write_text(
         "- name: slow\n  parameters: [x]\n  expected-output: x\n", encoding="utf-8"
     )
@@ -264,40 +212,24 @@ def test_a_trickling_http_target_gives_timeout_rows(
     )
 
 
-class ApiHandler(BaseHTTPRequestHandler):
+def _validating_api(request: RecordedRequest) -> HTTPReply:
     """A REST endpoint that validates its input: 400 for a blank message, 404 for 'nobody'."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["message"]
-        if not message:
-            status, payload = 400, b'{"error": "message must not be blank"}'
-        elif message == "nobody":
-            status, payload = 404, b""
-        elif message == "boom":
-            status, payload = 503, b"overloaded"
-        else:
-            status, payload = 200, json.dumps({"answer": f"echo: {message}"}).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+    message = request.json["message"]
+    if not message:
+        return HTTPReply.text(
+            '{"error": "message must not be blank"}', status=400, content_type="application/json"
+        )
+    if message == "nobody":
+        return HTTPReply.text(b"", status=404, content_type="application/json")
+    if message == "boom":
+        return HTTPReply.text(b"overloaded", status=503, content_type="application/json")
+    return HTTPReply.json({"answer": f"echo: {message}"})
 
 
 @pytest.fixture
 def api_server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), ApiHandler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with ScriptedHTTPServer(handler=_validating_api) as scripted:
+        yield scripted.url
 
 
 API_SAMPLES = """\
