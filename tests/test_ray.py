@@ -45,13 +45,10 @@ def ray_session() -> Iterator[Any]:
     """A local Ray instance for the whole session (4 logical CPUs), shut down at the end."""
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'aeval[ray]'")
     path = os.pathsep.join(filter(None, [str(TESTS), str(EXAMPLES), os.environ.get("PYTHONPATH")]))
-    ray.init(
-        num_cpus=4,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level="ERROR",
-        runtime_env={"env_vars": {"PYTHONPATH": path}},
-    )
+    with pytest.MonkeyPatch.context() as patch:
+        # the local instance's processes inherit this environment, and its workers with them
+        patch.setenv("PYTHONPATH", path)
+        ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         yield ray
     finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
@@ -173,16 +172,7 @@ class RayExecutor:
                 "logging_level": logging.WARNING,
                 "log_to_driver": True,
             }
-            if self.address is None:
-                env = dict(self.init.get("runtime_env") or {})
-                variables = dict(env.get("env_vars") or {})
-                path = os.environ.get("PYTHONPATH")
-                if path:
-                    variables.setdefault("PYTHONPATH", path)
-                if variables:
-                    env["env_vars"] = variables
-                    options["runtime_env"] = env
-            options.update({k: v for k, v in self.init.items() if k != "runtime_env"})
+            options.update(self.init)
             try:
                 ray.init(address=self.address, **options)
             except Exception as exc:
