@@ -312,7 +312,7 @@ class RayExecutor:
         held: dict[int, IndexedSample] = {}
         room = 2 * batch
         while True:
-            new = await feed.take(min(batch, room - len(held))) if len(held) < room else []
+            new = await feed.take(room - len(held)) if len(held) < room else []
             if not new and not held:
                 if dispatch.drained:
                     dispatch.notify()
