@@ -513,6 +513,40 @@ async def test_the_deadline_runs_on_the_event_loop_clock_by_default(
     assert len(server.requests) == 1
 
 
+async def test_the_deadline_counts_from_the_first_request_not_the_wait_for_a_slot(
+    server: OpenAICompatibleServer,
+) -> None:
+    """A call queued behind the client's own max_concurrency is not timed out for waiting:
+    with one slot and a slow first reply, the calls behind it get their whole deadline."""
+    clock = FakeClock()
+    release = threading.Event()
+
+    def first_is_slow(request: RecordedRequest) -> Reply:
+        if len(server.requests) == 1:
+            release.wait(10)
+        return Reply.text(f"answer {len(server.requests)}")
+
+    server.handler = first_is_slow
+    outcomes: dict[str, str] = {}
+    async with chat_model(server, deadline=10, max_concurrency=1, clock=clock) as model:
+
+        async def call(name: str) -> None:
+            try:
+                outcomes[name] = (await model.chat(USER)).text
+            except ModelTimeoutError as error:
+                outcomes[name] = f"timeout after {error.retries} retries"
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, "first")
+            assert await anyio.to_thread.run_sync(server.wait_for_concurrent, 1)
+            group.start_soon(call, "queued")
+            await anyio.wait_all_tasks_blocked()
+            clock.advance(15)
+            release.set()
+    assert outcomes == {"first": "timeout after 0 retries", "queued": "answer 2"}
+    assert server.max_concurrent == 1
+
+
 def test_a_clock_must_be_a_clock() -> None:
     with pytest.raises(TypeError) as caught:
         OpenAIChatModel("m", clock=time.monotonic)  # type: ignore[arg-type]

@@ -309,6 +309,16 @@ class HTTPModelClient:
         most ``read_timeout_retries`` times, and only while a whole ``timeout`` still fits
         before the deadline: a retry that cannot finish in time only adds work to the queue.
         """
+        state = self._loop_state()
+        async with state.limiter:
+            return await self._post_holding(state, path, payload, estimate=estimate)
+
+    async def _post_holding(
+        self, state: _LoopState, path: str, payload: Mapping[str, Any], *, estimate: int
+    ) -> tuple[Any, int]:
+        """:meth:`_post` once the call holds one of the client's ``max_concurrency`` slots,
+        which it keeps through its retries: the deadline counts from here, so that a call
+        queued behind the client's own slots cannot time out before its first request."""
         url = f"{self._base_url}{path}"
         content = orjson.dumps(payload)
         clock = self._clock
@@ -346,7 +356,7 @@ class HTTPModelClient:
             attempts += 1
             if attempts > 1:
                 self._retries += 1
-            return await self._send(url, content, estimate=estimate)
+            return await self._send(state, url, content, estimate=estimate)
 
         def stop(state: RetryCallState) -> bool:
             return state.attempt_number >= self._max_attempts or clock.now() >= deadline_at
@@ -383,31 +393,29 @@ class HTTPModelClient:
         timeout.retries = max(0, attempts - 1)
         raise timeout
 
-    async def _send(self, url: str, content: bytes, *, estimate: int) -> Any:
-        state = self._loop_state()
+    async def _send(self, state: _LoopState, url: str, content: bytes, *, estimate: int) -> Any:
         shared = self._shared
-        async with state.limiter:
-            self._in_flight += 1
-            lease: int | None = None
-            try:
-                throttled = False
-                if shared is not None:
-                    tokens = estimate if self._token_budget is not None else 0
-                    lease, throttled = await shared.acquire(tokens)
-                else:
-                    if self._request_budget is not None:
-                        throttled = await self._request_budget.acquire(1)
-                    if self._token_budget is not None:
-                        throttled = await self._token_budget.acquire(estimate) or throttled
-                if throttled:
-                    self._throttled += 1
-                self._requests += 1
-                response = await self._request(state.client, url, content)
-            finally:
-                self._in_flight -= 1
-                if shared is not None and lease is not None:
-                    with anyio.CancelScope(shield=True):
-                        await shared.release(lease)
+        self._in_flight += 1
+        lease: int | None = None
+        try:
+            throttled = False
+            if shared is not None:
+                tokens = estimate if self._token_budget is not None else 0
+                lease, throttled = await shared.acquire(tokens)
+            else:
+                if self._request_budget is not None:
+                    throttled = await self._request_budget.acquire(1)
+                if self._token_budget is not None:
+                    throttled = await self._token_budget.acquire(estimate) or throttled
+            if throttled:
+                self._throttled += 1
+            self._requests += 1
+            response = await self._request(state.client, url, content)
+        finally:
+            self._in_flight -= 1
+            if shared is not None and lease is not None:
+                with anyio.CancelScope(shield=True):
+                    await shared.release(lease)
         return self._decode(url, response)
 
     async def _request(self, client: httpx.AsyncClient, url: str, content: bytes) -> httpx.Response:

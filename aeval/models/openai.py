@@ -95,7 +95,8 @@ class OpenAIChatModel(HTTPModelClient):
         stop: Texts at which the server stops generating, if any.
         timeout: Seconds one request may take (connect, read, write, pool).
         max_attempts: Requests per call, the first included.
-        deadline: Seconds one call may take in all, retries and waits included.
+        deadline: Seconds one call may take in all, retries and waits included, counted from
+            when it holds one of the ``max_concurrency`` slots.
         read_timeout_retries: Retries after a read timeout (the server is still busy).
         backoff: First retry wait in seconds (also the jitter's range).
         max_backoff: Largest retry wait in seconds, ``Retry-After`` aside.
@@ -288,7 +289,8 @@ class OpenAIEmbedder(HTTPModelClient):
             default) refuses per-token replies with an error that says how to fix the server.
         timeout: Seconds one request may take.
         max_attempts: Requests per batch, the first included.
-        deadline: Seconds one batch may take in all, retries and waits included.
+        deadline: Seconds one batch may take in all, retries and waits included, counted from
+            when it holds one of the ``max_concurrency`` slots.
         read_timeout_retries: Retries after a read timeout (the server is still busy).
         backoff: First retry wait in seconds.
         max_backoff: Largest retry wait in seconds, ``Retry-After`` aside.
