@@ -218,6 +218,16 @@ async def test_parse_failures_and_reasks_are_counted_per_judge() -> None:
     counts = stats.judges["small"]
     assert (counts.verdicts, counts.unreadable, counts.reasked, counts.unscored) == (4, 2, 2, 1)
     assert (stats.parse_failure_rate, stats.reask_rate, stats.agreement) == (0.5, 0.5, None)
+    properties = {
+        p.get("name"): p.get("value")
+        for p in ET.fromstring(report.format("junit").split("\n", 1)[1]).iter("property")
+    }
+    assert (properties["judge.j.parse_failure_rate"], properties["judge.j.reask_rate"]) == (
+        "50.00",
+        "50.00",
+    )
+    judges = orjson.loads(report.format("json"))["judges"]["j"]
+    assert (judges["parseFailureRate"], judges["reaskRate"]) == (0.5, 0.5)
 
 
 async def test_the_judges_agreement_is_counted_overall_and_per_judge() -> None:

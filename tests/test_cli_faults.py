@@ -198,3 +198,29 @@ def test_large_yaml_is_refused_with_advice_to_write_jsonl(
     assert result.returncode == 2
     assert "samples.yaml is 0 MB; YAML and JSON files are read whole" in result.stderr
     assert "Write the samples as JSONL" in result.stderr
+
+
+def test_judge_retries_show_in_the_progress_lines_and_the_summary(project: Path, cli: Cli) -> None:
+    from aeval.testing import OpenAICompatibleServer, Reply
+
+    with OpenAICompatibleServer() as judge:
+        # one reply at a time: 2 retries for the first sample's call, 1 for the second's
+        judge.enqueue(
+            Reply.rate_limited(0), Reply.server_error(503), "true", Reply.rate_limited(0), "true"
+        )
+        judge.default = Reply.text("true")
+        config = write_config(
+            project,
+            "samples: samples.yaml\ntarget: cli_targets:echo\n"
+            f"strategies:\n  - name: judge\n    model: {{model: m, base_url: '{judge.base_url}', "
+            "max_concurrency: 1}\noutput: {dir: out}\n",
+        )
+        result = cli("run", config, "--concurrency", "1", cwd=project)
+    assert result.returncode == 0, result.stderr
+    progress = [line for line in result.stdout.splitlines() if line.startswith("aeval: ")]
+    assert re.search(r"\| 2 retries \|", progress[1]), progress[1]
+    assert re.search(r"\| 3 retries \|", progress[2]), progress[2]
+    assert re.search(r"^aeval: done: .* \| 3 retries \|", progress[-1]), progress[-1]
+    assert re.search(r"model usage\s+\d+ tokens, 3 retries", result.stdout), result.stdout
+    rows = rows_of(project / "out" / "rows.jsonl")
+    assert sorted(row["metadata"]["retries"] for row in rows) == [0, 1, 2]
