@@ -737,3 +737,25 @@ async def test_structured_judge_against_a_real_server_sends_json_mode() -> None:
         request = server.requests[0]
     assert request.json["response_format"] == {"type": "json_object"}
     assert (result.passed, result.score, result.explanation) == (True, 0.75, "Close enough")
+
+
+@pytest.mark.anyio
+async def test_a_sample_without_expected_output_is_an_error_unless_the_prompt_needs_none() -> None:
+    model = FakeChatModel(["true", "true"])
+    samples = [EvaluationSample("live", {"question": "2+2?"}, None)]
+    compared = await Scorer().evaluate(samples, lambda q: "4", AiJudgeStrategy(model))
+    [row] = compared.evaluations
+    assert row.outcome is Outcome.ERROR
+    assert row.error is not None and row.error.message == (
+        "Sample 'live' has no expected output, and the judge's prompt compares the response "
+        "with it ({expected_output}): add expected_output to the sample, or give "
+        "AiJudgeStrategy a prompt that judges the response on its own (from {question} and "
+        "{response})"
+    )
+    assert model.calls == []
+
+    own = AiJudgeStrategy(model, "Question: {question}\nAnswer: {response}\nCorrect? true/false")
+    judged = await Scorer().evaluate(samples, lambda q: "4", own)
+    assert [r.outcome for r in judged.evaluations] == [Outcome.PASSED]
+    [call] = model.calls
+    assert call.messages[-1].content == "Question: 2+2?\nAnswer: 4\nCorrect? true/false"

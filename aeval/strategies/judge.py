@@ -441,6 +441,16 @@ class AiJudgeStrategy(NamedStrategy):
         """Ask the judge about ``output``; see the class documentation for the verdicts."""
         if output is None:
             return EvaluationResult.failing("output is None")
+        expected = sample.expected_output
+        if "{expected_output}" in self._prompt and (
+            expected is None or (isinstance(expected, list | tuple) and not expected)
+        ):
+            raise ValueError(
+                f"Sample {sample.name!r} has no expected output, and the judge's prompt compares "
+                "the response with it ({expected_output}): add expected_output to the sample, or "
+                "give AiJudgeStrategy a prompt that judges the response on its own (from "
+                "{question} and {response})"
+            )
         messages = [ChatMessage("user", self.render(sample, output))]
         if self._system_prompt is not None:
             messages.insert(0, ChatMessage("system", self._system_prompt))
