@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from functools import partial
 from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -284,18 +285,27 @@ class JsonlSink:
         return f"JsonlSink({str(self.path)!r})"
 
 
+async def _end(sink: Sink, run: RunInfo) -> None:
+    hook = getattr(sink, "run_finished", None)
+    if hook is not None:
+        await hook(run)
+    await sink.flush()
+
+
 class SinkGroup:
     """The sinks of one run: every row goes to each, and one that fails cannot stop the rest.
 
-    A sink that raises is dropped for the rest of the run and described in :attr:`warnings`
-    (which sink, on which row, what it raised, how many rows it had received), so the run can
-    say truthfully where its rows are. Cancellation is never caught.
+    A sink that raises, or that takes more than ``timeout`` seconds over one call, is dropped
+    for the rest of the run and described in :attr:`warnings` (which sink, on which row, what
+    it raised, how many rows it had received), so the run can say truthfully where its rows
+    are. Cancellation is never caught.
     """
 
-    def __init__(self, sinks: tuple[Sink, ...]) -> None:
+    def __init__(self, sinks: tuple[Sink, ...], *, timeout: float | None = None) -> None:
         self._sinks = list(sinks)
         self._sent = dict.fromkeys(range(len(sinks)), 0)
         self._index = {id(sink): i for i, sink in enumerate(sinks)}
+        self._timeout = timeout
         self.warnings: list[str] = []
 
     @property
@@ -312,43 +322,44 @@ class SinkGroup:
             f"it received {sent} row(s) and none after that"
         )
 
+    async def _call(self, sink: Sink, stage: str, call: Callable[[], Awaitable[None]]) -> bool:
+        """Await ``call()``; on an exception or past the timeout, drop ``sink`` and say so."""
+        try:
+            if self._timeout is None:
+                await call()
+                return True
+            with anyio.move_on_after(self._timeout) as scope:
+                await call()
+        except Exception as exc:
+            self._fail(sink, stage, exc)
+            return False
+        if scope.cancelled_caught:
+            late = TimeoutError(f"no answer within {self._timeout:g} s (sink_timeout)")
+            self._fail(sink, stage, late)
+            return False
+        return True
+
     async def start(self, run: RunInfo) -> None:
         """Give each sink the run's header."""
         for sink in list(self._sinks):
             hook = getattr(sink, "run_started", None)
             if hook is not None:
-                try:
-                    await hook(run)
-                except Exception as exc:
-                    self._fail(sink, "at the start of the run", exc)
+                await self._call(sink, "at the start of the run", partial(hook, run))
 
     async def send(self, row: EvaluationRow) -> None:
         """Send ``row`` to every sink still working."""
         if not self._sinks:
             return
         for sink in tuple(self._sinks):
-            try:
-                await sink.send(row)
-            except Exception as exc:
-                self._fail(sink, f"on row {row.name!r}", exc)
-            else:
+            if await self._call(sink, f"on row {row.name!r}", partial(sink.send, row)):
                 self._sent[self._index[id(sink)]] += 1
 
     async def flush(self) -> None:
         """Flush every sink still working (a long-lived producer's periodic flush)."""
         for sink in list(self._sinks):
-            try:
-                await sink.flush()
-            except Exception as exc:
-                self._fail(sink, "when flushed", exc)
+            await self._call(sink, "when flushed", sink.flush)
 
     async def finish(self, run: RunInfo) -> None:
         """Give each sink the run's end and flush it (call shielded from cancellation)."""
         for sink in list(self._sinks):
-            hook = getattr(sink, "run_finished", None)
-            try:
-                if hook is not None:
-                    await hook(run)
-                await sink.flush()
-            except Exception as exc:
-                self._fail(sink, "when flushed at the end of the run", exc)
+            await self._call(sink, "when flushed at the end of the run", partial(_end, sink, run))

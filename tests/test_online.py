@@ -603,3 +603,55 @@ async def test_rows_go_to_the_run_store_as_one_run(tmp_path: Path) -> None:
     report = await store.load("support@latest")
     assert [row.timestamp is not None for row in report.evaluations] == [True] * 3
     await store.aclose()
+
+
+class HangingSink(MemorySink):
+    """Takes rows until ``hang_on``, then never answers that call (send or flush)."""
+
+    def __init__(self, hang_on: str) -> None:
+        super().__init__()
+        self.hang_on = hang_on
+
+    async def send(self, row: EvaluationRow) -> None:
+        if self.hang_on == "send" and self.rows:
+            await anyio.Event().wait()
+        self.rows.append(row)
+
+    async def flush(self) -> None:
+        if self.hang_on == "flush":
+            await anyio.Event().wait()
+
+
+@pytest.mark.parametrize("hang_on", ["send", "flush"])
+async def test_a_sink_that_hangs_is_dropped_and_cannot_hold_the_shutdown(
+    hang_on: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    hanging, healthy = HangingSink(hang_on), MemorySink()
+    with anyio.fail_after(30):  # a hang guard, not a timing assertion
+        async with OnlineEvaluator(
+            NotBlankStrategy(),
+            sink=[hanging, healthy],
+            sink_timeout=0.05,
+            flush_interval=None,
+            drain_timeout=30,
+        ) as online:
+            for n in range(3):
+                online.submit("q", f"answer {n}", name=f"r{n}")
+            await online.join()
+    stats = online.statistics()
+    assert (stats.evaluated, stats.dropped) == (3, 0)
+    assert len(healthy.rows) == 3 and healthy.runs[-1].finished_at is not None
+    stage = "on row 'r1'" if hang_on == "send" else "when flushed at the end of the run"
+    received = 1 if hang_on == "send" else 3
+    logged = [r.getMessage() for r in caplog.records if "HangingSink" in r.getMessage()]
+    assert len(logged) == 1
+    assert f"failed {stage} (TimeoutError: no answer within 0.05 s (sink_timeout))" in logged[0]
+    assert logged[0].endswith(f"it received {received} row(s) and none after that")
+    # the run's end record names a sink dropped before it (one that hangs at the end, after)
+    in_end = [w for w in healthy.runs[-1].warnings if "HangingSink" in w]
+    assert len(in_end) == (1 if hang_on == "send" else 0)
+
+
+def test_sink_timeout_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="sink_timeout must be positive seconds, got 0"):
+        OnlineEvaluator(NotBlankStrategy(), sink_timeout=0)

@@ -119,7 +119,9 @@ class OnlineEvaluator:
     Leaving the ``async with`` block stops accepting responses and evaluates those queued, for
     at most ``drain_timeout`` seconds (also when the block is left by a cancellation, which
     then propagates); the rest are counted as dropped (``unfinished``) and logged once on the
-    ``aeval.online`` logger. The sinks are then flushed.
+    ``aeval.online`` logger. The sinks are then flushed. A sink gets ``sink_timeout``
+    seconds per call (a row, a flush, the run's end), also at shutdown, so a sink that hangs
+    cannot hold the service: it is dropped as a sink that raises is.
 
     Args:
         *strategies: What a Scorer accepts: objects with ``evaluate(sample, output)``, sync
@@ -138,6 +140,9 @@ class OnlineEvaluator:
         drain_timeout: Seconds allowed at shutdown to evaluate what is queued and in flight.
         sink: Where rows go as each response's evaluation ends: one ``Sink`` or several. A
             sink that raises is dropped (logged once); the others and the window go on.
+        sink_timeout: Seconds one call of a sink may take (``send``, ``flush``, the run's
+            start and end); a sink that takes longer is dropped like one that raises.
+            ``None``: no limit.
         store: A run store (``aeval.RunStore``): the evaluator's rows are stored as they
             finish, as one run named ``name`` (partial until the evaluator closes), so
             ``await store.average_score(name, since=...)`` covers more than the in-memory
@@ -177,6 +182,7 @@ class OnlineEvaluator:
         concurrency: int = 10,
         drain_timeout: float = 10.0,
         sink: Sink | Sequence[Sink] | None = None,
+        sink_timeout: float | None = 10.0,
         store: RunStore | None = None,
         timeout: float | None = None,
         name: str = "online",
@@ -196,6 +202,8 @@ class OnlineEvaluator:
             raise ValueError(f"drain_timeout must be >= 0 seconds, got {drain_timeout!r}")
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if sink_timeout is not None and not sink_timeout > 0:
+            raise ValueError(f"sink_timeout must be positive seconds, got {sink_timeout!r}")
         if flush_interval is not None and not flush_interval > 0:
             raise ValueError(f"flush_interval must be positive seconds, got {flush_interval!r}")
         if isinstance(redact, str):
@@ -231,7 +239,7 @@ class OnlineEvaluator:
         self._call_soon: Callable[..., object] | None = None
         self._lock = threading.Lock()  # guards the counts of submissions refused off the loop
         self._logged: set[str] = set()
-        self._sink_group = SinkGroup(sinks)
+        self._sink_group = SinkGroup(sinks, timeout=sink_timeout)
         self._sink_warnings = 0
         self._run: RunInfo | None = None
         # the counts (changed on the event loop's thread only, except _refused)
