@@ -26,7 +26,8 @@ generous per-request timeout and no retry after a read timeout (the server would
 generating the abandoned reply). ``aeval run examples/judge_local.yaml`` runs the same
 evaluation from the command line. Rows the model's replies cannot score are reported as
 unscored, with the reason (a reply cut off at ``max_tokens``, no JSON object…), never as
-errors.
+errors; calls that fail (no server at the address, an HTTP error) are error rows, and the
+script then exits with 1.
 """
 
 from __future__ import annotations
@@ -151,6 +152,13 @@ async def main(argv: list[str] | None = None) -> int:
     report.print()
     if args.output is not None:
         await report.save(args.output)
+    if report.error_count:
+        print(
+            f"judge_local: {report.error_count} of {report.evaluation_count} rows are errors: "
+            f"the judge at {args.base_url} failed or could not be reached (see the rows above)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

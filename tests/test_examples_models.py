@@ -229,6 +229,20 @@ def test_judge_local_runs_the_car_rental_samples_and_calibrates_the_judge() -> N
     }
 
 
+def test_judge_local_exits_1_when_the_judge_calls_fail() -> None:
+    from aeval.testing import ScriptedHTTPServer
+
+    with ScriptedHTTPServer() as nothing_here:  # 404 for every path
+        base_url = f"{nothing_here.url}/v1"
+        done = run_local_example("--base-url", base_url)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "10 (0 passed, 0 failed, 0 unscored, 0 skipped, 10 errors)" in done.stdout
+    assert done.stderr == (
+        f"judge_local: 10 of 10 rows are errors: the judge at {base_url} failed or "
+        "could not be reached (see the rows above)\n"
+    )
+
+
 def test_judge_local_yaml_runs_with_aeval_run(tmp_path: Path) -> None:
     from aeval.testing import OpenAICompatibleServer
 
