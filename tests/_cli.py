@@ -82,6 +82,11 @@ class Cli:
         self._capsys = capsys
         self._monkeypatch = monkeypatch
 
+    def use_default_store(self) -> None:
+        """Unset ``AEVAL_STORE``, for a test of the default ``.aeval/runs.sqlite`` (in a
+        ``cwd`` of its own)."""
+        self._monkeypatch.delenv("AEVAL_STORE", raising=False)
+
     def __call__(
         self,
         *args: str | Path,
@@ -157,9 +162,19 @@ def fresh_imports() -> Iterator[None]:
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Cli]:
-    """Runs ``aeval`` in-process with a fixed width, not on a terminal, with no leftovers."""
+def cli(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Cli]:
+    """Runs ``aeval`` in-process with a fixed width, not on a terminal, with no leftovers.
+
+    Runs are recorded in a store of the test's own (``AEVAL_STORE``), never in the default
+    ``.aeval/runs.sqlite`` of the directory the suite runs from; a test of the default
+    removes the variable.
+    """
     monkeypatch.setenv("COLUMNS", WIDTH)
+    monkeypatch.setenv("AEVAL_STORE", str(tmp_path_factory.mktemp("store") / "runs.sqlite"))
     for name in _TERMINAL_OVERRIDES:
         monkeypatch.delenv(name, raising=False)
     load_schema.cache_clear()

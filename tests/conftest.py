@@ -2,11 +2,30 @@ from __future__ import annotations
 
 import importlib.metadata
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from aeval._plugins import PluginRegistry
 from aeval.formatters import ReportFormatter, _registry
+
+CHECKOUT_STORE = Path(__file__).resolve().parent.parent / ".aeval"
+
+
+def _store_state() -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in CHECKOUT_STORE.glob("runs.sqlite*")}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_runs_recorded_in_the_checkout() -> Iterator[None]:
+    """The suite never records runs in the checkout's own store (``.aeval/runs.sqlite``),
+    which ``aeval compare latest~1 latest`` run there would then read."""
+    before = _store_state()
+    yield
+    assert _store_state() == before, (
+        f"a test recorded runs in {CHECKOUT_STORE}: run aeval in a tmp_path (cwd=...), or "
+        "through the cli fixture, which points AEVAL_STORE at a store of the test's own"
+    )
 
 
 @pytest.fixture

@@ -156,6 +156,7 @@ def test_a_report_json_side_works_and_one_without_every_row_is_refused(
 def test_bad_input_exits_2_naming_the_side_and_the_fix(
     tmp_path: Path, sides: tuple[Path, Path], cli: Cli
 ) -> None:
+    cli.use_default_store()
     base, cand = sides
     missing = cli("compare", tmp_path / "nope.jsonl", cand)
     assert missing.returncode == 2
@@ -300,6 +301,7 @@ async def _store_runs(path: Path, *reports: EvaluationReport) -> list[str]:
 
 
 def test_compare_takes_stored_runs_by_ref(tmp_path: Path, cli: Cli) -> None:
+    cli.use_default_store()
     store = tmp_path / ".aeval" / "runs.sqlite"
     ids = anyio.run(partial(_store_runs, store, forty(38), forty(20)))
     result = cli("compare", "latest~1", "latest", "--fail-on-regression", cwd=tmp_path)

@@ -39,6 +39,7 @@ def stored_id(stdout: str) -> str:
 
 
 def test_a_run_is_recorded_by_default_and_its_id_printed(project: Path, cli: Cli) -> None:
+    cli.use_default_store()
     config = write_config(project, CONFIG.format(target="echo") + "labels: [v1]\n")
     result = cli("run", config, "--label", "nightly", cwd=project)
     assert result.returncode == 0, result.stderr
@@ -100,6 +101,7 @@ def test_store_and_no_store_exclude_each_other(project: Path, cli: Cli) -> None:
 
 
 def test_a_store_that_cannot_be_used_stops_before_anything_runs(project: Path, cli: Cli) -> None:
+    cli.use_default_store()
     (project / "broken.sqlite").write_bytes(b"not a database, only text" * 200)
     config = write_config(project, CONFIG.format(target="echo") + "store: broken.sqlite\n")
     result = cli("run", config, cwd=project)
@@ -116,6 +118,7 @@ def test_a_store_that_cannot_be_used_stops_before_anything_runs(project: Path, c
 
 
 def test_an_interrupted_run_is_recorded_partial(project: Path, cli: Cli) -> None:
+    cli.use_default_store()
     config = write_config(project, CONFIG.format(target="interrupt") + "concurrency: 1\n")
     result = cli("run", config, cwd=project)
     assert result.returncode == 130
