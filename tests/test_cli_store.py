@@ -127,6 +127,18 @@ def test_an_interrupted_run_is_recorded_partial(project: Path, cli: Cli) -> None
     listed = cli("runs", cwd=project)
     assert listed.returncode == 0
     assert re.search(rf"{run_id} .* partial \(1 of 3 samples\)", listed.stdout)
+    # 80 columns, as rich lays out a pipe or a CI log: the table keeps every column whole
+    for command, note in (("runs", "partial (1 of 3 samples)"), ("history", "partial")):
+        narrow = cli(
+            command,
+            *(["aeval"] if command == "history" else []),
+            cwd=project,
+            env={"COLUMNS": "80"},
+        )
+        assert narrow.returncode == 0, narrow.stderr
+        line = next(line for line in narrow.stdout.splitlines() if run_id in line)
+        assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d +- +100\.00% ", line), line
+        assert line.rstrip().endswith(note), line
 
 
 def test_runs_and_history(project: Path, cli: Cli) -> None:

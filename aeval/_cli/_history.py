@@ -103,6 +103,22 @@ def _console() -> Console:
     return Console(highlight=False)
 
 
+def _print_whole(console: Console, table: Table) -> None:
+    """Print ``table`` at the width its cells need, wider than the console if need be.
+
+    A run's id, score and note must stay whole (a partial run is said in its note): a log or
+    a pipe (80 columns for rich) takes long lines as they are, and a narrow terminal wraps
+    them rather than losing columns.
+    """
+    needed = console.measure(table, options=console.options.update(width=10_000)).maximum
+    width = console.width
+    console.width = max(width, needed)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
+
 def _columns(table: Table, columns: tuple[str, ...]) -> None:
     for column in columns:
         fixed = column not in ("name", "note")
@@ -166,7 +182,7 @@ async def runs_command(
             str(run.samples),
             _note(run),
         )
-    console.print(table)
+    _print_whole(console, table)
     if total > len(runs):
         console.print(f"{total - len(runs)} older run(s) not shown: --last N shows more.")
     return 0
@@ -236,7 +252,7 @@ def _print_history(history: History) -> None:
             str(point.samples),
             note,
         )
-    console.print(table)
+    _print_whole(console, table)
     scores = [point.score for point in points]
     console.print(
         f"pass rate  {sparkline(scores)}  {format_percent(scores[0])} → "
