@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from ._aggregator import Aggregator
 from ._assertions import ReportAssert, assert_that
 from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
-from ._compare import (
-    ChangedPair,
-    Comparison,
-    ComparisonAssert,
-    PairKey,
-    RunSource,
-    compare,
-)
 from ._exceptions import (
     AbandonedCallsError,
     AevalError,
@@ -65,10 +60,38 @@ from ._samples._loaders import (
 from ._scorer import RowStream, Scorer, ScorerStatistics
 from ._shards import Shard, merge_reports
 from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
-from ._store import HistoryPoint, RunStore, RunSummary, StoreSink
 from ._sync import evaluate_sync
 from ._version import __version__ as __version__
-from .strategies._cache import CacheStatistics, JudgeCache
+
+if TYPE_CHECKING:
+    from ._compare import ChangedPair, Comparison, ComparisonAssert, PairKey, RunSource, compare
+    from ._store import HistoryPoint, RunStore, RunSummary, StoreSink
+    from .strategies._cache import CacheStatistics, JudgeCache
+
+_LAZY = {
+    **dict.fromkeys(
+        ("ChangedPair", "Comparison", "ComparisonAssert", "PairKey", "RunSource", "compare"),
+        "._compare",
+    ),
+    **dict.fromkeys(("HistoryPoint", "RunStore", "RunSummary", "StoreSink"), "._store"),
+    **dict.fromkeys(("CacheStatistics", "JudgeCache"), ".strategies._cache"),
+}
+"""Public names whose modules (SQLite, the statistics of comparisons) load on first use."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'aeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    _publish(value)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "AbandonedCallsError",
@@ -155,8 +178,14 @@ __all__ = [
     "unregister_loader",
 ]
 
+
+def _publish(value: object) -> None:
+    """Name ``aeval`` as the home of a public name defined in a private module."""
+    if any(part.startswith("_") for part in getattr(value, "__module__", "").split(".")[1:]):
+        value.__module__ = "aeval"
+
+
 for _name in __all__:
-    _obj = globals()[_name]
-    if any(part.startswith("_") for part in getattr(_obj, "__module__", "").split(".")[1:]):
-        _obj.__module__ = "aeval"
-del _name, _obj
+    if _name not in _LAZY:
+        _publish(globals()[_name])
+del _name

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import subprocess
+import sys
 
 import pytest
 
@@ -30,7 +32,22 @@ def test_all_is_sorted_and_matches_the_public_names(name: str) -> None:
         and not inspect.ismodule(value)
         and attr not in {"annotations", "TYPE_CHECKING"}
     }
+    public |= set(getattr(module, "_LAZY", {}))  # loaded on first use
     assert set(exported) == public
+
+
+def test_import_aeval_leaves_the_heavy_modules_for_first_use() -> None:
+    code = (
+        "import sys, aeval; heavy = ['aeval._compare', 'aeval._store', 'aeval.strategies', "
+        "'asyncio', 'httpx', 'rich', 'sqlite3', 'tenacity']; "
+        "print([m for m in heavy if m in sys.modules]); aeval.RunStore; aeval.compare; "
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == [
+        "[]",
+        "['aeval._compare', 'aeval._store', 'sqlite3']",
+    ]
 
 
 def test_exported_members_claim_the_public_module() -> None:
