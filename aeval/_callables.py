@@ -8,7 +8,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._results import EvaluationResult
+import anyio
+
+from ._results import EvaluationResult, safe_str
 from ._samples import EvaluationSample, Parameters
 
 __all__ = [
@@ -198,13 +200,30 @@ async def apply_strategy(
 ) -> EvaluationResult:
     """Call a strategy, sync or async, and check that it returned an ``EvaluationResult``.
 
+    A strategy cannot stop the run: ``SystemExit``, ``KeyboardInterrupt`` or another
+    ``BaseException`` it raises (cancellation and ``GeneratorExit`` aside) becomes a
+    ``RuntimeError`` naming it, so the caller makes an error row of it, as of any error.
+
     Raises:
         TypeError: The strategy returned something else.
+        RuntimeError: The strategy raised a ``BaseException`` that is not an ``Exception``.
         Exception: Whatever the strategy raised.
     """
-    result = evaluate(sample, output)
-    if inspect.isawaitable(result):
-        result = await result
+    try:
+        result = evaluate(sample, output)
+        if inspect.isawaitable(result):
+            result = await result
+    except Exception:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, GeneratorExit | anyio.get_cancelled_exc_class()):
+            raise
+        raise RuntimeError(
+            f"strategy {name} raised {type(exc).__name__}"
+            + (f" ({safe_str(exc)})" if safe_str(exc) else "")
+            + ": a strategy cannot stop the run; return an EvaluationResult or raise an "
+            "Exception"
+        ) from exc
     if not isinstance(result, EvaluationResult):
         raise TypeError(
             f"strategy {name} returned {type(result).__name__}, expected an "

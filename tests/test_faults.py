@@ -292,3 +292,51 @@ async def test_every_timed_out_call_gives_its_row_at_full_concurrency() -> None:
     finally:
         release.set()
     assert report.error_count == 4
+
+
+STRATEGY_EXITS = """\
+import sys
+from aeval import EvaluationResult, EvaluationSample, evaluate_sync
+
+class Boom(BaseException):
+    pass
+
+def exits(sample, output):
+    sys.exit(0)
+
+def interrupts(sample, output):
+    raise KeyboardInterrupt
+
+async def custom(sample, output):
+    raise Boom("boom")
+
+def ok(sample, output):
+    return EvaluationResult.from_boolean(True)
+
+samples = [EvaluationSample(name, ["q"], "x") for name in "ab"]
+report = evaluate_sync(samples, lambda q: "x", exits, interrupts, custom, ok)
+for row in report.evaluations:
+    print(row.name, row.strategy, row.outcome.value, row.error)
+"""
+
+
+def test_a_strategy_that_raises_a_base_exception_gives_an_error_row_and_the_run_ends() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", STRATEGY_EXITS],
+        capture_output=True,
+        text=True,
+        timeout=60,  # it used to hang at interpreter shutdown
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    advice = ": a strategy cannot stop the run; return an EvaluationResult or raise an Exception"
+    expected = []
+    for name in "ab":
+        expected += [
+            f"{name} exits error RuntimeError: strategy exits raised SystemExit (0){advice}",
+            f"{name} interrupts error RuntimeError: strategy interrupts raised "
+            f"KeyboardInterrupt{advice}",
+            f"{name} custom error RuntimeError: strategy custom raised Boom (boom){advice}",
+            f"{name} ok passed None",
+        ]
+    assert done.stdout.splitlines() == expected
