@@ -300,6 +300,27 @@ def test_a_target_that_exits_at_import_is_a_config_error(
     assert not (project / "aeval-results").exists()
 
 
+@pytest.mark.parametrize("raised", ["GeneratorExit()", "Fatal('no licence')"])
+def test_a_target_raising_a_base_exception_at_import_is_a_config_error(
+    project: Path, raised: str, cli: Cli
+) -> None:
+    (project / "fatal_bot.py").write_text(
+        f"class Fatal(BaseException):\n    pass\n\nraise {raised}\n"
+    )
+    config = write_config(
+        project, "samples: samples.yaml\ntarget: fatal_bot:answer\nstrategies: [{name: json}]\n"
+    )
+    result = cli("run", config, cwd=project)
+    assert result.returncode == 2
+    name, _, rest = raised.partition("(")
+    message = rest.rstrip(")").strip("'")
+    assert result.stderr == (
+        f"aeval: error: {config}:2: target: importing 'fatal_bot' raised {name}: {message} "
+        "(a BaseException that is not an Exception: a module aeval imports must import "
+        "cleanly)\n"
+    )
+
+
 def test_a_strategy_module_that_exits_at_import_is_a_config_error(project: Path, cli: Cli) -> None:
     (project / "exiting_checks.py").write_text("raise SystemExit(4)\n")
     config = write_config(

@@ -344,6 +344,15 @@ class Quits:
         sys.exit(3)
 
 
+class Fatal(BaseException):
+    pass
+
+
+class Aborts:
+    def __init__(self) -> None:
+        raise Fatal("no licence")
+
+
 class NotAStrategy:
     pass
 
@@ -372,6 +381,11 @@ def make_check(word: str):
             "{class: 'custom_strategies:Quits'}",
             "cannot build the strategy: it called sys.exit(3); a strategy's constructor must "
             "not exit",
+        ),
+        (
+            "{class: 'custom_strategies:Aborts'}",
+            "cannot build the strategy: it raised Fatal: no licence (a BaseException that is "
+            "not an Exception)",
         ),
         (
             "{class: 'custom_strategies:NotAStrategy'}",

@@ -67,6 +67,14 @@ def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> A
             f"importing {module_name!r} called sys.exit({exc.code!r}): a module aeval imports "
             "must not exit; put its script part under 'if __name__ == \"__main__\":'",
         ) from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        raise config.error(
+            key,
+            f"importing {module_name!r} raised {type(exc).__name__}: {exc} (a BaseException "
+            "that is not an Exception: a module aeval imports must import cleanly)",
+        ) from exc
     target: Any = module
     for part in attribute.split("."):
         try:
@@ -179,6 +187,14 @@ def _custom(config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, A
             key,
             f"cannot build the strategy: it called sys.exit({exc.code!r}); a strategy's "
             "constructor must not exit",
+        ) from exc
+    except (Exception, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        raise config.error(
+            key,
+            f"cannot build the strategy: it raised {type(exc).__name__}: {exc} (a "
+            "BaseException that is not an Exception)",
         ) from exc
     try:
         prepare_strategies([instance])
