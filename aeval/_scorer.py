@@ -467,6 +467,8 @@ class _Run:
                 warnings = (*self._warnings, *self.sinks.warnings)
                 ended = ended.replace(warnings=(*ended.warnings, *warnings))
                 await self.sinks.finish(ended)
+                # a sink that failed at the end is in the report, if not in its own records
+                warnings = (*self._warnings, *self.sinks.warnings)
                 self.aggregator.finish(complete=complete, warnings=warnings, finished_at=now)
 
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:

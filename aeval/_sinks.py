@@ -314,8 +314,9 @@ class SinkGroup:
         return not self.warnings
 
     def _fail(self, sink: Sink, stage: str, exc: Exception) -> None:
-        if sink in self._sinks:
-            self._sinks.remove(sink)
+        if sink not in self._sinks:
+            return  # dropped already: a concurrent call to it failed first
+        self._sinks.remove(sink)
         sent = self._sent[self._index[id(sink)]]
         self.warnings.append(
             f"sink {safe_str(sink)} failed {stage} ({type(exc).__name__}: {safe_str(exc)}); "

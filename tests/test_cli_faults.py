@@ -224,3 +224,27 @@ def test_judge_retries_show_in_the_progress_lines_and_the_summary(project: Path,
     assert re.search(r"model usage\s+\d+ tokens, 3 retries", result.stdout), result.stdout
     rows = rows_of(project / "out" / "rows.jsonl")
     assert sorted(row["metadata"]["retries"] for row in rows) == [0, 1, 2]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("flush_interval", [0.0, 3600.0], ids=["periodic-flush", "at-the-end"])
+def test_a_rows_file_that_cannot_be_written_is_reported_and_the_run_completes(
+    project: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch, flush_interval: float
+) -> None:
+    monkeypatch.setattr(_run, "_FLUSH_INTERVAL", flush_interval)
+    (project / "out").mkdir()
+    (project / "out" / "rows.jsonl").symlink_to("/dev/full")  # every write: no space left
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+        "output: {dir: out}\n",
+    )
+    result = cli("run", config, "--no-store", cwd=project)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert (report["rows"], report["complete"]) == (3, True)
+    [warning] = report["run"]["warnings"]
+    assert warning.startswith(f"sink JsonlSink({str(project / 'out' / 'rows.jsonl')!r}) failed ")
+    assert "(OSError: [Errno 28] No space left on device)" in warning, warning
+    assert f"warning: {warning}" in result.stdout
+    assert "rows.jsonl" not in result.stdout.split("Files written:")[1]

@@ -90,7 +90,9 @@ class _FlushingSink:
 
     :meth:`run` flushes periodically (shielded, so no buffered row is lost to a
     cancellation), so ``tail -f rows.jsonl`` follows the run and an interrupted run leaves
-    every finished row on disk.
+    every finished row on disk. A periodic flush that fails does not stop the run: the
+    sink's next call raises the same error, so the Scorer drops the sink and says so, as
+    for any failing sink.
     """
 
     def __init__(self, sink: _RunSink, facts: Mapping[str, Any] | None = None) -> None:
@@ -98,14 +100,24 @@ class _FlushingSink:
         self._lock = anyio.Lock()
         self._pending = False
         self._facts = dict(facts or {})
+        self._failed: Exception | None = None
+
+    def __repr__(self) -> str:
+        return repr(self._sink)
+
+    def _check(self) -> None:
+        if self._failed is not None:
+            raise self._failed
 
     async def send(self, row: EvaluationRow) -> None:
         async with self._lock:
+            self._check()
             await self._sink.send(row)
             self._pending = True
 
     async def flush(self) -> None:
         async with self._lock:
+            self._check()
             await self._sink.flush()
             self._pending = False
 
@@ -116,15 +128,19 @@ class _FlushingSink:
 
     async def run_finished(self, run: RunInfo) -> None:
         async with self._lock:
+            self._check()
             await self._sink.run_finished(run.replace(**self._facts))
             self._pending = True
 
     async def run(self) -> None:
-        while True:
+        while self._failed is None:
             await anyio.sleep(_FLUSH_INTERVAL)
             if self._pending:
                 with anyio.CancelScope(shield=True):
-                    await self.flush()
+                    try:
+                        await self.flush()
+                    except Exception as exc:
+                        self._failed = exc
 
 
 class _Stop:
@@ -392,4 +408,6 @@ async def execute(
         with anyio.CancelScope(shield=True):
             files = await report.save(config.output_dir, formats=config.formats)
     run_id = store.run_id if store is not None else None
-    return RunResult(report, stop.reason, error, (*files, rows_path), run_id)
+    if not any(repr(sink) in warning for warning in report.warnings):
+        files = [*files, rows_path]  # listed as written only when the sink never failed
+    return RunResult(report, stop.reason, error, tuple(files), run_id)
