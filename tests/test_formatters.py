@@ -3,6 +3,7 @@ from __future__ import annotations
 import importlib.metadata
 import sys
 import types
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -669,7 +670,7 @@ def test_public_names() -> None:
         assert hasattr(formatters, name)
 
 
-def test_model_usage_is_reported_in_markdown_and_json() -> None:
+def test_model_usage_is_reported_in_markdown_json_and_junit() -> None:
     sample = EvaluationSample("S", ["q"], "a")
     result = EvaluationResult.passing().with_metadata(
         {"retries": 2, "prompt_tokens": 120, "completion_tokens": 30, "cost": 0.0125}
@@ -686,3 +687,15 @@ def test_model_usage_is_reported_in_markdown_and_json() -> None:
         "cost": 0.0125,
     }
     assert "Model usage" not in EvaluationReport([]).format("markdown")
+    junit = report.format("junit")
+    properties = {
+        p.get("name"): p.get("value")
+        for p in ET.fromstring(junit.split("\n", 1)[1]).iter("property")
+    }
+    assert {k: v for k, v in properties.items() if k and k.startswith("model_")} == {
+        "model_retries": "2",
+        "model_prompt_tokens": "120",
+        "model_completion_tokens": "30",
+        "model_cost_usd": "0.012500",
+    }
+    assert "model_retries" not in EvaluationReport([]).format("junit")

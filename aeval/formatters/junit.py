@@ -161,6 +161,14 @@ class JunitFormatter:
             items.append(("git_commit", run.git_commit))
         if report.repeat_statistics is not None:
             items.append(("flaky", str(len(report.flaky))))
+        usage = report.usage
+        if usage.retries or usage.total_tokens or usage.cost:
+            items += [
+                ("model_retries", str(usage.retries)),
+                ("model_prompt_tokens", str(usage.prompt_tokens)),
+                ("model_completion_tokens", str(usage.completion_tokens)),
+                ("model_cost_usd", f"{usage.cost:.6f}"),
+            ]
         items += [("warning", warning) for warning in report.warnings]
         items += [(f"tag.{tag}", format_number(s)) for tag, s in report.tag_scores.items()]
         items += [
