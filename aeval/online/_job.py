@@ -10,8 +10,8 @@ import anyio
 
 from .._callables import PreparedStrategy, apply_strategy
 from .._results import ErrorInfo, EvaluationRow
+from .._run import retries_of
 from .._samples import EvaluationSample, Parameters
-from .._scorer import retries_of
 
 __all__ = ["Job", "StrategyTimeout", "apply_to_job"]
 
