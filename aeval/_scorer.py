@@ -2,58 +2,23 @@
 
 from __future__ import annotations
 
-import inspect
-import sys
-import time
-from collections import deque
-from collections.abc import (
-    AsyncIterable,
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Coroutine,
-    Iterable,
-    Iterator,
-    Sequence,
-    Sized,
-)
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from time import perf_counter
-from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import ObjectReceiveStream
 
-from ._aggregator import Aggregator, KeepRows
-from ._callables import (
-    BoundFunction,
-    PreparedStrategy,
-    apply_strategy,
-    bind_function,
-    is_async_callable,
-    prepare_strategies,
-)
-from ._exceptions import AbandonedCallsError, ScorerClosedError
-from ._executor import (
-    Executor,
-    ExecutorJob,
-    FunctionUnderTest,
-    IndexedSample,
-    SampleFeed,
-    SampleSource,
-    check_sample,
-    unindexed,
-)
+from ._aggregator import KeepRows
+from ._callables import bind_function, is_async_callable, prepare_strategies
+from ._exceptions import ScorerClosedError
+from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._groups import unwrap_single_group
 from ._redact import Redactor
 from ._report import EvaluationReport
-from ._results import ErrorInfo, EvaluationRow
-from ._run_info import RunInfo, current_git_commit
-from ._samples import EvaluationSample, Parameters
-from ._sinks import Sink, SinkGroup
-from ._threads import DaemonThreads
-from ._version import __version__
+from ._results import EvaluationRow
+from ._run import Run, Tally, TargetInterrupt, retries_of
+from ._sinks import Sink
 
 __all__ = [
     "FunctionUnderTest",
@@ -63,8 +28,6 @@ __all__ = [
     "ScorerStatistics",
     "retries_of",
 ]
-
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,10 +140,7 @@ class Scorer:
         self.tracebacks = tracebacks
         self.executor = executor
         self._closed = False
-        self._in_flight = 0
-        self._samples_done = 0
-        self._rows_done = 0
-        self._runs = 0
+        self._tally = Tally()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -212,8 +172,9 @@ class Scorer:
 
     def statistics(self) -> ScorerStatistics:
         """A snapshot of the work in flight and done."""
+        tally = self._tally
         return ScorerStatistics(
-            self.concurrency, self._in_flight, self._samples_done, self._rows_done, self._runs
+            self.concurrency, tally.in_flight, tally.samples_done, tally.rows_done, tally.runs
         )
 
     def _check_open(self) -> None:
@@ -250,7 +211,7 @@ class Scorer:
         run = self._new_run(samples, function, strategies)
         try:
             await run.execute(None)
-        except _TargetInterrupt as exc:
+        except TargetInterrupt as exc:
             raise exc.interrupt from None
         return run.aggregator.report()
 
@@ -282,7 +243,7 @@ class Scorer:
 
         async def produce() -> None:
             async with send:
-                with suppress(_TargetInterrupt):
+                with suppress(TargetInterrupt):
                     await run.execute(send.send)
 
         with receive, unwrap_single_group():
@@ -298,7 +259,7 @@ class Scorer:
 
     def _new_run(
         self, samples: SampleSource, function: FunctionUnderTest, strategies: Sequence[object]
-    ) -> _Run:
+    ) -> Run:
         self._check_open()
         if not callable(function):
             raise TypeError(
@@ -319,7 +280,7 @@ class Scorer:
         if bound.signature is not None and isinstance(samples, Sequence):
             for index, item in enumerate(samples):
                 bound.check(check_sample(unindexed(item), index))
-        run = _Run(self, samples, bound, is_async_callable(function), prepared)
+        run = Run(self, samples, bound, is_async_callable(function), prepared, self._tally)
         if self.executor is not None:
             run.remote = (function, tuple(strategies), self.executor.prepare(function, strategies))
         return run
@@ -328,7 +289,7 @@ class Scorer:
 class RowStream:
     """The rows of a running evaluation, in completion order (see :meth:`Scorer.stream`)."""
 
-    def __init__(self, receive: ObjectReceiveStream[EvaluationRow], run: _Run) -> None:
+    def __init__(self, receive: ObjectReceiveStream[EvaluationRow], run: Run) -> None:
         self._receive = receive
         self._run = run
 
@@ -362,410 +323,3 @@ class RowStream:
         async for _ in self._receive:
             pass
         return self.report
-
-
-Emit = Callable[[EvaluationRow], Awaitable[None]]
-_Remote = tuple[FunctionUnderTest, tuple[object, ...], object]
-
-
-class _TargetInterrupt(Exception):
-    """The function under test raised ``KeyboardInterrupt``: the run stops, as on Ctrl-C.
-
-    It travels out of the worker tasks as an ordinary exception (a ``KeyboardInterrupt``
-    inside an asyncio task would escape the event loop and leave the run hanging) and is
-    raised again as the original ``KeyboardInterrupt`` once every finished row is saved.
-    """
-
-    def __init__(self, interrupt: KeyboardInterrupt) -> None:
-        super().__init__("the function under test raised KeyboardInterrupt")
-        self.interrupt = interrupt
-
-
-class _Run:
-    """One evaluation run: a fixed pool of workers pulling samples from a shared source."""
-
-    def __init__(
-        self,
-        scorer: Scorer,
-        samples: SampleSource,
-        function: BoundFunction,
-        is_async: bool,
-        strategies: tuple[PreparedStrategy, ...],
-    ) -> None:
-        self.scorer = scorer
-        self.samples = samples
-        self.function = function
-        self.call = function.call
-        self.is_async = is_async
-        self.strategies = strategies
-        self.aggregator = Aggregator(
-            keep=scorer.keep, strategies=len(strategies), repeats=scorer.repeats
-        )
-        self.sinks = SinkGroup(scorer.sinks)
-        self.redactor = scorer.redactor
-        self.finished = False
-        self.interrupted: KeyboardInterrupt | None = None
-        self._emit: Emit | None = None
-        self._threads: DaemonThreads | None = None
-        self._cancelled = anyio.get_cancelled_exc_class
-        self.remote: _Remote | None = None
-        self._warnings: list[str] = []
-
-    async def execute(self, emit: Emit | None) -> None:
-        """Run every sample; raise ``_TargetInterrupt`` if the function under test asked to stop."""
-        scorer = self.scorer
-        scorer._runs += 1
-        self._emit = emit
-        self._cancelled = anyio.get_cancelled_exc_class
-        cancelled = anyio.get_cancelled_exc_class()
-        if not self.is_async and self.remote is None:
-            self._threads = DaemonThreads(max_abandoned=scorer.max_abandoned)
-        workers = scorer.concurrency
-        expected = len(self.samples) if isinstance(self.samples, Sized) else None
-        if expected is not None:
-            workers = min(workers, expected * scorer.repeats)
-        run = RunInfo(
-            started_at=time.time(),
-            complete=False,
-            samples_expected=expected,
-            concurrency=scorer.concurrency,
-            repeats=scorer.repeats,
-            strategies=tuple(s.name for s in self.strategies),
-            aeval_version=__version__,
-            git_commit=await current_git_commit(),
-            executor=None if scorer.executor is None else scorer.executor.describe(),
-        )
-        self.aggregator.start(run)
-        complete = False
-        try:
-            await self.sinks.start(run)
-            with unwrap_single_group():
-                if self.remote is not None:
-                    await self._run_remote(self.remote)
-                elif isinstance(self.samples, AsyncIterable):
-                    await self._run_async_source(self.samples, max(workers, 1))
-                else:
-                    work = self._work(iter(self.samples))
-                    await _run_workers(max(workers, 1), self._worker, work)
-            self.finished = complete = True
-        except _TargetInterrupt as exc:
-            self.interrupted = exc.interrupt
-            raise
-        except cancelled:
-            raise
-        except Exception as exc:
-            done = self.aggregator.rows_added
-            kept = "; they are in every sink" if scorer.sinks and self.sinks.healthy else ""
-            exc.add_note(f"aeval: {done} row(s) had finished when the run stopped{kept}.")
-            raise
-        finally:
-            if self._threads is not None:
-                self._threads.close()
-            with anyio.CancelScope(shield=True):
-                now = time.time()
-                ended = self.aggregator.run_info.replace(finished_at=now, complete=complete)
-                warnings = (*self._warnings, *self.sinks.warnings)
-                ended = ended.replace(warnings=(*ended.warnings, *warnings))
-                await self.sinks.finish(ended)
-                # a sink that failed at the end is in the report, if not in its own records
-                warnings = (*self._warnings, *self.sinks.warnings)
-                self.aggregator.finish(complete=complete, warnings=warnings, finished_at=now)
-
-    def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
-        repeats = self.scorer.repeats
-        check = self.function.signature is not None and not isinstance(self.samples, Sequence)
-        for position, item in enumerate(samples):
-            if type(item) is IndexedSample:
-                index, sample = item.index, item.sample
-            else:
-                index = position
-                sample = check_sample(item, index)
-            if check:
-                self.function.check(sample)
-            for repeat in range(repeats):
-                yield index, repeat, sample
-
-    async def _worker(self, work: Iterator[tuple[int, int, EvaluationSample]]) -> None:
-        for index, repeat, sample in work:
-            await self._evaluate_sample(sample, index, repeat)
-
-    async def _run_remote(self, remote: _Remote) -> None:
-        function, strategies, prepared = remote
-        scorer = self.scorer
-        assert scorer.executor is not None
-        check = self.function.check if self.function.signature is not None else None
-        feed = SampleFeed(self.samples, check)
-        job = ExecutorJob(
-            feed=feed,
-            function=function,
-            strategies=strategies,
-            prepared=prepared,
-            concurrency=scorer.concurrency,
-            timeout=scorer.timeout,
-            repeats=scorer.repeats,
-            tracebacks=scorer.tracebacks,
-            max_abandoned=scorer.max_abandoned,
-            warn=self._warnings.append,
-        )
-        try:
-            await scorer.executor.execute(job, self._deliver)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await feed.aclose()
-
-    async def _deliver(self, rows: Sequence[EvaluationRow]) -> None:
-        """Account for the rows of finished samples (each call of the function once)."""
-        counted: set[tuple[int, int]] = set()
-        for row in rows:
-            call = (row.index, row.repeat)
-            if call not in counted:
-                counted.add(call)
-                self.aggregator.count_sample(repeat=row.repeat, failed=row.function_failed)
-                self.scorer._samples_done += 1
-            await self._add(row)
-
-    async def _run_async_source(
-        self, samples: AsyncIterable[EvaluationSample | IndexedSample], workers: int
-    ) -> None:
-        check = self.function.check if self.function.signature is not None else None
-        work = _AsyncWork(samples, self.scorer.repeats, check)
-        try:
-            await _run_workers(workers, self._async_worker, work)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await work.aclose()
-
-    async def _async_worker(self, work: _AsyncWork) -> None:
-        while (item := await work.next()) is not None:
-            index, repeat, sample = item
-            await self._evaluate_sample(sample, index, repeat)
-
-    async def _call_function(self, params: Parameters) -> Any:
-        if self.is_async:
-            return await self.call(params)
-        assert self._threads is not None
-        result = await self._threads.run(self.call, params)
-        if inspect.isawaitable(result):
-            return await result
-        return result
-
-    async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
-        scorer = self.scorer
-        scorer._in_flight += 1
-        try:
-            started = perf_counter()
-            try:
-                if scorer.timeout is None:
-                    output = await self._call_function(sample.parameters)
-                else:
-                    output = await self._call_with_timeout(sample.parameters, scorer.timeout)
-            except BaseException as exc:
-                if isinstance(exc, self._cancelled() | AbandonedCallsError):
-                    raise
-                if isinstance(exc, KeyboardInterrupt):
-                    raise _TargetInterrupt(exc) from None
-                await self._add_call_failure(sample, exc, perf_counter() - started, index, repeat)
-                return
-            duration = perf_counter() - started
-            self.aggregator.count_sample(repeat=repeat)
-            scorer._samples_done += 1
-            for strategy in self.strategies:
-                await self._add(
-                    await self._apply(strategy, sample, output, duration, index, repeat)
-                )
-        finally:
-            scorer._in_flight -= 1
-
-    async def _add_call_failure(
-        self,
-        sample: EvaluationSample,
-        exc: BaseException,
-        duration: float,
-        index: int,
-        repeat: int,
-    ) -> None:
-        """One error row per strategy (one without strategies): every sample weighs the same."""
-        self.aggregator.count_sample(repeat=repeat, failed=True)
-        self.scorer._samples_done += 1
-        if isinstance(exc, _SampleTimeout):
-            error = ErrorInfo("TimeoutError", str(exc), None, "function")
-        else:
-            error = ErrorInfo.from_exception(
-                exc, with_traceback=self.scorer.tracebacks, source="function"
-            )
-        targets: list[tuple[str | None, int]] = [(s.name, s.position) for s in self.strategies]
-        if not targets:
-            targets.append((None, 0))
-        metadata = retries_of(exc)
-        for name, position in targets:
-            await self._add(
-                EvaluationRow.from_error(
-                    sample,
-                    name,
-                    None,
-                    error,
-                    duration=duration,
-                    index=index,
-                    repeat=repeat,
-                    position=position,
-                    metadata=metadata if position == targets[0][1] else None,
-                )
-            )
-
-    async def _call_with_timeout(self, params: Parameters, seconds: float) -> Any:
-        with anyio.move_on_after(seconds) as scope:
-            return await self._call_function(params)
-        if scope.cancelled_caught:
-            raise _SampleTimeout(
-                f"the function under test did not finish within {seconds:g} s (Scorer timeout)"
-            )
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _apply(
-        self,
-        strategy: PreparedStrategy,
-        sample: EvaluationSample,
-        output: Any,
-        duration: float,
-        index: int,
-        repeat: int,
-    ) -> EvaluationRow:
-        started = perf_counter()
-        try:
-            result = await apply_strategy(strategy.evaluate, strategy.name, sample, output)
-        except Exception as exc:
-            return EvaluationRow.from_error(
-                sample,
-                strategy.name,
-                output,
-                ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks),
-                duration=duration,
-                strategy_duration=perf_counter() - started,
-                index=index,
-                repeat=repeat,
-                position=strategy.position,
-                metadata=retries_of(exc),
-            )
-        return EvaluationRow.from_result(
-            sample,
-            strategy.name,
-            output,
-            result,
-            duration=duration,
-            strategy_duration=perf_counter() - started,
-            index=index,
-            repeat=repeat,
-            position=strategy.position,
-        )
-
-    async def _add(self, row: EvaluationRow) -> None:
-        if self.redactor:
-            row = self.redactor.row(row)
-        self.aggregator.add(row)
-        self.scorer._rows_done += 1
-        await self.sinks.send(row)
-        if self._emit is not None:
-            await self._emit(row)
-
-
-def retries_of(exc: BaseException) -> dict[str, int] | None:
-    """``{"retries": n}`` for an error raised after retries (a model client's), else ``None``.
-
-    Counted on one row only, so the report's usage sums each retry once.
-    """
-    retries = getattr(exc, "retries", None)
-    if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:
-        return {"retries": retries}
-    return None
-
-
-async def _run_workers(
-    count: int, worker: Callable[[_T], Coroutine[Any, Any, None]], work: _T
-) -> None:
-    """Run ``count`` copies of ``worker(work)`` in a task group and wait for them all.
-
-    On asyncio this is the stdlib's ``asyncio.TaskGroup`` (the same structured concurrency: the
-    group owns its tasks, cancels the rest when one fails and propagates the errors); elsewhere
-    an anyio task group. The reason is cost: an anyio task takes about ten times as long as an
-    asyncio task to spawn and retire (measured here: ~25 µs against ~3 µs), which at a
-    concurrency of 500 is several percent of a 200 ms run. Cancel scopes, ``fail_after`` and
-    worker threads from anyio work unchanged inside these tasks.
-    """
-    asyncio = _running_asyncio()
-    if asyncio is not None:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(count):
-                group.create_task(worker(work))
-        return
-    async with anyio.create_task_group() as tg:
-        for _ in range(count):
-            tg.start_soon(worker, work)
-
-
-def _running_asyncio() -> Any:
-    """The ``asyncio`` module when an asyncio loop runs this task, else ``None``.
-
-    A program that never imported asyncio is not running it, so ``import aeval`` needs no
-    asyncio of its own.
-    """
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
-        return None
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-    return asyncio
-
-
-class _AsyncWork:
-    """Hands ``(index, repeat, sample)`` from an async iterable to workers, one at a time.
-
-    Each worker pulls the next item itself under a lock, so no feeder task or channel sits
-    between the source and the workers, and nothing is read ahead of the work in flight.
-    """
-
-    def __init__(
-        self,
-        samples: AsyncIterable[EvaluationSample | IndexedSample],
-        repeats: int,
-        check: Callable[[EvaluationSample], None] | None,
-    ) -> None:
-        self._iterator = aiter(samples)
-        self._repeats = repeats
-        self._check = check
-        self._lock = anyio.Lock(fast_acquire=True)
-        self._pending: deque[tuple[int, int, EvaluationSample]] = deque()
-        self._index = 0
-        self._exhausted = False
-
-    async def next(self) -> tuple[int, int, EvaluationSample] | None:
-        async with self._lock:
-            if self._pending:
-                return self._pending.popleft()
-            if self._exhausted:
-                return None
-            try:
-                item = await anext(self._iterator)
-            except StopAsyncIteration:
-                self._exhausted = True
-                return None
-            index = self._index
-            self._index = index + 1
-            if type(item) is IndexedSample:
-                index, sample = item.index, item.sample
-            else:
-                sample = check_sample(item, index)
-            if self._check is not None:
-                self._check(sample)
-            self._pending.extend((index, repeat, sample) for repeat in range(1, self._repeats))
-            return index, 0, sample
-
-    async def aclose(self) -> None:
-        aclose = getattr(self._iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
-class _SampleTimeout(Exception):
-    """The per-sample timeout expired (kept apart from a TimeoutError the function raises)."""

@@ -8,9 +8,10 @@ Bottom to top (a module imports only from its own layer or below):
 2. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
 3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
 4. report: ``_report``, ``_aggregator``, ``_summary``, ``_judging``
-5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_sync``, ``_builder``,
-   ``_assertions``, ``_executor`` (indexed samples, the executor protocol), ``_shards`` (the
-   split into shards and their merge)
+5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_run`` (one run of a
+   Scorer), ``_workers`` (a run's worker pool), ``_sync``, ``_builder``, ``_assertions``,
+   ``_executor`` (indexed samples, the executor protocol), ``_shards`` (the split into shards
+   and their merge)
 6. strategies: ``aeval.strategies``
 7. formatters: ``aeval.formatters``
 8. history: ``aeval._store`` (the run store), ``aeval._compare`` (comparing two runs)
@@ -63,6 +64,8 @@ LAYERS: list[tuple[str, ...]] = [
         "aeval._executor",
         "aeval._sinks",
         "aeval._scorer",
+        "aeval._run",
+        "aeval._workers",
         "aeval._sync",
         "aeval._builder",
         "aeval._assertions",

@@ -2,37 +2,29 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from time import perf_counter
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from .._callables import (
-    PreparedStrategy,
-    apply_strategy,
-    is_async_callable,
-    prepare_strategies,
-)
-from .._exceptions import MissingExtraError
+from .._callables import PreparedStrategy, prepare_strategies
 from .._redact import Redactor
-from .._results import ErrorInfo, EvaluationRow, Outcome
+from .._results import EvaluationRow, Outcome
 from .._run_info import RunInfo, current_git_commit
-from .._samples import EvaluationSample, Parameters
-from .._scorer import retries_of
 from .._sinks import Sink, SinkGroup
 from .._version import __version__
+from ._job import Job, apply_to_job
 from ._sampling import Sampler, SampleRates
-from ._statistics import OnlineStatistics
-from ._window import Since, Window, WindowScore, as_timestamp
+from ._setup import check_options, sinks_of, telemetry_for, threadsafe_caller
+from ._statistics import Accounts, OnlineStatistics
+from ._watch import watch_calls
+from ._window import Since, Window, WindowScore
 
 if TYPE_CHECKING:
     from .._store import RunStore
@@ -43,59 +35,6 @@ logger = logging.getLogger("aeval.online")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _State = Literal["new", "running", "closing", "closed"]
-
-
-class _Job:
-    """One submitted response on its way through the queue."""
-
-    __slots__ = (
-        "duration",
-        "inputs",
-        "metadata",
-        "name",
-        "output",
-        "prefix",
-        "selected",
-        "seq",
-        "span",
-        "tags",
-        "timestamp",
-    )
-
-    def __init__(
-        self,
-        inputs: Any,
-        output: Any,
-        name: str | None,
-        prefix: str | None,
-        tags: Iterable[str],
-        metadata: Mapping[str, Any] | None,
-        timestamp: float,
-        span: Any,
-        duration: float,
-    ) -> None:
-        self.inputs = inputs
-        self.output = output
-        self.name = name
-        self.prefix = prefix
-        self.tags = tags
-        self.metadata = metadata
-        self.timestamp = timestamp
-        self.span = span
-        self.duration = duration
-        self.seq = 0
-        self.selected: tuple[int, ...] = ()
-
-
-def _parameters(inputs: Any) -> Parameters:
-    """A response's inputs as parameters: a mapping is named, a list positional, else one."""
-    if isinstance(inputs, Parameters | Mapping | list | tuple):
-        return Parameters(inputs)
-    return Parameters([inputs])
-
-
-class _StrategyTimeout(Exception):
-    """A strategy did not finish within the evaluator's ``timeout``."""
 
 
 class OnlineEvaluator:
@@ -196,30 +135,16 @@ class OnlineEvaluator:
     ) -> None:
         if not strategies:
             raise TypeError("OnlineEvaluator needs at least one strategy")
-        _check_count(queue_size, "queue_size", minimum=0)
-        _check_count(concurrency, "concurrency", minimum=1)
-        if not drain_timeout >= 0:
-            raise ValueError(f"drain_timeout must be >= 0 seconds, got {drain_timeout!r}")
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        if sink_timeout is not None and not sink_timeout > 0:
-            raise ValueError(f"sink_timeout must be positive seconds, got {sink_timeout!r}")
-        if flush_interval is not None and not flush_interval > 0:
-            raise ValueError(f"flush_interval must be positive seconds, got {flush_interval!r}")
-        if isinstance(redact, str):
-            raise TypeError("redact takes a list of secrets, not one string: write [secret]")
-        sinks: tuple[Sink, ...]
-        if sink is None:
-            sinks = ()
-        elif isinstance(sink, Sink):
-            sinks = (sink,)
-        else:
-            sinks = tuple(sink)
-        for each in sinks:
-            if not isinstance(each, Sink):
-                raise TypeError(f"{each!r} is not a sink: it needs async send() and flush()")
-        if store is not None:
-            sinks = (*sinks, store.sink(name))
+        check_options(
+            queue_size=queue_size,
+            concurrency=concurrency,
+            drain_timeout=drain_timeout,
+            timeout=timeout,
+            sink_timeout=sink_timeout,
+            flush_interval=flush_interval,
+            redact=redact,
+        )
+        sinks = sinks_of(sink, store, name)
         self.strategies: tuple[PreparedStrategy, ...] = prepare_strategies(strategies)
         self.sampler = Sampler(tuple(s.name for s in self.strategies), sample_rates, seed=seed)
         self.queue_size = queue_size
@@ -233,20 +158,15 @@ class OnlineEvaluator:
         self._redactor = Redactor(redact)
         self._clock = clock
         self._window = Window(resolution=resolution, retention=retention)
-        self._telemetry = _telemetry(otel)
+        self._telemetry = telemetry_for(otel)
         self._state: _State = "new"
         self._loop_thread: int | None = None
         self._call_soon: Callable[..., object] | None = None
-        self._lock = threading.Lock()  # guards the counts of submissions refused off the loop
         self._logged: set[str] = set()
         self._sink_group = SinkGroup(sinks, timeout=sink_timeout)
         self._sink_warnings = 0
         self._run: RunInfo | None = None
-        # the counts (changed on the event loop's thread only, except _refused)
-        self._submitted = self._sampled_out = self._evaluated = self._errors = 0
-        self._rows = self._strategies_out = self._queue_full = self._unfinished = 0
-        self._not_running = self._invalid = self._in_flight = 0
-        self._refused = 0  # submitted and refused off the loop: counted as not_running
+        self._accounts = Accounts()
         self._seq = 0
 
     def __repr__(self) -> str:
@@ -260,13 +180,13 @@ class OnlineEvaluator:
             raise RuntimeError(
                 f"this OnlineEvaluator is {self._state}: an evaluator runs once; create a new one"
             )
-        self._send, self._receive = anyio.create_memory_object_stream[_Job](self.queue_size)
+        self._send, self._receive = anyio.create_memory_object_stream[Job](self.queue_size)
         self._sink_lock = anyio.Lock()
         self._idle = anyio.Event()
         self._idle.set()  # nothing queued yet
         self._pool_done = anyio.Event()
         self._loop_thread = threading.get_ident()
-        self._call_soon = _threadsafe_caller()
+        self._call_soon = threadsafe_caller()
         self._run = RunInfo(
             started_at=self._clock(),
             complete=False,
@@ -323,25 +243,25 @@ class OnlineEvaluator:
                     self._receive.receive_nowait()
                 except (anyio.WouldBlock, anyio.EndOfStream):
                     break
-                self._unfinished += 1
+                self._accounts.unfinished += 1
             self._receive.close()
             self._state = "closed"
             self._idle.set()
-            dropped = self._dropped()
-            if self._unfinished:
+            dropped = self._accounts.dropped()
+            if self._accounts.unfinished:
                 logger.warning(
                     "aeval.online %r: %d response(s) could not be evaluated within the drain "
                     "timeout of %g s and were dropped (%d dropped in all, of %d submitted)",
                     self.name,
-                    self._unfinished,
+                    self._accounts.unfinished,
                     self.drain_timeout,
                     dropped,
-                    self._submitted,
+                    self._accounts.submitted,
                 )
             assert self._run is not None
             warnings = list(self._sink_group.warnings)
             if dropped:
-                warnings.append(self._dropped_summary())
+                warnings.append(self._accounts.dropped_summary())
             ended = self._run.replace(
                 finished_at=self._clock(), complete=dropped == 0, warnings=tuple(warnings)
             )
@@ -401,7 +321,7 @@ class OnlineEvaluator:
     ) -> bool:
         try:
             telemetry = self._telemetry
-            job = _Job(
+            job = Job(
                 inputs,
                 output,
                 name,
@@ -416,45 +336,41 @@ class OnlineEvaluator:
                 return self._accept(job)
             call_soon = self._call_soon
             if call_soon is None or self._state != "running":
-                self._refuse()
+                self._accounts.refuse()
                 return False
             try:
                 call_soon(self._accept, job)
             except Exception:  # the loop is closed or closing
-                self._refuse()
+                self._accounts.refuse()
             return False
         except Exception as exc:  # a clock or tracer that failed: count, never raise
-            self._refuse()
+            self._accounts.refuse()
             self._log_once("submit", f"submit failed ({type(exc).__name__}: {exc})")
             return False
 
-    def _refuse(self) -> None:
-        with self._lock:
-            self._refused += 1
-
-    def _accept(self, job: _Job) -> bool:
+    def _accept(self, job: Job) -> bool:
         """Count, draw and queue one response (on the loop's thread)."""
-        self._submitted += 1
+        self._accounts.submitted += 1
         self._seq += 1
         job.seq = self._seq
         if self._state != "running":
-            self._not_running += 1
+            self._accounts.not_running += 1
             return False
         try:
             selected = self.sampler.select(job.inputs, job.output)
         except Exception as exc:
-            self._invalid += 1
+            self._accounts.invalid += 1
             self._log_once("rate", f"the sample rate function raised {type(exc).__name__}: {exc}")
             return False
-        self._strategies_out += len(self.strategies) - len(selected)
+        self._accounts.strategies_out += len(self.strategies) - len(selected)
         if not selected:
-            self._sampled_out += 1
+            self._accounts.sampled_out += 1
             return False
         job.selected = selected
         try:
             self._send.send_nowait(job)
         except anyio.WouldBlock:
-            self._queue_full += 1
+            self._accounts.queue_full += 1
             self._log_once(
                 "full",
                 f"the queue is full ({self.queue_size} waiting, {self.concurrency} in "
@@ -500,73 +416,7 @@ class OnlineEvaluator:
             tags: Tags of every response.
             metadata: Metadata of every response.
         """
-        if function is None:
-            return functools.partial(self._wrap, name=name, tags=tags, metadata=metadata)
-        return self._wrap(function, name=name, tags=tags, metadata=metadata)
-
-    def _wrap(
-        self,
-        function: _F,
-        *,
-        name: str | None,
-        tags: Iterable[str],
-        metadata: Mapping[str, Any] | None,
-    ) -> _F:
-        if not callable(function):
-            raise TypeError(f"watch() decorates a function, got {type(function).__name__}")
-        prefix = name or getattr(function, "__name__", None) or "watched"
-        tags = tuple(tags)
-        signature = inspect.signature(function)
-        submit = self._submit
-
-        positional = [
-            p.name
-            for p in signature.parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        simple = all(
-            p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            for p in signature.parameters.values()
-        )
-
-        def inputs_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-            if simple and len(args) <= len(positional):  # the common case, without bind()
-                bound = dict(zip(positional, args, strict=False))
-                bound.update(kwargs)
-            else:
-                bound = dict(signature.bind(*args, **kwargs).arguments)
-            bound.pop("self", None)
-            return bound
-
-        if is_async_callable(function):
-
-            @functools.wraps(function)
-            async def watched(*args: Any, **kwargs: Any) -> Any:
-                started = perf_counter()
-                result = await function(*args, **kwargs)
-                duration = perf_counter() - started
-                try:
-                    inputs = inputs_of(args, kwargs)
-                except Exception:
-                    inputs = {"args": args, "kwargs": kwargs}
-                submit(inputs, result, None, prefix, tags, metadata, duration)
-                return result
-
-            return cast("_F", watched)
-
-        @functools.wraps(function)
-        def watched_sync(*args: Any, **kwargs: Any) -> Any:
-            started = perf_counter()
-            result = function(*args, **kwargs)
-            duration = perf_counter() - started
-            try:
-                inputs = inputs_of(args, kwargs)
-            except Exception:
-                inputs = {"args": args, "kwargs": kwargs}
-            submit(inputs, result, None, prefix, tags, metadata, duration)
-            return result
-
-        return cast("_F", watched_sync)
+        return watch_calls(self._submit, function, name=name, tags=tags, metadata=metadata)
 
     # --- evaluating ------------------------------------------------------------------------
 
@@ -589,98 +439,43 @@ class OnlineEvaluator:
                 job = await receive.receive()
             except anyio.EndOfStream:
                 return
-            self._in_flight += 1
+            self._accounts.in_flight += 1
             settled = False
             try:
                 await self._evaluate(job)
                 settled = True
             finally:
-                self._in_flight -= 1
+                self._accounts.in_flight -= 1
                 if not settled:  # cancelled at the drain deadline
-                    self._unfinished += 1
-                if not self._in_flight and not receive.statistics().current_buffer_used:
+                    self._accounts.unfinished += 1
+                if not self._accounts.in_flight and not receive.statistics().current_buffer_used:
                     self._idle.set()
 
-    async def _evaluate(self, job: _Job) -> None:
+    async def _evaluate(self, job: Job) -> None:
         try:
-            sample = EvaluationSample(
-                job.name or f"{job.prefix or self.name}-{job.seq}",
-                _parameters(job.inputs),
-                tags=job.tags,
-                metadata=job.metadata,
-            )
+            sample = job.sample(self.name)
         except Exception as exc:
-            self._invalid += 1
+            self._accounts.invalid += 1
             self._log_once("sample", f"a response could not become a sample: {exc}")
             return
-        rows = [await self._apply(self.strategies[i], sample, job) for i in job.selected]
+        rows = [
+            await apply_to_job(
+                self.strategies[i], sample, job, seconds=self.timeout, tracebacks=self.tracebacks
+            )
+            for i in job.selected
+        ]
         if self.sinks:
             with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
                 await self._deliver(rows, job)
         else:
             await self._deliver(rows, job)  # never suspends without sinks
 
-    async def _apply(
-        self, strategy: PreparedStrategy, sample: EvaluationSample, job: _Job
-    ) -> EvaluationRow:
-        started = perf_counter()
-        try:
-            if self.timeout is None:
-                result = await apply_strategy(strategy.evaluate, strategy.name, sample, job.output)
-            else:
-                with anyio.move_on_after(self.timeout):
-                    result = await apply_strategy(
-                        strategy.evaluate, strategy.name, sample, job.output
-                    )
-                    return self._row_of(strategy, sample, job, result, started)
-                raise _StrategyTimeout(
-                    f"the strategy did not finish within {self.timeout:g} s (online timeout)"
-                )
-        except Exception as exc:
-            if isinstance(exc, _StrategyTimeout):
-                error = ErrorInfo("TimeoutError", str(exc))
-            else:
-                error = ErrorInfo.from_exception(exc, with_traceback=self.tracebacks)
-            return EvaluationRow.from_error(
-                sample,
-                strategy.name,
-                job.output,
-                error,
-                duration=job.duration,
-                strategy_duration=perf_counter() - started,
-                index=job.seq,
-                position=strategy.position,
-                metadata=retries_of(exc),
-                timestamp=job.timestamp,
-            )
-        return self._row_of(strategy, sample, job, result, started)
-
-    def _row_of(
-        self,
-        strategy: PreparedStrategy,
-        sample: EvaluationSample,
-        job: _Job,
-        result: Any,
-        started: float,
-    ) -> EvaluationRow:
-        return EvaluationRow.from_result(
-            sample,
-            strategy.name,
-            job.output,
-            result,
-            duration=job.duration,
-            strategy_duration=perf_counter() - started,
-            index=job.seq,
-            position=strategy.position,
-            timestamp=job.timestamp,
-        )
-
-    async def _deliver(self, rows: list[EvaluationRow], job: _Job) -> None:
+    async def _deliver(self, rows: list[EvaluationRow], job: Job) -> None:
         if self._redactor:
             rows = [self._redactor.row(row) for row in rows]
         self._window.add(rows, self._clock())
-        self._rows += len(rows)
-        self._errors += sum(row.outcome is Outcome.ERROR for row in rows)
+        self._accounts.rows += len(rows)
+        self._accounts.errors += sum(row.outcome is Outcome.ERROR for row in rows)
         if self.sinks:
             async with self._sink_lock:
                 for row in rows:
@@ -691,7 +486,7 @@ class OnlineEvaluator:
                 self._telemetry.emit(job.span, rows, rows[0].name)
             except Exception as exc:
                 self._log_once("otel", f"OpenTelemetry failed ({type(exc).__name__}: {exc})")
-        self._evaluated += 1
+        self._accounts.evaluated += 1
 
     async def _flush_periodically(self, interval: float, *, task_status: TaskStatus[None]) -> None:
         with anyio.CancelScope() as scope:
@@ -707,28 +502,12 @@ class OnlineEvaluator:
 
     def statistics(self) -> OnlineStatistics:
         """A snapshot of the accounts (see :class:`OnlineStatistics`); never waits."""
-        with self._lock:
-            refused = self._refused
         receive = getattr(self, "_receive", None)
         depth = 0
         if receive is not None and self._state != "closed":
             depth = receive.statistics().current_buffer_used
-        return OnlineStatistics(
-            submitted=self._submitted + refused,
-            sampled_out=self._sampled_out,
-            dropped=self._dropped() + refused,
-            evaluated=self._evaluated,
-            errors=self._errors,
-            queue_depth=depth,
-            in_flight=self._in_flight,
-            rows=self._rows,
-            strategies_sampled_out=self._strategies_out,
-            queue_full=self._queue_full,
-            unfinished=self._unfinished,
-            not_running=self._not_running + refused,
-            invalid=self._invalid,
-            queue_size=self.queue_size,
-            concurrency=self.concurrency,
+        return self._accounts.snapshot(
+            queue_depth=depth, queue_size=self.queue_size, concurrency=self.concurrency
         )
 
     async def join(self) -> None:
@@ -765,43 +544,22 @@ class OnlineEvaluator:
         strategy: str | None = None,
     ) -> WindowScore:
         """The counts and scores of the rows of responses from ``since`` to ``until`` (now)."""
-        start, end = self._range(since, until)
+        start, end = self._window.span(since, until, self._clock())
         return self._window.score(start, end, tag=tag, strategy=strategy)
 
     async def by_strategy(
         self, *, since: Since | None = None, tag: str | None = None
     ) -> Mapping[str, WindowScore]:
         """One :class:`WindowScore` per strategy since ``since`` (of one tag if given)."""
-        start, end = self._range(since, None)
+        start, end = self._window.span(since, None, self._clock())
         return self._window.by(start, end, field="strategy", tag=tag)
 
     async def by_tag(self, *, since: Since | None = None) -> Mapping[str, WindowScore]:
         """One :class:`WindowScore` per tag since ``since``, every strategy's rows together."""
-        start, end = self._range(since, None)
+        start, end = self._window.span(since, None, self._clock())
         return self._window.by(start, end, field="tag")
 
-    def _range(self, since: Since | None, until: Since | None) -> tuple[float, float]:
-        now = self._clock()
-        start = -float("inf") if since is None else as_timestamp(since, now)
-        end = now if until is None else as_timestamp(until, now)
-        if start == -float("inf"):
-            start = now - self._window.retention
-        return start, end
-
     # --- helpers ---------------------------------------------------------------------------
-
-    def _dropped(self) -> int:
-        return self._queue_full + self._unfinished + self._not_running + self._invalid
-
-    def _dropped_summary(self) -> str:
-        with self._lock:
-            refused = self._refused
-        return (
-            f"online evaluation dropped {self._dropped() + refused} response(s): "
-            f"{self._queue_full} with the queue full, {self._unfinished} unfinished at "
-            f"shutdown, {self._not_running + refused} submitted while not running, "
-            f"{self._invalid} invalid"
-        )
 
     def _log_once(self, key: str, message: str) -> None:
         if key not in self._logged:
@@ -813,42 +571,3 @@ class OnlineEvaluator:
         while self._sink_warnings < len(warnings):
             logger.warning("aeval.online %r: %s", self.name, warnings[self._sink_warnings])
             self._sink_warnings += 1
-
-
-def _check_count(value: object, name: str, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-
-
-def _threadsafe_caller() -> Callable[..., object] | None:
-    """A non-blocking way for other threads to run a function on the current event loop."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is not None:
-        try:
-            return cast("Callable[..., object]", asyncio.get_running_loop().call_soon_threadsafe)
-        except RuntimeError:
-            pass
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            return cast("Callable[..., object]", trio.lowlevel.current_trio_token().run_sync_soon)
-        except RuntimeError:
-            pass
-    return None  # pragma: no cover - anyio runs on asyncio or trio
-
-
-def _telemetry(otel: bool | None) -> Any:
-    """The OpenTelemetry reporter, or ``None``; imports OpenTelemetry only when installed."""
-    if otel is False:
-        return None
-    try:
-        from ._otel import Telemetry
-    except ImportError as exc:
-        if otel:
-            raise MissingExtraError(
-                "OnlineEvaluator(otel=True) needs OpenTelemetry: pip install 'aeval[otel]'"
-            ) from exc
-        return None
-    return Telemetry()

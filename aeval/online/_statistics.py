@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
-__all__ = ["OnlineStatistics"]
+__all__ = ["Accounts", "OnlineStatistics"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +64,76 @@ class OnlineStatistics:
     def pending(self) -> int:
         """Responses accepted and not yet settled: queued or in flight."""
         return self.queue_depth + self.in_flight
+
+
+class Accounts:
+    """An evaluator's running counts, read as :class:`OnlineStatistics`.
+
+    Changed on the event loop's thread only, except ``refused``: responses submitted and
+    refused off the loop (counted as ``not_running``), guarded by a lock.
+    """
+
+    __slots__ = (
+        "errors",
+        "evaluated",
+        "in_flight",
+        "invalid",
+        "lock",
+        "not_running",
+        "queue_full",
+        "refused",
+        "rows",
+        "sampled_out",
+        "strategies_out",
+        "submitted",
+        "unfinished",
+    )
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.submitted = self.sampled_out = self.evaluated = self.errors = 0
+        self.rows = self.strategies_out = self.queue_full = self.unfinished = 0
+        self.not_running = self.invalid = self.in_flight = 0
+        self.refused = 0
+
+    def refuse(self) -> None:
+        """Count one response submitted and refused off the loop (from any thread)."""
+        with self.lock:
+            self.refused += 1
+
+    def dropped(self) -> int:
+        """Responses dropped, those refused off the loop aside."""
+        return self.queue_full + self.unfinished + self.not_running + self.invalid
+
+    def dropped_summary(self) -> str:
+        """The responses dropped, by reason, in a sentence for the run's warnings."""
+        with self.lock:
+            refused = self.refused
+        return (
+            f"online evaluation dropped {self.dropped() + refused} response(s): "
+            f"{self.queue_full} with the queue full, {self.unfinished} unfinished at "
+            f"shutdown, {self.not_running + refused} submitted while not running, "
+            f"{self.invalid} invalid"
+        )
+
+    def snapshot(self, *, queue_depth: int, queue_size: int, concurrency: int) -> OnlineStatistics:
+        """The counts now, with the queue's depth and the evaluator's limits."""
+        with self.lock:
+            refused = self.refused
+        return OnlineStatistics(
+            submitted=self.submitted + refused,
+            sampled_out=self.sampled_out,
+            dropped=self.dropped() + refused,
+            evaluated=self.evaluated,
+            errors=self.errors,
+            queue_depth=queue_depth,
+            in_flight=self.in_flight,
+            rows=self.rows,
+            strategies_sampled_out=self.strategies_out,
+            queue_full=self.queue_full,
+            unfinished=self.unfinished,
+            not_running=self.not_running + refused,
+            invalid=self.invalid,
+            queue_size=queue_size,
+            concurrency=concurrency,
+        )

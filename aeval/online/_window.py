@@ -165,6 +165,14 @@ class Window:
                         tags.add(tag)
         return strategies, tags
 
+    def span(self, since: Since | None, until: Since | None, now: float) -> tuple[float, float]:
+        """From ``since`` (default: as far back as kept) to ``until`` (default: ``now``)."""
+        start = -float("inf") if since is None else as_timestamp(since, now)
+        end = now if until is None else as_timestamp(until, now)
+        if start == -float("inf"):
+            start = now - self.retention
+        return start, end
+
     def by(
         self, since: float, until: float, *, field: str, tag: str | None = None
     ) -> Mapping[str, WindowScore]:

@@ -1,0 +1,369 @@
+"""One evaluation run of a Scorer: workers call the function under test, strategies make rows."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ._aggregator import Aggregator
+from ._callables import BoundFunction, PreparedStrategy, apply_strategy
+from ._exceptions import AbandonedCallsError
+from ._executor import (
+    ExecutorJob,
+    FunctionUnderTest,
+    IndexedSample,
+    SampleFeed,
+    SampleSource,
+    check_sample,
+)
+from ._groups import unwrap_single_group
+from ._results import ErrorInfo, EvaluationRow
+from ._run_info import RunInfo, current_git_commit
+from ._samples import EvaluationSample, Parameters
+from ._sinks import SinkGroup
+from ._threads import DaemonThreads
+from ._version import __version__
+from ._workers import AsyncWork, run_workers
+
+if TYPE_CHECKING:
+    from ._scorer import Scorer
+
+__all__ = ["Emit", "Remote", "Run", "SampleTimeout", "Tally", "TargetInterrupt", "retries_of"]
+
+
+class Tally:
+    """What a Scorer has done over its life: counted by its runs, read by ``statistics()``."""
+
+    __slots__ = ("in_flight", "rows_done", "runs", "samples_done")
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.samples_done = 0
+        self.rows_done = 0
+        self.runs = 0
+
+
+Emit = Callable[[EvaluationRow], Awaitable[None]]
+Remote = tuple[FunctionUnderTest, tuple[object, ...], object]
+
+
+class TargetInterrupt(Exception):
+    """The function under test raised ``KeyboardInterrupt``: the run stops, as on Ctrl-C.
+
+    It travels out of the worker tasks as an ordinary exception (a ``KeyboardInterrupt``
+    inside an asyncio task would escape the event loop and leave the run hanging) and is
+    raised again as the original ``KeyboardInterrupt`` once every finished row is saved.
+    """
+
+    def __init__(self, interrupt: KeyboardInterrupt) -> None:
+        super().__init__("the function under test raised KeyboardInterrupt")
+        self.interrupt = interrupt
+
+
+class Run:
+    """One evaluation run: a fixed pool of workers pulling samples from a shared source."""
+
+    def __init__(
+        self,
+        scorer: Scorer,
+        samples: SampleSource,
+        function: BoundFunction,
+        is_async: bool,
+        strategies: tuple[PreparedStrategy, ...],
+        tally: Tally,
+    ) -> None:
+        self.scorer = scorer
+        self.tally = tally
+        self.samples = samples
+        self.function = function
+        self.call = function.call
+        self.is_async = is_async
+        self.strategies = strategies
+        self.aggregator = Aggregator(
+            keep=scorer.keep, strategies=len(strategies), repeats=scorer.repeats
+        )
+        self.sinks = SinkGroup(scorer.sinks)
+        self.redactor = scorer.redactor
+        self.finished = False
+        self.interrupted: KeyboardInterrupt | None = None
+        self._emit: Emit | None = None
+        self._threads: DaemonThreads | None = None
+        self._cancelled = anyio.get_cancelled_exc_class
+        self.remote: Remote | None = None
+        self._warnings: list[str] = []
+
+    async def execute(self, emit: Emit | None) -> None:
+        """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
+        scorer = self.scorer
+        self.tally.runs += 1
+        self._emit = emit
+        self._cancelled = anyio.get_cancelled_exc_class
+        cancelled = anyio.get_cancelled_exc_class()
+        if not self.is_async and self.remote is None:
+            self._threads = DaemonThreads(max_abandoned=scorer.max_abandoned)
+        workers = scorer.concurrency
+        expected = len(self.samples) if isinstance(self.samples, Sized) else None
+        if expected is not None:
+            workers = min(workers, expected * scorer.repeats)
+        run = RunInfo(
+            started_at=time.time(),
+            complete=False,
+            samples_expected=expected,
+            concurrency=scorer.concurrency,
+            repeats=scorer.repeats,
+            strategies=tuple(s.name for s in self.strategies),
+            aeval_version=__version__,
+            git_commit=await current_git_commit(),
+            executor=None if scorer.executor is None else scorer.executor.describe(),
+        )
+        self.aggregator.start(run)
+        complete = False
+        try:
+            await self.sinks.start(run)
+            with unwrap_single_group():
+                if self.remote is not None:
+                    await self._run_remote(self.remote)
+                elif isinstance(self.samples, AsyncIterable):
+                    await self._run_async_source(self.samples, max(workers, 1))
+                else:
+                    work = self._work(iter(self.samples))
+                    await run_workers(max(workers, 1), self._worker, work)
+            self.finished = complete = True
+        except TargetInterrupt as exc:
+            self.interrupted = exc.interrupt
+            raise
+        except cancelled:
+            raise
+        except Exception as exc:
+            done = self.aggregator.rows_added
+            kept = "; they are in every sink" if scorer.sinks and self.sinks.healthy else ""
+            exc.add_note(f"aeval: {done} row(s) had finished when the run stopped{kept}.")
+            raise
+        finally:
+            if self._threads is not None:
+                self._threads.close()
+            with anyio.CancelScope(shield=True):
+                now = time.time()
+                ended = self.aggregator.run_info.replace(finished_at=now, complete=complete)
+                warnings = (*self._warnings, *self.sinks.warnings)
+                ended = ended.replace(warnings=(*ended.warnings, *warnings))
+                await self.sinks.finish(ended)
+                # a sink that failed at the end is in the report, if not in its own records
+                warnings = (*self._warnings, *self.sinks.warnings)
+                self.aggregator.finish(complete=complete, warnings=warnings, finished_at=now)
+
+    def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
+        repeats = self.scorer.repeats
+        check = self.function.signature is not None and not isinstance(self.samples, Sequence)
+        for position, item in enumerate(samples):
+            if type(item) is IndexedSample:
+                index, sample = item.index, item.sample
+            else:
+                index = position
+                sample = check_sample(item, index)
+            if check:
+                self.function.check(sample)
+            for repeat in range(repeats):
+                yield index, repeat, sample
+
+    async def _worker(self, work: Iterator[tuple[int, int, EvaluationSample]]) -> None:
+        for index, repeat, sample in work:
+            await self._evaluate_sample(sample, index, repeat)
+
+    async def _run_remote(self, remote: Remote) -> None:
+        function, strategies, prepared = remote
+        scorer = self.scorer
+        assert scorer.executor is not None
+        check = self.function.check if self.function.signature is not None else None
+        feed = SampleFeed(self.samples, check)
+        job = ExecutorJob(
+            feed=feed,
+            function=function,
+            strategies=strategies,
+            prepared=prepared,
+            concurrency=scorer.concurrency,
+            timeout=scorer.timeout,
+            repeats=scorer.repeats,
+            tracebacks=scorer.tracebacks,
+            max_abandoned=scorer.max_abandoned,
+            warn=self._warnings.append,
+        )
+        try:
+            await scorer.executor.execute(job, self._deliver)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await feed.aclose()
+
+    async def _deliver(self, rows: Sequence[EvaluationRow]) -> None:
+        """Account for the rows of finished samples (each call of the function once)."""
+        counted: set[tuple[int, int]] = set()
+        for row in rows:
+            call = (row.index, row.repeat)
+            if call not in counted:
+                counted.add(call)
+                self.aggregator.count_sample(repeat=row.repeat, failed=row.function_failed)
+                self.tally.samples_done += 1
+            await self._add(row)
+
+    async def _run_async_source(
+        self, samples: AsyncIterable[EvaluationSample | IndexedSample], workers: int
+    ) -> None:
+        check = self.function.check if self.function.signature is not None else None
+        work = AsyncWork(samples, self.scorer.repeats, check)
+        try:
+            await run_workers(workers, self._async_worker, work)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await work.aclose()
+
+    async def _async_worker(self, work: AsyncWork) -> None:
+        while (item := await work.next()) is not None:
+            index, repeat, sample = item
+            await self._evaluate_sample(sample, index, repeat)
+
+    async def _call_function(self, params: Parameters) -> Any:
+        if self.is_async:
+            return await self.call(params)
+        assert self._threads is not None
+        result = await self._threads.run(self.call, params)
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+    async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
+        scorer = self.scorer
+        self.tally.in_flight += 1
+        try:
+            started = perf_counter()
+            try:
+                if scorer.timeout is None:
+                    output = await self._call_function(sample.parameters)
+                else:
+                    output = await self._call_with_timeout(sample.parameters, scorer.timeout)
+            except BaseException as exc:
+                if isinstance(exc, self._cancelled() | AbandonedCallsError):
+                    raise
+                if isinstance(exc, KeyboardInterrupt):
+                    raise TargetInterrupt(exc) from None
+                await self._add_call_failure(sample, exc, perf_counter() - started, index, repeat)
+                return
+            duration = perf_counter() - started
+            self.aggregator.count_sample(repeat=repeat)
+            self.tally.samples_done += 1
+            for strategy in self.strategies:
+                await self._add(
+                    await self._apply(strategy, sample, output, duration, index, repeat)
+                )
+        finally:
+            self.tally.in_flight -= 1
+
+    async def _add_call_failure(
+        self,
+        sample: EvaluationSample,
+        exc: BaseException,
+        duration: float,
+        index: int,
+        repeat: int,
+    ) -> None:
+        """One error row per strategy (one without strategies): every sample weighs the same."""
+        self.aggregator.count_sample(repeat=repeat, failed=True)
+        self.tally.samples_done += 1
+        if isinstance(exc, SampleTimeout):
+            error = ErrorInfo("TimeoutError", str(exc), None, "function")
+        else:
+            error = ErrorInfo.from_exception(
+                exc, with_traceback=self.scorer.tracebacks, source="function"
+            )
+        targets: list[tuple[str | None, int]] = [(s.name, s.position) for s in self.strategies]
+        if not targets:
+            targets.append((None, 0))
+        metadata = retries_of(exc)
+        for name, position in targets:
+            await self._add(
+                EvaluationRow.from_error(
+                    sample,
+                    name,
+                    None,
+                    error,
+                    duration=duration,
+                    index=index,
+                    repeat=repeat,
+                    position=position,
+                    metadata=metadata if position == targets[0][1] else None,
+                )
+            )
+
+    async def _call_with_timeout(self, params: Parameters, seconds: float) -> Any:
+        with anyio.move_on_after(seconds) as scope:
+            return await self._call_function(params)
+        if scope.cancelled_caught:
+            raise SampleTimeout(
+                f"the function under test did not finish within {seconds:g} s (Scorer timeout)"
+            )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _apply(
+        self,
+        strategy: PreparedStrategy,
+        sample: EvaluationSample,
+        output: Any,
+        duration: float,
+        index: int,
+        repeat: int,
+    ) -> EvaluationRow:
+        started = perf_counter()
+        try:
+            result = await apply_strategy(strategy.evaluate, strategy.name, sample, output)
+        except Exception as exc:
+            return EvaluationRow.from_error(
+                sample,
+                strategy.name,
+                output,
+                ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks),
+                duration=duration,
+                strategy_duration=perf_counter() - started,
+                index=index,
+                repeat=repeat,
+                position=strategy.position,
+                metadata=retries_of(exc),
+            )
+        return EvaluationRow.from_result(
+            sample,
+            strategy.name,
+            output,
+            result,
+            duration=duration,
+            strategy_duration=perf_counter() - started,
+            index=index,
+            repeat=repeat,
+            position=strategy.position,
+        )
+
+    async def _add(self, row: EvaluationRow) -> None:
+        if self.redactor:
+            row = self.redactor.row(row)
+        self.aggregator.add(row)
+        self.tally.rows_done += 1
+        await self.sinks.send(row)
+        if self._emit is not None:
+            await self._emit(row)
+
+
+def retries_of(exc: BaseException) -> dict[str, int] | None:
+    """``{"retries": n}`` for an error raised after retries (a model client's), else ``None``.
+
+    Counted on one row only, so the report's usage sums each retry once.
+    """
+    retries = getattr(exc, "retries", None)
+    if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:
+        return {"retries": retries}
+    return None
+
+
+class SampleTimeout(Exception):
+    """The per-sample timeout expired (kept apart from a TimeoutError the function raises)."""
