@@ -88,14 +88,21 @@ class AsyncWork:
             except StopAsyncIteration:
                 self._exhausted = True
                 return None
+            except BaseException:
+                self._exhausted = True  # raised once, by this worker; the others stop
+                raise
             index = self._index
             self._index = index + 1
-            if type(item) is IndexedSample:
-                index, sample = item.index, item.sample
-            else:
-                sample = check_sample(item, index)
-            if self._check is not None:
-                self._check(sample)
+            try:
+                if type(item) is IndexedSample:
+                    index, sample = item.index, item.sample
+                else:
+                    sample = check_sample(item, index)
+                if self._check is not None:
+                    self._check(sample)
+            except Exception:
+                self._exhausted = True
+                raise
             self._pending.extend((index, repeat, sample) for repeat in range(1, self._repeats))
             return index, 0, sample
 

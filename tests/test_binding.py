@@ -100,3 +100,16 @@ async def test_a_mismatch_in_a_streamed_source_stops_the_run_naming_the_sample()
     with pytest.raises(TypeError, match=r"sample 'wrong name'.*missing a required argument"):
         async with Scorer() as scorer, scorer.stream(stream(), chat, agrees) as rows:
             await rows.finish()
+
+
+async def test_when_every_streamed_sample_mismatches_the_error_is_raised_once() -> None:
+    async def two(a: str, b: str) -> str:
+        return a
+
+    async def stream() -> AsyncIterator[EvaluationSample]:
+        for name in ("first", "second", "third"):
+            yield EvaluationSample(name, ["only one"], "x")
+
+    with pytest.raises(TypeError, match=r"sample 'first'.*missing a required argument: 'b'"):
+        async with Scorer(concurrency=4) as scorer, scorer.stream(stream(), two, agrees) as rows:
+            await rows.finish()
