@@ -605,3 +605,19 @@ def test_the_command_runs_as_a_program_and_exits_with_its_code(
     assert "Evaluation summary" in result.stdout
     assert result.stdout.splitlines()[-1] == "FAILED: score 91.67% < 95.00%"
     assert (tmp_path / "out" / "rows.jsonl").is_file()
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path: Path) -> None:
+    """``aeval schema | head -1``: the reader closes the pipe; no traceback, exit 141."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aeval", "schema"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # before the command writes anything
+    with process.stderr:
+        stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 128 + 13
+    assert stderr == ""

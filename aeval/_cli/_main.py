@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Sequence
+from contextlib import suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -541,8 +543,26 @@ def _error(message: str) -> int:
     return EXIT_CONFIG
 
 
+def _reader_left() -> int:
+    """The reader of standard output went away (``aeval report ... | head``): stop quietly,
+    with the exit code of a process ended by SIGPIPE, as other command-line tools do."""
+    with suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nothing left to flush at exit
+    return 128 + 13
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``aeval`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    try:
+        code = _command(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_left()
+    return code
+
+
+def _command(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "schema":
