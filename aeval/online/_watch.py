@@ -66,18 +66,21 @@ def _wrap(
         bound.pop("self", None)
         return bound
 
+    def report(args: tuple[Any, ...], kwargs: dict[str, Any], result: Any, started: float) -> None:
+        duration = perf_counter() - started
+        try:
+            inputs = inputs_of(args, kwargs)
+        except Exception:
+            inputs = {"args": args, "kwargs": kwargs}
+        submit(inputs, result, None, prefix, tags, metadata, duration)
+
     if is_async_callable(function):
 
         @functools.wraps(function)
         async def watched(*args: Any, **kwargs: Any) -> Any:
             started = perf_counter()
             result = await function(*args, **kwargs)
-            duration = perf_counter() - started
-            try:
-                inputs = inputs_of(args, kwargs)
-            except Exception:
-                inputs = {"args": args, "kwargs": kwargs}
-            submit(inputs, result, None, prefix, tags, metadata, duration)
+            report(args, kwargs, result, started)
             return result
 
         return cast("_F", watched)
@@ -86,12 +89,7 @@ def _wrap(
     def watched_sync(*args: Any, **kwargs: Any) -> Any:
         started = perf_counter()
         result = function(*args, **kwargs)
-        duration = perf_counter() - started
-        try:
-            inputs = inputs_of(args, kwargs)
-        except Exception:
-            inputs = {"args": args, "kwargs": kwargs}
-        submit(inputs, result, None, prefix, tags, metadata, duration)
+        report(args, kwargs, result, started)
         return result
 
     return cast("_F", watched_sync)
