@@ -20,6 +20,7 @@ import anyio.to_thread
 import httpx
 
 from .._exceptions import SampleLoadError
+from ..models._body import format_size, read_capped
 from ._formats import PARSERS, Parsed, format_of
 
 if TYPE_CHECKING:
@@ -137,17 +138,10 @@ async def _follow(url: httpx.URL, location: str, limits: DownloadLimits, source:
     return target
 
 
-def _size(count: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if count >= scale:
-            return f"{count / scale:.3g} {unit} ({count:,} bytes)"
-    return f"{count:,} bytes"
-
-
 def _too_large(limits: DownloadLimits, source: str, declared: int | None) -> SampleLoadError:
-    size = "larger" if declared is None else f"{_size(declared)}, larger"
+    size = "larger" if declared is None else f"{format_size(declared)}, larger"
     return SampleLoadError(
-        f"the response is {size} than the limit of {_size(limits.max_bytes)}: split the "
+        f"the response is {size} than the limit of {format_size(limits.max_bytes)}: split the "
         "file, or raise the limit with AEVAL_DOWNLOAD_MAX_BYTES=<bytes> or "
         "DownloadLimits(max_bytes=...)",
         source=source,
@@ -155,15 +149,9 @@ def _too_large(limits: DownloadLimits, source: str, declared: int | None) -> Sam
 
 
 async def _read_body(response: httpx.Response, limits: DownloadLimits, source: str) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limits.max_bytes:
-        raise _too_large(limits, source, int(declared))
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > limits.max_bytes:
-            raise _too_large(limits, source, None)
-    return bytes(body)
+    return await read_capped(
+        response, limits.max_bytes, lambda declared: _too_large(limits, source, declared)
+    )
 
 
 def _refusal(address: _Address) -> str | None:
