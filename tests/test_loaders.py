@@ -828,6 +828,45 @@ def test_a_yaml_alias_bomb_is_refused_at_the_alias_that_passes_the_limit(in_tmp:
     )
 
 
+def test_aliases_of_a_long_text_are_weighed_by_the_text_they_add(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_limits, "MAX_YAML_ALIAS_TEXT", 1_000)
+    long = "x" * 300
+    text = f"- name: s0\n  parameters: [&long {long}]\n  expected-output: a\n"
+    text += "".join(
+        f"- name: s{i}\n  parameters: [*long]\n  expected-output: a\n" for i in range(1, 5)
+    )
+    (in_tmp / "shared.yaml").write_text(text)
+
+    error = _load_error("shared.yaml")
+
+    assert str(error) == (
+        "shared.yaml:14: YAML aliases expand the document by more than 1,000 characters of "
+        "text (passed at the alias *long, line 14, column 16, which repeats 300): use the "
+        "long text fewer times, or keep it in a file the function under test reads"
+    )
+    assert (error.source, error.line) == ("shared.yaml", 14)
+    (in_tmp / "fewer.yaml").write_text(text.rsplit("- name: s4", 1)[0])
+    assert len(Samples.load_sync("fewer.yaml")) == 4
+
+
+def test_aliases_of_a_collection_count_the_text_inside_it(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_limits, "MAX_YAML_ALIAS_TEXT", 1_000)
+    text = f"- name: s0\n  parameters: &p [{'a' * 200}, [{'b' * 200}]]\n  expected-output: a\n"
+    text += "- name: s1\n  parameters: &q [*p, *p]\n  expected-output: a\n"
+    text += "- name: s2\n  parameters: *q\n  expected-output: a\n"
+    (in_tmp / "nested.yaml").write_text(text)
+
+    error = _load_error("nested.yaml")
+
+    assert error.line == 8
+    assert "more than 1,000 characters of text (passed at the alias *q" in str(error)
+    assert "which repeats 800)" in str(error)
+
+
 def test_a_recursive_yaml_alias_is_refused(in_tmp: Path) -> None:
     (in_tmp / "loop.yaml").write_text(
         GOOD + "- name: loop\n  parameters: &p\n    - a\n    - *p\n  expected-output: a\n"
