@@ -800,6 +800,95 @@ def test_broken_entry_point_names_itself(monkeypatch: pytest.MonkeyPatch) -> Non
         assert isinstance(error.__cause__, ModuleNotFoundError)
 
 
+# --- unknown keys --------------------------------------------------------------------------
+
+KNOWN = (
+    "a sample has only the keys name, parameters, expected-output, expected-outputs, tags, "
+    "metadata, label, must-contain, must-not-contain"
+)
+CUSTOM = "or put custom fields under 'metadata:' (metadata: {owner: support})"
+
+
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("tag", " (did you mean 'tags'?)"),
+        ("lable", " (did you mean 'label'?)"),
+        ("mustContain", " (did you mean 'must-contain'?)"),
+        ("must_not_contain", " (did you mean 'must-not-contain'?)"),
+        ("expectedOutputs", " (did you mean 'expected-outputs'?)"),
+        ("Metadata", " (did you mean 'metadata'?)"),
+        ("owner", ""),
+    ],
+)
+def test_an_unknown_sample_key_is_refused_with_its_line_and_a_suggestion(
+    in_tmp: Path, key: str, hint: str
+) -> None:
+    (in_tmp / "s.yaml").write_text(
+        GOOD + f"- name: Refund\n  parameters: [q]\n  expected-output: a\n  {key}: [x]\n"
+    )
+
+    error = _load_error("s.yaml")
+
+    assert str(error) == (
+        f"s.yaml:7, sample 'Refund': unknown key '{key}'{hint}: {KNOWN}; rename it, {CUSTOM}"
+    )
+    assert (error.source, error.line, error.sample) == ("s.yaml", 7, "Refund")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        (
+            "s.json",
+            '[\n  {"name": "ok", "parameters": []},\n'
+            '  {"name": "Refund", "parameters": [], "tag": ["billing"], "lable": "fail"}\n]\n',
+            3,
+        ),
+        (
+            "s.jsonl",
+            '{"name": "ok", "parameters": []}\n\n'
+            '{"name": "Refund", "parameters": [], "tag": ["billing"], "lable": "fail"}\n',
+            3,
+        ),
+    ],
+)
+def test_unknown_keys_are_refused_in_json_and_jsonl(
+    in_tmp: Path, name: str, text: str, line: int
+) -> None:
+    (in_tmp / name).write_text(text)
+
+    error = _load_error(name)
+
+    assert str(error) == (
+        f"{name}:{line}, sample 'Refund': unknown keys 'tag' (did you mean 'tags'?) and "
+        f"'lable' (did you mean 'label'?): {KNOWN}; rename them, {CUSTOM}"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_streamed_jsonl_line_with_an_unknown_key_is_refused(in_tmp: Path) -> None:
+    (in_tmp / "s.jsonl").write_text(
+        '{"name": "ok", "parameters": []}\n{"name": "b", "parameters": [], "mustContain": "x"}\n'
+    )
+
+    with pytest.raises(SampleLoadError) as info:
+        async for _ in Samples.stream("s.jsonl"):
+            pass
+
+    assert str(info.value).startswith(
+        "s.jsonl:2, sample 'b': unknown key 'mustContain' (did you mean 'must-contain'?)"
+    )
+
+
+def test_a_non_string_key_is_refused(in_tmp: Path) -> None:
+    (in_tmp / "s.yaml").write_text(GOOD + "  1: one\n")
+
+    assert str(_load_error("s.yaml")).startswith(
+        "s.yaml:1, sample 'ok': unknown key a number (1): "
+    )
+
+
 # --- limits --------------------------------------------------------------------------------
 
 LAUGHS = "\n".join(
