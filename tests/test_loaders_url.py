@@ -377,7 +377,14 @@ async def test_the_next_checked_address_is_tried_when_one_refuses(
 async def test_a_host_that_does_not_resolve_is_not_reached_by_name(
     monkeypatch: pytest.MonkeyPatch, connections: list[str]
 ) -> None:
-    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+    for name in (
+        "http_proxy",
+        "HTTP_PROXY",
+        "https_proxy",
+        "HTTPS_PROXY",
+        "all_proxy",
+        "ALL_PROXY",
+    ):
         monkeypatch.delenv(name, raising=False)
 
     async def getaddrinfo(host: str, port: int, **kwargs: Any) -> list[Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Iterator
+from typing import Any
 
 import anyio
 import httpx
@@ -72,7 +73,7 @@ def hostile(request: pytest.FixtureRequest) -> Iterator[ScriptedHTTPServer]:
         yield server
 
 
-def _chat(server: ScriptedHTTPServer, **options: object) -> OpenAIChatModel:
+def _chat(server: ScriptedHTTPServer, **options: Any) -> OpenAIChatModel:
     return OpenAIChatModel(
         "judge-1", base_url=f"{server.url}/v1", clock=FakeClock(), timeout=30.0, **options
     )

@@ -31,13 +31,13 @@ import anyio
 import httpx
 
 from .._callables import strategy_name
-from .._redact import Redactor
 from .._exceptions import (
     HttpResponseError,
     HttpResponseTooLargeError,
     HttpStatusError,
     HttpTimeoutError,
 )
+from .._redact import Redactor
 from .._results import EvaluationResult
 from .._samples import EvaluationSample, Parameters
 from ..models._body import format_size, read_capped, read_prefix

@@ -135,20 +135,23 @@ async def _open(
     name when ``addresses`` is ``None``); the body is left to stream."""
     if addresses is None:
         return await client.send(client.build_request("GET", url), stream=True)
-    failure: httpx.ConnectError | None = None
-    for address in addresses:
-        request = client.build_request(
-            "GET",
-            url.copy_with(host=str(address)),
-            headers={"Host": url.netloc.decode("ascii")},
-            extensions={"sni_hostname": url.raw_host.decode("ascii")},
-        )
+    *others, last = addresses
+    for address in others:
         try:
-            return await client.send(request, stream=True)
-        except httpx.ConnectError as exc:
-            failure = exc
-    assert failure is not None  # noqa: S101 - a checked host has at least one address
-    raise failure
+            return await client.send(_pinned(client, url, address), stream=True)
+        except httpx.ConnectError:
+            continue
+    return await client.send(_pinned(client, url, last), stream=True)
+
+
+def _pinned(client: httpx.AsyncClient, url: httpx.URL, address: _Address) -> httpx.Request:
+    """A GET of ``url`` sent to ``address``, as if to ``url``'s host (Host header, TLS name)."""
+    return client.build_request(
+        "GET",
+        url.copy_with(host=str(address)),
+        headers={"Host": url.netloc.decode("ascii")},
+        extensions={"sni_hostname": url.raw_host.decode("ascii")},
+    )
 
 
 async def _follow(
@@ -257,12 +260,13 @@ async def _check_address(
         )
     if literal:
         return None
-    if failure is not None:
+    if failure is not None or not addresses:
         if _proxied(url):
             return None
+        reason = "no address" if failure is None else failure.strerror or str(failure)
         raise SampleLoadError(
-            f"{prefix}cannot resolve the host {url.host} ({failure.strerror or failure}): "
-            "check the URL and your network",
+            f"{prefix}cannot resolve the host {url.host} ({reason}): check the URL and your "
+            "network",
             source=source,
         )
     return addresses
