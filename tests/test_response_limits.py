@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import httpx
+import orjson
 import pytest
 
 from aeval import (
@@ -179,3 +180,61 @@ async def test_an_endless_error_body_still_gives_the_status_error() -> None:
     assert status.value.status == http.value.status == 500
     assert "broken: xxx" in str(status.value)
     assert http.value.body == "broken: " + "x" * 192
+
+
+def _deflated(data: bytes, *, header: bool) -> bytes:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, zlib.MAX_WBITS if header else -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "encode"),
+    [
+        ("gzip", gzip.compress),
+        ("deflate", lambda data: _deflated(data, header=True)),
+        ("deflate", lambda data: _deflated(data, header=False)),
+        ("identity", lambda data: data),
+    ],
+    ids=["gzip", "deflate-zlib", "deflate-raw", "identity"],
+)
+async def test_compressed_replies_under_the_cap_are_decoded_whole(
+    encoding: str, encode: Any
+) -> None:
+    text = "a long verdict " * 20_000
+    completion = orjson.dumps({"choices": [{"message": {"content": text}}]})
+    reply = HTTPReply(
+        body=encode(completion),
+        headers={"Content-Encoding": encoding},
+        content_type="application/json",
+    )
+    with ScriptedHTTPServer(handler=lambda _: reply) as server:
+        async with _chat(server, max_response_bytes=len(completion)) as model:
+            response = await model.chat("hi")
+    assert response.text == text
+
+
+async def test_a_corrupt_gzip_body_is_a_response_error() -> None:
+    reply = HTTPReply(
+        body=gzip.compress(b"{}")[:10] + b"\xff" * 20,
+        headers={"Content-Encoding": "gzip"},
+        content_type="application/json",
+    )
+    with ScriptedHTTPServer(handler=lambda _: reply) as server:
+        async with _chat(server) as model:
+            with pytest.raises(ModelResponseError, match="cannot be decoded"):
+                await model.chat("hi")
+        spec = HttpSpec(url=f"{server.url}/answer")
+        async with httpx.AsyncClient() as client:
+            with pytest.raises(HttpResponseError, match="cannot be decoded"):
+                await HttpTarget(spec, client, {})(Parameters([]))
+
+
+def test_gzip_is_expanded_a_step_at_a_time_not_a_network_read_at_once() -> None:
+    """A 64 KiB read of a gzip of zeros expands to 64 MB; the cap is checked every 64 KiB."""
+    from aeval.models._body import _ZlibDecoder
+
+    compressed = gzip.compress(bytes(20 * MIB))
+    decoder = _ZlibDecoder("gzip")
+    sizes = [len(chunk) for chunk in decoder.decode(compressed)]
+    assert sum(sizes) + len(decoder.flush()) == 20 * MIB
+    assert max(sizes) <= 64 * 1024

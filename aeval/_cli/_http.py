@@ -236,6 +236,11 @@ class HttpTarget:
                 f"no complete answer from {spec.method} {url} within {spec.timeout:g} s "
                 "(target.http.timeout): raise the timeout, or check why the endpoint is slow"
             ) from None
+        except httpx.DecodingError as exc:
+            raise HttpResponseError(
+                f"the response of {spec.method} {url} cannot be decoded ({exc}): its "
+                "Content-Encoding does not match its body"
+            ) from None
         text = _text(response, body)
         if status in spec.accept_status:
             _STATUS.set(status)
