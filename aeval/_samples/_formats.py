@@ -210,6 +210,7 @@ SAMPLE_KEYS = (
 them. Any other key is refused (custom fields go under ``metadata``); a new key is added
 here and read in ``_build_sample``."""
 
+_SAMPLE_KEY_SET = frozenset(SAMPLE_KEYS)
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -373,7 +374,7 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
         if not isinstance(human, int | float) or isinstance(human, bool):
             human = "pass" if verdict else "fail"
         metadata = {**(metadata or {}), LABEL_KEY: human}
-    unknown = [key for key in item if key not in SAMPLE_KEYS]
+    unknown = [key for key in item if key not in _SAMPLE_KEY_SET]
     if unknown:
         first = unknown[0]
         raise fail(_unknown_keys_reason(unknown), first if isinstance(first, str) else None, name)

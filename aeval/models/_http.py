@@ -187,6 +187,11 @@ class HTTPModelClient:
         return self._base_url
 
     @property
+    def max_response_bytes(self) -> int:
+        """The largest reply read, in bytes after decompression."""
+        return self._max_response_bytes
+
+    @property
     def secrets(self) -> tuple[str, ...]:
         """Values to keep out of reports (the API key), e.g. ``Scorer(redact=client.secrets)``."""
         return (self._api_key,) if self._api_key else ()
