@@ -13,7 +13,7 @@ import pytest
 
 from aeval._exceptions import NoLoaderError, SampleLoadError
 from aeval._samples import Samples, _loaders
-from aeval.testing import HTTPReply, ScriptedHTTPServer
+from aeval.testing import HTTPReply, RecordedRequest, ScriptedHTTPServer
 
 DATA = Path(__file__).parent / "data" / "loaders"
 SAMPLES = (DATA / "samples.yaml").read_bytes()
@@ -398,6 +398,25 @@ async def test_a_host_that_does_not_resolve_is_not_reached_by_name(
         "check the URL and your network"
     )
     assert connections == []
+
+
+@pytest.mark.anyio
+async def test_a_proxied_url_goes_to_the_proxy_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+
+    def proxy(request: RecordedRequest) -> HTTPReply:
+        seen.append(request.path)
+        return HTTPReply.text(SAMPLES)
+
+    with ScriptedHTTPServer(handler=proxy) as scripted:
+        monkeypatch.setenv("HTTP_PROXY", scripted.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with anyio.fail_after(HANG_GUARD):
+            samples = await Samples.load("http://samples.example.test/s.yaml")
+
+    assert len(samples) == 4
+    assert seen == ["http://samples.example.test/s.yaml"]
 
 
 @pytest.mark.anyio

@@ -242,7 +242,8 @@ async def _check_address(
     url: httpx.URL, limits: DownloadLimits, source: str, *, redirected: bool
 ) -> list[_Address] | None:
     """Check the addresses of ``url``'s host; return those to connect to (``None``: connect
-    by name, when the host is an IP address, the check is off, or a proxy resolves it)."""
+    by name, when the host is an IP address, the check is off, or a proxy of the environment
+    connects for aeval and resolves the name itself)."""
     if limits.allow_non_routable:
         return None
     literal, addresses, failure = await _addresses(url)
@@ -258,11 +259,9 @@ async def _check_address(
             "DownloadLimits(allow_non_routable=True)",
             source=source,
         )
-    if literal:
+    if literal or _proxied(url):
         return None
     if failure is not None or not addresses:
-        if _proxied(url):
-            return None
         reason = "no address" if failure is None else failure.strerror or str(failure)
         raise SampleLoadError(
             f"{prefix}cannot resolve the host {url.host} ({reason}): check the URL and your "
