@@ -21,6 +21,7 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── HttpTargetError                       an HTTP function under test (aeval run) failed
      │    ├── HttpStatusError                  it answered with a status outside 2xx
      │    ├── HttpResponseError(ValueError)    its response holds no answer at the path
+     │    │    └── HttpResponseTooLargeError   its body is larger than max_response_bytes
      │    └── HttpTimeoutError(TimeoutError)   no complete answer within its timeout
      └── ModelError                            a model server call failed
           ├── ModelConfigurationError(ValueError)   a model client was configured incompletely
@@ -28,6 +29,7 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
           ├── ModelConnectionError(ConnectionError) the connection failed or was dropped
           ├── ModelTimeoutError(TimeoutError)  no reply within the timeout or the deadline
           └── ModelResponseError(ValueError)   the reply's body is not what the API promises
+               └── ModelResponseTooLargeError  the reply is larger than max_response_bytes
 
 Failures of the function under test or of a strategy are never raised by the Scorer: they
 become error rows in the report (see ``EvaluationRow.error``).
@@ -48,6 +50,7 @@ __all__ = [
     "ExecutorError",
     "FormatError",
     "HttpResponseError",
+    "HttpResponseTooLargeError",
     "HttpStatusError",
     "HttpTargetError",
     "HttpTimeoutError",
@@ -58,6 +61,7 @@ __all__ = [
     "ModelError",
     "ModelHTTPError",
     "ModelResponseError",
+    "ModelResponseTooLargeError",
     "ModelTimeoutError",
     "NoLoaderError",
     "RunNotFoundError",
@@ -264,6 +268,19 @@ class HttpResponseError(HttpTargetError, ValueError):
     """The HTTP target's response holds no answer at the configured ``response_path``."""
 
 
+class HttpResponseTooLargeError(HttpResponseError):
+    """The HTTP target's body is larger than ``max_response_bytes`` (counted after
+    decompression); reading stopped as soon as it passed the limit.
+
+    Attributes:
+        limit: The limit in bytes.
+    """
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 class HttpTimeoutError(HttpTargetError, TimeoutError):
     """The HTTP target did not answer completely within its ``timeout`` seconds."""
 
@@ -343,6 +360,19 @@ class ModelResponseError(ModelError, ValueError):
     def __init__(self, message: str, *, body: str = "") -> None:
         super().__init__(message)
         self.body = body
+
+
+class ModelResponseTooLargeError(ModelResponseError):
+    """Raised when a reply's body is larger than the client's ``max_response_bytes``
+    (counted after decompression); reading stopped as soon as it passed the limit.
+
+    Attributes:
+        limit: The limit in bytes.
+    """
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class MissingExtraError(AevalError, ImportError):

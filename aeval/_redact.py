@@ -15,12 +15,19 @@ REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 4
 """Shorter values are not redacted: replacing every "1" in a report would destroy it."""
 
+_ELLIPSES = ("...", "…")
+
 
 class Redactor:
     """Replaces every occurrence of the given secrets in a row's text with ``[REDACTED]``.
 
     Outputs, explanations, metadata values (nested) and errors (message and traceback) are
     cleaned; the sample's own fields are the user's and are left as they are.
+
+    Text is meant to be redacted before it is cut; as a safety net for text that was cut
+    first (a strategy quoting the start of an output), the start of a secret (at least
+    ``MIN_SECRET_LENGTH`` characters) that ends a text, or comes just before a closing
+    ``...`` or ``…``, is replaced too.
     """
 
     def __init__(self, secrets: Iterable[str]) -> None:
@@ -30,6 +37,7 @@ class Redactor:
             reverse=True,
         )
         self._pattern = re.compile("|".join(map(re.escape, kept))) if kept else None
+        self._secrets = tuple(kept)
 
     def __bool__(self) -> bool:
         return self._pattern is not None
@@ -38,7 +46,21 @@ class Redactor:
         """``text`` with every secret replaced."""
         if self._pattern is None:
             return text
-        return self._pattern.sub(REDACTED, text)
+        return self._cut_secret(self._pattern.sub(REDACTED, text))
+
+    def _cut_secret(self, text: str) -> str:
+        end = len(text)
+        for ellipsis in _ELLIPSES:
+            if text.endswith(ellipsis):
+                end -= len(ellipsis)
+                break
+        for secret in self._secrets:
+            start = text.find(secret[:MIN_SECRET_LENGTH], max(0, end - len(secret) + 1), end)
+            while start != -1:
+                if secret.startswith(text[start:end]):
+                    return text[:start] + REDACTED + text[end:]
+                start = text.find(secret[:MIN_SECRET_LENGTH], start + 1, end)
+        return text
 
     def value(self, value: Any, *, _depth: int = 0) -> Any:
         """``value`` with secrets replaced in every string it holds (lists, tuples, dicts)."""

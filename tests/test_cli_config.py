@@ -451,7 +451,7 @@ def test_the_judge_entry_takes_sampling_options_and_several_models(tmp_path: Pat
             "  - {name: judge, model: {model: c, base_url: 'http://127.0.0.1:1/v1'}, "
             "max_tokens: 12}\n"
             "  - {name: similarity, model: {model: e, base_url: 'http://127.0.0.1:1/v1', "
-            "pooling: mean, read_timeout_retries: 0}}\n",
+            "pooling: mean, read_timeout_retries: 0, max_response_bytes: 99000000}}\n",
         )
     )
     built = build_strategies(config)
@@ -465,6 +465,7 @@ def test_the_judge_entry_takes_sampling_options_and_several_models(tmp_path: Pat
     assert a.options == ChatOptions(max_tokens=99, temperature=0.0, seed=4)
     assert b.options.stop == ("END",)
     assert isinstance(embedder, OpenAIEmbedder)
+    assert (a.max_response_bytes, embedder.max_response_bytes) == (4 * 1024**2, 99_000_000)
 
 
 @pytest.mark.parametrize(
@@ -490,6 +491,29 @@ def test_the_judge_entry_takes_sampling_options_and_several_models(tmp_path: Pat
 )
 def test_judge_options_are_validated(entry: dict[str, Any], expected: str) -> None:
     assert problems({**VALID, "strategies": [entry]}) == [expected]
+
+
+def test_max_response_bytes_of_the_http_target_and_the_models_are_validated() -> None:
+    http = {"url": "http://127.0.0.1:1/a", "max_response_bytes": 0}
+    model = {"model": "m", "max_response_bytes": 1.5}
+    assert problems(
+        {**VALID, "target": {"http": http}, "strategies": [{"name": "judge", "model": model}]}
+    ) == [
+        "target.http.max_response_bytes: must be at least 1, got 0",
+        "strategies[0].model.max_response_bytes: expected an integer, got 1.5",
+    ]
+
+
+def test_the_http_target_takes_max_response_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "aeval.yaml"
+    path.write_text(
+        "samples: s.yaml\ntarget:\n  http: {url: 'http://127.0.0.1:1/a', "
+        "max_response_bytes: 1000}\nstrategies:\n  - name: exact_match\n"
+    )
+    default = HttpSpec(url="http://127.0.0.1:1/a")
+    config = load_config(path)
+    assert isinstance(config.target, HttpSpec)
+    assert (config.target.max_response_bytes, default.max_response_bytes) == (1000, 4 * 1024**2)
 
 
 def test_min_kappa_is_a_kappa() -> None:

@@ -280,3 +280,59 @@ def test_accepted_statuses_reach_the_strategies_as_http_status_text(
     assert rows["overloaded"]["error"]["message"] == (
         f"HTTP 503 Service Unavailable from POST {api_server}/chat: overloaded"
     )
+
+
+def test_an_http_target_answer_over_max_response_bytes_is_an_error_row(
+    tmp_path: Path, cli: Cli
+) -> None:
+    endless = HTTPReply.endless(b"x" * 65536, content_type="application/json")
+    (tmp_path / "samples.yaml").write_text(
+        "- name: endless\n  parameters: [x]\n  expected-output: x\n", encoding="utf-8"
+    )
+    with ScriptedHTTPServer(handler=lambda request: endless) as server:
+        url = server.url
+        config = tmp_path / "aeval.yaml"
+        config.write_text(
+            f"samples: samples.yaml\ntarget:\n  http:\n    url: {url}/answer\n"
+            "    method: GET\n    max_response_bytes: 100000\n"
+            "strategies:\n  - name: exact_match\nthresholds:\n  min_score: 100\n"
+            "output:\n  dir: out\n",
+            encoding="utf-8",
+        )
+        result = cli("run", config, "--quiet", cwd=tmp_path)
+
+    assert result.returncode == 1, result.stderr
+    [row] = rows_of(tmp_path / "out" / "rows.jsonl")
+    assert (row["outcome"], row["error"]["type"], row["error"]["message"]) == (
+        "error",
+        "HttpResponseTooLargeError",
+        f"the response of GET {url}/answer is larger than the limit of 97.7 KiB "
+        "(100,000 bytes) (counted after decompression), so reading stopped: check the "
+        "endpoint, or raise target.http.max_response_bytes",
+    )
+
+
+def test_a_secret_that_straddles_the_cut_of_an_error_body_is_redacted_whole(
+    tmp_path: Path, cli: Cli
+) -> None:
+    secret = "tok-" + "S" * 40
+    echo = HTTPReply.error(500, "e" * 180 + " token " + secret + " rejected")
+    (tmp_path / "samples.yaml").write_text(
+        "- name: echo\n  parameters: [x]\n  expected-output: x\n", encoding="utf-8"
+    )
+    with ScriptedHTTPServer(handler=lambda request: echo) as server:
+        config = tmp_path / "aeval.yaml"
+        config.write_text(
+            f"samples: samples.yaml\ntarget:\n  http:\n    url: {server.url}/answer\n"
+            '    method: GET\n    headers: {Authorization: "Bearer ${BOT_TOKEN}"}\n'
+            "strategies:\n  - name: exact_match\nthresholds:\n  min_score: 100\n"
+            "output:\n  dir: out\n",
+            encoding="utf-8",
+        )
+        result = cli("run", config, "--quiet", cwd=tmp_path, env={"BOT_TOKEN": secret})
+
+    assert result.returncode == 1, result.stderr
+    [row] = rows_of(tmp_path / "out" / "rows.jsonl")
+    message = row["error"]["message"]
+    assert "tok-SSSS" not in message
+    assert message.endswith(": " + "e" * 180 + " token [REDACTED]...")

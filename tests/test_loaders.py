@@ -800,6 +800,95 @@ def test_broken_entry_point_names_itself(monkeypatch: pytest.MonkeyPatch) -> Non
         assert isinstance(error.__cause__, ModuleNotFoundError)
 
 
+# --- unknown keys --------------------------------------------------------------------------
+
+KNOWN = (
+    "a sample has only the keys name, parameters, expected-output, expected-outputs, tags, "
+    "metadata, label, must-contain, must-not-contain"
+)
+CUSTOM = "or put custom fields under 'metadata:' (metadata: {owner: support})"
+
+
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("tag", " (did you mean 'tags'?)"),
+        ("lable", " (did you mean 'label'?)"),
+        ("mustContain", " (did you mean 'must-contain'?)"),
+        ("must_not_contain", " (did you mean 'must-not-contain'?)"),
+        ("expectedOutputs", " (did you mean 'expected-outputs'?)"),
+        ("Metadata", " (did you mean 'metadata'?)"),
+        ("owner", ""),
+    ],
+)
+def test_an_unknown_sample_key_is_refused_with_its_line_and_a_suggestion(
+    in_tmp: Path, key: str, hint: str
+) -> None:
+    (in_tmp / "s.yaml").write_text(
+        GOOD + f"- name: Refund\n  parameters: [q]\n  expected-output: a\n  {key}: [x]\n"
+    )
+
+    error = _load_error("s.yaml")
+
+    assert str(error) == (
+        f"s.yaml:7, sample 'Refund': unknown key '{key}'{hint}: {KNOWN}; rename it, {CUSTOM}"
+    )
+    assert (error.source, error.line, error.sample) == ("s.yaml", 7, "Refund")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        (
+            "s.json",
+            '[\n  {"name": "ok", "parameters": []},\n'
+            '  {"name": "Refund", "parameters": [], "tag": ["billing"], "lable": "fail"}\n]\n',
+            3,
+        ),
+        (
+            "s.jsonl",
+            '{"name": "ok", "parameters": []}\n\n'
+            '{"name": "Refund", "parameters": [], "tag": ["billing"], "lable": "fail"}\n',
+            3,
+        ),
+    ],
+)
+def test_unknown_keys_are_refused_in_json_and_jsonl(
+    in_tmp: Path, name: str, text: str, line: int
+) -> None:
+    (in_tmp / name).write_text(text)
+
+    error = _load_error(name)
+
+    assert str(error) == (
+        f"{name}:{line}, sample 'Refund': unknown keys 'tag' (did you mean 'tags'?) and "
+        f"'lable' (did you mean 'label'?): {KNOWN}; rename them, {CUSTOM}"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_streamed_jsonl_line_with_an_unknown_key_is_refused(in_tmp: Path) -> None:
+    (in_tmp / "s.jsonl").write_text(
+        '{"name": "ok", "parameters": []}\n{"name": "b", "parameters": [], "mustContain": "x"}\n'
+    )
+
+    with pytest.raises(SampleLoadError) as info:
+        async for _ in Samples.stream("s.jsonl"):
+            pass
+
+    assert str(info.value).startswith(
+        "s.jsonl:2, sample 'b': unknown key 'mustContain' (did you mean 'must-contain'?)"
+    )
+
+
+def test_a_non_string_key_is_refused(in_tmp: Path) -> None:
+    (in_tmp / "s.yaml").write_text(GOOD + "  1: one\n")
+
+    assert str(_load_error("s.yaml")).startswith(
+        "s.yaml:1, sample 'ok': unknown key a number (1): "
+    )
+
+
 # --- limits --------------------------------------------------------------------------------
 
 LAUGHS = "\n".join(
@@ -826,6 +915,45 @@ def test_a_yaml_alias_bomb_is_refused_at_the_alias_that_passes_the_limit(in_tmp:
     assert str(error).endswith(
         "): write the repeated values out, or nest fewer aliases inside aliases"
     )
+
+
+def test_aliases_of_a_long_text_are_weighed_by_the_text_they_add(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_limits, "MAX_YAML_ALIAS_TEXT", 1_000)
+    long = "x" * 300
+    text = f"- name: s0\n  parameters: [&long {long}]\n  expected-output: a\n"
+    text += "".join(
+        f"- name: s{i}\n  parameters: [*long]\n  expected-output: a\n" for i in range(1, 5)
+    )
+    (in_tmp / "shared.yaml").write_text(text)
+
+    error = _load_error("shared.yaml")
+
+    assert str(error) == (
+        "shared.yaml:14: YAML aliases expand the document by more than 1,000 characters of "
+        "text (passed at the alias *long, line 14, column 16, which repeats 300): use the "
+        "long text fewer times, or keep it in a file the function under test reads"
+    )
+    assert (error.source, error.line) == ("shared.yaml", 14)
+    (in_tmp / "fewer.yaml").write_text(text.rsplit("- name: s4", 1)[0])
+    assert len(Samples.load_sync("fewer.yaml")) == 4
+
+
+def test_aliases_of_a_collection_count_the_text_inside_it(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_limits, "MAX_YAML_ALIAS_TEXT", 1_000)
+    text = f"- name: s0\n  parameters: &p [{'a' * 200}, [{'b' * 200}]]\n  expected-output: a\n"
+    text += "- name: s1\n  parameters: &q [*p, *p]\n  expected-output: a\n"
+    text += "- name: s2\n  parameters: *q\n  expected-output: a\n"
+    (in_tmp / "nested.yaml").write_text(text)
+
+    error = _load_error("nested.yaml")
+
+    assert error.line == 8
+    assert "more than 1,000 characters of text (passed at the alias *q" in str(error)
+    assert "which repeats 800)" in str(error)
 
 
 def test_a_recursive_yaml_alias_is_refused(in_tmp: Path) -> None:

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from aeval._exceptions import NoLoaderError, SampleLoadError
 from aeval._samples import Samples, _loaders
-from aeval.testing import HTTPReply, ScriptedHTTPServer
+from aeval.testing import HTTPReply, RecordedRequest, ScriptedHTTPServer
 
 DATA = Path(__file__).parent / "data" / "loaders"
 SAMPLES = (DATA / "samples.yaml").read_bytes()
@@ -194,7 +195,8 @@ async def test_a_redirect_to_another_host_is_followed_when_allowed(
     monkeypatch.setenv("AEVAL_DOWNLOAD_CROSS_HOST_REDIRECTS", "1")
 
     assert len(await Samples.load(f"{server}/redirect/localhost")) == 4
-    assert connections == ["127.0.0.1", "localhost"]
+    assert connections[0] == "127.0.0.1"
+    assert connections[1:] and set(connections[1:]) <= {"127.0.0.1", "::1"}  # pinned, not by name
 
 
 @pytest.mark.anyio
@@ -257,6 +259,18 @@ async def test_endless_and_non_http_redirects_are_refused(
             "a link-local address, where cloud metadata services answer",
         ),
         ("http://[fd00:ec2::254]/s.yaml", "fd00:ec2::254", "a cloud metadata service address"),
+        (
+            "http://100.100.100.200/latest/meta-data/s.yaml",
+            "100.100.100.200",
+            "in the shared address space 100.64.0.0/10, where cloud metadata services answer "
+            "(100.100.100.200)",
+        ),
+        (
+            "http://[::ffff:100.64.0.1]/s.yaml",
+            "::ffff:100.64.0.1",
+            "in the shared address space 100.64.0.0/10, where cloud metadata services answer "
+            "(100.100.100.200)",
+        ),
         ("http://0.0.0.0:9/s.yaml", "0.0.0.0", "the unspecified address"),
         ("http://224.0.0.1/s.yaml", "224.0.0.1", "a multicast address"),
         ("http://255.255.255.255/s.yaml", "255.255.255.255", "a reserved address"),
@@ -299,6 +313,110 @@ async def test_a_host_name_is_resolved_and_its_addresses_checked(
         "address"
     )
     assert connections == []
+
+
+@pytest.mark.anyio
+async def test_the_connection_goes_to_the_address_that_was_checked(
+    monkeypatch: pytest.MonkeyPatch, connections: list[str]
+) -> None:
+    """A DNS answer that changes after the check (rebinding) cannot move the connection."""
+    host = "samples.rebind.test"
+    answers: list[str] = []
+    real = socket.getaddrinfo
+
+    def getaddrinfo(name: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if (name.decode() if isinstance(name, bytes) else name) != host:
+            return real(name, port, *args, **kwargs)
+        address = "127.0.0.1" if not answers else "127.0.0.2"  # nothing listens there
+        answers.append(address)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, int(port)))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    server_names: list[object] = []
+    send = httpx.AsyncClient.send
+
+    async def spy(client: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> Any:
+        server_names.append(request.extensions.get("sni_hostname"))
+        return await send(client, request, **kwargs)
+
+    monkeypatch.setattr(httpx.AsyncClient, "send", spy)
+    with ScriptedHTTPServer({"/samples.yaml": HTTPReply.text(SAMPLES)}) as scripted:
+        port = scripted.url.rsplit(":", 1)[1]
+        with anyio.fail_after(HANG_GUARD):
+            samples = await Samples.load(f"http://{host}:{port}/samples.yaml")
+        [request] = scripted.requests
+
+    assert len(samples) == 4
+    assert answers == ["127.0.0.1"]
+    assert connections == ["127.0.0.1"]
+    assert request.headers["host"] == f"{host}:{port}"
+    assert server_names == [host]  # the TLS server name (SNI and certificate) of an https URL
+
+
+@pytest.mark.anyio
+async def test_the_next_checked_address_is_tried_when_one_refuses(
+    monkeypatch: pytest.MonkeyPatch, connections: list[str]
+) -> None:
+    async def getaddrinfo(host: str, port: int, **kwargs: Any) -> list[Any]:
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port)),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port)),
+        ]
+
+    monkeypatch.setattr(anyio, "getaddrinfo", getaddrinfo)
+    with ScriptedHTTPServer({"/samples.yaml": HTTPReply.text(SAMPLES)}) as scripted:
+        port = scripted.url.rsplit(":", 1)[1]
+        with anyio.fail_after(HANG_GUARD):
+            samples = await Samples.load(f"http://two.test:{port}/samples.yaml")
+
+    assert len(samples) == 4
+    assert connections == ["127.0.0.2", "127.0.0.1"]
+
+
+@pytest.mark.anyio
+async def test_a_host_that_does_not_resolve_is_not_reached_by_name(
+    monkeypatch: pytest.MonkeyPatch, connections: list[str]
+) -> None:
+    for name in (
+        "http_proxy",
+        "HTTP_PROXY",
+        "https_proxy",
+        "HTTPS_PROXY",
+        "all_proxy",
+        "ALL_PROXY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+    async def getaddrinfo(host: str, port: int, **kwargs: Any) -> list[Any]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(anyio, "getaddrinfo", getaddrinfo)
+    url = "http://nowhere.rebind.test/s.yaml"
+
+    assert str(await _load_error(url)) == (
+        f"{url}: cannot resolve the host nowhere.rebind.test (Name or service not known): "
+        "check the URL and your network"
+    )
+    assert connections == []
+
+
+@pytest.mark.anyio
+async def test_a_proxied_url_goes_to_the_proxy_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+
+    def proxy(request: RecordedRequest) -> HTTPReply:
+        seen.append(request.path)
+        return HTTPReply.text(SAMPLES)
+
+    with ScriptedHTTPServer(handler=proxy) as scripted:
+        monkeypatch.setenv("HTTP_PROXY", scripted.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with anyio.fail_after(HANG_GUARD):
+            samples = await Samples.load("http://samples.example.test/s.yaml")
+
+    assert len(samples) == 4
+    assert seen == ["http://samples.example.test/s.yaml"]
 
 
 @pytest.mark.anyio

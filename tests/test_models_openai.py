@@ -639,6 +639,8 @@ async def test_the_key_never_appears_in_errors_logs_or_reprs(
             lambda _: Reply.wrong_content_type(f"<p>{KEY}</p>".encode()),
             lambda _: Reply.malformed(f'{{"key": "{KEY}"'.encode()),
             lambda _: Reply(body=f'{{"echo": "{KEY}"}}'.encode()),
+            lambda _: Reply.wrong_content_type(("x" * 195 + KEY).encode()),
+            lambda _: Reply(status=400, body=("y" * 193 + KEY).encode()),
         ):
             server.handler = reply
             with pytest.raises(ModelError) as caught:
@@ -653,13 +655,16 @@ async def test_the_key_never_appears_in_errors_logs_or_reprs(
         "ModelResponseError",
         "ModelResponseError",
         "ModelResponseError",
+        "ModelResponseError",
+        "ModelHTTPError",
     ]
     assert "invalid key Bearer ***" in str(errors[0])
+    assert str(errors[-2]).endswith(": " + "x" * 195 + "***")
     for error in errors:
         shown += [str(error), repr(error), *map(str, vars(error).values())]
     shown += [record.getMessage() for record in caplog.records]
     assert all(request.headers["authorization"] == f"Bearer {KEY}" for request in server.requests)
-    assert [text for text in shown if "SECRET" in text] == []
+    assert [text for text in shown if "SECRET" in text or "sk-te" in text] == []
     assert any(record.name == "aeval.models" for record in caplog.records)
 
 

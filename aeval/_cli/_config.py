@@ -14,6 +14,7 @@ import yaml
 
 from .._exceptions import ConfigError
 from .._samples._limits import yaml_limit_problem
+from ..models._body import DEFAULT_MAX_RESPONSE_BYTES
 from ._schema import PathPart, Problem, Validator, load_schema, render_path
 
 __all__ = [
@@ -45,6 +46,7 @@ class HttpSpec:
     response_path: str | None = None
     timeout: float = _DEFAULT_HTTP_TIMEOUT
     accept_status: frozenset[int] = frozenset()
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +198,7 @@ def _http(data: Mapping[str, Any]) -> HttpSpec:
         response_path=data.get("response_path"),
         timeout=float(data.get("timeout", _DEFAULT_HTTP_TIMEOUT)),
         accept_status=frozenset(data.get("accept_status") or ()),
+        max_response_bytes=int(data.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)),
     )
 
 

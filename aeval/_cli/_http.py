@@ -19,6 +19,7 @@ called the target.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -30,13 +31,21 @@ import anyio
 import httpx
 
 from .._callables import strategy_name
-from .._exceptions import HttpResponseError, HttpStatusError, HttpTimeoutError
+from .._exceptions import (
+    HttpResponseError,
+    HttpResponseTooLargeError,
+    HttpStatusError,
+    HttpTimeoutError,
+)
+from .._redact import Redactor
 from .._results import EvaluationResult
 from .._samples import EvaluationSample, Parameters
+from ..models._body import format_size, read_capped, read_prefix
 from ._config import HttpSpec, RunConfig
 
 __all__ = [
     "HttpResponseError",
+    "HttpResponseTooLargeError",
     "HttpStatusError",
     "HttpTimeoutError",
     "HttpTarget",
@@ -185,12 +194,22 @@ class HttpTarget:
         spec: The endpoint.
         client: The client shared by every call of the run.
         headers: The request headers, environment variables already resolved.
+        secrets: Values removed from the excerpts of bodies in error messages, before they
+            are cut (the rows are redacted again as a whole).
     """
 
-    def __init__(self, spec: HttpSpec, client: httpx.AsyncClient, headers: Mapping[str, str]):
+    def __init__(
+        self,
+        spec: HttpSpec,
+        client: httpx.AsyncClient,
+        headers: Mapping[str, str],
+        *,
+        secrets: Iterable[str] = (),
+    ):
         self._spec = spec
         self._client = client
         self._headers = dict(headers)
+        self._redactor = Redactor(secrets)
 
     async def __call__(self, params: Parameters) -> Any:
         """Send the request and return the answer found at ``response_path``."""
@@ -202,36 +221,70 @@ class HttpTarget:
             request["json"] = _fill(spec.body, params)
         try:
             with anyio.fail_after(spec.timeout):
-                response = await self._client.request(spec.method, url, **request)
+                async with self._client.stream(spec.method, url, **request) as response:
+                    status = response.status_code
+                    if 200 <= status < 300 or status in spec.accept_status:
+                        body = await read_capped(
+                            response,
+                            spec.max_response_bytes,
+                            lambda declared: self._too_large(url, declared),
+                        )
+                    else:
+                        body = await read_prefix(response)
         except (TimeoutError, httpx.TimeoutException):
             raise HttpTimeoutError(
                 f"no complete answer from {spec.method} {url} within {spec.timeout:g} s "
                 "(target.http.timeout): raise the timeout, or check why the endpoint is slow"
             ) from None
-        status = response.status_code
+        except httpx.DecodingError as exc:
+            raise HttpResponseError(
+                f"the response of {spec.method} {url} cannot be decoded ({exc}): its "
+                "Content-Encoding does not match its body"
+            ) from None
+        text = _text(response, body)
         if status in spec.accept_status:
             _STATUS.set(status)
-            return f"HTTP {status}: {response.text}" if response.text.strip() else f"HTTP {status}"
+            return f"HTTP {status}: {text}" if text.strip() else f"HTTP {status}"
         if not 200 <= status < 300:
             raise HttpStatusError(
                 f"HTTP {status} {response.reason_phrase} from {spec.method} {url}: "
-                f"{_excerpt(response.text)}",
+                f"{self._excerpt(text)}",
                 status=status,
             )
         _STATUS.set(status)
         if spec.response_path is None:
             try:
-                return response.json()
+                return json.loads(body)
             except ValueError:
-                return response.text
+                return text
         try:
-            data = response.json()
+            data = json.loads(body)
         except ValueError:
             raise HttpResponseError(
                 f"the response is not JSON, so it has no {spec.response_path!r}: "
-                f"{_excerpt(response.text)}"
+                f"{self._excerpt(text)}"
             ) from None
         return _extract(data, spec.response_path)
+
+    def _excerpt(self, text: str) -> str:
+        return _excerpt(self._redactor.text(text))
+
+    def _too_large(self, url: str, declared: int | None) -> HttpResponseTooLargeError:
+        spec = self._spec
+        size = "larger" if declared is None else f"{format_size(declared)}, larger"
+        return HttpResponseTooLargeError(
+            f"the response of {spec.method} {url} is {size} than the limit of "
+            f"{format_size(spec.max_response_bytes)} (counted after decompression), so "
+            "reading stopped: check the endpoint, or raise target.http.max_response_bytes",
+            limit=spec.max_response_bytes,
+        )
+
+
+def _text(response: httpx.Response, body: bytes) -> str:
+    try:
+        return body.decode(response.charset_encoding or "utf-8", errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
 
 
 class StatusRecorder:

@@ -347,7 +347,7 @@ async def execute(
             secrets += header_secrets(spec)
             limits = httpx.Limits(max_connections=config.concurrency)
             client = await stack.enter_async_context(httpx.AsyncClient(limits=limits))
-            function = HttpTarget(spec, client, headers)
+            function = HttpTarget(spec, client, headers, secrets=secrets)
             strategies = tuple(StatusRecorder(strategy) for strategy in strategies)
         if function is None:  # pragma: no cover - guarded by the caller
             raise TypeError("a callable target is required")

@@ -7,7 +7,9 @@ lines are found only when an error needs them, so valid files parse at orjson's 
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -24,6 +26,7 @@ from ._model import EvaluationSample
 __all__ = [
     "BOM",
     "PARSERS",
+    "SAMPLE_KEYS",
     "Parsed",
     "describe",
     "empty_error",
@@ -193,6 +196,49 @@ TEXT_CHECK_KEYS = ("must-contain", "must-not-contain")
 """Per-sample text checks (seed 003's EvalCase), kept in the sample's metadata as
 ``must_contain`` / ``must_not_contain`` and read by ``ContainsStrategy``."""
 
+SAMPLE_KEYS = (
+    "name",
+    "parameters",
+    "expected-output",
+    "expected-outputs",
+    "tags",
+    "metadata",
+    LABEL_KEY,
+    *TEXT_CHECK_KEYS,
+)
+"""Every key a sample of a YAML, JSON or JSONL file may have, in the order messages list
+them. Any other key is refused (custom fields go under ``metadata``); a new key is added
+here and read in ``_build_sample``."""
+
+_SAMPLE_KEY_SET = frozenset(SAMPLE_KEYS)
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _suggestion(key: str) -> str | None:
+    """The sample key that ``key`` was probably meant to be."""
+    spelled = _CAMEL_HUMP.sub("-", key).replace("_", "-").replace(" ", "-").lower()
+    if spelled in SAMPLE_KEYS:
+        return spelled
+    for typo_of, typos in _KEY_TYPOS.items():
+        if key in typos:
+            return typo_of
+    close = difflib.get_close_matches(spelled, SAMPLE_KEYS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _unknown_keys_reason(unknown: list[Any]) -> str:
+    parts = []
+    for key in unknown:
+        shown = repr(key) if isinstance(key, str) else describe(key)
+        guess = _suggestion(key) if isinstance(key, str) else None
+        parts.append(shown if guess is None else f"{shown} (did you mean {guess!r}?)")
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    noun, them = ("key", "it") if len(parts) == 1 else ("keys", "them")
+    return (
+        f"unknown {noun} {listed}: a sample has only the keys {', '.join(SAMPLE_KEYS)}; "
+        f"rename {them}, or put custom fields under 'metadata:' (metadata: {{owner: support}})"
+    )
+
 
 def _typo_hint(item: Mapping[Any, Any], key: str) -> str:
     for typo in _KEY_TYPOS.get(key, ()):
@@ -328,6 +374,10 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
         if not isinstance(human, int | float) or isinstance(human, bool):
             human = "pass" if verdict else "fail"
         metadata = {**(metadata or {}), LABEL_KEY: human}
+    unknown = [key for key in item if key not in _SAMPLE_KEY_SET]
+    if unknown:
+        first = unknown[0]
+        raise fail(_unknown_keys_reason(unknown), first if isinstance(first, str) else None, name)
     return EvaluationSample(name, parameters, expected, tags=tags, metadata=metadata)
 
 

@@ -14,6 +14,9 @@ Attributes:
     MAX_YAML_ALIAS_NODES: How many nodes YAML aliases may add to a document once expanded
         (an alias of a 10-node list used 3 times adds 30). Documents without aliases are
         not limited.
+    MAX_YAML_ALIAS_TEXT: How many characters of text YAML aliases may add to a document
+        once expanded (an alias of a 1,000-character string used 3 times adds 3,000): one
+        alias of a large string is one node, but every row and report writes it out again.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 __all__ = [
     "MAX_NESTING_DEPTH",
     "MAX_YAML_ALIAS_NODES",
+    "MAX_YAML_ALIAS_TEXT",
     "LimitProblem",
     "depth_message",
     "too_deep",
@@ -32,6 +36,7 @@ __all__ = [
 
 MAX_NESTING_DEPTH = 100
 MAX_YAML_ALIAS_NODES = 1_000_000
+MAX_YAML_ALIAS_TEXT = 10_000_000
 
 _CONTAINERS = (list, dict)
 
@@ -59,12 +64,13 @@ def _at(mark: Any) -> tuple[int, str]:
 
 
 class _Frame:
-    __slots__ = ("anchor", "height", "size")
+    __slots__ = ("anchor", "height", "size", "text")
 
     def __init__(self, anchor: str | None) -> None:
         self.anchor = anchor
         self.size = 1
         self.height = 1
+        self.text = 0
 
 
 def yaml_limit_problem(loader: Any) -> LimitProblem | None:
@@ -75,9 +81,10 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
     other composition errors (an undefined alias, a second document) are left to the
     composer, which reports them with their marks.
     """
-    anchors: dict[str, tuple[int, int]] = {}
+    anchors: dict[str, tuple[int, int, int]] = {}
     stack: list[_Frame] = []
     added = 0
+    added_text = 0
     while True:
         event = loader.get_event()
         # by name, not identity: the event classes are those of the loader's own yaml module
@@ -85,10 +92,12 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
         if event is None or kind == "StreamEndEvent":
             return None
         if kind == "ScalarEvent":
+            length = len(event.value)
             if event.anchor is not None:
-                anchors[event.anchor] = (1, 0)
+                anchors[event.anchor] = (1, 0, length)
             if stack:
                 stack[-1].size += 1
+                stack[-1].text += length
             continue
         if kind in ("SequenceStartEvent", "MappingStartEvent"):
             if len(stack) >= MAX_NESTING_DEPTH:
@@ -98,9 +107,9 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
             continue
         if kind in ("SequenceEndEvent", "MappingEndEvent"):
             frame = stack.pop()
-            size, height = frame.size, frame.height
+            size, height, text = frame.size, frame.height, frame.text
             if frame.anchor is not None:
-                anchors[frame.anchor] = (size, height)
+                anchors[frame.anchor] = (size, height, text)
         elif kind == "AliasEvent":
             line, where = _at(event.start_mark)
             found = anchors.get(event.anchor)
@@ -112,14 +121,23 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
                         "contains it: recursive data cannot be evaluated; remove the alias",
                     )
                 continue
-            size, height = found
+            size, height, text = found
             added += size
+            added_text += text
             if added > MAX_YAML_ALIAS_NODES:
                 return LimitProblem(
                     line,
                     f"YAML aliases expand the document by more than {MAX_YAML_ALIAS_NODES:,} "
                     f"nodes (passed at the alias *{event.anchor}, {where}): write the "
                     "repeated values out, or nest fewer aliases inside aliases",
+                )
+            if added_text > MAX_YAML_ALIAS_TEXT:
+                return LimitProblem(
+                    line,
+                    "YAML aliases expand the document by more than "
+                    f"{MAX_YAML_ALIAS_TEXT:,} characters of text (passed at the alias "
+                    f"*{event.anchor}, {where}, which repeats {text:,}): use the long text "
+                    "fewer times, or keep it in a file the function under test reads",
                 )
             if len(stack) + height > MAX_NESTING_DEPTH:
                 return LimitProblem(
@@ -131,6 +149,7 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
             parent = stack[-1]
             parent.size += size
             parent.height = max(parent.height, height + 1)
+            parent.text += text
 
 
 def too_deep(value: Any, depth: int = 1) -> bool:

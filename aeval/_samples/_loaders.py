@@ -218,9 +218,11 @@ class DownloadLimits:
         cross_host_redirects: Follow a redirect to another host name. By default a
             redirect may change the path, the scheme or the port, not the host.
         allow_non_routable: Connect to non-routable addresses: link-local (169.254.0.0/16,
-            fe80::/10, where cloud metadata services answer), unspecified (0.0.0.0, ::),
-            multicast, reserved (240.0.0.0/4, broadcast) and fd00:ec2::254. Loopback and
-            private addresses are always allowed.
+            fe80::/10, where cloud metadata services answer), the shared address space
+            100.64.0.0/10 (100.100.100.200), unspecified (0.0.0.0, ::), multicast, reserved
+            (240.0.0.0/4, broadcast) and fd00:ec2::254. Loopback and private addresses are
+            always allowed. Unless this is set, the connection goes to an address that was
+            checked, never to the host name resolved again.
 
     Example:
         >>> limits = DownloadLimits(max_bytes=500 * 1024 * 1024, timeout=600)

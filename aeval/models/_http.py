@@ -27,7 +27,15 @@ from .._exceptions import (
     ModelError,
     ModelHTTPError,
     ModelResponseError,
+    ModelResponseTooLargeError,
     ModelTimeoutError,
+)
+from ._body import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    check_max_bytes,
+    format_size,
+    read_capped,
+    read_prefix,
 )
 from ._clock import Clock, check_clock
 from ._limits import SHARE_LIMITS, LimitSpec, ModelStatistics, SharedLimits, TokenBucket
@@ -123,6 +131,7 @@ class HTTPModelClient:
         tokens_per_minute: float | None,
         headers: Mapping[str, str] | None,
         clock: Clock | None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         resolved_model = resolve_setting(model, *model_env)
         if resolved_model is None:
@@ -139,6 +148,7 @@ class HTTPModelClient:
         if timeout <= 0 or deadline <= 0:
             raise ValueError("timeout and deadline must be positive")
         self._clock = check_clock(clock)
+        self._max_response_bytes = check_max_bytes(max_response_bytes)
         self._model = resolved_model
         url = resolve_setting(base_url, "AEVAL_BASE_URL", "OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._base_url = url.rstrip("/")
@@ -175,6 +185,11 @@ class HTTPModelClient:
     def base_url(self) -> str:
         """The API's base URL (ending before ``/chat/completions`` or ``/embeddings``)."""
         return self._base_url
+
+    @property
+    def max_response_bytes(self) -> int:
+        """The largest reply read, in bytes after decompression."""
+        return self._max_response_bytes
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -284,6 +299,14 @@ class HTTPModelClient:
         if self._api_key:
             return text.replace(self._api_key, "***")
         return text
+
+    def _excerpt(self, content: bytes | str) -> str:
+        """The start of a body for a message: the API key is removed before the cut, so
+        that no part of a key that straddles it is left."""
+        keep = _BODY_EXCERPT + len(self._api_key or "")
+        if isinstance(content, bytes):
+            content = content[: 4 * keep].decode("utf-8", "replace")
+        return body_excerpt(self._redact(content[:keep]))
 
     def _record_usage(self, prompt_tokens: int, completion_tokens: int, estimate: int) -> None:
         self._prompt_tokens += prompt_tokens
@@ -410,19 +433,33 @@ class HTTPModelClient:
             if throttled:
                 self._throttled += 1
             self._requests += 1
-            response = await self._request(state.client, url, content)
+            content_type, body = await self._request(state.client, url, content)
         finally:
             self._in_flight -= 1
             if shared is not None and lease is not None:
                 with anyio.CancelScope(shield=True):
                     await shared.release(lease)
-        return self._decode(url, response)
+        return self._decode(url, content_type, body)
 
-    async def _request(self, client: httpx.AsyncClient, url: str, content: bytes) -> httpx.Response:
+    async def _request(
+        self, client: httpx.AsyncClient, url: str, content: bytes
+    ) -> tuple[str, bytes]:
+        """POST ``content``; the reply's content type and body, read within the size cap."""
+        request = client.build_request(
+            "POST", url, content=content, headers={"Content-Type": "application/json"}
+        )
         try:
-            response = await client.post(
-                url, content=content, headers={"Content-Type": "application/json"}
-            )
+            response = await client.send(request, stream=True)
+            try:
+                if response.status_code >= 400:
+                    raise self._status_error(url, response, await read_prefix(response))
+                body = await read_capped(
+                    response,
+                    self._max_response_bytes,
+                    lambda declared: self._too_large(url, declared),
+                )
+            finally:
+                await response.aclose()
         except httpx.TimeoutException as exc:
             reached = isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout)
             hint = "raise timeout=... for slow models"
@@ -438,13 +475,26 @@ class HTTPModelClient:
             raise ModelConnectionError(
                 f"{self._kind} request to {url} failed: {type(exc).__name__}: {reason}"
             ) from None
-        if response.status_code >= 400:
-            raise self._status_error(url, response)
-        return response
+        except httpx.DecodingError as exc:
+            raise ModelResponseError(
+                f"{self._kind} reply from {url} cannot be decoded ({exc}): its "
+                "Content-Encoding does not match its body"
+            ) from None
+        return response.headers.get("Content-Type", ""), body
 
-    def _status_error(self, url: str, response: httpx.Response) -> ModelHTTPError:
+    def _too_large(self, url: str, declared: int | None) -> ModelResponseTooLargeError:
+        size = "larger" if declared is None else f"{format_size(declared)}, larger"
+        limit = self._max_response_bytes
+        return ModelResponseTooLargeError(
+            f"{self._kind} reply from {url} is {size} than the limit of {format_size(limit)} "
+            "(counted after decompression), so reading stopped: check the server, or raise "
+            "max_response_bytes=...",
+            limit=limit,
+        )
+
+    def _status_error(self, url: str, response: httpx.Response, content: bytes) -> ModelHTTPError:
         status = response.status_code
-        body = self._redact(body_excerpt(response.content))
+        body = self._excerpt(content)
         hints = {
             400: "bad request: the server rejected the request's parameters",
             401: "unauthorized: check the API key (api_key=..., AEVAL_API_KEY or OPENAI_API_KEY)",
@@ -479,25 +529,25 @@ class HTTPModelClient:
             retry_after=_parse_retry_after(response.headers.get("Retry-After")),
         )
 
-    def _decode(self, url: str, response: httpx.Response) -> Any:
-        content_type = response.headers.get("Content-Type", "")
-        body = self._redact(body_excerpt(response.content))
+    def _decode(self, url: str, content_type: str, content: bytes) -> Any:
         if "json" not in content_type.lower():
+            body = self._excerpt(content)
             raise ModelResponseError(
                 f"{self._kind} reply from {url} has content type {content_type!r}, not JSON "
                 f"(is {self._base_url!r} an OpenAI-compatible API?): {body}",
                 body=body,
             )
         try:
-            return orjson.loads(response.content)
+            return orjson.loads(content)
         except orjson.JSONDecodeError:
+            body = self._excerpt(content)
             raise ModelResponseError(
                 f"{self._kind} reply from {url} is not valid JSON: {body}", body=body
             ) from None
 
     def malformed(self, url_path: str, what: str, data: Any) -> ModelResponseError:
         """The error for a JSON reply that lacks what the API promises."""
-        body = self._redact(body_excerpt(orjson.dumps(data)))
+        body = self._excerpt(orjson.dumps(data))
         return ModelResponseError(
             f"{self._kind} reply from {self._base_url}{url_path} {what}: {body}", body=body
         )

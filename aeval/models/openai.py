@@ -14,6 +14,7 @@ import anyio
 
 from .._exceptions import ModelError, ModelHTTPError
 from .._protocols import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
+from ._body import DEFAULT_EMBEDDINGS_MAX_RESPONSE_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ._clock import Clock
 from ._http import HTTPModelClient
 
@@ -106,6 +107,9 @@ class OpenAIChatModel(HTTPModelClient):
         headers: Extra headers sent with every request.
         clock: What the retry waits, the budgets and the deadline run on: the event loop's
             clock by default, :class:`aeval.testing.FakeClock` in tests.
+        max_response_bytes: The largest reply read (default 4 MiB), counted after
+            decompression; a larger one raises :class:`~aeval.ModelResponseTooLargeError`
+            as soon as it passes the limit, without retrying.
     """
 
     _kind = "chat"
@@ -131,6 +135,7 @@ class OpenAIChatModel(HTTPModelClient):
         tokens_per_minute: float | None = None,
         headers: Mapping[str, str] | None = None,
         clock: Clock | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__(
             model=model,
@@ -148,6 +153,7 @@ class OpenAIChatModel(HTTPModelClient):
             tokens_per_minute=tokens_per_minute,
             headers=headers,
             clock=clock,
+            max_response_bytes=max_response_bytes,
         )
         self._options = ChatOptions(
             max_tokens=max_tokens, temperature=temperature, seed=seed, stop=stop
@@ -300,6 +306,10 @@ class OpenAIEmbedder(HTTPModelClient):
         headers: Extra headers sent with every request.
         clock: What the retry waits, the budgets and the deadline run on: the event loop's
             clock by default, :class:`aeval.testing.FakeClock` in tests.
+        max_response_bytes: The largest reply read (default 64 MiB), counted after
+            decompression; a larger one raises :class:`~aeval.ModelResponseTooLargeError`
+            as soon as it passes the limit, without retrying. Per-token replies
+            (``pooling="mean"``) are far larger than pooled ones.
     """
 
     _kind = "embeddings"
@@ -324,6 +334,7 @@ class OpenAIEmbedder(HTTPModelClient):
         tokens_per_minute: float | None = None,
         headers: Mapping[str, str] | None = None,
         clock: Clock | None = None,
+        max_response_bytes: int = DEFAULT_EMBEDDINGS_MAX_RESPONSE_BYTES,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -345,6 +356,7 @@ class OpenAIEmbedder(HTTPModelClient):
             tokens_per_minute=tokens_per_minute,
             headers=headers,
             clock=clock,
+            max_response_bytes=max_response_bytes,
         )
         self._batch_size = batch_size
         self._dimensions = dimensions
