@@ -241,7 +241,10 @@ def _failures(console: Console, report: EvaluationReport) -> None:
         title=f"Failures ({report.not_passed_count})", box=box.SIMPLE, title_justify="left"
     )
     for column in ("sample", "strategy", "outcome", "reason"):
-        table.add_column(column, overflow="fold")
+        if column in ("strategy", "outcome"):
+            table.add_column(column, no_wrap=True)
+        else:
+            table.add_column(column, overflow="fold")
     for row in failures[:_FAILURES_SHOWN]:
         name = row.name if row.repeat == 0 else f"{row.name} [repeat {row.repeat + 1}]"
         cells: tuple[Text, ...] = (

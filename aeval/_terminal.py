@@ -73,9 +73,10 @@ def _pin_numbers(console: Console, table: Table) -> None:
 def print_table(console: Console, table: Table, *, whole_rows: bool = False) -> None:
     """Print ``table`` with every number whole.
 
-    The columns marked ``no_wrap`` hold numbers: they keep the width of their widest cell,
-    and the console is widened for this table when its width cannot hold them (and the
-    longest word of each other column). Text columns fold.
+    The columns marked ``no_wrap`` hold numbers: they keep the width of their widest cell.
+    Text columns fold to fit the console's width; when even the numbers and the longest
+    word of each text column cannot fit, the table is printed at the width its cells need
+    (a terminal then wraps each row's line rather than rich cutting the table to pieces).
 
     Args:
         console: Where to print.
@@ -85,8 +86,8 @@ def print_table(console: Console, table: Table, *, whole_rows: bool = False) -> 
     """
     _pin_numbers(console, table)
     measured = console.measure(table, options=console.options.update(width=WIDE))
-    needed = measured.maximum if whole_rows else measured.minimum
     width = console.width
+    needed = measured.maximum if whole_rows or measured.minimum > width else measured.minimum
     console.width = max(width, needed)
     try:
         console.print(table)

@@ -30,6 +30,7 @@ from .._exceptions import (
     FormatError,
     MergeError,
     MissingExtraError,
+    ReportWriteError,
     SampleLoadError,
     StoreError,
 )
@@ -615,6 +616,9 @@ def _command(argv: Sequence[str] | None) -> int:
         MissingExtraError,
     ) as exc:
         return _error(str(exc))
+    except ReportWriteError as exc:
+        _error(str(exc))
+        return EXIT_RUN_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("aeval: interrupted\n")
         return EXIT_INTERRUPTED

@@ -128,7 +128,10 @@ def _pairs(
     if with_reason:
         columns.append("candidate reason")
     for column in columns:
-        table.add_column(column, overflow="fold")
+        if column in ("strategy", "baseline", "candidate"):
+            table.add_column(column, no_wrap=True)
+        else:
+            table.add_column(column, overflow="fold")
     for pair in pairs[:_PAIRS_SHOWN]:
         cells = [
             pair.sample,
