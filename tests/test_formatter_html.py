@@ -3,6 +3,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import json
 import re
 import shutil
 import subprocess
@@ -125,6 +126,22 @@ def by_id(root: Node, ident: str) -> Node:
     return found
 
 
+def scripts(root: Node) -> tuple[Node, Node]:
+    """The page's own script (inline, no attributes) and its rows as JSON."""
+    data, code = root.find_all("script")
+    assert code.attrs == {}, "inline only: no src, no type"
+    assert data.attrs == {"type": "application/json", "id": "row-data"}
+    return code, data
+
+
+def row_data(root: Node) -> list[dict[str, Any]]:
+    """Every row as the page's JSON holds it (no ``<``, ``>`` or ``&`` in it)."""
+    _, data = scripts(root)
+    assert not re.search("[<>&\u2028\u2029]", data.text())
+    records: list[dict[str, Any]] = json.loads(data.text())
+    return records
+
+
 def body_rows(root: Node) -> list[Node]:
     return by_id(root, "rows").find("tbody").find_all("tr")
 
@@ -181,8 +198,7 @@ def test_page_is_well_formed_self_contained_and_accessible() -> None:
     assert root.find("title").text() == "Evaluation Report"
     assert root.find("h1").text() == "Evaluation Report"
     assert root.find_all("link") == []
-    [script] = root.find_all("script")
-    assert script.attrs == {}, "inline only: no src, no type"
+    script, _ = scripts(root)
     every = [n for tag in ("img", "a", "iframe", "object", "embed") for n in root.find_all(tag)]
     assert every == []
     style = root.find("style").text()
@@ -298,14 +314,17 @@ def test_everything_user_provided_is_escaped() -> None:
         EvaluationRow.from_error(sample, None, None, ErrorInfo("Boom", ATTACK), index=1),
     ]
     text = EvaluationReport(rows).format("html", title=ATTACK)
-    assert text.count("<script") == text.count("</script") == 1, "only the page's own script"
+    assert text.count("<script") == text.count("</script") == 2, "the script and its rows"
     assert "alert(1)</script>" not in text
     assert (
         "&lt;script&gt;alert(1)&lt;/script&gt; &quot;double&quot; &amp; &#x27;single&#x27;" in text
     )
     root = parse(text)
-    [script] = root.find_all("script")
+    script, _ = scripts(root)
     assert "alert" not in script.text()
+    first_row, second_row = row_data(root)
+    assert first_row["n"] == first_row["s"] == first_row["x"] == first_row["y"] == ATTACK
+    assert second_row["r"] == f"Boom: {ATTACK}" and second_row["f"] == 1
     assert root.find("title").text() == root.find("h1").text() == ATTACK
     first, second = (details(tr) for tr in body_rows(root))
     assert first["Parameters"] == f"[{ATTACK}]"
@@ -791,7 +810,7 @@ def test_hostile_values_never_break_the_page(tmp_path: Path) -> None:
     text = report.format("html", title=HOSTILE)
     text.encode("utf-8")
     assert not FORBIDDEN.search(text)
-    assert text.count("<script") == text.count("</script") == 1
+    assert text.count("<script") == text.count("</script") == 2
     assert "<!--" not in text and "]]>" not in text
     root = parse(text)
     shown = HOSTILE.replace("\ud800", "\\ud800").replace("\x00", "\\x00")
@@ -824,10 +843,10 @@ def test_hostile_values_never_break_the_page(tmp_path: Path) -> None:
     ], "the stand-ins are said"
     assert details(second)["Error"].startswith("The strategy raised.")
     assert ("Warning", shown) in facts(root) and ("Commit", shown) in facts(root)
-    [script] = root.find_all("script")
+    script, _ = scripts(root)
+    assert [record["n"] for record in row_data(root)] == [shown, shown]
     assert (
-        script.text()
-        == parse(EvaluationReport(mixed_rows()).format("html")).find_all("script")[0].text()
+        script.text() == scripts(parse(EvaluationReport(mixed_rows()).format("html")))[0].text()
     ), "the script is the same for every report: no user value in it"
     assert "</" not in script.text() and "<!--" not in script.text()
     path = tmp_path / "page.html"
