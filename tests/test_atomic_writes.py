@@ -99,7 +99,7 @@ def test_aeval_run_on_a_full_disk_exits_3_and_keeps_the_previous_reports(project
     """A real limit on file sizes (as a full disk): the HTML report cannot be written."""
     config = write_config(project, CONFIG)
     env = {**os.environ, "AEVAL_STORE": "false", "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    command = [sys.executable, "-m", "aeval", "run", config, "--quiet"]
+    command = [sys.executable, "-m", "aeval", "run", str(config), "--quiet"]
     first = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True)
     assert first.returncode in (0, 1), first.stderr
     page = project / "out" / "report.html"

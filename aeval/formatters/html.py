@@ -14,12 +14,14 @@ parameters, expected output, output, tags, the explanation, the error, the metad
 and the durations.
 
 Above the rows, filter buttons (not passed, failed, errors, unscored, skipped, flaky, passed,
-all) and a search box work offline through one small inline script; the address keeps the
-view, so ``report.html#filter=failed&q=paris`` opens filtered. Without scripts the controls
-stay hidden and every row shows. The page's Content-Security-Policy admits only that script
-and the inline style, and no network at all. Every value that comes from the user is
-HTML-escaped, values longer than 2000 characters are cut (their length shown), and characters
-HTML forbids (controls, lone surrogates) are written as ``\\x..`` / ``\\u....`` escapes.
+all) and a search box work offline through one small inline script, which shows the rows 200
+a page from the JSON the page holds them in (see ``_html_rows``); the address keeps the view,
+so ``report.html#filter=failed&q=paris&page=2`` opens filtered. Without scripts the controls
+stay hidden and the first page of rows shows, with a note on the others. The page's
+Content-Security-Policy admits only that script and the inline style, and no network at all.
+Every value that comes from the user is HTML-escaped, values longer than 2000 characters are
+cut (their length shown), and characters HTML forbids (controls, lone surrogates) are written
+as ``\\x..`` / ``\\u....`` escapes.
 """
 
 from __future__ import annotations
