@@ -88,8 +88,12 @@ def print_table(console: Console, table: Table, *, whole_rows: bool = False) -> 
     measured = console.measure(table, options=console.options.update(width=WIDE))
     width = console.width
     needed = measured.maximum if whole_rows or measured.minimum > width else measured.minimum
-    console.width = max(width, needed)
+    if needed <= width:
+        console.print(table)
+        return
+    given = getattr(console, "_width", None)  # None: rich measures the terminal each time
+    console.width = needed
     try:
         console.print(table)
     finally:
-        console.width = width
+        console._width = given
