@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from _cli import ROOT, Cli, cli, project, write_config
 
@@ -139,3 +140,25 @@ def test_history_and_compare_output_on_a_full_disk_exit_3(
         assert f"{target}: cannot write the file: No space left on device" in result.stderr
         assert target.read_text() == "previous"
     assert _leftovers(project) == []
+
+
+def test_merge_on_a_full_disk_exits_3_and_keeps_the_previous_rows(
+    project: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(project, CONFIG)
+    shards = [project / f"shard-{index}" for index in (1, 2)]
+    for index, out in enumerate(shards, 1):
+        assert cli("run", config, "--shard", f"{index}/2", "--output", out).returncode == 0
+    merged = project / "merged"
+    assert cli("merge", *shards, "--output", merged, "--quiet").returncode in (0, 1)
+    before = (merged / "rows.jsonl").read_bytes()
+
+    async def refuse(self: Any, target: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(anyio.Path, "replace", refuse)
+    result = cli("merge", *shards, "--output", merged, "--quiet")
+    assert result.returncode == 3, result.stderr
+    assert f"{merged / 'rows.jsonl'}: cannot write the file: No space left" in result.stderr
+    assert (merged / "rows.jsonl").read_bytes() == before
+    assert _leftovers(merged) == []
