@@ -4,11 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._jsonsafe import safe_text
 from ._results import safe_str
 
-__all__ = ["display_value"]
+__all__ = ["display_value", "printable"]
 
 _MAX_DEPTH = 50
+_CONTROLS = {
+    code: f"\\x{code:02x}"
+    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
+    if code not in (0x09, 0x0A)
+}
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters (C0, DEL and C1, but newline and tab) written as
+    ``\\xNN`` escapes, and lone surrogates as ``\\udXXX``: safe to write to a terminal.
+
+    An escape sequence in a model's answer (``\\x1b]8;;`` makes a link, ``\\x1b[2J`` clears
+    the screen) is then shown, not obeyed.
+    """
+    return safe_text(text).translate(_CONTROLS)
 
 
 def display_value(value: Any) -> str:

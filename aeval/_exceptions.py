@@ -16,6 +16,7 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── StoreError                            the run store cannot be opened, read or written
      │    └── RunNotFoundError(LookupError)    a run reference names no stored run
      ├── MergeError(ValueError)                shard outputs that cannot be merged into one
+ ├── ReportWriteError(OSError)             a report or an output file cannot be written
      ├── ExecutorError(RuntimeError)           an executor (aeval.ray) cannot run the evaluation
      │    └── NotSerializableError(TypeError)  the function or a strategy cannot travel
      ├── HttpTargetError                       an HTTP function under test (aeval run) failed
@@ -66,6 +67,7 @@ __all__ = [
     "NoLoaderError",
     "RunNotFoundError",
     "NotSerializableError",
+    "ReportWriteError",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "ScorerClosedError",
@@ -230,6 +232,28 @@ class RunNotFoundError(StoreError, LookupError):
 class MergeError(AevalError, ValueError):
     """Shard outputs cannot be merged: different configurations, datasets or splits, a shard
     given twice, a row twice, or a report that holds only some of its rows."""
+
+
+class ReportWriteError(AevalError, OSError):
+    """A report or another output file cannot be written (a full disk, a read-only folder).
+
+    Files are written to a temporary file beside them and renamed into place, so the file a
+    previous run wrote is left whole.
+
+    Attributes:
+        path: The file that could not be written.
+    """
+
+    def __init__(self, path: str | PathLike[str], cause: OSError) -> None:
+        reason = cause.strerror or str(cause)
+        super().__init__(
+            cause.errno,
+            f"{path}: cannot write the file: {reason} (any previous version of it is unchanged)",
+        )
+        self.path = str(path)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 class ExecutorError(AevalError, RuntimeError):

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ._judging import JUDGE_COLUMNS, judge_rows, panel_line
 from ._numbers import describe_score, format_interval, format_percent, truncate
 from ._report import partial_note
 from ._run_info import timestamp
+from ._terminal import plain, print_line, print_table, terminal_console
 
 if TYPE_CHECKING:
     from ._report import EvaluationReport
@@ -45,41 +47,45 @@ def print_report(
         minimum: Gives the threshold text for ``"score"`` or ``"tag <name>"`` (the CLI's gate).
         extra: Rows added at the top of the overview (the CLI's config path).
     """
-    console = console if console is not None else Console(highlight=False)
+    console = console if console is not None else terminal_console()
     note = partial_note(report)
     title = f"Evaluation summary (PARTIAL: {note})" if note else "Evaluation summary"
-    overview = Table(title=title, box=box.SIMPLE, show_header=False, title_justify="left")
-    overview.add_column("what", style="bold")
-    overview.add_column("value")
+    overview = Table(title=plain(title), box=box.SIMPLE, show_header=False, title_justify="left")
+    overview.add_column("what", style="bold", no_wrap=True)
+    overview.add_column("value", overflow="fold")
+
+    def add(key: str, value: str) -> None:
+        overview.add_row(plain(key), plain(value))
+
     for key, value in extra:
-        overview.add_row(key, value)
+        add(key, value)
     expected = report.samples_expected
     samples = (
         f"{report.sample_count} of {expected}" if expected is not None else str(report.sample_count)
     )
     repeats = report.run.repeats
-    overview.add_row(
+    add(
         "samples",
         f"{samples} evaluated" + (f", {repeats} repeats each" if repeats > 1 else ""),
     )
-    overview.add_row(
+    add(
         "rows",
         f"{report.evaluation_count} ({report.passed_count} passed, {report.failed_count} "
         f"failed, {report.unscored_count} unscored, {report.skipped_count} skipped, "
         f"{report.error_count} errors)",
     )
     if report.function_error_count:
-        overview.add_row(
+        add(
             "failed calls",
             f"{report.function_error_count} (each gives one error row per strategy)",
         )
     score = describe_score(report.score, report.confidence_interval(), report.sample_count)
     threshold = minimum("score")
-    overview.add_row("score", score + (f"  (min {threshold})" if threshold else ""))
+    add("score", score + (f"  (min {threshold})" if threshold else ""))
     if report.repeat_statistics is not None:
-        overview.add_row("flaky", f"{len(report.flaky)} of {report.repeat_statistics.pairs}")
+        add("flaky", f"{len(report.flaky)} of {report.repeat_statistics.pairs}")
     run = report.run
-    overview.add_row(
+    add(
         "run",
         f"{timestamp(run.started_at)} → {timestamp(run.finished_at)}, "
         f"{report.duration:.2f} s wall clock",
@@ -93,14 +99,12 @@ def print_report(
         where += f", shard {run.shard}"
     if run.git_commit:
         where += f", commit {run.git_commit[:12]}"
-    overview.add_row("setup", where)
+    add("setup", where)
     usage = report.usage
     if usage.retries or usage.total_tokens or usage.cost:
         cost = f", ${usage.cost:.4f}" if usage.cost else ""
-        overview.add_row(
-            "model usage", f"{usage.total_tokens} tokens, {usage.retries} retries{cost}"
-        )
-    console.print(overview)
+        add("model usage", f"{usage.total_tokens} tokens, {usage.retries} retries{cost}")
+    print_table(console, overview)
     _tags(console, report, minimum)
     _strategies(console, report)
     _calibration(console, report)
@@ -108,26 +112,35 @@ def print_report(
     _repeats(console, report)
     _failures(console, report)
     for warning in report.warnings:
-        console.print(f"warning: {warning}", highlight=False, soft_wrap=True)
+        print_line(console, f"warning: {warning}")
+
+
+def _number_columns(table: Table, columns: Sequence[str], *, text: Sequence[str] = ()) -> None:
+    """Text columns (``text``) fold; the others hold numbers and never wrap."""
+    for column in columns:
+        if column in text:
+            table.add_column(column, justify="left", overflow="fold")
+        else:
+            table.add_column(column, justify="right", no_wrap=True)
 
 
 def _tags(console: Console, report: EvaluationReport, minimum: Minimum) -> None:
     if not report.tag_statistics:
         return
     table = Table(title="Score per tag", box=box.SIMPLE, title_justify="left")
-    for column in ("tag", "samples", "rows", "passed", "score", "95% CI", "minimum"):
-        table.add_column(column, justify="left" if column == "tag" else "right")
+    columns = ("tag", "samples", "rows", "passed", "score", "95% CI", "minimum")
+    _number_columns(table, columns, text=("tag",))
     for tag, stats in report.tag_statistics.items():
         table.add_row(
-            tag,
+            plain(tag),
             str(stats.samples),
             str(stats.total),
             str(stats.passed),
             format_percent(stats.score),
             format_interval(stats.score, stats.confidence_interval()),
-            minimum(f"tag {tag}"),
+            plain(minimum(f"tag {tag}")),
         )
-    console.print(table)
+    print_table(console, table)
 
 
 def _strategies(console: Console, report: EvaluationReport) -> None:
@@ -135,38 +148,35 @@ def _strategies(console: Console, report: EvaluationReport) -> None:
         return
     table = Table(title="Score per strategy", box=box.SIMPLE, title_justify="left")
     columns = ("strategy", "rows", "passed", "failed", "unscored", "skipped", "errors")
-    for column in (*columns, "score", "95% CI"):
-        table.add_column(column, justify="left" if column == "strategy" else "right")
+    _number_columns(table, (*columns, "score", "95% CI"), text=("strategy",))
     for name, s in report.strategy_statistics.items():
         table.add_row(
-            name,
+            plain(name),
             *(str(n) for n in (s.total, s.passed, s.failed, s.unscored, s.skipped, s.errors)),
             format_percent(s.score),
             format_interval(s.score, s.confidence_interval()),
         )
-    console.print(table)
+    print_table(console, table)
 
 
 def _calibration(console: Console, report: EvaluationReport) -> None:
     for name, calibration in report.calibration.items():
         (pass_pass, pass_fail), (fail_pass, fail_fail) = calibration.confusion
-        console.print(
-            f"Judge calibration: {name}: {calibration.describe()}", highlight=False, soft_wrap=True
-        )
+        print_line(console, f"Judge calibration: {name}: {calibration.describe()}")
         table = Table(box=box.SIMPLE)
-        for column in ("human label", "verdict pass", "verdict fail"):
-            table.add_column(column, justify="left" if column == "human label" else "right")
+        _number_columns(
+            table, ("human label", "verdict pass", "verdict fail"), text=("human label",)
+        )
         table.add_row("pass", str(pass_pass), str(pass_fail))
         table.add_row("fail", str(fail_pass), str(fail_fail))
-        console.print(table)
+        print_table(console, table)
         if calibration.disagreements:
             shown = ", ".join(d.sample for d in calibration.disagreements[:_FLAKY_SHOWN])
             more = len(calibration.disagreements) - _FLAKY_SHOWN
-            console.print(
+            print_line(
+                console,
                 f"Disagreements ({len(calibration.disagreements)}): {shown}"
                 + (f" ... and {more} more in the reports" if more > 0 else ""),
-                highlight=False,
-                soft_wrap=True,
             )
 
 
@@ -174,15 +184,14 @@ def _judges(console: Console, report: EvaluationReport) -> None:
     if not report.judge_statistics:
         return
     table = Table(title="Judges", box=box.SIMPLE, title_justify="left")
-    for index, column in enumerate(JUDGE_COLUMNS):
-        table.add_column(column, justify="left" if index < 2 else "right")
+    _number_columns(table, JUDGE_COLUMNS, text=JUDGE_COLUMNS[:2])
     for row in judge_rows(report.judge_statistics):
-        table.add_row(*row)
-    console.print(table)
+        table.add_row(*(plain(cell) for cell in row))
+    print_table(console, table)
     for strategy, stats in report.judge_statistics.items():
         line = panel_line(strategy, stats)
         if line is not None:
-            console.print(line, highlight=False, soft_wrap=True)
+            print_line(console, line)
 
 
 def _repeats(console: Console, report: EvaluationReport) -> None:
@@ -192,20 +201,19 @@ def _repeats(console: Console, report: EvaluationReport) -> None:
     table = Table(
         title=f"Repeats ({stats.repeats} per sample)", box=box.SIMPLE, title_justify="left"
     )
-    for column in ("k", "pass@k", "pass^k"):
-        table.add_column(column, justify="right")
+    _number_columns(table, ("k", "pass@k", "pass^k"))
     for k in sorted(stats.pass_at_k):
         table.add_row(
             str(k),
             format_percent(100 * stats.pass_at_k[k]),
             format_percent(100 * stats.pass_hat_k[k]),
         )
-    console.print(table)
+    print_table(console, table)
     if stats.output_agreement is not None:
-        console.print(
+        print_line(
+            console,
             f"Output agreement: {format_percent(100 * stats.output_agreement)} of repeats give "
             f"the most common output ({len(stats.inconsistent)} samples disagree)",
-            highlight=False,
         )
     if stats.flaky:
         flaky = Table(
@@ -213,13 +221,16 @@ def _repeats(console: Console, report: EvaluationReport) -> None:
             box=box.SIMPLE,
             title_justify="left",
         )
-        for column in ("sample", "strategy", "passed"):
-            flaky.add_column(column, overflow="fold")
+        _number_columns(flaky, ("sample", "strategy", "passed"), text=("sample", "strategy"))
         for case in stats.flaky[:_FLAKY_SHOWN]:
-            flaky.add_row(case.sample, case.strategy or "(function)", f"{case.passed}/{case.runs}")
-        console.print(flaky)
+            flaky.add_row(
+                plain(case.sample),
+                plain(case.strategy or "(function)"),
+                f"{case.passed}/{case.runs}",
+            )
+        print_table(console, flaky)
         if len(stats.flaky) > _FLAKY_SHOWN:
-            console.print(f"... and {len(stats.flaky) - _FLAKY_SHOWN} more in the reports")
+            print_line(console, f"... and {len(stats.flaky) - _FLAKY_SHOWN} more in the reports")
 
 
 def _failures(console: Console, report: EvaluationReport) -> None:
@@ -230,15 +241,19 @@ def _failures(console: Console, report: EvaluationReport) -> None:
         title=f"Failures ({report.not_passed_count})", box=box.SIMPLE, title_justify="left"
     )
     for column in ("sample", "strategy", "outcome", "reason"):
-        table.add_column(column, overflow="fold")
+        if column in ("strategy", "outcome"):
+            table.add_column(column, no_wrap=True)
+        else:
+            table.add_column(column, overflow="fold")
     for row in failures[:_FAILURES_SHOWN]:
         name = row.name if row.repeat == 0 else f"{row.name} [repeat {row.repeat + 1}]"
-        table.add_row(
-            name,
-            row.strategy or "(function)",
-            row.outcome.value,
-            truncate(row.explanation or "", _REASON_LENGTH),
+        cells: tuple[Text, ...] = (
+            plain(name),
+            plain(row.strategy or "(function)"),
+            plain(row.outcome.value),
+            plain(truncate(row.explanation or "", _REASON_LENGTH)),
         )
-    console.print(table)
+        table.add_row(*cells)
+    print_table(console, table)
     if len(failures) > _FAILURES_SHOWN:
-        console.print(f"... and {len(failures) - _FAILURES_SHOWN} more in the reports")
+        print_line(console, f"... and {len(failures) - _FAILURES_SHOWN} more in the reports")

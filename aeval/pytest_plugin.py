@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ._display import printable
 from ._exceptions import SampleLoadError
 from ._pytest_plugin._cases import EvalAssert, EvalAssertion, StrategyScore
 from ._pytest_plugin._config import (
@@ -216,4 +217,4 @@ def pytest_terminal_summary(
     if lines:
         terminalreporter.section("aeval evaluations")
         for line in lines:
-            terminalreporter.line(line)
+            terminalreporter.line(printable(line))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -295,6 +296,17 @@ async def test_the_summary_shows_the_calibration_and_the_judges() -> None:
     assert "Judge calibration: judge: kappa " in text
     assert "Disagreements (3): e, i, j" in text
     assert "Judges" in text and "parse failures" in text
+
+
+async def test_the_judges_table_keeps_every_number_whole_at_80_columns() -> None:
+    out = io.StringIO()
+    (await judged()).print(Console(file=out, width=80, highlight=False))
+    text = out.getvalue()
+    assert "…" not in text
+    assert re.search(
+        r"\n  judge +small +10 +0 \(0\.00%\) +0 \(0\.00%\) +0 \(0\.00%\) +0 +0 +0 +— *\n", text
+    ), text
+    assert re.search(r"parse failures +re-asks +unscored +errors +cut off +salvaged", text)
 
 
 # --- gating on kappa ----------------------------------------------------------------------

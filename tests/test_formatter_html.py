@@ -3,6 +3,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import json
 import re
 import shutil
 import subprocess
@@ -125,6 +126,22 @@ def by_id(root: Node, ident: str) -> Node:
     return found
 
 
+def scripts(root: Node) -> tuple[Node, Node]:
+    """The page's own script (inline, no attributes) and its rows as JSON."""
+    data, code = root.find_all("script")
+    assert code.attrs == {}, "inline only: no src, no type"
+    assert data.attrs == {"type": "application/json", "id": "row-data"}
+    return code, data
+
+
+def row_data(root: Node) -> list[dict[str, Any]]:
+    """Every row as the page's JSON holds it (no ``<``, ``>`` or ``&`` in it)."""
+    _, data = scripts(root)
+    assert not re.search("[<>&\u2028\u2029]", data.text())
+    records: list[dict[str, Any]] = json.loads(data.text())
+    return records
+
+
 def body_rows(root: Node) -> list[Node]:
     return by_id(root, "rows").find("tbody").find_all("tr")
 
@@ -181,8 +198,7 @@ def test_page_is_well_formed_self_contained_and_accessible() -> None:
     assert root.find("title").text() == "Evaluation Report"
     assert root.find("h1").text() == "Evaluation Report"
     assert root.find_all("link") == []
-    [script] = root.find_all("script")
-    assert script.attrs == {}, "inline only: no src, no type"
+    script, _ = scripts(root)
     every = [n for tag in ("img", "a", "iframe", "object", "embed") for n in root.find_all(tag)]
     assert every == []
     style = root.find("style").text()
@@ -298,14 +314,17 @@ def test_everything_user_provided_is_escaped() -> None:
         EvaluationRow.from_error(sample, None, None, ErrorInfo("Boom", ATTACK), index=1),
     ]
     text = EvaluationReport(rows).format("html", title=ATTACK)
-    assert text.count("<script") == text.count("</script") == 1, "only the page's own script"
+    assert text.count("<script") == text.count("</script") == 2, "the script and its rows"
     assert "alert(1)</script>" not in text
     assert (
         "&lt;script&gt;alert(1)&lt;/script&gt; &quot;double&quot; &amp; &#x27;single&#x27;" in text
     )
     root = parse(text)
-    [script] = root.find_all("script")
+    script, _ = scripts(root)
     assert "alert" not in script.text()
+    first_row, second_row = row_data(root)
+    assert first_row["n"] == first_row["s"] == first_row["x"] == first_row["y"] == ATTACK
+    assert second_row["r"] == f"Boom: {ATTACK}" and second_row["f"] == 1
     assert root.find("title").text() == root.find("h1").text() == ATTACK
     first, second = (details(tr) for tr in body_rows(root))
     assert first["Parameters"] == f"[{ATTACK}]"
@@ -791,7 +810,7 @@ def test_hostile_values_never_break_the_page(tmp_path: Path) -> None:
     text = report.format("html", title=HOSTILE)
     text.encode("utf-8")
     assert not FORBIDDEN.search(text)
-    assert text.count("<script") == text.count("</script") == 1
+    assert text.count("<script") == text.count("</script") == 2
     assert "<!--" not in text and "]]>" not in text
     root = parse(text)
     shown = HOSTILE.replace("\ud800", "\\ud800").replace("\x00", "\\x00")
@@ -824,10 +843,10 @@ def test_hostile_values_never_break_the_page(tmp_path: Path) -> None:
     ], "the stand-ins are said"
     assert details(second)["Error"].startswith("The strategy raised.")
     assert ("Warning", shown) in facts(root) and ("Commit", shown) in facts(root)
-    [script] = root.find_all("script")
+    script, _ = scripts(root)
+    assert [record["n"] for record in row_data(root)] == [shown, shown]
     assert (
-        script.text()
-        == parse(EvaluationReport(mixed_rows()).format("html")).find_all("script")[0].text()
+        script.text() == scripts(parse(EvaluationReport(mixed_rows()).format("html")))[0].text()
     ), "the script is the same for every report: no user value in it"
     assert "</" not in script.text() and "<!--" not in script.text()
     path = tmp_path / "page.html"
@@ -844,3 +863,91 @@ def test_only_characters_html_forbids_are_escaped() -> None:
     output = details(body_rows(parse(text))[0])["Output"]
     escaped = "\\x01\\x7f\\x9f\\ufdd0\\ufffe\\U0001fffe\\U0010ffff\\udfff"
     assert output == kept + escaped
+
+
+def many_rows(count: int) -> EvaluationReport:
+    """``count`` rows, every fifth one failed, each with a little of everything."""
+    rows = []
+    for index in range(count):
+        sample = EvaluationSample(
+            f"sample {index}",
+            [f"What is the capital of country number {index}?"],
+            f"City {index}",
+            tags=["geo", f"t{index % 7}"],
+            metadata={"source": "atlas", "id": index},
+        )
+        failed = index % 5 == 0
+        result = (
+            EvaluationResult.failing(0.0, f"Expected 'City {index}', got 'Town {index}'")
+            if failed
+            else EvaluationResult.passing()
+        )
+        output = f"Town {index}" if failed else f"City {index}"
+        rows.append(EvaluationRow.from_result(sample, "Exact", output, result, index=index))
+    return EvaluationReport(rows)
+
+
+def test_a_large_report_holds_a_page_of_static_rows_and_every_row_as_json() -> None:
+    text = many_rows(450).format("html")
+    root = parse(text)
+    static = body_rows(root)
+    assert len(static) == 200, "the first page, for reading without scripts"
+    records = row_data(root)
+    assert len(records) == 450
+    assert [r["n"] for r in records[:90]] == [f"sample {i}" for i in range(0, 450, 5)]
+    assert [tr.find("th").text() for tr in static] == [r["n"] for r in records[:200]]
+    assert records[0] == {
+        "n": "sample 0",
+        "o": "failed",
+        "c": "0.00%",
+        "d": "0.000",
+        "s": "Exact",
+        "ds": "0.000",
+        "t": ["geo", "t0"],
+        "x": "Expected 'City 0', got 'Town 0'",
+        "p": "[What is the capital of country number 0?]",
+        "e": "City 0",
+        "y": "Town 0",
+        "m": '{\n  "source": "atlas",\n  "id": 0\n}',
+    }
+    notes = [n.text() for n in root.find_all("noscript")]
+    assert notes == [
+        "The filters and the search need JavaScript; the first 200 of 450 rows are shown "
+        "below, failures first; the others are shown with JavaScript, and report.json holds "
+        "every row (and rows.jsonl, beside the reports of an aeval run).",
+        "… and 250 more rows, which this page shows with JavaScript; report.json holds every "
+        "row (and rows.jsonl, beside the reports of an aeval run).",
+    ]
+    assert by_id(root, "rows").attrs["data-page-size"] == "200"
+    assert by_id(root, "shown").text() == "Showing 450 of 450 rows"
+    without = parse(many_rows(3).format("html", include_details=False))
+    assert row_data(without)[0] == {
+        "n": "sample 0",
+        "o": "failed",
+        "c": "0.00%",
+        "d": "0.000",
+        "s": "Exact",
+        "ds": "0.000",
+        "t": ["geo", "t0"],
+        "x": "Expected 'City 0', got 'Town 0'",
+    }, "no inputs or outputs without details"
+
+
+def test_a_large_report_is_a_third_of_its_rows_as_html() -> None:
+    """50,000 such rows were 43 MB as table rows (about 870 bytes a row); as JSON they are
+    about 270, plus one page of static rows."""
+    text = many_rows(5000).format("html")
+    assert len(text.encode()) < 5000 * 300 + 200 * 900
+
+
+def test_the_json_of_the_rows_cannot_close_its_element() -> None:
+    attack = "</script><script>alert(1)</script><!-- \u2028\u2029 & \x85\x00 end"
+    rows = [row(attack, 0, EvaluationResult.failing(0.0, attack), output=attack, tags=[attack])]
+    text = EvaluationReport(rows).format("html")
+    assert "alert(1)</script>" not in text and "<!--" not in text
+    assert not FORBIDDEN.search(text)
+    root = parse(text)
+    [record] = row_data(root)
+    shown = attack.replace("\x85", "\\x85").replace("\x00", "\\x00")
+    assert record["n"] == record["x"] == record["y"] == record["t"][0] == shown
+    assert body_rows(root)[0].find("th").text() == shown, "the static row reads the same"

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from test_formatter_html import HOSTILE, Node, parse, repeated_report
+from test_formatter_html import (
+    HOSTILE,
+    Node,
+    body_rows,
+    detail_nodes,
+    many_rows,
+    parse,
+    repeated_report,
+)
 
 from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample
 
@@ -204,3 +212,59 @@ def test_chromium_applies_the_filter_in_the_address(tmp_path: Path) -> None:
     assert "hidden" not in form.attrs
     [status] = [p for p in form.find_all("p") if p.attrs.get("id") == "shown"]
     assert status.text() == "Showing 2 of 18 rows"
+
+
+def _names(page: Page) -> list[str]:
+    return page.locator(f"{ROWS} th").all_inner_texts()
+
+
+def test_a_large_report_shows_every_row_a_page_at_a_time(page: Page, tmp_path: Path) -> None:
+    report = many_rows(450)
+    url = write(report, tmp_path)
+    page.goto(url)
+    failed = [f"sample {i}" for i in range(0, 450, 5)]
+    passed = [f"sample {i}" for i in range(450) if i % 5]
+    assert _names(page) == (failed + passed)[:200]
+    assert page.locator("#shown").inner_text() == "Showing 450 of 450 rows (1–200 on this page)"
+    assert page.locator("#page").inner_text() == "Page 1 of 3"
+    assert page.locator("#previous").is_disabled()
+    page.locator("#next").click()
+    assert _names(page) == (failed + passed)[200:400]
+    assert page.url.endswith("#page=2")
+    page.locator("#next").click()
+    assert _names(page) == (failed + passed)[400:]
+    assert page.locator("#next").is_disabled()
+    page.get_by_role("button", name="Failed (90)", exact=True).click()
+    assert _names(page) == failed, "a filter looks at every row, from its first page"
+    assert page.locator("#shown").inner_text() == "Showing 90 of 450 rows"
+    assert not page.locator("#pages").is_visible()
+    page.get_by_label("Search").fill("town 445")
+    assert _names(page) == ["sample 445"], "the search reads every row's output"
+    page.goto(f"{url}#filter=passed&page=2")
+    assert _names(page) == passed[200:360]
+    # the rows the script builds read as the page's static rows do
+    static = body_rows(parse(report.format("html")))[0]
+    page.goto(url)
+    built = parse("<!DOCTYPE html>" + page.content())
+    first = body_rows(built)[0]
+    assert [td.text() for td in first.find_all("td")[:5]] == [
+        td.text() for td in static.find_all("td")[:5]
+    ]
+    assert {k: v.text() for k, v in detail_nodes(first).items()} == {
+        k: v.text() for k, v in detail_nodes(static).items()
+    }
+
+
+def test_without_scripts_a_large_report_shows_its_first_page(
+    browser: Browser, tmp_path: Path
+) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(write(many_rows(450), tmp_path))
+        assert len(shown(page)) == 200
+        text = page.locator("main").inner_text()
+        assert "the first 200 of 450 rows are shown below" in text
+        assert "… and 250 more rows" in text and "report.json holds every row" in text
+    finally:
+        context.close()

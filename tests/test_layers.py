@@ -2,11 +2,12 @@
 
 Bottom to top (a module imports only from its own layer or below):
 
-0. foundation: ``_version``, ``_exceptions``, ``_numbers``, ``_stats``, ``_groups``,
+0. foundation: ``_version``, ``_exceptions``, ``_files``, ``_numbers``, ``_stats``, ``_groups``,
    ``_plugins``, ``_protocols``, ``_singleflight``
 1. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
 2. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
-3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
+3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``,
+   ``_terminal``
 4. report: ``_report``, ``_aggregator``, ``_summary``, ``_judging``
 5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_run`` (one run of a
    Scorer), ``_workers`` (a run's worker pool), ``_sync``, ``_builder``, ``_assertions``,
@@ -47,6 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "aeval._version",
         "aeval._exceptions",
+        "aeval._files",
         "aeval._numbers",
         "aeval._stats",
         "aeval._groups",
@@ -56,7 +58,14 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("aeval.models",),
     ("aeval._samples",),
-    ("aeval._results", "aeval._run_info", "aeval._display", "aeval._jsonsafe", "aeval._redact"),
+    (
+        "aeval._results",
+        "aeval._run_info",
+        "aeval._display",
+        "aeval._jsonsafe",
+        "aeval._redact",
+        "aeval._terminal",
+    ),
     ("aeval._report", "aeval._aggregator", "aeval._summary", "aeval._judging"),
     (
         "aeval._callables",

@@ -29,8 +29,11 @@ from .._compare import (
     render,
     store_path,
 )
+from .._display import printable
+from .._files import write_atomic
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
+from .._terminal import print_line, terminal_console
 
 __all__ = [
     "add_compare_command",
@@ -177,15 +180,15 @@ def run_compare(args: argparse.Namespace) -> int:
         rendered = render(comparison, fmt, margin=gate.margin, non_inferiority=gate.non_inferiority)
     if rendered is not None and output is None:
         sys.stdout.write(safe_text(rendered))
-        sys.stderr.write(f"aeval: {line}\n")
+        sys.stderr.write(f"aeval: {printable(line)}\n")
         return 1 if failed else 0
-    console = Console(highlight=False)
+    console = terminal_console()
     comparison.print(console, margin=gate.margin)
     if rendered is not None and output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(safe_text(rendered), encoding="utf-8")
-        console.print(f"Comparison written to {output}", highlight=False, soft_wrap=True)
-    console.print(line, highlight=False, soft_wrap=True)
+        write_atomic(output, rendered)
+        print_line(console, f"Comparison written to {output}")
+    print_line(console, line)
     return 1 if failed else 0
 
 
@@ -229,11 +232,11 @@ def compare_run(
             continue
         path = output_dir / f"comparison{extension}"
         text = render(comparison, name, margin=gate.margin, non_inferiority=gate.non_inferiority)
-        path.write_text(safe_text(text), encoding="utf-8")
+        write_atomic(path, text)
         written.append(path)
     if written and not quiet:
-        console.print("Comparison written to:", highlight=False)
+        print_line(console, "Comparison written to:")
         for path in written:
-            console.print(f"  {path}", highlight=False, soft_wrap=True)
+            print_line(console, f"  {path}")
     line, failed = gate_line(gate, comparison)
     return f"BASELINE {line}", failed

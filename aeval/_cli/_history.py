@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Literal
 
 import anyio
+import anyio.to_thread
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from .._display import printable
+from .._files import write_atomic
 from .._numbers import format_interval, format_percent
 from .._store import DEFAULT_STORE_PATH, RunStore, RunSummary
 from .._store._render import (
@@ -26,6 +29,7 @@ from .._store._render import (
     utc,
 )
 from .._store._values import parse_since
+from .._terminal import plain, print_line, print_table, terminal_console
 from ._config import ConfigError, RunConfig
 
 __all__ = [
@@ -99,10 +103,6 @@ def _no_store(path: Path) -> UsageError:
     )
 
 
-def _console() -> Console:
-    return Console(highlight=False)
-
-
 def _print_whole(console: Console, table: Table) -> None:
     """Print ``table`` at the width its cells need, wider than the console if need be.
 
@@ -110,13 +110,7 @@ def _print_whole(console: Console, table: Table) -> None:
     a pipe (80 columns for rich) takes long lines as they are, and a narrow terminal wraps
     them rather than losing columns.
     """
-    needed = console.measure(table, options=console.options.update(width=10_000)).maximum
-    width = console.width
-    console.width = max(width, needed)
-    try:
-        console.print(table)
-    finally:
-        console.width = width
+    print_table(console, table, whole_rows=True)
 
 
 def _columns(table: Table, columns: tuple[str, ...]) -> None:
@@ -161,30 +155,30 @@ async def runs_command(
     if format == "json":
         sys.stdout.write(runs_json(runs))
         return 0
-    console = _console()
+    console = terminal_console()
     if not runs:
         where = f" named {name!r}" if name is not None else ""
-        console.print(f"No run{where} in {path}.", soft_wrap=True)
+        print_line(console, f"No run{where} in {path}.")
         return 0
     table = Table(
-        title=f"Runs in {path}" + (f" named {name}" if name else ""),
+        title=plain(f"Runs in {path}" + (f" named {name}" if name else "")),
         box=box.SIMPLE,
         title_justify="left",
     )
     _columns(table, ("id", "name", "started (UTC)", "commit", "score (95% CI)", "samples", "note"))
     for run in runs:
         table.add_row(
-            run.id,
-            run.name,
+            plain(run.id),
+            plain(run.name),
             _minute(run.started_at),
-            commit_text(run.git_commit, run.git_dirty),
+            plain(commit_text(run.git_commit, run.git_dirty)),
             _score(run.score, run.interval),
             str(run.samples),
-            _note(run),
+            plain(_note(run)),
         )
     _print_whole(console, table)
     if total > len(runs):
-        console.print(f"{total - len(runs)} older run(s) not shown: --last N shows more.")
+        print_line(console, f"{total - len(runs)} older run(s) not shown: --last N shows more.")
     return 0
 
 
@@ -224,20 +218,20 @@ async def history_command(
         sys.stdout.write(text)
     else:
         await anyio.Path(output.parent).mkdir(parents=True, exist_ok=True)
-        await anyio.Path(output).write_text(text, encoding="utf-8")
-        sys.stdout.write(f"History written to {output}\n")
+        await anyio.to_thread.run_sync(write_atomic, output, text)
+        sys.stdout.write(printable(f"History written to {output}") + "\n")
     return 0
 
 
 def _print_history(history: History) -> None:
-    console = _console()
+    console = terminal_console()
     points = history.points
     if not points:
         since = f" since {utc(history.since)}" if history.since is not None else ""
-        console.print(f"No run of {history.name!r}{since}.", soft_wrap=True)
+        print_line(console, f"No run of {history.name!r}{since}.")
         return
     table = Table(
-        title=f"History of {history.name} ({history.subject})",
+        title=plain(f"History of {history.name} ({history.subject})"),
         box=box.SIMPLE,
         title_justify="left",
     )
@@ -245,20 +239,20 @@ def _print_history(history: History) -> None:
     for point in points:
         note = ", ".join([*([] if point.complete else ["partial"]), *point.labels])
         table.add_row(
-            point.run_id,
+            plain(point.run_id),
             _minute(point.started_at),
-            commit_text(point.git_commit, point.git_dirty),
+            plain(commit_text(point.git_commit, point.git_dirty)),
             _score(point.score, point.interval),
             str(point.samples),
-            note,
+            plain(note),
         )
     _print_whole(console, table)
     scores = [point.score for point in points]
-    console.print(
+    print_line(
+        console,
         f"pass rate  {sparkline(scores)}  {format_percent(scores[0])} → "
         f"{format_percent(scores[-1])} (lowest {format_percent(min(scores))}, highest "
         f"{format_percent(max(scores))}; oldest first)",
-        soft_wrap=True,
     )
 
 

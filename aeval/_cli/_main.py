@@ -23,12 +23,14 @@ import anyio
 from rich.console import Console
 
 from .._compare import load_ref, store_path
+from .._display import printable
 from .._exceptions import (
     ComparisonError,
     ExecutorError,
     FormatError,
     MergeError,
     MissingExtraError,
+    ReportWriteError,
     SampleLoadError,
     StoreError,
 )
@@ -36,6 +38,7 @@ from .._jsonsafe import safe_text
 from .._report import EvaluationReport
 from .._shards import Shard
 from .._sinks import read_run
+from .._terminal import print_line, terminal_console
 from ._build import build_strategies, import_object
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
 from ._config import ConfigError, RunConfig, load_config
@@ -395,7 +398,7 @@ def _run(args: argparse.Namespace) -> int:
             "baseline: give it with --baseline REF (a rows.jsonl, a report.json or a stored run)"
         )
     executor = _executor(args, config)
-    console = Console(highlight=False)
+    console = terminal_console()
     progress = _progress(console, args.quiet, len(built.strategies))
     try:
         result = anyio.run(
@@ -461,9 +464,9 @@ def _run(args: argparse.Namespace) -> int:
             f"{result.report.run.dataset_samples} samples; the thresholds are checked by "
             "`aeval merge` on the merged report"
         )
-    console.print(line, highlight=False, soft_wrap=True)
+    print_line(console, line)
     if baseline_line is not None:
-        console.print(baseline_line, highlight=False, soft_wrap=True)
+        print_line(console, baseline_line)
     if result.interrupted == "SIGTERM":
         return EXIT_TERMINATED
     if result.interrupted is not None:
@@ -492,7 +495,7 @@ def _merge(args: argparse.Namespace) -> int:
 
     written = anyio.run(save)
     checks = check_thresholds(report, config)
-    console = Console(highlight=False)
+    console = terminal_console()
     if not args.quiet:
         print_summary(
             console,
@@ -503,7 +506,7 @@ def _merge(args: argparse.Namespace) -> int:
             interrupted=not report.complete,
         )
     label = None if report.complete else "PARTIAL"
-    console.print(verdict(checks, stopped=label, report=report), highlight=False, soft_wrap=True)
+    print_line(console, verdict(checks, stopped=label, report=report))
     if not report.complete:
         return EXIT_RUN_ERROR
     return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED
@@ -539,7 +542,7 @@ def _shown_path(path: Path) -> str:
 
 
 def _error(message: str) -> int:
-    sys.stderr.write(f"aeval: error: {message}\n")
+    sys.stderr.write(f"aeval: error: {printable(message)}\n")
     return EXIT_CONFIG
 
 
@@ -613,6 +616,9 @@ def _command(argv: Sequence[str] | None) -> int:
         MissingExtraError,
     ) as exc:
         return _error(str(exc))
+    except ReportWriteError as exc:
+        _error(str(exc))
+        return EXIT_RUN_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("aeval: interrupted\n")
         return EXIT_INTERRUPTED

@@ -202,7 +202,7 @@ class RichProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("samples"),
-            TextColumn("{task.fields[stats]}"),
+            TextColumn("{task.fields[stats]}", markup=False),
             _RateColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),

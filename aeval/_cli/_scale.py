@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import AsyncIterable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import anyio
 import orjson
 
-from .._exceptions import MergeError
+from .._exceptions import MergeError, ReportWriteError
 from .._executor import IndexedSample
 from .._report import EvaluationReport
 from .._run_info import RunInfo
@@ -114,13 +116,26 @@ async def merge_files(files: Sequence[Path]) -> EvaluationReport:
 
 
 async def write_rows(report: EvaluationReport, path: Path) -> None:
-    """Write the merged run as a ``rows.jsonl``: its header, every row, its end record."""
-    sink = JsonlSink(path)
-    await sink.run_started(report.run.replace(finished_at=None, complete=False))
-    for row in report.evaluations:
-        await sink.send(row)
-    await sink.run_finished(report.run)
-    await sink.flush()
+    """Write the merged run as a ``rows.jsonl``: its header, every row, its end record.
+
+    The file is written beside ``path`` and renamed over it once whole.
+
+    Raises:
+        ReportWriteError: The file cannot be written; a previous ``path`` is unchanged.
+    """
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        sink = JsonlSink(temporary)
+        await sink.run_started(report.run.replace(finished_at=None, complete=False))
+        for row in report.evaluations:
+            await sink.send(row)
+        await sink.run_finished(report.run)
+        await sink.flush()
+        await anyio.Path(temporary).replace(path)
+    except OSError as exc:
+        with suppress(OSError):
+            await anyio.Path(temporary).unlink()
+        raise ReportWriteError(path, exc) from exc
 
 
 def gate_config(

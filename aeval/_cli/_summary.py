@@ -12,6 +12,7 @@ from rich.console import Console
 from .._numbers import format_percent
 from .._report import EvaluationReport, partial_note
 from .._summary import print_report
+from .._terminal import print_line
 from ._config import RunConfig
 
 __all__ = ["Check", "check_thresholds", "print_summary", "verdict"]
@@ -143,14 +144,14 @@ def print_summary(
     )
     for check in checks:
         if check.actual is None and check.name not in _shown_tags(report):
-            console.print(f"{check.describe()}", highlight=False)
+            print_line(console, check.describe())
         elif check.name.startswith("kappa "):
             mark = "ok" if check.passed else "MISSED"
-            console.print(f"{check.describe()} (min kappa {mark})", highlight=False)
+            print_line(console, f"{check.describe()} (min kappa {mark})")
     if files:
-        console.print("Files written:", highlight=False)
+        print_line(console, "Files written:")
         for path in files:
-            console.print(f"  {path}", highlight=False, soft_wrap=True)
+            print_line(console, f"  {path}")
 
 
 def _shown_tags(report: EvaluationReport) -> set[str]:

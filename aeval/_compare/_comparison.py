@@ -370,14 +370,16 @@ class Comparison:
             FormatError: No format given and the extension names none.
         """
         import anyio
+        import anyio.to_thread
 
+        from .._files import write_atomic
         from ._render import format_for_path, render
 
         target = Path(path)
         name = format or format_for_path(target)
         text = render(self, name, margin=margin, non_inferiority=non_inferiority)
         await anyio.Path(target.parent).mkdir(parents=True, exist_ok=True)
-        await anyio.Path(target).write_text(text, encoding="utf-8")
+        await anyio.to_thread.run_sync(write_atomic, target, text)
         return target
 
 

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from .._display import display_value
 from .._numbers import format_number, truncate
+from .._terminal import plain, print_line, print_table, terminal_console
 from ._align import PairKey
 from ._comparison import ChangedPair, Comparison, format_p, signed
 
@@ -38,14 +39,14 @@ def print_comparison(
     comparison: Comparison, *, console: Console | None = None, margin: float = 0.0
 ) -> None:
     """Print the overview, the tables per tag and strategy, and the changed pairs."""
-    console = console if console is not None else Console(highlight=False)
+    console = console if console is not None else terminal_console()
     overview = Table(
         title="Comparison (candidate − baseline)",
         box=box.SIMPLE,
         show_header=False,
         title_justify="left",
     )
-    overview.add_column("what", style="bold")
+    overview.add_column("what", style="bold", no_wrap=True)
     overview.add_column("value", overflow="fold")
     c = comparison
     low, high = c.interval
@@ -68,8 +69,8 @@ def print_comparison(
         ("verdict", scope_verdict(c, margin)),
     ]
     for key, value in rows:
-        overview.add_row(key, value)
-    console.print(overview)
+        overview.add_row(plain(key), plain(value))
+    print_table(console, overview)
     _scopes(console, "Per tag", "tag", c.tag_comparisons, margin)
     _scopes(console, "Per strategy", "strategy", c.strategy_comparisons, margin)
     _pairs(console, "Regressions (passed → not passed)", c.regressions)
@@ -79,7 +80,7 @@ def print_comparison(
     _only(console, "baseline", c.only_in_baseline)
     _only(console, "candidate", c.only_in_candidate)
     for warning in c.warnings:
-        console.print(f"warning: {warning}", highlight=False, soft_wrap=True)
+        print_line(console, f"warning: {warning}")
 
 
 def _scopes(
@@ -97,20 +98,20 @@ def _scopes(
     table.add_column(kind, overflow="fold", min_width=6)
     table.add_column("samples", justify="right", no_wrap=True)
     table.add_column("baseline → candidate", justify="right", no_wrap=True)
-    table.add_column(f"difference ({level})", justify="right", overflow="fold")
+    table.add_column(f"difference ({level})", justify="right", no_wrap=True)
     table.add_column("p", justify="right", no_wrap=True)
     table.add_column("verdict", overflow="fold", min_width=10)
     for name, s in scopes.items():
         low, high = s.interval
         table.add_row(
-            name,
+            plain(name),
             str(s.samples),
             f"{format_number(s.baseline_score)}% → {format_number(s.candidate_score)}%",
             f"{signed(s.difference)} ({signed(low)}…{signed(high)})",
             _p(s.adjusted_p_value),
-            scope_verdict(s, margin),
+            plain(scope_verdict(s, margin)),
         )
-    console.print(table)
+    print_table(console, table)
 
 
 def _p(p: float) -> str:
@@ -127,7 +128,10 @@ def _pairs(
     if with_reason:
         columns.append("candidate reason")
     for column in columns:
-        table.add_column(column, overflow="fold")
+        if column in ("strategy", "baseline", "candidate"):
+            table.add_column(column, no_wrap=True)
+        else:
+            table.add_column(column, overflow="fold")
     for pair in pairs[:_PAIRS_SHOWN]:
         cells = [
             pair.sample,
@@ -139,10 +143,10 @@ def _pairs(
         ]
         if with_reason:
             cells.append(truncate(pair.candidate[0].explanation or "", _OUTPUT_LENGTH))
-        table.add_row(*cells)
-    console.print(table)
+        table.add_row(*(plain(cell) for cell in cells))
+    print_table(console, table)
     if len(pairs) > _PAIRS_SHOWN:
-        console.print(f"... and {len(pairs) - _PAIRS_SHOWN} more (see --format html or json)")
+        print_line(console, f"... and {len(pairs) - _PAIRS_SHOWN} more (see --format html or json)")
 
 
 def _only(console: Console, side: str, keys: Sequence[PairKey]) -> None:
@@ -150,11 +154,7 @@ def _only(console: Console, side: str, keys: Sequence[PairKey]) -> None:
         return
     shown = ", ".join(str(key) for key in keys[:_PAIRS_SHOWN])
     more = f" and {len(keys) - _PAIRS_SHOWN} more" if len(keys) > _PAIRS_SHOWN else ""
-    console.print(
-        f"Only in the {side} ({len(keys)}, not compared): {shown}{more}",
-        highlight=False,
-        soft_wrap=True,
-    )
+    print_line(console, f"Only in the {side} ({len(keys)}, not compared): {shown}{more}")
 
 
 def text_of(comparison: Comparison, *, margin: float = 0.0) -> str:

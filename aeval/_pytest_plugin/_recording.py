@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from .._exceptions import StoreError
+from .._files import write_atomic
 from .._numbers import format_percent
 from .._report import EvaluationReport
 from .._scorer import FunctionUnderTest, SampleSource, Scorer
@@ -309,11 +310,7 @@ class EvaluationSession:
         for name in formats:
             formatter = get_formatter(name)
             content = formatter.format(record.report)
-            path = directory / f"{stem}{formatter.extension}"
-            if isinstance(content, str):
-                path.write_text(content, encoding="utf-8")
-            else:
-                path.write_bytes(content)
+            write_atomic(directory / f"{stem}{formatter.extension}", content)
 
     def worker_output(self) -> list[dict[str, Any]]:
         """The entries as plain data, for an xdist worker's ``workeroutput``."""

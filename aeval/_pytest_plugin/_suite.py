@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .._files import write_atomic
 from .._numbers import format_number, format_percent, truncate
 
 if TYPE_CHECKING:
@@ -314,9 +315,9 @@ class SuiteReport:
         target = Path(directory)
         target.mkdir(parents=True, exist_ok=True)
         markdown = target / f"{SUITE_REPORT_NAME}.md"
-        markdown.write_text(self.render_markdown(generated=when), encoding="utf-8")
+        write_atomic(markdown, self.render_markdown(generated=when))
         json_path = target / f"{SUITE_REPORT_NAME}.json"
-        json_path.write_text(self.render_json(generated=when), encoding="utf-8")
+        write_atomic(json_path, self.render_json(generated=when))
         return [markdown, json_path]
 
 

@@ -11,6 +11,7 @@ import anyio
 import anyio.to_thread
 
 from .._exceptions import FormatError
+from .._files import write_atomic
 from ._base import ReportFormatter
 from ._registry import formatter_for_extension, get_formatter, supported_formats
 
@@ -132,6 +133,4 @@ def _route_options(
 
 
 async def _write(path: Path, content: str | bytes) -> None:
-    # a lone surrogate (an output cut inside a character) is written as a \udXXX escape
-    data = content.encode("utf-8", "backslashreplace") if isinstance(content, str) else content
-    await anyio.Path(path).write_bytes(data)
+    await anyio.to_thread.run_sync(partial(write_atomic, path, content))

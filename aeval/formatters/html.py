@@ -14,57 +14,46 @@ parameters, expected output, output, tags, the explanation, the error, the metad
 and the durations.
 
 Above the rows, filter buttons (not passed, failed, errors, unscored, skipped, flaky, passed,
-all) and a search box work offline through one small inline script; the address keeps the
-view, so ``report.html#filter=failed&q=paris`` opens filtered. Without scripts the controls
-stay hidden and every row shows. The page's Content-Security-Policy admits only that script
-and the inline style, and no network at all. Every value that comes from the user is
-HTML-escaped, values longer than 2000 characters are cut (their length shown), and characters
-HTML forbids (controls, lone surrogates) are written as ``\\x..`` / ``\\u....`` escapes.
+all) and a search box work offline through one small inline script, which shows the rows 200
+a page from the JSON the page holds them in (see ``_html_rows``); the address keeps the view,
+so ``report.html#filter=failed&q=paris&page=2`` opens filtered. Without scripts the controls
+stay hidden and the first page of rows shows, with a note on the others. The page's
+Content-Security-Policy admits only that script and the inline style, and no network at all.
+Every value that comes from the user is HTML-escaped, values longer than 2000 characters are
+cut (their length shown), and characters HTML forbids (controls, lone surrogates) are written
+as ``\\x..`` / ``\\u....`` escapes.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from html import escape
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import orjson
-
-from .._display import display_value
-from .._jsonsafe import dumps
 from .._judging import JUDGE_COLUMNS, judge_rows, panel_line
 from .._numbers import format_interval, format_number, format_percent
-from .._results import Outcome
 from ._base import check_options
 from ._escape import (
-    HTML_SUSPECT as _SUSPECT,
     csp_hash as _hash,
-    html_forbidden,
     valid_html as _valid,
 )
 from ._header import (
-    failures_first,
     header_facts,
-    parameters_text,
     partial_banner,
     score_text,
     truncated,
 )
+from ._html_rows import CELL_LENGTH, SCRIPT, rows_section
 
 if TYPE_CHECKING:
     from .._judging import Calibration
     from .._report import EvaluationReport, RepeatStatistics
-    from .._results import EvaluationRow
 
 __all__ = ["HtmlFormatter"]
 
 _DEFAULTS: dict[str, Any] = {"title": "Evaluation Report", "include_details": True}
 _NUM = ' class="num"'
 _WARNING = ' class="warning"'
-_CELL_LENGTH = 300
-"""Longest explanation or error shown in the table of rows; the details hold more."""
 
 _STYLE = """
 :root { color: #1f2328; background: #ffffff; }
@@ -104,10 +93,12 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 .filters { position: sticky; top: 0; z-index: 1; display: flex; flex-wrap: wrap;
   align-items: center; gap: 0.5rem 1rem; padding: 0.5rem 0; background: #ffffff; }
 .filters [role="group"] { display: flex; flex-wrap: wrap; gap: 0.25rem; }
-.filters button { padding: 0.2rem 0.6rem; border: 1px solid #d0d7de; border-radius: 0.4rem;
-  background: #f6f8fa; color: inherit; font: inherit; cursor: pointer; }
+.pages { display: flex; align-items: center; gap: 0.75rem; margin-top: 0.75rem; }
+.filters button, .pages button { padding: 0.2rem 0.6rem; border: 1px solid #d0d7de;
+  border-radius: 0.4rem; background: #f6f8fa; color: inherit; font: inherit; cursor: pointer; }
 .filters button[aria-pressed="true"] { border-color: #0550ae; background: #0550ae;
   color: #ffffff; }
+.pages button:disabled { opacity: 0.5; cursor: default; }
 .filters input { padding: 0.2rem 0.4rem; font: inherit; min-width: 16rem; }
 .filters p { margin: 0; }
 pre { margin: 0.25rem 0 0.5rem; padding: 0.5rem; background: #f6f8fa; white-space: pre-wrap;
@@ -117,91 +108,10 @@ dt { font-weight: 600; }
 dd { margin: 0; }
 """
 
-_SCRIPT = """
-(() => {
-  "use strict";
-  const form = document.getElementById("filters");
-  const table = document.getElementById("rows");
-  if (!form || !table) return;
-  const rows = Array.from(table.tBodies[0].rows);
-  const buttons = Array.from(form.querySelectorAll("button[data-filter]"));
-  const names = new Set(buttons.map((button) => button.dataset.filter));
-  const search = document.getElementById("search");
-  const shown = document.getElementById("shown");
-  const special = {
-    all: () => true,
-    "not-passed": (row) => row.dataset.outcome !== "passed",
-    flaky: (row) => row.dataset.flaky === "true",
-  };
-  let filter = "all";
-  const kept = (row) =>
-    filter in special ? special[filter](row) : row.dataset.outcome === filter;
-  function show(record) {
-    const terms = search.value.toLowerCase().split(/\\s+/).filter(Boolean);
-    let count = 0;
-    for (const row of rows) {
-      const text = row.dataset.search || "";
-      const visible = kept(row) && terms.every((term) => text.includes(term));
-      row.hidden = !visible;
-      count += visible ? 1 : 0;
-    }
-    for (const button of buttons) {
-      button.setAttribute("aria-pressed", String(button.dataset.filter === filter));
-    }
-    shown.textContent = `Showing ${count} of ${rows.length} rows`;
-    if (!record) return;
-    const params = new URLSearchParams();
-    if (filter !== "all") params.set("filter", filter);
-    if (terms.length) params.set("q", search.value.trim());
-    const hash = params.toString();
-    try {
-      history.replaceState(null, "", hash ? `#${hash}` : location.pathname + location.search);
-    } catch (refused) {
-      // A browser may refuse to rewrite a file:// address; the view is right regardless.
-    }
-  }
-  function read() {
-    const params = new URLSearchParams(location.hash.slice(1));
-    const wanted = params.get("filter");
-    filter = wanted !== null && names.has(wanted) ? wanted : "all";
-    search.value = params.get("q") || "";
-    show(false);
-  }
-  for (const button of buttons) {
-    button.addEventListener("click", () => {
-      filter = button.dataset.filter;
-      show(true);
-    });
-  }
-  search.addEventListener("input", () => show(true));
-  form.addEventListener("submit", (event) => event.preventDefault());
-  window.addEventListener("hashchange", read);
-  form.hidden = false;
-  read();
-})();
-"""
-
-
 _POLICY = (
-    f"default-src 'none'; script-src '{_hash(_SCRIPT)}'; style-src '{_hash(_STYLE)}'; "
+    f"default-src 'none'; script-src '{_hash(SCRIPT)}'; style-src '{_hash(_STYLE)}'; "
     "form-action 'none'; base-uri 'none'"
 )
-
-_FILTERS = (
-    ("all", "All"),
-    ("not-passed", "Not passed"),
-    ("failed", "Failed"),
-    ("error", "Errors"),
-    ("unscored", "Unscored"),
-    ("skipped", "Skipped"),
-    ("flaky", "Flaky"),
-    ("passed", "Passed"),
-)
-
-
-def _json_escaped(match: re.Match[str]) -> str:
-    char = match.group()
-    return json.dumps(char)[1:-1] if html_forbidden(char) else char
 
 
 class HtmlFormatter:
@@ -227,7 +137,7 @@ class HtmlFormatter:
         resolved = check_options(self.name, options, _DEFAULTS)
         title = escape(resolved["title"])
         banner = partial_banner(report)
-        rows = _rows(report, include_details=resolved["include_details"])
+        rows = rows_section(report, include_details=resolved["include_details"])
         parts = [
             "<!DOCTYPE html>",
             '<html lang="en">',
@@ -252,7 +162,7 @@ class HtmlFormatter:
             *_repeats(report.repeat_statistics),
             *rows,
             "</main>",
-            *([f"<script>{_SCRIPT}</script>"] if report.evaluations else []),
+            *([f"<script>{SCRIPT}</script>"] if report.evaluations else []),
             "</body>",
             "</html>",
             "",
@@ -400,7 +310,7 @@ def _calibration(calibration: Calibration) -> list[str]:
                         escape(d.sample if not d.repeat else f"{d.sample} [repeat {d.repeat + 1}]"),
                         "pass" if d.label else "fail",
                         "pass" if d.passed else "fail",
-                        escape(truncated(d.explanation or "", _CELL_LENGTH)),
+                        escape(truncated(d.explanation or "", CELL_LENGTH)),
                         "—" if d.score is None else format_percent(100 * d.score),
                     ]
                     for d in calibration.disagreements
@@ -480,149 +390,3 @@ def _repeats(stats: RepeatStatistics | None) -> list[str]:
         ]
     parts.append("</section>")
     return parts
-
-
-def _rows(report: EvaluationReport, *, include_details: bool) -> list[str]:
-    parts = ['<section id="evaluations">', "<h2>Evaluations</h2>"]
-    held = report.evaluations
-    if not report.holds_all_rows and len(held) < report.evaluation_count:
-        parts.append(
-            f'<p class="note">This report holds {len(held)} of {report.evaluation_count} '
-            "evaluations; the others were not kept.</p>"
-        )
-    if not held:
-        parts += ['<p class="note">No evaluations to show.</p>', "</section>"]
-        return parts
-    flaky = {(case.sample, case.strategy) for case in report.flaky}
-    parts += _filters(held, sum((row.name, row.strategy) in flaky for row in held))
-    headers = ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error"]
-    if include_details:
-        headers.append("Details")
-    head = "".join(f'<th scope="col"{_NUM if h == "Score" else ""}>{h}</th>' for h in headers)
-    repeated = any(row.repeat for row in held)
-    parts += ['<table id="rows">', f"<thead><tr>{head}</tr></thead>", "<tbody>"]
-    parts += [
-        _row(
-            row,
-            repeated=repeated,
-            flaky=(row.name, row.strategy) in flaky,
-            include_details=include_details,
-        )
-        for row in failures_first(held)
-    ]
-    parts += ["</tbody>", "</table>", "</section>"]
-    return parts
-
-
-def _filters(rows: Iterable[EvaluationRow], flaky: int) -> list[str]:
-    counts: dict[str, int] = {"flaky": flaky}
-    total = 0
-    for row in rows:
-        total += 1
-        counts[row.outcome.value] = counts.get(row.outcome.value, 0) + 1
-    counts["all"] = total
-    counts["not-passed"] = total - counts.get("passed", 0)
-    buttons = "".join(
-        f'<button type="button" data-filter="{key}" aria-pressed="{str(key == "all").lower()}">'
-        f"{label} ({counts.get(key, 0)})</button>"
-        for key, label in _FILTERS
-    )
-    return [
-        '<form id="filters" class="filters" role="search" hidden>',
-        f'<div role="group" aria-label="Show rows">{buttons}</div>',
-        '<label for="search">Search</label>',
-        '<input type="search" id="search" autocomplete="off" '
-        'placeholder="sample, strategy, output, error…">',
-        f'<p id="shown" aria-live="polite">Showing {total} of {total} rows</p>',
-        "</form>",
-        '<noscript><p class="note">The filters and the search need JavaScript; every row is '
-        "shown below, failures first.</p></noscript>",
-    ]
-
-
-def _row(row: EvaluationRow, *, repeated: bool, flaky: bool, include_details: bool) -> str:
-    name = f"{row.name} [repeat {row.repeat + 1}]" if repeated else row.name
-    strategy = (
-        escape(row.strategy) if row.strategy is not None else '<span class="muted">function</span>'
-    )
-    outcome = row.outcome.value
-    if row.score is not None:
-        score = format_percent(row.score * 100)
-    else:
-        score = "—" if row.outcome is Outcome.SKIPPED else "unscored"
-    error = str(row.error) if row.error is not None else ""
-    explanation = row.explanation or ""
-    shown_explanation = "" if error and explanation.endswith(error) else explanation
-    error_cell = escape(truncated(error, _CELL_LENGTH))
-    if row.function_failed:
-        error_cell += ' <span class="muted">(the call failed)</span>'
-    flag = ' <span class="flag">flaky</span>' if flaky else ""
-    cells = [
-        f'<th scope="row">{escape(name)}</th>',
-        f"<td>{strategy}</td>",
-        f'<td><span class="badge {outcome}">{outcome}</span>{flag}</td>',
-        f"<td{_NUM}>{score}</td>",
-        f'<td class="text">{escape(truncated(shown_explanation, _CELL_LENGTH))}</td>',
-        f'<td class="text">{error_cell}</td>',
-    ]
-    searched = [name, row.strategy or "function", *row.tags, explanation, error]
-    if include_details:
-        searched += [
-            parameters_text(row.sample),
-            display_value(row.expected_output),
-            display_value(row.output),
-        ]
-        cells.append(f'<td class="details">{_details(row, shown_explanation)}</td>')
-    search = "\n".join(truncated(text) for text in searched if text).lower()
-    return (
-        f'<tr data-outcome="{outcome}" data-flaky="{str(flaky).lower()}" '
-        f'data-search="{escape(search)}">{"".join(cells)}</tr>'
-    )
-
-
-def _pre(text: str) -> str:
-    return f"<pre>{escape(truncated(text))}</pre>"
-
-
-def _details(row: EvaluationRow, explanation: str) -> str:
-    sample = row.sample
-    items = [
-        ("Parameters", _pre(parameters_text(sample))),
-        ("Expected output", _pre(display_value(sample.expected_output))),
-        ("Output", _pre(display_value(row.output))),
-    ]
-    if sample.tags:
-        items.append(("Tags", escape(", ".join(sample.tags))))
-    if explanation:
-        items.append(("Explanation", _pre(explanation)))
-    error = row.error
-    if error is not None:
-        said = (
-            "<p>The function under test failed, so the strategy could not run.</p>"
-            if row.function_failed
-            else "<p>The strategy raised.</p>"
-        )
-        trace = (
-            f"<details><summary>Traceback</summary>{_pre(error.traceback)}</details>"
-            if error.traceback
-            else ""
-        )
-        items.append(("Error", f"{said}{_pre(str(error))}{trace}"))
-    if sample.metadata:
-        items.append(("Sample metadata", _json(sample.metadata)))
-    if row.metadata:
-        items.append(("Result metadata", _json(row.metadata)))
-    durations = f"function call {row.duration:.3f} s"
-    if row.strategy is not None and not row.function_failed:
-        durations += f" · strategy {row.strategy_duration:.3f} s"
-    items.append(("Duration", durations))
-    body = "".join(f"<dt>{label}</dt><dd>{value}</dd>" for label, value in items)
-    return f"<details><summary>Details</summary><dl>{body}</dl></details>"
-
-
-def _json(metadata: Mapping[str, Any]) -> str:
-    """Pretty JSON that stays valid JSON on the page (forbidden characters as ``\\u`` escapes)."""
-    data, notes = dumps(dict(metadata), option=orjson.OPT_INDENT_2)
-    text = _SUSPECT.sub(_json_escaped, data.decode())
-    stand_ins = "".join(f'<p class="note">{escape(note)}</p>' for note in notes)
-    return _pre(text) + stand_ins
