@@ -49,7 +49,14 @@ from ._history import (
 )
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from ._run import ROWS_FILE, execute
-from ._scale import check_config, gate_config, merge_files, merge_inputs, write_rows
+from ._scale import (
+    check_config,
+    gate_config,
+    merge_files,
+    merge_inputs,
+    record_merged,
+    write_rows,
+)
 from ._schema import schema_text
 from ._summary import check_thresholds, print_summary, verdict
 
@@ -244,6 +251,29 @@ def _parser() -> argparse.ArgumentParser:
         help="a report format (repeatable; replaces the configured formats)",
     )
     merge.add_argument("--quiet", action="store_true", help="no tables: the verdict only")
+    merge.add_argument(
+        "--name",
+        help="the merged run's name in the run store (default: the config's, else the "
+        "shards' stored runs')",
+    )
+    merge.add_argument(
+        "--label",
+        action="append",
+        dest="labels",
+        metavar="LABEL",
+        help="a label kept with the merged run in the store (repeatable; added to the config's)",
+    )
+    merged_recording = merge.add_mutually_exclusive_group()
+    merged_recording.add_argument(
+        "--store",
+        type=Path,
+        metavar="PATH",
+        help="the run store to record the merged run in (default: AEVAL_STORE, the config's "
+        "store:, or .aeval/runs.sqlite)",
+    )
+    merged_recording.add_argument(
+        "--no-store", action="store_true", help="do not record the merged run in the run store"
+    )
 
     report = commands.add_parser(
         "report",
@@ -271,6 +301,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     runs.add_argument("--format", choices=("table", "json"), default="table")
     runs.add_argument("--store", type=Path, metavar="PATH", help="the run store to read")
+    runs.add_argument(
+        "--shards",
+        action="store_true",
+        help="also list the runs of single shards (aeval run --shard), left out by default",
+    )
 
     history = commands.add_parser(
         "history",
@@ -291,6 +326,11 @@ def _parser() -> argparse.ArgumentParser:
         "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout"
     )
     history.add_argument("--store", type=Path, metavar="PATH", help="the run store to read")
+    history.add_argument(
+        "--shards",
+        action="store_true",
+        help="also show the runs of single shards (aeval run --shard), left out by default",
+    )
 
     commands.add_parser("schema", help="print the JSON Schema of the configuration file")
     return parser
@@ -484,13 +524,41 @@ def _merge(args: argparse.Namespace) -> int:
         return _error(f"{rows_path} is one of the inputs: write the merge to another --output")
     report = anyio.run(merge_files, files)
     check_config(config, report)
+    path = run_store_path(config, flag=args.store, disabled=args.no_store)
+    name = args.name or (config.run_name if args.config is not None else None)
+    labels = tuple(dict.fromkeys((*config.labels, *(args.labels or ()))))
 
-    async def save() -> list[Path]:
-        await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
-        await write_rows(report, rows_path)
-        return await report.save(config.output_dir, formats=config.formats)
+    async def save() -> tuple[list[Path], str | None, str | None]:
+        from .._store import RunStore
 
-    written = anyio.run(save)
+        store = None if path is None else RunStore(path)
+        try:
+            if store is not None:
+                try:
+                    await store.check()
+                except StoreError as exc:
+                    if args.config is not None:
+                        raise config_error(config, exc) from exc
+                    raise StoreError(
+                        f"{exc}; or merge without recording: --no-store", path=exc.path
+                    ) from exc
+            await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
+            await write_rows(report, rows_path)
+            written = await report.save(config.output_dir, formats=config.formats)
+            if store is None:
+                return written, None, None
+            content = config.path.read_bytes() if args.config is not None else None
+            run_id, why = await record_merged(
+                store, report, name=name, labels=labels, config=content
+            )
+            return written, run_id, why
+        finally:
+            if store is not None:
+                await store.aclose()
+
+    written, run_id, not_stored = anyio.run(save)
+    if not_stored is not None:
+        sys.stderr.write(f"aeval: warning: {not_stored}\n")
     checks = check_thresholds(report, config)
     console = Console(highlight=False)
     if not args.quiet:
@@ -501,6 +569,7 @@ def _merge(args: argparse.Namespace) -> int:
             checks=checks,
             files=[*written, rows_path],
             interrupted=not report.complete,
+            stored=None if run_id is None or path is None else f"{run_id} (in {_shown_path(path)})",
         )
     label = None if report.complete else "PARTIAL"
     console.print(verdict(checks, stopped=label, report=report), highlight=False, soft_wrap=True)
@@ -578,7 +647,14 @@ def _command(argv: Sequence[str] | None) -> int:
         if args.command == "runs":
             path = read_store_path(args.store)
             return anyio.run(
-                partial(runs_command, path=path, name=args.name, last=args.last, format=args.format)
+                partial(
+                    runs_command,
+                    path=path,
+                    name=args.name,
+                    last=args.last,
+                    format=args.format,
+                    shards=args.shards,
+                )
             )
         if args.command == "history":
             path = read_store_path(args.store)
@@ -593,6 +669,7 @@ def _command(argv: Sequence[str] | None) -> int:
                     last=args.last,
                     format=args.format,
                     output=args.output,
+                    shards=args.shards,
                 )
             )
         if args.command == "merge":

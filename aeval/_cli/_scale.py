@@ -17,6 +17,7 @@ from .._run_info import RunInfo
 from .._samples import EvaluationSample, Samples
 from .._shards import DatasetDigest, Shard, ShardStream, merge_reports
 from .._sinks import JsonlSink, read_run
+from .._store import RunStore
 from ._config import DEFAULT_FORMATS, DEFAULT_OUTPUT_DIR, ConfigError, RunConfig
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "gate_config",
     "merge_files",
     "merge_inputs",
+    "record_merged",
     "split",
     "write_rows",
 ]
@@ -121,6 +123,48 @@ async def write_rows(report: EvaluationReport, path: Path) -> None:
         await sink.send(row)
     await sink.run_finished(report.run)
     await sink.flush()
+
+
+_LOOKBACK = 1000
+
+
+async def _shards_name(store: RunStore, report: EvaluationReport) -> str | None:
+    """The name the shards of ``report`` were stored under (that of the latest such run)."""
+    run = report.run
+    if run.config_digest is None:
+        return None
+    for found in reversed(await store.runs(last=_LOOKBACK, shards=True)):
+        header = found.header
+        if (
+            found.shard is not None
+            and header.config_digest == run.config_digest
+            and header.dataset_digest == run.dataset_digest
+        ):
+            return found.name
+    return None
+
+
+async def record_merged(
+    store: RunStore,
+    report: EvaluationReport,
+    *,
+    name: str | None,
+    labels: Sequence[str],
+    config: bytes | None,
+) -> tuple[str | None, str | None]:
+    """Record the merged run in ``store`` as ``aeval run`` records a run.
+
+    Its name is ``name`` (``--name``, or the ``--config``'s), else the name the shards' runs
+    were stored under. Returns the run's id, or ``None`` and why it was not recorded.
+    """
+    chosen = name if name is not None else await _shards_name(store, report)
+    if chosen is None:
+        return None, (
+            f"the merged run was not recorded in {store.path}: no run of these shards is "
+            "stored there to take its name from; give --name NAME or --config CONFIG "
+            "(or --no-store)"
+        )
+    return await store.save(report, chosen, labels=labels, config=config), None
 
 
 def gate_config(

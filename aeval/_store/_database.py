@@ -39,9 +39,14 @@ _INSERT_ROW = (
 )
 _RUN_COLUMNS = (
     "seq, id, name, started_at, finished_at, complete, header, git_commit, git_dirty, "
-    "config_hash, aeval_version, labels, models, rows, passed, failed, unscored, errors, "
-    "skipped, samples, score, ci_low, ci_high"
+    "config_hash, aeval_version, labels, models, shard, rows, passed, failed, unscored, "
+    "errors, skipped, samples, score, ci_low, ci_high"
 )
+
+
+def _unsharded(shards: bool) -> str:
+    """The SQL condition that keeps shard runs out unless ``shards``."""
+    return "1" if shards else "shard IS NULL"
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -157,8 +162,8 @@ class RunDatabase:
                 try:
                     cursor = connection.execute(
                         "INSERT INTO runs (id, name, started_at, complete, header, git_commit, "
-                        "git_dirty, config_hash, aeval_version, labels) "
-                        "VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
+                        "git_dirty, config_hash, aeval_version, labels, shard) "
+                        "VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             run_id,
                             start.name,
@@ -169,6 +174,7 @@ class RunDatabase:
                             start.config_hash,
                             header.aeval_version,
                             orjson.dumps(start.labels).decode(),
+                            header.shard,
                         ),
                     )
                 except sqlite3.IntegrityError:
@@ -246,11 +252,16 @@ class RunDatabase:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def runs(self, name: str | None = None, *, last: int | None = None) -> list[RunSummary]:
-        """The runs (of ``name``), oldest first; only the ``last`` ones when given."""
+    def runs(
+        self, name: str | None = None, *, last: int | None = None, shards: bool = False
+    ) -> list[RunSummary]:
+        """The runs (of ``name``), oldest first; only the ``last`` ones when given; the runs
+        of single shards only when ``shards``."""
 
         def select(connection: sqlite3.Connection) -> list[RunSummary]:
-            where, values = ("WHERE name = ?", [name]) if name is not None else ("", [])
+            where, values = f"WHERE {_unsharded(shards)}", []
+            if name is not None:
+                where, values = f"{where} AND name = ?", [name]
             limit = ""
             if last is not None:
                 limit = f" LIMIT {int(last)}"
@@ -265,8 +276,8 @@ class RunDatabase:
 
     def _summary_of(self, connection: sqlite3.Connection, record: Sequence[Any]) -> RunSummary:
         (seq, run_id, name, started, finished, complete, header, commit, dirty) = record[:9]
-        config_hash, version, labels, models = record[9:13]
-        counts = record[13:]
+        config_hash, version, labels, models, shard = record[9:14]
+        counts = record[14:]
         if counts[0] is None:
             summary = summarise(connection, seq)
             found = summary.counts
@@ -302,17 +313,19 @@ class RunDatabase:
             labels=tuple(orjson.loads(labels)),
             aeval_version=version,
             header=info,
+            shard=shard,
         )
 
-    def resolve(self, ref: str) -> str:
-        """The id of the run ``ref`` names (see :func:`parse_ref`).
+    def resolve(self, ref: str, *, shards: bool = False) -> str:
+        """The id of the run ``ref`` names (see :func:`parse_ref`); ``latest`` and
+        ``latest~N`` count the runs of single shards only when ``shards``.
 
         Raises:
             RunNotFoundError: No run matches; the message says what the store holds.
             ValueError: ``ref`` is not a reference.
         """
         parsed = parse_ref(ref)
-        found = self._read(lambda connection: self._resolve(connection, parsed)[1])
+        found = self._read(lambda connection: self._resolve(connection, parsed, shards)[1])
         if found is None:
             raise self._missing(parsed)
         return found
@@ -325,9 +338,13 @@ class RunDatabase:
             f"no stored run matches {ref.text!r}: {why}", path=self.path, ref=ref.text
         )
 
-    def _resolve(self, connection: sqlite3.Connection, ref: Ref) -> tuple[int, str]:
+    def _resolve(
+        self, connection: sqlite3.Connection, ref: Ref, shards: bool = False
+    ) -> tuple[int, str]:
         if ref.back is not None:
-            where, values = ("WHERE name = ?", [ref.name]) if ref.name is not None else ("", [])
+            where, values = f"WHERE {_unsharded(shards)}", []
+            if ref.name is not None:
+                where, values = f"{where} AND name = ?", [ref.name]
             found = connection.execute(
                 f"SELECT seq, id FROM runs {where} ORDER BY started_at DESC, seq DESC "
                 "LIMIT 1 OFFSET ?",
@@ -335,7 +352,7 @@ class RunDatabase:
             ).fetchone()
             if found is not None:
                 return found[0], found[1]
-            raise self._not_found(ref, self._why_not_latest(connection, ref))
+            raise self._not_found(ref, self._why_not_latest(connection, ref, shards))
         text = ref.text.strip()
         found = connection.execute("SELECT seq, id FROM runs WHERE id = ?", (text,)).fetchone()
         if found is not None:
@@ -354,23 +371,30 @@ class RunDatabase:
             )
         raise self._not_found(ref, self._why_no_id(connection, ref))
 
-    def _why_not_latest(self, connection: sqlite3.Connection, ref: Ref) -> str:
+    def _why_not_latest(self, connection: sqlite3.Connection, ref: Ref, shards: bool) -> str:
         assert ref.back is not None
+        where, values = ("WHERE name = ?", [ref.name]) if ref.name is not None else ("", [])
+        total, sharded = connection.execute(
+            f"SELECT count(*), count(shard) FROM runs {where}", values
+        ).fetchone()
+        counted = total if shards else total - sharded
+        hidden = (
+            ""
+            if shards or not sharded
+            else f" (and {sharded} run(s) of single shards, which latest does not count: give "
+            "the merged run, `aeval merge` records it, or a shard run's id)"
+        )
         if ref.name is None:
-            total = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
             if not total:
                 return f"{self.path} holds no run yet"
             return (
                 f"it asks for the run {ref.back} before the latest, and {self.path} holds "
-                f"{total} run(s)"
+                f"{counted} run(s){hidden}"
             )
-        total = connection.execute(
-            "SELECT count(*) FROM runs WHERE name = ?", (ref.name,)
-        ).fetchone()[0]
         if total:
             return (
                 f"it asks for the run of {ref.name!r} {ref.back} before its latest, and "
-                f"{self.path} holds {total} run(s) of {ref.name!r}"
+                f"{self.path} holds {counted} run(s) of {ref.name!r}{hidden}"
             )
         return f"{self.path} holds no run named {ref.name!r}; {self._names(connection)}"
 
@@ -403,12 +427,12 @@ class RunDatabase:
             f"NAME@latest~N; the latest runs are {shown}"
         )
 
-    def load(self, ref: str) -> EvaluationReport:
+    def load(self, ref: str, *, shards: bool = False) -> EvaluationReport:
         """Rebuild the report of the run ``ref`` names from its stored rows and header."""
         parsed = parse_ref(ref)
 
         def read(connection: sqlite3.Connection) -> tuple[list[str], str]:
-            seq, _ = self._resolve(connection, parsed)
+            seq, _ = self._resolve(connection, parsed, shards)
             first, last = row_range(seq)
             header = connection.execute("SELECT header FROM runs WHERE seq = ?", (seq,)).fetchone()[
                 0
@@ -432,6 +456,7 @@ class RunDatabase:
         tag: str | None = None,
         strategy: str | None = None,
         since: float | None = None,
+        shards: bool = False,
     ) -> list[HistoryPoint]:
         """The pass rate of each run of ``name`` since ``since``, oldest first (see RunStore)."""
         if tag is not None and strategy is not None:
@@ -443,15 +468,15 @@ class RunDatabase:
             group = ("strategy", strategy)
 
         def select(connection: sqlite3.Connection) -> list[HistoryPoint]:
-            self._require_name(connection, name)
+            self._require_name(connection, name, shards)
             runs = connection.execute(
-                "SELECT seq, id, started_at, complete, git_commit, git_dirty, labels, rows, "
-                "passed, samples, score, ci_low, ci_high FROM runs WHERE name = ? "
-                "AND started_at >= ? ORDER BY started_at, seq",
+                "SELECT seq, id, started_at, complete, git_commit, git_dirty, labels, shard, "
+                "rows, passed, samples, score, ci_low, ci_high FROM runs WHERE name = ? "
+                f"AND started_at >= ? AND {_unsharded(shards)} ORDER BY started_at, seq",
                 (name, since if since is not None else float("-inf")),
             ).fetchall()
             points: list[HistoryPoint] = []
-            for seq, run_id, started, complete, commit, dirty, labels, *counts in runs:
+            for seq, run_id, started, complete, commit, dirty, labels, shard, *counts in runs:
                 found = self._group(connection, seq, counts, group)
                 if found is None:
                     continue
@@ -468,6 +493,7 @@ class RunDatabase:
                         git_commit=commit,
                         git_dirty=None if dirty is None else bool(dirty),
                         labels=tuple(orjson.loads(labels)),
+                        shard=shard,
                     )
                 )
             if group is not None and not points:
@@ -481,9 +507,20 @@ class RunDatabase:
             )
         return points
 
-    def _require_name(self, connection: sqlite3.Connection, name: str) -> None:
-        if connection.execute("SELECT 1 FROM runs WHERE name = ? LIMIT 1", (name,)).fetchone():
+    def _require_name(self, connection: sqlite3.Connection, name: str, shards: bool) -> None:
+        found = connection.execute(
+            "SELECT count(*), count(shard) FROM runs WHERE name = ?", (name,)
+        ).fetchone()
+        if found[0] > (0 if shards else found[1]):
             return
+        if found[0]:
+            raise RunNotFoundError(
+                f"{self.path} holds only the runs of single shards of {name!r} ({found[1]}), "
+                "which history leaves out: merge them with `aeval merge`, which records the "
+                "merged run, or include them with --shards (shards=True)",
+                path=self.path,
+                ref=name,
+            )
         raise RunNotFoundError(
             f"no run named {name!r} in {self.path}: {self._names(connection)}",
             path=self.path,
@@ -534,7 +571,8 @@ class RunDatabase:
         return Group(rows, passed, samples, score, (low, high))
 
     def average_score(self, name: str, *, since: float | None = None) -> float | None:
-        """100 × passed / rows over every stored row of the runs of ``name`` since ``since``."""
+        """100 × passed / rows over every stored row of the runs of ``name`` since ``since``
+        (the runs of single shards left out: their merged run counts their rows)."""
         points = self.history(name, since=since)
         rows = sum(point.rows for point in points)
         return 100.0 * sum(point.passed for point in points) / rows if rows else None

@@ -12,13 +12,14 @@ operation that still meets "database is locked" is retried with a random back-of
 :data:`LOCK_TIMEOUT` seconds have passed. Transactions are short (one batch of rows), so a
 writer never holds the lock for long.
 
-Schema, version 1::
+Schema, version 2 (version 1 without ``runs.shard``)::
 
     runs        one row per run: seq (INTEGER PRIMARY KEY), id (the short id users see),
                 name, started_at, finished_at (NULL until the run ends), complete, header
                 (RunInfo as JSON), git_commit, git_dirty, config_hash, aeval_version, labels
                 and models (JSON lists), and the summary written when the run ends: rows,
-                passed, failed, unscored, errors, skipped, samples, score, ci_low, ci_high
+                passed, failed, unscored, errors, skipped, samples, score, ci_low, ci_high;
+                shard ("I/N" for the run of one shard, ``aeval run --shard``, else NULL)
     rows        one row per (sample, repeat, strategy): id = run seq << 32 | row number (so
                 a run's rows are one contiguous range of the table, with no second index),
                 sample, idx, repeat, strategy, outcome, score, tags (JSON list or NULL) and
@@ -48,6 +49,7 @@ __all__ = [
     "is_locked",
     "retrying",
     "schema_version",
+    "shard_of_header",
     "transaction",
 ]
 
@@ -141,8 +143,30 @@ def _create_version_1(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
 
 
+def shard_of_header(header: object) -> str | None:
+    """The ``shard`` of a run's header (JSON text), ``None`` when it has none or is unreadable."""
+    import orjson
+
+    try:
+        data = orjson.loads(header) if isinstance(header, str | bytes) else None
+    except orjson.JSONDecodeError:
+        return None
+    shard = data.get("shard") if isinstance(data, dict) else None
+    return shard if isinstance(shard, str) else None
+
+
+def _add_shards(connection: sqlite3.Connection) -> None:
+    connection.execute("ALTER TABLE runs ADD COLUMN shard TEXT")
+    found = connection.execute("SELECT seq, header FROM runs").fetchall()
+    connection.executemany(
+        "UPDATE runs SET shard = ? WHERE seq = ?",
+        [(shard, seq) for seq, header in found if (shard := shard_of_header(header)) is not None],
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, their rows and their scores per tag and strategy", _create_version_1),
+    Migration(2, "the shard of each run, so that shard runs stay out of history", _add_shards),
 )
 """Every step, in order; a new schema adds a step here and never edits an old one."""
 

@@ -185,20 +185,22 @@ class RunStore:
         """A sink that stores each run it is given (``Scorer(sinks=[store.sink("bot")])``)."""
         return StoreSink(self, name, labels=labels, config=config)
 
-    async def resolve(self, ref: str) -> str:
+    async def resolve(self, ref: str, *, shards: bool = False) -> str:
         """The id of the run ``ref`` names.
 
         ``ref`` is a run id (or a start of one that only one id has), ``latest`` (the run
         that started last), ``latest~N`` (N runs before it), ``NAME@latest`` or
-        ``NAME@latest~N`` (the same among the runs named NAME).
+        ``NAME@latest~N`` (the same among the runs named NAME). ``latest`` counts the runs
+        of single shards (``aeval run --shard``) only when ``shards``; a shard run's id
+        always names it.
 
         Raises:
             RunNotFoundError: No run matches; the message says what the store holds.
             ValueError: ``ref`` is not a reference (``NAME@something-else``).
         """
-        return await self._run(self._database.resolve, ref)
+        return await self._run(partial(self._database.resolve, ref, shards=shards))
 
-    async def load(self, ref: str) -> EvaluationReport:
+    async def load(self, ref: str, *, shards: bool = False) -> EvaluationReport:
         """The report of the run ``ref`` names (see :meth:`resolve`), rebuilt from its rows.
 
         Its counts, scores and intervals are those of the report that was stored, and its
@@ -207,18 +209,22 @@ class RunStore:
         Raises:
             RunNotFoundError: No run matches.
         """
-        return await self._run(self._database.load, ref)
+        return await self._run(partial(self._database.load, ref, shards=shards))
 
-    async def runs(self, name: str | None = None, *, last: int | None = None) -> list[RunSummary]:
+    async def runs(
+        self, name: str | None = None, *, last: int | None = None, shards: bool = False
+    ) -> list[RunSummary]:
         """The stored runs, oldest first: all of them, or those named ``name``.
 
         Args:
             name: Only the runs of this name.
             last: Only the most recent ``last`` runs.
+            shards: Include the runs of single shards (``aeval run --shard``), which are
+                left out by default: the merged run (``aeval merge``) stands for them.
         """
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
             raise ValueError(f"last must be an integer >= 1, got {last!r}")
-        return await self._run(partial(self._database.runs, name, last=last))
+        return await self._run(partial(self._database.runs, name, last=last, shards=shards))
 
     async def history(
         self,
@@ -226,12 +232,15 @@ class RunStore:
         tag: str | None = None,
         strategy: str | None = None,
         since: Since | None = None,
+        *,
+        shards: bool = False,
     ) -> list[HistoryPoint]:
         """The pass rate of each run of ``name``, oldest first, with its interval.
 
         Each point is the score of a run's rows (100 × passed / rows, as ``report.score``),
         or of its rows whose sample carries ``tag``, or of the rows of ``strategy``; runs
-        without such rows have no point. Partial runs are included (``complete`` says so).
+        without such rows have no point. Partial runs are included (``complete`` says so);
+        the runs of single shards (``aeval run --shard``) only with ``shards=True``.
 
         Args:
             name: The runs' name.
@@ -239,15 +248,23 @@ class RunStore:
             strategy: Only the rows of this strategy.
             since: Only runs started then or later: a datetime (naive means UTC), a date, a
                 Unix time, a ``timedelta`` back from now, or text (``2026-11-01``, ``7d``).
+            shards: Include the runs of single shards.
 
         Raises:
-            RunNotFoundError: No run has this name.
+            RunNotFoundError: No run has this name (or only shard runs, without ``shards``).
             ValueError: No run of ``name`` has rows of ``tag`` or ``strategy`` (the message
                 lists those there are), or both were given.
         """
         moment = parse_since(since)
         return await self._run(
-            partial(self._database.history, name, tag=tag, strategy=strategy, since=moment)
+            partial(
+                self._database.history,
+                name,
+                tag=tag,
+                strategy=strategy,
+                since=moment,
+                shards=shards,
+            )
         )
 
     async def average_score(self, name: str, *, since: Since | None = None) -> float | None:
@@ -256,7 +273,8 @@ class RunStore:
         Seed 003's "average score since T". It pools the rows (passed rows / rows, in
         percent), so a run weighs as many rows as it evaluated, not one vote per run:
         a 10-sample smoke run does not count as much as a 500-sample nightly run. Partial
-        runs count with the rows they finished. ``None`` when no row was stored since then.
+        runs count with the rows they finished; the runs of single shards do not (their merged
+        run does). ``None`` when no row was stored since then.
 
         Raises:
             RunNotFoundError: No run has this name.
