@@ -25,7 +25,18 @@ from .._run_info import RunInfo
 from .._sinks import row_from_dict
 from ._refs import Ref, parse_ref
 from ._rows import EncodedRow, Group, RowEncoder, Summary, row_range, summarise, summary_of
-from ._schema import LOCK_TIMEOUT, MIGRATIONS, Migration, connect, retrying, transaction
+from ._schema import (
+    LOCK_TIMEOUT,
+    MIGRATIONS,
+    Migration,
+    busy_timeout,
+    connect,
+    is_locked,
+    is_read_only,
+    read_only_error,
+    retrying,
+    transaction,
+)
 from ._values import HistoryPoint, RunSummary
 
 __all__ = ["RunDatabase", "RunStart", "new_run_id"]
@@ -102,12 +113,17 @@ class RunDatabase:
         self._timeout = timeout
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._writer = False
 
     def _open(self, create: bool) -> sqlite3.Connection | None:
+        if create and not self._writer and self._connection is not None:
+            self._connection.close()  # opened to read, perhaps read-only: open it to write
+            self._connection = None
         if self._connection is None:
             self._connection = connect(
                 self.path, create=create, migrations=self._migrations, timeout=self._timeout
             )
+            self._writer = create
         return self._connection
 
     def _write(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -119,7 +135,32 @@ class RunDatabase:
                 with transaction(connection):
                     return operation(connection)
 
-            return retrying(self.path, attempt, timeout=self._timeout)
+            try:
+                return retrying(self.path, attempt, timeout=self._timeout)
+            except sqlite3.OperationalError as exc:
+                if is_read_only(exc):
+                    raise read_only_error(self.path) from exc
+                raise
+
+    def _try_write(self, operation: Callable[[sqlite3.Connection], None]) -> bool:
+        """Run ``operation`` as one transaction if the write lock is free now; ``False``
+        (nothing written) when another process holds it."""
+        with self._lock:
+            connection = self._open(True)
+            assert connection is not None
+            connection.execute("PRAGMA busy_timeout = 0")
+            try:
+                with transaction(connection):
+                    operation(connection)
+            except sqlite3.OperationalError as exc:
+                if is_locked(exc):
+                    return False
+                if is_read_only(exc):
+                    raise read_only_error(self.path) from exc
+                raise
+            finally:
+                connection.execute(f"PRAGMA busy_timeout = {busy_timeout(self._timeout)}")
+            return True
 
     def _read(self, operation: Callable[[sqlite3.Connection], _T]) -> _T | None:
         """Run ``operation`` in a read transaction; ``None`` when the file does not exist."""
@@ -185,15 +226,25 @@ class RunDatabase:
 
         return self._write(insert)
 
-    def add_rows(self, seq: int, first: int, rows: Sequence[EncodedRow]) -> None:
-        """Insert rows numbered from ``first`` (the rows the run stored before this batch)."""
+    def add_rows(
+        self, seq: int, first: int, rows: Sequence[EncodedRow], *, wait: bool = True
+    ) -> bool:
+        """Insert rows numbered from ``first`` (the rows the run stored before this batch).
+
+        With ``wait=False`` a write lock held by another process is not waited for: nothing
+        is written and the result is ``False``.
+        """
         base = row_range(seq)[0] + first
 
         def insert(connection: sqlite3.Connection) -> None:
             connection.executemany(_INSERT_ROW, [(base + n, *row) for n, row in enumerate(rows)])
 
-        if rows:
-            self._write(insert)
+        if not rows:
+            return True
+        if not wait:
+            return self._try_write(insert)
+        self._write(insert)
+        return True
 
     def finish(
         self, seq: int, header: RunInfo, models: Iterable[str], summary: Summary | None = None
