@@ -188,7 +188,7 @@ async def test_rows_held_for_a_locked_store_are_bounded(tmp_path: Path) -> None:
     try:
         first, second, _ = report().evaluations
         await sink.send(first)
-        with pytest.raises(StoreError, match="stayed locked for 0.2 s"):
+        with pytest.raises(StoreError, match=r"stayed locked for 0\.2 s"):
             await sink.send(second)
     finally:
         holder.execute("ROLLBACK")
