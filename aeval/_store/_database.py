@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 
 import orjson
 
-from .._exceptions import RunNotFoundError
+from .._exceptions import RunNotFoundError, StoreError
+from .._jsonsafe import read_count, read_list, read_number, read_text
 from .._report import EvaluationReport
 from .._results import Outcome
 from .._run_info import RunInfo
@@ -86,7 +87,44 @@ class RunStart:
 
 
 def _run_info(header: str) -> RunInfo:
-    return RunInfo.from_dict(orjson.loads(header))
+    return RunInfo.from_dict(orjson.loads(read_text(header, "header")))
+
+
+def _texts(value: object, column: str) -> tuple[str, ...]:
+    """A column holding a JSON list of text (``labels``, ``models``), checked."""
+    try:
+        items = orjson.loads(read_text(value, column))
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"field {column!r}: not a JSON list ({exc})") from None
+    return tuple(read_text(item, column) for item in read_list(items, column))
+
+
+_COUNT_COLUMNS = ("rows", "passed", "failed", "unscored", "errors", "skipped", "samples")
+
+
+def _counts(values: Sequence[Any]) -> tuple[Any, ...]:
+    """A run's summary columns (counts, score, interval), checked; ``None``s stay."""
+    if values[0] is None:
+        return tuple(values)
+    counts = [read_count(v, name) for v, name in zip(values, _COUNT_COLUMNS, strict=False)]
+    score = [
+        read_number(v, name, low=0.0, high=100.0)
+        for v, name in zip(values[len(counts) :], ("score", "ci_low", "ci_high"), strict=True)
+    ]
+    return (*counts, *score)
+
+
+def _group(rows: Any, passed: Any, samples: Any, score: Any, low: Any, high: Any) -> Group:
+    return Group(
+        read_count(rows, "rows"),
+        read_count(passed, "passed"),
+        read_count(samples, "samples"),
+        read_number(score, "score", low=0.0, high=100.0),
+        (
+            read_number(low, "ci_low", low=0.0, high=100.0),
+            read_number(high, "ci_high", low=0.0, high=100.0),
+        ),
+    )
 
 
 class RunDatabase:
@@ -140,7 +178,9 @@ class RunDatabase:
             except sqlite3.OperationalError as exc:
                 if is_read_only(exc):
                     raise read_only_error(self.path) from exc
-                raise
+                raise self._damaged(exc) from exc
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from exc
 
     def _try_write(self, operation: Callable[[sqlite3.Connection], None]) -> bool:
         """Run ``operation`` as one transaction if the write lock is free now; ``False``
@@ -176,7 +216,18 @@ class RunDatabase:
                 finally:
                     connection.execute("COMMIT")
 
-            return retrying(self.path, attempt, timeout=self._timeout)
+            try:
+                return retrying(self.path, attempt, timeout=self._timeout)
+            except (sqlite3.DatabaseError, orjson.JSONDecodeError) as exc:
+                raise self._damaged(exc) from exc
+
+    def _damaged(self, exc: Exception) -> StoreError:
+        return StoreError(
+            f"{self.path}: the run store is damaged or was edited by hand ({exc}): restore it "
+            "from a copy, or recover what is readable with `sqlite3 FILE .recover`, or give "
+            "another path (--store PATH, AEVAL_STORE, or the store: key)",
+            path=self.path,
+        )
 
     def close(self) -> None:
         """Close the connection (the next call opens it again)."""
@@ -340,7 +391,13 @@ class RunDatabase:
                 overall.score,
                 *overall.interval,
             )
-        info = _run_info(header)
+        try:
+            counts = _counts(counts)
+            info = _run_info(header)
+            labels = _texts(labels, "labels")
+            models = _texts(models, "models")
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            raise self._damaged(ValueError(f"run {run_id}: {exc}")) from exc
         return RunSummary(
             id=run_id,
             name=name,
@@ -360,8 +417,8 @@ class RunDatabase:
             git_commit=commit,
             git_dirty=None if dirty is None else bool(dirty),
             config_hash=config_hash,
-            models=tuple(orjson.loads(models)),
-            labels=tuple(orjson.loads(labels)),
+            models=models,
+            labels=labels,
             aeval_version=version,
             header=info,
             shard=shard,
@@ -497,8 +554,17 @@ class RunDatabase:
         if found is None:
             raise self._missing(parsed)
         data, header = found
-        rows = [row_from_dict(orjson.loads(line)) for line in data]
-        return EvaluationReport(rows, run=_run_info(header))
+        rows = []
+        for number, line in enumerate(data):
+            try:
+                rows.append(row_from_dict(orjson.loads(line)))
+            except (ValueError, TypeError, orjson.JSONDecodeError) as exc:
+                raise self._damaged(ValueError(f"{ref}: row {number + 1}: {exc}")) from exc
+        try:
+            info = _run_info(header)
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            raise self._damaged(ValueError(f"{ref}: its header: {exc}")) from exc
+        return EvaluationReport(rows, run=info)
 
     def history(
         self,
@@ -528,7 +594,11 @@ class RunDatabase:
             ).fetchall()
             points: list[HistoryPoint] = []
             for seq, run_id, started, complete, commit, dirty, labels, shard, *counts in runs:
-                found = self._group(connection, seq, counts, group)
+                try:
+                    found = self._group(connection, seq, counts, group)
+                    tags = _texts(labels, "labels")
+                except (ValueError, orjson.JSONDecodeError) as exc:
+                    raise self._damaged(ValueError(f"run {run_id}: {exc}")) from exc
                 if found is None:
                     continue
                 points.append(
@@ -543,7 +613,7 @@ class RunDatabase:
                         complete=bool(complete),
                         git_commit=commit,
                         git_dirty=None if dirty is None else bool(dirty),
-                        labels=tuple(orjson.loads(labels)),
+                        labels=tags,
                         shard=shard,
                     )
                 )
@@ -609,8 +679,7 @@ class RunDatabase:
                 return summary.overall
             return summary.groups.get(group)
         if group is None:
-            rows, passed, samples, score, low, high = counts
-            return Group(rows, passed, samples, score, (low, high))
+            return _group(*counts)
         found = connection.execute(
             "SELECT rows, passed, samples, score, ci_low, ci_high FROM run_groups "
             "WHERE run = ? AND kind = ? AND key = ?",
@@ -618,8 +687,7 @@ class RunDatabase:
         ).fetchone()
         if found is None:
             return None
-        rows, passed, samples, score, low, high = found
-        return Group(rows, passed, samples, score, (low, high))
+        return _group(*found)
 
     def average_score(self, name: str, *, since: float | None = None) -> float | None:
         """100 × passed / rows over every stored row of the runs of ``name`` since ``since``

@@ -416,9 +416,7 @@ class StoreSink:
 
     def _insert(self, seq: int, first: int, rows: list[EvaluationRow], wait: bool) -> bool:
         encode = self._encoder
-        return self.store._database.add_rows(
-            seq, first, [encode(row) for row in rows], wait=wait
-        )
+        return self.store._database.add_rows(seq, first, [encode(row) for row in rows], wait=wait)
 
     async def flush(self) -> None:
         """Write every buffered row, unless another process holds the store's write lock:
