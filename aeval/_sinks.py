@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import partial
 from os import PathLike
@@ -31,7 +32,8 @@ __all__ = [
 ]
 
 _V = TypeVar("_V")
-_OUTCOMES = tuple(outcome.value for outcome in Outcome)
+_OUTCOME_OF = {outcome.value: outcome for outcome in Outcome}
+_COUNT_MAX = 2**63 - 1
 
 RUN_RECORD = "run"
 RUN_END_RECORD = "run_end"
@@ -168,50 +170,67 @@ def row_from_dict(data: Mapping[str, Any]) -> EvaluationRow:
     Raises:
         ValueError: The data is not a row; the message names the field.
     """
-    data = read_mapping(data, "row")
-    if data.get("name") is None:
-        raise ValueError("field 'name': missing (every row names its sample)")
-    outcome = data.get("outcome")
-    if outcome not in _OUTCOMES:
+    if not isinstance(data, Mapping):
+        read_mapping(data, "row")
+    get = data.get
+    name = get("name")
+    if type(name) is not str:
+        if name is None:
+            raise ValueError("field 'name': missing (every row names its sample)")
+        read_text(name, "name")
+    value = get("outcome")
+    outcome = _OUTCOME_OF.get(value) if type(value) is str else None
+    if outcome is None:
         raise ValueError(
-            f"field 'outcome': expected one of {', '.join(_OUTCOMES)}, got {outcome!r}"
+            f"field 'outcome': expected one of {', '.join(_OUTCOME_OF)}, got {value!r}"
         )
-    tags = _optional(data, "tags", read_list) or []
+    tags = get("tags")
+    if tags is not None and (type(tags) is not list or any(type(t) is not str for t in tags)):
+        tags = [read_text(tag, "tags") for tag in read_list(tags, "tags")]
+    score = get("score")
+    if score is not None and not (type(score) is float and 0.0 <= score <= 1.0):
+        score = read_number(score, "score", low=0.0, high=1.0)
     sample = EvaluationSample(
-        read_text(data["name"], "name"),
-        _parameters_from(data.get("parameters")),
-        data.get("expected_output"),
-        tags=[read_text(tag, "tags") for tag in tags],
+        name,
+        _parameters_from(get("parameters")),
+        get("expected_output"),
+        tags=tags or (),
         metadata=_optional(data, "sample_metadata", read_mapping),
     )
-    timestamp = _optional(data, "timestamp", read_number)
     return EvaluationRow(
         sample=sample,
-        strategy=_optional(data, "strategy", read_text),
-        output=data.get("output"),
-        outcome=Outcome(outcome),
-        score=None
-        if data.get("score") is None
-        else read_number(data["score"], "score", low=0.0, high=1.0),
-        explanation=_optional(data, "explanation", read_text),
+        strategy=_text(data, "strategy"),
+        output=get("output"),
+        outcome=outcome,
+        score=score,
+        explanation=_text(data, "explanation"),
         metadata=_optional(data, "metadata", read_mapping) or {},
-        error=_error_from(data.get("error")),
+        error=_error_from(get("error")),
         duration=_seconds(data, "duration"),
         strategy_duration=_seconds(data, "strategy_duration"),
         index=_count(data, "index"),
         repeat=_count(data, "repeat"),
         position=_count(data, "position"),
-        timestamp=timestamp,
+        timestamp=_optional(data, "timestamp", read_number),
     )
+
+
+def _text(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if value is None or type(value) is str else read_text(value, key)
 
 
 def _seconds(data: Mapping[str, Any], key: str) -> float:
     value = data.get(key)
+    if type(value) is float and 0.0 <= value < math.inf:
+        return value
     return 0.0 if value is None else read_number(value, key, low=0.0)
 
 
 def _count(data: Mapping[str, Any], key: str) -> int:
     value = data.get(key)
+    if type(value) is int and 0 <= value <= _COUNT_MAX:
+        return value
     return 0 if value is None else read_count(value, key)
 
 
