@@ -193,7 +193,8 @@ def test_shard_runs_stay_out_of_history_and_merge_records_the_run(project: Path,
     assert alone.returncode == 2
     assert "holds only the runs of single shards of 'aeval' (2)" in alone.stderr
     latest = cli("compare", "latest", "latest", "--store", store)
-    assert latest.returncode == 2 and "2 run(s) of single shards" in latest.stderr
+    assert latest.returncode == 2
+    assert "holds only 2 run(s) of single shards (aeval run --shard)" in latest.stderr
 
     merged = cli(
         "merge",

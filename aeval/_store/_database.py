@@ -492,9 +492,16 @@ class RunDatabase:
             else f" (and {sharded} run(s) of single shards, which latest does not count: give "
             "the merged run, `aeval merge` records it, or a shard run's id)"
         )
+        if ref.name is None and not total:
+            return f"{self.path} holds no run yet"
+        if total and not counted:
+            of = "" if ref.name is None else f" of {ref.name!r}"
+            return (
+                f"{self.path} holds only {sharded} run(s){of} of single shards (aeval run "
+                "--shard), which latest does not count: merge them with `aeval merge`, which "
+                "records the merged run, or give a shard run's id"
+            )
         if ref.name is None:
-            if not total:
-                return f"{self.path} holds no run yet"
             return (
                 f"it asks for the run {ref.back} before the latest, and {self.path} holds "
                 f"{counted} run(s){hidden}"
