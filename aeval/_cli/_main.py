@@ -50,12 +50,12 @@ from ._history import (
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from ._run import ROWS_FILE, execute
 from ._scale import (
+    add_merge_store_options,
     check_config,
     gate_config,
     merge_files,
     merge_inputs,
-    record_merged,
-    write_rows,
+    save_merged,
 )
 from ._schema import schema_text
 from ._summary import check_thresholds, print_summary, verdict
@@ -251,29 +251,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a report format (repeatable; replaces the configured formats)",
     )
     merge.add_argument("--quiet", action="store_true", help="no tables: the verdict only")
-    merge.add_argument(
-        "--name",
-        help="the merged run's name in the run store (default: the config's, else the "
-        "shards' stored runs')",
-    )
-    merge.add_argument(
-        "--label",
-        action="append",
-        dest="labels",
-        metavar="LABEL",
-        help="a label kept with the merged run in the store (repeatable; added to the config's)",
-    )
-    merged_recording = merge.add_mutually_exclusive_group()
-    merged_recording.add_argument(
-        "--store",
-        type=Path,
-        metavar="PATH",
-        help="the run store to record the merged run in (default: AEVAL_STORE, the config's "
-        "store:, or .aeval/runs.sqlite)",
-    )
-    merged_recording.add_argument(
-        "--no-store", action="store_true", help="do not record the merged run in the run store"
-    )
+    add_merge_store_options(merge)
 
     report = commands.add_parser(
         "report",
@@ -525,37 +503,16 @@ def _merge(args: argparse.Namespace) -> int:
     report = anyio.run(merge_files, files)
     check_config(config, report)
     path = run_store_path(config, flag=args.store, disabled=args.no_store)
-    name = args.name or (config.run_name if args.config is not None else None)
-    labels = tuple(dict.fromkeys((*config.labels, *(args.labels or ()))))
-
-    async def save() -> tuple[list[Path], str | None, str | None]:
-        from .._store import RunStore
-
-        store = None if path is None else RunStore(path)
-        try:
-            if store is not None:
-                try:
-                    await store.check()
-                except StoreError as exc:
-                    if args.config is not None:
-                        raise config_error(config, exc) from exc
-                    raise StoreError(
-                        f"{exc}; or merge without recording: --no-store", path=exc.path
-                    ) from exc
-            await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
-            await write_rows(report, rows_path)
-            written = await report.save(config.output_dir, formats=config.formats)
-            if store is None:
-                return written, None, None
-            content = config.path.read_bytes() if args.config is not None else None
-            run_id, why = await record_merged(
-                store, report, name=name, labels=labels, config=content
-            )
-            return written, run_id, why
-        finally:
-            if store is not None:
-                await store.aclose()
-
+    save = partial(
+        save_merged,
+        report,
+        config,
+        rows_path=rows_path,
+        store_path=path,
+        name=args.name,
+        labels=args.labels or (),
+        config_file=args.config,
+    )
     written, run_id, not_stored = anyio.run(save)
     if not_stored is not None:
         sys.stderr.write(f"aeval: warning: {not_stored}\n")

@@ -19,11 +19,12 @@ from typing import Any, TypeVar
 import orjson
 
 from .._exceptions import RunNotFoundError, StoreError
-from .._jsonsafe import read_count, read_list, read_number, read_text
 from .._report import EvaluationReport
 from .._results import Outcome
 from .._run_info import RunInfo
 from .._sinks import row_from_dict
+from ._columns import COUNT_COLUMNS, RUN_HEAD, run_info, run_summary, stored_group, texts
+from ._missing import SHOWN, names_there, why_no_id, why_not_latest
 from ._refs import Ref, parse_ref
 from ._rows import EncodedRow, Group, RowEncoder, Summary, row_range, summarise, summary_of
 from ._schema import (
@@ -43,17 +44,12 @@ from ._values import HistoryPoint, RunSummary
 __all__ = ["RunDatabase", "RunStart", "new_run_id"]
 
 _T = TypeVar("_T")
-_SHOWN = 8
 
 _INSERT_ROW = (
     "INSERT INTO rows (id, sample, idx, repeat, strategy, outcome, score, tags, data) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_RUN_COLUMNS = (
-    "seq, id, name, started_at, finished_at, complete, header, git_commit, git_dirty, "
-    "config_hash, aeval_version, labels, models, shard, rows, passed, failed, unscored, "
-    "errors, skipped, samples, score, ci_low, ci_high"
-)
+_RUN_COLUMNS = ", ".join((*RUN_HEAD, *COUNT_COLUMNS))
 
 
 def _unsharded(shards: bool) -> str:
@@ -84,47 +80,6 @@ class RunStart:
     labels: tuple[str, ...] = ()
     config_hash: str | None = None
     git_dirty: bool | None = None
-
-
-def _run_info(header: str) -> RunInfo:
-    return RunInfo.from_dict(orjson.loads(read_text(header, "header")))
-
-
-def _texts(value: object, column: str) -> tuple[str, ...]:
-    """A column holding a JSON list of text (``labels``, ``models``), checked."""
-    try:
-        items = orjson.loads(read_text(value, column))
-    except orjson.JSONDecodeError as exc:
-        raise ValueError(f"field {column!r}: not a JSON list ({exc})") from None
-    return tuple(read_text(item, column) for item in read_list(items, column))
-
-
-_COUNT_COLUMNS = ("rows", "passed", "failed", "unscored", "errors", "skipped", "samples")
-
-
-def _counts(values: Sequence[Any]) -> tuple[Any, ...]:
-    """A run's summary columns (counts, score, interval), checked; ``None``s stay."""
-    if values[0] is None:
-        return tuple(values)
-    counts = [read_count(v, name) for v, name in zip(values, _COUNT_COLUMNS, strict=False)]
-    score = [
-        read_number(v, name, low=0.0, high=100.0)
-        for v, name in zip(values[len(counts) :], ("score", "ci_low", "ci_high"), strict=True)
-    ]
-    return (*counts, *score)
-
-
-def _group(rows: Any, passed: Any, samples: Any, score: Any, low: Any, high: Any) -> Group:
-    return Group(
-        read_count(rows, "rows"),
-        read_count(passed, "passed"),
-        read_count(samples, "samples"),
-        read_number(score, "score", low=0.0, high=100.0),
-        (
-            read_number(low, "ci_low", low=0.0, high=100.0),
-            read_number(high, "ci_high", low=0.0, high=100.0),
-        ),
-    )
 
 
 class RunDatabase:
@@ -377,13 +332,10 @@ class RunDatabase:
         return self._read(select) or []
 
     def _summary_of(self, connection: sqlite3.Connection, record: Sequence[Any]) -> RunSummary:
-        (seq, run_id, name, started, finished, complete, header, commit, dirty) = record[:9]
-        config_hash, version, labels, models, shard = record[9:14]
-        counts = record[14:]
+        counts = record[len(RUN_HEAD) :]
         if counts[0] is None:
-            summary = summarise(connection, seq)
-            found = summary.counts
-            overall = summary.overall
+            summary = summarise(connection, record[0])
+            found, overall = summary.counts, summary.overall
             counts = (
                 overall.rows,
                 *(found.get(outcome.value, 0) for outcome in Outcome),
@@ -392,37 +344,9 @@ class RunDatabase:
                 *overall.interval,
             )
         try:
-            counts = _counts(counts)
-            info = _run_info(header)
-            labels = _texts(labels, "labels")
-            models = _texts(models, "models")
+            return run_summary(record[: len(RUN_HEAD)], counts)
         except (ValueError, orjson.JSONDecodeError) as exc:
-            raise self._damaged(ValueError(f"run {run_id}: {exc}")) from exc
-        return RunSummary(
-            id=run_id,
-            name=name,
-            started_at=started,
-            finished_at=finished,
-            complete=bool(complete),
-            rows=counts[0],
-            passed=counts[1],
-            failed=counts[2],
-            unscored=counts[3],
-            errors=counts[4],
-            skipped=counts[5],
-            samples=counts[6],
-            samples_expected=info.samples_expected,
-            score=counts[7],
-            interval=(counts[8], counts[9]),
-            git_commit=commit,
-            git_dirty=None if dirty is None else bool(dirty),
-            config_hash=config_hash,
-            models=models,
-            labels=labels,
-            aeval_version=version,
-            header=info,
-            shard=shard,
-        )
+            raise self._damaged(ValueError(f"run {record[1]}: {exc}")) from exc
 
     def resolve(self, ref: str, *, shards: bool = False) -> str:
         """The id of the run ``ref`` names (see :func:`parse_ref`); ``latest`` and
@@ -460,87 +384,24 @@ class RunDatabase:
             ).fetchone()
             if found is not None:
                 return found[0], found[1]
-            raise self._not_found(ref, self._why_not_latest(connection, ref, shards))
+            raise self._not_found(ref, why_not_latest(connection, self.path, ref, shards))
         text = ref.text.strip()
         found = connection.execute("SELECT seq, id FROM runs WHERE id = ?", (text,)).fetchone()
         if found is not None:
             return found[0], found[1]
         matches = connection.execute(
             "SELECT seq, id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC "
-            f"LIMIT {_SHOWN + 1}",
+            f"LIMIT {SHOWN + 1}",
             (len(text), text),
         ).fetchall()
         if len(matches) == 1:
             return matches[0][0], matches[0][1]
         if matches:
-            shown = ", ".join(run_id for _, run_id in matches[:_SHOWN])
+            shown = ", ".join(run_id for _, run_id in matches[:SHOWN])
             raise self._not_found(
                 ref, f"it starts {len(matches)} or more run ids ({shown}): give more of the id"
             )
-        raise self._not_found(ref, self._why_no_id(connection, ref))
-
-    def _why_not_latest(self, connection: sqlite3.Connection, ref: Ref, shards: bool) -> str:
-        assert ref.back is not None
-        where, values = ("WHERE name = ?", [ref.name]) if ref.name is not None else ("", [])
-        total, sharded = connection.execute(
-            f"SELECT count(*), count(shard) FROM runs {where}", values
-        ).fetchone()
-        counted = total if shards else total - sharded
-        hidden = (
-            ""
-            if shards or not sharded
-            else f" (and {sharded} run(s) of single shards, which latest does not count: give "
-            "the merged run, `aeval merge` records it, or a shard run's id)"
-        )
-        if ref.name is None and not total:
-            return f"{self.path} holds no run yet"
-        if total and not counted:
-            of = "" if ref.name is None else f" of {ref.name!r}"
-            return (
-                f"{self.path} holds only {sharded} run(s){of} of single shards (aeval run "
-                "--shard), which latest does not count: merge them with `aeval merge`, which "
-                "records the merged run, or give a shard run's id"
-            )
-        if ref.name is None:
-            return (
-                f"it asks for the run {ref.back} before the latest, and {self.path} holds "
-                f"{counted} run(s){hidden}"
-            )
-        if total:
-            return (
-                f"it asks for the run of {ref.name!r} {ref.back} before its latest, and "
-                f"{self.path} holds {counted} run(s) of {ref.name!r}{hidden}"
-            )
-        return f"{self.path} holds no run named {ref.name!r}; {self._names(connection)}"
-
-    def _names(self, connection: sqlite3.Connection) -> str:
-        names = [
-            name
-            for (name,) in connection.execute(
-                "SELECT name FROM runs GROUP BY name ORDER BY max(started_at) DESC "
-                f"LIMIT {_SHOWN + 1}"
-            )
-        ]
-        if not names:
-            return "it holds no run yet"
-        shown = ", ".join(repr(name) for name in names[:_SHOWN])
-        return f"the names there are {shown}{', ...' if len(names) > _SHOWN else ''}"
-
-    def _why_no_id(self, connection: sqlite3.Connection, ref: Ref) -> str:
-        recent = connection.execute(
-            f"SELECT id, name FROM runs ORDER BY started_at DESC, seq DESC LIMIT {_SHOWN}"
-        ).fetchall()
-        if not recent:
-            return f"{self.path} holds no run yet"
-        named = connection.execute(
-            "SELECT 1 FROM runs WHERE name = ? LIMIT 1", (ref.text,)
-        ).fetchone()
-        hint = f" (a run name: did you mean '{ref.text}@latest'?)" if named else ""
-        shown = ", ".join(f"{run_id} ({name})" for run_id, name in recent)
-        return (
-            f"no run has that id{hint}; a reference is a run id, latest, latest~N or "
-            f"NAME@latest~N; the latest runs are {shown}"
-        )
+        raise self._not_found(ref, why_no_id(connection, self.path, ref))
 
     def load(self, ref: str, *, shards: bool = False) -> EvaluationReport:
         """Rebuild the report of the run ``ref`` names from its stored rows and header."""
@@ -568,7 +429,7 @@ class RunDatabase:
             except (ValueError, TypeError, orjson.JSONDecodeError) as exc:
                 raise self._damaged(ValueError(f"{ref}: row {number + 1}: {exc}")) from exc
         try:
-            info = _run_info(header)
+            info = run_info(header)
         except (ValueError, orjson.JSONDecodeError) as exc:
             raise self._damaged(ValueError(f"{ref}: its header: {exc}")) from exc
         return EvaluationReport(rows, run=info)
@@ -603,7 +464,7 @@ class RunDatabase:
             for seq, run_id, started, complete, commit, dirty, labels, shard, *counts in runs:
                 try:
                     found = self._group(connection, seq, counts, group)
-                    tags = _texts(labels, "labels")
+                    tags = texts(labels, "labels")
                 except (ValueError, orjson.JSONDecodeError) as exc:
                     raise self._damaged(ValueError(f"run {run_id}: {exc}")) from exc
                 if found is None:
@@ -650,7 +511,7 @@ class RunDatabase:
                 ref=name,
             )
         raise RunNotFoundError(
-            f"no run named {name!r} in {self.path}: {self._names(connection)}",
+            f"no run named {name!r} in {self.path}: {names_there(connection)}",
             path=self.path,
             ref=name,
         )
@@ -686,7 +547,7 @@ class RunDatabase:
                 return summary.overall
             return summary.groups.get(group)
         if group is None:
-            return _group(*counts)
+            return stored_group(*counts)
         found = connection.execute(
             "SELECT rows, passed, samples, score, ci_low, ci_high FROM run_groups "
             "WHERE run = ? AND kind = ? AND key = ?",
@@ -694,7 +555,7 @@ class RunDatabase:
         ).fetchone()
         if found is None:
             return None
-        return _group(*found)
+        return stored_group(*found)
 
     def average_score(self, name: str, *, since: float | None = None) -> float | None:
         """100 × passed / rows over every stored row of the runs of ``name`` since ``since``
