@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _cli import WIDTH
+from _cli import WIDTH, project, write_config
 
 from aeval import (
     EvaluationReport,
@@ -27,6 +27,8 @@ from aeval import (
     StoreError,
     StoreSink,
 )
+
+__all__ = ["project"]
 
 pytestmark = pytest.mark.anyio
 
@@ -68,12 +70,13 @@ def unprivileged(*args: str | Path) -> list[str]:
     return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner", *command]
 
 
-def aeval(*args: str | Path) -> subprocess.CompletedProcess[str]:
+def aeval(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         unprivileged(sys.executable, "-m", "aeval", *args),
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=cwd,
         env={**os.environ, "COLUMNS": WIDTH},
     )
 
@@ -131,6 +134,20 @@ def test_a_read_only_store_file_can_be_read_and_writing_it_is_a_clear_error(
     assert write.returncode == 1
     assert f"StoreError: {stored}: the run store is read-only" in write.stderr
     assert "make it writable, or give another path" in write.stderr
+
+
+def test_aeval_run_refuses_a_read_only_store_before_it_runs(stored: Path, project: Path) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+        "output: {dir: out}\n",
+    )
+    read_only(stored)
+    done = aeval("run", config, "--store", stored, cwd=project)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{stored}: the run store is read-only" in done.stderr
+    assert "--no-store" in done.stderr
+    assert not (project / "out").exists()
 
 
 def test_an_older_read_only_store_is_read_without_upgrading_it(stored: Path) -> None:
