@@ -20,7 +20,17 @@ import orjson
 
 from ._results import safe_str
 
-__all__ = ["MAX_DEPTH", "dumps", "jsonable", "safe_text"]
+__all__ = [
+    "MAX_DEPTH",
+    "dumps",
+    "jsonable",
+    "read_count",
+    "read_list",
+    "read_mapping",
+    "read_number",
+    "read_text",
+    "safe_text",
+]
 
 MAX_DEPTH = 200
 """Nesting beyond this depth is written as text (orjson refuses deeper documents)."""
@@ -141,3 +151,83 @@ def _bounded_repr(value: Any, limit: int = 200) -> str:
     except Exception:
         return f"<{type(value).__name__} object>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- reading: the fields of aeval's own files (rows.jsonl, report.json, the run store) --------
+
+_COUNT_MAX = 2**63 - 1
+
+
+def _wrong(field: str, expected: str, value: object) -> ValueError:
+    return ValueError(
+        f"field {field!r}: expected {expected}, got {_bounded_repr(value, 60)} "
+        f"({type(value).__name__}); the file was edited or damaged: write it again with aeval"
+    )
+
+
+def read_count(value: object, field: str) -> int:
+    """``value`` as a count (an integer >= 0 that SQLite and JSON hold exactly).
+
+    Raises:
+        ValueError: Naming ``field``, what was expected and what was found.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _COUNT_MAX:
+        raise _wrong(field, "an integer >= 0", value)
+    return value
+
+
+def read_number(
+    value: object, field: str, *, low: float = -math.inf, high: float = math.inf
+) -> float:
+    """``value`` as a finite number from ``low`` to ``high``.
+
+    Raises:
+        ValueError: Naming ``field``, what was expected and what was found.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _wrong(field, _range(low, high), value)
+    number = float(value) if abs(value) < 2**1023 else math.inf
+    if not math.isfinite(number) or not low <= number <= high:
+        raise _wrong(field, _range(low, high), value)
+    return number
+
+
+def _range(low: float, high: float) -> str:
+    if math.isinf(low) and math.isinf(high):
+        return "a finite number"
+    if math.isinf(high):
+        return f"a number >= {low:g}"
+    return f"a number from {low:g} to {high:g}"
+
+
+def read_text(value: object, field: str) -> str:
+    """``value`` as text.
+
+    Raises:
+        ValueError: Naming ``field``, what was expected and what was found.
+    """
+    if not isinstance(value, str):
+        raise _wrong(field, "text", value)
+    return value
+
+
+def read_list(value: object, field: str) -> list[Any]:
+    """``value`` as a JSON array.
+
+    Raises:
+        ValueError: Naming ``field``, what was expected and what was found.
+    """
+    if not isinstance(value, list | tuple):
+        raise _wrong(field, "a list", value)
+    return list(value)
+
+
+def read_mapping(value: object, field: str) -> Mapping[str, Any]:
+    """``value`` as a JSON object.
+
+    Raises:
+        ValueError: Naming ``field``, what was expected and what was found.
+    """
+    if not isinstance(value, Mapping):
+        raise _wrong(field, "an object", value)
+    return value

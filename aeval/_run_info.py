@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = ["RunInfo", "current_git_commit", "git_commit", "timestamp"]
 
+_TEXTS = ("aeval_version", "git_commit", "shard", "config_digest", "dataset_digest", "executor")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -76,12 +77,31 @@ class RunInfo:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunInfo:
-        """Rebuild a header written by :meth:`to_dict`; unknown keys are ignored."""
+        """Rebuild a header written by :meth:`to_dict`; unknown keys are ignored.
+
+        Raises:
+            ValueError: A field has the wrong type or is out of range (the message names it).
+        """
+        from ._jsonsafe import read_count, read_list, read_number, read_text
+
         known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
+        values = {k: v for k, v in data.items() if k in known and v is not None}
         for key in ("strategies", "warnings"):
             if key in values:
-                values[key] = tuple(values[key] or ())
+                values[key] = tuple(read_text(item, key) for item in read_list(values[key], key))
+        for key in ("started_at", "finished_at"):
+            if key in values:
+                values[key] = read_number(values[key], key)
+        for key in ("samples_expected", "concurrency", "repeats", "dataset_samples"):
+            if key in values:
+                values[key] = read_count(values[key], key)
+        for key in _TEXTS:
+            if key in values:
+                values[key] = read_text(values[key], key)
+        if "complete" in data and not isinstance(data["complete"], bool):
+            raise ValueError(f"field 'complete': expected true or false, got {data['complete']!r}")
+        if values.get("repeats") == 0:
+            raise ValueError("field 'repeats': expected an integer >= 1, got 0")
         return cls(**values)
 
 

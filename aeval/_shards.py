@@ -147,6 +147,21 @@ def _shard_of_run(run: RunInfo, where: str) -> Shard | None:
         raise MergeError(f"{where}: its shard {run.shard!r} cannot be read: {exc}") from None
 
 
+def _require_digests(pairs: Sequence[tuple[str, RunInfo]]) -> None:
+    for where, run in pairs:
+        for field, what in (
+            ("config_digest", "configuration"),
+            ("dataset_digest", "dataset"),
+            ("dataset_samples", "dataset's sample count"),
+        ):
+            if getattr(run, field) is None:
+                raise MergeError(
+                    f"{where}: its run header names shard {run.shard} but has no {field} "
+                    f"(the {what} the shard ran on), so it cannot be checked against the other "
+                    "shards: merge the rows.jsonl that `aeval run --shard` wrote, unedited"
+                )
+
+
 def _same(values: Sequence[tuple[str, object]], what: str, fix: str) -> object:
     first_where, first = values[0]
     for where, value in values[1:]:
@@ -211,6 +226,7 @@ def merge_reports(
     expected: int | None = None
     if all(sharded):
         pairs = list(zip(names, runs, strict=True))
+        _require_digests(pairs)
         _same(
             [(w, r.config_digest) for w, r in pairs],
             "configurations",
@@ -255,6 +271,12 @@ def merge_reports(
     rows = _checked_rows(reports, shards, names)
     if expected is None and all(run.samples_expected is not None for run in runs):
         expected = sum(run.samples_expected or 0 for run in runs)
+    found = len({row.index for row in rows})
+    if expected is not None and found != expected and not warnings:
+        warnings.append(
+            f"the inputs hold {found} of the dataset's {expected} samples: rows were removed "
+            "from (or added to) a shard's rows.jsonl after its run; run the shard again"
+        )
     starts = [run.started_at for run in runs if run.started_at is not None]
     ends = [run.finished_at for run in runs if run.finished_at is not None]
     commits = {run.git_commit for run in runs}

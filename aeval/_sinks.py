@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import partial
 from os import PathLike
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import orjson
 
 from ._exceptions import SampleLoadError
-from ._jsonsafe import dumps
+from ._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
 from ._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome, safe_str
 from ._run_info import RunInfo
 from ._samples import EvaluationSample, Parameters
@@ -29,6 +30,10 @@ __all__ = [
     "row_line",
     "row_to_dict",
 ]
+
+_V = TypeVar("_V")
+_OUTCOME_OF = {outcome.value: outcome for outcome in Outcome}
+_COUNT_MAX = 2**63 - 1
 
 RUN_RECORD = "run"
 RUN_END_RECORD = "run_end"
@@ -119,46 +124,114 @@ def row_line(row: EvaluationRow) -> bytes:
 
 
 def _parameters_from(data: Any) -> Parameters:
-    if isinstance(data, list) and any(isinstance(item, Mapping) for item in data):
-        return Parameters.from_pairs((item["name"], item["value"]) for item in data)
-    return Parameters(data or ())
+    if data is None:
+        return Parameters(())
+    items = read_list(data, "parameters")
+    if any(isinstance(item, Mapping) for item in items):
+        pairs = []
+        for number, item in enumerate(items):
+            entry = read_mapping(item, f"parameters[{number}]")
+            if "value" not in entry:
+                raise ValueError(f"field 'parameters[{number}]': it has no 'value'")
+            name = entry.get("name")
+            pairs.append(
+                (None if name is None else read_text(name, "parameters.name"), entry["value"])
+            )
+        return Parameters.from_pairs(pairs)
+    return Parameters(items)
+
+
+def _optional(data: Mapping[str, Any], key: str, read: Callable[[Any, str], _V]) -> _V | None:
+    value = data.get(key)
+    return None if value is None else read(value, key)
+
+
+def _error_from(data: Any) -> ErrorInfo | None:
+    if data is None:
+        return None
+    error = read_mapping(data, "error")
+    source: ErrorSource = "function" if error.get("source") == "function" else "strategy"
+    traceback = error.get("traceback")
+    return ErrorInfo(
+        read_text(error.get("type"), "error.type"),
+        read_text(error.get("message"), "error.message"),
+        None if traceback is None else read_text(traceback, "error.traceback"),
+        source,
+    )
 
 
 def row_from_dict(data: Mapping[str, Any]) -> EvaluationRow:
-    """Rebuild a row written by :func:`row_to_dict`.
+    """Rebuild a row written by :func:`row_to_dict`, checking every field.
+
+    This is the one decoder of stored rows (``rows.jsonl``, ``report.json``, the run store):
+    a field of the wrong type or out of its range (a score of ``"high"`` or ``1e308``, a
+    negative count, a missing outcome) is refused here, never copied into a report.
 
     Raises:
-        KeyError, ValueError, TypeError: The data is not a row.
+        ValueError: The data is not a row; the message names the field.
     """
+    if not isinstance(data, Mapping):
+        read_mapping(data, "row")
+    get = data.get
+    name = get("name")
+    if type(name) is not str:
+        if name is None:
+            raise ValueError("field 'name': missing (every row names its sample)")
+        read_text(name, "name")
+    value = get("outcome")
+    outcome = _OUTCOME_OF.get(value) if type(value) is str else None
+    if outcome is None:
+        raise ValueError(
+            f"field 'outcome': expected one of {', '.join(_OUTCOME_OF)}, got {value!r}"
+        )
+    tags = get("tags")
+    if tags is not None and (type(tags) is not list or any(type(t) is not str for t in tags)):
+        tags = [read_text(tag, "tags") for tag in read_list(tags, "tags")]
+    score = get("score")
+    if score is not None and not (type(score) is float and 0.0 <= score <= 1.0):
+        score = read_number(score, "score", low=0.0, high=1.0)
     sample = EvaluationSample(
-        data["name"],
-        _parameters_from(data.get("parameters")),
-        data.get("expected_output"),
-        tags=data.get("tags") or (),
-        metadata=data.get("sample_metadata"),
-    )
-    error = data.get("error")
-    source: ErrorSource = (
-        "function" if error is not None and error.get("source") == "function" else "strategy"
+        name,
+        _parameters_from(get("parameters")),
+        get("expected_output"),
+        tags=tags or (),
+        metadata=_optional(data, "sample_metadata", read_mapping),
     )
     return EvaluationRow(
         sample=sample,
-        strategy=data.get("strategy"),
-        output=data.get("output"),
-        outcome=Outcome(data["outcome"]),
-        score=data.get("score"),
-        explanation=data.get("explanation"),
-        metadata=data.get("metadata") or {},
-        error=None
-        if error is None
-        else ErrorInfo(error["type"], error["message"], error.get("traceback"), source),
-        duration=float(data.get("duration") or 0.0),
-        strategy_duration=float(data.get("strategy_duration") or 0.0),
-        index=int(data.get("index", 0)),
-        repeat=int(data.get("repeat", 0)),
-        position=int(data.get("position", 0)),
-        timestamp=None if data.get("timestamp") is None else float(data["timestamp"]),
+        strategy=_text(data, "strategy"),
+        output=get("output"),
+        outcome=outcome,
+        score=score,
+        explanation=_text(data, "explanation"),
+        metadata=_optional(data, "metadata", read_mapping) or {},
+        error=_error_from(get("error")),
+        duration=_seconds(data, "duration"),
+        strategy_duration=_seconds(data, "strategy_duration"),
+        index=_count(data, "index"),
+        repeat=_count(data, "repeat"),
+        position=_count(data, "position"),
+        timestamp=_optional(data, "timestamp", read_number),
     )
+
+
+def _text(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if value is None or type(value) is str else read_text(value, key)
+
+
+def _seconds(data: Mapping[str, Any], key: str) -> float:
+    value = data.get(key)
+    if type(value) is float and 0.0 <= value < math.inf:
+        return value
+    return 0.0 if value is None else read_number(value, key, low=0.0)
+
+
+def _count(data: Mapping[str, Any], key: str) -> int:
+    value = data.get(key)
+    if type(value) is int and 0 <= value <= _COUNT_MAX:
+        return value
+    return 0 if value is None else read_count(value, key)
 
 
 async def _records(path: str | PathLike[str]) -> AsyncIterator[EvaluationRow | RunInfo]:

@@ -167,3 +167,94 @@ def test_a_shard_without_samples_runs_nothing_and_still_merges(project: Path, cl
     done = cli("run", config, "--shard", f"{empty}/{count}", "--output", project / "e", "--quiet")
     assert done.returncode == 0
     assert rows_of(project / "e" / "rows.jsonl") == []
+
+
+def test_shard_runs_stay_out_of_history_and_merge_records_the_run(project: Path, cli: Cli) -> None:
+    store = project / "runs.sqlite"
+    config = configure(project, "json", 70)
+    for index in (1, 2):
+        done = cli(
+            "run",
+            config,
+            "--shard",
+            f"{index}/2",
+            "--output",
+            project / f"s{index}",
+            "--store",
+            store,
+            "--quiet",
+        )
+        assert done.returncode == 0, done.stderr
+    listed = cli("runs", "--store", store, "--format", "json")
+    assert json.loads(listed.stdout) == []
+    shards = json.loads(cli("runs", "--store", store, "--format", "json", "--shards").stdout)
+    assert [run["shard"] for run in shards] == ["1/2", "2/2"]
+    alone = cli("history", "aeval", "--store", store)
+    assert alone.returncode == 2
+    assert "holds only the runs of single shards of 'aeval' (2)" in alone.stderr
+    latest = cli("compare", "latest", "latest", "--store", store)
+    assert latest.returncode == 2
+    assert "holds only 2 run(s) of single shards (aeval run --shard)" in latest.stderr
+
+    merged = cli(
+        "merge",
+        project / "s1",
+        project / "s2",
+        "--store",
+        store,
+        "--output",
+        project / "m",
+        "--label",
+        "nightly",
+    )
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    [run] = json.loads(cli("runs", "--store", store, "--format", "json").stdout)
+    assert run["id"] in merged.stdout
+    assert (run["name"], run["shard"], run["complete"]) == ("aeval", None, True)
+    assert run["samples"] == SAMPLES and run["score"] == 90.0 and run["labels"] == ["nightly"]
+    history = json.loads(cli("history", "aeval", "--store", store, "--format", "json").stdout)
+    assert [point["run_id"] for point in history["points"]] == [run["id"]]
+    with_shards = cli("history", "aeval", "--store", store, "--format", "json", "--shards")
+    assert len(json.loads(with_shards.stdout)["points"]) == 3
+
+    named = cli(
+        "merge",
+        project / "s1",
+        project / "s2",
+        "--config",
+        config,
+        "--store",
+        store,
+        "--output",
+        project / "m2",
+        "--quiet",
+    )
+    assert named.returncode == 0, named.stderr
+    assert len(json.loads(cli("runs", "aeval", "--store", store, "--format", "json").stdout)) == 2
+
+    off = cli(
+        "merge",
+        project / "s1",
+        project / "s2",
+        "--no-store",
+        "--output",
+        project / "m3",
+        "--quiet",
+    )
+    assert off.returncode == 0
+    assert len(json.loads(cli("runs", "--store", store, "--format", "json").stdout)) == 2
+
+    elsewhere = project / "other.sqlite"
+    unnamed = cli(
+        "merge",
+        project / "s1",
+        project / "s2",
+        "--store",
+        elsewhere,
+        "--output",
+        project / "m4",
+        "--quiet",
+    )
+    assert unnamed.returncode == 0
+    assert "the merged run was not recorded in" in unnamed.stderr
+    assert "give --name NAME or --config CONFIG" in unnamed.stderr

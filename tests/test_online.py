@@ -6,7 +6,8 @@ import logging
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timedelta
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,14 @@ import anyio
 import pytest
 
 from aeval import (
+    EvaluationReport,
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
     JsonlSink,
     Outcome,
     RunInfo,
+    RunStore,
     read_run,
 )
 from aeval.online import OnlineEvaluator, OnlineStatistics, Sampler
@@ -460,9 +463,9 @@ async def test_the_window_scores_by_time_tag_and_strategy() -> None:
         assert await online.average_score() == pytest.approx(100 * 3 / 6)
         assert await online.average_score(since=1_000_600.0) == 25.0
         assert await online.average_score(since=timedelta(minutes=5)) == 25.0
-        assert await online.average_score(since=datetime.fromtimestamp(1_000_600)) == 25.0
+        assert await online.average_score(since=datetime.fromtimestamp(1_000_600, UTC)) == 25.0
         assert await online.average_score(since=1_000_603.0) == 25.0  # rounded down to 10 s
-        assert await online.average_score(since=1_000_700.0) == 0.0
+        assert await online.average_score(since=1_000_700.0) is None  # no data, not 0 %
         assert await online.average_score(tag="faq") == 50.0
         assert await online.average_score(strategy="is_long") == pytest.approx(100 / 3)
         window = await online.window(since=1_000_600.0, tag="chat", strategy="NotBlankStrategy")
@@ -485,13 +488,39 @@ async def test_the_window_scores_by_time_tag_and_strategy() -> None:
             "faq": (4, 2),
         }
         empty = await online.window(tag="nope")
-        assert (empty.rows, empty.score, empty.mean_score) == (0, 0.0, None)
+        assert (empty.rows, empty.score, empty.mean_score) == (0, None, None)
         now[0] += 7200  # past the retention: the first rows are forgotten
         online.submit("q", "long answer")
         await online.join()
         assert (await online.window()).rows == 2
         with pytest.raises(TypeError, match="since must be"):
             await online.average_score(since="yesterday")  # type: ignore[arg-type]
+
+
+async def test_a_naive_datetime_means_utc_as_in_the_run_store(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # local time 9 h ahead of UTC
+    time.tzset()
+    try:
+        moment = 1_000_600.0
+        naive = datetime.fromtimestamp(moment, UTC).replace(tzinfo=None)
+        now = [moment]
+        async with OnlineEvaluator(is_long, clock=lambda: now[0], resolution=10) as online:
+            online.submit("q", "long answer")
+            await online.join()
+            assert await online.average_score(since=naive) == 100.0
+            assert await online.average_score(since=naive + timedelta(seconds=60)) is None
+        async with RunStore(tmp_path / "runs.sqlite") as store:
+            row = EvaluationRow.from_result(
+                EvaluationSample("s", ["q"]), "is_long", "long answer", EvaluationResult.passing()
+            )
+            await store.save(EvaluationReport([row], run=RunInfo(started_at=moment)), "bot")
+            assert await store.average_score("bot", since=naive) == 100.0
+            assert await store.average_score("bot", since=naive + timedelta(seconds=60)) is None
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
 
 
 async def test_a_failing_sink_is_logged_once_and_evaluation_goes_on(

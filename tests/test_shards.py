@@ -176,7 +176,9 @@ async def test_duplicates_and_strangers_are_refused() -> None:
         merge_reports(plain, plain)
     stranger = await Scorer().evaluate(Shard(1, 2).select(samples())[:1], echo, equals)
     mislabelled = stranger.with_run(
-        stranger.run.replace(shard="2/2", config_digest="c", dataset_digest="d")
+        stranger.run.replace(
+            shard="2/2", config_digest="c", dataset_digest="d", dataset_samples=len(NAMES)
+        )
     )
     with pytest.raises(MergeError, match="belongs to shard 1/2, not 2/2"):
         merge_reports(one, mislabelled)
@@ -203,3 +205,27 @@ async def test_the_json_report_keeps_the_shard_and_the_digests() -> None:
         assert getattr(back.run, field) == getattr(report.run, field)
     assert "**Shard**: 2/3 of a dataset of 40" in report.format("markdown")
     assert "**Executor**: ray, 2 workers" in report.format("markdown")
+
+
+async def test_shards_whose_rows_were_removed_are_not_complete() -> None:
+    one = await run_shard(Shard(1, 2))
+    two = await run_shard(Shard(2, 2))
+    dropped = two.evaluations[0].index
+    cut = EvaluationReport([row for row in two.evaluations if row.index != dropped], run=two.run)
+    merged = merge_reports(one, cut, sources=["a/rows.jsonl", "b/rows.jsonl"])
+    assert not merged.complete
+    assert merged.sample_count == len(NAMES) - 1
+    assert any(
+        f"hold {len(NAMES) - 1} of the dataset's {len(NAMES)} samples" in w for w in merged.warnings
+    )
+
+
+@pytest.mark.parametrize("field", ["config_digest", "dataset_digest", "dataset_samples"])
+async def test_a_shard_without_its_digests_is_refused(field: str) -> None:
+    one = await run_shard(Shard(1, 2))
+    two = await run_shard(Shard(2, 2), config="other")
+    two = two.with_run(two.run.replace(**{field: None}))
+    with pytest.raises(
+        MergeError, match=f"b/rows.jsonl: its run header names shard 2/2 but has no {field}"
+    ):
+        merge_reports(one, two, sources=["a/rows.jsonl", "b/rows.jsonl"])

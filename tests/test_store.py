@@ -464,3 +464,26 @@ async def test_the_sql_summary_of_stored_rows_is_the_reports(tmp_path: Path) -> 
         ("strategy", "ExactMatchStrategy"),
         ("strategy", "explode"),
     }
+
+
+async def test_shard_runs_are_kept_apart_from_the_history(tmp_path: Path) -> None:
+    report = await evaluate(4)
+    async with RunStore(tmp_path / "runs.sqlite") as store:
+        whole = await store.save(report.with_run(report.run.replace(started_at=100.0)), "bot")
+        shard = await store.save(
+            report.with_run(report.run.replace(started_at=200.0, shard="1/2")), "bot"
+        )
+        assert await store.resolve("latest") == await store.resolve("bot@latest") == whole
+        assert await store.resolve("latest", shards=True) == shard
+        assert await store.resolve(shard) == shard
+        assert (await store.load(shard)).run.shard == "1/2"
+        assert [run.id for run in await store.runs()] == [whole]
+        assert [(r.id, r.shard) for r in await store.runs("bot", shards=True)] == [
+            (whole, None),
+            (shard, "1/2"),
+        ]
+        assert [p.run_id for p in await store.history("bot")] == [whole]
+        assert [p.shard for p in await store.history("bot", shards=True)] == [None, "1/2"]
+        assert await store.average_score("bot") == report.score
+        with pytest.raises(RunNotFoundError, match=r"\(and 1 run\(s\) of single shards"):
+            await store.resolve("bot@latest~1")

@@ -49,6 +49,16 @@ def version_of(path: Path) -> int:
     return version
 
 
+def downgrade_to_version_1(path: Path) -> None:
+    """Make ``path`` a file as aeval wrote it at schema version 1 (no ``runs.shard``)."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("ALTER TABLE runs DROP COLUMN shard")
+        connection.execute("UPDATE aeval_schema SET version = 1")
+    finally:
+        connection.close()
+
+
 def add_notes(connection: sqlite3.Connection) -> None:
     connection.execute("ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT 'none'")
     connection.execute("UPDATE runs SET note = 'migrated'")
@@ -59,7 +69,8 @@ def broken(connection: sqlite3.Connection) -> None:
     connection.execute("ALTER TABLE no_such_table ADD COLUMN x TEXT")
 
 
-VERSION_2 = Migration(2, "a note per run", add_notes)
+NEXT = SCHEMA_VERSION + 1
+VERSION_NEXT = Migration(NEXT, "a note per run", add_notes)
 
 
 def test_a_new_store_is_at_the_latest_version(tmp_path: Path) -> None:
@@ -67,7 +78,7 @@ def test_a_new_store_is_at_the_latest_version(tmp_path: Path) -> None:
     database = RunDatabase(path)
     database.check()
     database.close()
-    assert version_of(path) == SCHEMA_VERSION == 1
+    assert version_of(path) == SCHEMA_VERSION == 2
     connection = sqlite3.connect(path)
     try:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -75,17 +86,17 @@ def test_a_new_store_is_at_the_latest_version(tmp_path: Path) -> None:
         connection.close()
 
 
-def test_a_version_1_store_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None:
+def test_an_older_store_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
     old = RunDatabase(path)
     run_id = old.save(report(), RunStart("bot", report().run))
     old.close()
-    assert version_of(path) == 1
-    new = RunDatabase(path, migrations=(*MIGRATIONS, VERSION_2))
+    assert version_of(path) == SCHEMA_VERSION
+    new = RunDatabase(path, migrations=(*MIGRATIONS, VERSION_NEXT))
     assert new.load(run_id).score == 50.0
     assert [run.id for run in new.runs("bot")] == [run_id]
     new.close()
-    assert version_of(path) == 2
+    assert version_of(path) == NEXT
     connection = sqlite3.connect(path)
     try:
         assert connection.execute("SELECT note FROM runs").fetchall() == [("migrated",)]
@@ -93,15 +104,35 @@ def test_a_version_1_store_is_migrated_and_keeps_its_runs(tmp_path: Path) -> Non
         connection.close()
 
 
+def test_a_version_1_store_gets_the_shard_of_each_run(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite"
+    old = RunDatabase(path)
+    whole = old.save(report(), RunStart("bot", report().run))
+    shard = old.save(report(), RunStart("bot", report().run.replace(shard="1/2")))
+    old.close()
+    downgrade_to_version_1(path)
+    assert version_of(path) == 1
+    new = RunDatabase(path)
+    assert [run.id for run in new.runs("bot")] == [whole]
+    assert [(run.id, run.shard) for run in new.runs("bot", shards=True)] == [
+        (whole, None),
+        (shard, "1/2"),
+    ]
+    new.close()
+    assert version_of(path) == 2
+
+
 def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
     old = RunDatabase(path)
     old.save(report(), RunStart("bot", report().run))
     old.close()
-    failing = RunDatabase(path, migrations=(*MIGRATIONS, Migration(2, "a broken step", broken)))
-    with pytest.raises(StoreError, match=r"from schema version 1 to 2 \(a broken step\) failed"):
+    failing = RunDatabase(path, migrations=(*MIGRATIONS, Migration(NEXT, "a broken step", broken)))
+    with pytest.raises(
+        StoreError, match=rf"from schema version {SCHEMA_VERSION} to {NEXT} \(a broken step\)"
+    ):
         failing.check()
-    assert version_of(path) == 1
+    assert version_of(path) == SCHEMA_VERSION
     connection = sqlite3.connect(path)
     try:
         columns = [row[1] for row in connection.execute("PRAGMA table_info(runs)")]
@@ -113,10 +144,10 @@ def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
 
 async def test_a_store_from_a_newer_aeval_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
-    newer = RunDatabase(path, migrations=(*MIGRATIONS, VERSION_2))
+    newer = RunDatabase(path, migrations=(*MIGRATIONS, VERSION_NEXT))
     newer.check()
     newer.close()
-    with pytest.raises(StoreError, match=r"written by a newer aeval \(schema version 2; aeval "):
+    with pytest.raises(StoreError, match=rf"written by a newer aeval \(schema version {NEXT}; "):
         await RunStore(path).runs()
 
 

@@ -134,7 +134,7 @@ def _score(score: float, interval: tuple[float, float]) -> str:
 
 
 def _note(run: RunSummary) -> str:
-    parts = []
+    parts = [] if run.shard is None else [f"shard {run.shard}"]
     if run.partial:
         expected = f" of {run.samples_expected}" if run.samples_expected is not None else ""
         end = "" if run.finished_at is not None else ", no end recorded"
@@ -144,14 +144,20 @@ def _note(run: RunSummary) -> str:
 
 
 async def runs_command(
-    *, path: Path, name: str | None, last: int, format: Literal["table", "json"]
+    *,
+    path: Path,
+    name: str | None,
+    last: int,
+    format: Literal["table", "json"],
+    shards: bool = False,
 ) -> int:
-    """``aeval runs [NAME]``: the last ``last`` runs, oldest first."""
+    """``aeval runs [NAME]``: the last ``last`` runs, oldest first (shard runs with
+    ``shards``)."""
     if not await anyio.Path(path).is_file():
         raise _no_store(path)
     async with RunStore(path) as store:
-        runs = await store.runs(name, last=last)
-        total = len(await store.runs(name)) if len(runs) == last else len(runs)
+        runs = await store.runs(name, last=last, shards=shards)
+        total = len(await store.runs(name, shards=shards)) if len(runs) == last else len(runs)
     if format == "json":
         sys.stdout.write(runs_json(runs))
         return 0
@@ -192,8 +198,10 @@ async def history_command(
     last: int | None,
     format: Literal["table", "json", "markdown", "html"],
     output: Path | None,
+    shards: bool = False,
 ) -> int:
-    """``aeval history NAME``: the pass rate of each run of NAME, oldest first."""
+    """``aeval history NAME``: the pass rate of each run of NAME, oldest first (shard runs
+    with ``shards``)."""
     if not await anyio.Path(path).is_file():
         raise _no_store(path)
     try:
@@ -202,7 +210,9 @@ async def history_command(
         raise UsageError(f"--since: {str(exc).removeprefix('since: ')}") from None
     async with RunStore(path) as store:
         try:
-            points = await store.history(name, tag=tag, strategy=strategy, since=moment)
+            points = await store.history(
+                name, tag=tag, strategy=strategy, since=moment, shards=shards
+            )
         except ValueError as exc:
             option = "--tag" if tag is not None else "--strategy"
             raise UsageError(f"{option}: {exc}") from None
@@ -237,7 +247,13 @@ def _print_history(history: History) -> None:
     )
     _columns(table, ("run", "started (UTC)", "commit", "score (95% CI)", "samples", "note"))
     for point in points:
-        note = ", ".join([*([] if point.complete else ["partial"]), *point.labels])
+        note = ", ".join(
+            [
+                *([] if point.shard is None else [f"shard {point.shard}"]),
+                *([] if point.complete else ["partial"]),
+                *point.labels,
+            ]
+        )
         table.add_row(
             plain(point.run_id),
             _minute(point.started_at),

@@ -52,7 +52,14 @@ from ._history import (
 )
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from ._run import ROWS_FILE, execute
-from ._scale import check_config, gate_config, merge_files, merge_inputs, write_rows
+from ._scale import (
+    add_merge_store_options,
+    check_config,
+    gate_config,
+    merge_files,
+    merge_inputs,
+    save_merged,
+)
 from ._schema import schema_text
 from ._summary import check_thresholds, print_summary, verdict
 
@@ -247,6 +254,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a report format (repeatable; replaces the configured formats)",
     )
     merge.add_argument("--quiet", action="store_true", help="no tables: the verdict only")
+    add_merge_store_options(merge)
 
     report = commands.add_parser(
         "report",
@@ -274,6 +282,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     runs.add_argument("--format", choices=("table", "json"), default="table")
     runs.add_argument("--store", type=Path, metavar="PATH", help="the run store to read")
+    runs.add_argument(
+        "--shards",
+        action="store_true",
+        help="also list the runs of single shards (aeval run --shard), left out by default",
+    )
 
     history = commands.add_parser(
         "history",
@@ -294,6 +307,11 @@ def _parser() -> argparse.ArgumentParser:
         "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout"
     )
     history.add_argument("--store", type=Path, metavar="PATH", help="the run store to read")
+    history.add_argument(
+        "--shards",
+        action="store_true",
+        help="also show the runs of single shards (aeval run --shard), left out by default",
+    )
 
     commands.add_parser("schema", help="print the JSON Schema of the configuration file")
     return parser
@@ -487,13 +505,20 @@ def _merge(args: argparse.Namespace) -> int:
         return _error(f"{rows_path} is one of the inputs: write the merge to another --output")
     report = anyio.run(merge_files, files)
     check_config(config, report)
-
-    async def save() -> list[Path]:
-        await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
-        await write_rows(report, rows_path)
-        return await report.save(config.output_dir, formats=config.formats)
-
-    written = anyio.run(save)
+    path = run_store_path(config, flag=args.store, disabled=args.no_store)
+    save = partial(
+        save_merged,
+        report,
+        config,
+        rows_path=rows_path,
+        store_path=path,
+        name=args.name,
+        labels=args.labels or (),
+        config_file=args.config,
+    )
+    written, run_id, not_stored = anyio.run(save)
+    if not_stored is not None:
+        sys.stderr.write(f"aeval: warning: {not_stored}\n")
     checks = check_thresholds(report, config)
     console = terminal_console()
     if not args.quiet:
@@ -504,6 +529,7 @@ def _merge(args: argparse.Namespace) -> int:
             checks=checks,
             files=[*written, rows_path],
             interrupted=not report.complete,
+            stored=None if run_id is None or path is None else f"{run_id} (in {_shown_path(path)})",
         )
     label = None if report.complete else "PARTIAL"
     print_line(console, verdict(checks, stopped=label, report=report))
@@ -581,7 +607,14 @@ def _command(argv: Sequence[str] | None) -> int:
         if args.command == "runs":
             path = read_store_path(args.store)
             return anyio.run(
-                partial(runs_command, path=path, name=args.name, last=args.last, format=args.format)
+                partial(
+                    runs_command,
+                    path=path,
+                    name=args.name,
+                    last=args.last,
+                    format=args.format,
+                    shards=args.shards,
+                )
             )
         if args.command == "history":
             path = read_store_path(args.store)
@@ -596,6 +629,7 @@ def _command(argv: Sequence[str] | None) -> int:
                     last=args.last,
                     format=args.format,
                     output=args.output,
+                    shards=args.shards,
                 )
             )
         if args.command == "merge":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import secrets
 from collections.abc import AsyncIterable, Sequence
@@ -12,22 +13,27 @@ from typing import Any
 import anyio
 import orjson
 
-from .._exceptions import MergeError, ReportWriteError
+from .._exceptions import MergeError, ReportWriteError, StoreError
 from .._executor import IndexedSample
 from .._report import EvaluationReport
 from .._run_info import RunInfo
 from .._samples import EvaluationSample, Samples
 from .._shards import DatasetDigest, Shard, ShardStream, merge_reports
 from .._sinks import JsonlSink, read_run
+from .._store import RunStore
 from ._config import DEFAULT_FORMATS, DEFAULT_OUTPUT_DIR, ConfigError, RunConfig
+from ._history import config_error
 
 __all__ = [
     "ShardedSamples",
+    "add_merge_store_options",
     "check_config",
     "config_digest",
     "gate_config",
     "merge_files",
     "merge_inputs",
+    "record_merged",
+    "save_merged",
     "split",
     "write_rows",
 ]
@@ -136,6 +142,126 @@ async def write_rows(report: EvaluationReport, path: Path) -> None:
         with suppress(OSError):
             await anyio.Path(temporary).unlink()
         raise ReportWriteError(path, exc) from exc
+
+
+_LOOKBACK = 1000
+
+
+async def _shards_name(store: RunStore, report: EvaluationReport) -> str | None:
+    """The name the shards of ``report`` were stored under (that of the latest such run)."""
+    run = report.run
+    if run.config_digest is None:
+        return None
+    for found in reversed(await store.runs(last=_LOOKBACK, shards=True)):
+        header = found.header
+        if (
+            found.shard is not None
+            and header.config_digest == run.config_digest
+            and header.dataset_digest == run.dataset_digest
+        ):
+            return found.name
+    return None
+
+
+async def record_merged(
+    store: RunStore,
+    report: EvaluationReport,
+    *,
+    name: str | None,
+    labels: Sequence[str],
+    config: bytes | None,
+) -> tuple[str | None, str | None]:
+    """Record the merged run in ``store`` as ``aeval run`` records a run.
+
+    Its name is ``name`` (``--name``, or the ``--config``'s), else the name the shards' runs
+    were stored under. Returns the run's id, or ``None`` and why it was not recorded.
+    """
+    chosen = name if name is not None else await _shards_name(store, report)
+    if chosen is None:
+        return None, (
+            f"the merged run was not recorded in {store.path}: no run of these shards is "
+            "stored there to take its name from; give --name NAME or --config CONFIG "
+            "(or --no-store)"
+        )
+    return await store.save(report, chosen, labels=labels, config=config), None
+
+
+def add_merge_store_options(merge: argparse.ArgumentParser) -> None:
+    """``aeval merge``'s options of the run store, as ``aeval run``'s."""
+    merge.add_argument(
+        "--name",
+        help="the merged run's name in the run store (default: the config's, else the "
+        "shards' stored runs')",
+    )
+    merge.add_argument(
+        "--label",
+        action="append",
+        dest="labels",
+        metavar="LABEL",
+        help="a label kept with the merged run in the store (repeatable; added to the config's)",
+    )
+    recording = merge.add_mutually_exclusive_group()
+    recording.add_argument(
+        "--store",
+        type=Path,
+        metavar="PATH",
+        help="the run store to record the merged run in (default: AEVAL_STORE, the config's "
+        "store:, or .aeval/runs.sqlite)",
+    )
+    recording.add_argument(
+        "--no-store", action="store_true", help="do not record the merged run in the run store"
+    )
+
+
+async def save_merged(
+    report: EvaluationReport,
+    config: RunConfig,
+    *,
+    rows_path: Path,
+    store_path: Path | None,
+    name: str | None,
+    labels: Sequence[str],
+    config_file: Path | None,
+) -> tuple[list[Path], str | None, str | None]:
+    """Write the merged run's ``rows.jsonl`` and reports, and record it in the run store.
+
+    The store is opened first, so that a store that cannot be written stops the merge
+    before anything is written. Returns the files written, the run's id in the store (or
+    ``None``), and why it was not recorded when there is a reason to say.
+
+    Raises:
+        ConfigError: The store cannot be used (with ``--config``).
+        StoreError: The same without ``--config``.
+    """
+    store = None if store_path is None else RunStore(store_path)
+    try:
+        if store is not None:
+            try:
+                await store.check()
+            except StoreError as exc:
+                if config_file is not None:
+                    raise config_error(config, exc) from exc
+                raise StoreError(
+                    f"{exc}; or merge without recording: --no-store", path=exc.path
+                ) from exc
+        await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
+        await write_rows(report, rows_path)
+        written = await report.save(config.output_dir, formats=config.formats)
+        if store is None:
+            return written, None, None
+        chosen = name or (config.run_name if config_file is not None else None)
+        content = await anyio.Path(config.path).read_bytes() if config_file else None
+        run_id, why = await record_merged(
+            store,
+            report,
+            name=chosen,
+            labels=tuple(dict.fromkeys((*config.labels, *labels))),
+            config=content,
+        )
+        return written, run_id, why
+    finally:
+        if store is not None:
+            await store.aclose()
 
 
 def gate_config(

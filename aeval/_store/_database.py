@@ -18,30 +18,43 @@ from typing import Any, TypeVar
 
 import orjson
 
-from .._exceptions import RunNotFoundError
+from .._exceptions import RunNotFoundError, StoreError
 from .._report import EvaluationReport
 from .._results import Outcome
 from .._run_info import RunInfo
 from .._sinks import row_from_dict
+from ._columns import COUNT_COLUMNS, RUN_HEAD, run_info, run_summary, stored_group, texts
+from ._missing import SHOWN, names_there, why_no_id, why_not_latest
 from ._refs import Ref, parse_ref
 from ._rows import EncodedRow, Group, RowEncoder, Summary, row_range, summarise, summary_of
-from ._schema import LOCK_TIMEOUT, MIGRATIONS, Migration, connect, retrying, transaction
+from ._schema import (
+    LOCK_TIMEOUT,
+    MIGRATIONS,
+    Migration,
+    busy_timeout,
+    connect,
+    is_locked,
+    is_read_only,
+    read_only_error,
+    retrying,
+    transaction,
+)
 from ._values import HistoryPoint, RunSummary
 
 __all__ = ["RunDatabase", "RunStart", "new_run_id"]
 
 _T = TypeVar("_T")
-_SHOWN = 8
 
 _INSERT_ROW = (
     "INSERT INTO rows (id, sample, idx, repeat, strategy, outcome, score, tags, data) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_RUN_COLUMNS = (
-    "seq, id, name, started_at, finished_at, complete, header, git_commit, git_dirty, "
-    "config_hash, aeval_version, labels, models, rows, passed, failed, unscored, errors, "
-    "skipped, samples, score, ci_low, ci_high"
-)
+_RUN_COLUMNS = ", ".join((*RUN_HEAD, *COUNT_COLUMNS))
+
+
+def _unsharded(shards: bool) -> str:
+    """The SQL condition that keeps shard runs out unless ``shards``."""
+    return "1" if shards else "shard IS NULL"
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -69,10 +82,6 @@ class RunStart:
     git_dirty: bool | None = None
 
 
-def _run_info(header: str) -> RunInfo:
-    return RunInfo.from_dict(orjson.loads(header))
-
-
 class RunDatabase:
     """The store's file and one connection to it, used by one thread at a time.
 
@@ -97,12 +106,17 @@ class RunDatabase:
         self._timeout = timeout
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._writer = False
 
     def _open(self, create: bool) -> sqlite3.Connection | None:
+        if create and not self._writer and self._connection is not None:
+            self._connection.close()  # opened to read, perhaps read-only: open it to write
+            self._connection = None
         if self._connection is None:
             self._connection = connect(
                 self.path, create=create, migrations=self._migrations, timeout=self._timeout
             )
+            self._writer = create
         return self._connection
 
     def _write(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -114,7 +128,34 @@ class RunDatabase:
                 with transaction(connection):
                     return operation(connection)
 
-            return retrying(self.path, attempt, timeout=self._timeout)
+            try:
+                return retrying(self.path, attempt, timeout=self._timeout)
+            except sqlite3.OperationalError as exc:
+                if is_read_only(exc):
+                    raise read_only_error(self.path) from exc
+                raise self._damaged(exc) from exc
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from exc
+
+    def _try_write(self, operation: Callable[[sqlite3.Connection], None]) -> bool:
+        """Run ``operation`` as one transaction if the write lock is free now; ``False``
+        (nothing written) when another process holds it."""
+        with self._lock:
+            connection = self._open(True)
+            assert connection is not None
+            connection.execute("PRAGMA busy_timeout = 0")
+            try:
+                with transaction(connection):
+                    operation(connection)
+            except sqlite3.OperationalError as exc:
+                if is_locked(exc):
+                    return False
+                if is_read_only(exc):
+                    raise read_only_error(self.path) from exc
+                raise
+            finally:
+                connection.execute(f"PRAGMA busy_timeout = {busy_timeout(self._timeout)}")
+            return True
 
     def _read(self, operation: Callable[[sqlite3.Connection], _T]) -> _T | None:
         """Run ``operation`` in a read transaction; ``None`` when the file does not exist."""
@@ -130,7 +171,18 @@ class RunDatabase:
                 finally:
                     connection.execute("COMMIT")
 
-            return retrying(self.path, attempt, timeout=self._timeout)
+            try:
+                return retrying(self.path, attempt, timeout=self._timeout)
+            except (sqlite3.DatabaseError, orjson.JSONDecodeError) as exc:
+                raise self._damaged(exc) from exc
+
+    def _damaged(self, exc: Exception) -> StoreError:
+        return StoreError(
+            f"{self.path}: the run store is damaged or was edited by hand ({exc}): restore it "
+            "from a copy, or recover what is readable with `sqlite3 FILE .recover`, or give "
+            "another path (--store PATH, AEVAL_STORE, or the store: key)",
+            path=self.path,
+        )
 
     def close(self) -> None:
         """Close the connection (the next call opens it again)."""
@@ -157,8 +209,8 @@ class RunDatabase:
                 try:
                     cursor = connection.execute(
                         "INSERT INTO runs (id, name, started_at, complete, header, git_commit, "
-                        "git_dirty, config_hash, aeval_version, labels) "
-                        "VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
+                        "git_dirty, config_hash, aeval_version, labels, shard) "
+                        "VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             run_id,
                             start.name,
@@ -169,6 +221,7 @@ class RunDatabase:
                             start.config_hash,
                             header.aeval_version,
                             orjson.dumps(start.labels).decode(),
+                            header.shard,
                         ),
                     )
                 except sqlite3.IntegrityError:
@@ -179,15 +232,25 @@ class RunDatabase:
 
         return self._write(insert)
 
-    def add_rows(self, seq: int, first: int, rows: Sequence[EncodedRow]) -> None:
-        """Insert rows numbered from ``first`` (the rows the run stored before this batch)."""
+    def add_rows(
+        self, seq: int, first: int, rows: Sequence[EncodedRow], *, wait: bool = True
+    ) -> bool:
+        """Insert rows numbered from ``first`` (the rows the run stored before this batch).
+
+        With ``wait=False`` a write lock held by another process is not waited for: nothing
+        is written and the result is ``False``.
+        """
         base = row_range(seq)[0] + first
 
         def insert(connection: sqlite3.Connection) -> None:
             connection.executemany(_INSERT_ROW, [(base + n, *row) for n, row in enumerate(rows)])
 
-        if rows:
-            self._write(insert)
+        if not rows:
+            return True
+        if not wait:
+            return self._try_write(insert)
+        self._write(insert)
+        return True
 
     def finish(
         self, seq: int, header: RunInfo, models: Iterable[str], summary: Summary | None = None
@@ -246,11 +309,16 @@ class RunDatabase:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def runs(self, name: str | None = None, *, last: int | None = None) -> list[RunSummary]:
-        """The runs (of ``name``), oldest first; only the ``last`` ones when given."""
+    def runs(
+        self, name: str | None = None, *, last: int | None = None, shards: bool = False
+    ) -> list[RunSummary]:
+        """The runs (of ``name``), oldest first; only the ``last`` ones when given; the runs
+        of single shards only when ``shards``."""
 
         def select(connection: sqlite3.Connection) -> list[RunSummary]:
-            where, values = ("WHERE name = ?", [name]) if name is not None else ("", [])
+            where, values = f"WHERE {_unsharded(shards)}", []
+            if name is not None:
+                where, values = f"{where} AND name = ?", [name]
             limit = ""
             if last is not None:
                 limit = f" LIMIT {int(last)}"
@@ -264,13 +332,10 @@ class RunDatabase:
         return self._read(select) or []
 
     def _summary_of(self, connection: sqlite3.Connection, record: Sequence[Any]) -> RunSummary:
-        (seq, run_id, name, started, finished, complete, header, commit, dirty) = record[:9]
-        config_hash, version, labels, models = record[9:13]
-        counts = record[13:]
+        counts = record[len(RUN_HEAD) :]
         if counts[0] is None:
-            summary = summarise(connection, seq)
-            found = summary.counts
-            overall = summary.overall
+            summary = summarise(connection, record[0])
+            found, overall = summary.counts, summary.overall
             counts = (
                 overall.rows,
                 *(found.get(outcome.value, 0) for outcome in Outcome),
@@ -278,41 +343,21 @@ class RunDatabase:
                 overall.score,
                 *overall.interval,
             )
-        info = _run_info(header)
-        return RunSummary(
-            id=run_id,
-            name=name,
-            started_at=started,
-            finished_at=finished,
-            complete=bool(complete),
-            rows=counts[0],
-            passed=counts[1],
-            failed=counts[2],
-            unscored=counts[3],
-            errors=counts[4],
-            skipped=counts[5],
-            samples=counts[6],
-            samples_expected=info.samples_expected,
-            score=counts[7],
-            interval=(counts[8], counts[9]),
-            git_commit=commit,
-            git_dirty=None if dirty is None else bool(dirty),
-            config_hash=config_hash,
-            models=tuple(orjson.loads(models)),
-            labels=tuple(orjson.loads(labels)),
-            aeval_version=version,
-            header=info,
-        )
+        try:
+            return run_summary(record[: len(RUN_HEAD)], counts)
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            raise self._damaged(ValueError(f"run {record[1]}: {exc}")) from exc
 
-    def resolve(self, ref: str) -> str:
-        """The id of the run ``ref`` names (see :func:`parse_ref`).
+    def resolve(self, ref: str, *, shards: bool = False) -> str:
+        """The id of the run ``ref`` names (see :func:`parse_ref`); ``latest`` and
+        ``latest~N`` count the runs of single shards only when ``shards``.
 
         Raises:
             RunNotFoundError: No run matches; the message says what the store holds.
             ValueError: ``ref`` is not a reference.
         """
         parsed = parse_ref(ref)
-        found = self._read(lambda connection: self._resolve(connection, parsed)[1])
+        found = self._read(lambda connection: self._resolve(connection, parsed, shards)[1])
         if found is None:
             raise self._missing(parsed)
         return found
@@ -325,9 +370,13 @@ class RunDatabase:
             f"no stored run matches {ref.text!r}: {why}", path=self.path, ref=ref.text
         )
 
-    def _resolve(self, connection: sqlite3.Connection, ref: Ref) -> tuple[int, str]:
+    def _resolve(
+        self, connection: sqlite3.Connection, ref: Ref, shards: bool = False
+    ) -> tuple[int, str]:
         if ref.back is not None:
-            where, values = ("WHERE name = ?", [ref.name]) if ref.name is not None else ("", [])
+            where, values = f"WHERE {_unsharded(shards)}", []
+            if ref.name is not None:
+                where, values = f"{where} AND name = ?", [ref.name]
             found = connection.execute(
                 f"SELECT seq, id FROM runs {where} ORDER BY started_at DESC, seq DESC "
                 "LIMIT 1 OFFSET ?",
@@ -335,80 +384,31 @@ class RunDatabase:
             ).fetchone()
             if found is not None:
                 return found[0], found[1]
-            raise self._not_found(ref, self._why_not_latest(connection, ref))
+            raise self._not_found(ref, why_not_latest(connection, self.path, ref, shards))
         text = ref.text.strip()
         found = connection.execute("SELECT seq, id FROM runs WHERE id = ?", (text,)).fetchone()
         if found is not None:
             return found[0], found[1]
         matches = connection.execute(
             "SELECT seq, id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC "
-            f"LIMIT {_SHOWN + 1}",
+            f"LIMIT {SHOWN + 1}",
             (len(text), text),
         ).fetchall()
         if len(matches) == 1:
             return matches[0][0], matches[0][1]
         if matches:
-            shown = ", ".join(run_id for _, run_id in matches[:_SHOWN])
+            shown = ", ".join(run_id for _, run_id in matches[:SHOWN])
             raise self._not_found(
                 ref, f"it starts {len(matches)} or more run ids ({shown}): give more of the id"
             )
-        raise self._not_found(ref, self._why_no_id(connection, ref))
+        raise self._not_found(ref, why_no_id(connection, self.path, ref))
 
-    def _why_not_latest(self, connection: sqlite3.Connection, ref: Ref) -> str:
-        assert ref.back is not None
-        if ref.name is None:
-            total = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
-            if not total:
-                return f"{self.path} holds no run yet"
-            return (
-                f"it asks for the run {ref.back} before the latest, and {self.path} holds "
-                f"{total} run(s)"
-            )
-        total = connection.execute(
-            "SELECT count(*) FROM runs WHERE name = ?", (ref.name,)
-        ).fetchone()[0]
-        if total:
-            return (
-                f"it asks for the run of {ref.name!r} {ref.back} before its latest, and "
-                f"{self.path} holds {total} run(s) of {ref.name!r}"
-            )
-        return f"{self.path} holds no run named {ref.name!r}; {self._names(connection)}"
-
-    def _names(self, connection: sqlite3.Connection) -> str:
-        names = [
-            name
-            for (name,) in connection.execute(
-                "SELECT name FROM runs GROUP BY name ORDER BY max(started_at) DESC "
-                f"LIMIT {_SHOWN + 1}"
-            )
-        ]
-        if not names:
-            return "it holds no run yet"
-        shown = ", ".join(repr(name) for name in names[:_SHOWN])
-        return f"the names there are {shown}{', ...' if len(names) > _SHOWN else ''}"
-
-    def _why_no_id(self, connection: sqlite3.Connection, ref: Ref) -> str:
-        recent = connection.execute(
-            f"SELECT id, name FROM runs ORDER BY started_at DESC, seq DESC LIMIT {_SHOWN}"
-        ).fetchall()
-        if not recent:
-            return f"{self.path} holds no run yet"
-        named = connection.execute(
-            "SELECT 1 FROM runs WHERE name = ? LIMIT 1", (ref.text,)
-        ).fetchone()
-        hint = f" (a run name: did you mean '{ref.text}@latest'?)" if named else ""
-        shown = ", ".join(f"{run_id} ({name})" for run_id, name in recent)
-        return (
-            f"no run has that id{hint}; a reference is a run id, latest, latest~N or "
-            f"NAME@latest~N; the latest runs are {shown}"
-        )
-
-    def load(self, ref: str) -> EvaluationReport:
+    def load(self, ref: str, *, shards: bool = False) -> EvaluationReport:
         """Rebuild the report of the run ``ref`` names from its stored rows and header."""
         parsed = parse_ref(ref)
 
         def read(connection: sqlite3.Connection) -> tuple[list[str], str]:
-            seq, _ = self._resolve(connection, parsed)
+            seq, _ = self._resolve(connection, parsed, shards)
             first, last = row_range(seq)
             header = connection.execute("SELECT header FROM runs WHERE seq = ?", (seq,)).fetchone()[
                 0
@@ -422,8 +422,17 @@ class RunDatabase:
         if found is None:
             raise self._missing(parsed)
         data, header = found
-        rows = [row_from_dict(orjson.loads(line)) for line in data]
-        return EvaluationReport(rows, run=_run_info(header))
+        rows = []
+        for number, line in enumerate(data):
+            try:
+                rows.append(row_from_dict(orjson.loads(line)))
+            except (ValueError, TypeError, orjson.JSONDecodeError) as exc:
+                raise self._damaged(ValueError(f"{ref}: row {number + 1}: {exc}")) from exc
+        try:
+            info = run_info(header)
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            raise self._damaged(ValueError(f"{ref}: its header: {exc}")) from exc
+        return EvaluationReport(rows, run=info)
 
     def history(
         self,
@@ -432,6 +441,7 @@ class RunDatabase:
         tag: str | None = None,
         strategy: str | None = None,
         since: float | None = None,
+        shards: bool = False,
     ) -> list[HistoryPoint]:
         """The pass rate of each run of ``name`` since ``since``, oldest first (see RunStore)."""
         if tag is not None and strategy is not None:
@@ -443,16 +453,20 @@ class RunDatabase:
             group = ("strategy", strategy)
 
         def select(connection: sqlite3.Connection) -> list[HistoryPoint]:
-            self._require_name(connection, name)
+            self._require_name(connection, name, shards)
             runs = connection.execute(
-                "SELECT seq, id, started_at, complete, git_commit, git_dirty, labels, rows, "
-                "passed, samples, score, ci_low, ci_high FROM runs WHERE name = ? "
-                "AND started_at >= ? ORDER BY started_at, seq",
+                "SELECT seq, id, started_at, complete, git_commit, git_dirty, labels, shard, "
+                "rows, passed, samples, score, ci_low, ci_high FROM runs WHERE name = ? "
+                f"AND started_at >= ? AND {_unsharded(shards)} ORDER BY started_at, seq",
                 (name, since if since is not None else float("-inf")),
             ).fetchall()
             points: list[HistoryPoint] = []
-            for seq, run_id, started, complete, commit, dirty, labels, *counts in runs:
-                found = self._group(connection, seq, counts, group)
+            for seq, run_id, started, complete, commit, dirty, labels, shard, *counts in runs:
+                try:
+                    found = self._group(connection, seq, counts, group)
+                    tags = texts(labels, "labels")
+                except (ValueError, orjson.JSONDecodeError) as exc:
+                    raise self._damaged(ValueError(f"run {run_id}: {exc}")) from exc
                 if found is None:
                     continue
                 points.append(
@@ -467,7 +481,8 @@ class RunDatabase:
                         complete=bool(complete),
                         git_commit=commit,
                         git_dirty=None if dirty is None else bool(dirty),
-                        labels=tuple(orjson.loads(labels)),
+                        labels=tags,
+                        shard=shard,
                     )
                 )
             if group is not None and not points:
@@ -481,11 +496,22 @@ class RunDatabase:
             )
         return points
 
-    def _require_name(self, connection: sqlite3.Connection, name: str) -> None:
-        if connection.execute("SELECT 1 FROM runs WHERE name = ? LIMIT 1", (name,)).fetchone():
+    def _require_name(self, connection: sqlite3.Connection, name: str, shards: bool) -> None:
+        found = connection.execute(
+            "SELECT count(*), count(shard) FROM runs WHERE name = ?", (name,)
+        ).fetchone()
+        if found[0] > (0 if shards else found[1]):
             return
+        if found[0]:
+            raise RunNotFoundError(
+                f"{self.path} holds only the runs of single shards of {name!r} ({found[1]}), "
+                "which history leaves out: merge them with `aeval merge`, which records the "
+                "merged run, or include them with --shards (shards=True)",
+                path=self.path,
+                ref=name,
+            )
         raise RunNotFoundError(
-            f"no run named {name!r} in {self.path}: {self._names(connection)}",
+            f"no run named {name!r} in {self.path}: {names_there(connection)}",
             path=self.path,
             ref=name,
         )
@@ -521,8 +547,7 @@ class RunDatabase:
                 return summary.overall
             return summary.groups.get(group)
         if group is None:
-            rows, passed, samples, score, low, high = counts
-            return Group(rows, passed, samples, score, (low, high))
+            return stored_group(*counts)
         found = connection.execute(
             "SELECT rows, passed, samples, score, ci_low, ci_high FROM run_groups "
             "WHERE run = ? AND kind = ? AND key = ?",
@@ -530,11 +555,11 @@ class RunDatabase:
         ).fetchone()
         if found is None:
             return None
-        rows, passed, samples, score, low, high = found
-        return Group(rows, passed, samples, score, (low, high))
+        return stored_group(*found)
 
     def average_score(self, name: str, *, since: float | None = None) -> float | None:
-        """100 × passed / rows over every stored row of the runs of ``name`` since ``since``."""
+        """100 × passed / rows over every stored row of the runs of ``name`` since ``since``
+        (the runs of single shards left out: their merged run counts their rows)."""
         points = self.history(name, since=since)
         rows = sum(point.rows for point in points)
         return 100.0 * sum(point.passed for point in points) / rows if rows else None

@@ -114,6 +114,7 @@ def _point(point: HistoryPoint) -> dict[str, Any]:
         "git_commit": point.git_commit,
         "git_dirty": point.git_dirty,
         "labels": list(point.labels),
+        "shard": point.shard,
     }
 
 
@@ -156,6 +157,7 @@ def runs_json(runs: Sequence[RunSummary]) -> str:
             "models": list(run.models),
             "labels": list(run.labels),
             "aeval_version": run.aeval_version,
+            "shard": run.shard,
         }
         for run in runs
     ]

@@ -12,13 +12,14 @@ operation that still meets "database is locked" is retried with a random back-of
 :data:`LOCK_TIMEOUT` seconds have passed. Transactions are short (one batch of rows), so a
 writer never holds the lock for long.
 
-Schema, version 1::
+Schema, version 2 (version 1 without ``runs.shard``)::
 
     runs        one row per run: seq (INTEGER PRIMARY KEY), id (the short id users see),
                 name, started_at, finished_at (NULL until the run ends), complete, header
                 (RunInfo as JSON), git_commit, git_dirty, config_hash, aeval_version, labels
                 and models (JSON lists), and the summary written when the run ends: rows,
-                passed, failed, unscored, errors, skipped, samples, score, ci_low, ci_high
+                passed, failed, unscored, errors, skipped, samples, score, ci_low, ci_high;
+                shard ("I/N" for the run of one shard, ``aeval run --shard``, else NULL)
     rows        one row per (sample, repeat, strategy): id = run seq << 32 | row number (so
                 a run's rows are one contiguous range of the table, with no second index),
                 sample, idx, repeat, strategy, outcome, score, tags (JSON list or NULL) and
@@ -34,6 +35,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -44,10 +46,14 @@ __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "Migration",
+    "busy_timeout",
     "connect",
     "is_locked",
+    "is_read_only",
+    "read_only_error",
     "retrying",
     "schema_version",
+    "shard_of_header",
     "transaction",
 ]
 
@@ -141,13 +147,61 @@ def _create_version_1(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
 
 
+def shard_of_header(header: object) -> str | None:
+    """The ``shard`` of a run's header (JSON text), ``None`` when it has none or is unreadable."""
+    import orjson
+
+    try:
+        data = orjson.loads(header) if isinstance(header, str | bytes) else None
+    except orjson.JSONDecodeError:
+        return None
+    shard = data.get("shard") if isinstance(data, dict) else None
+    return shard if isinstance(shard, str) else None
+
+
+def _add_shards(connection: sqlite3.Connection) -> None:
+    connection.execute("ALTER TABLE runs ADD COLUMN shard TEXT")
+    found = connection.execute("SELECT seq, header FROM runs").fetchall()
+    connection.executemany(
+        "UPDATE runs SET shard = ? WHERE seq = ?",
+        [(shard, seq) for seq, header in found if (shard := shard_of_header(header)) is not None],
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, their rows and their scores per tag and strategy", _create_version_1),
+    Migration(2, "the shard of each run, so that shard runs stay out of history", _add_shards),
 )
 """Every step, in order; a new schema adds a step here and never edits an old one."""
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The version this aeval writes."""
+
+
+def busy_timeout(timeout: float) -> int:
+    """SQLite's busy timeout (milliseconds) for a store that waits ``timeout`` s in all."""
+    return min(_BUSY_TIMEOUT_MS, max(1, int(timeout * 1000)))
+
+
+def is_read_only(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's "attempt to write a readonly database"."""
+    return isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc).lower()
+
+
+def read_only_error(path: Path) -> StoreError:
+    """The error of a write to a store that cannot be written."""
+    return StoreError(
+        f"{path}: the run store is read-only (the file or its directory cannot be written): "
+        "it can be read (aeval runs, history, compare) but not record a run; make it "
+        "writable, or give another path (--store PATH, AEVAL_STORE, or the store: key)",
+        path=path,
+    )
+
+
+def _writable(path: Path) -> bool:
+    """Whether SQLite can write ``path`` in WAL mode (the file and, for its ``-wal`` and
+    ``-shm`` files, its directory)."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
 
 
 def is_locked(exc: BaseException) -> bool:
@@ -272,6 +326,70 @@ def _migrate(connection: sqlite3.Connection, path: Path, migrations: Sequence[Mi
         connection.execute("INSERT INTO aeval_schema (version) VALUES (?)", (latest,))
 
 
+def _shard_view(connection: sqlite3.Connection) -> None:
+    connection.create_function("aeval_shard", 1, shard_of_header, deterministic=True)
+    connection.execute(
+        "CREATE TEMP VIEW runs AS SELECT *, aeval_shard(header) AS shard FROM main.runs"
+    )
+
+
+_READ_AS_NEWER = {(1, 2): _shard_view}
+"""How a read-only connection reads an older file as the next version (temporary views)."""
+
+
+def _connect_read_only(
+    path: Path, migrations: Sequence[Migration], timeout: float
+) -> sqlite3.Connection | None:
+    """Open a store that cannot be written (a read-only file or directory), to read it.
+
+    ``mode=ro`` first; when SQLite cannot create the ``-shm`` file beside it (a read-only
+    directory), ``immutable=1``: the file is read as it is, which holds while nobody can
+    write it. An older schema is read through temporary views; an empty file holds no run.
+    """
+    from urllib.parse import quote
+
+    busy = busy_timeout(timeout)
+    latest = migrations[-1].version
+    failure: sqlite3.Error | None = None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            connection = sqlite3.connect(
+                f"file:{quote(os.fspath(path))}?{options}",
+                uri=True,
+                timeout=busy / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            failure = exc
+            continue
+        try:
+            version = retrying(path, partial(schema_version, connection, path), timeout=timeout)
+            _check_newer(path, version, latest)
+            for step in range(max(version, 1), latest):
+                shim = _READ_AS_NEWER.get((step, step + 1))
+                if shim is None:
+                    raise StoreError(
+                        f"{path}: this read-only run store has schema version {version}, "
+                        f"which this aeval reads only after upgrading the file to {latest}: "
+                        "make it writable once (any aeval command that reads it upgrades it)",
+                        path=path,
+                    )
+                shim(connection)
+        except sqlite3.OperationalError as exc:
+            connection.close()
+            failure = exc
+            continue
+        except BaseException:
+            connection.close()
+            raise
+        if version == 0:
+            connection.close()
+            return None
+        return connection
+    raise StoreError(f"{path}: cannot read the run store: {failure}", path=path) from failure
+
+
 def connect(
     path: Path,
     *,
@@ -282,24 +400,30 @@ def connect(
     """Open the store at ``path``, creating it or bringing its schema up to date.
 
     The connection is in autocommit mode (transactions are explicit, see
-    :func:`transaction`) and may be used from any thread, one at a time.
+    :func:`transaction`) and may be used from any thread, one at a time. A store that
+    cannot be written (a read-only file or directory) is opened read-only to read it, and
+    refused to write it.
 
     Args:
         path: The file.
-        create: Create the file (and its directory) when it does not exist; otherwise a
-            missing file gives ``None``.
+        create: Create the file (and its directory) when it does not exist, and open it
+            to write; otherwise a missing file gives ``None``.
         migrations: The schema's steps (tests add their own).
         timeout: Seconds to wait, in all, for another process's lock.
 
     Raises:
         StoreError: The file is not an aeval run store, was written by a newer aeval, cannot
-            be created, or stayed locked.
+            be created, cannot be written (``create``), or stayed locked.
     """
     if path.is_dir():
         raise StoreError(
             f"{path}: is a directory; the run store is a file (e.g. {path / 'runs.sqlite'})",
             path=path,
         )
+    if path.exists() and not _writable(path):
+        if create:
+            raise read_only_error(path)
+        return _connect_read_only(path, migrations, timeout)
     if not path.exists():
         if not create:
             return None
@@ -309,7 +433,7 @@ def connect(
             raise StoreError(
                 f"{path}: cannot create the run store's directory: {exc}", path=path
             ) from exc
-    busy = min(_BUSY_TIMEOUT_MS, max(1, int(timeout * 1000)))
+    busy = busy_timeout(timeout)
     try:
         connection = sqlite3.connect(
             os.fspath(path),
@@ -334,6 +458,8 @@ def connect(
         raise
     except sqlite3.OperationalError as exc:
         connection.close()
+        if is_read_only(exc):
+            raise read_only_error(path) from exc
         raise StoreError(f"{path}: cannot open the run store: {exc}", path=path) from exc
     except sqlite3.DatabaseError as exc:
         connection.close()

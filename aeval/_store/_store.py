@@ -30,6 +30,9 @@ __all__ = ["DEFAULT_STORE_PATH", "RunStore", "StoreSink", "config_digest"]
 
 _T = TypeVar("_T")
 
+_RETRY_AFTER = 0.1
+"""Least seconds between two tries of a store whose write lock another process holds."""
+
 DEFAULT_STORE_PATH = Path(".aeval", "runs.sqlite")
 """Where ``aeval run`` records runs by default (relative to the working directory)."""
 
@@ -185,20 +188,22 @@ class RunStore:
         """A sink that stores each run it is given (``Scorer(sinks=[store.sink("bot")])``)."""
         return StoreSink(self, name, labels=labels, config=config)
 
-    async def resolve(self, ref: str) -> str:
+    async def resolve(self, ref: str, *, shards: bool = False) -> str:
         """The id of the run ``ref`` names.
 
         ``ref`` is a run id (or a start of one that only one id has), ``latest`` (the run
         that started last), ``latest~N`` (N runs before it), ``NAME@latest`` or
-        ``NAME@latest~N`` (the same among the runs named NAME).
+        ``NAME@latest~N`` (the same among the runs named NAME). ``latest`` counts the runs
+        of single shards (``aeval run --shard``) only when ``shards``; a shard run's id
+        always names it.
 
         Raises:
             RunNotFoundError: No run matches; the message says what the store holds.
             ValueError: ``ref`` is not a reference (``NAME@something-else``).
         """
-        return await self._run(self._database.resolve, ref)
+        return await self._run(partial(self._database.resolve, ref, shards=shards))
 
-    async def load(self, ref: str) -> EvaluationReport:
+    async def load(self, ref: str, *, shards: bool = False) -> EvaluationReport:
         """The report of the run ``ref`` names (see :meth:`resolve`), rebuilt from its rows.
 
         Its counts, scores and intervals are those of the report that was stored, and its
@@ -207,18 +212,22 @@ class RunStore:
         Raises:
             RunNotFoundError: No run matches.
         """
-        return await self._run(self._database.load, ref)
+        return await self._run(partial(self._database.load, ref, shards=shards))
 
-    async def runs(self, name: str | None = None, *, last: int | None = None) -> list[RunSummary]:
+    async def runs(
+        self, name: str | None = None, *, last: int | None = None, shards: bool = False
+    ) -> list[RunSummary]:
         """The stored runs, oldest first: all of them, or those named ``name``.
 
         Args:
             name: Only the runs of this name.
             last: Only the most recent ``last`` runs.
+            shards: Include the runs of single shards (``aeval run --shard``), which are
+                left out by default: the merged run (``aeval merge``) stands for them.
         """
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
             raise ValueError(f"last must be an integer >= 1, got {last!r}")
-        return await self._run(partial(self._database.runs, name, last=last))
+        return await self._run(partial(self._database.runs, name, last=last, shards=shards))
 
     async def history(
         self,
@@ -226,12 +235,15 @@ class RunStore:
         tag: str | None = None,
         strategy: str | None = None,
         since: Since | None = None,
+        *,
+        shards: bool = False,
     ) -> list[HistoryPoint]:
         """The pass rate of each run of ``name``, oldest first, with its interval.
 
         Each point is the score of a run's rows (100 × passed / rows, as ``report.score``),
         or of its rows whose sample carries ``tag``, or of the rows of ``strategy``; runs
-        without such rows have no point. Partial runs are included (``complete`` says so).
+        without such rows have no point. Partial runs are included (``complete`` says so);
+        the runs of single shards (``aeval run --shard``) only with ``shards=True``.
 
         Args:
             name: The runs' name.
@@ -239,15 +251,23 @@ class RunStore:
             strategy: Only the rows of this strategy.
             since: Only runs started then or later: a datetime (naive means UTC), a date, a
                 Unix time, a ``timedelta`` back from now, or text (``2026-11-01``, ``7d``).
+            shards: Include the runs of single shards.
 
         Raises:
-            RunNotFoundError: No run has this name.
+            RunNotFoundError: No run has this name (or only shard runs, without ``shards``).
             ValueError: No run of ``name`` has rows of ``tag`` or ``strategy`` (the message
                 lists those there are), or both were given.
         """
         moment = parse_since(since)
         return await self._run(
-            partial(self._database.history, name, tag=tag, strategy=strategy, since=moment)
+            partial(
+                self._database.history,
+                name,
+                tag=tag,
+                strategy=strategy,
+                since=moment,
+                shards=shards,
+            )
         )
 
     async def average_score(self, name: str, *, since: Since | None = None) -> float | None:
@@ -256,7 +276,8 @@ class RunStore:
         Seed 003's "average score since T". It pools the rows (passed rows / rows, in
         percent), so a run weighs as many rows as it evaluated, not one vote per run:
         a 10-sample smoke run does not count as much as a 500-sample nightly run. Partial
-        runs count with the rows they finished. ``None`` when no row was stored since then.
+        runs count with the rows they finished; the runs of single shards do not (their merged
+        run does). ``None`` when no row was stored since then.
 
         Raises:
             RunNotFoundError: No run has this name.
@@ -276,13 +297,20 @@ class StoreSink:
     At the end the run is marked complete or partial and its summary is computed from the
     stored rows (in SQL, off the event loop).
 
+    While another process holds the store's write lock, rows are not waited for: they stay
+    buffered, and the next batch (or ``flush``) tries again, so the evaluation goes on. Only
+    when ``buffer`` rows are waiting, and at the end of the run, does the sink wait for the
+    lock (up to the store's ``timeout``, then a ``StoreError``).
+
     Args:
         store: Where runs go.
         name: The runs' name.
         labels: Words to find the runs by.
         config: The configuration, kept as a digest.
         batch: Rows per insert.
-        interval: Most seconds a finished row waits before it is written (while rows come).
+        interval: Most seconds a finished row waits before it is written (while rows come
+            and the store is not locked by another process).
+        buffer: Most rows held while another process holds the write lock.
 
     Example:
         >>> store = RunStore()  # doctest: +SKIP
@@ -301,9 +329,12 @@ class StoreSink:
         config: Config | None = None,
         batch: int = 2000,
         interval: float = 0.5,
+        buffer: int = 100_000,
     ) -> None:
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
             raise ValueError(f"batch must be an integer >= 1, got {batch!r}")
+        if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
+            raise ValueError(f"buffer must be an integer >= 1, got {buffer!r}")
         if not interval >= 0:
             raise ValueError(f"interval must be a number of seconds >= 0, got {interval!r}")
         self.store = store
@@ -312,6 +343,9 @@ class StoreSink:
         self.config_hash = None if config is None else config_digest(config)
         self._batch = batch
         self._interval = interval
+        self._limit = buffer
+        self._retry_at = 0.0
+        self._writing: anyio.Lock | None = None
         self._seq: int | None = None
         self._run_id: str | None = None
         self._buffer: list[EvaluationRow] = []
@@ -326,8 +360,13 @@ class StoreSink:
 
     @property
     def rows_written(self) -> int:
-        """Rows of the current (or last) run handed to the store so far."""
+        """Rows of the current (or last) run written to the store so far."""
         return self._written
+
+    @property
+    def rows_waiting(self) -> int:
+        """Rows received and not written yet (the store was locked, or the batch not full)."""
+        return len(self._buffer)
 
     def __repr__(self) -> str:
         return f"StoreSink({self.store!r}, {self.name!r})"
@@ -337,8 +376,10 @@ class StoreSink:
         dirty = await git_dirty_async() if run.git_commit is not None else None
         start = RunStart(self.name, run, self.labels, self.config_hash, dirty)
         self._buffer, self._written, self._encoder = [], 0, RowEncoder()
+        self._writing = anyio.Lock()
         self._seq, self._run_id = await self.store._run(self.store._database.begin, start)
         self._last_write = time.monotonic()
+        self._retry_at = 0.0
 
     async def send(self, row: EvaluationRow) -> None:
         """Buffer one row; write the batch when it is full or has waited long enough."""
@@ -348,34 +389,43 @@ class StoreSink:
                 "(Scorer(sinks=[store.sink(name)])), which starts each run"
             )
         self._buffer.append(row)
-        if (
-            len(self._buffer) >= self._batch
-            or time.monotonic() - self._last_write >= self._interval
-        ):
-            await self._write()
+        now = time.monotonic()
+        full = len(self._buffer) >= self._limit
+        due = len(self._buffer) >= self._batch or now - self._last_write >= self._interval
+        if full or (due and now >= self._retry_at):
+            await self._write(wait=full)
 
-    async def _write(self) -> None:
-        seq = self._seq
-        if seq is None or not self._buffer:
+    async def _write(self, *, wait: bool) -> None:
+        seq, lock = self._seq, self._writing
+        if seq is None or lock is None or not self._buffer:
             return
-        rows, self._buffer = self._buffer, []
-        first = self._written
-        self._written += len(rows)
-        self._last_write = time.monotonic()
-        with anyio.CancelScope(shield=True):
-            await self.store._run(self._insert, seq, first, rows)
+        if lock.locked() and not wait:
+            return  # a write is under way; these rows go with the next one
+        async with lock:
+            rows = self._buffer[:]
+            if not rows:
+                return
+            self._last_write = time.monotonic()
+            with anyio.CancelScope(shield=True):
+                written = await self.store._run(self._insert, seq, self._written, rows, wait)
+            if written:
+                del self._buffer[: len(rows)]
+                self._written += len(rows)
+            else:
+                self._retry_at = time.monotonic() + max(self._interval, _RETRY_AFTER)
 
-    def _insert(self, seq: int, first: int, rows: list[EvaluationRow]) -> None:
+    def _insert(self, seq: int, first: int, rows: list[EvaluationRow], wait: bool) -> bool:
         encode = self._encoder
-        self.store._database.add_rows(seq, first, [encode(row) for row in rows])
+        return self.store._database.add_rows(seq, first, [encode(row) for row in rows], wait=wait)
 
     async def flush(self) -> None:
-        """Write every buffered row."""
-        await self._write()
+        """Write every buffered row, unless another process holds the store's write lock:
+        then they wait for a later write (the end of the run waits for the lock)."""
+        await self._write(wait=False)
 
     async def run_finished(self, run: RunInfo) -> None:
         """Write the rest, then mark the run complete or partial and store its summary."""
-        await self._write()
+        await self._write(wait=True)
         seq = self._seq
         if seq is None:
             return

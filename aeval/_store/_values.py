@@ -48,6 +48,7 @@ class RunSummary:
         labels: The user's labels for the run.
         aeval_version: The aeval that ran.
         header: The run's whole header.
+        shard: ``"I/N"`` for the run of one shard (``aeval run --shard``), else ``None``.
     """
 
     id: str
@@ -72,6 +73,7 @@ class RunSummary:
     labels: tuple[str, ...]
     aeval_version: str | None
     header: RunInfo
+    shard: str | None = None
 
     @property
     def partial(self) -> bool:
@@ -95,6 +97,7 @@ class HistoryPoint:
         git_commit: The commit checked out.
         git_dirty: Whether the working tree had uncommitted changes (``None``: unknown).
         labels: The user's labels for the run.
+        shard: ``"I/N"`` for the run of one shard (listed with ``shards=True`` only).
     """
 
     run_id: str
@@ -108,6 +111,7 @@ class HistoryPoint:
     git_commit: str | None
     git_dirty: bool | None
     labels: tuple[str, ...] = ()
+    shard: str | None = None
 
 
 def _since_error(value: object) -> ValueError:

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import orjson
 
 from .._exceptions import FormatError
-from .._jsonsafe import dumps
+from .._jsonsafe import dumps, read_count, read_list, read_mapping, read_number
 from .._numbers import format_number
 from .._results import EvaluationRow, Outcome
 from .._run_info import RunInfo
@@ -96,12 +96,17 @@ def _iso(value: float | None) -> str | None:
 
 def _time(run: Mapping[str, Any], key: str) -> float | None:
     exact = run.get(f"{key}Unix")
-    if isinstance(exact, int | float):
-        return float(exact)
+    if exact is not None:
+        return read_number(exact, f"{key}Unix")
     value = run.get(key)
     if value is None:
         return None
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    if not isinstance(value, str):
+        raise ValueError(f"field {key!r}: expected a date and time, got {value!r}")
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise ValueError(f"field {key!r}: expected a date and time, got {value!r}") from None
 
 
 def _interval(moments: ClusteredMean) -> dict[str, Any]:
@@ -310,16 +315,16 @@ def _read_calibration(name: str, data: Mapping[str, Any]) -> Calibration:
 
     return Calibration(
         name,
-        true_pass=int(data["truePass"]),
-        true_fail=int(data["trueFail"]),
-        false_pass=int(data["falsePass"]),
-        false_fail=int(data["falseFail"]),
-        unjudged=int(data["unjudged"]),
-        invalid_labels=int(data.get("invalidLabels", 0)),
+        true_pass=_count(data, "truePass"),
+        true_fail=_count(data, "trueFail"),
+        false_pass=_count(data, "falsePass"),
+        false_fail=_count(data, "falseFail"),
+        unjudged=_count(data, "unjudged"),
+        invalid_labels=_count(data, "invalidLabels", 0),
         disagreements=tuple(
             Disagreement(
                 sample=d["sample"],
-                repeat=int(d["repeat"]),
+                repeat=_count(d, "repeat"),
                 label=d["label"] == "pass",
                 passed=d["verdict"] == "pass",
                 score=d["score"],
@@ -336,21 +341,21 @@ def _read_judges(data: Mapping[str, Any]) -> JudgeStatistics:
     return JudgeStatistics(
         judges={
             name: JudgeCounts(
-                verdicts=int(c["verdicts"]),
-                unreadable=int(c["unreadable"]),
-                reasked=int(c["reasked"]),
-                unscored=int(c["unscored"]),
-                errors=int(c["errors"]),
-                cut_off=int(c["cutOff"]),
-                salvaged=int(c["salvaged"]),
-                voted=int(c["voted"]),
-                agreed=int(c["agreed"]),
+                verdicts=_count(c, "verdicts"),
+                unreadable=_count(c, "unreadable"),
+                reasked=_count(c, "reasked"),
+                unscored=_count(c, "unscored"),
+                errors=_count(c, "errors"),
+                cut_off=_count(c, "cutOff"),
+                salvaged=_count(c, "salvaged"),
+                voted=_count(c, "voted"),
+                agreed=_count(c, "agreed"),
             )
             for name, c in data["judges"].items()
         },
-        decided=int(data["decided"]),
-        agreement_sum=float(data["agreementSum"]),
-        unanimous=int(data["unanimous"]),
+        decided=_count(data, "decided"),
+        agreement_sum=_number(data, "agreementSum"),
+        unanimous=_count(data, "unanimous"),
     )
 
 
@@ -393,16 +398,56 @@ def _evaluation(row: EvaluationRow) -> dict[str, Any]:
     return entry
 
 
+def _count(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    if key not in data and default is not None:
+        return default
+    return read_count(data[key], key)
+
+
+def _number(data: Mapping[str, Any], key: str) -> float:
+    return read_number(data[key], key)
+
+
+def _flag(data: Mapping[str, Any], key: str) -> bool:
+    value = data[key]
+    if not isinstance(value, bool):
+        raise ValueError(f"field {key!r}: expected true or false, got {value!r}")
+    return value
+
+
+def _by_k(data: Mapping[str, Any], key: str) -> dict[int, float]:
+    found: dict[int, float] = {}
+    for k, value in read_mapping(data[key], key).items():
+        if not str(k).isdigit():
+            raise ValueError(f"field {key!r}: its keys are numbers of tries, got {k!r}")
+        found[int(k)] = read_number(value, key, low=0.0, high=1.0)
+    return found
+
+
+def _rows(entries: object) -> tuple[EvaluationRow, ...]:
+    rows = []
+    for number, entry in enumerate(read_list(entries, "evaluations")):
+        try:
+            rows.append(_row(read_mapping(entry, "evaluations")))
+        except KeyError as exc:
+            raise ValueError(f"evaluations[{number}]: field {exc} is missing") from exc
+        except ValueError as exc:
+            name = entry.get("name") if isinstance(entry, Mapping) else None
+            sample = f" (sample {name!r})" if isinstance(name, str) else ""
+            raise ValueError(f"evaluations[{number}]{sample}: {exc}") from exc
+    return tuple(rows)
+
+
 def _moments(data: Mapping[str, Any] | None) -> ClusteredMean:
     if not data:
         return ClusteredMean()
     return ClusteredMean(
-        rows=int(data["rows"]),
-        total=float(data["total"]),
-        clusters=int(data["clusters"]),
-        cluster_sq=float(data["clusterSq"]),
-        cluster_cross=float(data["clusterCross"]),
-        cluster_size_sq=float(data["clusterSizeSq"]),
+        rows=_count(data, "rows"),
+        total=_number(data, "total"),
+        clusters=_count(data, "clusters"),
+        cluster_sq=_number(data, "clusterSq"),
+        cluster_cross=_number(data, "clusterCross"),
+        cluster_size_sq=_number(data, "clusterSizeSq"),
     )
 
 
@@ -456,47 +501,51 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 "not a report.json written by this aeval version (formatVersion "
                 f"{FORMAT_VERSION} expected): re-run the evaluation, or render its rows.jsonl"
             )
-        run_data = data["run"]
-        run = RunInfo(
-            started_at=_time(run_data, "startedAt"),
-            finished_at=_time(run_data, "finishedAt"),
-            complete=bool(data["complete"]),
-            samples_expected=data.get("samplesExpected"),
-            concurrency=run_data.get("concurrency"),
-            repeats=int(run_data.get("repeats") or 1),
-            strategies=tuple(run_data.get("strategies") or ()),
-            aeval_version=run_data.get("aevalVersion"),
-            git_commit=run_data.get("gitCommit"),
-            warnings=tuple(run_data.get("warnings") or ()),
-            shard=run_data.get("shard"),
-            config_digest=run_data.get("configDigest"),
-            dataset_digest=run_data.get("datasetDigest"),
-            dataset_samples=run_data.get("datasetSamples"),
-            executor=run_data.get("executor"),
+        run_data = read_mapping(data["run"], "run")
+        run = RunInfo.from_dict(
+            {
+                "started_at": _time(run_data, "startedAt"),
+                "finished_at": _time(run_data, "finishedAt"),
+                "complete": data["complete"],
+                "samples_expected": data.get("samplesExpected"),
+                "concurrency": run_data.get("concurrency"),
+                "repeats": run_data.get("repeats") or 1,
+                "strategies": run_data.get("strategies") or (),
+                "aeval_version": run_data.get("aevalVersion"),
+                "git_commit": run_data.get("gitCommit"),
+                "warnings": run_data.get("warnings") or (),
+                "shard": run_data.get("shard"),
+                "config_digest": run_data.get("configDigest"),
+                "dataset_digest": run_data.get("datasetDigest"),
+                "dataset_samples": run_data.get("datasetSamples"),
+                "executor": run_data.get("executor"),
+            }
         )
         counts = {
-            Outcome.PASSED: int(data["passed"]),
-            Outcome.FAILED: int(data["failed"]),
-            Outcome.UNSCORED: int(data["unscored"]),
-            Outcome.ERROR: int(data["errors"]),
-            Outcome.SKIPPED: int(data["skipped"]),
+            Outcome.PASSED: _count(data, "passed"),
+            Outcome.FAILED: _count(data, "failed"),
+            Outcome.UNSCORED: _count(data, "unscored"),
+            Outcome.ERROR: _count(data, "errors"),
+            Outcome.SKIPPED: _count(data, "skipped"),
         }
         tags = {
             tag: TagStatistics(
-                total=int(t["rows"]), passed=int(t["passed"]), moments=_moments(t["clusterSums"])
+                total=_count(t, "rows"),
+                passed=_count(t, "passed"),
+                moments=_moments(t["clusterSums"]),
             )
             for tag, t in data["tags"].items()
         }
         strategies = {
             name: StrategyStatistics(
-                total=int(s["rows"]),
-                passed=int(s["passed"]),
-                failed=int(s["failed"]),
-                unscored=int(s["unscored"]),
-                errors=int(s["errors"]),
-                score_sum=float(s["scoreSum"]),
-                scored=int(s["scored"]),
-                skipped=int(s["skipped"]),
+                total=_count(s, "rows"),
+                passed=_count(s, "passed"),
+                failed=_count(s, "failed"),
+                unscored=_count(s, "unscored"),
+                errors=_count(s, "errors"),
+                score_sum=_number(s, "scoreSum"),
+                scored=_count(s, "scored"),
+                skipped=_count(s, "skipped"),
                 moments=_moments(s["clusterSums"]),
             )
             for name, s in data["strategies"].items()
@@ -505,39 +554,41 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
         if "repeats" in data:
             r = data["repeats"]
             repeats = RepeatStatistics(
-                repeats=int(r["repeats"]),
-                pairs=int(r["pairs"]),
+                repeats=_count(r, "repeats"),
+                pairs=_count(r, "pairs"),
                 flaky=tuple(
                     FlakyCase(
                         sample=c["sample"],
                         strategy=c["strategy"],
-                        passed=int(c["passed"]),
-                        runs=int(c["runs"]),
+                        passed=_count(c, "passed"),
+                        runs=_count(c, "runs"),
                     )
                     for c in r["flaky"]
                 ),
-                pass_at_k={int(k): float(v) for k, v in r["passAtK"].items()},
-                pass_hat_k={int(k): float(v) for k, v in r["passHatK"].items()},
+                pass_at_k=_by_k(r, "passAtK"),
+                pass_hat_k=_by_k(r, "passHatK"),
                 output_agreement=r["outputAgreement"],
-                inconsistent=tuple((c["sample"], float(c["agreement"])) for c in r["inconsistent"]),
+                inconsistent=tuple(
+                    (c["sample"], _number(c, "agreement")) for c in r["inconsistent"]
+                ),
             )
         usage = data["usage"]
         return EvaluationReport._from_parts(
-            rows=tuple(_row(entry) for entry in data["evaluations"]),
+            rows=_rows(data["evaluations"]),
             counts=counts,
             tags=tags,
             strategies=strategies,
-            function_errors=int(data["failedCalls"]),
-            calls=int(data["calls"]),
-            samples=int(data["totalSamples"]),
+            function_errors=_count(data, "failedCalls"),
+            calls=_count(data, "calls"),
+            samples=_count(data, "totalSamples"),
             moments=_moments(data["clusterSums"]),
             run=run,
-            holds_all_rows=bool(data["holdsAllRows"]),
+            holds_all_rows=_flag(data, "holdsAllRows"),
             usage=ModelUsage(
-                retries=usage["retries"],
-                prompt_tokens=usage["promptTokens"],
-                completion_tokens=usage["completionTokens"],
-                cost=usage["cost"],
+                retries=_count(usage, "retries"),
+                prompt_tokens=_count(usage, "promptTokens"),
+                completion_tokens=_count(usage, "completionTokens"),
+                cost=read_number(usage["cost"], "cost", low=0.0),
             ),
             repeats=repeats,
             calibration={
@@ -548,5 +599,9 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
         )
     except FormatError:
         raise
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+    except KeyError as exc:
+        raise FormatError(f"not a valid report.json: field {exc} is missing") from exc
+    except (orjson.JSONDecodeError, ValueError) as exc:
+        raise FormatError(f"not a valid report.json: {exc}") from exc
+    except (TypeError, AttributeError) as exc:
         raise FormatError(f"not a valid report.json: {type(exc).__name__}: {exc}") from exc

@@ -524,12 +524,14 @@ class OnlineEvaluator:
         since: Since | None = None,
         tag: str | None = None,
         strategy: str | None = None,
-    ) -> float:
+    ) -> float | None:
         """The score (100 × passed rows / rows) of the responses since ``since``.
 
+        ``None`` when the window holds no row there (no data, which is not a score of 0).
+
         Args:
-            since: Unix time, a ``datetime`` or a ``timedelta`` ago (``timedelta(hours=1)``);
-                ``None`` counts every row the window keeps.
+            since: Unix time, a ``datetime`` (naive means UTC) or a ``timedelta`` ago
+                (``timedelta(hours=1)``); ``None`` counts every row the window keeps.
             tag: Only the rows of responses with this tag.
             strategy: Only the rows of this strategy.
         """

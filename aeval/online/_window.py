@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TypeAlias
 
 from .._results import EvaluationRow, Outcome
@@ -13,7 +13,8 @@ from .._results import EvaluationRow, Outcome
 __all__ = ["Since", "Window", "WindowScore", "as_timestamp"]
 
 Since: TypeAlias = float | datetime | timedelta
-"""A moment: Unix time, a ``datetime`` (naive means local time), or a ``timedelta`` ago."""
+"""A moment: Unix time, a ``datetime`` (naive means UTC, as in the run store), or a
+``timedelta`` ago."""
 
 # Counter slots: rows, passed, failed, errors, unscored, skipped, scored rows, sum of scores.
 _ROWS, _PASSED, _FAILED, _ERRORS, _UNSCORED, _SKIPPED, _SCORED, _SUM = range(8)
@@ -28,11 +29,12 @@ _Key: TypeAlias = tuple[str | None, str | None]  # (strategy, tag); tag None cou
 
 
 def as_timestamp(moment: Since, now: float) -> float:
-    """``moment`` as Unix time (a ``timedelta`` counts back from ``now``)."""
+    """``moment`` as Unix time (a ``timedelta`` counts back from ``now``; a naive
+    ``datetime`` is UTC, as everywhere in aeval)."""
     if isinstance(moment, timedelta):
         return now - moment.total_seconds()
     if isinstance(moment, datetime):
-        return moment.timestamp()
+        return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
     if isinstance(moment, bool) or not isinstance(moment, int | float) or math.isnan(moment):
         raise TypeError(
             f"since must be Unix time, a datetime or a timedelta, got {type(moment).__name__}"
@@ -71,9 +73,9 @@ class WindowScore:
     mean_score: float | None
 
     @property
-    def score(self) -> float:
-        """100 × passed rows / rows, as a report's score; 0.0 without rows."""
-        return 100.0 * self.passed / self.rows if self.rows else 0.0
+    def score(self) -> float | None:
+        """100 × passed rows / rows, as a report's score; ``None`` without rows (no data)."""
+        return 100.0 * self.passed / self.rows if self.rows else None
 
 
 class Window:
