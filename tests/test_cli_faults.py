@@ -138,6 +138,28 @@ def test_hostile_outputs_become_rows_and_every_report_is_written(project: Path, 
     assert written == ["report.html", "report.json", "report.md", "report.xml", "rows.jsonl"]
 
 
+def test_an_integer_too_long_for_str_becomes_rows_and_reports(project: Path, cli: Cli) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:huge\n"
+        "strategies: [{name: not_blank}]\noutput: {dir: out, formats: [markdown, json, junit, "
+        "html]}\n",
+    )
+    result = cli("run", config, cwd=project)
+    assert result.returncode == 0, result.stderr
+    shown = "<int of 5001 digits: 7.00000e+5000, ending ...000001>"
+    rows = rows_of(project / "out" / "rows.jsonl")
+    assert [row["output"] for row in rows] == [
+        shown,
+        {"n": [shown], "k": {shown: "<int of 5001 digits: -7.00000e+5000, ending ...000001>"}},
+        {"n": [shown], "k": {shown: "<int of 5001 digits: -7.00000e+5000, ending ...000001>"}},
+    ]
+    assert all(row["notes"] for row in rows)
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert report["complete"] is True
+    assert shown in (project / "out" / "report.md").read_text()
+
+
 def test_repeats_show_pass_at_k_flakiness_and_agreement(project: Path, cli: Cli) -> None:
     config = write_config(
         project,

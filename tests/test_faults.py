@@ -47,6 +47,7 @@ HOSTILE: dict[str, Any] = {
     "surrogate": "cut inside an emoji \ud83d",
     "tuple-keys": {(1, 2): "x", "ok": 1},
     "big-int": 2**80,
+    "huge-int": 7 * 10**5000 + 1,  # too long for str() (over 4,300 digits)
     "cyclic": cyclic(),
     "unprintable": Unprintable(),
     "deep": [],
@@ -82,6 +83,7 @@ async def test_any_output_becomes_a_row_in_every_sink_and_every_format(tmp_path:
     assert run is not None and run.complete
     by_name = {row.name: row for row in rows}
     assert by_name["big-int"].output == str(2**80)
+    assert by_name["huge-int"].output == "<int of 5001 digits: 7.00000e+5000, ending ...000001>"
     assert by_name["surrogate"].output == "cut inside an emoji \\ud83d"
     lines = [orjson.loads(line) for line in (tmp_path / "rows.jsonl").read_bytes().splitlines()]
     noted = {line["name"] for line in lines if line.get("notes")}

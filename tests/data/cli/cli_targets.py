@@ -76,3 +76,9 @@ async def hostile(params: Parameters) -> object:
         "world": {(1, 2): 2**70, "loop": looped},
         "left": _Unprintable(),
     }[str(params[0])]
+
+
+def huge(params: Parameters) -> object:
+    """An integer too long for ``str()`` (more than 4,300 digits), alone and nested."""
+    number = 7 * 10**5000 + 1
+    return number if params[0] == "hello" else {"n": [number], "k": {number: -number}}
