@@ -10,8 +10,9 @@ from typing import Any
 
 import anyio
 
-from ._results import EvaluationResult, safe_str
+from ._results import EvaluationResult, StrayCancellation, safe_str
 from ._samples import EvaluationSample, Parameters
+from ._workers import running_asyncio
 
 __all__ = [
     "BoundFunction",
@@ -20,6 +21,7 @@ __all__ = [
     "bind_function",
     "is_async_callable",
     "prepare_strategies",
+    "stray_cancellation",
     "strategy_name",
 ]
 
@@ -195,6 +197,26 @@ def prepare_strategies(strategies: Sequence[object]) -> tuple[PreparedStrategy, 
     return tuple(prepared)
 
 
+def stray_cancellation(exc: BaseException, who: str) -> StrayCancellation | None:
+    """A :class:`StrayCancellation` for ``exc`` when it is a ``CancelledError`` that does not
+    cancel the task it reached, else ``None`` (a real cancellation, or no ``CancelledError``).
+
+    On asyncio a task being cancelled counts the request (``Task.cancelling()``, which anyio's
+    cancel scopes and ``asyncio.timeout`` keep too); a ``CancelledError`` that reaches a task
+    no one asked to cancel came from something it awaited. On trio a ``Cancelled`` cannot be
+    raised that way: it is always real.
+    """
+    asyncio = running_asyncio()
+    if asyncio is None or not isinstance(exc, asyncio.CancelledError):
+        return None
+    task = asyncio.current_task()
+    if task is None or task.cancelling():
+        return None
+    stray = StrayCancellation(who)
+    stray.__cause__ = exc
+    return stray
+
+
 async def apply_strategy(
     evaluate: StrategyCall, name: str, sample: EvaluationSample, output: Any
 ) -> EvaluationResult:
@@ -202,11 +224,14 @@ async def apply_strategy(
 
     A strategy cannot stop the run: ``SystemExit``, ``KeyboardInterrupt`` or another
     ``BaseException`` it raises (cancellation and ``GeneratorExit`` aside) becomes a
-    ``RuntimeError`` naming it, so the caller makes an error row of it, as of any error.
+    ``RuntimeError`` naming it, so the caller makes an error row of it, as of any error. A
+    ``CancelledError`` propagates only when this task is being cancelled; one that came from
+    something the strategy awaited becomes a :class:`StrayCancellation`.
 
     Raises:
         TypeError: The strategy returned something else.
         RuntimeError: The strategy raised a ``BaseException`` that is not an ``Exception``.
+        StrayCancellation: The strategy raised ``CancelledError`` outside a cancellation.
         Exception: Whatever the strategy raised.
     """
     try:
@@ -216,7 +241,12 @@ async def apply_strategy(
     except Exception:
         raise
     except BaseException as exc:
-        if isinstance(exc, GeneratorExit | anyio.get_cancelled_exc_class()):
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            stray = stray_cancellation(exc, f"strategy {name}")
+            if stray is None:
+                raise
+            raise stray from exc
+        if isinstance(exc, GeneratorExit):
             raise
         raise RuntimeError(
             f"strategy {name} raised {type(exc).__name__}"

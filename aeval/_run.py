@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._aggregator import Aggregator
-from ._callables import BoundFunction, PreparedStrategy, apply_strategy
+from ._callables import BoundFunction, PreparedStrategy, apply_strategy, stray_cancellation
 from ._exceptions import AbandonedCallsError
 from ._executor import (
     ExecutorJob,
@@ -148,6 +148,9 @@ class Run:
             if self._threads is not None:
                 self._threads.close()
             with anyio.CancelScope(shield=True):
+                if complete and (short := self.aggregator.shortfall()) is not None:
+                    complete = False
+                    self._warnings.append(short)
                 now = time.time()
                 ended = self.aggregator.run_info.replace(finished_at=now, complete=complete)
                 warnings = (*self._warnings, *self.sinks.warnings)
@@ -246,11 +249,18 @@ class Run:
                 else:
                     output = await self._call_with_timeout(sample.parameters, scorer.timeout)
             except BaseException as exc:
-                if isinstance(exc, self._cancelled() | AbandonedCallsError):
+                failure: BaseException = exc
+                if isinstance(exc, self._cancelled()):
+                    stray = stray_cancellation(exc, "the function under test")
+                    if stray is None:
+                        raise
+                    failure = stray
+                elif isinstance(exc, AbandonedCallsError):
                     raise
-                if isinstance(exc, KeyboardInterrupt):
+                elif isinstance(exc, KeyboardInterrupt):
                     raise TargetInterrupt(exc) from None
-                await self._add_call_failure(sample, exc, perf_counter() - started, index, repeat)
+                duration = perf_counter() - started
+                await self._add_call_failure(sample, failure, duration, index, repeat)
                 return
             duration = perf_counter() - started
             self.aggregator.count_sample(repeat=repeat)

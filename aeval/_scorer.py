@@ -60,7 +60,9 @@ class Scorer:
     (``SystemExit`` and other ``BaseException`` included) or times out yields one error row per
     strategy; a strategy that raises yields an error row and the others still run.
     Cancellation propagates, and so does a ``KeyboardInterrupt`` raised by the function under
-    test: the run stops as on Ctrl-C, after every finished row has reached the sinks.
+    test: the run stops as on Ctrl-C, after every finished row has reached the sinks. A
+    ``CancelledError`` raised while the run is not being cancelled (the function or a strategy
+    awaited a task that something else cancelled) is an error row of type ``CancelledError``.
 
     Nothing bound to an event loop is created here, so a Scorer built outside a loop works
     inside one. ``async with`` is optional; after :meth:`aclose` the Scorer refuses to run.

@@ -138,6 +138,25 @@ def test_hostile_outputs_become_rows_and_every_report_is_written(project: Path, 
     assert written == ["report.html", "report.json", "report.md", "report.xml", "rows.jsonl"]
 
 
+def test_a_cancelled_error_from_the_target_is_an_error_row_not_a_vanished_sample(
+    project: Path, cli: Cli
+) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:cancels\n"
+        "strategies: [{name: not_blank}]\noutput: {dir: out, formats: [json]}\n",
+    )
+    result = cli("run", config, cwd=project)
+    rows = sorted(rows_of(project / "out" / "rows.jsonl"), key=lambda row: row["index"])
+    assert [row["name"] for row in rows] == ["hello", "world", "mismatch"], result
+    error = rows[1]["error"]
+    assert error["type"] == "CancelledError"
+    assert "but the run was not cancelled" in error["message"]
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert report["complete"] is True
+    assert report["totalSamples"] == 3
+
+
 def test_an_integer_too_long_for_str_becomes_rows_and_reports(project: Path, cli: Cli) -> None:
     config = write_config(
         project,
@@ -148,7 +167,7 @@ def test_an_integer_too_long_for_str_becomes_rows_and_reports(project: Path, cli
     result = cli("run", config, cwd=project)
     assert result.returncode == 0, result.stderr
     shown = "<int of 5001 digits: 7.00000e+5000, ending ...000001>"
-    rows = rows_of(project / "out" / "rows.jsonl")
+    rows = sorted(rows_of(project / "out" / "rows.jsonl"), key=lambda row: row["index"])
     assert [row["output"] for row in rows] == [
         shown,
         {"n": [shown], "k": {shown: "<int of 5001 digits: -7.00000e+5000, ending ...000001>"}},

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from .._callables import PreparedStrategy, prepare_strategies
+from .._callables import PreparedStrategy, prepare_strategies, stray_cancellation
 from .._redact import Redactor
 from .._results import EvaluationRow, Outcome
 from .._run_info import RunInfo, current_git_commit
@@ -444,6 +444,21 @@ class OnlineEvaluator:
             try:
                 await self._evaluate(job)
                 settled = True
+            except BaseException as exc:
+                cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+                if cancelled and stray_cancellation(exc, "the evaluation") is None:
+                    raise
+                self._accounts.crashed += 1
+                settled = True
+                logger.error(
+                    "aeval.online %r: the evaluation of response %d stopped on %s outside the "
+                    "strategies; the response is dropped (statistics().crashed) and the worker "
+                    "goes on with the next one",
+                    self.name,
+                    job.seq,
+                    type(exc).__name__,
+                    exc_info=exc,
+                )
             finally:
                 self._accounts.in_flight -= 1
                 if not settled:  # cancelled at the drain deadline

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import anyio
@@ -82,3 +83,13 @@ def huge(params: Parameters) -> object:
     """An integer too long for ``str()`` (more than 4,300 digits), alone and nested."""
     number = 7 * 10**5000 + 1
     return number if params[0] == "hello" else {"n": [number], "k": {number: -number}}
+
+
+async def cancels(params: Parameters) -> object:
+    """Raises ``CancelledError`` for ``world`` by awaiting a task something else cancelled."""
+    if params[0] != "world":
+        return params[0]
+    task = asyncio.get_running_loop().create_task(asyncio.sleep(3600, "never"))
+    await asyncio.sleep(0)
+    task.cancel()
+    return await task
