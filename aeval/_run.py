@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._aggregator import Aggregator
-from ._callables import BoundFunction, PreparedStrategy, apply_strategy, stray_cancellation
+from ._callables import (
+    BoundFunction,
+    PreparedStrategy,
+    apply_strategy,
+    strategy_threads,
+    stray_cancellation,
+)
 from ._exceptions import AbandonedCallsError
 from ._executor import (
     ExecutorJob,
@@ -22,7 +28,7 @@ from ._executor import (
     check_sample,
 )
 from ._groups import unwrap_single_group
-from ._results import ErrorInfo, EvaluationRow
+from ._results import ErrorInfo, EvaluationResult, EvaluationRow
 from ._run_info import RunInfo, current_git_commit
 from ._samples import EvaluationSample, Parameters
 from ._sinks import SinkGroup
@@ -104,7 +110,7 @@ class Run:
         self._emit = emit
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
-        if not self.is_async and self.remote is None:
+        if self.remote is None:  # sync functions and sync strategies run in its threads
             self._threads = DaemonThreads(max_abandoned=scorer.max_abandoned)
         workers = scorer.concurrency
         expected = len(self.samples) if isinstance(self.samples, Sized) else None
@@ -125,7 +131,7 @@ class Run:
         complete = False
         try:
             await self.sinks.start(run)
-            with unwrap_single_group():
+            with unwrap_single_group(), strategy_threads(self._threads):
                 if self.remote is not None:
                     await self._run_remote(self.remote)
                 elif isinstance(self.samples, AsyncIterable):
@@ -327,14 +333,24 @@ class Run:
         repeat: int,
     ) -> EvaluationRow:
         started = perf_counter()
+        timeout = self.scorer.timeout
         try:
-            result = await apply_strategy(strategy.evaluate, strategy.name, sample, output)
+            if timeout is None:
+                result = await apply_strategy(
+                    strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
+                )
+            else:
+                result = await self._apply_with_timeout(strategy, sample, output, timeout)
         except Exception as exc:
+            if isinstance(exc, SampleTimeout):
+                error = ErrorInfo("TimeoutError", str(exc))
+            else:
+                error = ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks)
             return EvaluationRow.from_error(
                 sample,
                 strategy.name,
                 output,
-                ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks),
+                error,
                 duration=duration,
                 strategy_duration=perf_counter() - started,
                 index=index,
@@ -352,6 +368,17 @@ class Run:
             index=index,
             repeat=repeat,
             position=strategy.position,
+        )
+
+    async def _apply_with_timeout(
+        self, strategy: PreparedStrategy, sample: EvaluationSample, output: Any, seconds: float
+    ) -> EvaluationResult:
+        with anyio.move_on_after(seconds):
+            return await apply_strategy(
+                strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
+            )
+        raise SampleTimeout(
+            f"the strategy {strategy.name} did not finish within {seconds:g} s (Scorer timeout)"
         )
 
     async def _add(self, row: EvaluationRow) -> None:
@@ -376,4 +403,5 @@ def retries_of(exc: BaseException) -> dict[str, int] | None:
 
 
 class SampleTimeout(Exception):
-    """The per-sample timeout expired (kept apart from a TimeoutError the function raises)."""
+    """The Scorer's timeout expired on a call of the function under test or of a strategy
+    (kept apart from a TimeoutError either raises)."""

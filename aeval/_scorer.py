@@ -54,7 +54,9 @@ class Scorer:
 
     The function is called once per sample (per repeat): ``async def`` functions are awaited,
     plain functions run in daemon worker threads, at most ``concurrency`` at once, never on the
-    event loop. Each strategy then runs, in the order given, on that output.
+    event loop. Each strategy then runs, in the order given, on that output: sync strategies in
+    those threads too (a strategy that blocks cannot stall the loop, and ``timeout`` bounds
+    it), except the built-in text checks, which are pure and cheap and run on the loop.
 
     Every (sample, repeat, strategy) yields exactly one row. A function under test that raises
     (``SystemExit`` and other ``BaseException`` included) or times out yields one error row per
@@ -69,8 +71,9 @@ class Scorer:
 
     Args:
         concurrency: The most samples in flight at once (>= 1).
-        timeout: Seconds allowed for one call of the function under test; a call that takes
-            longer becomes an error row. ``None`` (the default) waits for ever, as upstream.
+        timeout: Seconds allowed for one call of the function under test, and for one
+            strategy on one output; a call that takes longer becomes an error row
+            (``TimeoutError``). ``None`` (the default) waits for ever, as upstream.
         repeats: Times each sample is run (for consistency checks); rows carry ``repeat``.
         keep: Which rows the report holds: ``"all"``, ``"failures"`` or ``"none"``. Counts and
             scores always cover every row.
@@ -81,7 +84,7 @@ class Scorer:
         redact: Secrets (API keys, tokens) replaced by ``[REDACTED]`` in every row's output,
             explanation, metadata and error before the row reaches the sinks and the report
             (values shorter than 4 characters are left alone).
-        max_abandoned: For a sync function under test with a ``timeout``: the most calls
+        max_abandoned: For a sync function or strategy with a ``timeout``: the most calls
             abandoned at their timeout that may still be running in background threads
             (default: 4 × concurrency, at least 16). One more stops the run with
             ``AbandonedCallsError``.

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,6 +101,38 @@ def test_a_hanging_sync_target_cannot_keep_the_run_alive(project: Path) -> None:
     assert result.returncode == 0, result.stderr
     rows = rows_of(project / "out" / "rows.jsonl")
     assert [row["error"]["type"] for row in rows] == ["TimeoutError"] * 3
+
+
+def test_a_blocking_sync_strategy_cannot_make_the_run_deaf_to_sigterm(project: Path) -> None:
+    # a real process: the signal goes to it, and the blocked thread must not keep it alive
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\n"
+        "strategies: [{class: 'cli_targets:Moderation'}]\noutput: {dir: out, formats: [json]}\n",
+    )
+    entered = project / "moderation-entered"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aeval", "run", str(config)],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not entered.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert entered.exists(), "the strategy was never called"
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 143, stderr
+    assert stdout.splitlines()[-1].startswith("TERMINATED")
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert report["complete"] is False
 
 
 def test_too_many_abandoned_calls_stop_the_run_with_exit_3(project: Path, cli: Cli) -> None:

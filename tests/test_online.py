@@ -7,11 +7,14 @@ import logging
 import subprocess
 import sys
 import textwrap
+import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
+import anyio.to_thread
 import pytest
 
 from aeval import (
@@ -433,6 +436,48 @@ async def test_a_worker_stopped_by_a_base_exception_goes_on_and_says_so(
     assert "evaluation of response 1 stopped on Fatal outside the strategies" in (
         logged[0].getMessage()
     )
+
+
+async def test_a_blocking_sync_strategy_never_blocks_the_host_loop() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def moderation(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        entered.set()
+        # bounded, so that a regression (the call blocking the event loop) fails, not hangs
+        return EvaluationResult.from_boolean(release.wait(timeout=10))
+
+    sink = MemorySink()
+    progressed: list[bool] = []
+    async with OnlineEvaluator(moderation, NotBlankStrategy(), sink=sink) as online:
+        online.submit("q", "answer")
+        await anyio.to_thread.run_sync(entered.wait)
+        await anyio.lowlevel.checkpoint()  # the service's own coroutines go on meanwhile
+        progressed.append(not release.is_set())
+        release.set()
+        await online.join()
+    assert progressed == [True]
+    assert [(row.strategy, row.outcome) for row in sink.rows] == [
+        ("moderation", Outcome.PASSED),
+        ("NotBlankStrategy", Outcome.PASSED),
+    ]
+
+
+async def test_a_blocking_sync_strategy_is_abandoned_at_the_online_timeout() -> None:
+    release = threading.Event()
+
+    def moderation(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        return EvaluationResult.from_boolean(release.wait(timeout=10))
+
+    sink = MemorySink()
+    try:
+        async with OnlineEvaluator(moderation, sink=sink, timeout=0.05) as online:
+            online.submit("q", "answer")
+            await online.join()
+    finally:
+        release.set()
+    assert [str(row.error) for row in sink.rows] == [
+        "TimeoutError: the strategy did not finish within 0.05 s (online timeout)"
+    ]
 
 
 async def test_errors_in_strategies_become_error_rows_and_the_others_still_run() -> None:

@@ -93,3 +93,14 @@ async def cancels(params: Parameters) -> object:
     await asyncio.sleep(0)
     task.cancel()
     return await task
+
+
+class Moderation:
+    """A sync strategy that blocks for ever (a moderation API that never answers), after
+    writing ``moderation-entered`` in the working directory."""
+
+    def evaluate(self, sample: object, output: object) -> object:
+        with open("moderation-entered", "w", encoding="utf-8") as marker:
+            marker.write("entered")
+        threading.Event().wait()
+        raise AssertionError("unreachable")
