@@ -657,3 +657,36 @@ async def test_built_in_text_checks_run_on_the_event_loop_and_plain_functions_do
     report = await Scorer().evaluate(make_samples(1), echo, Recording(), plain)
     assert report.passed_count == 2
     assert seen[0] == threading.get_ident() != seen[1]
+
+
+async def test_progress_shows_on_stderr_as_lines_when_not_on_a_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    async with Scorer(progress=True) as scorer:
+        report = await scorer.evaluate(make_samples(4), echo, equals)
+        async with scorer.stream(make_samples(2), echo, equals) as rows:
+            await rows.finish()
+    captured = capsys.readouterr()
+    assert report.passed_count == 4 and captured.out == ""
+    lines = captured.err.splitlines()
+    assert lines[0] == "aeval: evaluating 4 samples"
+    assert lines[-4].startswith("aeval: done: 4/4 samples | 4 rows | pass 100.0% | 0 errors")
+    assert lines[-3] == "aeval: evaluating 2 samples"
+    assert lines[-1].startswith("aeval: done: 2/2 samples | 2 rows | pass 100.0% | 0 errors")
+
+
+async def test_progress_is_rich_s_live_bar_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "120")
+    report = await Scorer(progress=True).evaluate(make_samples(3), echo, equals)
+    captured = capsys.readouterr()
+    assert report.passed_count == 3 and captured.out == ""
+    assert "aeval: evaluating" not in captured.err
+    assert "3/3" in captured.err and "3 rows | pass 100.0%" in captured.err
+
+
+def test_progress_takes_a_boolean() -> None:
+    with pytest.raises(TypeError, match="progress must be True or False, got 'yes'"):
+        Scorer(progress="yes")  # type: ignore[arg-type]

@@ -33,6 +33,7 @@ from .._exceptions import (
     StoreError,
 )
 from .._jsonsafe import safe_text
+from .._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from .._report import EvaluationReport
 from .._shards import Shard
 from .._sinks import read_run
@@ -47,7 +48,6 @@ from ._history import (
     run_store_path,
     runs_command,
 )
-from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from ._run import ROWS_FILE, execute
 from ._scale import check_config, gate_config, merge_files, merge_inputs, write_rows
 from ._schema import schema_text
