@@ -341,6 +341,8 @@ class Run:
                 )
             else:
                 result = await self._apply_with_timeout(strategy, sample, output, timeout)
+        except AbandonedCallsError:
+            raise
         except Exception as exc:
             if isinstance(exc, SampleTimeout):
                 error = ErrorInfo("TimeoutError", str(exc))

@@ -208,6 +208,28 @@ async def test_too_many_abandoned_calls_stop_the_run_with_a_clear_error(tmp_path
     assert run is not None and run.complete is False
 
 
+async def test_abandoned_sync_strategy_calls_count_against_the_same_cap() -> None:
+    release = threading.Event()
+
+    def stuck(sample: EvaluationSample, output: object) -> EvaluationResult:
+        release.wait()
+        return EvaluationResult.passing()
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], None) for i in range(10))
+    rows: list[EvaluationRow] = []
+    try:
+        with pytest.raises(AbandonedCallsError, match=r"2 calls .*or of a sync strategy"):
+            async with (
+                Scorer(timeout=0.01, max_abandoned=2) as scorer,
+                scorer.stream(samples, echo, stuck) as stream,
+            ):
+                rows.extend([row async for row in stream])
+    finally:
+        release.set()
+    assert [row.name for row in rows] == ["s0", "s1"]
+    assert all(row.error is not None and row.error.type == "TimeoutError" for row in rows)
+
+
 async def test_an_error_raised_after_retries_counts_them_once_per_call() -> None:
     def judge(sample: EvaluationSample, output: object) -> EvaluationResult:
         error = ModelHTTPError("HTTP 503", status=503, url="http://x", body="")
