@@ -67,13 +67,29 @@ from ._sync import evaluate_sync
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from ._compare import ChangedPair, Comparison, ComparisonAssert, PairKey, RunSource, compare
+    from ._compare import (
+        ChangedPair,
+        Comparison,
+        ComparisonAssert,
+        PairKey,
+        RunSource,
+        compare,
+        compare_sync,
+    )
     from ._store import HistoryPoint, RunStore, RunSummary, StoreSink
     from .strategies._cache import CacheStatistics, JudgeCache
 
 _LAZY = {
     **dict.fromkeys(
-        ("ChangedPair", "Comparison", "ComparisonAssert", "PairKey", "RunSource", "compare"),
+        (
+            "ChangedPair",
+            "Comparison",
+            "ComparisonAssert",
+            "PairKey",
+            "RunSource",
+            "compare",
+            "compare_sync",
+        ),
         "._compare",
     ),
     **dict.fromkeys(("HistoryPoint", "RunStore", "RunSummary", "StoreSink"), "._store"),
@@ -173,6 +189,7 @@ __all__ = [
     "assert_that",
     "calibrate",
     "compare",
+    "compare_sync",
     "evaluate_sync",
     "merge_reports",
     "read_rows",

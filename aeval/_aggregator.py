@@ -349,9 +349,30 @@ class Aggregator:
         warnings: tuple[str, ...] = (),
         finished_at: float | None = None,
     ) -> None:
-        """Mark the end of the run: its wall clock, whether it went through every sample."""
+        """Mark the end of the run: its wall clock, whether it went through every sample.
+
+        A run whose source had a length is complete only with every call of every sample
+        counted: whatever stopped a worker early, a report short of samples never says
+        ``complete``.
+        """
         self._finished = finished_at if finished_at is not None else time.time()
+        if complete and (short := self.shortfall()) is not None:
+            complete = False
+            warnings = (*warnings, short)
         self._run = self._run.replace(complete=complete, warnings=(*self._run.warnings, *warnings))
+
+    def shortfall(self) -> str | None:
+        """What is missing when fewer calls were counted than the run's source expected."""
+        expected = self._run.samples_expected
+        if expected is None:
+            return None
+        calls = expected * (self._repeats or self._run.repeats)
+        if self._samples >= expected and self._calls >= calls:
+            return None
+        return (
+            f"only {self._calls} of the {calls} calls expected were evaluated "
+            f"({self._samples} of {expected} samples): the run is not complete"
+        )
 
     def count_sample(self, *, repeat: int = 0, failed: bool = False) -> None:
         """Count one call of the function under test.

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
-from ._results import EvaluationResult, safe_str
+from ._results import EvaluationResult, StrayCancellation, safe_str
 from ._samples import EvaluationSample, Parameters
+from ._threads import DaemonThreads
+from ._workers import running_asyncio
 
 __all__ = [
     "BoundFunction",
@@ -20,8 +24,13 @@ __all__ = [
     "bind_function",
     "is_async_callable",
     "prepare_strategies",
+    "runs_inline",
+    "strategy_threads",
+    "stray_cancellation",
     "strategy_name",
 ]
+
+_THREADS: ContextVar[DaemonThreads | None] = ContextVar("aeval_strategy_threads", default=None)
 
 
 def is_async_callable(obj: object) -> bool:
@@ -155,11 +164,38 @@ StrategyCall = Callable[[EvaluationSample, Any], EvaluationResult | Awaitable[Ev
 
 @dataclass(frozen=True, slots=True)
 class PreparedStrategy:
-    """A strategy ready to call: its unique name in the run and its evaluate callable."""
+    """A strategy ready to call: its unique name in the run, its evaluate callable, and
+    whether that runs on the event loop (see :func:`runs_inline`)."""
 
     name: str
     evaluate: StrategyCall
     position: int
+    inline: bool = True
+
+
+def runs_inline(evaluate: object) -> bool:
+    """Whether a strategy's ``evaluate`` runs on the event loop rather than in a thread.
+
+    Async strategies run on the loop. So do the built-in text checks, which are pure and
+    cheap and say so with the class attribute ``_runs_inline = True``: a thread hand-off
+    would cost more than the check (see docs/performance.md). Any other plain function or
+    method may block (an HTTP call to a moderation API), so it runs in a worker thread.
+    """
+    if is_async_callable(evaluate):
+        return True
+    owner = getattr(evaluate, "__self__", evaluate)
+    return getattr(owner, "_runs_inline", False) is True
+
+
+@contextmanager
+def strategy_threads(threads: DaemonThreads | None) -> Iterator[None]:
+    """Run the sync strategies applied in this context (and the tasks it starts) on
+    ``threads``; without such a context they run inline."""
+    token = _THREADS.set(threads)
+    try:
+        yield
+    finally:
+        _THREADS.reset(token)
 
 
 def prepare_strategies(strategies: Sequence[object]) -> tuple[PreparedStrategy, ...]:
@@ -191,32 +227,73 @@ def prepare_strategies(strategies: Sequence[object]) -> tuple[PreparedStrategy, 
         count = seen.get(base, 0) + 1
         seen[base] = count
         name = base if count == 1 else f"{base}#{count}"
-        prepared.append(PreparedStrategy(name, evaluate, position))
+        prepared.append(PreparedStrategy(name, evaluate, position, runs_inline(evaluate)))
     return tuple(prepared)
 
 
+def stray_cancellation(exc: BaseException, who: str) -> StrayCancellation | None:
+    """A :class:`StrayCancellation` for ``exc`` when it is a ``CancelledError`` that does not
+    cancel the task it reached, else ``None`` (a real cancellation, or no ``CancelledError``).
+
+    On asyncio a task being cancelled counts the request (``Task.cancelling()``, which anyio's
+    cancel scopes and ``asyncio.timeout`` keep too); a ``CancelledError`` that reaches a task
+    no one asked to cancel came from something it awaited. On trio a ``Cancelled`` cannot be
+    raised that way: it is always real.
+    """
+    asyncio = running_asyncio()
+    if asyncio is None or not isinstance(exc, asyncio.CancelledError):
+        return None
+    task = asyncio.current_task()
+    if task is None or task.cancelling():
+        return None
+    stray = StrayCancellation(who)
+    stray.__cause__ = exc
+    return stray
+
+
 async def apply_strategy(
-    evaluate: StrategyCall, name: str, sample: EvaluationSample, output: Any
+    evaluate: StrategyCall,
+    name: str,
+    sample: EvaluationSample,
+    output: Any,
+    *,
+    inline: bool | None = None,
 ) -> EvaluationResult:
     """Call a strategy, sync or async, and check that it returned an ``EvaluationResult``.
 
+    A sync strategy that does not run inline (``inline``, default :func:`runs_inline`) runs
+    in a thread of the run's pool (:func:`strategy_threads`), so that one that blocks
+    cannot stall the event loop and a timeout or a cancellation abandons it.
+
     A strategy cannot stop the run: ``SystemExit``, ``KeyboardInterrupt`` or another
     ``BaseException`` it raises (cancellation and ``GeneratorExit`` aside) becomes a
-    ``RuntimeError`` naming it, so the caller makes an error row of it, as of any error.
+    ``RuntimeError`` naming it, so the caller makes an error row of it, as of any error. A
+    ``CancelledError`` propagates only when this task is being cancelled; one that came from
+    something the strategy awaited becomes a :class:`StrayCancellation`.
 
     Raises:
         TypeError: The strategy returned something else.
         RuntimeError: The strategy raised a ``BaseException`` that is not an ``Exception``.
+        StrayCancellation: The strategy raised ``CancelledError`` outside a cancellation.
         Exception: Whatever the strategy raised.
     """
+    threads = _THREADS.get()
     try:
-        result = evaluate(sample, output)
+        if threads is None or (runs_inline(evaluate) if inline is None else inline):
+            result = evaluate(sample, output)
+        else:
+            result = await threads.run(functools.partial(evaluate, sample), output)
         if inspect.isawaitable(result):
             result = await result
     except Exception:
         raise
     except BaseException as exc:
-        if isinstance(exc, GeneratorExit | anyio.get_cancelled_exc_class()):
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            stray = stray_cancellation(exc, f"strategy {name}")
+            if stray is None:
+                raise
+            raise stray from exc
+        if isinstance(exc, GeneratorExit):
             raise
         raise RuntimeError(
             f"strategy {name} raised {type(exc).__name__}"

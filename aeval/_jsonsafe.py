@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ._results import safe_str
+from ._results import int_text, safe_str
 
 __all__ = [
     "MAX_DEPTH",
@@ -89,8 +89,12 @@ def jsonable(
     if isinstance(value, int):
         if _INT_MIN <= value <= _INT_MAX:
             return int(value)
-        notes.append("an integer beyond 64 bits: written as a string")
-        return str(value)
+        text = int_text(int(value))
+        if text.startswith("<"):
+            notes.append("an integer too long to write in full: written shortened, as a string")
+        else:
+            notes.append("an integer beyond 64 bits: written as a string")
+        return text
     if isinstance(value, float):
         if math.isfinite(value):
             return value

@@ -421,8 +421,10 @@ class EvaluationReport:
 
     @property
     def complete(self) -> bool:
-        """Whether the run went through every sample (``False`` for a stopped run)."""
-        return self._run.complete
+        """Whether the run went through every sample (``False`` for a stopped run, and for
+        one with fewer samples than its source held)."""
+        expected = self._run.samples_expected
+        return self._run.complete and (expected is None or self._samples >= expected)
 
     @property
     def samples_expected(self) -> int | None:

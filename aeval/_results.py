@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from ._samples import EvaluationSample
 
-__all__ = ["ErrorInfo", "ErrorSource", "EvaluationResult", "EvaluationRow", "Outcome", "safe_str"]
+__all__ = [
+    "ErrorInfo",
+    "ErrorSource",
+    "EvaluationResult",
+    "EvaluationRow",
+    "Outcome",
+    "StrayCancellation",
+    "int_text",
+    "safe_str",
+]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -152,8 +161,60 @@ class EvaluationResult:
 ErrorSource = Literal["function", "strategy"]
 
 
+class StrayCancellation(Exception):
+    """A ``CancelledError`` raised by user code while the run was not being cancelled.
+
+    Awaiting a task or future that something else cancelled raises ``CancelledError`` in the
+    awaiter (a shared in-flight request, a ``wait_for`` race, a client library's pool). That
+    is a failure of the function or strategy that raised it, not a cancellation of the run:
+    it becomes an error row of type ``CancelledError`` (the original is its ``__cause__``).
+    """
+
+    def __init__(self, who: str) -> None:
+        super().__init__(
+            f"{who} raised CancelledError, but the run was not cancelled: it came from "
+            "something awaited there (a task or future that something else cancelled, a "
+            "wait_for race), so it is an error of this sample, not a cancellation of the run"
+        )
+
+
+_SHOWN_DIGITS = 6
+
+
+def int_text(value: int) -> str:
+    """``str(value)``; an integer too long for ``str()`` (over 4,300 digits) shortened.
+
+    Python refuses to write such an integer in decimal (``sys.get_int_max_str_digits``), so
+    it is shown by its leading digits (rounded, from its logarithm), its last digits and its
+    exact length: ``<int of 5001 digits: 1.00000e+5000, ending ...000000>``.
+    """
+    try:
+        return str(value)
+    except ValueError:
+        pass
+    magnitude = abs(value)
+    digits = int(math.log10(magnitude)) + 1
+    if magnitude < 10 ** (digits - 1):
+        digits -= 1
+    elif magnitude >= 10**digits:
+        digits += 1
+    exponent = digits - 1
+    mantissa = 10 ** (math.log10(magnitude) - exponent)
+    sign = "-" if value < 0 else ""
+    last = str(magnitude % 10**_SHOWN_DIGITS).zfill(_SHOWN_DIGITS)
+    return (
+        f"<int of {digits} digits: {sign}{min(mantissa, 9.99999):.{_SHOWN_DIGITS - 1}f}"
+        f"e+{exponent}, ending ...{last}>"
+    )
+
+
 def safe_str(value: object) -> str:
-    """``str(value)``, or a description of the value when its ``__str__`` raises."""
+    """``str(value)``, or a description of the value when its ``__str__`` raises.
+
+    An integer too long for ``str()`` is shortened (see :func:`int_text`).
+    """
+    if type(value) is int:
+        return int_text(value)
     try:
         text = str(value)
     except Exception as exc:
@@ -200,7 +261,8 @@ class ErrorInfo:
                 tb = "".join(traceback.format_exception(exc))
             except Exception:
                 tb = None
-        return cls(type(exc).__name__, safe_str(exc), tb, source)
+        kind = "CancelledError" if isinstance(exc, StrayCancellation) else type(exc).__name__
+        return cls(kind, safe_str(exc), tb, source)
 
     def __str__(self) -> str:
         return f"{self.type}: {self.message}" if self.message else self.type

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._aggregator import Aggregator
-from ._callables import BoundFunction, PreparedStrategy, apply_strategy
+from ._callables import (
+    BoundFunction,
+    PreparedStrategy,
+    apply_strategy,
+    strategy_threads,
+    stray_cancellation,
+)
 from ._exceptions import AbandonedCallsError
 from ._executor import (
     ExecutorJob,
@@ -22,7 +28,7 @@ from ._executor import (
     check_sample,
 )
 from ._groups import unwrap_single_group
-from ._results import ErrorInfo, EvaluationRow
+from ._results import ErrorInfo, EvaluationResult, EvaluationRow
 from ._run_info import RunInfo, current_git_commit
 from ._samples import EvaluationSample, Parameters
 from ._sinks import SinkGroup
@@ -104,7 +110,7 @@ class Run:
         self._emit = emit
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
-        if not self.is_async and self.remote is None:
+        if self.remote is None:  # sync functions and sync strategies run in its threads
             self._threads = DaemonThreads(max_abandoned=scorer.max_abandoned)
         workers = scorer.concurrency
         expected = len(self.samples) if isinstance(self.samples, Sized) else None
@@ -125,7 +131,7 @@ class Run:
         complete = False
         try:
             await self.sinks.start(run)
-            with unwrap_single_group():
+            with unwrap_single_group(), strategy_threads(self._threads):
                 if self.remote is not None:
                     await self._run_remote(self.remote)
                 elif isinstance(self.samples, AsyncIterable):
@@ -148,6 +154,9 @@ class Run:
             if self._threads is not None:
                 self._threads.close()
             with anyio.CancelScope(shield=True):
+                if complete and (short := self.aggregator.shortfall()) is not None:
+                    complete = False
+                    self._warnings.append(short)
                 now = time.time()
                 ended = self.aggregator.run_info.replace(finished_at=now, complete=complete)
                 warnings = (*self._warnings, *self.sinks.warnings)
@@ -246,11 +255,18 @@ class Run:
                 else:
                     output = await self._call_with_timeout(sample.parameters, scorer.timeout)
             except BaseException as exc:
-                if isinstance(exc, self._cancelled() | AbandonedCallsError):
+                failure: BaseException = exc
+                if isinstance(exc, self._cancelled()):
+                    stray = stray_cancellation(exc, "the function under test")
+                    if stray is None:
+                        raise
+                    failure = stray
+                elif isinstance(exc, AbandonedCallsError):
                     raise
-                if isinstance(exc, KeyboardInterrupt):
+                elif isinstance(exc, KeyboardInterrupt):
                     raise TargetInterrupt(exc) from None
-                await self._add_call_failure(sample, exc, perf_counter() - started, index, repeat)
+                duration = perf_counter() - started
+                await self._add_call_failure(sample, failure, duration, index, repeat)
                 return
             duration = perf_counter() - started
             self.aggregator.count_sample(repeat=repeat)
@@ -317,14 +333,26 @@ class Run:
         repeat: int,
     ) -> EvaluationRow:
         started = perf_counter()
+        timeout = self.scorer.timeout
         try:
-            result = await apply_strategy(strategy.evaluate, strategy.name, sample, output)
+            if timeout is None:
+                result = await apply_strategy(
+                    strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
+                )
+            else:
+                result = await self._apply_with_timeout(strategy, sample, output, timeout)
+        except AbandonedCallsError:
+            raise
         except Exception as exc:
+            if isinstance(exc, SampleTimeout):
+                error = ErrorInfo("TimeoutError", str(exc))
+            else:
+                error = ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks)
             return EvaluationRow.from_error(
                 sample,
                 strategy.name,
                 output,
-                ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks),
+                error,
                 duration=duration,
                 strategy_duration=perf_counter() - started,
                 index=index,
@@ -342,6 +370,17 @@ class Run:
             index=index,
             repeat=repeat,
             position=strategy.position,
+        )
+
+    async def _apply_with_timeout(
+        self, strategy: PreparedStrategy, sample: EvaluationSample, output: Any, seconds: float
+    ) -> EvaluationResult:
+        with anyio.move_on_after(seconds):
+            return await apply_strategy(
+                strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
+            )
+        raise SampleTimeout(
+            f"the strategy {strategy.name} did not finish within {seconds:g} s (Scorer timeout)"
         )
 
     async def _add(self, row: EvaluationRow) -> None:
@@ -366,4 +405,5 @@ def retries_of(exc: BaseException) -> dict[str, int] | None:
 
 
 class SampleTimeout(Exception):
-    """The per-sample timeout expired (kept apart from a TimeoutError the function raises)."""
+    """The Scorer's timeout expired on a call of the function under test or of a strategy
+    (kept apart from a TimeoutError either raises)."""

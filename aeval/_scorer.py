@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence, Sized
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 
@@ -14,10 +14,11 @@ from ._callables import bind_function, is_async_callable, prepare_strategies
 from ._exceptions import ScorerClosedError
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._groups import unwrap_single_group
+from ._progress import RunProgress, progress_for
 from ._redact import Redactor
 from ._report import EvaluationReport
 from ._results import EvaluationRow
-from ._run import Run, Tally, TargetInterrupt, retries_of
+from ._run import Emit, Run, Tally, TargetInterrupt, retries_of
 from ._sinks import Sink
 
 __all__ = [
@@ -54,21 +55,29 @@ class Scorer:
 
     The function is called once per sample (per repeat): ``async def`` functions are awaited,
     plain functions run in daemon worker threads, at most ``concurrency`` at once, never on the
-    event loop. Each strategy then runs, in the order given, on that output.
+    event loop. Each strategy then runs, in the order given, on that output: sync strategies in
+    those threads too (a strategy that blocks cannot stall the loop, and ``timeout`` bounds
+    it), except the built-in text checks, which are pure and cheap and run on the loop.
 
     Every (sample, repeat, strategy) yields exactly one row. A function under test that raises
     (``SystemExit`` and other ``BaseException`` included) or times out yields one error row per
     strategy; a strategy that raises yields an error row and the others still run.
     Cancellation propagates, and so does a ``KeyboardInterrupt`` raised by the function under
-    test: the run stops as on Ctrl-C, after every finished row has reached the sinks.
+    test: the run stops as on Ctrl-C, after every finished row has reached the sinks. A
+    ``CancelledError`` raised while the run is not being cancelled (the function or a strategy
+    awaited a task that something else cancelled) is an error row of type ``CancelledError``.
 
     Nothing bound to an event loop is created here, so a Scorer built outside a loop works
     inside one. ``async with`` is optional; after :meth:`aclose` the Scorer refuses to run.
 
     Args:
-        concurrency: The most samples in flight at once (>= 1).
-        timeout: Seconds allowed for one call of the function under test; a call that takes
-            longer becomes an error row. ``None`` (the default) waits for ever, as upstream.
+        concurrency: The most samples in flight at once (>= 1). The default, 1, evaluates one
+            sample at a time, as upstream does, so that a function under test that is not
+            safe to call concurrently stays correct; raise it to evaluate faster (the
+            ``aeval`` command's ``concurrency:`` defaults to 4).
+        timeout: Seconds allowed for one call of the function under test, and for one
+            strategy on one output; a call that takes longer becomes an error row
+            (``TimeoutError``). ``None`` (the default) waits for ever, as upstream.
         repeats: Times each sample is run (for consistency checks); rows carry ``repeat``.
         keep: Which rows the report holds: ``"all"``, ``"failures"`` or ``"none"``. Counts and
             scores always cover every row.
@@ -79,7 +88,7 @@ class Scorer:
         redact: Secrets (API keys, tokens) replaced by ``[REDACTED]`` in every row's output,
             explanation, metadata and error before the row reaches the sinks and the report
             (values shorter than 4 characters are left alone).
-        max_abandoned: For a sync function under test with a ``timeout``: the most calls
+        max_abandoned: For a sync function or strategy with a ``timeout``: the most calls
             abandoned at their timeout that may still be running in background threads
             (default: 4 × concurrency, at least 16). One more stops the run with
             ``AbandonedCallsError``.
@@ -87,6 +96,8 @@ class Scorer:
             ``aeval.ray.RayExecutor(workers=8)`` runs them on a Ray cluster, ``concurrency``
             samples at once on each worker. Rows still reach this process's report, sinks
             and stream, each sample's rows exactly once.
+        progress: Show the run's progress on stderr, as ``aeval run`` does: a live bar on a
+            terminal or in a notebook (rich), else a line each tenth of the run.
 
     Example:
         >>> async with Scorer(concurrency=5) as scorer:  # doctest: +SKIP
@@ -105,6 +116,7 @@ class Scorer:
         redact: Iterable[str] = (),
         max_abandoned: int | None = None,
         executor: Executor | None = None,
+        progress: bool = False,
     ) -> None:
         if executor is not None and not isinstance(executor, Executor):
             raise TypeError(
@@ -128,6 +140,8 @@ class Scorer:
             raise TypeError(f"max_abandoned must be an integer >= 0, got {max_abandoned!r}")
         elif max_abandoned < 0:
             raise ValueError(f"max_abandoned must be an integer >= 0, got {max_abandoned!r}")
+        if not isinstance(progress, bool):
+            raise TypeError(f"progress must be True or False, got {progress!r}")
         if isinstance(redact, str):
             raise TypeError("redact takes a list of secrets, not one string: write [secret]")
         self.max_abandoned = max_abandoned
@@ -139,6 +153,7 @@ class Scorer:
         self.sinks = tuple(sinks)
         self.tracebacks = tracebacks
         self.executor = executor
+        self.progress = progress
         self._closed = False
         self._tally = Tally()
 
@@ -209,11 +224,23 @@ class Scorer:
             AbandonedCallsError: Too many timed-out sync calls are still running.
         """
         run = self._new_run(samples, function, strategies)
+        progress = self._start_progress(run)
         try:
-            await run.execute(None)
+            await run.execute(_advancing(None, progress))
         except TargetInterrupt as exc:
             raise exc.interrupt from None
+        finally:
+            if progress is not None:
+                progress.stop(interrupted=not run.finished)
         return run.aggregator.report()
+
+    def _start_progress(self, run: Run) -> RunProgress | None:
+        if not self.progress:
+            return None
+        progress = progress_for(len(run.strategies))
+        samples = run.samples
+        progress.start(len(samples) * self.repeats if isinstance(samples, Sized) else 0)
+        return progress
 
     @asynccontextmanager
     async def stream(
@@ -242,9 +269,14 @@ class Scorer:
         send, receive = anyio.create_memory_object_stream[EvaluationRow](size)
 
         async def produce() -> None:
-            async with send:
-                with suppress(TargetInterrupt):
-                    await run.execute(send.send)
+            progress = self._start_progress(run)
+            try:
+                async with send:
+                    with suppress(TargetInterrupt):
+                        await run.execute(_advancing(send.send, progress))
+            finally:
+                if progress is not None:
+                    progress.stop(interrupted=not run.finished)
 
         with receive, unwrap_single_group():
             async with anyio.create_task_group() as group:
@@ -284,6 +316,19 @@ class Scorer:
         if self.executor is not None:
             run.remote = (function, tuple(strategies), self.executor.prepare(function, strategies))
         return run
+
+
+def _advancing(emit: Emit | None, progress: RunProgress | None) -> Emit | None:
+    """``emit``, also moving ``progress`` on with each row."""
+    if progress is None:
+        return emit
+
+    async def advance(row: EvaluationRow) -> None:
+        progress.advance(row)
+        if emit is not None:
+            await emit(row)
+
+    return advance
 
 
 class RowStream:

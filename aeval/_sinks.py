@@ -12,6 +12,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import anyio
 import orjson
 
+from ._callables import stray_cancellation
 from ._exceptions import SampleLoadError
 from ._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
 from ._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome, safe_str
@@ -371,7 +372,8 @@ class SinkGroup:
     A sink that raises, or that takes more than ``timeout`` seconds over one call, is dropped
     for the rest of the run and described in :attr:`warnings` (which sink, on which row, what
     it raised, how many rows it had received), so the run can say truthfully where its rows
-    are. Cancellation is never caught.
+    are. Cancellation is never caught; a ``CancelledError`` a sink raises while the run is not
+    being cancelled (it awaited something that something else cancelled) is a failure.
     """
 
     def __init__(self, sinks: tuple[Sink, ...], *, timeout: float | None = None) -> None:
@@ -406,6 +408,12 @@ class SinkGroup:
                 await call()
         except Exception as exc:
             self._fail(sink, stage, exc)
+            return False
+        except anyio.get_cancelled_exc_class() as exc:
+            stray = stray_cancellation(exc, f"sink {safe_str(sink)}")
+            if stray is None:
+                raise
+            self._fail(sink, stage, stray)
             return False
         if scope.cancelled_caught:
             late = TimeoutError(f"no answer within {self._timeout:g} s (sink_timeout)")

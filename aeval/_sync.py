@@ -26,8 +26,10 @@ def evaluate_sync(
         samples: As for :meth:`Scorer.evaluate`.
         function: As for :meth:`Scorer.evaluate`.
         *strategies: As for :meth:`Scorer.evaluate`.
-        concurrency: The most samples in flight at once.
-        **scorer_options: Other :class:`Scorer` options (``timeout``, ``repeats``, ``keep``, …).
+        concurrency: The most samples in flight at once (1 by default, as for the Scorer;
+            the ``aeval`` command's default is 4).
+        **scorer_options: Other :class:`Scorer` options (``timeout``, ``repeats``, ``keep``,
+            ``progress``, …).
 
     Raises:
         RuntimeError: Called while an event loop is running in this thread; ``await`` a

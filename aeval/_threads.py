@@ -1,4 +1,5 @@
-"""Worker threads for sync functions under test: daemon threads that a timeout can abandon.
+"""Worker threads for sync functions under test and sync strategies: daemon threads that a
+timeout can abandon.
 
 anyio's worker threads are not daemon threads: a call abandoned at its timeout that never
 returns keeps the interpreter from exiting, and every further timeout leaves one more such
@@ -82,11 +83,11 @@ class DaemonThreads:
         """
         if self._abandoned >= self.max_abandoned:
             raise AbandonedCallsError(
-                f"{self._abandoned} calls of the function under test were abandoned at their "
-                f"timeout and are still running in background threads (the most allowed is "
-                f"{self.max_abandoned}): the function does not return after the timeout. Make "
-                "it return (e.g. give its own I/O a timeout), or raise the Scorer's "
-                "max_abandoned."
+                f"{self._abandoned} calls of the function under test or of a sync strategy "
+                f"were abandoned at their timeout and are still running in background "
+                f"threads (the most allowed is {self.max_abandoned}): the function does not "
+                "return after the timeout. Make it return (e.g. give its own I/O a timeout), "
+                "or raise the Scorer's max_abandoned."
             )
         call: _Call[_T] = _Call(function, argument)
         self._submit(call)

@@ -51,7 +51,11 @@ def test_prints_every_scenario_with_its_baseline(quick_run: tuple[str, dict[str,
 def test_overhead_figures(quick_run: tuple[str, dict[str, Any]]) -> None:
     _, figures = quick_run
     variants = figures["overhead"]["variants"]
-    assert [v["function"] for v in variants] == ["identity", "identity+checkpoint"]
+    assert [v["function"] for v in variants] == [
+        "identity",
+        "identity+checkpoint",
+        "identity, check in a thread",
+    ]
     for variant in variants:
         assert variant["aeval_passed"] == [2000]
         assert variant["baseline_passed"] == [2000]

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,6 +103,38 @@ def test_a_hanging_sync_target_cannot_keep_the_run_alive(project: Path) -> None:
     assert [row["error"]["type"] for row in rows] == ["TimeoutError"] * 3
 
 
+def test_a_blocking_sync_strategy_cannot_make_the_run_deaf_to_sigterm(project: Path) -> None:
+    # a real process: the signal goes to it, and the blocked thread must not keep it alive
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\n"
+        "strategies: [{class: 'cli_targets:Moderation'}]\noutput: {dir: out, formats: [json]}\n",
+    )
+    entered = project / "moderation-entered"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aeval", "run", str(config)],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not entered.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert entered.exists(), "the strategy was never called"
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 143, stderr
+    assert stdout.splitlines()[-1].startswith("TERMINATED")
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert report["complete"] is False
+
+
 def test_too_many_abandoned_calls_stop_the_run_with_exit_3(project: Path, cli: Cli) -> None:
     samples = "".join(
         f'- name: "s{i}"\n  parameters: ["{i}"]\n  expected-output: "{i}"\n' for i in range(30)
@@ -136,6 +171,47 @@ def test_hostile_outputs_become_rows_and_every_report_is_written(project: Path, 
     assert all(row["notes"] for row in rows)
     written = sorted(path.name for path in (project / "out").iterdir())
     assert written == ["report.html", "report.json", "report.md", "report.xml", "rows.jsonl"]
+
+
+def test_a_cancelled_error_from_the_target_is_an_error_row_not_a_vanished_sample(
+    project: Path, cli: Cli
+) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:cancels\n"
+        "strategies: [{name: not_blank}]\noutput: {dir: out, formats: [json]}\n",
+    )
+    result = cli("run", config, cwd=project)
+    rows = sorted(rows_of(project / "out" / "rows.jsonl"), key=lambda row: row["index"])
+    assert [row["name"] for row in rows] == ["hello", "world", "mismatch"], result
+    error = rows[1]["error"]
+    assert error["type"] == "CancelledError"
+    assert "but the run was not cancelled" in error["message"]
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert report["complete"] is True
+    assert report["totalSamples"] == 3
+
+
+def test_an_integer_too_long_for_str_becomes_rows_and_reports(project: Path, cli: Cli) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:huge\n"
+        "strategies: [{name: not_blank}]\noutput: {dir: out, formats: [markdown, json, junit, "
+        "html]}\n",
+    )
+    result = cli("run", config, cwd=project)
+    assert result.returncode == 0, result.stderr
+    shown = "<int of 5001 digits: 7.00000e+5000, ending ...000001>"
+    rows = sorted(rows_of(project / "out" / "rows.jsonl"), key=lambda row: row["index"])
+    assert [row["output"] for row in rows] == [
+        shown,
+        {"n": [shown], "k": {shown: "<int of 5001 digits: -7.00000e+5000, ending ...000001>"}},
+        {"n": [shown], "k": {shown: "<int of 5001 digits: -7.00000e+5000, ending ...000001>"}},
+    ]
+    assert all(row["notes"] for row in rows)
+    report = json.loads((project / "out" / "report.json").read_text())
+    assert report["complete"] is True
+    assert shown in (project / "out" / "report.md").read_text()
 
 
 def test_repeats_show_pass_at_k_flakiness_and_agreement(project: Path, cli: Cli) -> None:

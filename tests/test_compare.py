@@ -188,6 +188,24 @@ async def test_a_side_can_be_a_report_a_rows_jsonl_or_a_report_json(tmp_path: Pa
     assert (from_rows.samples, from_rows.pairs) == (12, 12)
 
 
+def test_compare_sync_compares_from_plain_code(tmp_path: Path) -> None:
+    baseline, candidate = forty(30), forty(20)
+    comparison = aeval.compare_sync(baseline, candidate, confidence=0.9)
+    expected = Comparison.of(baseline, candidate, confidence=0.9)
+    assert (comparison.difference, comparison.interval, comparison.verdict) == (
+        expected.difference,
+        expected.interval,
+        expected.verdict,
+    )
+    with pytest.raises(ComparisonError, match="candidate"):
+        aeval.compare_sync(baseline, tmp_path / "nope" / "rows.jsonl")
+
+
+async def test_compare_sync_refuses_inside_a_running_loop() -> None:
+    with pytest.raises(RuntimeError, match=r"inside a running asyncio event loop.*await aeval"):
+        aeval.compare_sync(forty(3), forty(4))
+
+
 async def test_a_report_json_without_every_row_is_refused_saying_why(tmp_path: Path) -> None:
     async with Scorer(keep="failures") as scorer:
         report = await scorer.evaluate(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -9,11 +10,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import orjson
 import pytest
 
 from aeval import (
     AbandonedCallsError,
+    EvaluationReport,
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
@@ -21,10 +24,12 @@ from aeval import (
     ModelHTTPError,
     Outcome,
     Parameters,
+    RunInfo,
     Samples,
     Scorer,
     read_run,
 )
+from aeval._aggregator import Aggregator
 from aeval.strategies import NotBlankStrategy
 
 pytestmark = pytest.mark.anyio
@@ -47,6 +52,7 @@ HOSTILE: dict[str, Any] = {
     "surrogate": "cut inside an emoji \ud83d",
     "tuple-keys": {(1, 2): "x", "ok": 1},
     "big-int": 2**80,
+    "huge-int": 7 * 10**5000 + 1,  # too long for str() (over 4,300 digits)
     "cyclic": cyclic(),
     "unprintable": Unprintable(),
     "deep": [],
@@ -82,6 +88,7 @@ async def test_any_output_becomes_a_row_in_every_sink_and_every_format(tmp_path:
     assert run is not None and run.complete
     by_name = {row.name: row for row in rows}
     assert by_name["big-int"].output == str(2**80)
+    assert by_name["huge-int"].output == "<int of 5001 digits: 7.00000e+5000, ending ...000001>"
     assert by_name["surrogate"].output == "cut inside an emoji \\ud83d"
     lines = [orjson.loads(line) for line in (tmp_path / "rows.jsonl").read_bytes().splitlines()]
     noted = {line["name"] for line in lines if line.get("notes")}
@@ -199,6 +206,28 @@ async def test_too_many_abandoned_calls_stop_the_run_with_a_clear_error(tmp_path
     assert [row.name for row in rows] == ["s0", "s1", "s2"]
     assert all(row.error is not None and row.error.type == "TimeoutError" for row in rows)
     assert run is not None and run.complete is False
+
+
+async def test_abandoned_sync_strategy_calls_count_against_the_same_cap() -> None:
+    release = threading.Event()
+
+    def stuck(sample: EvaluationSample, output: object) -> EvaluationResult:
+        release.wait()
+        return EvaluationResult.passing()
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], None) for i in range(10))
+    rows: list[EvaluationRow] = []
+    try:
+        with pytest.raises(AbandonedCallsError, match=r"2 calls .*or of a sync strategy"):
+            async with (
+                Scorer(timeout=0.01, max_abandoned=2) as scorer,
+                scorer.stream(samples, echo, stuck) as stream,
+            ):
+                rows.extend([row async for row in stream])
+    finally:
+        release.set()
+    assert [row.name for row in rows] == ["s0", "s1"]
+    assert all(row.error is not None and row.error.type == "TimeoutError" for row in rows)
 
 
 async def test_an_error_raised_after_retries_counts_them_once_per_call() -> None:
@@ -340,3 +369,103 @@ def test_a_strategy_that_raises_a_base_exception_gives_an_error_row_and_the_run_
             f"{name} ok passed None",
         ]
     assert done.stdout.splitlines() == expected
+
+
+async def _awaits_a_cancelled_task() -> None:
+    async def forever() -> None:
+        await anyio.sleep_forever()
+
+    task = asyncio.get_running_loop().create_task(forever())
+    await asyncio.sleep(0)
+    task.cancel()  # something else cancels the task this code shares
+    await task
+
+
+async def test_a_cancelled_error_from_the_target_or_a_strategy_is_an_error_row() -> None:
+    samples = Samples(EvaluationSample(f"s{i}", [i], None) for i in range(10))
+
+    async def target(number: int) -> str:
+        if number == 3:
+            await _awaits_a_cancelled_task()
+        return "answer"
+
+    async def shared(sample: EvaluationSample, output: object) -> EvaluationResult:
+        if sample.name == "s5":
+            await _awaits_a_cancelled_task()
+        return EvaluationResult.passing()
+
+    def raises(sample: EvaluationSample, output: object) -> EvaluationResult:
+        if sample.name == "s7":
+            raise asyncio.CancelledError
+        return EvaluationResult.passing()
+
+    async with Scorer(concurrency=2) as scorer:
+        report = await scorer.evaluate(samples, target, shared, raises)
+    assert report.sample_count == 10 and report.evaluation_count == 20
+    assert report.complete
+    errors = {(row.name, row.strategy): row.error for row in report.evaluations if row.error}
+    assert sorted(errors) == [
+        ("s3", "raises"),
+        ("s3", "shared"),
+        ("s5", "shared"),
+        ("s7", "raises"),
+    ]
+    for (name, strategy), error in errors.items():
+        assert error.type == "CancelledError"
+        assert "but the run was not cancelled" in error.message
+        who = "the function under test" if name == "s3" else f"strategy {strategy}"
+        assert error.message.startswith(f"{who} raised CancelledError")
+        assert error.source == ("function" if name == "s3" else "strategy")
+    assert report.function_error_count == 1
+
+
+async def test_a_cancelled_error_from_a_sink_drops_the_sink_not_the_samples() -> None:
+    class SharedSink:
+        async def send(self, row: EvaluationRow) -> None:
+            if row.name == "s1":
+                await _awaits_a_cancelled_task()
+
+        async def flush(self) -> None:
+            pass
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], None) for i in range(4))
+    async with Scorer(concurrency=2, sinks=[SharedSink()]) as scorer:
+        report = await scorer.evaluate(samples, lambda n: n, anything)
+    assert report.sample_count == 4 and report.complete
+    assert len(report.warnings) == 1
+    assert "failed on row 's1' (StrayCancellation: sink" in report.warnings[0]
+
+
+async def test_a_real_cancellation_during_a_strategy_still_stops_the_run() -> None:
+    started = anyio.Event()
+
+    async def waits(sample: EvaluationSample, output: object) -> EvaluationResult:
+        started.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], None) for i in range(4))
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+            group.start_soon(Scorer(concurrency=2).evaluate, samples, lambda n: n, waits)
+            await started.wait()
+            scope.cancel()
+    assert scope.cancelled_caught
+
+
+def test_a_report_short_of_its_samples_is_never_complete() -> None:
+    aggregator = Aggregator(strategies=1, repeats=2)
+    aggregator.start(RunInfo(samples_expected=3, repeats=2, complete=False))
+    sample = EvaluationSample("s0", ["q"], None)
+    for repeat in range(2):
+        aggregator.count_sample(repeat=repeat)
+        result = EvaluationResult.passing()
+        aggregator.add(EvaluationRow.from_result(sample, "check", "x", result, repeat=repeat))
+    aggregator.finish(complete=True)
+    report = aggregator.report()
+    assert not report.complete and not report.run.complete
+    assert report.warnings == (
+        "only 2 of the 6 calls expected were evaluated (1 of 3 samples): the run is not complete",
+    )
+    rebuilt = EvaluationReport(report.evaluations, run=report.run.replace(complete=True))
+    assert not rebuilt.complete

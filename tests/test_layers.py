@@ -10,7 +10,8 @@ Bottom to top (a module imports only from its own layer or below):
    ``_terminal``
 4. report: ``_report``, ``_aggregator``, ``_summary``, ``_judging``
 5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_run`` (one run of a
-   Scorer), ``_workers`` (a run's worker pool), ``_sync``, ``_builder``, ``_assertions``,
+   Scorer), ``_workers`` (a run's worker pool), ``_progress`` (the progress display of a run,
+   rich imported only when shown), ``_sync``, ``_builder``, ``_assertions``,
    ``_executor`` (indexed samples, the executor protocol), ``_shards`` (the split into shards
    and their merge)
 6. strategies: ``aeval.strategies``
@@ -75,6 +76,7 @@ LAYERS: list[tuple[str, ...]] = [
         "aeval._scorer",
         "aeval._run",
         "aeval._workers",
+        "aeval._progress",
         "aeval._sync",
         "aeval._builder",
         "aeval._assertions",

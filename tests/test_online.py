@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
+import anyio.to_thread
 import pytest
 
 from aeval import (
@@ -36,7 +40,8 @@ def settled(stats: OnlineStatistics) -> bool:
     return (
         stats.queue_depth == stats.in_flight == 0
         and stats.submitted == stats.evaluated + stats.sampled_out + stats.dropped
-        and stats.dropped == stats.queue_full + stats.unfinished + stats.not_running + stats.invalid
+        and stats.dropped
+        == stats.queue_full + stats.unfinished + stats.not_running + stats.invalid + stats.crashed
     )
 
 
@@ -374,6 +379,108 @@ async def test_a_cancelled_lifespan_still_drains_and_the_cancellation_propagates
             await anyio.sleep_forever()
     assert scope.cancelled_caught
     assert online.statistics().evaluated == 50 and len(sink.rows) == 50
+
+
+async def _awaits_a_cancelled_task() -> None:
+    task = asyncio.get_running_loop().create_task(asyncio.sleep(3600))
+    await asyncio.sleep(0)
+    task.cancel()  # something else cancels the task this strategy shares
+    await task
+
+
+async def test_a_cancelled_error_from_a_strategy_is_an_error_row_and_workers_go_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def shared(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        if output == "shared":
+            await _awaits_a_cancelled_task()
+        return EvaluationResult.passing()
+
+    sink = MemorySink()
+    async with OnlineEvaluator(shared, concurrency=4, sink=sink) as online:
+        for i in range(8):
+            online.submit([i], "shared")
+        await online.join()
+        for i in range(8, 12):
+            online.submit([i], "fine")
+    stats = online.statistics()
+    assert settled(stats)
+    assert (stats.evaluated, stats.errors, stats.dropped, stats.crashed) == (12, 8, 0, 0)
+    errors = [row.error for row in sink.rows if row.error is not None]
+    assert len(errors) == 8
+    assert all(e.type == "CancelledError" and "not cancelled" in e.message for e in errors)
+    assert sink.runs[-1].complete
+    assert not [r for r in caplog.records if r.name == "aeval.online"]
+
+
+async def test_a_worker_stopped_by_a_base_exception_goes_on_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Fatal(BaseException):
+        pass
+
+    class FatalOnce(MemorySink):
+        async def send(self, row: EvaluationRow) -> None:
+            if row.index == 1:
+                raise Fatal("the sink gave up")
+            await super().send(row)
+
+    sink = FatalOnce()
+    async with OnlineEvaluator(NotBlankStrategy(), concurrency=1, sink=sink) as online:
+        for i in range(4):
+            online.submit([i], "x")
+    stats = online.statistics()
+    assert settled(stats)
+    assert (stats.evaluated, stats.crashed, stats.dropped) == (3, 1, 1)
+    assert [row.index for row in sink.rows] == [2, 3, 4]
+    assert "1 crashed" in sink.runs[-1].warnings[-1]
+    logged = [r for r in caplog.records if r.name == "aeval.online"]
+    assert len(logged) == 1 and logged[0].exc_info is not None
+    assert "evaluation of response 1 stopped on Fatal outside the strategies" in (
+        logged[0].getMessage()
+    )
+
+
+async def test_a_blocking_sync_strategy_never_blocks_the_host_loop() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def moderation(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        entered.set()
+        # bounded, so that a regression (the call blocking the event loop) fails, not hangs
+        return EvaluationResult.from_boolean(release.wait(timeout=10))
+
+    sink = MemorySink()
+    progressed: list[bool] = []
+    async with OnlineEvaluator(moderation, NotBlankStrategy(), sink=sink) as online:
+        online.submit("q", "answer")
+        await anyio.to_thread.run_sync(entered.wait)
+        await anyio.lowlevel.checkpoint()  # the service's own coroutines go on meanwhile
+        progressed.append(not release.is_set())
+        release.set()
+        await online.join()
+    assert progressed == [True]
+    assert [(row.strategy, row.outcome) for row in sink.rows] == [
+        ("moderation", Outcome.PASSED),
+        ("NotBlankStrategy", Outcome.PASSED),
+    ]
+
+
+async def test_a_blocking_sync_strategy_is_abandoned_at_the_online_timeout() -> None:
+    release = threading.Event()
+
+    def moderation(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        return EvaluationResult.from_boolean(release.wait(timeout=10))
+
+    sink = MemorySink()
+    try:
+        async with OnlineEvaluator(moderation, sink=sink, timeout=0.05) as online:
+            online.submit("q", "answer")
+            await online.join()
+    finally:
+        release.set()
+    assert [str(row.error) for row in sink.rows] == [
+        "TimeoutError: the strategy did not finish within 0.05 s (online timeout)"
+    ]
 
 
 async def test_errors_in_strategies_become_error_rows_and_the_others_still_run() -> None:

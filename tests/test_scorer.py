@@ -3,8 +3,11 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.lowlevel
+import anyio.to_thread
 import pytest
 
 from aeval import (
@@ -585,3 +588,105 @@ class TestStream:
         with pytest.raises(TypeError, match="Item 1 of the samples is int"):
             async with Scorer().stream(source(), echo, equals) as rows:  # type: ignore[arg-type]
                 await rows.finish()
+
+
+class BlockingCheck:
+    """A sync strategy that blocks its thread until ``release`` (a moderation API call)."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.threads: list[int] = []
+
+    def evaluate(self, sample: EvaluationSample, output: object) -> EvaluationResult:
+        self.threads.append(threading.get_ident())
+        self.entered.set()
+        # bounded, so that a regression (the call blocking the event loop) fails, not hangs
+        released = self.release.wait(timeout=10)
+        return EvaluationResult.from_boolean(released)
+
+
+async def test_a_blocking_sync_strategy_runs_in_a_thread_and_the_loop_stays_responsive() -> None:
+    check = BlockingCheck()
+    reports: list[Any] = []
+    progressed: list[bool] = []
+
+    async def run() -> None:
+        reports.append(await Scorer().evaluate(make_samples(1), echo, check, equals))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await anyio.to_thread.run_sync(check.entered.wait)
+        await anyio.lowlevel.checkpoint()  # another coroutine runs while the check blocks
+        progressed.append(not check.release.is_set())
+        check.release.set()
+    assert progressed == [True]
+    assert reports[0].passed_count == 2
+    assert check.threads and check.threads[0] != threading.get_ident()
+
+
+async def test_a_blocking_sync_strategy_is_bounded_by_the_timeout() -> None:
+    check = BlockingCheck()
+    try:
+        async with Scorer(timeout=0.05) as scorer:
+            report = await scorer.evaluate(make_samples(2), echo, check, equals)
+    finally:
+        check.release.set()
+    errors = [row.error for row in report.evaluations if row.strategy == "BlockingCheck"]
+    assert [(e.type, e.message) for e in errors if e is not None] == [
+        (
+            "TimeoutError",
+            "the strategy BlockingCheck did not finish within 0.05 s (Scorer timeout)",
+        )
+    ] * 2
+    assert report.passed_count == 2  # the other strategy's rows
+
+
+async def test_built_in_text_checks_run_on_the_event_loop_and_plain_functions_do_not() -> None:
+    seen: list[int] = []
+
+    def plain(sample: EvaluationSample, output: object) -> EvaluationResult:
+        seen.append(threading.get_ident())
+        return EvaluationResult.passing()
+
+    class Recording(ExactMatchStrategy):
+        def evaluate(self, sample: EvaluationSample, output: object) -> EvaluationResult:
+            seen.append(threading.get_ident())
+            return super().evaluate(sample, output)
+
+    report = await Scorer().evaluate(make_samples(1), echo, Recording(), plain)
+    assert report.passed_count == 2
+    assert seen[0] == threading.get_ident() != seen[1]
+
+
+async def test_progress_shows_on_stderr_as_lines_when_not_on_a_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    async with Scorer(progress=True) as scorer:
+        report = await scorer.evaluate(make_samples(4), echo, equals)
+        async with scorer.stream(make_samples(2), echo, equals) as rows:
+            await rows.finish()
+    captured = capsys.readouterr()
+    assert report.passed_count == 4 and captured.out == ""
+    lines = captured.err.splitlines()
+    assert lines[0] == "aeval: evaluating 4 samples"
+    assert lines[-4].startswith("aeval: done: 4/4 samples | 4 rows | pass 100.0% | 0 errors")
+    assert lines[-3] == "aeval: evaluating 2 samples"
+    assert lines[-1].startswith("aeval: done: 2/2 samples | 2 rows | pass 100.0% | 0 errors")
+
+
+async def test_progress_is_rich_s_live_bar_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "120")
+    report = await Scorer(progress=True).evaluate(make_samples(3), echo, equals)
+    captured = capsys.readouterr()
+    assert report.passed_count == 3 and captured.out == ""
+    assert "aeval: evaluating" not in captured.err
+    assert "3/3" in captured.err and "3 rows | pass 100.0%" in captured.err
+
+
+def test_progress_takes_a_boolean() -> None:
+    with pytest.raises(TypeError, match="progress must be True or False, got 'yes'"):
+        Scorer(progress="yes")  # type: ignore[arg-type]

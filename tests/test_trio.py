@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import anyio
@@ -48,3 +49,31 @@ def test_a_run_with_a_sink_and_saved_reports_works_on_trio(tmp_path: Path) -> No
     ]
     rows, run = anyio.run(read_run, tmp_path / "rows.jsonl", backend="trio")
     assert len(rows) == 6 and run is not None and run.complete
+
+
+def test_cancellation_on_trio_stops_the_run_and_a_foreign_cancelled_error_is_a_row() -> None:
+    samples = Samples(EvaluationSample(f"s{i}", [f"q{i}"], None) for i in range(4))
+
+    async def foreign(question: str) -> str:
+        if question == "q1":
+            raise asyncio.CancelledError  # not trio's: nothing is being cancelled
+        return question
+
+    async def main() -> tuple[bool, int, list[str]]:
+        started = anyio.Event()
+
+        async def waits(question: str) -> str:
+            started.set()
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(Scorer(concurrency=2).evaluate, samples, waits)
+                await started.wait()
+                scope.cancel()
+        report = await Scorer(concurrency=2).evaluate(samples, foreign, ExactMatchStrategy())
+        errors = [str(row.error) for row in report.evaluations if row.error is not None]
+        return scope.cancelled_caught, report.sample_count, errors
+
+    assert anyio.run(main, backend="trio") == (True, 4, ["CancelledError"])

@@ -35,6 +35,7 @@ from .._exceptions import (
     StoreError,
 )
 from .._jsonsafe import safe_text
+from .._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from .._report import EvaluationReport
 from .._shards import Shard
 from .._sinks import read_run
@@ -50,7 +51,6 @@ from ._history import (
     run_store_path,
     runs_command,
 )
-from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from ._run import ROWS_FILE, execute
 from ._scale import (
     add_merge_store_options,

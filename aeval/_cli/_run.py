@@ -24,6 +24,7 @@ from .._aggregator import KeepRows
 from .._exceptions import ExecutorError, MissingExtraError, SampleLoadError
 from .._executor import Executor
 from .._groups import unwrap_single_group
+from .._progress import RunProgress
 from .._report import EvaluationReport
 from .._results import EvaluationRow
 from .._run_info import RunInfo
@@ -41,7 +42,6 @@ from ._http import (
     header_secrets,
     resolve_headers,
 )
-from ._progress import RunProgress
 from ._scale import ShardedSamples, split
 
 __all__ = ["ROWS_FILE", "RunResult", "execute"]

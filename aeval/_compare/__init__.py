@@ -8,7 +8,15 @@ from ._comparison import ChangedPair, Comparison, Verdict
 from ._gates import Gate, regression_message
 from ._refs import DEFAULT_STORE, STORE_ENV, load_ref, store_path
 from ._render import FORMATS, format_for_path, render
-from ._sides import LoadedSide, RunSource, Side, compare, compare_loaded, load_side
+from ._sides import (
+    LoadedSide,
+    RunSource,
+    Side,
+    compare,
+    compare_loaded,
+    compare_sync,
+    load_side,
+)
 
 __all__ = [
     "DEFAULT_STORE",
@@ -25,6 +33,7 @@ __all__ = [
     "Verdict",
     "compare",
     "compare_loaded",
+    "compare_sync",
     "format_for_path",
     "load_ref",
     "load_side",

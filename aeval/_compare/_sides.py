@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from os import PathLike
 from pathlib import Path
 from typing import Protocol, TypeAlias, runtime_checkable
@@ -13,10 +14,19 @@ import anyio
 from .._exceptions import AevalError, ComparisonError, FormatError, SampleLoadError
 from .._report import EvaluationReport, partial_note
 from .._sinks import read_run
+from .._sync import running_loop
 from ._align import SideRows
 from ._comparison import Comparison, compare_sides, side_rows
 
-__all__ = ["LoadedSide", "RunSource", "Side", "compare", "compare_loaded", "load_side"]
+__all__ = [
+    "LoadedSide",
+    "RunSource",
+    "Side",
+    "compare",
+    "compare_loaded",
+    "compare_sync",
+    "load_side",
+]
 
 _FILE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -90,6 +100,41 @@ async def compare(
     first = await load_side(baseline, role="baseline", store=store)
     second = await load_side(candidate, role="candidate", store=store)
     return compare_loaded(first, second, confidence=confidence)
+
+
+def compare_sync(
+    baseline: Side,
+    candidate: Side,
+    *,
+    confidence: float = 0.95,
+    store: RunSource | None = None,
+) -> Comparison:
+    """Compare two runs from synchronous code (a script, a sync test) by running an event loop.
+
+    The same as :func:`compare`, which it runs.
+
+    Example::
+
+        comparison = aeval.compare_sync("main/rows.jsonl", "branch/rows.jsonl")
+
+    Args:
+        baseline: As for :func:`compare`.
+        candidate: As for :func:`compare`.
+        confidence: As for :func:`compare`.
+        store: As for :func:`compare`.
+
+    Raises:
+        RuntimeError: Called while an event loop is running in this thread; ``await``
+            :func:`compare` there instead (blocking the loop would deadlock it).
+        ComparisonError: As for :func:`compare`.
+    """
+    library = running_loop()
+    if library is not None:
+        raise RuntimeError(
+            f"compare_sync() was called inside a running {library} event loop, where it would "
+            "block the loop. Use `comparison = await aeval.compare(...)` instead."
+        )
+    return anyio.run(partial(compare, baseline, candidate, confidence=confidence, store=store))
 
 
 def compare_loaded(

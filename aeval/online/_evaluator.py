@@ -13,11 +13,17 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from .._callables import PreparedStrategy, prepare_strategies
+from .._callables import (
+    PreparedStrategy,
+    prepare_strategies,
+    strategy_threads,
+    stray_cancellation,
+)
 from .._redact import Redactor
 from .._results import EvaluationRow, Outcome
 from .._run_info import RunInfo, current_git_commit
 from .._sinks import Sink, SinkGroup
+from .._threads import DaemonThreads
 from .._version import __version__
 from ._job import Job, apply_to_job
 from ._sampling import Sampler, SampleRates
@@ -64,7 +70,9 @@ class OnlineEvaluator:
 
     Args:
         *strategies: What a Scorer accepts: objects with ``evaluate(sample, output)``, sync
-            or async, or plain functions; ``Gated`` strategies work as offline. The sample a
+            or async, or plain functions; ``Gated`` strategies work as offline. Sync ones
+            run in worker threads (the built-in text checks on the event loop), so one that
+            blocks never stalls the service's loop. The sample a
             strategy receives is built from the response: its name, the inputs as
             parameters, no expected output, the tags and the metadata given at submission.
         sample_rates: The share of responses each strategy runs on, in [0, 1]: one number
@@ -185,6 +193,7 @@ class OnlineEvaluator:
         self._idle = anyio.Event()
         self._idle.set()  # nothing queued yet
         self._pool_done = anyio.Event()
+        self._threads = DaemonThreads(max_abandoned=max(16, 4 * self.concurrency))
         self._loop_thread = threading.get_ident()
         self._call_soon = threadsafe_caller()
         self._run = RunInfo(
@@ -236,6 +245,7 @@ class OnlineEvaluator:
             if not self._pool_done.is_set():
                 self._pool_scope.cancel()
                 await self._pool_done.wait()
+            self._threads.close()
             if self._flusher is not None:
                 self._flusher.cancel()
             while True:
@@ -423,7 +433,7 @@ class OnlineEvaluator:
     async def _run_pool(self, *, task_status: TaskStatus[None]) -> None:
         """The workers, shielded: a cancelled lifespan still drains within the deadline."""
         try:
-            with anyio.CancelScope(shield=True) as scope:
+            with anyio.CancelScope(shield=True) as scope, strategy_threads(self._threads):
                 self._pool_scope = scope
                 async with anyio.create_task_group() as group:
                     for _ in range(self.concurrency):
@@ -444,6 +454,21 @@ class OnlineEvaluator:
             try:
                 await self._evaluate(job)
                 settled = True
+            except BaseException as exc:
+                cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+                if cancelled and stray_cancellation(exc, "the evaluation") is None:
+                    raise
+                self._accounts.crashed += 1
+                settled = True
+                logger.error(
+                    "aeval.online %r: the evaluation of response %d stopped on %s outside the "
+                    "strategies; the response is dropped (statistics().crashed) and the worker "
+                    "goes on with the next one",
+                    self.name,
+                    job.seq,
+                    type(exc).__name__,
+                    exc_info=exc,
+                )
             finally:
                 self._accounts.in_flight -= 1
                 if not settled:  # cancelled at the drain deadline

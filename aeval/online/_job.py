@@ -91,10 +91,14 @@ async def apply_to_job(
     started = perf_counter()
     try:
         if seconds is None:
-            result = await apply_strategy(strategy.evaluate, strategy.name, sample, job.output)
+            result = await apply_strategy(
+                strategy.evaluate, strategy.name, sample, job.output, inline=strategy.inline
+            )
         else:
             with anyio.move_on_after(seconds):
-                result = await apply_strategy(strategy.evaluate, strategy.name, sample, job.output)
+                result = await apply_strategy(
+                    strategy.evaluate, strategy.name, sample, job.output, inline=strategy.inline
+                )
                 return _row_of(strategy, sample, job, result, started)
             raise StrategyTimeout(
                 f"the strategy did not finish within {seconds:g} s (online timeout)"

@@ -25,7 +25,7 @@ class OnlineStatistics:
         submitted: Responses given to ``submit`` (or through ``watch``).
         sampled_out: Responses for which no strategy was drawn: nothing to evaluate.
         dropped: Responses drawn for evaluation that were not evaluated: the sum of
-            ``queue_full``, ``unfinished``, ``not_running`` and ``invalid``.
+            ``queue_full``, ``unfinished``, ``not_running``, ``invalid`` and ``crashed``.
         evaluated: Responses whose drawn strategies all ran; their rows were delivered.
         errors: Rows whose strategy raised or timed out (an evaluated response can hold
             several).
@@ -42,6 +42,10 @@ class OnlineStatistics:
             a name, tags or metadata a sample cannot take.
         queue_size: The most responses that may wait in the queue.
         concurrency: The most responses evaluated at once.
+        crashed: Responses whose evaluation stopped on an error outside the strategies (a
+            strategy's error is an error row): a ``BaseException`` from a sink, a bug. Each
+            is logged with its traceback on the ``aeval.online`` logger, and the worker goes
+            on with the next response.
     """
 
     submitted: int
@@ -59,6 +63,7 @@ class OnlineStatistics:
     invalid: int
     queue_size: int
     concurrency: int
+    crashed: int = 0
 
     @property
     def pending(self) -> int:
@@ -74,6 +79,7 @@ class Accounts:
     """
 
     __slots__ = (
+        "crashed",
         "errors",
         "evaluated",
         "in_flight",
@@ -94,7 +100,7 @@ class Accounts:
         self.submitted = self.sampled_out = self.evaluated = self.errors = 0
         self.rows = self.strategies_out = self.queue_full = self.unfinished = 0
         self.not_running = self.invalid = self.in_flight = 0
-        self.refused = 0
+        self.refused = self.crashed = 0
 
     def refuse(self) -> None:
         """Count one response submitted and refused off the loop (from any thread)."""
@@ -103,7 +109,7 @@ class Accounts:
 
     def dropped(self) -> int:
         """Responses dropped, those refused off the loop aside."""
-        return self.queue_full + self.unfinished + self.not_running + self.invalid
+        return self.queue_full + self.unfinished + self.not_running + self.invalid + self.crashed
 
     def dropped_summary(self) -> str:
         """The responses dropped, by reason, in a sentence for the run's warnings."""
@@ -113,7 +119,7 @@ class Accounts:
             f"online evaluation dropped {self.dropped() + refused} response(s): "
             f"{self.queue_full} with the queue full, {self.unfinished} unfinished at "
             f"shutdown, {self.not_running + refused} submitted while not running, "
-            f"{self.invalid} invalid"
+            f"{self.invalid} invalid, {self.crashed} crashed"
         )
 
     def snapshot(self, *, queue_depth: int, queue_size: int, concurrency: int) -> OnlineStatistics:
@@ -136,4 +142,5 @@ class Accounts:
             invalid=self.invalid,
             queue_size=queue_size,
             concurrency=concurrency,
+            crashed=self.crashed,
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from .._results import EvaluationResult
 
@@ -19,9 +19,10 @@ _OUTPUT_IS_NONE = EvaluationResult.failing("output is None")
 class Strategy(Protocol):
     """Anything that judges one output of the function under test.
 
-    ``evaluate`` may be a plain method (run inline on the event loop, so it must be cheap) or
-    a coroutine. The Scorer names a strategy's rows after its ``name`` attribute when it has
-    one, else after its class.
+    ``evaluate`` may be a plain method or a coroutine. A plain one runs in a worker thread
+    (so one that blocks, on a moderation API say, cannot stall the event loop, and the
+    Scorer's ``timeout`` abandons it); a coroutine runs on the event loop. The Scorer names
+    a strategy's rows after its ``name`` attribute when it has one, else after its class.
     """
 
     def evaluate(
@@ -73,11 +74,16 @@ class TextStrategy(NamedStrategy):
     text with ``str()``. Subclasses that read richer outputs override :meth:`evaluate` and
     fall back to ``super().evaluate``.
 
+    Text checks are pure and cheap, so they run on the event loop rather than in a worker
+    thread (``_runs_inline``): the hand-off would cost more than the check. A subclass that
+    may block sets ``_runs_inline = False``.
+
     Args:
         name: The name the report gives this strategy's rows; the class name by default.
     """
 
     __slots__ = ()
+    _runs_inline: ClassVar[bool] = True
 
     def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
         """Judge ``output`` against ``sample``."""

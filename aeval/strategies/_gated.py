@@ -40,7 +40,7 @@ class Gated(NamedStrategy):
         ValueError: ``after`` is empty.
     """
 
-    __slots__ = ("_after", "_evaluate", "_inner_name", "_strategy")
+    __slots__ = ("_after", "_inner", "_strategy")
 
     def __init__(
         self, strategy: object, *, after: Sequence[object], name: str | None = None
@@ -52,14 +52,13 @@ class Gated(NamedStrategy):
             raise ValueError("after needs at least one check: Gated(strategy, after=[check])")
         (inner,) = prepare_strategies([strategy])
         self._strategy = strategy
-        self._inner_name = inner.name
-        self._evaluate = inner.evaluate
+        self._inner = inner
         self._after = prepare_strategies(after)
 
     @property
     def name(self) -> str:
         """The rows' name: the one given, else the gated strategy's."""
-        return self._name if self._name is not None else self._inner_name
+        return self._name if self._name is not None else self._inner.name
 
     @property
     def strategy(self) -> object:
@@ -74,14 +73,19 @@ class Gated(NamedStrategy):
     async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
         """Run the checks, then the gated strategy when all passed; else a skipped result."""
         for check in self._after:
-            result = await apply_strategy(check.evaluate, check.name, sample, output)
+            result = await apply_strategy(
+                check.evaluate, check.name, sample, output, inline=check.inline
+            )
             if not result.passed:
                 why = result.explanation or ("unscored" if result.is_unscored else "failed")
                 return EvaluationResult.skip(
                     f"not run: the check {check.name} did not pass ({why})",
                     {"gate": check.name, "gate_passed": False},
                 )
-        result = await apply_strategy(self._evaluate, self._inner_name, sample, output)
+        inner = self._inner
+        result = await apply_strategy(
+            inner.evaluate, inner.name, sample, output, inline=inner.inline
+        )
         return result.with_metadata({"gate": "passed"})
 
     def _config(self) -> dict[str, Any]:

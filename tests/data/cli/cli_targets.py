@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import anyio
@@ -76,3 +77,30 @@ async def hostile(params: Parameters) -> object:
         "world": {(1, 2): 2**70, "loop": looped},
         "left": _Unprintable(),
     }[str(params[0])]
+
+
+def huge(params: Parameters) -> object:
+    """An integer too long for ``str()`` (more than 4,300 digits), alone and nested."""
+    number = 7 * 10**5000 + 1
+    return number if params[0] == "hello" else {"n": [number], "k": {number: -number}}
+
+
+async def cancels(params: Parameters) -> object:
+    """Raises ``CancelledError`` for ``world`` by awaiting a task something else cancelled."""
+    if params[0] != "world":
+        return params[0]
+    task = asyncio.get_running_loop().create_task(asyncio.sleep(3600, "never"))
+    await asyncio.sleep(0)
+    task.cancel()
+    return await task
+
+
+class Moderation:
+    """A sync strategy that blocks for ever (a moderation API that never answers), after
+    writing ``moderation-entered`` in the working directory."""
+
+    def evaluate(self, sample: object, output: object) -> object:
+        with open("moderation-entered", "w", encoding="utf-8") as marker:
+            marker.write("entered")
+        threading.Event().wait()
+        raise AssertionError("unreachable")

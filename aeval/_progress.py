@@ -1,5 +1,8 @@
 """Progress of a run: a live bar on a terminal, plain periodic lines otherwise.
 
+``aeval run`` shows it on stdout, ``Scorer(progress=True)`` on stderr. rich is imported only
+when a bar is shown (``import aeval`` never imports it).
+
 Both count samples (function calls, samples × repeats, when the total is known) and show the
 rows of the finished samples, their pass rate, errors, model retries (summed from the rows'
 ``retries`` metadata, as the report's ``usage`` does), the rate and the time left.
@@ -7,24 +10,23 @@ rows of the finished samples, their pass rate, errors, model retries (summed fro
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
+from ._results import EvaluationRow, Outcome
 
-from .._results import EvaluationRow, Outcome
+if TYPE_CHECKING:
+    from rich.console import Console
 
-__all__ = ["NullProgress", "PlainProgress", "RichProgress", "RunProgress", "Tally"]
+__all__ = [
+    "NullProgress",
+    "PlainProgress",
+    "RichProgress",
+    "RunProgress",
+    "Tally",
+    "progress_for",
+]
 
 _STEPS = 10
 _INTERVAL = 10.0
@@ -186,16 +188,31 @@ class PlainProgress:
         self._stream.flush()
 
 
-class _RateColumn(ProgressColumn):
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text("" if speed is None else f"{speed:.1f}/s", style="progress.data.speed")
+@functools.cache
+def _rate_column() -> type[Any]:
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("" if speed is None else f"{speed:.1f}/s", style="progress.data.speed")
+
+    return RateColumn
 
 
 class RichProgress:
     """A live progress bar on a terminal."""
 
     def __init__(self, console: Console, strategies: int) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
         self.tally = Tally(strategies)
         self._progress = Progress(
             TextColumn("[bold]aeval[/]"),
@@ -203,7 +220,7 @@ class RichProgress:
             MofNCompleteColumn(),
             TextColumn("samples"),
             TextColumn("{task.fields[stats]}", markup=False),
-            _RateColumn(),
+            _rate_column()(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
             console=console,
@@ -229,3 +246,16 @@ class RichProgress:
         """Leave the final bar on screen."""
         self._progress.update(self._task, stats=self.tally.stats())
         self._progress.stop()
+
+
+def progress_for(strategies: int) -> RunProgress:
+    """The progress a Scorer shows on stderr: a live bar on a terminal or in a notebook, else
+    a line each tenth of the run."""
+    import sys
+
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if console.is_terminal or console.is_jupyter:
+        return RichProgress(console, strategies)
+    return PlainProgress(sys.stderr, strategies)
