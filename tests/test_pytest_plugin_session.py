@@ -65,7 +65,7 @@ SUMMARY = [
     "test_inner.py::test_full [[]PASSED]: Score 100.00% (4/4 passed)",
     "test_inner.py::test_full (one) [[]PASSED]: Score 100.00% (1/1 passed)",
     "test_inner.py::test_full (#3) [[]PASSED]: Score 100.00% (2/2 passed)",
-    "Suite: 4 report(s), 8/9 evaluations passed, average score 87.50%",
+    "Suite: 4 report(s), 8/9 evaluations passed, average score 88.89%",
 ]
 
 
@@ -160,7 +160,7 @@ def check_report_dir(
         "totalEvaluations": 9,
         "totalPassed": 8,
         "totalFailed": 1,
-        "averageScore": 87.5,
+        "averageScore": 88.89,
     }
     assert [
         (r["test"], r["label"], r["evaluations"], r["passed"], r["failed"], r["score"])
@@ -174,7 +174,7 @@ def check_report_dir(
     )
     assert markdown.split("## Summary")[1] == (
         "\n\n- **Total Reports**: 4\n- **Total Evaluations**: 9\n- **Passed**: 8\n"
-        "- **Failed**: 1\n- **Average Score**: 87.50%\n\n## Individual Reports\n\n"
+        "- **Failed**: 1\n- **Average Score**: 88.89%\n\n## Individual Reports\n\n"
         "| Test | Evaluations | Passed | Failed | Score |\n"
         "|------|-------------|--------|--------|-------|\n" + table
     )
@@ -211,7 +211,7 @@ def test_xdist_workers_results_merge_into_one_suite_report(
             "test_inner.py::test_full (#3) [[]PASSED]: Score 100.00% (2/2 passed)",
             "test_inner.py::test_half [[]PASSED]: Score 50.00% (1/2 passed) *",
             "    - bad [[]ExactMatchStrategy]: 0.00% - Expected 'nope', got 'B'",
-            "Suite: 4 report(s), 8/9 evaluations passed, average score 87.50%",
+            "Suite: 4 report(s), 8/9 evaluations passed, average score 88.89%",
             f"Suite report written to {target}",
         ]
     )
@@ -225,15 +225,15 @@ def test_min_score_fails_a_session_whose_tests_all_passed(project: pytest.Pytest
     result.stdout.fnmatch_lines(
         [
             *SUMMARY,
-            "FAILED: the suite's average score 87.50% is below --aeval-min-score 90.00%",
+            "FAILED: the suite's average score 88.89% is below --aeval-min-score 90.00%",
         ]
     )
 
 
 def test_min_score_met(project: pytest.Pytester) -> None:
-    result = project.runpytest("--aeval-min-score", "87.5")
+    result = project.runpytest("--aeval-min-score", "88.8")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["The suite's average score 87.50% meets --aeval-min-score 87.50%"])
+    result.stdout.fnmatch_lines(["The suite's average score 88.89% meets --aeval-min-score 88.80%"])
 
 
 def test_min_score_without_evaluations_is_reported_not_failed(pytester: pytest.Pytester) -> None:

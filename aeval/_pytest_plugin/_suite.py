@@ -2,7 +2,9 @@
 
 Upstream (Quarkus LangChain4j ``SuiteEvaluationReporter``) writes
 ``evaluation-suite-report.md`` and ``evaluation-suite-report.json`` with the totals, the
-unweighted mean of the report scores and one row per registered report. The pytest plugin
+average score and one row per registered report. Upstream averages the report scores
+unweighted; here, as everywhere in aeval, the score pools the rows (passed rows / rows), so it
+agrees with the counts printed beside it. The pytest plugin
 builds one :class:`SuiteEntry` per report a test recorded; entries are plain data so that
 pytest-xdist workers can send them to the controller.
 """
@@ -225,10 +227,13 @@ class SuiteReport:
 
     @property
     def average_score(self) -> float:
-        """The unweighted mean of the report scores (0.0 without reports), as upstream."""
-        if not self._entries:
-            return 0.0
-        return sum(entry.score for entry in self._entries) / len(self._entries)
+        """100 × passed rows / rows over every report (0.0 without rows).
+
+        Each report weighs as many rows as it holds, as the pooled score of the run store does;
+        upstream's unweighted mean of the report scores would disagree with the counts.
+        """
+        total = self.total_evaluations
+        return 100.0 * self.total_passed / total if total else 0.0
 
     def __len__(self) -> int:
         return len(self._entries)
