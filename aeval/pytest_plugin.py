@@ -27,6 +27,7 @@ from ._pytest_plugin._config import (
 )
 from ._pytest_plugin._decorators import (
     CASES_MARKER,
+    dataset_problem,
     eval_cases,
     evaluation_test,
     generate_cases,
@@ -168,6 +169,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
     return strategy_id(val)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    problem = dataset_problem(item)
+    if problem is not None:
+        fail(problem)
 
 
 @pytest.hookimpl(wrapper=True)
