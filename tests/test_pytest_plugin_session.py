@@ -161,6 +161,8 @@ def check_report_dir(
         "totalPassed": 8,
         "totalFailed": 1,
         "averageScore": 88.89,
+        "partial": False,
+        "partialReason": None,
     }
     assert [
         (r["test"], r["label"], r["evaluations"], r["passed"], r["failed"], r["score"])
@@ -250,3 +252,60 @@ def test_min_score_out_of_range_is_a_usage_error(project: pytest.Pytester) -> No
     result = project.runpytest("--aeval-min-score", "101")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--aeval-min-score is a percentage between 0 and 100, got 101"])
+
+
+GOOD = """
+from aeval import EvaluationSample, evaluate_sync
+from aeval.strategies import ExactMatchStrategy
+
+
+def test_good(record_evaluation):
+    sample = EvaluationSample("good", ["a"], "A")
+    record_evaluation(evaluate_sync([sample], lambda p: p[0].upper(), ExactMatchStrategy()))
+"""
+
+BAD = GOOD.replace("test_good", "test_bad").replace('"A"', '"nope"')
+
+CRASH = """
+import os
+
+
+def test_crash():
+    os._exit(1)
+"""
+
+
+def test_a_crashed_xdist_worker_keeps_what_it_finished_and_marks_the_suite_partial(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    # xdist sends 3 tests to 2 workers round robin: test_a (bad) and test_c (crash) go to
+    # one worker, test_b (good) to the other; the crash loses that worker's workeroutput.
+    pytester.makeini(INI)
+    pytester.makepyfile(test_a=BAD, test_b=GOOD, test_c=CRASH)
+    target = tmp_path / "reports"
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "-n", "2", "--aeval-report-dir", str(target), "--aeval-min-score", "40"
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "=* aeval evaluations =*",
+            "test_a.py::test_bad [[]PASSED]: Score 0.00% (0/1 passed) *",
+            "*",
+            "test_b.py::test_good [[]PASSED]: Score 100.00% (1/1 passed)",
+            "Suite: 2 report(s), 1/2 evaluations passed, average score 50.00%",
+            "Partial suite: pytest-xdist worker gw* crashed while running "
+            "test_c.py::test_crash; the evaluations it had not finished are missing",
+            f"Suite report written to {target}",
+            "FAILED: --aeval-min-score 40.00% cannot be checked: the suite is partial; the "
+            "average score of the evaluations that finished is 50.00%",
+        ]
+    )
+    summary = json.loads((target / "evaluation-suite-report.json").read_text())["summary"]
+    assert (summary["averageScore"], summary["totalEvaluations"]) == (50.0, 2)
+    assert summary["partial"] is True
+    assert "test_c.py::test_crash" in summary["partialReason"]
+    assert "- **Partial**: pytest-xdist worker" in (
+        target / "evaluation-suite-report.md"
+    ).read_text(encoding="utf-8")

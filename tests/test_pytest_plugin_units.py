@@ -97,6 +97,8 @@ def test_suite_markdown_and_json_layouts() -> None:
             "totalPassed": 4,
             "totalFailed": 1,
             "averageScore": 80.0,
+            "partial": False,
+            "partialReason": None,
         },
         "reports": [
             {

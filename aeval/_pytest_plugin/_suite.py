@@ -193,12 +193,15 @@ class SuiteReport:
 
     Args:
         entries: One entry per report, in the order the suite shows them.
+        partial: Why some of the session's evaluations are missing (a pytest-xdist worker
+            crashed), or ``None`` when the suite holds them all.
     """
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "partial")
 
-    def __init__(self, entries: Iterable[SuiteEntry] = ()) -> None:
+    def __init__(self, entries: Iterable[SuiteEntry] = (), *, partial: str | None = None) -> None:
         self._entries = tuple(entries)
+        self.partial = partial
 
     @property
     def entries(self) -> Sequence[SuiteEntry]:
@@ -258,6 +261,7 @@ class SuiteReport:
             f"- **Passed**: {self.total_passed}",
             f"- **Failed**: {self.total_failed}",
             f"- **Average Score**: {format_percent(self.average_score)}",
+            *([f"- **Partial**: {self.partial}"] if self.partial is not None else []),
             "",
             "## Individual Reports",
             "",
@@ -275,7 +279,9 @@ class SuiteReport:
     def render_json(self, *, generated: datetime | None = None) -> str:
         """The JSON suite report: upstream's keys, ``test`` in place of ``testClass``.
 
-        Each report also carries ``label``, ``errors``, ``tagScores`` and ``outcome``.
+        Each report also carries ``label``, ``errors``, ``tagScores`` and ``outcome``; the
+        summary also carries ``partial`` (whether evaluations are missing) and
+        ``partialReason``.
         """
         document = {
             "timestamp": _timestamp(generated),
@@ -285,6 +291,8 @@ class SuiteReport:
                 "totalPassed": self.total_passed,
                 "totalFailed": self.total_failed,
                 "averageScore": _rounded(self.average_score),
+                "partial": self.partial is not None,
+                "partialReason": self.partial,
             },
             "reports": [
                 {
@@ -308,12 +316,13 @@ class SuiteReport:
     ) -> list[Path]:
         """Write ``evaluation-suite-report.md`` and ``.json`` into ``directory``.
 
-        This is synchronous, for pytest's session hooks; nothing is written without entries.
+        This is synchronous, for pytest's session hooks; nothing is written without entries
+        unless the suite is partial.
 
         Returns:
             The paths written.
         """
-        if not self._entries:
+        if not self._entries and self.partial is None:
             return []
         when = generated if generated is not None else datetime.now(UTC)
         target = Path(directory)
