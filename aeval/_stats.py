@@ -10,6 +10,15 @@ with n rows in C clusters. The factor C / (C - 1) is the usual small-sample corr
 with one row per cluster SE is then the textbook sqrt(s^2 / n) with the sample variance s^2.
 Expanding the square lets the sums be kept in O(1) memory per closed cluster:
 ``sum_c (S_c - n_c * mean)^2 = sum S_c^2 - 2 * mean * sum S_c n_c + mean^2 * sum n_c^2``.
+
+The interval is Wilson's score interval, which stays honest where the normal one collapses
+(at 0 % and 100 % the spread of the rows is 0, and score ± z·SE has no width). With one row
+per sample it is the textbook Wilson interval over the n rows. With clusters it is Wilson's
+interval over the effective number of rows n / deff, the design effect deff = SE² / (p(1 − p)
+/ n) kept between 1 (it never narrows below the rows' Wilson interval) and sum n_c² / n (every
+row of a sample alike, the most clustering can cost); where SE says nothing of the spread
+(p = 0 or 1) deff takes that most, so 2 of 2 samples of 3 rows each give the width of 2
+samples, not of 6 rows.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ __all__ = [
     "normal_quantile",
     "pass_at_k",
     "pass_hat_k",
+    "wilson_interval",
 ]
 
 
@@ -47,6 +57,33 @@ def _quantile(confidence: float) -> float:
     from statistics import NormalDist
 
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def wilson_interval(
+    successes: float, trials: float, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Wilson's score interval of a proportion, as statsmodels' ``proportion_confint(...,
+    method="wilson")``; [0, 1] without trials.
+
+    Unlike p ± z·sqrt(p(1 − p) / n) it keeps a width at p = 0 and p = 1 (2 of 2 gives
+    [0.34, 1.00] at 95 %) and stays within [0, 1].
+
+    Args:
+        successes: The count that passed (may be fractional for an effective count).
+        trials: The count tried (may be fractional).
+        confidence: The coverage, strictly between 0 and 1.
+    """
+    z = normal_quantile(confidence)
+    if trials <= 0:
+        return (0.0, 1.0)
+    p = min(1.0, max(0.0, successes / trials))
+    z2 = z * z
+    denominator = 1.0 + z2 / trials
+    centre = (p + z2 / (2.0 * trials)) / denominator
+    half = z * math.sqrt(p * (1.0 - p) / trials + z2 / (4.0 * trials * trials)) / denominator
+    low = 0.0 if p == 0.0 else max(0.0, centre - half)
+    high = 1.0 if p == 1.0 else min(1.0, centre + half)
+    return (low, high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,17 +123,32 @@ class ClusteredMean:
         correction = self.clusters / (self.clusters - 1)
         return math.sqrt(max(spread, 0.0) * correction) / self.rows
 
-    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        """The normal-approximation interval of the mean, clipped to [0, 1].
-
-        With fewer than two clusters nothing is known of the spread: the interval is [0, 1].
-        """
-        z = normal_quantile(confidence)
+    @property
+    def effective_rows(self) -> float | None:
+        """n / deff, the rows the clustered spread is worth (between n² / sum n_c² and n);
+        ``None`` with fewer than 2 clusters."""
         se = self.standard_error
         if se is None:
+            return None
+        n = self.rows
+        most = self.cluster_size_sq / n
+        p = self.mean
+        binomial = p * (1.0 - p) / n
+        deff = most if binomial <= 0.0 else min(most, max(1.0, se * se / binomial))
+        return n / deff
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Wilson's interval of the mean over :attr:`effective_rows` (see the module).
+
+        With one row per cluster this is Wilson's interval over the rows; with clusters it is
+        at least as wide. With fewer than two clusters nothing is known of the spread: the
+        interval is [0, 1].
+        """
+        normal_quantile(confidence)
+        effective = self.effective_rows
+        if effective is None:
             return (0.0, 1.0)
-        mean = self.mean
-        return (max(0.0, mean - z * se), min(1.0, mean + z * se))
+        return wilson_interval(self.mean * effective, effective, confidence)
 
 
 class MomentsCounter:
