@@ -257,8 +257,10 @@ def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
         C = (κ − pe (1 − κ))²
 
     Returns:
-        ``None`` for an empty table, or when chance agreement is 1 (both raters put every
-        item in the same category) and kappa is undefined.
+        ``None`` for an empty table, or when a rater put every item in one category: with
+        both raters so, chance agreement is 1 and kappa is 0 / 0; with one, kappa is 0 by
+        construction and its standard error 0, an interval of [0.00, 0.00] that says nothing
+        of the other rater yet reads as certainty.
     """
     n = sum(sum(row) for row in table)
     if n == 0:
@@ -266,10 +268,10 @@ def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
     p = [[table[i][j] / n for j in range(2)] for i in range(2)]
     rows = [p[i][0] + p[i][1] for i in range(2)]
     cols = [p[0][j] + p[1][j] for j in range(2)]
+    if 0.0 in rows or 0.0 in cols:
+        return None
     observed = p[0][0] + p[1][1]
     expected = rows[0] * cols[0] + rows[1] * cols[1]
-    if expected >= 1.0:
-        return None
     kappa = (observed - expected) / (1.0 - expected)
     a = math.fsum(p[i][i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
     b = (1.0 - kappa) ** 2 * math.fsum(
