@@ -103,8 +103,7 @@ def test_non_inferiority_needs_the_interval_above_minus_the_margin(
     result = cli("compare", base, same, "--require-non-inferiority", "1")
     assert result.returncode == 1
     assert result.stdout.splitlines()[-1].startswith(
-        "FAILED: non-inferiority not shown: the difference 0.00 points has the 95% interval "
-        "-8.76"
+        "FAILED: non-inferiority not shown: the difference 0.00 points has the 95% interval -8.76"
     )
     worse = write_rows(tmp_path / "c.jsonl", forty(28))
     result = cli("compare", base, worse, "--require-non-inferiority", "5")

@@ -288,7 +288,7 @@ def _is_lock_timeout(exc: StoreError) -> bool:
 
 def _check_unlocked(path: Path, timeout: float) -> None:
     """Take and release the store's write lock once, so that a locked store is reported
-    before any test runs."""
+    before any test runs (other problems are left to the first save, which reports them)."""
     import sqlite3
 
     from .._store._schema import is_locked
@@ -299,7 +299,7 @@ def _check_unlocked(path: Path, timeout: float) -> None:
         connection.execute("ROLLBACK")
     except sqlite3.OperationalError as exc:
         if not is_locked(exc):
-            raise
+            return
         raise StoreError(
             f"{path}: the run store stayed locked for {timeout:g} s (ini "
             "aeval_store_lock_timeout): another process holds a write transaction on it (a "
@@ -434,9 +434,7 @@ class EvaluationSession:
         if not self._lost_workers and not self._crashed_tests:
             return None
         workers = ", ".join(self._lost_workers) or "a worker"
-        running = (
-            f" while running {', '.join(self._crashed_tests)}" if self._crashed_tests else ""
-        )
+        running = f" while running {', '.join(self._crashed_tests)}" if self._crashed_tests else ""
         return (
             f"pytest-xdist worker {workers} crashed{running}; the evaluations it had not "
             "finished are missing"
@@ -507,5 +505,5 @@ class EvaluationSession:
         if self._baseline is not None:
             lines += self._baseline.lines
             if self._baseline.lines and suite.partial is not None:
-                lines.append("  warning: the comparison lacks the evaluations of the crashed worker")
+                lines.append("  warning: the comparison lacks the crashed worker's evaluations")
         return lines

@@ -24,8 +24,8 @@ How this departs from upstream, deliberately:
   output agreement, flaky pairs), ``calibration`` (per strategy with labelled samples: the
   confusion matrix against the human labels, accuracy, Cohen's kappa with its interval, or
   ``kappa: null`` with the reason in ``kappaUndefined`` when the labels or the verdicts are
-  all one kind, and the disagreements), ``judges`` (per judge strategy and judge: parse failures, re-asks,
-  cut-off replies, agreement) and, per evaluation, the sample's ``parameters``,
+  all one kind, and the disagreements), ``judges`` (per judge strategy and judge: parse
+  failures, re-asks, cut-off replies, agreement) and, per evaluation, the sample's ``parameters``,
   ``sampleMetadata``, ``index``/``repeat``/``position``, ``strategy``, ``outcome``, ``score``
   (0-1 or ``null``), ``explanation``, ``metadata``, ``error`` and durations.
 - ``clusterSums`` beside each score keep the sums its interval is computed from, so
