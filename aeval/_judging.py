@@ -68,8 +68,10 @@ class Calibration:
     The confusion matrix counts rows with a verdict (passed or failed) whose sample has a
     label; ``unjudged`` counts the labelled rows without one (unscored, error, skipped).
     Kappa's interval is kappa ± z·SE with Fleiss, Cohen and Everitt's large-sample standard
-    error: with a few dozen labels it is wide, which is the point of showing it. Repeats
-    count as rows, which makes the interval a little narrower than it should be.
+    error: with a few dozen labels it is wide, which is the point of showing it. At perfect
+    agreement that error is 0, and the interval is Wilson's interval of the agreement mapped
+    to kappa instead of the point [1.00, 1.00]. Repeats count as rows, which makes the
+    interval a little narrower than it should be.
 
     Attributes:
         strategy: The strategy's name.

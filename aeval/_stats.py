@@ -229,20 +229,33 @@ class Kappa:
         standard_error: The asymptotic standard error (Fleiss, Cohen and Everitt, 1969).
         observed: The observed agreement (the accuracy).
         expected: The agreement expected by chance from the raters' margins.
+        rows: The items rated (0 when unknown).
     """
 
     kappa: float
     standard_error: float
     observed: float
     expected: float
+    rows: int = 0
 
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        """kappa ± z·SE, clipped to [-1, 1]."""
+        """kappa ± z·SE, clipped to [-1, 1].
+
+        Where the standard error is 0 (perfect agreement), that interval would be the point
+        [1.00, 1.00]; it is then Wilson's interval of the observed agreement over the rows,
+        mapped to kappa with the chance agreement held fixed: (p − pe) / (1 − pe).
+        """
         z = normal_quantile(confidence)
-        return (
-            max(-1.0, self.kappa - z * self.standard_error),
-            min(1.0, self.kappa + z * self.standard_error),
-        )
+        low = max(-1.0, self.kappa - z * self.standard_error)
+        high = min(1.0, self.kappa + z * self.standard_error)
+        if self.standard_error == 0.0 and self.rows:
+            agreed_low, agreed_high = wilson_interval(
+                self.observed * self.rows, self.rows, confidence
+            )
+            scale = 1.0 - self.expected
+            low = min(low, max(-1.0, (agreed_low - self.expected) / scale))
+            high = max(high, min(1.0, (agreed_high - self.expected) / scale))
+        return (low, high)
 
 
 def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
@@ -279,4 +292,4 @@ def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
     )
     c = (kappa - expected * (1.0 - kappa)) ** 2
     variance = (a + b - c) / ((1.0 - expected) ** 2 * n)
-    return Kappa(kappa, math.sqrt(max(variance, 0.0)), observed, expected)
+    return Kappa(kappa, math.sqrt(max(variance, 0.0)), observed, expected, n)

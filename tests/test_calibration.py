@@ -36,6 +36,8 @@ __all__ = ["cli", "project"]
 
 pytestmark = pytest.mark.anyio
 
+Z95 = 1.959963984540054
+
 # (sample, human label, the judge's reply): the judge agrees on 7 of 10
 CASES = [
     ("a", "pass", "true"),
@@ -101,8 +103,26 @@ def test_kappa_and_its_interval_match_statsmodels(
     assert mine.kappa == pytest.approx(theirs.kappa, abs=1e-12)
     assert mine.standard_error == pytest.approx(theirs.std_kappa, abs=1e-12)
     low, high = mine.interval(0.95)
+    if mine.standard_error == 0.0:
+        # perfect (dis)agreement: statsmodels' interval is the point kappa, ours keeps a width
+        assert (theirs.kappa_low, theirs.kappa_upp) == (mine.kappa, mine.kappa)
+        assert low < high
+        return
     assert low == pytest.approx(max(-1.0, theirs.kappa_low), abs=1e-9)
     assert high == pytest.approx(min(1.0, theirs.kappa_upp), abs=1e-9)
+
+
+def test_perfect_agreement_keeps_an_interval() -> None:
+    # 8 pass and 2 fail labels, every verdict right: kappa 1 with a standard error of 0 read
+    # [1.00, 1.00]; Wilson's interval of 10 agreements of 10 is [0.7225, 1], and kappa's is
+    # that mapped with chance agreement pe = 0.8² + 0.2² = 0.68 held fixed
+    stats = cohen_kappa(((8, 0), (0, 2)))
+    assert stats is not None
+    assert (stats.kappa, stats.standard_error, stats.rows) == (1.0, 0.0, 10)
+    low, high = stats.interval()
+    assert high == 1.0
+    assert low == pytest.approx((10 / (10 + Z95**2) - 0.68) / 0.32)
+    assert low == pytest.approx(0.1327, abs=1e-4)
 
 
 def test_kappa_is_undefined_when_everything_agrees_on_one_category() -> None:
