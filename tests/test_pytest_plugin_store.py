@@ -188,9 +188,8 @@ def test_a_store_locked_during_the_session_is_waited_for_once(project: pytest.Py
     result.stdout.fnmatch_lines(
         [
             "aeval: test_inner.py::test_half: not stored: *runs.sqlite: the run store stayed "
-            "locked for 0.1 s*",
-            "aeval: the run store stayed locked, so the session's later evaluations are not "
-            "stored (no further wait)",
+            "locked for 0.1 s*; the later evaluations of this session are not stored either "
+            "(no further wait)",
         ]
     )
     assert "Stored" not in output

@@ -238,13 +238,12 @@ class _Recorder:
         try:
             run_id = self.database.save(report, RunStart(name, report.run, git_dirty=dirty))
         except StoreError as exc:
-            self.warnings.append(f"{name}: not stored: {exc}")
+            later = ""
             if _is_lock_timeout(exc):
                 self._locked = True
-                self.warnings.append(
-                    "the run store stayed locked, so the session's later evaluations are not "
-                    "stored (no further wait)"
-                )
+                later = "; the later evaluations of this session are not stored either (no "
+                later += "further wait)"
+            self.warnings.append(f"{name}: not stored: {exc}{later}")
             return
         self.stored.append((run_id, name))
 
