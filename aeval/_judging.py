@@ -68,8 +68,10 @@ class Calibration:
     The confusion matrix counts rows with a verdict (passed or failed) whose sample has a
     label; ``unjudged`` counts the labelled rows without one (unscored, error, skipped).
     Kappa's interval is kappa ± z·SE with Fleiss, Cohen and Everitt's large-sample standard
-    error: with a few dozen labels it is wide, which is the point of showing it. Repeats
-    count as rows, which makes the interval a little narrower than it should be.
+    error: with a few dozen labels it is wide, which is the point of showing it. At perfect
+    agreement that error is 0, and the interval is Wilson's interval of the agreement mapped
+    to kappa instead of the point [1.00, 1.00]. Repeats count as rows, which makes the
+    interval a little narrower than it should be.
 
     Attributes:
         strategy: The strategy's name.
@@ -114,9 +116,31 @@ class Calibration:
 
     @property
     def statistics(self) -> Kappa | None:
-        """Kappa and its standard error; ``None`` without rows, or when every label and
-        every verdict is the same (kappa is then undefined)."""
+        """Kappa and its standard error; ``None`` when kappa is undefined (see
+        :attr:`kappa_undefined`)."""
         return cohen_kappa(self.confusion)
+
+    @property
+    def kappa_undefined(self) -> str | None:
+        """Why kappa is undefined, ``None`` when it is defined.
+
+        Kappa measures agreement beyond chance, which needs both kinds of label and both
+        kinds of verdict: when the labels or the verdicts are all one kind (a judge that
+        passes everything), chance explains every agreement and kappa says nothing.
+        """
+        if not self.rows:
+            return "no labelled row with a verdict"
+        labels = _single(self.true_pass + self.false_fail, self.true_fail + self.false_pass)
+        verdicts = _single(self.true_pass + self.false_pass, self.true_fail + self.false_fail)
+        if labels is not None and verdicts is not None:
+            if labels == verdicts:
+                return f"every label and every verdict is {labels}"
+            return f"every label is {labels} and every verdict {verdicts}"
+        if labels is not None:
+            return f"every human label is {labels}: agreement beyond chance needs both kinds"
+        if verdicts is not None:
+            return f"every verdict is {verdicts}: agreement beyond chance needs both kinds"
+        return None
 
     @property
     def kappa(self) -> float | None:
@@ -136,9 +160,18 @@ class Calibration:
         accuracy = f"accuracy {100 * (self.accuracy or 0.0):.2f}% over {self.rows} rows"
         stats = self.statistics
         if stats is None:
-            return f"kappa undefined (every label and verdict is the same) · {accuracy}"
+            return f"kappa undefined ({self.kappa_undefined}) · {accuracy}"
         low, high = stats.interval()
         return f"kappa {stats.kappa:.2f} [{low:.2f}, {high:.2f}] · {accuracy}"
+
+
+def _single(passes: int, fails: int) -> str | None:
+    """``"pass"`` or ``"fail"`` when only that kind occurs, else ``None``."""
+    if passes and not fails:
+        return "pass"
+    if fails and not passes:
+        return "fail"
+    return None
 
 
 def _order(entry: tuple[int, int, Disagreement]) -> tuple[int, int]:

@@ -31,7 +31,8 @@ def truncate(text: str, limit: int) -> str:
 
 
 def format_interval(score: float, interval: tuple[float, float]) -> str:
-    """``± 7.10`` when the interval is symmetric about ``score``, else ``72.90–100.00``."""
+    """``± 40.55`` when the interval is symmetric about ``score`` (to the hundredth shown),
+    else its ends, ``65.24–89.50``: an asymmetric interval is never shown as ``±``."""
     low, high = interval
     if abs((score - low) - (high - score)) < 0.005:
         return f"± {format_number(high - score)}"
@@ -43,8 +44,8 @@ def describe_score(
 ) -> str:
     """A score with its uncertainty in one line.
 
-    ``80.00% ± 7.10 (95% CI, 40 samples)``, or ``100.00% (95% CI 0.00–100.00, 1 sample)``
-    when the interval is clipped at 0 or 100.
+    ``80.00% (95% CI 65.24–89.50, 40 samples)``, or ``50.00% ± 40.55 (95% CI, 2 samples)``
+    when the interval is symmetric about the score.
     """
     level = f"{confidence * 100:g}% CI"
     unit = "sample" if samples == 1 else "samples"

@@ -292,8 +292,11 @@ class EvaluationReport:
 
         The rows of one sample (its strategies and repeats) are not independent, so the
         standard error is clustered by sample (Miller, arXiv 2411.00640) with the
-        C / (C − 1) small-sample correction, and the interval is score ± z·SE with the normal
-        quantile z, clipped to [0, 100]. With fewer than two samples it is [0, 100].
+        C / (C − 1) small-sample correction. The interval is Wilson's score interval over
+        the rows that clustering leaves (n / design effect; every row with one row per
+        sample), so it is never narrower than Wilson's interval over the rows and keeps a
+        width at 0 and 100 (see :mod:`aeval._stats`). With fewer than two samples it is
+        [0, 100].
 
         Args:
             confidence: The coverage, strictly between 0 and 1.

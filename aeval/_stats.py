@@ -10,6 +10,15 @@ with n rows in C clusters. The factor C / (C - 1) is the usual small-sample corr
 with one row per cluster SE is then the textbook sqrt(s^2 / n) with the sample variance s^2.
 Expanding the square lets the sums be kept in O(1) memory per closed cluster:
 ``sum_c (S_c - n_c * mean)^2 = sum S_c^2 - 2 * mean * sum S_c n_c + mean^2 * sum n_c^2``.
+
+The interval is Wilson's score interval, which stays honest where the normal one collapses
+(at 0 % and 100 % the spread of the rows is 0, and score ± z·SE has no width). With one row
+per sample it is the textbook Wilson interval over the n rows. With clusters it is Wilson's
+interval over the effective number of rows n / deff, the design effect deff = SE² / (p(1 − p)
+/ n) kept between 1 (it never narrows below the rows' Wilson interval) and sum n_c² / n (every
+row of a sample alike, the most clustering can cost); where SE says nothing of the spread
+(p = 0 or 1) deff takes that most, so 2 of 2 samples of 3 rows each give the width of 2
+samples, not of 6 rows.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ __all__ = [
     "normal_quantile",
     "pass_at_k",
     "pass_hat_k",
+    "wilson_interval",
 ]
 
 
@@ -47,6 +57,33 @@ def _quantile(confidence: float) -> float:
     from statistics import NormalDist
 
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def wilson_interval(
+    successes: float, trials: float, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Wilson's score interval of a proportion, as statsmodels' ``proportion_confint(...,
+    method="wilson")``; [0, 1] without trials.
+
+    Unlike p ± z·sqrt(p(1 − p) / n) it keeps a width at p = 0 and p = 1 (2 of 2 gives
+    [0.34, 1.00] at 95 %) and stays within [0, 1].
+
+    Args:
+        successes: The count that passed (may be fractional for an effective count).
+        trials: The count tried (may be fractional).
+        confidence: The coverage, strictly between 0 and 1.
+    """
+    z = normal_quantile(confidence)
+    if trials <= 0:
+        return (0.0, 1.0)
+    p = min(1.0, max(0.0, successes / trials))
+    z2 = z * z
+    denominator = 1.0 + z2 / trials
+    centre = (p + z2 / (2.0 * trials)) / denominator
+    half = z * math.sqrt(p * (1.0 - p) / trials + z2 / (4.0 * trials * trials)) / denominator
+    low = 0.0 if p == 0.0 else max(0.0, centre - half)
+    high = 1.0 if p == 1.0 else min(1.0, centre + half)
+    return (low, high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,17 +123,32 @@ class ClusteredMean:
         correction = self.clusters / (self.clusters - 1)
         return math.sqrt(max(spread, 0.0) * correction) / self.rows
 
-    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        """The normal-approximation interval of the mean, clipped to [0, 1].
-
-        With fewer than two clusters nothing is known of the spread: the interval is [0, 1].
-        """
-        z = normal_quantile(confidence)
+    @property
+    def effective_rows(self) -> float | None:
+        """n / deff, the rows the clustered spread is worth (between n² / sum n_c² and n);
+        ``None`` with fewer than 2 clusters."""
         se = self.standard_error
         if se is None:
+            return None
+        n = self.rows
+        most = self.cluster_size_sq / n
+        p = self.mean
+        binomial = p * (1.0 - p) / n
+        deff = most if binomial <= 0.0 else min(most, max(1.0, se * se / binomial))
+        return n / deff
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Wilson's interval of the mean over :attr:`effective_rows` (see the module).
+
+        With one row per cluster this is Wilson's interval over the rows; with clusters it is
+        at least as wide. With fewer than two clusters nothing is known of the spread: the
+        interval is [0, 1].
+        """
+        normal_quantile(confidence)
+        effective = self.effective_rows
+        if effective is None:
             return (0.0, 1.0)
-        mean = self.mean
-        return (max(0.0, mean - z * se), min(1.0, mean + z * se))
+        return wilson_interval(self.mean * effective, effective, confidence)
 
 
 class MomentsCounter:
@@ -177,20 +229,33 @@ class Kappa:
         standard_error: The asymptotic standard error (Fleiss, Cohen and Everitt, 1969).
         observed: The observed agreement (the accuracy).
         expected: The agreement expected by chance from the raters' margins.
+        rows: The items rated (0 when unknown).
     """
 
     kappa: float
     standard_error: float
     observed: float
     expected: float
+    rows: int = 0
 
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        """kappa ± z·SE, clipped to [-1, 1]."""
+        """kappa ± z·SE, clipped to [-1, 1].
+
+        Where the standard error is 0 (perfect agreement), that interval would be the point
+        [1.00, 1.00]; it is then Wilson's interval of the observed agreement over the rows,
+        mapped to kappa with the chance agreement held fixed: (p − pe) / (1 − pe).
+        """
         z = normal_quantile(confidence)
-        return (
-            max(-1.0, self.kappa - z * self.standard_error),
-            min(1.0, self.kappa + z * self.standard_error),
-        )
+        low = max(-1.0, self.kappa - z * self.standard_error)
+        high = min(1.0, self.kappa + z * self.standard_error)
+        if self.standard_error == 0.0 and self.rows:
+            agreed_low, agreed_high = wilson_interval(
+                self.observed * self.rows, self.rows, confidence
+            )
+            scale = 1.0 - self.expected
+            low = min(low, max(-1.0, (agreed_low - self.expected) / scale))
+            high = max(high, min(1.0, (agreed_high - self.expected) / scale))
+        return (low, high)
 
 
 def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
@@ -205,8 +270,10 @@ def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
         C = (κ − pe (1 − κ))²
 
     Returns:
-        ``None`` for an empty table, or when chance agreement is 1 (both raters put every
-        item in the same category) and kappa is undefined.
+        ``None`` for an empty table, or when a rater put every item in one category: with
+        both raters so, chance agreement is 1 and kappa is 0 / 0; with one, kappa is 0 by
+        construction and its standard error 0, an interval of [0.00, 0.00] that says nothing
+        of the other rater yet reads as certainty.
     """
     n = sum(sum(row) for row in table)
     if n == 0:
@@ -214,10 +281,10 @@ def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
     p = [[table[i][j] / n for j in range(2)] for i in range(2)]
     rows = [p[i][0] + p[i][1] for i in range(2)]
     cols = [p[0][j] + p[1][j] for j in range(2)]
+    if 0.0 in rows or 0.0 in cols:
+        return None
     observed = p[0][0] + p[1][1]
     expected = rows[0] * cols[0] + rows[1] * cols[1]
-    if expected >= 1.0:
-        return None
     kappa = (observed - expected) / (1.0 - expected)
     a = math.fsum(p[i][i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
     b = (1.0 - kappa) ** 2 * math.fsum(
@@ -225,4 +292,4 @@ def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
     )
     c = (kappa - expected * (1.0 - kappa)) ** 2
     variance = (a + b - c) / ((1.0 - expected) ** 2 * n)
-    return Kappa(kappa, math.sqrt(max(variance, 0.0)), observed, expected)
+    return Kappa(kappa, math.sqrt(max(variance, 0.0)), observed, expected, n)

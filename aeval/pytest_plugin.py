@@ -28,6 +28,7 @@ from ._pytest_plugin._config import (
 )
 from ._pytest_plugin._decorators import (
     CASES_MARKER,
+    dataset_problem,
     eval_cases,
     evaluation_test,
     generate_cases,
@@ -36,9 +37,7 @@ from ._pytest_plugin._decorators import (
     strategy_id,
 )
 from ._pytest_plugin._recording import (
-    BASELINE_OUTPUT_KEY,
-    STORED_OUTPUT_KEY,
-    WORKER_OUTPUT_KEY,
+    PAYLOAD_ATTRIBUTE,
     EvaluationRecorder,
     EvaluationSession,
     record_outcome,
@@ -151,7 +150,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     register_markers(config)
-    config.stash[_SESSION_KEY] = EvaluationSession(config, settings(config))
+    evaluations = config.stash[_SESSION_KEY] = EvaluationSession(config, settings(config))
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_Controller(evaluations), "aeval-controller")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -171,12 +172,23 @@ def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str)
     return strategy_id(val)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    problem = dataset_problem(item)
+    if problem is not None:
+        fail(problem)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     record_outcome(item, report)
+    if report.when == "teardown":
+        payload = EvaluationSession.payload(item)
+        if payload is not None:
+            setattr(report, PAYLOAD_ATTRIBUTE, payload)
     return report
 
 
@@ -190,24 +202,33 @@ def pytest_runtest_teardown(
         _session(item.config).finish_item(item)
 
 
+class _Controller:
+    """The hooks of the process that gathers the session's evaluations (the xdist controller,
+    or the only process): workers' reports, and workers that crashed."""
+
+    def __init__(self, evaluations: EvaluationSession) -> None:
+        self._evaluations = evaluations
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        payload = getattr(report, PAYLOAD_ATTRIBUTE, None)
+        if payload is not None:
+            self._evaluations.absorb(payload)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        if error is not None and not hasattr(node, "workeroutput"):
+            self._evaluations.worker_lost(node.gateway.id, error)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        self._evaluations.test_crashed(crashitem)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     evaluations = _session(session.config)
-    workeroutput = getattr(session.config, "workeroutput", None)
     evaluations.close()
-    if workeroutput is not None:
-        workeroutput[WORKER_OUTPUT_KEY] = evaluations.worker_output()
-        workeroutput[BASELINE_OUTPUT_KEY] = evaluations.baseline_output()
-        workeroutput[STORED_OUTPUT_KEY] = evaluations.stored_output()
-        return
-    evaluations.finish(session)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node: Any, error: object) -> None:
-    output = getattr(node, "workeroutput", None) or {}
-    _session(node.config).add_worker_entries(output.get(WORKER_OUTPUT_KEY, ()))
-    _session(node.config).add_baseline_output(output.get(BASELINE_OUTPUT_KEY))
-    _session(node.config).add_worker_stored(output.get(STORED_OUTPUT_KEY, {}))
+    if not hasattr(session.config, "workerinput"):
+        evaluations.finish(session)
 
 
 def pytest_terminal_summary(

@@ -37,6 +37,8 @@ __all__ = ["cli", "project"]
 
 pytestmark = pytest.mark.anyio
 
+Z95 = 1.959963984540054
+
 # (sample, human label, the judge's reply): the judge agrees on 7 of 10
 CASES = [
     ("a", "pass", "true"),
@@ -102,13 +104,40 @@ def test_kappa_and_its_interval_match_statsmodels(
     assert mine.kappa == pytest.approx(theirs.kappa, abs=1e-12)
     assert mine.standard_error == pytest.approx(theirs.std_kappa, abs=1e-12)
     low, high = mine.interval(0.95)
+    if mine.standard_error == 0.0:
+        # perfect (dis)agreement: statsmodels' interval is the point kappa, ours keeps a width
+        assert (theirs.kappa_low, theirs.kappa_upp) == (mine.kappa, mine.kappa)
+        assert low < high
+        return
     assert low == pytest.approx(max(-1.0, theirs.kappa_low), abs=1e-9)
     assert high == pytest.approx(min(1.0, theirs.kappa_upp), abs=1e-9)
+
+
+def test_perfect_agreement_keeps_an_interval() -> None:
+    # 8 pass and 2 fail labels, every verdict right: kappa 1 with a standard error of 0 read
+    # [1.00, 1.00]; Wilson's interval of 10 agreements of 10 is [0.7225, 1], and kappa's is
+    # that mapped with chance agreement pe = 0.8² + 0.2² = 0.68 held fixed
+    stats = cohen_kappa(((8, 0), (0, 2)))
+    assert stats is not None
+    assert (stats.kappa, stats.standard_error, stats.rows) == (1.0, 0.0, 10)
+    low, high = stats.interval()
+    assert high == 1.0
+    assert low == pytest.approx((10 / (10 + Z95**2) - 0.68) / 0.32)
+    assert low == pytest.approx(0.1327, abs=1e-4)
 
 
 def test_kappa_is_undefined_when_everything_agrees_on_one_category() -> None:
     assert cohen_kappa(((5, 0), (0, 0))) is None
     assert cohen_kappa(((0, 0), (0, 0))) is None
+
+
+@pytest.mark.parametrize("table", [((3, 0), (2, 0)), ((0, 3), (0, 2)), ((3, 2), (0, 0))])
+def test_kappa_is_undefined_when_one_rater_never_varies(
+    table: tuple[tuple[int, int], tuple[int, int]],
+) -> None:
+    # kappa would be 0 with a standard error of 0: [0.00, 0.00], which reads as certainty
+    # while chance alone explains every agreement (statsmodels divides by zero here)
+    assert cohen_kappa(table) is None
 
 
 # --- labels in sample files ---------------------------------------------------------------
@@ -189,7 +218,7 @@ async def test_rows_without_a_verdict_are_counted_apart() -> None:
     calibration = calibrate(report)
     assert (calibration.rows, calibration.unjudged, calibration.kappa) == (1, 1, None)
     assert calibration.describe() == (
-        "kappa undefined (every label and verdict is the same) · accuracy 100.00% over 1 rows"
+        "kappa undefined (every label and every verdict is pass) · accuracy 100.00% over 1 rows"
     )
 
 
@@ -277,6 +306,45 @@ async def test_the_calibration_and_the_judges_are_in_every_format() -> None:
     again = report_from_json(report.format("json"))
     assert again.calibration == report.calibration
     assert again.judge_statistics == report.judge_statistics
+
+
+async def test_a_judge_that_never_varies_has_an_undefined_kappa_in_every_format() -> None:
+    strategy = AiJudgeStrategy(FakeChatModel(lambda call: "true", model="small"), name="judge")
+    report = await Scorer(concurrency=4).evaluate(labelled(), lambda p: "an answer", strategy)
+    calibration = calibrate(report)
+    assert calibration.confusion == ((5, 0), (5, 0))
+    assert (calibration.kappa, calibration.kappa_interval()) == (None, None)
+    reason = "every verdict is pass: agreement beyond chance needs both kinds"
+    assert calibration.kappa_undefined == reason
+    said = f"kappa undefined ({reason}) · accuracy 50.00% over 10 rows"
+    assert calibration.describe() == said
+    assert said in report.format("markdown")
+    assert said in report.format("html")
+    out = io.StringIO()
+    report.print(Console(file=out, width=200, highlight=False))
+    assert f"Judge calibration: judge: {said}" in out.getvalue()
+    assert "[0.00, 0.00]" not in out.getvalue()
+    document = orjson.loads(report.format("json"))["calibration"]["judge"]
+    assert (document["kappa"], document["kappaInterval"]) == (None, None)
+    assert document["kappaUndefined"] == reason
+    properties = {
+        p.get("name"): p.get("value")
+        for p in ET.fromstring(report.format("junit").split("\n", 1)[1]).iter("property")
+    }
+    assert "calibration.judge.kappa" not in properties
+    assert properties["calibration.judge.kappa_undefined"] == reason
+    assert report_from_json(report.format("json")).calibration == report.calibration
+    labels_alike = Samples(
+        EvaluationSample(n, ["q"], f"answer {n}", metadata={"label": "fail"}) for n in "xy"
+    )
+    judge = AiJudgeStrategy(
+        FakeChatModel(lambda call: "true" if "answer x" in call.messages[-1].content else "false")
+    )
+    mixed = calibrate(await Scorer().evaluate(labels_alike, lambda p: "a", judge))
+    assert mixed.confusion == ((0, 0), (1, 1))
+    assert mixed.kappa_undefined == (
+        "every human label is fail: agreement beyond chance needs both kinds"
+    )
 
 
 async def test_a_report_of_a_run_without_labels_or_judges_is_unchanged() -> None:

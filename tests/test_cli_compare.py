@@ -94,10 +94,16 @@ def test_non_inferiority_needs_the_interval_above_minus_the_margin(
 ) -> None:
     base = write_rows(tmp_path / "a.jsonl", forty(30))
     same = write_rows(tmp_path / "b.jsonl", forty(30))
-    result = cli("compare", base, same, "--require-non-inferiority", "1")
+    result = cli("compare", base, same, "--require-non-inferiority", "10")
     assert result.returncode == 0
     assert result.stdout.splitlines()[-1] == (
-        "PASSED: non-inferior: the interval's low end 0.00 is above -1.00 points"
+        "PASSED: non-inferior: the interval's low end -8.76 is above -10.00 points"
+    )
+    # 40 identical samples cannot show that nothing moved by more than 1 point
+    result = cli("compare", base, same, "--require-non-inferiority", "1")
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[-1].startswith(
+        "FAILED: non-inferiority not shown: the difference 0.00 points has the 95% interval -8.76"
     )
     worse = write_rows(tmp_path / "c.jsonl", forty(28))
     result = cli("compare", base, worse, "--require-non-inferiority", "5")

@@ -123,11 +123,30 @@ def test_every_sample_moving_alike_falls_back_to_the_sign_test() -> None:
     assert sign_test(6, 0) == 2 / 64
 
 
+def test_every_sample_moving_from_0_to_100_percent_keeps_an_interval() -> None:
+    comparison = Comparison.of(binary_run([False] * 10), binary_run([True] * 10))
+    assert comparison.difference == 100.0 and comparison.standard_error == 0.0
+    # it read +100.00 to +100.00 (certainty); Newcombe's interval from the sides' Wilson
+    # intervals (0-27.75 and 72.25-100) keeps a width
+    low, high = comparison.interval
+    assert high == 100.0
+    assert low == pytest.approx(100 - math.hypot(100 - 72.2467, 27.7533), abs=0.01)
+    assert comparison.baseline_interval == pytest.approx((0.0, 27.7533), abs=1e-4)
+    assert comparison.candidate_interval == pytest.approx((72.2467, 100.0), abs=1e-4)
+    two = Comparison.of(binary_run([False] * 2), binary_run([True] * 2))
+    assert two.interval[0] < 10.0 and two.verdict == "no significant difference"
+    assert "+100.00 to +100.00" not in two.describe()
+
+
 def test_identical_runs_do_not_claim_to_see_every_change() -> None:
     same = binary_run([True] * 30 + [False] * 10)
     comparison = Comparison.of(same, same)
     assert (comparison.difference, comparison.p_value) == (0.0, 1.0)
-    assert comparison.interval == (0.0, 0.0)
+    # no sample moved, which 40 samples cannot tell from "fewer than 3.84/43.84 would move":
+    # the interval is that bound on both sides, not the point 0.00 to 0.00
+    width = 100 * Z95**2 / (40 + Z95**2)
+    assert comparison.interval == pytest.approx((-width, width))
+    assert comparison.interval == pytest.approx((-8.76, 8.76), abs=0.01)
     # no discordant pair: the rule of three's bound, a spread of 3/n, stands in
     expected = 100 * (Z95 + Z80) * math.sqrt(3) / 40
     assert comparison.minimum_detectable_effect == pytest.approx(expected)

@@ -221,7 +221,7 @@ def test_judge_local_runs_the_car_rental_samples_and_calibrates_the_judge() -> N
     assert done.returncode == 0, done.stderr
     assert "10 (8 passed, 2 failed, 0 unscored, 0 skipped, 0 errors)" in done.stdout
     assert (
-        "Judge calibration: judge: kappa 1.00 [1.00, 1.00] · accuracy 100.00% over 10 rows"
+        "Judge calibration: judge: kappa 1.00 [0.13, 1.00] · accuracy 100.00% over 10 rows"
         in done.stdout
     )
     assert {(b["max_tokens"], b["response_format"]["type"]) for b in bodies} == {

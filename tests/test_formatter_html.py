@@ -224,7 +224,7 @@ def test_page_is_well_formed_self_contained_and_accessible() -> None:
 
 def test_score_counts_and_tables() -> None:
     root = parse(EvaluationReport(mixed_rows()).format("html"))
-    assert root.find("p").text() == "Global score 20.00% (95% CI 0.00–59.20, 5 samples)"
+    assert root.find("p").text() == "Global score 20.00% (95% CI 3.62–62.45, 5 samples)"
     assert root.find("p").find("strong").text() == "20.00%"
     assert [li.text() for li in root.find("ul").find_all("li")] == [
         "Evaluations: 5",
@@ -238,7 +238,7 @@ def test_score_counts_and_tables() -> None:
     assert "Model usage" not in dict(facts(root))
     assert table_rows(section(root, "Score per tag").find("table")) == [
         ["Tag", "Samples", "Rows", "Passed", "Score", "95% CI"],
-        ["t1", "2", "2", "1", "50.00%", "± 50.00"],
+        ["t1", "2", "2", "1", "50.00%", "± 40.55"],
         ["t2", "1", "1", "1", "100.00%", "0.00–100.00"],
     ]
     assert table_rows(section(root, "Score per strategy").find("table")) == [
@@ -255,8 +255,8 @@ def test_score_counts_and_tables() -> None:
             "95% CI",
             "Mean score",
         ],
-        ["ExactMatch", "2", "2", "1", "1", "0", "0", "0", "50.00%", "± 50.00", "0.63"],
-        ["Judge", "2", "2", "0", "0", "1", "0", "1", "0.00%", "± 0.00", "—"],
+        ["ExactMatch", "2", "2", "1", "1", "0", "0", "0", "50.00%", "± 40.55", "0.63"],
+        ["Judge", "2", "2", "0", "0", "1", "0", "1", "0.00%", "0.00–65.76", "—"],
     ]
     assert [s.find("h2").text() for s in root.find_all("section")] == [
         "Score per tag",
@@ -644,7 +644,7 @@ def test_tables_show_each_interval() -> None:
             "0.84",
         ],
     ]
-    assert strategies[1][9] == "± 43.55"
+    assert strategies[1][9] == "14.02–79.70"
 
 
 def test_repeats_section() -> None:

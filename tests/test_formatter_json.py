@@ -109,7 +109,7 @@ def test_counts_mean_what_they_say() -> None:
         "meanScore": None,
         "scoreSum": 0.0,
         "scored": 0,
-        "confidenceInterval": {"confidence": 0.95, "low": 0.0, "high": 0.0, "standardError": 0.0},
+        "confidenceInterval": {"confidence": 0.95, "low": 0.0, "high": 56.15, "standardError": 0.0},
         "clusterSums": {
             "rows": 3,
             "total": 0.0,
@@ -123,11 +123,11 @@ def test_counts_mean_what_they_say() -> None:
 
 def test_interval_and_run_header() -> None:
     document = orjson.loads(mixed_report().format("json"))
-    # 1 pass in 5 one-row clusters: SE = sqrt(5/4 * 0.8) / 5 = 0.2 → 20 ± 39.2
+    # 1 pass in 5 one-row clusters: SE = sqrt(5/4 * 0.8) / 5 = 0.2; Wilson's 1 of 5
     assert document["confidenceInterval"] == {
         "confidence": 0.95,
-        "low": 0.0,
-        "high": 59.2,
+        "low": 3.62,
+        "high": 62.45,
         "standardError": 20.0,
     }
     assert document["complete"] is True

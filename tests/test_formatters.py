@@ -120,7 +120,7 @@ def test_markdown_summary_mode_upstream_layout() -> None:
         "# Evaluation Report\n"
         "\n"
         "**Global Score**: 50.00%\n"
-        "± 50.00 (95% CI, 2 samples)\n"
+        "± 40.55 (95% CI, 2 samples)\n"
         "\n"
         "**Evaluations**: 2 · **Passed**: 1 · **Failed**: 1 · **Unscored**: 0 · **Errors**: 0\n"
         "\n"
@@ -177,7 +177,7 @@ def test_markdown_without_tags_omits_the_tag_block() -> None:
     text = MarkdownFormatter().format(report, include_details=False)
     assert "## Score per tags" not in text
     assert text == (
-        "# Evaluation Report\n\n**Global Score**: 100.00%\n± 0.00 (95% CI, 2 samples)\n\n"
+        "# Evaluation Report\n\n**Global Score**: 100.00%\n(95% CI 34.24–100.00, 2 samples)\n\n"
         "**Evaluations**: 2 · **Passed**: 2 · **Failed**: 0 · **Unscored**: 0 · **Errors**: 0\n\n"
         "## Run\n"
         "\n"
@@ -201,7 +201,7 @@ def test_markdown_tags_in_first_appearance_order() -> None:
     text = report.format("markdown", include_details=False)
     assert (
         "## Score per tags\n\n"
-        "- **zeta**: 50.00% ± 50.00 (95% CI, 2 samples)\n"
+        "- **zeta**: 50.00% ± 40.55 (95% CI, 2 samples)\n"
         "- **alpha**: 100.00% (95% CI 0.00–100.00, 1 sample)\n"
         "- **mid**: 0.00% (95% CI 0.00–100.00, 1 sample)\n\n"
     ) in text
@@ -213,7 +213,7 @@ def test_markdown_details_with_error_unscored_strategies_and_lists() -> None:
         "# Evaluation Report\n"
         "\n"
         "**Global Score**: 20.00%\n"
-        "(95% CI 0.00–59.20, 5 samples)\n"
+        "(95% CI 3.62–62.45, 5 samples)\n"
         "\n"
         "**Evaluations**: 5 · **Passed**: 1 · **Failed**: 1 · **Unscored**: 1 · **Errors**: 2"
         " · **Failed calls**: 1 (each gives one error row per strategy)\n"
@@ -228,7 +228,7 @@ def test_markdown_details_with_error_unscored_strategies_and_lists() -> None:
         "\n"
         "## Score per tags\n"
         "\n"
-        "- **t1**: 50.00% ± 50.00 (95% CI, 2 samples)\n"
+        "- **t1**: 50.00% ± 40.55 (95% CI, 2 samples)\n"
         "- **t2**: 0.00% (95% CI 0.00–100.00, 1 sample)\n"
         "\n"
         "## Score per strategy\n"
@@ -236,8 +236,8 @@ def test_markdown_details_with_error_unscored_strategies_and_lists() -> None:
         "| Strategy | Score | 95% CI | Samples | Rows | Passed | Failed | Unscored | Skipped"
         " | Errors |\n"
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-        "| ExactMatch | 50.00% | ± 50.00 | 2 | 2 | 1 | 1 | 0 | 0 | 0 |\n"
-        "| Judge | 0.00% | ± 0.00 | 2 | 2 | 0 | 0 | 1 | 0 | 1 |\n"
+        "| ExactMatch | 50.00% | ± 40.55 | 2 | 2 | 1 | 1 | 0 | 0 | 0 |\n"
+        "| Judge | 0.00% | 0.00–65.76 | 2 | 2 | 0 | 0 | 1 | 0 | 1 |\n"
         "\n"
         "## Details\n"
         "\n"

@@ -591,12 +591,50 @@ def test_eval_cases_collection_errors(project: pytest.Pytester) -> None:
             "@eval_cases('samples.yaml') on test_no_tag: no case has the tag 'nope'; "
             "the tags in the dataset are: smoke, critical",
             "@eval_cases('absent.yaml') on test_absent: the dataset cannot be loaded: "
-            f"absent.yaml: File not found; looked in: {root / 'absent.yaml'}",
-            f"@eval_cases('broken.yaml') on test_broken: the dataset cannot be loaded: "
-            f"{root / 'broken.yaml'}*",
-            "@eval_cases('empty.yaml') on test_empty: the dataset has no cases",
+            f"absent.yaml: File not found; looked in: {root / 'absent.yaml'}. Give its path "
+            "relative to the rootdir or to the test file's directory, or an absolute path",
+            "@eval_cases('broken.yaml') on test_broken: the dataset cannot be loaded: "
+            f"{root / 'broken.yaml'}*. Fix the file, or point @eval_cases at another dataset",
+            f"@eval_cases('empty.yaml') on test_empty: the dataset "
+            f"{root / 'empty.yaml'} has no cases; add at least one",
+            "ERROR test_absent.py::test_absent[[]dataset-error[]] - Failed: *",
         ]
     )
+    assert "Interrupted" not in result.stdout.str()
+
+
+def test_a_dataset_that_cannot_be_loaded_fails_only_its_test(project: pytest.Pytester) -> None:
+    (project.path / "broken.yaml").write_text("- name: broken\n")
+    write_test(
+        project,
+        """
+        from aeval.pytest_plugin import eval_cases
+
+        @eval_cases("broken.yaml")
+        def test_broken(case, eval_assert):
+            raise AssertionError("never runs")
+
+        @eval_cases("samples.yaml", tag="smoke")
+        def test_fine(case):
+            pass
+
+        def test_plain():
+            pass
+        """,
+    )
+    write_test(project, "def test_elsewhere():\n    pass\n", name="test_other")
+    result = project.runpytest("-rE")
+    result.assert_outcomes(passed=4, errors=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_broken[[]dataset-error[]]*",
+            "@eval_cases('broken.yaml') on test_broken: the dataset cannot be loaded: "
+            f"{project.path / 'broken.yaml'}:1, sample 'broken': no 'parameters'*",
+            "ERROR test_inner.py::test_broken[[]dataset-error[]] - Failed: *",
+        ]
+    )
+    assert "never runs" not in result.stdout.str()
 
 
 def test_case_and_eval_assert_need_eval_cases(project: pytest.Pytester) -> None:

@@ -65,7 +65,7 @@ SUMMARY = [
     "test_inner.py::test_full [[]PASSED]: Score 100.00% (4/4 passed)",
     "test_inner.py::test_full (one) [[]PASSED]: Score 100.00% (1/1 passed)",
     "test_inner.py::test_full (#3) [[]PASSED]: Score 100.00% (2/2 passed)",
-    "Suite: 4 report(s), 8/9 evaluations passed, average score 87.50%",
+    "Suite: 4 report(s), 8/9 evaluations passed, average score 88.89%",
 ]
 
 
@@ -160,7 +160,9 @@ def check_report_dir(
         "totalEvaluations": 9,
         "totalPassed": 8,
         "totalFailed": 1,
-        "averageScore": 87.5,
+        "averageScore": 88.89,
+        "partial": False,
+        "partialReason": None,
     }
     assert [
         (r["test"], r["label"], r["evaluations"], r["passed"], r["failed"], r["score"])
@@ -174,7 +176,7 @@ def check_report_dir(
     )
     assert markdown.split("## Summary")[1] == (
         "\n\n- **Total Reports**: 4\n- **Total Evaluations**: 9\n- **Passed**: 8\n"
-        "- **Failed**: 1\n- **Average Score**: 87.50%\n\n## Individual Reports\n\n"
+        "- **Failed**: 1\n- **Average Score**: 88.89%\n\n## Individual Reports\n\n"
         "| Test | Evaluations | Passed | Failed | Score |\n"
         "|------|-------------|--------|--------|-------|\n" + table
     )
@@ -211,7 +213,7 @@ def test_xdist_workers_results_merge_into_one_suite_report(
             "test_inner.py::test_full (#3) [[]PASSED]: Score 100.00% (2/2 passed)",
             "test_inner.py::test_half [[]PASSED]: Score 50.00% (1/2 passed) *",
             "    - bad [[]ExactMatchStrategy]: 0.00% - Expected 'nope', got 'B'",
-            "Suite: 4 report(s), 8/9 evaluations passed, average score 87.50%",
+            "Suite: 4 report(s), 8/9 evaluations passed, average score 88.89%",
             f"Suite report written to {target}",
         ]
     )
@@ -225,15 +227,15 @@ def test_min_score_fails_a_session_whose_tests_all_passed(project: pytest.Pytest
     result.stdout.fnmatch_lines(
         [
             *SUMMARY,
-            "FAILED: the suite's average score 87.50% is below --aeval-min-score 90.00%",
+            "FAILED: the suite's average score 88.89% is below --aeval-min-score 90.00%",
         ]
     )
 
 
 def test_min_score_met(project: pytest.Pytester) -> None:
-    result = project.runpytest("--aeval-min-score", "87.5")
+    result = project.runpytest("--aeval-min-score", "88.8")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["The suite's average score 87.50% meets --aeval-min-score 87.50%"])
+    result.stdout.fnmatch_lines(["The suite's average score 88.89% meets --aeval-min-score 88.80%"])
 
 
 def test_min_score_without_evaluations_is_reported_not_failed(pytester: pytest.Pytester) -> None:
@@ -250,3 +252,60 @@ def test_min_score_out_of_range_is_a_usage_error(project: pytest.Pytester) -> No
     result = project.runpytest("--aeval-min-score", "101")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--aeval-min-score is a percentage between 0 and 100, got 101"])
+
+
+GOOD = """
+from aeval import EvaluationSample, evaluate_sync
+from aeval.strategies import ExactMatchStrategy
+
+
+def test_good(record_evaluation):
+    sample = EvaluationSample("good", ["a"], "A")
+    record_evaluation(evaluate_sync([sample], lambda p: p[0].upper(), ExactMatchStrategy()))
+"""
+
+BAD = GOOD.replace("test_good", "test_bad").replace('"A"', '"nope"')
+
+CRASH = """
+import os
+
+
+def test_crash():
+    os._exit(1)
+"""
+
+
+def test_a_crashed_xdist_worker_keeps_what_it_finished_and_marks_the_suite_partial(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    # xdist sends 3 tests to 2 workers round robin: test_a (bad) and test_c (crash) go to
+    # one worker, test_b (good) to the other; the crash loses that worker's workeroutput.
+    pytester.makeini(INI)
+    pytester.makepyfile(test_a=BAD, test_b=GOOD, test_c=CRASH)
+    target = tmp_path / "reports"
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "-n", "2", "--aeval-report-dir", str(target), "--aeval-min-score", "40"
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "=* aeval evaluations =*",
+            "test_a.py::test_bad [[]PASSED]: Score 0.00% (0/1 passed) *",
+            "*",
+            "test_b.py::test_good [[]PASSED]: Score 100.00% (1/1 passed)",
+            "Suite: 2 report(s), 1/2 evaluations passed, average score 50.00%",
+            "Partial suite: pytest-xdist worker gw* crashed while running "
+            "test_c.py::test_crash; the evaluations it had not finished are missing",
+            f"Suite report written to {target}",
+            "FAILED: --aeval-min-score 40.00% cannot be checked: the suite is partial; the "
+            "average score of the evaluations that finished is 50.00%",
+        ]
+    )
+    summary = json.loads((target / "evaluation-suite-report.json").read_text())["summary"]
+    assert (summary["averageScore"], summary["totalEvaluations"]) == (50.0, 2)
+    assert summary["partial"] is True
+    assert "test_c.py::test_crash" in summary["partialReason"]
+    assert "- **Partial**: pytest-xdist worker" in (
+        target / "evaluation-suite-report.md"
+    ).read_text(encoding="utf-8")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 
 import anyio
@@ -142,3 +144,53 @@ def test_xdist_workers_write_to_one_store(project: pytest.Pytester) -> None:
     runs = stored(project.path / "runs.sqlite")
     assert len(runs) == 8
     result.stdout.fnmatch_lines([f"Stored 8 run(s) in {project.path / 'runs.sqlite'} *"])
+
+
+LOCK = """
+import sqlite3
+
+HELD = []
+
+
+def test_lock_the_store():
+    connection = sqlite3.connect("runs.sqlite", isolation_level=None)
+    connection.execute("BEGIN EXCLUSIVE")
+    HELD.append(connection)
+"""
+
+
+def test_a_store_locked_at_the_start_is_a_usage_error(project: pytest.Pytester) -> None:
+    project.runpytest("--aeval-store=runs.sqlite").assert_outcomes(passed=3)
+    with contextlib.closing(sqlite3.connect(project.path / "runs.sqlite")) as connection:
+        connection.execute("BEGIN EXCLUSIVE")
+        result = project.runpytest(
+            "--aeval-store=runs.sqlite", "-o", "aeval_store_lock_timeout=0.1"
+        )
+        connection.rollback()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"*--aeval-store: {project.path / 'runs.sqlite'}: the run store stayed locked for "
+            "0.1 s (ini aeval_store_lock_timeout): another process holds a write transaction*"
+        ]
+    )
+    assert len(stored(project.path / "runs.sqlite")) == 4
+
+
+def test_a_store_locked_during_the_session_is_waited_for_once(project: pytest.Pytester) -> None:
+    project.makepyfile(test_0lock=LOCK)
+    result = project.runpytest_subprocess(
+        "--aeval-store=runs.sqlite", "-o", "aeval_store_lock_timeout=0.1"
+    )
+    result.assert_outcomes(passed=4)
+    output = result.stdout.str()
+    assert output.count("stayed locked for 0.1 s") == 1, output
+    result.stdout.fnmatch_lines(
+        [
+            "aeval: test_inner.py::test_half: not stored: *runs.sqlite: the run store stayed "
+            "locked for 0.1 s*; the later evaluations of this session are not stored either "
+            "(no further wait)",
+        ]
+    )
+    assert "Stored" not in output
+    assert stored(project.path / "runs.sqlite") == []

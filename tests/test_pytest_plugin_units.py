@@ -30,13 +30,14 @@ def row(name: str, outcome: Outcome, *, tags: tuple[str, ...] = ()) -> Evaluatio
 # -- the suite report ---------------------------------------------------------------------------
 
 
-def test_suite_average_is_the_unweighted_mean_of_report_scores() -> None:
+def test_suite_average_weighs_each_report_by_its_rows() -> None:
     big = EvaluationReport([row(f"p{i}", Outcome.PASSED) for i in range(9)])
     small = EvaluationReport([row("f", Outcome.FAILED)])
     suite = SuiteReport(
         [SuiteEntry.from_report("t::big", big), SuiteEntry.from_report("t::small", small)]
     )
-    assert suite.average_score == 50.0
+    # 9 of 10 rows passed; the unweighted mean of 100 % and 0 % would say 50 %
+    assert suite.average_score == 90.0
     assert (suite.total_reports, suite.total_evaluations) == (2, 10)
     assert (suite.total_passed, suite.total_failed) == (9, 1)
     assert SuiteReport().average_score == 0.0
@@ -80,7 +81,7 @@ def test_suite_markdown_and_json_layouts() -> None:
     assert suite.render_markdown(generated=GENERATED) == (
         "# Evaluation Suite Report\n\n**Generated**: 2025-03-04T05:06:07Z\n\n## Summary\n\n"
         "- **Total Reports**: 2\n- **Total Evaluations**: 5\n- **Passed**: 4\n"
-        "- **Failed**: 1\n- **Average Score**: 87.50%\n\n## Individual Reports\n\n"
+        "- **Failed**: 1\n- **Average Score**: 80.00%\n\n## Individual Reports\n\n"
         "| Test | Evaluations | Passed | Failed | Score |\n"
         "|------|-------------|--------|--------|-------|\n"
         "| a.py::t[x\\|y] | 4 | 3 | 1 | 75.00% |\n"
@@ -95,7 +96,9 @@ def test_suite_markdown_and_json_layouts() -> None:
             "totalEvaluations": 5,
             "totalPassed": 4,
             "totalFailed": 1,
-            "averageScore": 87.5,
+            "averageScore": 80.0,
+            "partial": False,
+            "partialReason": None,
         },
         "reports": [
             {

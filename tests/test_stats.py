@@ -18,7 +18,14 @@ from aeval import (
     Samples,
     Scorer,
 )
-from aeval._stats import ClusteredMean, MomentsCounter, normal_quantile, pass_at_k, pass_hat_k
+from aeval._stats import (
+    ClusteredMean,
+    MomentsCounter,
+    normal_quantile,
+    pass_at_k,
+    pass_hat_k,
+    wilson_interval,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -52,9 +59,15 @@ def test_the_clustered_interval_on_hand_computed_data() -> None:
     # cluster deviations 1, 0, -1 four times: SE = sqrt(12/11) * sqrt(8) / 24
     se = math.sqrt(12 / 11) * math.sqrt(8) / 24
     assert report.standard_error == pytest.approx(100 * se)
+    # design effect SE² / (p(1-p)/n) = (12/11 · 8/576) / (0.25/24) = 16/11: 24 rows are
+    # worth 16.5, and the interval is Wilson's over 16.5 trials at p = 0.5
+    effective = 24 / (16 / 11)
+    assert report.moments.effective_rows == pytest.approx(effective)
+    half = Z95 * math.sqrt(0.25 / effective + Z95**2 / (4 * effective**2))
+    half /= 1 + Z95**2 / effective
     low, high = report.confidence_interval()
-    assert (low, high) == pytest.approx((50 - 100 * Z95 * se, 50 + 100 * Z95 * se))
-    assert (low, high) == pytest.approx((25.87, 74.13), abs=0.01)
+    assert (low, high) == pytest.approx((50 - 100 * half, 50 + 100 * half))
+    assert (low, high) == pytest.approx((28.27, 71.73), abs=0.01)
     # the same rows as independent samples would claim a narrower interval
     independent = EvaluationReport([row(f"R{i}", i, "s0", r.passed) for i, r in enumerate(rows)])
     assert independent.standard_error == pytest.approx(100 * math.sqrt(24 / 23 * 6) / 24)
@@ -69,10 +82,13 @@ def test_fewer_than_two_samples_know_nothing_of_the_spread() -> None:
     assert EvaluationReport().confidence_interval() == (0.0, 100.0)
 
 
-def test_the_interval_is_clipped_and_its_level_is_checked() -> None:
+def test_the_interval_stays_within_bounds_and_its_level_is_checked() -> None:
     report = EvaluationReport([row(f"S{i}", i, "s0", i != 0) for i in range(4)])
     low, high = report.confidence_interval(0.99)
-    assert high == 100.0 and 0.0 < low < 75.0
+    assert 0.0 < low < 75.0 < high < 100.0
+    everything = EvaluationReport([row(f"S{i}", i, "s0", True) for i in range(4)])
+    low, high = everything.confidence_interval(0.99)
+    assert high == 100.0 and 0.0 < low < 100.0
     assert normal_quantile(0.95) == pytest.approx(Z95)
     for bad in (0, 1, 1.5, -0.1):
         with pytest.raises(ValueError, match="between 0 and 1"):
@@ -99,9 +115,63 @@ def test_tags_and_strategies_have_their_own_clustered_intervals() -> None:
     # s1: 1 of 3, one row per sample → SE = sqrt(3/2 * (4/9 + 1/9 + 1/9)... ) / 3
     expected = math.sqrt(1.5 * ((2 / 3) ** 2 + (1 / 3) ** 2 + (1 / 3) ** 2)) / 3
     assert s1.moments.standard_error == pytest.approx(expected)
-    assert s1.confidence_interval() == pytest.approx(
-        (max(0.0, 100 / 3 - 100 * Z95 * expected), 100 / 3 + 100 * Z95 * expected)
+    # one row per sample: Wilson's interval of 1 of 3
+    low, high = wilson_interval(1, 3)
+    assert s1.confidence_interval() == pytest.approx((100 * low, 100 * high))
+
+
+def _statsmodels_wilson(count: int, trials: int, confidence: float) -> tuple[float, float]:
+    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    low, high = proportion.proportion_confint(count, trials, alpha=1 - confidence, method="wilson")
+    return (float(low), float(high))
+
+
+@pytest.mark.parametrize(
+    ("count", "trials", "confidence"),
+    [(0, 2, 0.95), (2, 2, 0.95), (1, 1, 0.95), (32, 40, 0.95), (0, 50, 0.99), (7, 9, 0.9)]
+    + [(c, n, 0.95) for n, c in ((n, random.Random(n).randint(0, n)) for n in range(3, 200, 7))],
+)
+def test_wilson_matches_statsmodels(count: int, trials: int, confidence: float) -> None:
+    assert wilson_interval(count, trials, confidence) == pytest.approx(
+        _statsmodels_wilson(count, trials, confidence), abs=1e-12
     )
+
+
+def test_the_interval_keeps_a_width_at_0_and_100_percent() -> None:
+    # the normal interval collapsed here to 100.00 ± 0.00 on 2 samples
+    everything = EvaluationReport([row("A", 0, "s0", True), row("B", 1, "s0", True)])
+    assert everything.standard_error == 0.0
+    low, high = everything.confidence_interval()
+    assert (low, high) == pytest.approx(tuple(100 * x for x in wilson_interval(2, 2)))
+    assert (round(low, 2), high) == (34.24, 100.0)
+    nothing = EvaluationReport([row("A", 0, "s0", False), row("B", 1, "s0", False)])
+    assert nothing.confidence_interval() == pytest.approx((0.0, 100 - low))
+    # 2 samples of 3 rows each that all pass know as little as 2 samples, not 6 rows
+    clustered = EvaluationReport(
+        [row(name, i, f"s{s}", True) for i, name in enumerate("AB") for s in range(3)]
+    )
+    assert clustered.moments.effective_rows == pytest.approx(2.0)
+    assert clustered.confidence_interval() == pytest.approx((low, high))
+    # the tags and strategies too
+    assert everything.strategy_statistics["s0"].confidence_interval() == pytest.approx((low, high))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_clustered_interval_is_at_least_the_wilson_interval_of_the_rows(seed: int) -> None:
+    rng = random.Random(seed)
+    rows = []
+    chance = rng.choice([0.0, 0.3, 0.9, 1.0])
+    for index in range(rng.randint(2, 15)):
+        bias = rng.random() < 0.5
+        for strategy in range(rng.randint(1, 4)):
+            passed = rng.random() < (chance if bias else 1 - chance)
+            rows.append(row(f"S{index}", index, f"s{strategy}", passed))
+    report = EvaluationReport(rows)
+    low, high = report.confidence_interval()
+    wilson_low, wilson_high = wilson_interval(report.passed_count, report.evaluation_count)
+    assert low <= 100 * wilson_low + 1e-9
+    assert high >= 100 * wilson_high - 1e-9
+    assert low < high
 
 
 def _statsmodels_se(values: list[float], clusters: list[int]) -> float:

@@ -11,6 +11,11 @@ How the numbers are made (``docs/history.md`` says it in plain words):
 - Its standard error is the clustered one of every score (``aeval._stats``, Miller's paired
   form): ``SE = sqrt(C / (C - 1)) * (1 / N) * sqrt(sum_i m_i^2 (d_i - D)^2)`` over C samples,
   which is ``sd(d) / sqrt(C)`` with one pair per sample. The interval is ``D ± z * SE``.
+  When every sample moved by exactly the same amount (SE = 0), that interval would be a
+  point, which reads as certainty. When no sample moved (identical runs), it is then
+  ``± z² / (C + z²)``, Wilson's upper bound on the share of C samples that could move when
+  none did (about the rule of three's 3 / C). When every sample moved alike (0 % → 100 %),
+  it is Newcombe's hybrid score interval from the two sides' Wilson intervals.
 - The p-value is the exact McNemar test when every aligned sample is one pair of one row on
   each side (no repeats, one strategy): then the pairs are independent binary pairs. Otherwise
   it is a paired z-test, ``2 * (1 - Phi(|D| / SE))``, the test the interval inverts; when
@@ -436,10 +441,24 @@ def _has(rows: Iterable[EvaluationRow], outcome: Outcome) -> bool:
     return any(row.outcome is outcome for row in rows)
 
 
-def _difference_interval(center: float, se: float | None, z: float) -> tuple[float, float]:
+def _difference_interval(
+    center: float,
+    se: float | None,
+    z: float,
+    sides: tuple[tuple[float, tuple[float, float]], tuple[float, tuple[float, float]]],
+    samples: int,
+) -> tuple[float, float]:
     if se is None:
         return (-100.0, 100.0)
-    return (max(-100.0, center - z * se), min(100.0, center + z * se))
+    if se > 0.0:
+        return (max(-100.0, center - z * se), min(100.0, center + z * se))
+    if center == 0.0:
+        width = 100.0 * z * z / (samples + z * z)
+        return (-width, width)
+    (base, (base_low, base_high)), (cand, (cand_low, cand_high)) = sides
+    low = center - math.hypot(cand - cand_low, base_high - base)
+    high = center + math.hypot(cand_high - cand, base - base_low)
+    return (max(-100.0, low), min(100.0, high))
 
 
 def _scope(
@@ -489,7 +508,16 @@ def _scope(
         baseline_score=100.0 * base_scores.mean,
         candidate_score=100.0 * cand_scores.mean,
         difference=100.0 * moments.mean,
-        interval=_difference_interval(100.0 * moments.mean, None if se is None else 100.0 * se, z),
+        interval=_difference_interval(
+            100.0 * moments.mean,
+            None if se is None else 100.0 * se,
+            z,
+            (
+                (100.0 * base_scores.mean, (100.0 * low_b, 100.0 * high_b)),
+                (100.0 * cand_scores.mean, (100.0 * low_c, 100.0 * high_c)),
+            ),
+            samples,
+        ),
         p_value=p_value,
         test=test,
         regressions=tuple(p.changed() for p in changed if p.candidate_share < p.baseline_share),

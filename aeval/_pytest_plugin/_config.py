@@ -13,6 +13,7 @@ import pytest
 from .._compare import store_path
 from .._exceptions import SampleFileNotFoundError
 from .._samples import EvaluationSample, Samples
+from .._store._schema import LOCK_TIMEOUT
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -112,6 +113,12 @@ def add_options(parser: pytest.Parser) -> None:
         default="1",
     )
     parser.addini(
+        "aeval_store_lock_timeout",
+        "Seconds --aeval-store waits for another process's write lock on the run store before "
+        "it stops storing (default 60).",
+        default=str(LOCK_TIMEOUT),
+    )
+    parser.addini(
         "aeval_live",
         "Run the tests marked aeval_live (like --aeval-live).",
         type="bool",
@@ -139,6 +146,9 @@ class Settings:
         margin: The points a significant regression must exceed to fail the session.
         store: The run store each evaluation is recorded in (absolute), or ``None``
             (``--aeval-store``); a stored baseline is looked up there, else at the default.
+        baseline_store: The run store a stored baseline is looked up in.
+        store_lock_timeout: Seconds to wait for another process's write lock on the store
+            (ini ``aeval_store_lock_timeout``).
     """
 
     live: bool
@@ -149,6 +159,7 @@ class Settings:
     margin: float = 0.0
     store: Path | None = None
     baseline_store: Path | None = None
+    store_lock_timeout: float = LOCK_TIMEOUT
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -184,6 +195,15 @@ class Settings:
         if baseline and (here / baseline).is_file():
             baseline = str((here / baseline).resolve())
         store = _store_path(config.getoption("aeval_store"), here)
+        raw_timeout = str(config.getini("aeval_store_lock_timeout")).strip()
+        try:
+            lock_timeout = float(raw_timeout)
+        except ValueError:
+            lock_timeout = -1.0
+        if not 0.0 < lock_timeout < float("inf"):
+            raise pytest.UsageError(
+                f"aeval_store_lock_timeout is a number of seconds above 0, got {raw_timeout!r}"
+            )
         return cls(
             live,
             report_dir,
@@ -193,6 +213,7 @@ class Settings:
             margin=margin,
             store=store,
             baseline_store=store or (here / store_path(None)).resolve(),
+            store_lock_timeout=lock_timeout,
         )
 
 

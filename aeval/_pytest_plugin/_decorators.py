@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CASES_MARKER",
+    "DatasetProblem",
+    "dataset_problem",
     "eval_cases",
     "evaluation_test",
     "generate_cases",
@@ -257,8 +259,9 @@ def eval_cases(
 
     Each test is id'd by the case's name and receives the case as ``case`` and, as
     ``eval_assert``, an :class:`~aeval.pytest_plugin.EvalAssert` with ``threshold``.
-    The dataset is loaded at collection time: a file that cannot be loaded, or a tag no case
-    has, is a collection error.
+    The dataset is loaded at collection time. A file that cannot be loaded, an empty one, or a
+    tag no case has gives the test a single ``dataset-error`` case that fails at setup with the
+    reason; the other tests of the session still run.
 
     Args:
         dataset: A sample file, resolved against the rootdir, then the test file's directory.
@@ -279,13 +282,54 @@ def eval_cases(
     return decorate
 
 
+class DatasetProblem:
+    """Why the dataset of an ``@eval_cases`` test gave no case: the value of its one test.
+
+    A dataset that cannot be loaded fails only the test that uses it (at setup), so that the
+    rest of the session still runs; a collection error would interrupt it.
+    """
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"<DatasetProblem {self.message!r}>"
+
+
+def dataset_problem(item: pytest.Item) -> str | None:
+    """The message of an ``@eval_cases`` test whose dataset gave no case, else ``None``."""
+    callspec = getattr(item, "callspec", None)
+    value = None if callspec is None else callspec.params.get("case")
+    return value.message if isinstance(value, DatasetProblem) else None
+
+
 def generate_cases(metafunc: pytest.Metafunc) -> None:
-    """Parametrize an ``@eval_cases`` test with its cases (``pytest_generate_tests``)."""
+    """Parametrize an ``@eval_cases`` test with its cases (``pytest_generate_tests``).
+
+    When the dataset gives no case (it cannot be loaded, is empty, or no case has the tag),
+    the test gets one parameter, ``dataset-error``, that fails at setup with the reason.
+    """
     marker = metafunc.definition.get_closest_marker(CASES_MARKER)
     if marker is None:
         return
     (dataset,) = marker.args
     tags: tuple[str, ...] = marker.kwargs["tags"]
+    try:
+        kept = _cases(metafunc, dataset, tags)
+    except _NoCasesError as exc:
+        problem = DatasetProblem(str(exc))
+        metafunc.parametrize("case", [pytest.param(problem, id="dataset-error")])
+        return
+    metafunc.parametrize("case", list(kept), ids=list(kept.names))
+
+
+class _NoCasesError(Exception):
+    pass
+
+
+def _cases(metafunc: pytest.Metafunc, dataset: _Source, tags: tuple[str, ...]) -> Samples:
     where = f"@eval_cases({os.fspath(dataset)!r}) on {metafunc.definition.name}"
     cache = metafunc.config.stash.setdefault(_DATASETS_KEY, {})
     try:
@@ -294,18 +338,27 @@ def generate_cases(metafunc: pytest.Metafunc) -> None:
             rootdir=metafunc.config.rootpath,
             test_dir=metafunc.definition.path.parent,
         )
-        cases = cache.get(path)
-        if cases is None:
-            cases = cache[path] = Samples.load_sync(path)
     except SampleLoadError as exc:
-        fail(f"{where}: the dataset cannot be loaded: {exc}")
+        raise _NoCasesError(
+            f"{where}: the dataset cannot be loaded: {exc}. Give its path relative to the "
+            "rootdir or to the test file's directory, or an absolute path"
+        ) from None
+    cases = cache.get(path)
+    if cases is None:
+        try:
+            cases = cache[path] = Samples.load_sync(path)
+        except SampleLoadError as exc:
+            raise _NoCasesError(
+                f"{where}: the dataset cannot be loaded: {exc}. Fix the file, or point "
+                "@eval_cases at another dataset"
+            ) from None
     if not cases:
-        fail(f"{where}: the dataset has no cases")
+        raise _NoCasesError(f"{where}: the dataset {path} has no cases; add at least one")
     kept = cases.filter_by_tags(*tags)
     if not kept:
         seen = ", ".join(cases.tags) or "none"
-        fail(
+        raise _NoCasesError(
             f"{where}: no case has the tag {' or '.join(map(repr, tags))}; "
             f"the tags in the dataset are: {seen}"
         )
-    metafunc.parametrize("case", list(kept), ids=list(kept.names))
+    return kept

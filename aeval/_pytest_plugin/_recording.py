@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +20,12 @@ from ._config import Settings, fail, scorer_options
 from ._suite import SuiteEntry, SuiteReport
 
 __all__ = [
-    "BASELINE_OUTPUT_KEY",
     "DEFAULT_FORMATS",
+    "PAYLOAD_ATTRIBUTE",
     "EvaluationRecorder",
     "EvaluationSession",
     "ItemRecords",
     "RecordingScorer",
-    "STORED_OUTPUT_KEY",
-    "WORKER_OUTPUT_KEY",
     "record_outcome",
     "records_for",
     "report_file_stem",
@@ -35,10 +33,9 @@ __all__ = [
 ]
 
 DEFAULT_FORMATS = ("markdown", "json")
+PAYLOAD_ATTRIBUTE = "aeval_evaluations"
+"""The attribute of a worker's teardown report that carries what the test recorded."""
 FALLBACK_REPORT_DIR = Path("target", "evaluation-reports")
-WORKER_OUTPUT_KEY = "aeval_entries"
-BASELINE_OUTPUT_KEY = "aeval_baseline_rows"
-STORED_OUTPUT_KEY = "aeval_stored"
 
 _SHOWN_FAILURES = 10
 _SHOWN_RUNS = 20
@@ -92,6 +89,7 @@ class ItemRecords:
 
 
 _RECORDS_KEY = pytest.StashKey[ItemRecords]()
+_PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
 _OUTCOME_KEY = pytest.StashKey[str]()
 
 
@@ -195,20 +193,29 @@ def _clean(text: str) -> str:
 
 
 class _Recorder:
-    """Records each evaluation as a run in the run store (``--aeval-store``)."""
+    """Records each evaluation as a run in the run store (``--aeval-store``).
 
-    def __init__(self, path: Path) -> None:
+    The first time the store stays locked for the lock timeout, storing stops for the rest of
+    the session (on this process) with one warning, rather than waiting again for each
+    evaluation.
+    """
+
+    def __init__(self, path: Path, *, lock_timeout: float, probe: bool) -> None:
         from .._store._database import RunDatabase
 
         self.path = path
-        self.database = RunDatabase(path)
+        self.database = RunDatabase(path, timeout=lock_timeout)
         try:
             self.database.check()
+            if probe:
+                _check_unlocked(path, lock_timeout)
         except StoreError as exc:
+            self.database.close()
             raise pytest.UsageError(f"--aeval-store: {exc}") from None
         self.stored: list[tuple[str, str]] = []
         self.warnings: list[str] = []
         self._dirty: tuple[bool | None] | None = None
+        self._locked = False
 
     def _git_dirty(self) -> bool | None:
         if self._dirty is None:
@@ -220,6 +227,8 @@ class _Recorder:
     def record(self, name: str, report: EvaluationReport) -> None:
         from .._store._database import RunStart
 
+        if self._locked:
+            return
         if not report.holds_all_rows:
             self.warnings.append(
                 f"{name}: not stored: its report holds only some of its rows (keep="
@@ -230,16 +239,31 @@ class _Recorder:
         try:
             run_id = self.database.save(report, RunStart(name, report.run, git_dirty=dirty))
         except StoreError as exc:
-            self.warnings.append(f"{name}: not stored: {exc}")
+            later = ""
+            if _is_lock_timeout(exc):
+                self._locked = True
+                later = "; the later evaluations of this session are not stored either (no "
+                later += "further wait)"
+            self.warnings.append(f"{name}: not stored: {exc}{later}")
             return
         self.stored.append((run_id, name))
 
-    def output(self) -> dict[str, list[Any]]:
-        return {"stored": [list(item) for item in self.stored], "warnings": self.warnings}
+    def output(self, *, since: tuple[int, int] = (0, 0)) -> dict[str, list[Any]]:
+        """The runs stored and the warnings after the counts ``since``, as plain data."""
+        stored, warned = since
+        return {
+            "stored": [list(item) for item in self.stored[stored:]],
+            "warnings": self.warnings[warned:],
+        }
 
-    def absorb(self, data: dict[str, list[Any]]) -> None:
+    @property
+    def counts(self) -> tuple[int, int]:
+        """How many runs were stored and warnings given so far (for :meth:`output`)."""
+        return (len(self.stored), len(self.warnings))
+
+    def absorb(self, data: Mapping[str, Sequence[Any]]) -> None:
         self.stored += [(run_id, name) for run_id, name in data.get("stored", ())]
-        self.warnings += data.get("warnings", ())
+        self.warnings += [str(warning) for warning in data.get("warnings", ())]
 
     def lines(self) -> list[str]:
         lines = [f"aeval: {warning}" for warning in self.warnings]
@@ -255,9 +279,46 @@ class _Recorder:
         return lines
 
 
+def _is_lock_timeout(exc: StoreError) -> bool:
+    from .._store._schema import is_locked
+
+    cause = exc.__cause__
+    return cause is not None and is_locked(cause)
+
+
+def _check_unlocked(path: Path, timeout: float) -> None:
+    """Take and release the store's write lock once, so that a locked store is reported
+    before any test runs (other problems are left to the first save, which reports them)."""
+    import sqlite3
+
+    from .._store._schema import is_locked
+
+    connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        connection.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if not is_locked(exc):
+            return
+        raise StoreError(
+            f"{path}: the run store stayed locked for {timeout:g} s (ini "
+            "aeval_store_lock_timeout): another process holds a write transaction on it (a "
+            "SQLite browser with unsaved changes?); close it and run again",
+            path=path,
+        ) from exc
+    finally:
+        connection.close()
+
+
 class EvaluationSession:
     """Collects the session's evaluations: per-test files, suite report, summary, min score,
-    and the runs recorded in the run store."""
+    and the runs recorded in the run store.
+
+    Under pytest-xdist a worker attaches what each test recorded to the test's teardown
+    report (:data:`PAYLOAD_ATTRIBUTE`), which reaches the controller as the test ends, so that
+    a worker that crashes later loses nothing it finished. A crashed worker marks the suite
+    partial.
+    """
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self._config = config
@@ -266,11 +327,19 @@ class EvaluationSession:
         self._from_workers = False
         self._written: list[Path] = []
         self._verdict: str | None = None
-        worker = hasattr(config, "workerinput")
+        self._lost_workers: list[str] = []
+        self._crashed_tests: list[str] = []
+        self._worker = hasattr(config, "workerinput")
         self._baseline = (
-            BaselineCheck.collecting(settings) if worker else BaselineCheck.load(settings)
+            BaselineCheck.collecting(settings) if self._worker else BaselineCheck.load(settings)
         )
-        self._recorder = _Recorder(settings.store) if settings.store is not None else None
+        self._recorder = (
+            _Recorder(
+                settings.store, lock_timeout=settings.store_lock_timeout, probe=not self._worker
+            )
+            if settings.store is not None
+            else None
+        )
 
     @property
     def entries(self) -> list[SuiteEntry]:
@@ -280,21 +349,34 @@ class EvaluationSession:
         return list(self._entries)
 
     def finish_item(self, item: pytest.Item) -> None:
-        """Turn the test's records into entries and write its report files."""
+        """Turn the test's records into entries and write its report files.
+
+        On an xdist worker, what the test recorded is kept for :meth:`payload`.
+        """
         records = item.stash.get(_RECORDS_KEY, None)
         if not records:
             return
         outcome = item.stash.get(_OUTCOME_KEY, None)
+        baseline = BaselineCheck.collecting(self._settings) if self._worker else self._baseline
+        counts = self._recorder.counts if self._recorder is not None else (0, 0)
+        entries = []
         for record in records:
-            if self._baseline is not None:
-                self._baseline.add_report(item.nodeid, record.report)
+            if baseline is not None:
+                baseline.add_report(item.nodeid, record.report)
             entry = SuiteEntry.from_report(
                 item.nodeid, record.report, label=record.label, outcome=outcome
             )
-            self._entries.append(entry)
+            entries.append(entry)
             self._write_report(item.nodeid, record)
             if self._recorder is not None:
                 self._recorder.record(entry.name, record.report)
+        self._entries += entries
+        if self._worker:
+            item.stash[_PAYLOAD_KEY] = {
+                "entries": [entry.to_dict() for entry in entries],
+                "baseline": None if baseline is None else baseline.worker_output(),
+                "stored": {} if self._recorder is None else self._recorder.output(since=counts),
+            }
 
     def _write_report(self, test_id: str, record: _Record) -> None:
         from ..formatters import get_formatter
@@ -312,41 +394,47 @@ class EvaluationSession:
             content = formatter.format(record.report)
             write_atomic(directory / f"{stem}{formatter.extension}", content)
 
-    def worker_output(self) -> list[dict[str, Any]]:
-        """The entries as plain data, for an xdist worker's ``workeroutput``."""
-        return [entry.to_dict() for entry in self._entries]
+    @staticmethod
+    def payload(item: pytest.Item) -> dict[str, Any] | None:
+        """What a worker's test recorded, as plain data for its teardown report."""
+        return item.stash.get(_PAYLOAD_KEY, None)
 
-    def baseline_output(self) -> dict[str, Any] | None:
-        """The rows gathered for ``--aeval-baseline``, for a worker's ``workeroutput``."""
-        return self._baseline.worker_output() if self._baseline is not None else None
-
-    def add_baseline_output(self, data: dict[str, Any] | None) -> None:
-        """Gather the rows a worker sent for ``--aeval-baseline`` (on the controller)."""
-        if data and self._baseline is not None:
-            self._baseline.add_worker_output(data)
-
-    def stored_output(self) -> dict[str, list[Any]]:
-        """The runs a worker stored, as plain data for its ``workeroutput``."""
-        return self._recorder.output() if self._recorder is not None else {}
-
-    def add_worker_stored(self, data: dict[str, list[Any]]) -> None:
-        """Merge the runs a worker stored (on the xdist controller)."""
+    def absorb(self, payload: Mapping[str, Any]) -> None:
+        """Merge what a worker's test recorded (on the xdist controller)."""
+        self._from_workers = True
+        self._entries.extend(SuiteEntry.from_dict(item) for item in payload.get("entries", ()))
+        baseline = payload.get("baseline")
+        if baseline and self._baseline is not None:
+            self._baseline.add_worker_output(baseline)
         if self._recorder is not None:
-            self._recorder.absorb(data)
+            self._recorder.absorb(payload.get("stored") or {})
+
+    def worker_lost(self, worker: str, error: object) -> None:
+        """Note that an xdist worker went down before it finished (on the controller)."""
+        self._lost_workers.append(f"{worker} ({error})")
+
+    def test_crashed(self, test_id: str) -> None:
+        """Note the test a crashed worker was running (on the controller)."""
+        self._crashed_tests.append(test_id)
 
     def close(self) -> None:
         """Close the run store's connection."""
         if self._recorder is not None:
             self._recorder.database.close()
 
-    def add_worker_entries(self, data: Sequence[dict[str, Any]]) -> None:
-        """Merge the entries a worker sent (on the xdist controller)."""
-        self._from_workers = True
-        self._entries.extend(SuiteEntry.from_dict(item) for item in data)
-
     def suite(self) -> SuiteReport:
         """The suite report over every entry."""
-        return SuiteReport(self.entries)
+        return SuiteReport(self.entries, partial=self._partial())
+
+    def _partial(self) -> str | None:
+        if not self._lost_workers and not self._crashed_tests:
+            return None
+        workers = ", ".join(self._lost_workers) or "a worker"
+        running = f" while running {', '.join(self._crashed_tests)}" if self._crashed_tests else ""
+        return (
+            f"pytest-xdist worker {workers} crashed{running}; the evaluations it had not "
+            "finished are missing"
+        )
 
     def finish(self, session: pytest.Session) -> None:
         """Write the suite report, apply ``--aeval-min-score`` and compare with
@@ -360,23 +448,30 @@ class EvaluationSession:
         minimum = self._settings.min_score
         if minimum is None:
             return
-        if not suite.entries:
+        if not suite.entries and suite.partial is None:
             self._verdict = (
                 f"--aeval-min-score {format_percent(minimum)} was not checked: no evaluation ran"
             )
             return
-        if suite.average_score < minimum:
+        if suite.partial is not None:
+            self._verdict = (
+                f"FAILED: --aeval-min-score {format_percent(minimum)} cannot be checked: the "
+                f"suite is partial; the average score of the evaluations that finished is "
+                f"{format_percent(suite.average_score)}"
+            )
+        elif suite.average_score < minimum:
             self._verdict = (
                 f"FAILED: the suite's average score {format_percent(suite.average_score)} is "
                 f"below --aeval-min-score {format_percent(minimum)}"
             )
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         else:
             self._verdict = (
                 f"The suite's average score {format_percent(suite.average_score)} meets "
                 f"--aeval-min-score {format_percent(minimum)}"
             )
+            return
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def terminal_lines(self) -> list[str]:
         """The lines of the "aeval evaluations" terminal section (empty when nothing ran)."""
@@ -395,6 +490,8 @@ class EvaluationSession:
                 f"{suite.total_evaluations} evaluations passed, average score "
                 f"{format_percent(suite.average_score)}"
             )
+        if suite.partial is not None:
+            lines.append(f"Partial suite: {suite.partial}")
         if self._written:
             lines.append(f"Suite report written to {self._written[0].parent}")
         if self._recorder is not None:
@@ -403,4 +500,6 @@ class EvaluationSession:
             lines.append(self._verdict)
         if self._baseline is not None:
             lines += self._baseline.lines
+            if self._baseline.lines and suite.partial is not None:
+                lines.append("  warning: the comparison lacks the crashed worker's evaluations")
         return lines

@@ -2,7 +2,9 @@
 
 Upstream (Quarkus LangChain4j ``SuiteEvaluationReporter``) writes
 ``evaluation-suite-report.md`` and ``evaluation-suite-report.json`` with the totals, the
-unweighted mean of the report scores and one row per registered report. The pytest plugin
+average score and one row per registered report. Upstream averages the report scores
+unweighted; here, as everywhere in aeval, the score pools the rows (passed rows / rows), so it
+agrees with the counts printed beside it. The pytest plugin
 builds one :class:`SuiteEntry` per report a test recorded; entries are plain data so that
 pytest-xdist workers can send them to the controller.
 """
@@ -192,12 +194,15 @@ class SuiteReport:
 
     Args:
         entries: One entry per report, in the order the suite shows them.
+        partial: Why some of the session's evaluations are missing (a pytest-xdist worker
+            crashed), or ``None`` when the suite holds them all.
     """
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "partial")
 
-    def __init__(self, entries: Iterable[SuiteEntry] = ()) -> None:
+    def __init__(self, entries: Iterable[SuiteEntry] = (), *, partial: str | None = None) -> None:
         self._entries = tuple(entries)
+        self.partial = partial
 
     @property
     def entries(self) -> Sequence[SuiteEntry]:
@@ -226,10 +231,13 @@ class SuiteReport:
 
     @property
     def average_score(self) -> float:
-        """The unweighted mean of the report scores (0.0 without reports), as upstream."""
-        if not self._entries:
-            return 0.0
-        return sum(entry.score for entry in self._entries) / len(self._entries)
+        """100 × passed rows / rows over every report (0.0 without rows).
+
+        Each report weighs as many rows as it holds, as the pooled score of the run store does;
+        upstream's unweighted mean of the report scores would disagree with the counts.
+        """
+        total = self.total_evaluations
+        return 100.0 * self.total_passed / total if total else 0.0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -254,6 +262,7 @@ class SuiteReport:
             f"- **Passed**: {self.total_passed}",
             f"- **Failed**: {self.total_failed}",
             f"- **Average Score**: {format_percent(self.average_score)}",
+            *([f"- **Partial**: {self.partial}"] if self.partial is not None else []),
             "",
             "## Individual Reports",
             "",
@@ -271,7 +280,9 @@ class SuiteReport:
     def render_json(self, *, generated: datetime | None = None) -> str:
         """The JSON suite report: upstream's keys, ``test`` in place of ``testClass``.
 
-        Each report also carries ``label``, ``errors``, ``tagScores`` and ``outcome``.
+        Each report also carries ``label``, ``errors``, ``tagScores`` and ``outcome``; the
+        summary also carries ``partial`` (whether evaluations are missing) and
+        ``partialReason``.
         """
         document = {
             "timestamp": _timestamp(generated),
@@ -281,6 +292,8 @@ class SuiteReport:
                 "totalPassed": self.total_passed,
                 "totalFailed": self.total_failed,
                 "averageScore": _rounded(self.average_score),
+                "partial": self.partial is not None,
+                "partialReason": self.partial,
             },
             "reports": [
                 {
@@ -304,12 +317,13 @@ class SuiteReport:
     ) -> list[Path]:
         """Write ``evaluation-suite-report.md`` and ``.json`` into ``directory``.
 
-        This is synchronous, for pytest's session hooks; nothing is written without entries.
+        This is synchronous, for pytest's session hooks; nothing is written without entries
+        unless the suite is partial.
 
         Returns:
             The paths written.
         """
-        if not self._entries:
+        if not self._entries and self.partial is None:
             return []
         when = generated if generated is not None else datetime.now(UTC)
         target = Path(directory)

@@ -30,7 +30,7 @@ VALUE_LENGTH = 2000
 
 
 def score_text(report: EvaluationReport) -> str:
-    """``80.00% ± 7.10 (95% CI, 40 samples)``."""
+    """``80.00% (95% CI 65.24–89.50, 40 samples)``."""
     return describe_score(report.score, report.confidence_interval(), report.sample_count)
 
 

@@ -22,9 +22,10 @@ How this departs from upstream, deliberately:
   ``configDigest``, ``datasetDigest``, ``datasetSamples`` and ``executor`` when known), ``tags`` and
   ``strategies`` (counts, score and interval each), ``usage``, ``repeats`` (pass@k, pass^k,
   output agreement, flaky pairs), ``calibration`` (per strategy with labelled samples: the
-  confusion matrix against the human labels, accuracy, Cohen's kappa with its interval and
-  the disagreements), ``judges`` (per judge strategy and judge: parse failures, re-asks,
-  cut-off replies, agreement) and, per evaluation, the sample's ``parameters``,
+  confusion matrix against the human labels, accuracy, Cohen's kappa with its interval, or
+  ``kappa: null`` with the reason in ``kappaUndefined`` when the labels or the verdicts are
+  all one kind, and the disagreements), ``judges`` (per judge strategy and judge: parse
+  failures, re-asks, cut-off replies, agreement) and, per evaluation, the sample's ``parameters``,
   ``sampleMetadata``, ``index``/``repeat``/``position``, ``strategy``, ``outcome``, ``score``
   (0-1 or ``null``), ``explanation``, ``metadata``, ``error`` and durations.
 - ``clusterSums`` beside each score keep the sums its interval is computed from, so
@@ -261,6 +262,7 @@ def _calibration(calibration: Calibration) -> dict[str, Any]:
         "rows": calibration.rows,
         "accuracy": calibration.accuracy,
         "kappa": None if stats is None else stats.kappa,
+        "kappaUndefined": calibration.kappa_undefined,
         "kappaInterval": None
         if stats is None or interval is None
         else {

@@ -38,7 +38,8 @@ by sample), the row counts (``rows``, ``passed``, ``failed``, ``unscored``, ``sk
 ``concurrency``, ``repeats``, ``git_commit``, ``flaky`` (the flaky pairs, with repeats), one
 ``warning`` per warning, then ``tag.<tag>`` and ``strategy.<name>`` scores; per strategy whose
 samples carry human labels ``calibration.<name>.kappa`` (with ``.kappa_ci95_low`` and
-``.kappa_ci95_high``), ``.accuracy`` (percent), ``.rows`` and ``.disagreements``; per judge
+``.kappa_ci95_high``), or ``.kappa_undefined`` with the reason when kappa is undefined,
+``.accuracy`` (percent), ``.rows`` and ``.disagreements``; per judge
 strategy ``judge.<name>.parse_failure_rate`` and ``.reask_rate`` (percent) and, with several
 judges, ``.agreement`` (percent). Properties whose value the report does not know are left
 out.
@@ -184,6 +185,8 @@ class JunitFormatter:
                     (f"{key}.kappa_ci95_low", f"{low:.4f}"),
                     (f"{key}.kappa_ci95_high", f"{high:.4f}"),
                 ]
+            else:
+                items.append((f"{key}.kappa_undefined", str(calibration.kappa_undefined)))
             if calibration.accuracy is not None:
                 items.append((f"{key}.accuracy", format_number(100 * calibration.accuracy)))
             items += [
