@@ -48,3 +48,15 @@ def test_a_run_with_a_sink_and_saved_reports_works_on_trio(tmp_path: Path) -> No
     ]
     rows, run = anyio.run(read_run, tmp_path / "rows.jsonl", backend="trio")
     assert len(rows) == 6 and run is not None and run.complete
+
+
+def test_the_ray_executor_says_it_runs_on_asyncio_only() -> None:
+    from aeval import ExecutorError
+    from aeval.ray import RayExecutor
+
+    async def main() -> None:
+        samples = Samples([EvaluationSample("s", ["q"], "Q")])
+        await Scorer(executor=RayExecutor(workers=1)).evaluate(samples, shout)
+
+    with pytest.raises(ExecutorError, match="the Ray executor runs on asyncio"):
+        anyio.run(main, backend="trio")
