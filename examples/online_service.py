@@ -138,17 +138,15 @@ def create_app(
 
 
 Message = MutableMapping[str, Any]
-ASGI = Callable[[Message, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGI = Callable[[Message, Receive, Send], Any]
 
 
 def announcing(app: ASGI, line: str) -> ASGI:
     """``app``, printing ``line`` once its startup (the lifespan's) is complete."""
 
-    async def wrapper(
-        scope: Message,
-        receive: Callable[[], Awaitable[Message]],
-        send: Callable[[Message], Awaitable[None]],
-    ) -> None:
+    async def wrapper(scope: Message, receive: Receive, send: Send) -> None:
         if scope["type"] != "lifespan":
             return await app(scope, receive, send)
 
@@ -184,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     with local as local_judge, socket.create_server((args.host, args.port), family=family) as sock:
         judge_url = args.judge_url or local_judge.base_url
         host, port = sock.getsockname()[:2]
-        address = f"http://[{host}]:{port}" if family == socket.AF_INET6 else f"http://{host}:{port}"
+        address = (
+            f"http://[{host}]:{port}" if family == socket.AF_INET6 else f"http://{host}:{port}"
+        )
         app: Any = create_app(
             judge_url,
             judge_model=args.judge_model,

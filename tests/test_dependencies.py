@@ -109,12 +109,12 @@ def _imported(node: ast.AST) -> list[str]:
 
 def _walk(node: ast.AST, path: str, uses: list[Use]) -> None:
     if isinstance(node, ast.If) and _is_type_checking(node):
-        for child in node.orelse:
-            _walk(child, path, uses)
+        for statement in node.orelse:
+            _walk(statement, path, uses)
         return
     if isinstance(node, ast.Try) and _catches_import_error(node):
-        for child in [*node.handlers, *node.orelse, *node.finalbody]:
-            _walk(child, path, uses)
+        for part in [*node.handlers, *node.orelse, *node.finalbody]:
+            _walk(part, path, uses)
         return
     for module in _imported(node):
         top = module.split(".")[0]
@@ -205,7 +205,7 @@ def test_the_scan_sees_imports_in_functions_and_skips_types_and_optional_ones(
         "    return importlib.import_module('onnxruntime.capi')\n",
         encoding="utf-8",
     )
-    uses = []
+    uses: list[Use] = []
     _walk(ast.parse(source.read_text()), "aeval/ray/sample.py", uses)
     assert [(u.line, u.module) for u in uses] == [(10, "sniffio"), (11, "onnxruntime")]
     problems = undeclared(uses)

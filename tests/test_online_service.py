@@ -33,7 +33,8 @@ from aeval.testing import OpenAICompatibleServer, RecordedRequest
 pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+sys.path.insert(0, str(EXAMPLES))
 create_app = importlib.import_module("online_service").create_app
 
 pytestmark = pytest.mark.anyio
@@ -182,7 +183,7 @@ async def test_with_a_tiny_queue_and_a_stuck_judge_drops_are_counted_and_nobody_
 
 
 async def test_run_as_a_program_it_prints_its_address_once_it_serves(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = EXAMPLES.parent
     path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
     command = [sys.executable, str(root / "examples" / "online_service.py"), "--port", "0"]
     command += ["--rows", str(tmp_path / "rows.jsonl"), "--seed", "1"]

@@ -278,8 +278,8 @@ def test_without_the_local_extra_the_constructor_names_the_extra_and_http(
     assert isinstance(caught.value, ImportError) and isinstance(caught.value, AevalError)
     assert str(caught.value) == (
         "The local embedder needs the optional extra 'local', which is not installed (missing: "
-        "onnxruntime, numpy): pip install 'aeval-engine[local]'. Or embed with an OpenAI-compatible "
-        "server instead: SemanticSimilarityStrategy(embedder=OpenAIEmbedder(...))"
+        "onnxruntime, numpy): pip install 'aeval-engine[local]'. Or embed with an "
+        "OpenAI-compatible server instead: SemanticSimilarityStrategy(embedder=OpenAIEmbedder(...))"
     )
 
 

@@ -69,8 +69,9 @@ class LocalEmbedder:
     """Embed texts in-process with all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions).
 
     The model loads once, on first use (or :meth:`load`), from files installed with aeval
-    and its ``local`` extra, so it works offline. Each batch runs in a worker thread with a single-threaded
-    ONNX session, never on the event loop; concurrent calls run in parallel threads.
+    and its ``local`` extra, so it works offline. Each batch runs in a worker thread with a
+    single-threaded ONNX session, never on the event loop; concurrent calls run in parallel
+    threads.
     Vectors are the mean of the token states over the attention mask, scaled to unit length,
     as sentence-transformers computes them. Token usage is reported as 0: local calls are free.
 
