@@ -3,7 +3,8 @@
 The imports are read from the source (``ast``): module-level ones, those inside functions,
 and ``importlib.import_module("name")`` with a literal name. Imports under
 ``if TYPE_CHECKING:`` are types only, and an import inside ``try: ... except ImportError``
-is optional by construction (the code works without it), so neither counts. Each module is
+whose handler goes on without it is optional by construction, so neither counts (a handler
+that raises, say to name the extra, does not make the import optional). Each module is
 mapped to its distribution with ``importlib.metadata.packages_distributions()``; the
 distribution must be a core dependency in pyproject.toml, or belong to the extra that owns
 the file (``aeval/ray/`` needs ``ray``, the local embedder ``local``, ...). A missing
@@ -37,6 +38,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 OWNERS: dict[str, str] = {
     "aeval/ray/": "ray",
     "aeval/models/local": "local",
+    "aeval/models/_local": "local",
     "aeval/online/_otel.py": "otel",
     "examples/": "examples",
 }
@@ -83,13 +85,14 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _catches_import_error(node: ast.Try) -> bool:
+def _works_without_it(node: ast.Try) -> bool:
+    """Whether the ``try`` catches ImportError and goes on (a handler that raises does not)."""
     for handler in node.handlers:
         caught = handler.type
         names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
         for name in names:
             if isinstance(name, ast.Name) and name.id in {"ImportError", "ModuleNotFoundError"}:
-                return True
+                return not any(isinstance(statement, ast.Raise) for statement in handler.body)
     return False
 
 
@@ -112,7 +115,7 @@ def _walk(node: ast.AST, path: str, uses: list[Use]) -> None:
         for statement in node.orelse:
             _walk(statement, path, uses)
         return
-    if isinstance(node, ast.Try) and _catches_import_error(node):
+    if isinstance(node, ast.Try) and _works_without_it(node):
         for part in [*node.handlers, *node.orelse, *node.finalbody]:
             _walk(part, path, uses)
         return
@@ -202,11 +205,16 @@ def test_the_scan_sees_imports_in_functions_and_skips_types_and_optional_ones(
         "    pytest = None\n"
         "def run():\n"
         "    import sniffio\n"
-        "    return importlib.import_module('onnxruntime.capi')\n",
+        "    return importlib.import_module('onnxruntime.capi')\n"
+        "try:\n"
+        "    import trio\n"
+        "except ImportError as exc:\n"
+        "    raise RuntimeError('pip install trio') from exc\n",
         encoding="utf-8",
     )
     uses: list[Use] = []
     _walk(ast.parse(source.read_text()), "aeval/ray/sample.py", uses)
-    assert [(u.line, u.module) for u in uses] == [(10, "sniffio"), (11, "onnxruntime")]
+    found = [(u.line, u.module) for u in uses]
+    assert found == [(10, "sniffio"), (11, "onnxruntime"), (13, "trio")]
     problems = undeclared(uses)
-    assert len(problems) == 2 and "'sniffio'" in problems[0] and "'ray' extra" in problems[0]
+    assert len(problems) == 3 and "'sniffio'" in problems[0] and "'ray' extra" in problems[0]
