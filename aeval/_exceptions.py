@@ -10,7 +10,7 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── EvaluationSetupError(RuntimeError)    an evaluation was configured incompletely
      ├── ScorerClosedError(RuntimeError)       a closed Scorer was asked to evaluate
      ├── AbandonedCallsError(RuntimeError)     too many timed-out sync calls still running
-     ├── MissingExtraError(ImportError)        an optional extra (aeval[local]) is not installed
+     ├── MissingExtraError(ImportError)        an optional extra (aeval-engine[local]) is missing
      ├── ConfigError(ValueError)               the aeval command's configuration cannot be used
      ├── ComparisonError(ValueError)           two runs cannot be compared (a side, or the pairs)
      ├── StoreError                            the run store cannot be opened, read or written
@@ -402,5 +402,5 @@ class ModelResponseTooLargeError(ModelResponseError):
 class MissingExtraError(AevalError, ImportError):
     """Raised when a feature needs an optional extra that is not installed.
 
-    The message names the extra (``pip install 'aeval[local]'``) and the alternative.
+    The message names the extra (``pip install 'aeval-engine[local]'``) and the alternative.
     """

@@ -1,4 +1,4 @@
-"""The local embedder's size, load time and per-pair latency (needs ``pip install 'aeval[local]'``).
+"""The local embedder's size, load time and per-pair latency (``aeval-engine[local]`` extra).
 
 Usage::
 

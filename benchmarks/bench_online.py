@@ -69,7 +69,9 @@ def start_service(side: str, judge_url: str, latency: float, rows: Path) -> tupl
     command += ["--latency", str(latency), "--rows", str(rows), "--seed", "1"]
     if side == "without":
         command.append("--no-evaluation")
-    process = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # its "serving on" line would land among the figures
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:  # a benchmark may poll: it asserts nothing about time

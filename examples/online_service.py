@@ -1,11 +1,13 @@
 """A question-answering service that evaluates its own answers online (issue 13, seed 003).
 
-Run it from the repository root (Starlette and uvicorn come with the dev extra):
+Run it from the repository root, with Starlette and uvicorn installed (the ``examples``
+extra: ``pip install -e '.[examples]'``):
 
     python examples/online_service.py                    # a local judge server is started
     python examples/online_service.py --judge-url http://localhost:11434/v1 --judge-model llama3.2
 
-then ask it questions and read its evaluation:
+It prints its address once it is ready (``--port 0`` takes a free port), then ask it
+questions and read its evaluation:
 
     curl -s localhost:8000/ask -d '{"question": "What is 17 plus 25?"}'
     curl -s 'localhost:8000/evaluation?since=3600'
@@ -23,8 +25,9 @@ from __future__ import annotations
 
 import argparse
 import re
+import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import AsyncExitStack, asynccontextmanager, nullcontext
 from dataclasses import asdict
 from datetime import timedelta
@@ -134,6 +137,29 @@ def create_app(
     )
 
 
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGI = Callable[[Message, Receive, Send], Any]
+
+
+def announcing(app: ASGI, line: str) -> ASGI:
+    """``app``, printing ``line`` once its startup (the lifespan's) is complete."""
+
+    async def wrapper(scope: Message, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            return await app(scope, receive, send)
+
+        async def forward(message: Message) -> None:
+            await send(message)
+            if message["type"] == "lifespan.startup.complete":
+                print(line, flush=True)
+
+        return await app(scope, receive, forward)
+
+    return wrapper
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve the example with uvicorn (a local judge server unless ``--judge-url``)."""
     import uvicorn
@@ -152,9 +178,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, help="makes the judge's sample reproducible")
     args = parser.parse_args(argv)
     local = nullcontext(None) if args.judge_url else OpenAICompatibleServer()
-    with local as local_judge:
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    with local as local_judge, socket.create_server((args.host, args.port), family=family) as sock:
+        judge_url = args.judge_url or local_judge.base_url
+        host, port = sock.getsockname()[:2]
+        address = (
+            f"http://[{host}]:{port}" if family == socket.AF_INET6 else f"http://{host}:{port}"
+        )
         app: Any = create_app(
-            args.judge_url or local_judge.base_url,
+            judge_url,
             judge_model=args.judge_model,
             judge_rate=args.judge_rate,
             evaluate=not args.no_evaluation,
@@ -162,7 +194,12 @@ def main(argv: list[str] | None = None) -> int:
             latency=args.latency,
             seed=args.seed,
         )
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_keep_alive=30)
+        judging = "no evaluation" if args.no_evaluation else f"judge {judge_url}"
+        line = f"online_service: serving on {address} ({judging}); Ctrl-C stops it"
+        config = uvicorn.Config(
+            announcing(app, line), log_level="warning", timeout_keep_alive=30, lifespan="on"
+        )
+        uvicorn.Server(config).run(sockets=[sock])
     return 0
 
 

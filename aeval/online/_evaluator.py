@@ -58,7 +58,7 @@ class OnlineEvaluator:
     Each (response, strategy) gives one row, like a row of a report, carrying the response's
     time (``row.timestamp``): rows go to the ``sink`` (e.g. ``JsonlSink``), to an in-memory
     window read with :meth:`average_score`, :meth:`window`, :meth:`by_strategy` and
-    :meth:`by_tag`, and, with ``aeval[otel]`` and a tracer provider, to OpenTelemetry as
+    :meth:`by_tag`, and, with ``aeval-engine[otel]`` and a tracer provider, to OpenTelemetry as
     ``gen_ai.evaluation.result`` events under the span that was current at submission.
 
     Leaving the ``async with`` block stops accepting responses and evaluates those queued, for
@@ -105,7 +105,7 @@ class OnlineEvaluator:
         redact: Secrets replaced by ``[REDACTED]`` in rows, as in the Scorer.
         tracebacks: Keep formatted tracebacks on error rows.
         otel: ``None`` reports to OpenTelemetry when it is installed; ``False`` never;
-            ``True`` requires it (``MissingExtraError`` without ``aeval[otel]``).
+            ``True`` requires it (``MissingExtraError`` without ``aeval-engine[otel]``).
         clock: Unix time now; rows and windows use it (tests pass a fake one).
 
     Raises:

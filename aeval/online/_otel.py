@@ -1,4 +1,4 @@
-"""Optional OpenTelemetry: each result as a ``gen_ai.evaluation.result`` event (aeval[otel]).
+"""Optional OpenTelemetry: each result as a ``gen_ai.evaluation.result`` event (aeval-engine[otel]).
 
 This module imports ``opentelemetry`` (the API only); the evaluator imports this module only
 when OpenTelemetry is installed, so nothing is imported without it.

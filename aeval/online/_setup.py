@@ -93,7 +93,7 @@ def telemetry_for(otel: bool | None) -> Any:
     except ImportError as exc:
         if otel:
             raise MissingExtraError(
-                "OnlineEvaluator(otel=True) needs OpenTelemetry: pip install 'aeval[otel]'"
+                "OnlineEvaluator(otel=True) needs OpenTelemetry: pip install 'aeval-engine[otel]'"
             ) from exc
         return None
     return Telemetry()

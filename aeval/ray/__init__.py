@@ -1,4 +1,4 @@
-"""Evaluations on a Ray cluster (the ``aeval[ray]`` extra).
+"""Evaluations on a Ray cluster (the ``aeval-engine[ray]`` extra).
 
 ``Scorer(concurrency=100, executor=RayExecutor(workers=8))`` evaluates on eight async Ray
 actors, each running aeval's own Scorer with a concurrency of 100, and absorbs every row in

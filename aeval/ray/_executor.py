@@ -14,6 +14,7 @@ import anyio
 from .._exceptions import ExecutorError, NotSerializableError
 from .._executor import Deliver, ExecutorJob, FunctionUnderTest, IndexedSample, SampleFeed
 from .._groups import unwrap_single_group
+from .._sync import running_loop
 from ..models._limits import SHARE_LIMITS, LimitSpec, SharedLimits
 from ._limits import LimiterActor, LimitUsage, RaySharedLimits
 from ._wire import dumps, import_ray, loads
@@ -211,9 +212,7 @@ class RayExecutor:
 
     async def execute(self, job: ExecutorJob, deliver: Deliver) -> None:
         """Evaluate every sample of the job on the workers, delivering each sample once."""
-        import sniffio
-
-        if sniffio.current_async_library() != "asyncio":
+        if running_loop() != "asyncio":
             raise ExecutorError(
                 "the Ray executor runs on asyncio (Ray's results are awaited there): "
                 "run this evaluation with anyio's asyncio backend"

@@ -25,8 +25,8 @@ def import_ray() -> Any:
         import ray
     except ImportError as exc:
         raise MissingExtraError(
-            "the Ray executor needs Ray: pip install 'aeval[ray]' (or pip install 'ray>=2.40'), "
-            "or run without --executor ray"
+            "the Ray executor needs Ray: pip install 'aeval-engine[ray]' "
+            "(or pip install 'ray>=2.40'), or run without --executor ray"
         ) from exc
     return ray
 

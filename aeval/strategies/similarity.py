@@ -69,12 +69,12 @@ class SemanticSimilarityStrategy(NamedStrategy):
     Args:
         threshold: The least similarity that passes, between -1 and 1.
         embedder: Anything with the ``Embedder`` protocol's ``embed`` method; by default the
-            offline :class:`~aeval.models.local.LocalEmbedder` (the ``aeval[local]`` extra).
+            offline :class:`~aeval.models.local.LocalEmbedder` (the ``aeval-engine[local]`` extra).
         name: The name the report gives this strategy's rows; the class name by default.
         cache_size: How many texts' embeddings to keep.
 
     Raises:
-        MissingExtraError: No embedder was given and the ``aeval[local]`` extra is missing;
+        MissingExtraError: No embedder was given and the ``aeval-engine[local]`` extra is missing;
             install it or pass ``embedder=OpenAIEmbedder(...)``.
     """
 
