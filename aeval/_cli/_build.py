@@ -83,6 +83,21 @@ def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> A
             raise config.error(
                 key, f"module {module_name!r} has no attribute {attribute!r}"
             ) from None
+        except KeyboardInterrupt:
+            raise
+        except SystemExit as exc:
+            raise config.error(
+                key,
+                f"looking up {attribute!r} in {module_name!r} called sys.exit({exc.code!r}) "
+                "(in the module's __getattr__): the lookup of a target or strategy must not "
+                "exit",
+            ) from exc
+        except BaseException as exc:
+            raise config.error(
+                key,
+                f"looking up {attribute!r} in {module_name!r} raised {type(exc).__name__}: "
+                f"{exc}",
+            ) from exc
     return target
 
 

@@ -13,11 +13,12 @@ import argparse
 import math
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from contextlib import suppress
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 from rich.console import Console
@@ -552,13 +553,46 @@ def _reader_left() -> int:
     return 128 + 13
 
 
+def _lingering_threads() -> list[threading.Thread]:
+    main_thread = threading.main_thread()
+    return [
+        thread
+        for thread in threading.enumerate()
+        if thread is not main_thread and not thread.daemon and thread.is_alive()
+    ]
+
+
+def _exit_past(threads: Sequence[threading.Thread], code: int) -> NoReturn:
+    """End the process with ``code`` without waiting for ``threads`` (which Python would
+    join at exit, forever if they never end), saying so on stderr."""
+    names = ", ".join(repr(thread.name) for thread in threads[:5])
+    more = f" and {len(threads) - 5} more" if len(threads) > 5 else ""
+    sys.stderr.write(
+        f"aeval: note: {len(threads)} non-daemon thread{'s' if len(threads) > 1 else ''} "
+        f"({names}{more}) started by the target or a strategy still running; exiting without "
+        "waiting for them (start such threads with daemon=True, or stop them)\n"
+    )
+    with suppress(OSError, ValueError):
+        sys.stdout.flush()
+    with suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``aeval`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    """Run the ``aeval`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code.
+
+    Called as the program (no ``argv``), it does not wait for threads that the target or a
+    strategy started and left running (non-daemon threads would keep the process alive after
+    its verdict): it says so on stderr and ends the process with the exit code.
+    """
     try:
         code = _command(argv)
         sys.stdout.flush()
     except BrokenPipeError:
         return _reader_left()
+    if argv is None and (threads := _lingering_threads()):
+        _exit_past(threads, code)
     return code
 
 

@@ -21,6 +21,7 @@ from anyio import CancelScope
 from anyio.abc import TaskStatus
 
 from .._aggregator import KeepRows
+from .._callables import bind_function
 from .._exceptions import ExecutorError, MissingExtraError, SampleLoadError
 from .._executor import Executor
 from .._groups import unwrap_single_group
@@ -293,6 +294,39 @@ def _templates_checked(
     return checked()
 
 
+async def _check_signature(
+    config: RunConfig,
+    function: Callable[..., Any],
+    samples: Samples | AsyncIterable[EvaluationSample],
+) -> None:
+    """Refuse, before anything runs, a target that cannot take the samples' parameters.
+
+    Loaded samples are checked whole; a streamed source by its first sample (a later one
+    that does not fit stops the run with the same message).
+    """
+    bound = bind_function(function)
+    if bound.signature is None:
+        return
+    if isinstance(samples, Samples):
+        checked: Sequence[EvaluationSample] = samples
+    else:
+        checked = []
+        iterator = aiter(samples)
+        try:
+            checked.append(await anext(iterator))
+        except StopAsyncIteration:
+            pass
+        finally:
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+    for sample in checked:
+        try:
+            bound.check(sample)
+        except TypeError as exc:
+            raise config.error(("target",), str(exc)) from None
+
+
 async def execute(
     config: RunConfig,
     built: Built,
@@ -349,6 +383,8 @@ async def execute(
             client = await stack.enter_async_context(httpx.AsyncClient(limits=limits))
             function = HttpTarget(spec, client, headers)
             strategies = tuple(StatusRecorder(strategy) for strategy in strategies)
+        elif function is not None:
+            await _check_signature(config, function, samples)
         if function is None:  # pragma: no cover - guarded by the caller
             raise TypeError("a callable target is required")
         facts: dict[str, Any] = {}

@@ -1,0 +1,114 @@
+"""Importing the target of ``aeval run``: signatures, hostile modules, config-relative paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _cli import Cli, cli, project, run_process, write_config
+
+__all__ = ["cli", "project"]
+
+_TWO = "def pair(a, b):\n    return a + b\n"
+
+
+def test_a_target_that_cannot_take_the_samples_is_a_config_error(project: Path, cli: Cli) -> None:
+    (project / "two_args.py").write_text(_TWO)
+    config = write_config(
+        project, "samples: samples.yaml\ntarget: two_args:pair\nstrategies: [{name: not_blank}]\n"
+    )
+
+    result = cli("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        f"aeval: error: {config}:2: target: The function under test pair(a, b) cannot take "
+        "the parameters of sample 'hello' (Parameters(['hello'])): missing a required "
+        "argument: 'b'."
+    )
+    assert not (project / "aeval-results").exists()
+
+
+def test_the_first_sample_that_does_not_fit_is_named(project: Path, cli: Cli) -> None:
+    (project / "two_args.py").write_text(_TWO)
+    (project / "mixed.yaml").write_text(
+        "- name: fits\n  parameters: [1, 2]\n- name: short\n  parameters: [1]\n"
+    )
+    config = write_config(
+        project, "samples: mixed.yaml\ntarget: two_args:pair\nstrategies: [{name: not_blank}]\n"
+    )
+
+    result = cli("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert "of sample 'short' (Parameters([1]))" in result.stderr
+    assert "'fits'" not in result.stderr
+
+
+def test_a_streamed_source_is_checked_before_the_run(project: Path, cli: Cli) -> None:
+    (project / "two_args.py").write_text(_TWO)
+    (project / "s.jsonl").write_text('{"name": "one", "parameters": ["x"]}\n')
+    config = write_config(
+        project, "samples: s.jsonl\ntarget: two_args:pair\nstrategies: [{name: not_blank}]\n"
+    )
+
+    result = cli("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert "pair(a, b) cannot take the parameters of sample 'one'" in result.stderr
+    assert not (project / "aeval-results").exists()
+
+
+def test_a_module_getattr_that_exits_is_a_config_error(project: Path, cli: Cli) -> None:
+    (project / "lazy_bot.py").write_text(
+        "def __getattr__(name):\n    raise SystemExit(0)\n"
+    )
+    config = write_config(
+        project, "samples: samples.yaml\ntarget: lazy_bot:answer\nstrategies: [{name: json}]\n"
+    )
+
+    result = cli("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"aeval: error: {config}:2: target: looking up 'answer' in 'lazy_bot' called "
+        "sys.exit(0) (in the module's __getattr__): the lookup of a target or strategy must "
+        "not exit\n"
+    )
+
+
+def test_a_module_getattr_that_raises_is_a_config_error(project: Path, cli: Cli) -> None:
+    (project / "lazy_bot.py").write_text(
+        "def __getattr__(name):\n    raise RuntimeError('no backend')\n"
+    )
+    config = write_config(
+        project, "samples: samples.yaml\ntarget: lazy_bot:answer\nstrategies: [{name: json}]\n"
+    )
+
+    result = cli("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert "looking up 'answer' in 'lazy_bot' raised RuntimeError: no backend" in result.stderr
+
+
+def test_a_target_leaving_a_non_daemon_thread_does_not_keep_the_process(project: Path) -> None:
+    (project / "threaded_bot.py").write_text(
+        "import threading\n\n"
+        "threading.Thread(target=threading.Event().wait, name='poller').start()\n\n"
+        "def answer(params):\n    return params[0]\n"
+    )
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: threaded_bot:answer\nstrategies: [{name: not_blank}]\n"
+        "store: false\n",
+    )
+
+    result = run_process("run", config, "--quiet", cwd=project)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "DONE: no threshold configured\n"
+    assert result.stderr == (
+        "aeval: note: 1 non-daemon thread ('poller') started by the target or a strategy still "
+        "running; exiting without waiting for them (start such threads with daemon=True, or "
+        "stop them)\n"
+    )
