@@ -14,7 +14,8 @@ import math
 import os
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from functools import partial
 from pathlib import Path
@@ -35,11 +36,12 @@ from .._exceptions import (
 )
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
+from .._run_info import Gate
 from .._shards import Shard
 from .._sinks import read_run
-from ._build import build_strategies, import_object
+from ._build import build_strategies, import_object, import_paths
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
-from ._config import ConfigError, RunConfig, load_config
+from ._config import ConfigError, ErrorLimit, RunConfig, load_config
 from ._history import (
     UsageError,
     config_error,
@@ -52,7 +54,7 @@ from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from ._run import ROWS_FILE, execute
 from ._scale import check_config, gate_config, merge_files, merge_inputs, write_rows
 from ._schema import schema_text
-from ._summary import check_thresholds, print_summary, verdict
+from ._summary import check_thresholds, gate_of, print_summary, verdict
 
 __all__ = [
     "EXIT_CONFIG",
@@ -112,6 +114,13 @@ def _kappa(text: str) -> float:
     return value
 
 
+def _error_limit(text: str) -> ErrorLimit:
+    try:
+        return ErrorLimit.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _shard(text: str) -> Shard:
     try:
         return Shard.parse(text)
@@ -150,6 +159,13 @@ def _parser() -> argparse.ArgumentParser:
         type=_kappa,
         metavar="KAPPA",
         help="least Cohen's kappa of each strategy against the samples' human labels",
+    )
+    run.add_argument(
+        "--max-errors",
+        type=_error_limit,
+        metavar="N|PERCENT%",
+        help="most error rows the run may have: a count (0: none) or a percentage of the "
+        "rows (5%%)",
     )
     run.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
     run.add_argument(
@@ -236,6 +252,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the configuration the shards ran: its thresholds, output and formats",
     )
     merge.add_argument("--min-score", type=_percent, metavar="PERCENT", help="global minimum")
+    merge.add_argument(
+        "--max-errors",
+        type=_error_limit,
+        metavar="N|PERCENT%",
+        help="most error rows the merged run may have: a count or a percentage (5%%)",
+    )
     merge.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
     merge.add_argument(
         "--format",
@@ -308,6 +330,8 @@ def _overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
         changes["min_score"] = args.min_score
     if args.min_kappa is not None:
         changes["min_kappa"] = args.min_kappa
+    if args.max_errors is not None:
+        changes["max_errors"] = args.max_errors
     if args.output is not None:
         changes["output_dir"] = args.output
     if args.formats:
@@ -362,7 +386,7 @@ def _executor(args: argparse.Namespace, config: RunConfig) -> Any:
     executor = RayExecutor(
         workers=args.workers or 2,
         address=args.address,
-        python_path=[str(config.directory.resolve())],
+        python_path=import_paths(config),
     )
     executor.start()
     return executor
@@ -397,6 +421,12 @@ def _run(args: argparse.Namespace) -> int:
         )
     executor = _executor(args, config)
     console = Console(highlight=False)
+
+    def decide(report: EvaluationReport, errors: Mapping[str, int], finished: bool) -> Gate:
+        if args.shard is not None:
+            return Gate("none")
+        return gate_of(check_thresholds(report, config, errors=errors), checked=finished)
+
     progress = _progress(console, args.quiet, len(built.strategies))
     try:
         result = anyio.run(
@@ -410,6 +440,7 @@ def _run(args: argparse.Namespace) -> int:
                 store=store,
                 shard=args.shard,
                 executor=executor,
+                gate=decide,
             )
         )
     except StoreError as exc:
@@ -422,7 +453,11 @@ def _run(args: argparse.Namespace) -> int:
         stored = f"{result.run_id} (in {_shown_path(path)})"
     stopped = result.interrupted is not None or result.error is not None
     # a shard holds part of the samples: its thresholds are checked on the merged report
-    checks = [] if args.shard is not None else check_thresholds(result.report, config)
+    checks = (
+        []
+        if args.shard is not None
+        else check_thresholds(result.report, config, errors=result.error_types)
+    )
     if not args.quiet:
         print_summary(
             console,
@@ -476,7 +511,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     config = gate_config(
-        args.config, min_score=args.min_score, output=args.output, formats=args.formats
+        args.config,
+        min_score=args.min_score,
+        max_errors=args.max_errors,
+        output=args.output,
+        formats=args.formats,
     )
     _check_formats(config, from_flag=bool(args.formats))
     files = merge_inputs(args.paths)
@@ -485,14 +524,15 @@ def _merge(args: argparse.Namespace) -> int:
         return _error(f"{rows_path} is one of the inputs: write the merge to another --output")
     report = anyio.run(merge_files, files)
     check_config(config, report)
+    checks = check_thresholds(report, config)
+    gated = report.with_run(report.run.replace(gate=gate_of(checks, checked=report.complete)))
 
     async def save() -> list[Path]:
         await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
         await write_rows(report, rows_path)
-        return await report.save(config.output_dir, formats=config.formats)
+        return await gated.save(config.output_dir, formats=config.formats)
 
     written = anyio.run(save)
-    checks = check_thresholds(report, config)
     console = Console(highlight=False)
     if not args.quiet:
         print_summary(
@@ -553,13 +593,22 @@ def _reader_left() -> int:
     return 128 + 13
 
 
+_THREAD_GRACE = 2.0
+"""Seconds the program waits for the non-daemon threads still running when a command ends
+(worker threads that are closing) before it ends without them."""
+
+
 def _lingering_threads() -> list[threading.Thread]:
     main_thread = threading.main_thread()
-    return [
+    threads = [
         thread
         for thread in threading.enumerate()
         if thread is not main_thread and not thread.daemon and thread.is_alive()
     ]
+    deadline = time.monotonic() + _THREAD_GRACE
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [thread for thread in threads if thread.is_alive()]
 
 
 def _exit_past(threads: Sequence[threading.Thread], code: int) -> NoReturn:

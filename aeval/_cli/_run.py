@@ -11,7 +11,8 @@ from __future__ import annotations
 import signal
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence, Sized
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,7 +28,7 @@ from .._executor import Executor
 from .._groups import unwrap_single_group
 from .._report import EvaluationReport
 from .._results import EvaluationRow
-from .._run_info import RunInfo
+from .._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
 from .._scorer import RowStream, Scorer
 from .._shards import Shard
@@ -45,7 +46,7 @@ from ._http import (
 from ._progress import RunProgress
 from ._scale import ShardedSamples, split
 
-__all__ = ["ROWS_FILE", "RunResult", "execute"]
+__all__ = ["ROWS_FILE", "GateDecision", "RunResult", "execute"]
 
 ROWS_FILE = "rows.jsonl"
 _FLUSH_INTERVAL = 0.5
@@ -67,6 +68,7 @@ class RunResult:
             stream, …); the report is then partial.
         files: The report files and ``rows.jsonl``.
         run_id: The run's id in the run store (``None`` when not recorded).
+        error_types: The error rows per exception type, over every row of the run.
     """
 
     report: EvaluationReport
@@ -74,6 +76,11 @@ class RunResult:
     error: Exception | None
     files: tuple[Path, ...]
     run_id: str | None = None
+    error_types: Mapping[str, int] = field(default_factory=dict)
+
+
+GateDecision = Callable[[EvaluationReport, Mapping[str, int], bool], Gate]
+"""Decides a run's gate: from the report, its error rows per type, whether it finished."""
 
 
 class _RunSink(Protocol):
@@ -237,7 +244,28 @@ async def _check_sizes(config: RunConfig) -> None:
             )
 
 
+def _source_key(config: RunConfig, index: int) -> tuple[str | int, ...]:
+    for key in (("samples", index), ("samples", "paths", index), ("samples", "paths")):
+        if key in config.lines:
+            return key
+    return ("samples",)
+
+
+async def _check_files(config: RunConfig) -> None:
+    """Each sample file exists; the message says where relative paths start."""
+    for index, source in enumerate(config.samples):
+        if _is_url(source) or await anyio.Path(source).is_file():
+            continue
+        what = "is not a file" if await anyio.Path(source).exists() else "no such file"
+        raise config.error(
+            _source_key(config, index),
+            f"{source}: {what} (relative paths in {config.path.name} start at its folder, "
+            f"{config.directory.resolve()}): check the path",
+        )
+
+
 async def _load(config: RunConfig) -> Samples:
+    await _check_files(config)
     await _check_sizes(config)
     try:
         samples = await Samples.load(*config.samples)
@@ -257,9 +285,7 @@ async def _load(config: RunConfig) -> Samples:
 
 async def _stream(config: RunConfig) -> _CountedStream | AsyncIterable[EvaluationSample]:
     """The samples of JSONL sources, read lazily (memory stays flat as the dataset grows)."""
-    for index, source in enumerate(config.samples):
-        if not await anyio.Path(source).is_file():
-            raise config.error(("samples", index), f"{source}: no such file")
+    await _check_files(config)
     count = await anyio.to_thread.run_sync(_count_lines, config.samples)
     if not count:
         raise config.error(("samples",), "the sample sources hold no samples")
@@ -337,6 +363,7 @@ async def execute(
     store: StoreSink | None = None,
     shard: Shard | None = None,
     executor: Executor | None = None,
+    gate: GateDecision | None = None,
 ) -> RunResult:
     """Evaluate ``config`` and write ``rows.jsonl`` and the reports into its output directory.
 
@@ -353,6 +380,8 @@ async def execute(
         shard: Evaluate only this shard of the samples (``--shard I/N``); the rows keep
             their index in the whole dataset, and the run's header names the shard.
         executor: Where the samples run (``--executor ray``); ``None`` for this process.
+        gate: Decides the gate the reports record, from the report, its error rows per
+            type and whether the run finished.
 
     Raises:
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
@@ -407,6 +436,7 @@ async def execute(
         stop = _Stop()
         stream: RowStream | None = None
         error: Exception | None = None
+        types: Counter[str] = Counter()
         progress.start(planned)
         try:
             with unwrap_single_group():
@@ -418,6 +448,8 @@ async def execute(
                         stream = rows
                         async for row in rows:
                             progress.advance(row)
+                            if row.error is not None:
+                                types[row.error.type] += 1
                     group.cancel_scope.cancel()
         except KeyboardInterrupt:
             stop.reason = "KeyboardInterrupt"
@@ -441,9 +473,12 @@ async def execute(
                 ("samples", "tags"),
                 f"no sample carries any of the tags {', '.join(config.tags)}",
             )
+        if gate is not None:
+            finished = stop.reason is None and error is None
+            report = report.with_run(report.run.replace(gate=gate(report, types, finished)))
         with anyio.CancelScope(shield=True):
             files = await report.save(config.output_dir, formats=config.formats)
     run_id = store.run_id if store is not None else None
     if not any(repr(sink) in warning for warning in report.warnings):
         files = [*files, rows_path]  # listed as written only when the sink never failed
-    return RunResult(report, stop.reason, error, tuple(files), run_id)
+    return RunResult(report, stop.reason, error, tuple(files), run_id, dict(types))

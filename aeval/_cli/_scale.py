@@ -17,7 +17,7 @@ from .._run_info import RunInfo
 from .._samples import EvaluationSample, Samples
 from .._shards import DatasetDigest, Shard, ShardStream, merge_reports
 from .._sinks import JsonlSink, read_run
-from ._config import DEFAULT_FORMATS, DEFAULT_OUTPUT_DIR, ConfigError, RunConfig
+from ._config import DEFAULT_FORMATS, DEFAULT_OUTPUT_DIR, ConfigError, ErrorLimit, RunConfig
 
 __all__ = [
     "ShardedSamples",
@@ -127,6 +127,7 @@ def gate_config(
     config_path: Path | None,
     *,
     min_score: float | None,
+    max_errors: ErrorLimit | None = None,
     output: Path | None,
     formats: Sequence[str] | None,
 ) -> RunConfig:
@@ -152,6 +153,8 @@ def gate_config(
     changes: dict[str, Any] = {}
     if min_score is not None:
         changes["min_score"] = min_score
+    if max_errors is not None:
+        changes["max_errors"] = max_errors
     if output is not None:
         changes["output_dir"] = output
     if formats:

@@ -7,9 +7,15 @@ exists) and ``evaluations`` with ``name``, ``passed``, ``expectedOutput``, ``act
 
 How this departs from upstream, deliberately:
 
-- Counts mean what they say and match the other formats: ``totalSamples`` counts samples
-  (upstream counts rows), ``rows`` counts rows, ``failed`` counts the failed rows only, and
-  ``errors``, ``unscored`` and ``skipped`` are counted apart.
+- Counts mean what they say and match the other formats: ``samples`` counts samples,
+  ``rows`` counts rows, ``passedRows`` and ``failedRows`` the rows that passed and the rows a
+  strategy failed (``errors``, ``unscored`` and ``skipped`` rows are counted apart). The
+  upstream names stay as aliases for upstream readers: ``totalSamples`` (= ``samples``;
+  upstream counts rows there), ``passed`` (= ``passedRows``) and ``failed``
+  (= ``failedRows``); :func:`report_from_json` reads either.
+- ``gate`` (when ``aeval run`` or ``aeval merge`` wrote the report): the ``verdict``
+  (``passed``, ``missed`` or ``none``) and each threshold's ``name``, ``bound`` (``min`` or
+  ``max``), ``threshold``, ``actual``, ``passed`` (``null`` when not checked) and ``text``.
 - It is real JSON, written by orjson: values keep their JSON type, ``null`` is ``null``, keys
   are escaped. Upstream builds the text by hand and can emit invalid JSON.
 - A value JSON cannot hold as it is (a lone surrogate, an integer beyond 64 bits, a
@@ -46,7 +52,7 @@ from .._exceptions import FormatError
 from .._jsonsafe import dumps
 from .._numbers import format_number
 from .._results import EvaluationRow, Outcome
-from .._run_info import RunInfo
+from .._run_info import Gate, RunInfo
 from .._sinks import error_to_data, parameters_to_data, row_from_dict
 from .._stats import ClusteredMean
 from ._base import check_options
@@ -157,7 +163,10 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
             "clusterSums": _sums(report.moments),
             "complete": report.complete,
             "samplesExpected": report.samples_expected,
+            "samples": report.sample_count,
             "rows": report.evaluation_count,
+            "passedRows": report.passed_count,
+            "failedRows": report.failed_count,
             "calls": report.call_count,
             "failedCalls": report.function_error_count,
             "errors": report.error_count,
@@ -223,6 +232,8 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
         document["calibration"] = {name: _calibration(c) for name, c in report.calibration.items()}
     if report.judge_statistics:
         document["judges"] = {name: _judges(j) for name, j in report.judge_statistics.items()}
+    if run.gate is not None:
+        document["gate"] = run.gate.to_dict()
     document["holdsAllRows"] = report.holds_all_rows
     document["evaluations"] = [_evaluation(row) for row in report.evaluations]
     return document
@@ -431,6 +442,11 @@ def _row(entry: Mapping[str, Any]) -> EvaluationRow:
     )
 
 
+def _either(data: Mapping[str, Any], key: str, older: str) -> Any:
+    """``data[key]``, or the upstream-named ``data[older]`` of a document without it."""
+    return data[key] if key in data else data[older]
+
+
 def report_from_json(text: str | bytes) -> EvaluationReport:
     """Rebuild the report a ``report.json`` was written from (this module's format).
 
@@ -473,10 +489,11 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             dataset_digest=run_data.get("datasetDigest"),
             dataset_samples=run_data.get("datasetSamples"),
             executor=run_data.get("executor"),
+            gate=Gate.from_dict(data["gate"]) if data.get("gate") is not None else None,
         )
         counts = {
-            Outcome.PASSED: int(data["passed"]),
-            Outcome.FAILED: int(data["failed"]),
+            Outcome.PASSED: int(_either(data, "passedRows", "passed")),
+            Outcome.FAILED: int(_either(data, "failedRows", "failed")),
             Outcome.UNSCORED: int(data["unscored"]),
             Outcome.ERROR: int(data["errors"]),
             Outcome.SKIPPED: int(data["skipped"]),
@@ -529,7 +546,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             strategies=strategies,
             function_errors=int(data["failedCalls"]),
             calls=int(data["calls"]),
-            samples=int(data["totalSamples"]),
+            samples=int(_either(data, "samples", "totalSamples")),
             moments=_moments(data["clusterSums"]),
             run=run,
             holds_all_rows=bool(data["holdsAllRows"]),
