@@ -112,3 +112,59 @@ def test_a_target_leaving_a_non_daemon_thread_does_not_keep_the_process(project:
         "running; exiting without waiting for them (start such threads with daemon=True, or "
         "stop them)\n"
     )
+
+
+def test_a_missing_sample_file_says_paths_start_at_the_config_folder(
+    project: Path, cli: Cli
+) -> None:
+    (project / "conf").mkdir()
+    config = write_config(
+        project / "conf",
+        "samples:\n  paths: [../samples.yaml, samples.yaml]\n"
+        "target: cli_targets:echo\npythonpath: ..\nstrategies: [{name: json}]\n",
+    )
+
+    result = cli("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"aeval: error: {config}:2: samples.paths[1]: {project / 'conf' / 'samples.yaml'}: no "
+        f"such file (relative paths in aeval.yaml start at its folder, {project / 'conf'}): "
+        "check the path\n"
+    )
+    assert "working directory" not in result.stderr
+
+
+def test_pythonpath_folders_are_searched_for_the_target(project: Path, cli: Cli) -> None:
+    (project / "src" / "pkg").mkdir(parents=True)
+    (project / "src" / "pkg" / "__init__.py").write_text("")
+    (project / "src" / "pkg" / "bot_in_src.py").write_text(
+        "def answer(params):\n    return params[0]\n"
+    )
+    (project / "conf").mkdir()
+    config = write_config(
+        project / "conf",
+        "samples: ../samples.yaml\ntarget: pkg.bot_in_src:answer\npythonpath: [../src]\n"
+        "strategies: [{name: exact_match}]\nthresholds: {min_score: 60}\n",
+    )
+
+    result = cli("run", config, "--quiet", cwd=project / "conf")
+
+    assert (result.returncode, result.stdout) == (0, "PASSED: score 66.67% >= 60.00%\n")
+
+
+def test_a_missing_pythonpath_folder_is_a_config_error(project: Path, cli: Cli) -> None:
+    config = write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\npythonpath: [src, lib]\n"
+        "strategies: [{name: json}]\n",
+    )
+    (project / "src").mkdir()
+
+    result = cli("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"aeval: error: {config}:3: pythonpath[1]: {project / 'lib'}: no such folder (relative "
+        f"paths in aeval.yaml start at its folder, {project})\n"
+    )
