@@ -155,9 +155,7 @@ def test_max_errors_that_is_not_a_count_or_percentage_is_a_config_error(
 def _gate_of_reports(out: Path) -> tuple[dict[str, object], dict[str, str], str, str]:
     document = orjson.loads((out / "report.json").read_bytes())
     root = ET.parse(out / "report.xml").getroot()
-    properties = {
-        p.get("name", ""): p.get("value", "") for p in root.iter("property")
-    }
+    properties = {p.get("name", ""): p.get("value", "") for p in root.iter("property")}
     return (
         document["gate"],
         properties,
@@ -251,8 +249,16 @@ def test_merge_records_its_gate(project: Path, cli: Cli) -> None:
         assert orjson.loads((out / "report.json").read_bytes())["gate"]["verdict"] == "none"
 
     result = cli(
-        "merge", project / "shards", "--config", config, "--output", project / "merged",
-        "--max-errors", "0", "--quiet", cwd=project,
+        "merge",
+        project / "shards",
+        "--config",
+        config,
+        "--output",
+        project / "merged",
+        "--max-errors",
+        "0",
+        "--quiet",
+        cwd=project,
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
@@ -282,7 +288,11 @@ def test_json_counts_are_named_for_what_they_count_and_old_names_still_load(
     }
     assert report.run.gate is not None and report.run.gate.verdict == "passed"
 
-    older = {k: v for k, v in document.items() if k not in ("samples", "passedRows", "failedRows", "gate")}
+    older = {
+        k: v
+        for k, v in document.items()
+        if k not in ("samples", "passedRows", "failedRows", "gate")
+    }
     again = report_from_json(orjson.dumps(older))
     assert (again.sample_count, again.passed_count, again.failed_count) == (3, 5, 1)
     assert again.run.gate is None

@@ -60,9 +60,7 @@ def test_a_streamed_source_is_checked_before_the_run(project: Path, cli: Cli) ->
 
 
 def test_a_module_getattr_that_exits_is_a_config_error(project: Path, cli: Cli) -> None:
-    (project / "lazy_bot.py").write_text(
-        "def __getattr__(name):\n    raise SystemExit(0)\n"
-    )
+    (project / "lazy_bot.py").write_text("def __getattr__(name):\n    raise SystemExit(0)\n")
     config = write_config(
         project, "samples: samples.yaml\ntarget: lazy_bot:answer\nstrategies: [{name: json}]\n"
     )

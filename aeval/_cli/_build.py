@@ -120,8 +120,7 @@ def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> A
         except BaseException as exc:
             raise config.error(
                 key,
-                f"looking up {attribute!r} in {module_name!r} raised {type(exc).__name__}: "
-                f"{exc}",
+                f"looking up {attribute!r} in {module_name!r} raised {type(exc).__name__}: {exc}",
             ) from exc
     return target
 

@@ -295,9 +295,7 @@ def load_config(path: str | Path) -> RunConfig:
             max_errors = ErrorLimit.parse(thresholds["max_errors"])
         except ValueError as exc:
             where = lines.get(("thresholds", "max_errors"))
-            raise ConfigError.at(
-                path, "thresholds.max_errors", str(exc), line=where
-            ) from None
+            raise ConfigError.at(path, "thresholds.max_errors", str(exc), line=where) from None
     return RunConfig(
         path=path,
         samples=tuple(_resolve(base, source) for source in _strings(samples)),

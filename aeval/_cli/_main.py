@@ -1,10 +1,13 @@
 """The ``aeval`` command: ``run``, ``merge``, ``report``, ``runs``, ``history``, ``compare`` and
 ``schema``.
 
-Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed, 2 a
-configuration or usage error (the message, on stderr, names the file and the key, or the side
-of a comparison), 3 an error stopped the run (the report is partial), 130 interrupted by Ctrl-C
-(or a target raising ``KeyboardInterrupt``), 143 stopped by SIGTERM.
+Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed (or
+no row could be scored), 2 a configuration or usage error (the message, on stderr, names the
+file and the key, or the side of a comparison; nothing was evaluated), 3 an error stopped the
+run (the report is partial), 4 the run met its thresholds but its ``--baseline`` could not be
+compared with it, 129 stopped by SIGHUP, 130 interrupted by Ctrl-C (or a target raising
+``KeyboardInterrupt``), 141 the reader of stdout left, 143 stopped by SIGTERM. The first signal
+decides: later ones are ignored until the command ends.
 """
 
 from __future__ import annotations
@@ -13,13 +16,11 @@ import argparse
 import math
 import os
 import sys
-import threading
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import anyio
 from rich.console import Console
@@ -50,15 +51,18 @@ from ._history import (
     run_store_path,
     runs_command,
 )
+from ._process import exit_past, lingering_threads
 from ._progress import NullProgress, PlainProgress, RichProgress, RunProgress
-from ._run import ROWS_FILE, execute
+from ._run import ROWS_FILE, execute, signals_kept
 from ._scale import check_config, gate_config, merge_files, merge_inputs, write_rows
 from ._schema import schema_text
 from ._summary import check_thresholds, gate_of, print_summary, verdict
 
 __all__ = [
+    "EXIT_BASELINE",
     "EXIT_CONFIG",
     "EXIT_FAILED",
+    "EXIT_HANGUP",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_RUN_ERROR",
@@ -70,18 +74,39 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2
 EXIT_RUN_ERROR = 3
+EXIT_BASELINE = 4
+EXIT_HANGUP = 129
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+_STOP_CODES = {"SIGHUP": EXIT_HANGUP, "SIGTERM": EXIT_TERMINATED}
+"""The exit code of a run stopped by a signal (128 + its number); SIGINT and a target's
+``KeyboardInterrupt`` give ``EXIT_INTERRUPTED``."""
+_INTERRUPTIONS = ("SIGINT", "KeyboardInterrupt")
 
 
-def _positive_int(text: str) -> int:
+MAX_CONCURRENCY = 100_000
+MAX_REPEATS = 10_000
+MAX_WORKERS = 10_000
+MAX_LAST = 1_000_000
+
+
+def _positive_int(text: str, maximum: int = MAX_LAST) -> int:
+    shown = text if len(text) <= 40 else text[:37] + "..."
     try:
-        value = int(text)
+        value = int(text) if len(text.strip()) <= 20 else maximum + 1
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {shown!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {shown!r}")
+    if value > maximum:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer from 1 to {maximum:,}, got {shown!r}"
+        )
     return value
+
+
+def _at_most(maximum: int) -> Callable[[str], int]:
+    return partial(_positive_int, maximum=maximum)
 
 
 def _positive_float(text: str) -> float:
@@ -142,11 +167,14 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="evaluate the target of a configuration file",
         description="Evaluate the target of CONFIG and gate on its thresholds. Exit codes: "
-        "0 thresholds met, 1 a threshold missed, 2 configuration or usage error, 3 an error "
-        "stopped the run, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM.",
+        "0 thresholds met, 1 a threshold missed or no row could be scored, 2 configuration or "
+        "usage error, 3 an error stopped the run, 4 the baseline could not be compared, 129 "
+        "stopped by SIGHUP, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM.",
     )
     run.add_argument("config", metavar="CONFIG", help="the configuration file (YAML)")
-    run.add_argument("--concurrency", type=_positive_int, help="samples evaluated at once")
+    run.add_argument(
+        "--concurrency", type=_at_most(MAX_CONCURRENCY), help="samples evaluated at once"
+    )
     run.add_argument(
         "--tags",
         action="append",
@@ -176,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a report format (repeatable; replaces the configured formats)",
     )
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per sample")
-    run.add_argument("--repeats", type=_positive_int, help="runs per sample")
+    run.add_argument("--repeats", type=_at_most(MAX_REPEATS), help="runs per sample")
     run.add_argument(
         "--keep",
         choices=("all", "failures", "none"),
@@ -220,7 +248,9 @@ def _parser() -> argparse.ArgumentParser:
         "(needs aeval[ray])",
     )
     run.add_argument(
-        "--workers", type=_positive_int, help="Ray workers (default 2), each at --concurrency"
+        "--workers",
+        type=_at_most(MAX_WORKERS),
+        help="Ray workers (default 2), each at --concurrency",
     )
     run.add_argument(
         "--address",
@@ -393,6 +423,11 @@ def _executor(args: argparse.Namespace, config: RunConfig) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    with signals_kept():
+        return _run_kept(args)
+
+
+def _run_kept(args: argparse.Namespace) -> int:
     config = _overrides(load_config(args.config), args)
     _check_formats(config, from_flag=bool(args.formats))
     function = None
@@ -472,24 +507,31 @@ def _run(args: argparse.Namespace) -> int:
         _error(f"the run stopped: {type(result.error).__name__}: {result.error}")
     label = None
     if result.interrupted is not None:
-        label = "TERMINATED" if result.interrupted == "SIGTERM" else "INTERRUPTED"
+        label = "INTERRUPTED" if result.interrupted in _INTERRUPTIONS else "TERMINATED"
     elif result.error is not None:
         label = "STOPPED"
-    regressed, baseline_line = False, None
+    regressed, baseline_line, baseline_problem = False, None, None
     if baseline is not None and label is not None:
         baseline_line = "BASELINE NOT COMPARED: the run stopped before its last sample"
     elif baseline is not None:
-        baseline_line, regressed = compare_run(
-            console,
-            baseline,
-            result.report,
-            rows=result.files[-1],
-            output_dir=config.output_dir,
-            formats=config.formats,
-            gate=gate,
-            confidence=args.confidence,
-            quiet=args.quiet,
-        )
+        try:
+            baseline_line, regressed = compare_run(
+                console,
+                baseline,
+                result.report,
+                rows=result.files[-1],
+                output_dir=config.output_dir,
+                formats=config.formats,
+                gate=gate,
+                confidence=args.confidence,
+                quiet=args.quiet,
+            )
+        except (ComparisonError, FormatError, StoreError, OSError) as exc:
+            baseline_problem = str(exc) or type(exc).__name__
+            baseline_line = (
+                "BASELINE NOT COMPARED: the run was evaluated (its verdict is above), but its "
+                "baseline cannot be compared with it"
+            )
     line = verdict(checks, stopped=label, report=result.report)
     if args.shard is not None and label is None:
         line = (
@@ -500,13 +542,16 @@ def _run(args: argparse.Namespace) -> int:
     console.print(line, highlight=False, soft_wrap=True)
     if baseline_line is not None:
         console.print(baseline_line, highlight=False, soft_wrap=True)
-    if result.interrupted == "SIGTERM":
-        return EXIT_TERMINATED
+    if baseline_problem is not None:
+        sys.stdout.flush()
+        _error(f"--baseline {args.baseline}: {baseline_problem}")
     if result.interrupted is not None:
-        return EXIT_INTERRUPTED
+        return _STOP_CODES.get(result.interrupted, EXIT_INTERRUPTED)
     if result.error is not None:
         return EXIT_RUN_ERROR
-    return EXIT_OK if all(check.passed for check in checks) and not regressed else EXIT_FAILED
+    if not all(check.passed for check in checks) or regressed:
+        return EXIT_FAILED
+    return EXIT_BASELINE if baseline_problem is not None else EXIT_OK
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -593,41 +638,6 @@ def _reader_left() -> int:
     return 128 + 13
 
 
-_THREAD_GRACE = 2.0
-"""Seconds the program waits for the non-daemon threads still running when a command ends
-(worker threads that are closing) before it ends without them."""
-
-
-def _lingering_threads() -> list[threading.Thread]:
-    main_thread = threading.main_thread()
-    threads = [
-        thread
-        for thread in threading.enumerate()
-        if thread is not main_thread and not thread.daemon and thread.is_alive()
-    ]
-    deadline = time.monotonic() + _THREAD_GRACE
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    return [thread for thread in threads if thread.is_alive()]
-
-
-def _exit_past(threads: Sequence[threading.Thread], code: int) -> NoReturn:
-    """End the process with ``code`` without waiting for ``threads`` (which Python would
-    join at exit, forever if they never end), saying so on stderr."""
-    names = ", ".join(repr(thread.name) for thread in threads[:5])
-    more = f" and {len(threads) - 5} more" if len(threads) > 5 else ""
-    sys.stderr.write(
-        f"aeval: note: {len(threads)} non-daemon thread{'s' if len(threads) > 1 else ''} "
-        f"({names}{more}) started by the target or a strategy still running; exiting without "
-        "waiting for them (start such threads with daemon=True, or stop them)\n"
-    )
-    with suppress(OSError, ValueError):
-        sys.stdout.flush()
-    with suppress(OSError, ValueError):
-        sys.stderr.flush()
-    os._exit(code)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``aeval`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code.
 
@@ -640,8 +650,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         return _reader_left()
-    if argv is None and (threads := _lingering_threads()):
-        _exit_past(threads, code)
+    if argv is None and (threads := lingering_threads()):
+        exit_past(threads, code)
     return code
 
 

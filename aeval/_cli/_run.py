@@ -1,6 +1,7 @@
 """One ``aeval run``: load the samples, evaluate with a live display, write the outputs.
 
-Ctrl-C (SIGINT) and SIGTERM (CI systems, Kubernetes) cancel the evaluation, not the program:
+Ctrl-C (SIGINT), SIGTERM (CI systems, Kubernetes) and SIGHUP (a closed terminal or SSH
+session) cancel the evaluation, not the program:
 the rows already finished are in ``rows.jsonl`` (the Scorer flushes its sinks on
 cancellation) and in the partial report written next to it. So does a target that raises
 ``KeyboardInterrupt``, and an error that stops the run.
@@ -9,9 +10,17 @@ cancellation) and in the partial report written next to it. So does a target tha
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence, Sized
-from contextlib import AsyncExitStack
 from collections import Counter
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+    Sized,
+)
+from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -46,7 +55,7 @@ from ._http import (
 from ._progress import RunProgress
 from ._scale import ShardedSamples, split
 
-__all__ = ["ROWS_FILE", "GateDecision", "RunResult", "execute"]
+__all__ = ["ROWS_FILE", "STOP_SIGNALS", "GateDecision", "RunResult", "execute", "signals_kept"]
 
 ROWS_FILE = "rows.jsonl"
 _FLUSH_INTERVAL = 0.5
@@ -62,8 +71,8 @@ class RunResult:
 
     Attributes:
         report: The report (partial when the run was stopped).
-        interrupted: What stopped the run early: ``"SIGINT"``, ``"SIGTERM"`` or
-            ``"KeyboardInterrupt"`` (raised by the target); ``None`` when nothing did.
+        interrupted: What stopped the run early: ``"SIGINT"``, ``"SIGTERM"``, ``"SIGHUP"``
+            or ``"KeyboardInterrupt"`` (raised by the target); ``None`` when nothing did.
         error: The error that stopped the run (too many abandoned calls, a bad sample in a
             stream, …); the report is then partial.
         files: The report files and ``rows.jsonl``.
@@ -151,14 +160,25 @@ class _FlushingSink:
                         self._failed = exc
 
 
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""The signals that stop a run cleanly (SIGHUP: the terminal or the SSH session went away)."""
+
+
 class _Stop:
-    """Turns SIGINT and SIGTERM into a cancellation of the run (not of the program)."""
+    """Turns SIGINT, SIGTERM and SIGHUP into a cancellation of the run (not of the program).
+
+    The first signal decides: its name is the reason, whatever arrives after it. Once one
+    was received, later ones are ignored until the command ends (see :func:`signals_kept`),
+    so a second signal cannot cut the reports or the summary short, nor change the exit code.
+    """
 
     def __init__(self) -> None:
         self.reason: str | None = None
 
     async def watch(self, scope: CancelScope, *, task_status: TaskStatus[None]) -> None:
-        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
+        receiver = anyio.open_signal_receiver(*STOP_SIGNALS)
         try:
             signals = receiver.__enter__()
         except (NotImplementedError, RuntimeError, ValueError):
@@ -169,11 +189,31 @@ class _Stop:
         try:
             task_status.started()
             async for received in signals:
-                self.reason = signal.Signals(received).name
-                scope.cancel()
-                return
+                if self.reason is None:
+                    self.reason = signal.Signals(received).name
+                    scope.cancel()
         finally:
             receiver.__exit__(None, None, None)
+            if self.reason is not None:
+                with suppress(ValueError):
+                    for each in STOP_SIGNALS:
+                        signal.signal(each, signal.SIG_IGN)
+
+
+@contextmanager
+def signals_kept() -> Iterator[None]:
+    """Restore, on leaving, the handlers of :data:`STOP_SIGNALS` (which a stopped run
+    leaves ignored until the command has printed its verdict)."""
+    try:
+        previous = [(each, signal.getsignal(each)) for each in STOP_SIGNALS]
+    except ValueError:  # pragma: no cover - not the main thread
+        previous = []
+    try:
+        yield
+    finally:
+        with suppress(ValueError, TypeError):
+            for each, handler in previous:
+                signal.signal(each, handler)
 
 
 class _CountedStream:
@@ -452,7 +492,7 @@ async def execute(
                                 types[row.error.type] += 1
                     group.cancel_scope.cancel()
         except KeyboardInterrupt:
-            stop.reason = "KeyboardInterrupt"
+            stop.reason = stop.reason or "KeyboardInterrupt"
         except (ConfigError, ExecutorError, MissingExtraError):
             raise
         except Exception as exc:

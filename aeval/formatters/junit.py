@@ -35,7 +35,8 @@ by sample), the row counts (``rows``, ``passed``, ``failed``, ``unscored``, ``sk
 ``errors``), ``failed_calls``, ``samples`` and ``samples_expected``, ``complete``
 (``true``/``false``), the gate of ``aeval run``/``merge`` when known (``gate``: ``passed``,
 ``missed`` or ``none``, and one ``gate.<threshold>`` per threshold, such as ``gate.score``
-= ``missed: score 66.67% < 80.00%``), ``rows_held`` when the report does not hold every row, the run's
+= ``missed: score 66.67% < 80.00%``), ``rows_held`` when the report does not hold every
+row, the run's
 ``started_at``/``finished_at`` (ISO 8601, UTC), ``duration`` (seconds), ``aeval_version``,
 ``concurrency``, ``repeats``, ``git_commit``, ``flaky`` (the flaky pairs, with repeats), one
 ``warning`` per warning, then ``tag.<tag>`` and ``strategy.<name>`` scores; per strategy whose
