@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _cli import Cli, cli, project, run_process, write_config
+from _cli import Cli, cli, project, rows_of, run_process, write_config
 
 __all__ = ["cli", "project"]
 
@@ -166,3 +166,27 @@ def test_a_missing_pythonpath_folder_is_a_config_error(project: Path, cli: Cli) 
         f"aeval: error: {config}:3: pythonpath[1]: {project / 'lib'}: no such folder (relative "
         f"paths in aeval.yaml start at its folder, {project})\n"
     )
+
+
+def test_a_tag_filtered_stream_is_evaluated_whole_after_its_first_sample_is_checked(
+    project: Path, cli: Cli
+) -> None:
+    (project / "typed_bot.py").write_text(
+        "def answer(question: str) -> str:\n    return question\n"
+    )
+    (project / "s.jsonl").write_text(
+        '{"name": "a", "parameters": ["x"], "tags": ["t"]}\n'
+        '{"name": "b", "parameters": ["y"], "tags": ["u"]}\n'
+        '{"name": "c", "parameters": ["z"], "tags": ["t"]}\n'
+    )
+    config = write_config(
+        project,
+        "samples: {paths: [s.jsonl], tags: [t]}\ntarget: typed_bot:answer\n"
+        "strategies: [{name: not_blank}]\nthresholds: {min_score: 100}\n",
+    )
+
+    result = cli("run", config, "--quiet", cwd=project)
+
+    assert (result.returncode, result.stdout) == (0, "PASSED: score 100.00% >= 100.00%\n")
+    rows = rows_of(project / "aeval-results" / "rows.jsonl")
+    assert sorted(row["name"] for row in rows) == ["a", "c"]

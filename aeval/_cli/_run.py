@@ -332,15 +332,21 @@ async def _stream(config: RunConfig) -> _CountedStream | AsyncIterable[Evaluatio
     stream = _CountedStream(config.samples, count)
     if not config.tags:
         return stream
-    return _with_tags(stream, frozenset(config.tags))
+    return _Tagged(stream, frozenset(config.tags))
 
 
-async def _with_tags(
-    samples: AsyncIterable[EvaluationSample], tags: frozenset[str]
-) -> AsyncIterator[EvaluationSample]:
-    async for sample in samples:
-        if not tags.isdisjoint(sample.tags):
-            yield sample
+class _Tagged:
+    """The samples of a stream that carry one of ``tags``; each iteration reads afresh (the
+    first sample is read once before the run, to check the target's signature)."""
+
+    def __init__(self, samples: AsyncIterable[EvaluationSample], tags: frozenset[str]) -> None:
+        self.samples = samples
+        self.tags = tags
+
+    async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
+        async for sample in self.samples:
+            if not self.tags.isdisjoint(sample.tags):
+                yield sample
 
 
 def _templates_checked(
