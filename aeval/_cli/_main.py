@@ -458,9 +458,9 @@ def _run_kept(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
 
     def decide(report: EvaluationReport, errors: Mapping[str, int], finished: bool) -> Gate:
-        if args.shard is not None:
-            return Gate("none")
-        return gate_of(check_thresholds(report, config, errors=errors), checked=finished)
+        checks = check_thresholds(report, config, errors=errors)
+        # a shard holds part of the samples: aeval merge checks the thresholds
+        return gate_of(checks, checked=finished and args.shard is None)
 
     progress = _progress(console, args.quiet, len(built.strategies))
     try:

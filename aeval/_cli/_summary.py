@@ -168,7 +168,8 @@ def gate_of(checks: Sequence[Check], *, checked: bool = True) -> Gate:
 
     Args:
         checks: The thresholds.
-        checked: ``False`` for a run whose thresholds were not checked (a partial run).
+        checked: ``False`` for a run whose thresholds were not checked (a partial run, a
+            shard).
     """
     records = tuple(
         GateCheck(
@@ -177,7 +178,7 @@ def gate_of(checks: Sequence[Check], *, checked: bool = True) -> Gate:
             threshold=check.minimum,
             actual=check.actual,
             passed=check.passed if checked else None,
-            text=check.describe() if checked else f"{check.name}: not checked (partial run)",
+            text=check.describe() if checked else f"{check.name}: not checked",
         )
         for check in checks
     )

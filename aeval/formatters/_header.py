@@ -96,7 +96,7 @@ def gate_text(gate: Gate) -> str:
     if gate.verdict == "none":
         if not gate.checks:
             return "none (no threshold configured)"
-        return "none (thresholds not checked: the run is partial)"
+        return "none (thresholds not checked: a partial run, or a shard)"
     shown = [c for c in gate.checks if c.passed is False] if gate.verdict == "missed" else []
     return f"{gate.verdict.upper()}: " + "; ".join(c.text for c in shown or gate.checks)
 
