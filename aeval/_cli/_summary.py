@@ -72,20 +72,26 @@ def error_types(rows: Iterable[EvaluationRow]) -> Counter[str]:
 def _unscored_note(report: EvaluationReport, types: Mapping[str, int]) -> str:
     parts = []
     if report.error_count:
-        parts.append(f"{report.error_count} errors")
+        parts.append(_plural(report.error_count, "error"))
     if report.unscored_count:
         parts.append(f"{report.unscored_count} unscored")
     if report.skipped_count:
         parts.append(f"{report.skipped_count} skipped")
-    note = f"none of the {report.evaluation_count} rows could be scored ({', '.join(parts)})"
+    rows = report.evaluation_count
+    what = "the only row could not" if rows == 1 else f"none of the {rows} rows could"
+    note = f"{what} be scored ({', '.join(parts)})"
     if types:
-        kind, rows = max(types.items(), key=lambda item: (item[1], item[0]))
-        note += f"; the most common error: {kind} in {rows} rows"
+        kind, count = max(types.items(), key=lambda item: (item[1], item[0]))
+        note += f"; the most common error: {kind} in {_plural(count, 'row')}"
         for row in report.evaluations:
             if row.error is not None and row.error.type == kind:
                 note += f": {_shortened(row.error.message)}"
                 break
     return note
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _shortened(text: str, limit: int = 200) -> str:
