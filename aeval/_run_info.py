@@ -8,12 +8,86 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["RunInfo", "current_git_commit", "git_commit", "timestamp"]
+__all__ = ["Gate", "GateCheck", "RunInfo", "current_git_commit", "git_commit", "timestamp"]
 
 _TEXTS = ("aeval_version", "git_commit", "shard", "config_digest", "dataset_digest", "executor")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class GateCheck:
+    """One threshold of a run's gate and how the run fared against it.
+
+    Attributes:
+        name: What is checked: ``"score"``, ``"tag smoke"``, ``"kappa judge"``, ``"errors"``
+            or ``"scored rows"``.
+        bound: ``"min"`` when the value must reach ``threshold``, ``"max"`` when it must not
+            exceed it.
+        threshold: The limit (a percent; a kappa for a kappa check; a row count for
+            ``errors`` given as a count).
+        actual: The value reached, ``None`` when nothing counts toward it.
+        passed: Whether the threshold is met; ``None`` when it was not checked (a partial run).
+        text: The check in words (``score 66.67% < 80.00%``).
+    """
+
+    name: str
+    bound: Literal["min", "max"]
+    threshold: float
+    actual: float | None
+    passed: bool | None
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON-ready data (the keys are the attribute names)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateCheck:
+        """Rebuild a check written by :meth:`to_dict`."""
+        bound = data["bound"]
+        if bound not in ("min", "max"):
+            raise ValueError(f"a gate check's bound is 'min' or 'max', got {bound!r}")
+        actual, passed = data.get("actual"), data.get("passed")
+        return cls(
+            name=str(data["name"]),
+            bound=bound,
+            threshold=float(data["threshold"]),
+            actual=None if actual is None else float(actual),
+            passed=None if passed is None else bool(passed),
+            text=str(data["text"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """The thresholds a run was gated on (``aeval run``, ``aeval merge``) and the verdict.
+
+    Attributes:
+        verdict: ``"passed"`` (every threshold met), ``"missed"`` (one or more missed) or
+            ``"none"`` (no threshold configured, or none checked: a partial run, a shard).
+        checks: The thresholds, in the order the summary lists them.
+    """
+
+    verdict: Literal["passed", "missed", "none"]
+    checks: tuple[GateCheck, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON-ready data: ``verdict`` and ``checks``."""
+        return {"verdict": self.verdict, "checks": [check.to_dict() for check in self.checks]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Gate:
+        """Rebuild a gate written by :meth:`to_dict`.
+
+        Raises:
+            ValueError: The data is not a gate.
+        """
+        verdict = data["verdict"]
+        if verdict not in ("passed", "missed", "none"):
+            raise ValueError(f"a gate's verdict is passed, missed or none, got {verdict!r}")
+        return cls(verdict, tuple(GateCheck.from_dict(c) for c in data.get("checks") or ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +113,7 @@ class RunInfo:
             order), so that only shards of one dataset merge.
         dataset_samples: The samples of the whole dataset, of which a shard ran a part.
         executor: Where the samples ran, when not in this process (``"ray, 8 workers"``).
+        gate: The thresholds the command line gated the run on and its verdict, once known.
     """
 
     started_at: float | None = None
@@ -56,6 +131,7 @@ class RunInfo:
     dataset_digest: str | None = None
     dataset_samples: int | None = None
     executor: str | None = None
+    gate: Gate | None = None
 
     @property
     def duration(self) -> float | None:
@@ -69,10 +145,14 @@ class RunInfo:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """The header as JSON-ready data (the keys are the attribute names)."""
+        """The header as JSON-ready data (the keys are the attribute names; ``gate`` only
+        when there is one)."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["strategies"] = list(self.strategies)
         data["warnings"] = list(self.warnings)
+        gate = data.pop("gate")
+        if gate is not None:
+            data["gate"] = gate.to_dict()
         return data
 
     @classmethod
@@ -102,6 +182,8 @@ class RunInfo:
             raise ValueError(f"field 'complete': expected true or false, got {data['complete']!r}")
         if values.get("repeats") == 0:
             raise ValueError("field 'repeats': expected an integer >= 1, got 0")
+        if "gate" in values:
+            values["gate"] = Gate.from_dict(values["gate"])
         return cls(**values)
 
 

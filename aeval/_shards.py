@@ -22,6 +22,9 @@ from ._samples import EvaluationSample
 
 __all__ = ["DatasetDigest", "Shard", "ShardStream", "merge_reports", "shard_of"]
 
+_SHOWN_MISSING = 10
+"""Missing shards named in a merge's warning (the others are counted)."""
+
 
 def shard_of(name: str, count: int) -> int:
     """The shard (1 to ``count``) that holds the sample called ``name``."""
@@ -253,10 +256,17 @@ def merge_reports(
                     "give each shard's output once"
                 )
             seen[shard.index] = where
-        missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
-        if missing:
+        absent = count - len(seen)
+        if absent:
+            missing: list[str] = []
+            for i in range(1, count + 1):
+                if len(missing) == _SHOWN_MISSING:
+                    break
+                if i not in seen:
+                    missing.append(f"{i}/{count}")
+            more = f" and {absent - len(missing):,} more" if absent > len(missing) else ""
             warnings.append(
-                f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing: the "
+                f"shard{'s' if absent > 1 else ''} {', '.join(missing)}{more} missing: the "
                 "report covers the other shards' samples only"
             )
         expected = runs[0].dataset_samples

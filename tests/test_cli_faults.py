@@ -98,7 +98,9 @@ def test_a_hanging_sync_target_cannot_keep_the_run_alive(project: Path) -> None:
         "strategies: [{name: not_blank}]\noutput: {dir: out}\n",
     )
     result = run_process("run", config, cwd=project)
-    assert result.returncode == 0, result.stderr
+    # every call timed out: no row could be scored, which fails the run (exit 1)
+    assert result.returncode == 1, result.stderr
+    assert "the most common error: TimeoutError in 3 rows" in result.stdout.splitlines()[-1]
     rows = rows_of(project / "out" / "rows.jsonl")
     assert [row["error"]["type"] for row in rows] == ["TimeoutError"] * 3
 

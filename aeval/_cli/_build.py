@@ -13,7 +13,7 @@ from typing import Any
 from .._callables import prepare_strategies
 from ._config import ConfigError, RunConfig
 
-__all__ = ["Built", "build_strategies", "import_object"]
+__all__ = ["Built", "build_strategies", "import_object", "import_paths"]
 
 _FLAGS = {
     "IGNORECASE": re.IGNORECASE,
@@ -32,8 +32,31 @@ class Built:
     resources: tuple[object, ...]
 
 
+def import_paths(config: RunConfig) -> list[str]:
+    """The folders a run imports from first: ``pythonpath`` in order, then the
+    configuration's folder.
+
+    Raises:
+        ConfigError: A ``pythonpath`` folder does not exist.
+    """
+    folders: list[str] = []
+    for index, folder in enumerate(config.pythonpath):
+        if not folder.is_dir():
+            where: tuple[str | int, ...] = ("pythonpath", index)
+            if where not in config.lines:
+                where = ("pythonpath",)
+            raise config.error(
+                where,
+                f"{folder}: no such folder (relative paths in {config.path.name} start at its "
+                f"folder, {config.directory.resolve()})",
+            )
+        folders.append(str(folder.resolve()))
+    folders.append(str(config.directory.resolve()))
+    return list(dict.fromkeys(folders))
+
+
 def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> Any:
-    """Import ``module:attribute``, the configuration's directory first on ``sys.path``.
+    """Import ``module:attribute``, the folders of :func:`import_paths` first on ``sys.path``.
 
     A module that calls ``sys.exit()`` while it is imported is a configuration error, not
     the end of the run: otherwise a script's ``sys.exit(0)`` would pass a CI gate with
@@ -44,9 +67,11 @@ def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> A
         ConfigError: The module or the attribute cannot be found, or importing raised or
             exited.
     """
-    directory = str(config.directory.resolve())
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
+    folders = import_paths(config)
+    for folder in reversed(folders):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    directory = " and ".join(folders)
     module_name, _, attribute = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -83,6 +108,20 @@ def import_object(config: RunConfig, key: tuple[str | int, ...], spec: str) -> A
             raise config.error(
                 key, f"module {module_name!r} has no attribute {attribute!r}"
             ) from None
+        except KeyboardInterrupt:
+            raise
+        except SystemExit as exc:
+            raise config.error(
+                key,
+                f"looking up {attribute!r} in {module_name!r} called sys.exit({exc.code!r}) "
+                "(in the module's __getattr__): the lookup of a target or strategy must not "
+                "exit",
+            ) from exc
+        except BaseException as exc:
+            raise config.error(
+                key,
+                f"looking up {attribute!r} in {module_name!r} raised {type(exc).__name__}: {exc}",
+            ) from exc
     return target
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_FORMATS",
     "DEFAULT_OUTPUT_DIR",
     "ConfigError",
+    "ErrorLimit",
     "HttpSpec",
     "RunConfig",
     "load_config",
@@ -50,6 +51,57 @@ class HttpSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ErrorLimit:
+    """The most error rows a run may have (``max_errors``): a count, or a percent of the rows.
+
+    Attributes:
+        count: The most error rows, when given as a count.
+        percent: The most error rows in percent of the rows, when given as ``"5%"``.
+    """
+
+    count: int | None = None
+    percent: float | None = None
+
+    @classmethod
+    def parse(cls, value: int | str) -> ErrorLimit:
+        """``3`` or ``"3"`` (a count), ``"5%"`` or ``"2.5%"`` (a percent of the rows).
+
+        Raises:
+            ValueError: Not a count >= 0 nor a percentage from 0 to 100.
+        """
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 0:
+                raise ValueError(f"expected a count >= 0 or a percentage like '5%', got {value!r}")
+            return cls(count=value)
+        text = str(value).strip()
+        try:
+            if text.endswith("%"):
+                percent = float(text[:-1])
+                if not 0 <= percent <= 100:
+                    raise ValueError
+                return cls(percent=percent)
+            if not text.isdigit():
+                raise ValueError
+            return cls(count=int(text))
+        except ValueError:
+            raise ValueError(
+                f"expected a count >= 0 or a percentage from 0% to 100% like '5%', got {text!r}"
+            ) from None
+
+    def exceeded(self, errors: int, rows: int) -> bool:
+        """Whether ``errors`` error rows out of ``rows`` are more than allowed."""
+        if self.count is not None:
+            return errors > self.count
+        assert self.percent is not None
+        return rows > 0 and 100.0 * errors / rows > self.percent
+
+    def __str__(self) -> str:
+        if self.count is not None:
+            return str(self.count)
+        return f"{self.percent:g}%"
+
+
+@dataclass(frozen=True, slots=True)
 class RunConfig:
     """A validated configuration, with relative paths resolved.
 
@@ -65,6 +117,7 @@ class RunConfig:
         min_score: The smallest acceptable global score (percent), if any.
         tag_min_scores: The smallest acceptable score per tag (percent).
         min_kappa: The smallest acceptable kappa of each strategy against the human labels.
+        max_errors: The most error rows the run may have, if limited.
         output_dir: Where reports and ``rows.jsonl`` are written.
         formats: Report formats.
         description: The configuration's ``description``.
@@ -72,6 +125,7 @@ class RunConfig:
         labels: Labels kept with the run in the store.
         store: The run store's file, ``False`` to record nothing, ``None`` when the file
             does not say (the command line, ``AEVAL_STORE`` or the default decide).
+        pythonpath: Folders put first on ``sys.path`` to import the target and strategies.
         lines: Line numbers of the keys, for messages found after validation.
     """
 
@@ -86,12 +140,14 @@ class RunConfig:
     min_score: float | None = None
     tag_min_scores: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     min_kappa: float | None = None
+    max_errors: ErrorLimit | None = None
     output_dir: Path = Path(DEFAULT_OUTPUT_DIR)
     formats: tuple[str, ...] = DEFAULT_FORMATS
     description: str | None = None
     name: str | None = None
     labels: tuple[str, ...] = ()
     store: Path | Literal[False] | None = None
+    pythonpath: tuple[Path, ...] = ()
     lines: Mapping[tuple[PathPart, ...], int] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
     )
@@ -235,6 +291,14 @@ def load_config(path: str | Path) -> RunConfig:
     output = data.get("output") or {}
     timeout = data.get("timeout")
     store = data.get("store")
+    pythonpath = data.get("pythonpath") or ()
+    max_errors = None
+    if thresholds.get("max_errors") is not None:
+        try:
+            max_errors = ErrorLimit.parse(thresholds["max_errors"])
+        except ValueError as exc:
+            where = lines.get(("thresholds", "max_errors"))
+            raise ConfigError.at(path, "thresholds.max_errors", str(exc), line=where) from None
     return RunConfig(
         path=path,
         samples=tuple(_resolve(base, source) for source in _strings(samples)),
@@ -247,6 +311,7 @@ def load_config(path: str | Path) -> RunConfig:
         min_score=thresholds.get("min_score"),
         tag_min_scores=MappingProxyType(dict(thresholds.get("tag_min_scores") or {})),
         min_kappa=thresholds.get("min_kappa"),
+        max_errors=max_errors,
         output_dir=Path(_resolve(base, output["dir"]))
         if "dir" in output
         else Path(DEFAULT_OUTPUT_DIR),
@@ -255,5 +320,6 @@ def load_config(path: str | Path) -> RunConfig:
         name=data.get("name"),
         labels=tuple(dict.fromkeys(data.get("labels") or ())),
         store=store if store is None or store is False else Path(_resolve(base, store)),
+        pythonpath=tuple(Path(_resolve(base, folder)) for folder in _strings(pythonpath)),
         lines=MappingProxyType(lines),
     )

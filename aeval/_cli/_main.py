@@ -1,10 +1,13 @@
 """The ``aeval`` command: ``run``, ``merge``, ``report``, ``runs``, ``history``, ``compare`` and
 ``schema``.
 
-Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed, 2 a
-configuration or usage error (the message, on stderr, names the file and the key, or the side
-of a comparison), 3 an error stopped the run (the report is partial), 130 interrupted by Ctrl-C
-(or a target raising ``KeyboardInterrupt``), 143 stopped by SIGTERM.
+Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed (or
+no row could be scored), 2 a configuration or usage error (the message, on stderr, names the
+file and the key, or the side of a comparison; nothing was evaluated), 3 an error stopped the
+run (the report is partial), 4 the run met its thresholds but its ``--baseline`` could not be
+compared with it, 129 stopped by SIGHUP, 130 interrupted by Ctrl-C (or a target raising
+``KeyboardInterrupt``), 141 the reader of stdout left, 143 stopped by SIGTERM. The first signal
+decides: later ones are ignored until the command ends.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from functools import partial
 from pathlib import Path
@@ -37,12 +40,13 @@ from .._exceptions import (
 from .._jsonsafe import safe_text
 from .._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from .._report import EvaluationReport
+from .._run_info import Gate
 from .._shards import Shard
 from .._sinks import read_run
 from .._terminal import print_line, terminal_console
-from ._build import build_strategies, import_object
+from ._build import build_strategies, import_object, import_paths
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
-from ._config import ConfigError, RunConfig, load_config
+from ._config import ConfigError, ErrorLimit, RunConfig, load_config
 from ._history import (
     UsageError,
     config_error,
@@ -51,7 +55,8 @@ from ._history import (
     run_store_path,
     runs_command,
 )
-from ._run import ROWS_FILE, execute
+from ._process import exit_past, lingering_threads
+from ._run import ROWS_FILE, execute, signals_kept
 from ._scale import (
     add_merge_store_options,
     check_config,
@@ -61,11 +66,13 @@ from ._scale import (
     save_merged,
 )
 from ._schema import schema_text
-from ._summary import check_thresholds, print_summary, verdict
+from ._summary import check_thresholds, gate_of, print_summary, verdict
 
 __all__ = [
+    "EXIT_BASELINE",
     "EXIT_CONFIG",
     "EXIT_FAILED",
+    "EXIT_HANGUP",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_RUN_ERROR",
@@ -77,18 +84,39 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2
 EXIT_RUN_ERROR = 3
+EXIT_BASELINE = 4
+EXIT_HANGUP = 129
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+_STOP_CODES = {"SIGHUP": EXIT_HANGUP, "SIGTERM": EXIT_TERMINATED}
+"""The exit code of a run stopped by a signal (128 + its number); SIGINT and a target's
+``KeyboardInterrupt`` give ``EXIT_INTERRUPTED``."""
+_INTERRUPTIONS = ("SIGINT", "KeyboardInterrupt")
 
 
-def _positive_int(text: str) -> int:
+MAX_CONCURRENCY = 100_000
+MAX_REPEATS = 10_000
+MAX_WORKERS = 10_000
+MAX_LAST = 1_000_000
+
+
+def _positive_int(text: str, maximum: int = MAX_LAST) -> int:
+    shown = text if len(text) <= 40 else text[:37] + "..."
     try:
-        value = int(text)
+        value = int(text) if len(text.strip()) <= 20 else maximum + 1
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {shown!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {shown!r}")
+    if value > maximum:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer from 1 to {maximum:,}, got {shown!r}"
+        )
     return value
+
+
+def _at_most(maximum: int) -> Callable[[str], int]:
+    return partial(_positive_int, maximum=maximum)
 
 
 def _positive_float(text: str) -> float:
@@ -121,6 +149,13 @@ def _kappa(text: str) -> float:
     return value
 
 
+def _error_limit(text: str) -> ErrorLimit:
+    try:
+        return ErrorLimit.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _shard(text: str) -> Shard:
     try:
         return Shard.parse(text)
@@ -142,11 +177,14 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="evaluate the target of a configuration file",
         description="Evaluate the target of CONFIG and gate on its thresholds. Exit codes: "
-        "0 thresholds met, 1 a threshold missed, 2 configuration or usage error, 3 an error "
-        "stopped the run, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM.",
+        "0 thresholds met, 1 a threshold missed or no row could be scored, 2 configuration or "
+        "usage error, 3 an error stopped the run, 4 the baseline could not be compared, 129 "
+        "stopped by SIGHUP, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM.",
     )
     run.add_argument("config", metavar="CONFIG", help="the configuration file (YAML)")
-    run.add_argument("--concurrency", type=_positive_int, help="samples evaluated at once")
+    run.add_argument(
+        "--concurrency", type=_at_most(MAX_CONCURRENCY), help="samples evaluated at once"
+    )
     run.add_argument(
         "--tags",
         action="append",
@@ -160,6 +198,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KAPPA",
         help="least Cohen's kappa of each strategy against the samples' human labels",
     )
+    run.add_argument(
+        "--max-errors",
+        type=_error_limit,
+        metavar="N|PERCENT%",
+        help="most error rows the run may have: a count (0: none) or a percentage of the "
+        "rows (5%%)",
+    )
     run.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
     run.add_argument(
         "--format",
@@ -169,7 +214,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a report format (repeatable; replaces the configured formats)",
     )
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per sample")
-    run.add_argument("--repeats", type=_positive_int, help="runs per sample")
+    run.add_argument("--repeats", type=_at_most(MAX_REPEATS), help="runs per sample")
     run.add_argument(
         "--keep",
         choices=("all", "failures", "none"),
@@ -213,7 +258,9 @@ def _parser() -> argparse.ArgumentParser:
         "(needs aeval-engine[ray])",
     )
     run.add_argument(
-        "--workers", type=_positive_int, help="Ray workers (default 2), each at --concurrency"
+        "--workers",
+        type=_at_most(MAX_WORKERS),
+        help="Ray workers (default 2), each at --concurrency",
     )
     run.add_argument(
         "--address",
@@ -245,6 +292,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the configuration the shards ran: its thresholds, output and formats",
     )
     merge.add_argument("--min-score", type=_percent, metavar="PERCENT", help="global minimum")
+    merge.add_argument(
+        "--max-errors",
+        type=_error_limit,
+        metavar="N|PERCENT%",
+        help="most error rows the merged run may have: a count or a percentage (5%%)",
+    )
     merge.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
     merge.add_argument(
         "--format",
@@ -328,6 +381,8 @@ def _overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
         changes["min_score"] = args.min_score
     if args.min_kappa is not None:
         changes["min_kappa"] = args.min_kappa
+    if args.max_errors is not None:
+        changes["max_errors"] = args.max_errors
     if args.output is not None:
         changes["output_dir"] = args.output
     if args.formats:
@@ -382,13 +437,18 @@ def _executor(args: argparse.Namespace, config: RunConfig) -> Any:
     executor = RayExecutor(
         workers=args.workers or 2,
         address=args.address,
-        python_path=[str(config.directory.resolve())],
+        python_path=import_paths(config),
     )
     executor.start()
     return executor
 
 
 def _run(args: argparse.Namespace) -> int:
+    with signals_kept():
+        return _run_kept(args)
+
+
+def _run_kept(args: argparse.Namespace) -> int:
     config = _overrides(load_config(args.config), args)
     _check_formats(config, from_flag=bool(args.formats))
     function = None
@@ -417,6 +477,12 @@ def _run(args: argparse.Namespace) -> int:
         )
     executor = _executor(args, config)
     console = terminal_console()
+
+    def decide(report: EvaluationReport, errors: Mapping[str, int], finished: bool) -> Gate:
+        checks = check_thresholds(report, config, errors=errors)
+        # a shard holds part of the samples: aeval merge checks the thresholds
+        return gate_of(checks, checked=finished and args.shard is None)
+
     progress = _progress(console, args.quiet, len(built.strategies))
     try:
         result = anyio.run(
@@ -430,6 +496,7 @@ def _run(args: argparse.Namespace) -> int:
                 store=store,
                 shard=args.shard,
                 executor=executor,
+                gate=decide,
             )
         )
     except StoreError as exc:
@@ -442,7 +509,11 @@ def _run(args: argparse.Namespace) -> int:
         stored = f"{result.run_id} (in {_shown_path(path)})"
     stopped = result.interrupted is not None or result.error is not None
     # a shard holds part of the samples: its thresholds are checked on the merged report
-    checks = [] if args.shard is not None else check_thresholds(result.report, config)
+    checks = (
+        []
+        if args.shard is not None
+        else check_thresholds(result.report, config, errors=result.error_types)
+    )
     if not args.quiet:
         print_summary(
             console,
@@ -457,24 +528,31 @@ def _run(args: argparse.Namespace) -> int:
         _error(f"the run stopped: {type(result.error).__name__}: {result.error}")
     label = None
     if result.interrupted is not None:
-        label = "TERMINATED" if result.interrupted == "SIGTERM" else "INTERRUPTED"
+        label = "INTERRUPTED" if result.interrupted in _INTERRUPTIONS else "TERMINATED"
     elif result.error is not None:
         label = "STOPPED"
-    regressed, baseline_line = False, None
+    regressed, baseline_line, baseline_problem = False, None, None
     if baseline is not None and label is not None:
         baseline_line = "BASELINE NOT COMPARED: the run stopped before its last sample"
     elif baseline is not None:
-        baseline_line, regressed = compare_run(
-            console,
-            baseline,
-            result.report,
-            rows=result.files[-1],
-            output_dir=config.output_dir,
-            formats=config.formats,
-            gate=gate,
-            confidence=args.confidence,
-            quiet=args.quiet,
-        )
+        try:
+            baseline_line, regressed = compare_run(
+                console,
+                baseline,
+                result.report,
+                rows=result.files[-1],
+                output_dir=config.output_dir,
+                formats=config.formats,
+                gate=gate,
+                confidence=args.confidence,
+                quiet=args.quiet,
+            )
+        except (ComparisonError, FormatError, StoreError, OSError) as exc:
+            baseline_problem = str(exc) or type(exc).__name__
+            baseline_line = (
+                "BASELINE NOT COMPARED: the run was evaluated (its verdict is above), but its "
+                "baseline cannot be compared with it"
+            )
     line = verdict(checks, stopped=label, report=result.report)
     if args.shard is not None and label is None:
         line = (
@@ -485,18 +563,25 @@ def _run(args: argparse.Namespace) -> int:
     print_line(console, line)
     if baseline_line is not None:
         print_line(console, baseline_line)
-    if result.interrupted == "SIGTERM":
-        return EXIT_TERMINATED
+    if baseline_problem is not None:
+        sys.stdout.flush()
+        _error(f"--baseline {args.baseline}: {baseline_problem}")
     if result.interrupted is not None:
-        return EXIT_INTERRUPTED
+        return _STOP_CODES.get(result.interrupted, EXIT_INTERRUPTED)
     if result.error is not None:
         return EXIT_RUN_ERROR
-    return EXIT_OK if all(check.passed for check in checks) and not regressed else EXIT_FAILED
+    if not all(check.passed for check in checks) or regressed:
+        return EXIT_FAILED
+    return EXIT_BASELINE if baseline_problem is not None else EXIT_OK
 
 
 def _merge(args: argparse.Namespace) -> int:
     config = gate_config(
-        args.config, min_score=args.min_score, output=args.output, formats=args.formats
+        args.config,
+        min_score=args.min_score,
+        max_errors=args.max_errors,
+        output=args.output,
+        formats=args.formats,
     )
     _check_formats(config, from_flag=bool(args.formats))
     files = merge_inputs(args.paths)
@@ -505,6 +590,7 @@ def _merge(args: argparse.Namespace) -> int:
         return _error(f"{rows_path} is one of the inputs: write the merge to another --output")
     report = anyio.run(merge_files, files)
     check_config(config, report)
+    checks = check_thresholds(report, config)
     path = run_store_path(config, flag=args.store, disabled=args.no_store)
     save = partial(
         save_merged,
@@ -515,11 +601,11 @@ def _merge(args: argparse.Namespace) -> int:
         name=args.name,
         labels=args.labels or (),
         config_file=args.config,
+        gate=gate_of(checks, checked=report.complete),
     )
     written, run_id, not_stored = anyio.run(save)
     if not_stored is not None:
         sys.stderr.write(f"aeval: warning: {not_stored}\n")
-    checks = check_thresholds(report, config)
     console = terminal_console()
     if not args.quiet:
         print_summary(
@@ -582,12 +668,19 @@ def _reader_left() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``aeval`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    """Run the ``aeval`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code.
+
+    Called as the program (no ``argv``), it does not wait for threads that the target or a
+    strategy started and left running (non-daemon threads would keep the process alive after
+    its verdict): it says so on stderr and ends the process with the exit code.
+    """
     try:
         code = _command(argv)
         sys.stdout.flush()
     except BrokenPipeError:
         return _reader_left()
+    if argv is None and (threads := lingering_threads()):
+        exit_past(threads, code)
     return code
 
 

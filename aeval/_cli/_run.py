@@ -1,6 +1,7 @@
 """One ``aeval run``: load the samples, evaluate with a live display, write the outputs.
 
-Ctrl-C (SIGINT) and SIGTERM (CI systems, Kubernetes) cancel the evaluation, not the program:
+Ctrl-C (SIGINT), SIGTERM (CI systems, Kubernetes) and SIGHUP (a closed terminal or SSH
+session) cancel the evaluation, not the program:
 the rows already finished are in ``rows.jsonl`` (the Scorer flushes its sinks on
 cancellation) and in the partial report written next to it. So does a target that raises
 ``KeyboardInterrupt``, and an error that stops the run.
@@ -9,9 +10,18 @@ cancellation) and in the partial report written next to it. So does a target tha
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence, Sized
-from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+    Sized,
+)
+from contextlib import AsyncExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,13 +31,14 @@ from anyio import CancelScope
 from anyio.abc import TaskStatus
 
 from .._aggregator import KeepRows
+from .._callables import bind_function
 from .._exceptions import ExecutorError, MissingExtraError, SampleLoadError
 from .._executor import Executor
 from .._groups import unwrap_single_group
 from .._progress import RunProgress
 from .._report import EvaluationReport
 from .._results import EvaluationRow
-from .._run_info import RunInfo
+from .._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
 from .._scorer import RowStream, Scorer
 from .._shards import Shard
@@ -44,7 +55,7 @@ from ._http import (
 )
 from ._scale import ShardedSamples, split
 
-__all__ = ["ROWS_FILE", "RunResult", "execute"]
+__all__ = ["ROWS_FILE", "STOP_SIGNALS", "GateDecision", "RunResult", "execute", "signals_kept"]
 
 ROWS_FILE = "rows.jsonl"
 _FLUSH_INTERVAL = 0.5
@@ -60,12 +71,13 @@ class RunResult:
 
     Attributes:
         report: The report (partial when the run was stopped).
-        interrupted: What stopped the run early: ``"SIGINT"``, ``"SIGTERM"`` or
-            ``"KeyboardInterrupt"`` (raised by the target); ``None`` when nothing did.
+        interrupted: What stopped the run early: ``"SIGINT"``, ``"SIGTERM"``, ``"SIGHUP"``
+            or ``"KeyboardInterrupt"`` (raised by the target); ``None`` when nothing did.
         error: The error that stopped the run (too many abandoned calls, a bad sample in a
             stream, …); the report is then partial.
         files: The report files and ``rows.jsonl``.
         run_id: The run's id in the run store (``None`` when not recorded).
+        error_types: The error rows per exception type, over every row of the run.
     """
 
     report: EvaluationReport
@@ -73,6 +85,11 @@ class RunResult:
     error: Exception | None
     files: tuple[Path, ...]
     run_id: str | None = None
+    error_types: Mapping[str, int] = field(default_factory=dict)
+
+
+GateDecision = Callable[[EvaluationReport, Mapping[str, int], bool], Gate]
+"""Decides a run's gate: from the report, its error rows per type, whether it finished."""
 
 
 class _RunSink(Protocol):
@@ -143,14 +160,25 @@ class _FlushingSink:
                         self._failed = exc
 
 
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""The signals that stop a run cleanly (SIGHUP: the terminal or the SSH session went away)."""
+
+
 class _Stop:
-    """Turns SIGINT and SIGTERM into a cancellation of the run (not of the program)."""
+    """Turns SIGINT, SIGTERM and SIGHUP into a cancellation of the run (not of the program).
+
+    The first signal decides: its name is the reason, whatever arrives after it. Once one
+    was received, later ones are ignored until the command ends (see :func:`signals_kept`),
+    so a second signal cannot cut the reports or the summary short, nor change the exit code.
+    """
 
     def __init__(self) -> None:
         self.reason: str | None = None
 
     async def watch(self, scope: CancelScope, *, task_status: TaskStatus[None]) -> None:
-        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
+        receiver = anyio.open_signal_receiver(*STOP_SIGNALS)
         try:
             signals = receiver.__enter__()
         except (NotImplementedError, RuntimeError, ValueError):
@@ -161,11 +189,31 @@ class _Stop:
         try:
             task_status.started()
             async for received in signals:
-                self.reason = signal.Signals(received).name
-                scope.cancel()
-                return
+                if self.reason is None:
+                    self.reason = signal.Signals(received).name
+                    scope.cancel()
         finally:
             receiver.__exit__(None, None, None)
+            if self.reason is not None:
+                with suppress(ValueError):
+                    for each in STOP_SIGNALS:
+                        signal.signal(each, signal.SIG_IGN)
+
+
+@contextmanager
+def signals_kept() -> Iterator[None]:
+    """Restore, on leaving, the handlers of :data:`STOP_SIGNALS` (which a stopped run
+    leaves ignored until the command has printed its verdict)."""
+    try:
+        previous = [(each, signal.getsignal(each)) for each in STOP_SIGNALS]
+    except ValueError:  # pragma: no cover - not the main thread
+        previous = []
+    try:
+        yield
+    finally:
+        with suppress(ValueError, TypeError):
+            for each, handler in previous:
+                signal.signal(each, handler)
 
 
 class _CountedStream:
@@ -236,7 +284,28 @@ async def _check_sizes(config: RunConfig) -> None:
             )
 
 
+def _source_key(config: RunConfig, index: int) -> tuple[str | int, ...]:
+    for key in (("samples", index), ("samples", "paths", index), ("samples", "paths")):
+        if key in config.lines:
+            return key
+    return ("samples",)
+
+
+async def _check_files(config: RunConfig) -> None:
+    """Each sample file exists; the message says where relative paths start."""
+    for index, source in enumerate(config.samples):
+        if _is_url(source) or await anyio.Path(source).is_file():
+            continue
+        what = "is not a file" if await anyio.Path(source).exists() else "no such file"
+        raise config.error(
+            _source_key(config, index),
+            f"{source}: {what} (relative paths in {config.path.name} start at its folder, "
+            f"{config.directory.resolve()}): check the path",
+        )
+
+
 async def _load(config: RunConfig) -> Samples:
+    await _check_files(config)
     await _check_sizes(config)
     try:
         samples = await Samples.load(*config.samples)
@@ -256,24 +325,28 @@ async def _load(config: RunConfig) -> Samples:
 
 async def _stream(config: RunConfig) -> _CountedStream | AsyncIterable[EvaluationSample]:
     """The samples of JSONL sources, read lazily (memory stays flat as the dataset grows)."""
-    for index, source in enumerate(config.samples):
-        if not await anyio.Path(source).is_file():
-            raise config.error(("samples", index), f"{source}: no such file")
+    await _check_files(config)
     count = await anyio.to_thread.run_sync(_count_lines, config.samples)
     if not count:
         raise config.error(("samples",), "the sample sources hold no samples")
     stream = _CountedStream(config.samples, count)
     if not config.tags:
         return stream
-    return _with_tags(stream, frozenset(config.tags))
+    return _Tagged(stream, frozenset(config.tags))
 
 
-async def _with_tags(
-    samples: AsyncIterable[EvaluationSample], tags: frozenset[str]
-) -> AsyncIterator[EvaluationSample]:
-    async for sample in samples:
-        if not tags.isdisjoint(sample.tags):
-            yield sample
+class _Tagged:
+    """The samples of a stream that carry one of ``tags``; each iteration reads afresh (the
+    first sample is read once before the run, to check the target's signature)."""
+
+    def __init__(self, samples: AsyncIterable[EvaluationSample], tags: frozenset[str]) -> None:
+        self.samples = samples
+        self.tags = tags
+
+    async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
+        async for sample in self.samples:
+            if not self.tags.isdisjoint(sample.tags):
+                yield sample
 
 
 def _templates_checked(
@@ -293,6 +366,39 @@ def _templates_checked(
     return checked()
 
 
+async def _check_signature(
+    config: RunConfig,
+    function: Callable[..., Any],
+    samples: Samples | AsyncIterable[EvaluationSample],
+) -> None:
+    """Refuse, before anything runs, a target that cannot take the samples' parameters.
+
+    Loaded samples are checked whole; a streamed source by its first sample (a later one
+    that does not fit stops the run with the same message).
+    """
+    bound = bind_function(function)
+    if bound.signature is None:
+        return
+    if isinstance(samples, Samples):
+        checked: Sequence[EvaluationSample] = samples
+    else:
+        checked = []
+        iterator = aiter(samples)
+        try:
+            checked.append(await anext(iterator))
+        except StopAsyncIteration:
+            pass
+        finally:
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+    for sample in checked:
+        try:
+            bound.check(sample)
+        except TypeError as exc:
+            raise config.error(("target",), str(exc)) from None
+
+
 async def execute(
     config: RunConfig,
     built: Built,
@@ -303,6 +409,7 @@ async def execute(
     store: StoreSink | None = None,
     shard: Shard | None = None,
     executor: Executor | None = None,
+    gate: GateDecision | None = None,
 ) -> RunResult:
     """Evaluate ``config`` and write ``rows.jsonl`` and the reports into its output directory.
 
@@ -319,6 +426,8 @@ async def execute(
         shard: Evaluate only this shard of the samples (``--shard I/N``); the rows keep
             their index in the whole dataset, and the run's header names the shard.
         executor: Where the samples run (``--executor ray``); ``None`` for this process.
+        gate: Decides the gate the reports record, from the report, its error rows per
+            type and whether the run finished.
 
     Raises:
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
@@ -349,6 +458,8 @@ async def execute(
             client = await stack.enter_async_context(httpx.AsyncClient(limits=limits))
             function = HttpTarget(spec, client, headers, secrets=secrets)
             strategies = tuple(StatusRecorder(strategy) for strategy in strategies)
+        elif function is not None:
+            await _check_signature(config, function, samples)
         if function is None:  # pragma: no cover - guarded by the caller
             raise TypeError("a callable target is required")
         facts: dict[str, Any] = {}
@@ -371,6 +482,7 @@ async def execute(
         stop = _Stop()
         stream: RowStream | None = None
         error: Exception | None = None
+        types: Counter[str] = Counter()
         progress.start(planned)
         try:
             with unwrap_single_group():
@@ -382,9 +494,11 @@ async def execute(
                         stream = rows
                         async for row in rows:
                             progress.advance(row)
+                            if row.error is not None:
+                                types[row.error.type] += 1
                     group.cancel_scope.cancel()
         except KeyboardInterrupt:
-            stop.reason = "KeyboardInterrupt"
+            stop.reason = stop.reason or "KeyboardInterrupt"
         except (ConfigError, ExecutorError, MissingExtraError):
             raise
         except Exception as exc:
@@ -405,9 +519,12 @@ async def execute(
                 ("samples", "tags"),
                 f"no sample carries any of the tags {', '.join(config.tags)}",
             )
+        if gate is not None:
+            finished = stop.reason is None and error is None
+            report = report.with_run(report.run.replace(gate=gate(report, types, finished)))
         with anyio.CancelScope(shield=True):
             files = await report.save(config.output_dir, formats=config.formats)
     run_id = store.run_id if store is not None else None
     if not any(repr(sink) in warning for warning in report.warnings):
         files = [*files, rows_path]  # listed as written only when the sink never failed
-    return RunResult(report, stop.reason, error, tuple(files), run_id)
+    return RunResult(report, stop.reason, error, tuple(files), run_id, dict(types))

@@ -16,12 +16,12 @@ import orjson
 from .._exceptions import MergeError, ReportWriteError, StoreError
 from .._executor import IndexedSample
 from .._report import EvaluationReport
-from .._run_info import RunInfo
+from .._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
 from .._shards import DatasetDigest, Shard, ShardStream, merge_reports
 from .._sinks import JsonlSink, read_run
 from .._store import RunStore
-from ._config import DEFAULT_FORMATS, DEFAULT_OUTPUT_DIR, ConfigError, RunConfig
+from ._config import DEFAULT_FORMATS, DEFAULT_OUTPUT_DIR, ConfigError, ErrorLimit, RunConfig
 from ._history import config_error
 
 __all__ = [
@@ -222,12 +222,14 @@ async def save_merged(
     name: str | None,
     labels: Sequence[str],
     config_file: Path | None,
+    gate: Gate | None = None,
 ) -> tuple[list[Path], str | None, str | None]:
     """Write the merged run's ``rows.jsonl`` and reports, and record it in the run store.
 
     The store is opened first, so that a store that cannot be written stops the merge
-    before anything is written. Returns the files written, the run's id in the store (or
-    ``None``), and why it was not recorded when there is a reason to say.
+    before anything is written; the reports carry ``gate`` (the store and ``rows.jsonl``
+    keep the run as merged, as ``aeval run`` does). Returns the files written, the run's id
+    in the store (or ``None``), and why it was not recorded when there is a reason to say.
 
     Raises:
         ConfigError: The store cannot be used (with ``--config``).
@@ -246,7 +248,8 @@ async def save_merged(
                 ) from exc
         await anyio.Path(config.output_dir).mkdir(parents=True, exist_ok=True)
         await write_rows(report, rows_path)
-        written = await report.save(config.output_dir, formats=config.formats)
+        gated = report if gate is None else report.with_run(report.run.replace(gate=gate))
+        written = await gated.save(config.output_dir, formats=config.formats)
         if store is None:
             return written, None, None
         chosen = name or (config.run_name if config_file is not None else None)
@@ -268,6 +271,7 @@ def gate_config(
     config_path: Path | None,
     *,
     min_score: float | None,
+    max_errors: ErrorLimit | None = None,
     output: Path | None,
     formats: Sequence[str] | None,
 ) -> RunConfig:
@@ -293,6 +297,8 @@ def gate_config(
     changes: dict[str, Any] = {}
     if min_score is not None:
         changes["min_score"] = min_score
+    if max_errors is not None:
+        changes["max_errors"] = max_errors
     if output is not None:
         changes["output_dir"] = output
     if formats:

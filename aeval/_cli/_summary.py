@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Literal
 
 from rich.console import Console
 
 from .._numbers import format_percent
 from .._report import EvaluationReport, partial_note
+from .._results import EvaluationRow
+from .._run_info import Gate, GateCheck
 from .._summary import print_report
 from .._terminal import print_line
-from ._config import RunConfig
+from ._config import ErrorLimit, RunConfig
 
-__all__ = ["Check", "check_thresholds", "print_summary", "verdict"]
+__all__ = ["Check", "check_thresholds", "error_types", "gate_of", "print_summary", "verdict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,9 +29,13 @@ class Check:
     Attributes:
         name: ``"score"``, ``"tag <name>"`` or ``"kappa <strategy>"``.
         actual: The score (or kappa) reached, ``None`` when no row counts toward it.
-        minimum: The threshold, in percent (a kappa for a kappa check).
+        minimum: The threshold, in percent (a kappa for a kappa check, a count for
+            ``max_errors`` given as a count).
         passed: Whether the threshold is met (or does not apply).
         note: Why a threshold does not apply, if so.
+        bound: ``"min"`` (``actual`` must reach ``minimum``) or ``"max"`` (``actual`` must
+            not exceed it: ``max_errors``).
+        count: Whether ``actual`` and ``minimum`` are row counts (not percents).
     """
 
     name: str
@@ -35,25 +43,98 @@ class Check:
     minimum: float
     passed: bool
     note: str | None = None
+    bound: Literal["min", "max"] = "min"
+    count: bool = False
 
     def describe(self) -> str:
-        """``score 66.67% < 80.00%``, ``tag smoke 100.00% >= 100.00%`` or
-        ``kappa judge 0.42 < 0.60``."""
+        """``score 66.67% < 80.00%``, ``tag smoke 100.00% >= 100.00%``,
+        ``kappa judge 0.42 < 0.60``, ``errors 3 > 0`` or ``errors 12.50% > 5.00%``."""
         if self.actual is None:
             return f"{self.name}: {self.note}"
-        sign = ">=" if self.actual >= self.minimum else "<"
+        if self.bound == "max":
+            sign = "<=" if self.actual <= self.minimum else ">"
+        else:
+            sign = ">=" if self.actual >= self.minimum else "<"
         if self.name.startswith("kappa "):
             return f"{self.name} {self.actual:.2f} {sign} {self.minimum:.2f}"
+        if self.count:
+            return f"{self.name} {self.actual:.0f} {sign} {self.minimum:.0f}"
         return f"{self.name} {format_percent(self.actual)} {sign} {format_percent(self.minimum)}"
 
 
-def check_thresholds(report: EvaluationReport, config: RunConfig) -> list[Check]:
-    """Compare the report with ``min_score`` and ``tag_min_scores``.
+_UNSCORED = "scored rows"
+
+
+def error_types(rows: Iterable[EvaluationRow]) -> Counter[str]:
+    """The error rows of ``rows`` per exception type."""
+    return Counter(row.error.type for row in rows if row.error is not None)
+
+
+def _unscored_note(report: EvaluationReport, types: Mapping[str, int]) -> str:
+    parts = []
+    if report.error_count:
+        parts.append(_plural(report.error_count, "error"))
+    if report.unscored_count:
+        parts.append(f"{report.unscored_count} unscored")
+    if report.skipped_count:
+        parts.append(f"{report.skipped_count} skipped")
+    rows = report.evaluation_count
+    what = "the only row could not" if rows == 1 else f"none of the {rows} rows could"
+    note = f"{what} be scored ({', '.join(parts)})"
+    if types:
+        kind, count = max(types.items(), key=lambda item: (item[1], item[0]))
+        note += f"; the most common error: {kind} in {_plural(count, 'row')}"
+        for row in report.evaluations:
+            if row.error is not None and row.error.type == kind:
+                note += f": {_shortened(row.error.message)}"
+                break
+    return note
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _shortened(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _error_check(report: EvaluationReport, limit: ErrorLimit) -> Check:
+    errors, rows = report.error_count, report.evaluation_count
+    passed = not limit.exceeded(errors, rows)
+    if limit.count is not None:
+        return Check("errors", errors, limit.count, passed, bound="max", count=True)
+    assert limit.percent is not None
+    share = 100.0 * errors / rows if rows else 0.0
+    return Check("errors", share, limit.percent, passed, bound="max")
+
+
+def check_thresholds(
+    report: EvaluationReport,
+    config: RunConfig,
+    *,
+    errors: Mapping[str, int] | None = None,
+) -> list[Check]:
+    """Compare the report with ``min_score``, ``tag_min_scores``, ``min_kappa`` and
+    ``max_errors``.
 
     A tag minimum whose tag has no rows fails the gate (a misspelt tag must not pass
-    silently) unless a tag filter left that tag's samples out of the run.
+    silently) unless a tag filter left that tag's samples out of the run. A run with rows
+    none of which could be scored (every call failed, the judge was unreachable) fails, with
+    or without thresholds, naming the most common error.
+
+    Args:
+        errors: The error rows per exception type (default: counted in the report's rows).
     """
     checks: list[Check] = []
+    scored = report.passed_count + report.failed_count
+    if report.evaluation_count and not scored:
+        types = errors if errors is not None else error_types(report.evaluations)
+        note = _unscored_note(report, types)
+        checks.append(Check(_UNSCORED, None, 1.0, False, note, count=True))
+    if config.max_errors is not None:
+        checks.append(_error_check(report, config.max_errors))
     if config.min_score is not None:
         score = report.score
         checks.append(Check("score", score, config.min_score, score >= config.min_score))
@@ -87,6 +168,30 @@ def _kappa_checks(report: EvaluationReport, minimum: float) -> list[Check]:
         else:
             checks.append(Check(f"kappa {name}", kappa, minimum, kappa >= minimum))
     return checks
+
+
+def gate_of(checks: Sequence[Check], *, checked: bool = True) -> Gate:
+    """The gate the reports record: each threshold, met or not, and the verdict.
+
+    Args:
+        checks: The thresholds.
+        checked: ``False`` for a run whose thresholds were not checked (a partial run, a
+            shard).
+    """
+    records = tuple(
+        GateCheck(
+            name=check.name,
+            bound=check.bound,
+            threshold=check.minimum,
+            actual=check.actual,
+            passed=check.passed if checked else None,
+            text=check.describe() if checked else f"{check.name}: not checked",
+        )
+        for check in checks
+    )
+    if not checked or not checks:
+        return Gate("none", records)
+    return Gate("passed" if all(check.passed for check in checks) else "missed", records)
 
 
 def verdict(checks: Sequence[Check], *, stopped: str | None, report: EvaluationReport) -> str:

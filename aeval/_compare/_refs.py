@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 
 from .._exceptions import AevalError, ComparisonError
-from ._sides import LoadedSide, RunSource, load_side
+from ._sides import LoadedSide, RunSource, is_file, load_side
 
 __all__ = ["DEFAULT_STORE", "STORE_ENV", "load_ref", "store_path"]
 
@@ -78,7 +78,7 @@ async def load_ref(ref: str, *, role: str, store: Path, flag: str = "--store") -
     Raises:
         ComparisonError: Neither a file nor a stored run (or unreadable, or not whole).
     """
-    if ref.lower().endswith(_FILE_SUFFIXES) or await anyio.Path(ref).is_file():
+    if ref.lower().endswith(_FILE_SUFFIXES) or await is_file(ref):
         return await load_side(ref, role=role)
     async with _opened_store(store, role, ref, flag) as source:
         label = f"run {ref}"

@@ -25,6 +25,7 @@ __all__ = [
     "compare",
     "compare_loaded",
     "compare_sync",
+    "is_file",
     "load_side",
 ]
 
@@ -175,7 +176,7 @@ async def load_side(
             f"or a stored run's ref, got {type(side).__name__}"
         )
     text = os.fspath(side)
-    if await anyio.Path(text).is_file():
+    if await is_file(text):
         report = await _read_file(Path(text), role)
         name = label or text
     elif isinstance(side, str) and store is not None and not text.endswith(_FILE_SUFFIXES):
@@ -184,6 +185,14 @@ async def load_side(
     else:
         raise ComparisonError(_missing(role, text, store), side=role)
     return LoadedSide.of(report, role=role, label=name)
+
+
+async def is_file(text: str) -> bool:
+    """Whether ``text`` names a file; ``False`` for text no path can be (too long, a NUL)."""
+    try:
+        return await anyio.Path(text).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _missing(role: str, text: str, store: RunSource | None) -> str:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 __all__ = ["Ref", "parse_ref"]
 
 _LATEST = re.compile(r"latest(?:~(\d+))?")
+MAX_BACK = 1_000_000_000
+"""The largest N of ``latest~N`` (far more runs than any store holds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +33,22 @@ class Ref:
         return self.back is None
 
 
+def _back(text: str, match: re.Match[str]) -> int:
+    digits = match.group(1) or "0"
+    if len(digits.lstrip("0")) > len(str(MAX_BACK)) or int(digits) > MAX_BACK:
+        raise ValueError(
+            f"run reference {text!r}: N in latest~N is at most {MAX_BACK:,} (the N-th run "
+            "before the latest)"
+        )
+    return int(digits)
+
+
 def parse_ref(text: str) -> Ref:
     """Parse a reference; a name may itself hold ``@`` (the last one counts).
 
     Raises:
-        ValueError: An empty reference, or ``@`` not followed by ``latest`` or ``latest~N``.
+        ValueError: An empty reference, ``@`` not followed by ``latest`` or ``latest~N``, or
+            an N over :data:`MAX_BACK`.
     """
     if not isinstance(text, str):
         raise TypeError(f"a run reference is text, got {type(text).__name__}")
@@ -44,7 +57,7 @@ def parse_ref(text: str) -> Ref:
         raise ValueError("an empty run reference: give a run id, latest, latest~1 or NAME@latest")
     match = _LATEST.fullmatch(ref)
     if match is not None:
-        return Ref(text, None, int(match.group(1) or 0))
+        return Ref(text, None, _back(text, match))
     name, at, tail = ref.rpartition("@")
     if at:
         match = _LATEST.fullmatch(tail)
@@ -53,5 +66,5 @@ def parse_ref(text: str) -> Ref:
                 f"run reference {text!r}: after '@' write latest or latest~N "
                 "(e.g. support-bot@latest~1)"
             )
-        return Ref(text, name, int(match.group(1) or 0))
+        return Ref(text, name, _back(text, match))
     return Ref(text, None, None)

@@ -14,10 +14,12 @@ from .._run_info import timestamp
 if TYPE_CHECKING:
     from .._report import EvaluationReport
     from .._results import EvaluationRow
+    from .._run_info import Gate
     from .._samples import EvaluationSample
 
 __all__ = [
     "failures_first",
+    "gate_text",
     "header_facts",
     "parameters_text",
     "partial_banner",
@@ -82,9 +84,21 @@ def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
             f"{usage.retries} retries"
         )
         facts.append(("Model usage", f"{line} · ${usage.cost:.4f}" if usage.cost else line))
+    if run.gate is not None:
+        facts.append(("Gate", gate_text(run.gate)))
     for warning in report.warnings:
         facts.append(("Warning", warning))
     return facts
+
+
+def gate_text(gate: Gate) -> str:
+    """``MISSED: score 66.67% < 80.00%``, ``PASSED: ...`` or ``none (no threshold)``."""
+    if gate.verdict == "none":
+        if not gate.checks:
+            return "none (no threshold configured)"
+        return "none (thresholds not checked: a partial run, or a shard)"
+    shown = [c for c in gate.checks if c.passed is False] if gate.verdict == "missed" else []
+    return f"{gate.verdict.upper()}: " + "; ".join(c.text for c in shown or gate.checks)
 
 
 def parameters_text(sample: EvaluationSample) -> str:

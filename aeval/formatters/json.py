@@ -7,9 +7,15 @@ exists) and ``evaluations`` with ``name``, ``passed``, ``expectedOutput``, ``act
 
 How this departs from upstream, deliberately:
 
-- Counts mean what they say and match the other formats: ``totalSamples`` counts samples
-  (upstream counts rows), ``rows`` counts rows, ``failed`` counts the failed rows only, and
-  ``errors``, ``unscored`` and ``skipped`` are counted apart.
+- Counts mean what they say and match the other formats: ``samples`` counts samples,
+  ``rows`` counts rows, ``passedRows`` and ``failedRows`` the rows that passed and the rows a
+  strategy failed (``errors``, ``unscored`` and ``skipped`` rows are counted apart). The
+  upstream names stay as aliases for upstream readers: ``totalSamples`` (= ``samples``;
+  upstream counts rows there), ``passed`` (= ``passedRows``) and ``failed``
+  (= ``failedRows``); :func:`report_from_json` reads either.
+- ``gate`` (when ``aeval run`` or ``aeval merge`` wrote the report): the ``verdict``
+  (``passed``, ``missed`` or ``none``) and each threshold's ``name``, ``bound`` (``min`` or
+  ``max``), ``threshold``, ``actual``, ``passed`` (``null`` when not checked) and ``text``.
 - It is real JSON, written by orjson: values keep their JSON type, ``null`` is ``null``, keys
   are escaped. Upstream builds the text by hand and can emit invalid JSON.
 - A value JSON cannot hold as it is (a lone surrogate, an integer beyond 64 bits, a
@@ -163,7 +169,10 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
             "clusterSums": _sums(report.moments),
             "complete": report.complete,
             "samplesExpected": report.samples_expected,
+            "samples": report.sample_count,
             "rows": report.evaluation_count,
+            "passedRows": report.passed_count,
+            "failedRows": report.failed_count,
             "calls": report.call_count,
             "failedCalls": report.function_error_count,
             "errors": report.error_count,
@@ -229,6 +238,8 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
         document["calibration"] = {name: _calibration(c) for name, c in report.calibration.items()}
     if report.judge_statistics:
         document["judges"] = {name: _judges(j) for name, j in report.judge_statistics.items()}
+    if run.gate is not None:
+        document["gate"] = run.gate.to_dict()
     document["holdsAllRows"] = report.holds_all_rows
     document["evaluations"] = [_evaluation(row) for row in report.evaluations]
     return document
@@ -521,11 +532,12 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 "dataset_digest": run_data.get("datasetDigest"),
                 "dataset_samples": run_data.get("datasetSamples"),
                 "executor": run_data.get("executor"),
+                "gate": data.get("gate"),
             }
         )
         counts = {
-            Outcome.PASSED: _count(data, "passed"),
-            Outcome.FAILED: _count(data, "failed"),
+            Outcome.PASSED: _count(data, "passedRows" if "passedRows" in data else "passed"),
+            Outcome.FAILED: _count(data, "failedRows" if "failedRows" in data else "failed"),
             Outcome.UNSCORED: _count(data, "unscored"),
             Outcome.ERROR: _count(data, "errors"),
             Outcome.SKIPPED: _count(data, "skipped"),
@@ -582,7 +594,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             strategies=strategies,
             function_errors=_count(data, "failedCalls"),
             calls=_count(data, "calls"),
-            samples=_count(data, "totalSamples"),
+            samples=_count(data, "samples" if "samples" in data else "totalSamples"),
             moments=_moments(data["clusterSums"]),
             run=run,
             holds_all_rows=_flag(data, "holdsAllRows"),

@@ -33,7 +33,10 @@ partial-run case, ``skipped`` the skipped rows, and ``tests`` the test cases wri
 Properties: ``score`` and its 95% interval (``score_ci95_low``, ``score_ci95_high``, clustered
 by sample), the row counts (``rows``, ``passed``, ``failed``, ``unscored``, ``skipped``,
 ``errors``), ``failed_calls``, ``samples`` and ``samples_expected``, ``complete``
-(``true``/``false``), ``rows_held`` when the report does not hold every row, the run's
+(``true``/``false``), the gate of ``aeval run``/``merge`` when known (``gate``: ``passed``,
+``missed`` or ``none``, and one ``gate.<threshold>`` per threshold, such as ``gate.score``
+= ``missed: score 66.67% < 80.00%``), ``rows_held`` when the report does not hold every
+row, the run's
 ``started_at``/``finished_at`` (ISO 8601, UTC), ``duration`` (seconds), ``aeval_version``,
 ``concurrency``, ``repeats``, ``git_commit``, ``flaky`` (the flaky pairs, with repeats), one
 ``warning`` per warning, then ``tag.<tag>`` and ``strategy.<name>`` scores; per strategy whose
@@ -146,6 +149,11 @@ class JunitFormatter:
         if report.samples_expected is not None:
             items.append(("samples_expected", str(report.samples_expected)))
         items.append(("complete", "true" if report.complete else "false"))
+        if run.gate is not None:
+            items.append(("gate", run.gate.verdict))
+            for check in run.gate.checks:
+                state = {True: "met", False: "missed", None: "not checked"}[check.passed]
+                items.append((f"gate.{check.name.replace(' ', '.')}", f"{state}: {check.text}"))
         if not report.holds_all_rows:
             items.append(("rows_held", str(len(report.evaluations))))
         if run.started_at is not None:
