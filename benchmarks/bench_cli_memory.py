@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
     sizes = [2_000, 20_000] if args.quick else [20_000, 200_000]
-    info = machine("aeval")
+    info = machine("aeval-engine")
     print(
         f"aeval run peak memory over JSONL{' (quick mode)' if args.quick else ''}: {info['date']}"
     )

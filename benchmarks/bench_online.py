@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args(argv)
     count, reps = (200, 1) if args.quick else (args.requests, args.reps)
-    info = machine("aeval", "anyio", "httpx", "starlette", "uvicorn")
+    info = machine("aeval-engine", "anyio", "httpx", "starlette", "uvicorn")
     title = "aeval online evaluation benchmark" + (" (quick mode)" if args.quick else "")
     print(f"{title}: {info['date']}")
     print(f"Python {info['python']}, {info['cpus']} CPUs, load average {info['load_average']}")

@@ -239,7 +239,7 @@ def _aeval_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("aeval")
+        return version("aeval-engine")
     except PackageNotFoundError:
         return "checkout"
 

@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     count = args.rows or (10_000 if args.quick else 100_000)
     reps = args.reps or (1 if args.quick else 3)
-    info = machine("aeval")
+    info = machine("aeval-engine")
     print(f"Run store against rows.jsonl{' (quick mode)' if args.quick else ''}: {info['date']}")
     print(f"Python {info['python']}, {info['cpus']} CPUs, load average {info['load_average']}")
     print(f"SQLite {sqlite3.sqlite_version}; {count:,} rows, {reps} repetition(s)")

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
     sizes, reps = ([1, 2, 4], 1) if args.quick else ([4, 16, 32], 3)
-    info = machine("aeval")
+    info = machine("aeval-engine")
     print(f"Samples.stream on one long line{' (quick mode)' if args.quick else ''}: {info['date']}")
     print(f"Python {info['python']}, {info['cpus']} CPUs, load average {info['load_average']}")
     figures = measure(sizes, reps)

@@ -202,7 +202,11 @@ def test_an_integer_too_long_for_str_becomes_rows_and_reports(project: Path, cli
         "html]}\n",
     )
     result = cli("run", config, cwd=project)
-    assert result.returncode == 0, result.stderr
+    # not_blank cannot read such a number (str() refuses it): every row is an error row, so
+    # the run scored nothing and fails, naming the error; the rows and reports are all there
+    assert result.returncode == 1, result.stderr
+    assert "none of the 3 rows could be scored" in result.stdout
+    assert "ValueError" in result.stdout
     shown = "<int of 5001 digits: 7.00000e+5000, ending ...000001>"
     rows = sorted(rows_of(project / "out" / "rows.jsonl"), key=lambda row: row["index"])
     assert [row["output"] for row in rows] == [

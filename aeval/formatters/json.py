@@ -417,6 +417,16 @@ def _count(data: Mapping[str, Any], key: str, default: int | None = None) -> int
     return read_count(data[key], key)
 
 
+def _renamed_count(data: Mapping[str, Any], key: str, older: str) -> int:
+    """A count written under ``key`` and its upstream name ``older``; either may be alone."""
+    if key not in data:
+        return _count(data, older)
+    value = _count(data, key)
+    if older in data and _count(data, older) != value:
+        raise ValueError(f"fields {key!r} and {older!r} disagree: {value} and {data[older]!r}")
+    return value
+
+
 def _number(data: Mapping[str, Any], key: str) -> float:
     return read_number(data[key], key)
 
@@ -536,8 +546,8 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             }
         )
         counts = {
-            Outcome.PASSED: _count(data, "passedRows" if "passedRows" in data else "passed"),
-            Outcome.FAILED: _count(data, "failedRows" if "failedRows" in data else "failed"),
+            Outcome.PASSED: _renamed_count(data, "passedRows", "passed"),
+            Outcome.FAILED: _renamed_count(data, "failedRows", "failed"),
             Outcome.UNSCORED: _count(data, "unscored"),
             Outcome.ERROR: _count(data, "errors"),
             Outcome.SKIPPED: _count(data, "skipped"),
@@ -594,7 +604,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             strategies=strategies,
             function_errors=_count(data, "failedCalls"),
             calls=_count(data, "calls"),
-            samples=_count(data, "samples" if "samples" in data else "totalSamples"),
+            samples=_renamed_count(data, "samples", "totalSamples"),
             moments=_moments(data["clusterSums"]),
             run=run,
             holds_all_rows=_flag(data, "holdsAllRows"),
