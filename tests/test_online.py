@@ -487,11 +487,15 @@ async def test_errors_in_strategies_become_error_rows_and_the_others_still_run()
     class Boom(Exception):
         retries = 2
 
-    def raises(sample: EvaluationSample, output: Any) -> EvaluationResult:
+    # coroutines run on the loop: a 0.01 s timeout cannot catch them waiting for a thread
+    async def raises(sample: EvaluationSample, output: Any) -> EvaluationResult:
         raise Boom("judge down")
 
-    def wrong_type(sample: EvaluationSample, output: Any) -> Any:
+    async def wrong_type(sample: EvaluationSample, output: Any) -> Any:
         return True
+
+    async def long(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        return is_long(sample, output)
 
     async def hangs(sample: EvaluationSample, output: Any) -> EvaluationResult:
         await anyio.sleep_forever()
@@ -499,13 +503,13 @@ async def test_errors_in_strategies_become_error_rows_and_the_others_still_run()
 
     sink = MemorySink()
     async with OnlineEvaluator(
-        raises, wrong_type, hangs, is_long, timeout=0.01, tracebacks=True, sink=sink
+        raises, wrong_type, hangs, long, timeout=0.01, tracebacks=True, sink=sink
     ) as online:
         online.submit("q", "long answer")
     stats = online.statistics()
     assert (stats.evaluated, stats.errors, stats.rows) == (1, 3, 4)
     by_name = {row.strategy: row for row in sink.rows}
-    assert [row.strategy for row in sink.rows] == ["raises", "wrong_type", "hangs", "is_long"]
+    assert [row.strategy for row in sink.rows] == ["raises", "wrong_type", "hangs", "long"]
     boom = by_name["raises"]
     assert boom.error is not None and boom.error.type == "Boom"
     assert boom.error.traceback is not None and boom.metadata == {"retries": 2}
@@ -514,7 +518,7 @@ async def test_errors_in_strategies_become_error_rows_and_the_others_still_run()
     timed_out = by_name["hangs"].error
     assert timed_out is not None and timed_out.type == "TimeoutError"
     assert "0.01 s" in timed_out.message
-    assert by_name["is_long"].passed
+    assert by_name["long"].passed
     assert (await online.window(strategy="raises")).errors == 1
 
 

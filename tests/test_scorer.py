@@ -39,6 +39,12 @@ def equals(sample: EvaluationSample, output: object) -> EvaluationResult:
     return EvaluationResult.from_boolean(output == sample.expected_output)
 
 
+async def equals_on_the_loop(sample: EvaluationSample, output: object) -> EvaluationResult:
+    """``equals`` as a coroutine: it runs on the loop, so a short timeout cannot catch it
+    waiting for a worker thread on a busy machine."""
+    return equals(sample, output)
+
+
 async def echo(params: Parameters) -> str:
     return str(params[0])
 
@@ -316,7 +322,9 @@ class TestFailuresAreData:
                 await never.wait()
             return str(params[0])
 
-        report = await Scorer(concurrency=2, timeout=0.05).evaluate(make_samples(2), fn, equals)
+        report = await Scorer(concurrency=2, timeout=0.05).evaluate(
+            make_samples(2), fn, equals_on_the_loop
+        )
         first, second = report.evaluations
         assert first.outcome is Outcome.ERROR
         assert first.error is not None
@@ -333,7 +341,9 @@ class TestFailuresAreData:
             return str(params[0])
 
         try:
-            report = await Scorer(concurrency=2, timeout=0.05).evaluate(make_samples(2), fn, equals)
+            report = await Scorer(concurrency=2, timeout=0.05).evaluate(
+                make_samples(2), fn, equals_on_the_loop
+            )
         finally:
             release.set()
         first, second = report.evaluations
@@ -629,7 +639,7 @@ async def test_a_blocking_sync_strategy_is_bounded_by_the_timeout() -> None:
     check = BlockingCheck()
     try:
         async with Scorer(timeout=0.05) as scorer:
-            report = await scorer.evaluate(make_samples(2), echo, check, equals)
+            report = await scorer.evaluate(make_samples(2), echo, check, equals_on_the_loop)
     finally:
         check.release.set()
     errors = [row.error for row in report.evaluations if row.strategy == "BlockingCheck"]
