@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from . import trace as trace
 from ._aggregator import Aggregator
 from ._assertions import ReportAssert, assert_that
 from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
@@ -68,7 +69,6 @@ from ._shards import Shard, merge_reports
 from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
 from ._sync import evaluate_sync
 from ._version import __version__ as __version__
-from . import trace as trace
 from .trace._tool import tool
 
 if TYPE_CHECKING:

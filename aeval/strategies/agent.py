@@ -459,7 +459,8 @@ class BudgetStrategy(_AgentStrategy):
             "max_tokens": "tokens",
             "max_seconds": "seconds",
         }
-        over, within = [], []
+        over: list[str] = []
+        within: list[str] = []
         for option, limit in self._budgets.items():
             value = used[option] or 0
             shown = f"{value:.2f}" if option == "max_seconds" else f"{value:g}"

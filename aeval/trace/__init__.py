@@ -9,6 +9,8 @@ test). :func:`current` is the trace of the sample being run or evaluated.
 
 from __future__ import annotations
 
+import contextlib
+
 from .._exceptions import ToolError, ToolTimeoutError, UnmockedToolCall
 from ._assertions import TraceAssert, assert_trace
 from ._bounds import TraceLimits
@@ -67,8 +69,6 @@ __all__ = [
 for _name in __all__:
     _value = globals()[_name]
     if _name != "tool" and getattr(_value, "__module__", "").startswith(__name__ + "._"):
-        try:
+        with contextlib.suppress(AttributeError, TypeError):
             _value.__module__ = __name__
-        except (AttributeError, TypeError):
-            pass
 del _name, _value

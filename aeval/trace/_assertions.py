@@ -15,7 +15,9 @@ __all__ = ["TraceAssert", "assert_trace"]
 def _listing(calls: Sequence[ToolCall]) -> str:
     if not calls:
         return "no tool was called"
-    lines = [f"  {index}. {show_call(call.name, call.arguments)}" for index, call in enumerate(calls, 1)]
+    lines = [
+        f"  {index}. {show_call(call.name, call.arguments)}" for index, call in enumerate(calls, 1)
+    ]
     return "the tool calls were:\n" + "\n".join(lines)
 
 
@@ -88,12 +90,18 @@ class TraceAssert:
         """Some call of ``name`` had these arguments (others may be there too)."""
         calls = self.trace.calls_of(name)
         if not calls:
-            raise self._fail(f"expected a call {show_call(name, arguments)}, but {name!r} was not called")
+            raise self._fail(
+                f"expected a call {show_call(name, arguments)}, but {name!r} was not called"
+            )
         for call in calls:
-            if all(key in call.arguments and call.arguments[key] == value for key, value in arguments.items()):
+            if all(
+                key in call.arguments and call.arguments[key] == value
+                for key, value in arguments.items()
+            ):
                 return self
         raise self._fail(
-            f"expected a call {show_call(name, arguments)}, but no call of {name!r} had these arguments"
+            f"expected a call {show_call(name, arguments)}, but no call of {name!r} had these "
+            "arguments"
         )
 
 

@@ -37,7 +37,9 @@ class TraceLimits:
         for option in ("max_text", "max_items", "max_depth", "max_events"):
             value = getattr(self, option)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"TraceLimits.{option} must be an integer of at least 1, got {value!r}")
+                raise ValueError(
+                    f"TraceLimits.{option} must be an integer of at least 1, got {value!r}"
+                )
 
 
 DEFAULT_LIMITS = TraceLimits()

@@ -28,7 +28,9 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
         "name": call.name,
         "arguments": _plain(call.arguments),
         "result": _plain(call.result),
-        "error": None if call.error is None else {"type": call.error.type, "message": call.error.message},
+        "error": None
+        if call.error is None
+        else {"type": call.error.type, "message": call.error.message},
         "started": _time(call.started),
         "ended": _time(call.ended),
         "mocked": call.mocked,

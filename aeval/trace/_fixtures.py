@@ -59,7 +59,9 @@ def _raise_error(tool: str, error: CallError | str) -> Any:
             tool=tool,
             type=kind,
         )
-    raise ToolError(f"{tool} failed: {shown} (served by a fixture or a replayed run)", tool=tool, type=kind)
+    raise ToolError(
+        f"{tool} failed: {shown} (served by a fixture or a replayed run)", tool=tool, type=kind
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,7 @@ class Fixture:
 def _same(actual: Any, expected: Any) -> bool:
     if actual == expected:
         return True
-    return bounded(actual)[0] == bounded(expected)[0]
+    return bool(bounded(actual)[0] == bounded(expected)[0])
 
 
 def _fixture_problem(tool: str, index: int, item: Any) -> str | None:
@@ -110,7 +112,7 @@ def _fixture_problem(tool: str, index: int, item: Any) -> str | None:
     if "error" not in item and "result" not in item:
         return f"{where} has neither 'result' nor 'error': add result: ... (or error: timeout)"
     if "error" in item and (not isinstance(item["error"], str) or not item["error"].strip()):
-        return f"{where}.error must be a non-empty message such as \"timeout\""
+        return f'{where}.error must be a non-empty message such as "timeout"'
     return None
 
 
@@ -145,7 +147,9 @@ class Fixtures:
             name: tuple(
                 item
                 if isinstance(item, Fixture)
-                else Fixture(dict(item.get("arguments") or {}), item.get("result"), item.get("error"))
+                else Fixture(
+                    dict(item.get("arguments") or {}), item.get("result"), item.get("error")
+                )
                 for item in items
             )
             for name, items in tools.items()
@@ -337,9 +341,7 @@ class ReplaySession:
     ) -> str:
         run = f"the replayed run {self.ref!r}" if self.ref else "the replayed run"
         if recorded:
-            return (
-                f"{run} recorded this call {recorded} time(s) and this is call {occurrence + 1}"
-            )
+            return f"{run} recorded this call {recorded} time(s) and this is call {occurrence + 1}"
         same = [call for call in self._calls if call.name == name]
         if not same:
             names = ", ".join(sorted({call.name for call in self._calls})) or "no tool"

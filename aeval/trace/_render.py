@@ -26,9 +26,13 @@ def _json(value: Any, limit: int) -> str:
 
 def _line(event: ToolCall | ModelCall | Retrieval, limit: int) -> str:
     if isinstance(event, ToolCall):
-        arguments = ", ".join(f"{key}={_json(value, limit)}" for key, value in event.arguments.items())
+        arguments = ", ".join(
+            f"{key}={_json(value, limit)}" for key, value in event.arguments.items()
+        )
         outcome = (
-            f"raised {event.error}" if event.error is not None else f"-> {_json(event.result, limit)}"
+            f"raised {event.error}"
+            if event.error is not None
+            else f"-> {_json(event.result, limit)}"
         )
         mocked = " [mocked]" if event.mocked else ""
         return f"tool {event.name}({arguments}) {outcome}{mocked}"

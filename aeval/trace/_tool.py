@@ -27,7 +27,9 @@ class _Arguments:
         except (TypeError, ValueError):
             self._signature = None
         parameters = [] if self._signature is None else list(self._signature.parameters.values())
-        self._skip = parameters[0].name if parameters and parameters[0].name in _BOUND_NAMES else None
+        self._skip = (
+            parameters[0].name if parameters and parameters[0].name in _BOUND_NAMES else None
+        )
         self._var_keyword = next(
             (p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), None
         )
@@ -57,7 +59,8 @@ def _served(recorder: Recorder, name: str, arguments: dict[str, Any]) -> Any:
         raise
 
 
-def _wrap(function: _F, name: str) -> _F:
+def _wrap(function: _F, given: str | None) -> _F:
+    name = given or str(getattr(function, "__name__", type(function).__name__))
     read = _Arguments(function)
     if inspect.iscoroutinefunction(function):
 
@@ -136,7 +139,11 @@ def tool(function: _F | None = None, /, *, name: str | None = None) -> _F | Call
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ValueError(f"a tool's name must be a non-blank string, got {name!r}")
     if function is None:
-        return lambda inner: tool(inner, name=name)
+        return lambda inner: _wrap(_callable(inner), name)
+    return _wrap(_callable(function), name)
+
+
+def _callable(function: _F) -> _F:
     if not callable(function):
         raise TypeError(f"@aeval.tool decorates a function, got {function!r}")
-    return _wrap(function, name or getattr(function, "__name__", type(function).__name__))
+    return function
