@@ -47,10 +47,18 @@ def at(seconds: float) -> datetime:
 def full_trace() -> Trace:
     return Trace(
         tool_calls=(
-            ToolCall("get_weather", {"city": "Mysore", "days": [1, 2]}, {"temp": 31.5}, None,
-                     at(0), at(0.25), False),
-            ToolCall("book", {"id": 7}, None, CallError("TimeoutError", "slow"), at(2), at(3),
-                     True, 2),
+            ToolCall(
+                "get_weather",
+                {"city": "Mysore", "days": [1, 2]},
+                {"temp": 31.5},
+                None,
+                at(0),
+                at(0.25),
+                False,
+            ),
+            ToolCall(
+                "book", {"id": 7}, None, CallError("TimeoutError", "slow"), at(2), at(3), True, 2
+            ),
         ),
         model_calls=(ModelCall("gpt-x", 12, 5, 0.4, ("get_weather",), at(-1)),),
         retrievals=(Retrieval("q", (Document("d1", "text", 0.75), Document()), at(1)),),
@@ -73,7 +81,8 @@ def test_times_keep_their_offset_and_microseconds() -> None:
     trace = Trace(tool_calls=(ToolCall("t", {}, started=other, ended=other),))
     back = Trace.from_dict(orjson.loads(orjson.dumps(trace.to_dict())))
     assert back.tool_calls[0].started == other
-    assert back.tool_calls[0].started.utcoffset() == timedelta(hours=5, minutes=30)  # type: ignore[union-attr]
+    started = back.tool_calls[0].started
+    assert started is not None and started.utcoffset() == timedelta(hours=5, minutes=30)
 
 
 def test_floats_round_trip_exactly() -> None:
@@ -92,7 +101,10 @@ def test_floats_round_trip_exactly() -> None:
             "tool_calls[0].started must be an ISO 8601 time",
         ),
         ({"model_calls": [{"prompt_tokens": -1}]}, "prompt_tokens must be a count"),
-        ({"retrievals": [{"documents": [{"score": "high"}]}]}, "documents[0].score must be a number"),
+        (
+            {"retrievals": [{"documents": [{"score": "high"}]}]},
+            "documents[0].score must be a number",
+        ),
         ([], "trace field (top level) must be a mapping"),
     ],
 )
@@ -290,7 +302,7 @@ def test_values_become_json_safe() -> None:
     with capture() as trace:
         record_tool_call(
             "t",
-            {"p": Point(1, T0), "nan": math.nan, "raw": b"abc", "tags": {"b", "a"}, 1: "one"},
+            {"p": Point(1, T0), "nan": math.nan, "raw": b"abc", "tags": {"b", "a"}, "n": 1.5},
             result=object.__new__(type("Opaque", (), {"__str__": lambda self: "opaque"})),
         )
     (call,) = trace.tool_calls
@@ -299,7 +311,7 @@ def test_values_become_json_safe() -> None:
         "nan": "nan",
         "raw": "<3 bytes>",
         "tags": ["a", "b"],
-        "1": "one",
+        "n": 1.5,
     }
     assert call.result == "opaque"
     orjson.dumps(trace.trace.to_dict())
@@ -409,3 +421,9 @@ def test_assertions_on_an_empty_trace_say_no_tool_was_called() -> None:
         assert_trace(Trace()).called("x")
     with pytest.raises(TypeError, match="assert_trace takes"):
         assert_trace("trace")  # type: ignore[arg-type]
+
+
+def test_bounded_values_have_string_keys() -> None:
+    from aeval.trace._bounds import bounded
+
+    assert bounded({1: "one", (2, 3): [4]}) == ({"1": "one", "(2, 3)": [4]}, 0)

@@ -15,8 +15,14 @@ import anyio.to_thread
 import pytest
 
 import aeval
-from aeval.trace import Trace, current, record_model_call, record_retrieval, record_tool_call
-from aeval.trace import recording
+from aeval.trace import (
+    Trace,
+    current,
+    record_model_call,
+    record_retrieval,
+    record_tool_call,
+    recording,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -126,8 +132,7 @@ def test_threads_that_run_in_a_copy_of_the_context_record_into_the_sample() -> N
     def run_sample(sample: int, pool: ThreadPoolExecutor) -> None:
         with recording() as recorder:
             futures = [
-                pool.submit(contextvars.copy_context().run, call, sample, step)
-                for step in range(2)
+                pool.submit(contextvars.copy_context().run, call, sample, step) for step in range(2)
             ]
             for future in futures:
                 future.result()
@@ -171,9 +176,8 @@ async def test_a_target_that_raises_after_two_calls_keeps_them() -> None:
         sync_tool(5, 1)
         raise RuntimeError("the model gave up")
 
-    with recording() as recorder:
-        with pytest.raises(RuntimeError):
-            await target()
+    with recording() as recorder, pytest.raises(RuntimeError):
+        await target()
     trace = recorder.snapshot()
     assert trace is not None and own_steps(trace) == {(5, 0), (5, 1)}
 

@@ -68,7 +68,9 @@ async def chat_server() -> AsyncIterator[ScriptedHTTPServer]:
 async def test_httpx_hooks_record_a_model_call_per_chat_completion(
     chat_server: ScriptedHTTPServer,
 ) -> None:
-    async with httpx.AsyncClient(base_url=chat_server.url, event_hooks=httpx_event_hooks()) as client:
+    async with httpx.AsyncClient(
+        base_url=chat_server.url, event_hooks=httpx_event_hooks()
+    ) as client:
         async with capture() as trace:
             response = await client.post(
                 "/v1/chat/completions", json={"model": "asked", "messages": []}
@@ -89,23 +91,27 @@ async def test_httpx_hooks_record_a_model_call_per_chat_completion(
 async def test_httpx_hooks_never_break_the_call_on_a_malformed_body(
     chat_server: ScriptedHTTPServer,
 ) -> None:
-    async with httpx.AsyncClient(base_url=chat_server.url, event_hooks=httpx_event_hooks()) as client:
-        async with capture() as trace:
-            broken = await client.post(
-                "/v1/chat/completions", json={"model": "broken", "messages": []}
-            )
-            failing = await client.post(
-                "/v1/chat/completions", json={"model": "failing", "messages": []}
-            )
+    async with (
+        httpx.AsyncClient(base_url=chat_server.url, event_hooks=httpx_event_hooks()) as client,
+        capture() as trace,
+    ):
+        broken = await client.post("/v1/chat/completions", json={"model": "broken", "messages": []})
+        failing = await client.post(
+            "/v1/chat/completions", json={"model": "failing", "messages": []}
+        )
     assert broken.text == '{"choices": ['
     assert failing.status_code == 500
     assert trace.model_calls == (
-        ModelCall("broken", None, None, trace.model_calls[0].duration, (), trace.model_calls[0].started),
+        ModelCall(
+            "broken", None, None, trace.model_calls[0].duration, (), trace.model_calls[0].started
+        ),
     )
 
 
 async def test_httpx_hooks_outside_a_sample_record_nothing(chat_server: ScriptedHTTPServer) -> None:
-    async with httpx.AsyncClient(base_url=chat_server.url, event_hooks=httpx_event_hooks()) as client:
+    async with httpx.AsyncClient(
+        base_url=chat_server.url, event_hooks=httpx_event_hooks()
+    ) as client:
         response = await client.post("/v1/chat/completions", json={"model": "m", "messages": []})
         with recording() as recorder:
             pass
@@ -115,7 +121,9 @@ async def test_httpx_hooks_outside_a_sample_record_nothing(chat_server: Scripted
 
 async def test_httpx_hooks_keep_concurrent_samples_apart(chat_server: ScriptedHTTPServer) -> None:
     traces: dict[int, Any] = {}
-    async with httpx.AsyncClient(base_url=chat_server.url, event_hooks=httpx_event_hooks()) as client:
+    async with httpx.AsyncClient(
+        base_url=chat_server.url, event_hooks=httpx_event_hooks()
+    ) as client:
 
         async def sample(index: int) -> None:
             with recording() as recorder:
