@@ -120,6 +120,34 @@ class _Cutter:
         return self.text(text)
 
 
+_SCALARS = (type(None), bool, int)
+
+
+def _plain(value: Any, limits: TraceLimits) -> bool:
+    """Whether ``value`` is kept as it is: a scalar, a short string or a finite float."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is str:
+        return len(value) <= limits.max_text
+    return kind is float and math.isfinite(value)
+
+
+def _flat(mapping: dict[Any, Any], max_text: int) -> bool:
+    """Whether a mapping holds only plain values under string keys: kept as it is."""
+    for key, item in mapping.items():
+        kind = type(item)
+        if type(key) is not str or not (
+            kind is str
+            and len(item) <= max_text
+            or kind in _SCALARS
+            or kind is float
+            and math.isfinite(item)
+        ):
+            return False
+    return True
+
+
 def bounded(value: Any, limits: TraceLimits = DEFAULT_LIMITS) -> tuple[Any, int]:
     """A JSON-safe copy of ``value`` within ``limits``, and how many values were cut.
 
@@ -127,5 +155,9 @@ def bounded(value: Any, limits: TraceLimits = DEFAULT_LIMITS) -> tuple[Any, int]
     models their fields, times ISO 8601 strings, non-finite floats their ``repr``, bytes their
     length, anything else its ``str``.
     """
+    if _plain(value, limits):
+        return value, 0
+    if type(value) is dict and len(value) <= limits.max_items and _flat(value, limits.max_text):
+        return dict(value), 0
     cutter = _Cutter(limits)
     return cutter.value(value, 0), cutter.cuts

@@ -14,7 +14,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,8 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CURRENT",
-    "RECORDER",
     "Capture",
+    "Pending",
+    "RECORDER",
     "Recorder",
     "ToolSource",
     "capture",
@@ -62,10 +62,8 @@ class ToolSource(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Pending:
-    sequence: int
-    started: datetime
+Pending = tuple[int, datetime]
+"""Where an event stands in start order, and when it started."""
 
 
 def now() -> datetime:
@@ -110,9 +108,9 @@ class Recorder:
         self._truncated = 0
         self._dropped = 0
 
-    def start(self, at: datetime | None = None) -> _Pending:
+    def start(self, at: datetime | None = None) -> Pending:
         """Mark the start of an event: its place in start order and its time (now, or ``at``)."""
-        return _Pending(next(_SEQUENCE), now() if at is None else at)
+        return next(_SEQUENCE), now() if at is None else at
 
     def keep(self, value: Any) -> tuple[Any, int]:
         """``value`` redacted, then bounded: a JSON-safe copy and how many values were cut."""
@@ -120,19 +118,19 @@ class Recorder:
             value = self._redact(value)
         return bounded(value, self.limits)
 
-    def add(self, pending: _Pending, event: ToolCall | ModelCall | Retrieval) -> None:
+    def add(self, pending: Pending, event: ToolCall | ModelCall | Retrieval) -> None:
         """Keep ``event``, which started at ``pending`` (thread-safe)."""
         cuts = event.truncated if isinstance(event, ToolCall) else 0
         with self._lock:
             if len(self._events) >= self.limits.max_events:
                 self._dropped += 1
                 return
-            self._events.append((pending.sequence, event))
+            self._events.append((pending[0], event))
             self._truncated += cuts
 
     def add_tool_call(
         self,
-        pending: _Pending,
+        pending: Pending,
         name: str,
         arguments: Mapping[str, Any],
         *,
@@ -154,7 +152,7 @@ class Recorder:
                 arguments=kept_arguments,
                 result=kept_result,
                 error=failure,
-                started=pending.started,
+                started=pending[1],
                 ended=ended or now(),
                 mocked=mocked,
                 truncated=cuts + more,
@@ -439,7 +437,7 @@ def record_retrieval(
     kept = tuple(_document(item, recorder) for item in documents)
     if query is not None:
         query, _ = recorder.keep(query if isinstance(query, str) else str(query))
-    recorder.add(pending, Retrieval(query=query, documents=kept, started=pending.started))
+    recorder.add(pending, Retrieval(query=query, documents=kept, started=pending[1]))
 
 
 def record_model_call(
@@ -473,6 +471,6 @@ def record_model_call(
             completion_tokens=completion_tokens,
             duration=duration,
             requested_tools=tuple(requested_tools),
-            started=pending.started,
+            started=pending[1],
         ),
     )

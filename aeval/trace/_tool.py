@@ -17,9 +17,20 @@ _BOUND_NAMES = ("self", "cls")
 
 
 class _Arguments:
-    """Reads a call's arguments by parameter name, with the defaults applied."""
+    """Reads a call's arguments by parameter name, with the defaults applied.
 
-    __slots__ = ("_signature", "_skip", "_var_keyword")
+    A function with plain parameters (no ``*args``, no keyword-only ones) is read without
+    ``inspect.Signature.bind``, which would cost more than the rest of the recording.
+    """
+
+    __slots__ = (
+        "_tails",
+        "_names",
+        "_signature",
+        "_simple",
+        "_skip",
+        "_var_keyword",
+    )
 
     def __init__(self, function: Callable[..., Any]) -> None:
         try:
@@ -27,14 +38,33 @@ class _Arguments:
         except (TypeError, ValueError):
             self._signature = None
         parameters = [] if self._signature is None else list(self._signature.parameters.values())
-        self._skip = (
-            parameters[0].name if parameters and parameters[0].name in _BOUND_NAMES else None
-        )
+        first = parameters[0].name if parameters else None
+        self._skip = first if first in _BOUND_NAMES else None
         self._var_keyword = next(
             (p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), None
         )
+        positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        self._simple = self._signature is not None and all(
+            p.kind is positional for p in parameters
+        )
+        self._names = tuple(p.name for p in parameters)
+        self._tails: dict[int, dict[str, Any]] = {}  # positional count -> defaults of the rest
+        for count in range(len(parameters), -1, -1):
+            rest = parameters[count:]
+            if any(p.default is inspect.Parameter.empty for p in rest):
+                break
+            self._tails[count] = {p.name: p.default for p in rest}
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self._simple and not kwargs and len(args) in self._tails:
+            arguments = dict(zip(self._names, args, strict=False))
+            arguments.update(self._tails[len(args)])
+            if self._skip is not None:
+                del arguments[self._skip]
+            return arguments
+        return self._bind(args, kwargs)
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if self._signature is None:
             return {"args": list(args), **kwargs} if args else dict(kwargs)
         try:

@@ -144,7 +144,7 @@ class TraceSpanProcessor:
                 prompt_tokens=_count(attributes.get("gen_ai.usage.input_tokens")),
                 completion_tokens=_count(attributes.get("gen_ai.usage.output_tokens")),
                 duration=duration,
-                started=pending.started,
+                started=pending[1],
             ),
         )
 
