@@ -427,3 +427,15 @@ def test_bounded_values_have_string_keys() -> None:
     from aeval.trace._bounds import bounded
 
     assert bounded({1: "one", (2, 3): [4]}) == ({"1": "one", "(2, 3)": [4]}, 0)
+
+
+async def test_an_object_with_an_async_call_is_an_async_tool() -> None:
+    class Search:
+        async def __call__(self, query: str) -> list[str]:
+            return [query]
+
+    search = aeval.tool(name="search")(Search())
+    async with capture() as trace:
+        assert await search("palace") == ["palace"]
+    assert trace.tool_calls[0].result == ["palace"]
+    assert dict(trace.tool_calls[0].arguments) == {"query": "palace"}

@@ -138,11 +138,9 @@ def _flat(mapping: dict[Any, Any], max_text: int) -> bool:
     for key, item in mapping.items():
         kind = type(item)
         if type(key) is not str or not (
-            kind is str
-            and len(item) <= max_text
+            (kind is str and len(item) <= max_text)
             or kind in _SCALARS
-            or kind is float
-            and math.isfinite(item)
+            or (kind is float and math.isfinite(item))
         ):
             return False
     return True

@@ -24,11 +24,11 @@ class _Arguments:
     """
 
     __slots__ = (
-        "_tails",
         "_names",
         "_signature",
         "_simple",
         "_skip",
+        "_tails",
         "_var_keyword",
     )
 
@@ -44,9 +44,7 @@ class _Arguments:
             (p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), None
         )
         positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        self._simple = self._signature is not None and all(
-            p.kind is positional for p in parameters
-        )
+        self._simple = self._signature is not None and all(p.kind is positional for p in parameters)
         self._names = tuple(p.name for p in parameters)
         self._tails: dict[int, dict[str, Any]] = {}  # positional count -> defaults of the rest
         for count in range(len(parameters), -1, -1):
@@ -92,7 +90,9 @@ def _served(recorder: Recorder, name: str, arguments: dict[str, Any]) -> Any:
 def _wrap(function: _F, given: str | None) -> _F:
     name = given or str(getattr(function, "__name__", type(function).__name__))
     read = _Arguments(function)
-    if inspect.iscoroutinefunction(function):
+    if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        getattr(function, "__call__", None)  # noqa: B004
+    ):
 
         @functools.wraps(function)
         async def call_async(*args: Any, **kwargs: Any) -> Any:
