@@ -439,3 +439,10 @@ async def test_an_object_with_an_async_call_is_an_async_tool() -> None:
         assert await search("palace") == ["palace"]
     assert trace.tool_calls[0].result == ["palace"]
     assert dict(trace.tool_calls[0].arguments) == {"query": "palace"}
+
+
+def test_a_trace_pickles() -> None:
+    import pickle
+
+    trace = full_trace()
+    assert pickle.loads(pickle.dumps(trace)) == trace

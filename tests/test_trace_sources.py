@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx
 import orjson
 import pytest
@@ -252,3 +253,16 @@ def test_the_processor_without_an_sdk_provider_does_nothing_harmful() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "()"
+
+
+async def test_sync_httpx_hooks_record_from_a_worker_thread(
+    chat_server: ScriptedHTTPServer,
+) -> None:
+    def agent() -> int:
+        with httpx.Client(base_url=chat_server.url, event_hooks=httpx_event_hooks(sync=True)) as c:
+            return c.post("/v1/chat/completions", json={"model": "m", "messages": []}).status_code
+
+    with recording() as recorder:
+        assert await anyio.to_thread.run_sync(agent) == 200
+    (call,) = recorder.trace().model_calls
+    assert call.requested_tools == ("get_weather", "get_attractions")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -53,28 +53,48 @@ def _requested_model(request: httpx.Request) -> tuple[str | None, bool]:
     return (model if isinstance(model, str) else None), body.get("stream") is True
 
 
-async def _on_request(request: httpx.Request) -> None:
+def _on_request(request: httpx.Request) -> None:
     recorder = RECORDER.get()
     if recorder is not None and request.url.path.endswith(_CHAT_PATH):
         request.extensions[_STARTED] = (recorder, time.perf_counter(), now())
 
 
-async def _on_response(response: httpx.Response) -> None:
+async def _on_request_async(request: httpx.Request) -> None:
+    _on_request(request)
+
+
+def _wanted(response: httpx.Response) -> tuple[Recorder, float, Any, str | None] | None:
+    """Where to record ``response``: ``None`` for one that is not a whole chat completion."""
     started = response.request.extensions.get(_STARTED)
-    if started is None:
-        return
+    if started is None or not 200 <= response.status_code < 300:
+        return None
     recorder, began, at = started
-    assert isinstance(recorder, Recorder)
-    if not 200 <= response.status_code < 300:
-        return
     model, stream = _requested_model(response.request)
     if stream or "text/event-stream" in response.headers.get("content-type", ""):
-        return
-    await response.aread()
+        return None
+    return recorder, began, at, model
+
+
+def _finish(response: httpx.Response, wanted: tuple[Recorder, float, Any, str | None]) -> None:
+    recorder, began, at, model = wanted
     try:
         _record(recorder, response.content, model, began, at)
     except Exception:  # a body we cannot read must never fail the caller's request
         return
+
+
+def _on_response(response: httpx.Response) -> None:
+    wanted = _wanted(response)
+    if wanted is not None:
+        response.read()
+        _finish(response, wanted)
+
+
+async def _on_response_async(response: httpx.Response) -> None:
+    wanted = _wanted(response)
+    if wanted is not None:
+        await response.aread()
+        _finish(response, wanted)
 
 
 def _record(recorder: Recorder, body: bytes, model: str | None, began: float, at: Any) -> None:
@@ -98,18 +118,20 @@ def _record(recorder: Recorder, body: bytes, model: str | None, began: float, at
         RECORDER.reset(token)
 
 
-def httpx_event_hooks() -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
+def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], Any]]]:
     """Event hooks that record each chat completion in the trace of the sample making it.
 
-    Give them to any ``httpx.AsyncClient`` that talks to an OpenAI-compatible chat API
-    (an agent framework's client, or your own): every non-streaming response of
-    ``…/chat/completions`` becomes a :class:`~aeval.trace.ModelCall` with the model, the
-    tokens the server reported, the time from request to response and the tools the model
-    asked to call. Other endpoints, error statuses and streams are left alone; a body that
+    Give them to any ``httpx.AsyncClient`` (or, with ``sync=True``, ``httpx.Client``) that
+    talks to an OpenAI-compatible chat API (an agent framework's client, or your own): every
+    non-streaming response of ``…/chat/completions`` becomes a
+    :class:`~aeval.trace.ModelCall` with the model, the tokens the server reported, the time
+    from request to response and the tools the model asked to call. Other endpoints, error statuses and streams are left alone; a body that
     is not JSON records what is known. The hooks never fail the call.
 
     Example::
 
         client = httpx.AsyncClient(event_hooks=aeval.trace.httpx_event_hooks())
     """
-    return {"request": [_on_request], "response": [_on_response]}
+    if sync:
+        return {"request": [_on_request], "response": [_on_response]}
+    return {"request": [_on_request_async], "response": [_on_response_async]}

@@ -67,6 +67,21 @@ class ToolCall:
         if not isinstance(self.arguments, MappingProxyType):
             object.__setattr__(self, "arguments", MappingProxyType(dict(self.arguments)))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            ToolCall,
+            (
+                self.name,
+                dict(self.arguments),
+                self.result,
+                self.error,
+                self.started,
+                self.ended,
+                self.mocked,
+                self.truncated,
+            ),
+        )
+
     @property
     def duration(self) -> float | None:
         """Seconds between start and end, when both are known."""
