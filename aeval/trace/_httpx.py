@@ -125,12 +125,16 @@ def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], A
     talks to an OpenAI-compatible chat API (an agent framework's client, or your own): every
     non-streaming response of ``…/chat/completions`` becomes a
     :class:`~aeval.trace.ModelCall` with the model, the tokens the server reported, the time
-    from request to response and the tools the model asked to call. Other endpoints, error statuses and streams are left alone; a body that
-    is not JSON records what is known. The hooks never fail the call.
+    from request to response and the tools the model asked to call. Other endpoints, error
+    statuses and streams are left alone; a body that is not JSON records what is known. The
+    hooks never fail the call.
 
     Example::
 
         client = httpx.AsyncClient(event_hooks=aeval.trace.httpx_event_hooks())
+
+    Args:
+        sync: Hooks for ``httpx.Client`` (plain functions) instead of ``httpx.AsyncClient``.
     """
     if sync:
         return {"request": [_on_request], "response": [_on_response]}
