@@ -446,3 +446,10 @@ def test_a_trace_pickles() -> None:
 
     trace = full_trace()
     assert pickle.loads(pickle.dumps(trace)) == trace
+
+
+def test_manual_records_check_their_input() -> None:
+    with capture(), pytest.raises(TypeError, match="arguments must be a mapping"):
+        record_tool_call("t", ["a"])  # type: ignore[arg-type]
+    with capture(), pytest.raises(TypeError, match="name must be a non-empty string"):
+        record_tool_call("", {})

@@ -140,7 +140,7 @@ class Recorder:
         ended: datetime | None = None,
     ) -> None:
         """Keep one tool call that started at ``pending`` and ends now (or at ``ended``)."""
-        kept_arguments, cuts = self.keep(dict(arguments))
+        kept_arguments, cuts = self.keep(arguments)
         kept_result, more = (None, 0) if result is None else self.keep(result)
         failure = _failure(error)
         if failure is not None and self._redact is not None:
@@ -390,6 +390,10 @@ def record_tool_call(
         return
     if not isinstance(name, str) or not name:
         raise TypeError(f"a tool's name must be a non-empty string, got {name!r}")
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise TypeError(
+            f"a tool call's arguments must be a mapping of names to values, got {arguments!r}"
+        )
     recorder.add_tool_call(
         recorder.start(), name, arguments or {}, result=result, error=error, mocked=False
     )
