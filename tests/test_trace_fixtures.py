@@ -270,3 +270,9 @@ def test_malformed_agent_keys_name_the_file_line_and_sample(
     with pytest.raises(SampleLoadError) as error:
         Samples.load_sync(path)
     assert str(error.value).startswith(f"{path}:3, sample 'trip': {message}")
+
+
+def test_a_served_result_is_a_copy_the_agent_may_change() -> None:
+    fixtures = Fixtures({"t": [{"arguments": {}, "result": {"items": [1]}}]})
+    fixtures.serve("t", {})["items"].append(2)
+    assert fixtures.serve("t", {}) == {"items": [1]}

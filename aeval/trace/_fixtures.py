@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -206,7 +207,7 @@ class Fixtures:
             if fixture.matches(arguments):
                 if fixture.error is not None:
                     _raise_error(name, fixture.error)
-                return fixture.result
+                return copy.deepcopy(fixture.result)
         call = show_call(name, arguments)
         if not fixtures:
             known = ", ".join(sorted(self._tools)) or "none"
@@ -328,7 +329,7 @@ class ReplaySession:
             call = recorded[occurrence]
             if call.error is not None:
                 _raise_error(name, call.error)
-            return call.result
+            return copy.deepcopy(call.result)
         raise UnmockedToolCall(
             f"unmocked tool call {show_call(name, arguments)} in sample {self.sample!r}: "
             f"{self._difference(name, arguments, occurrence, len(recorded))}",
