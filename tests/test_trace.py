@@ -453,3 +453,17 @@ def test_manual_records_check_their_input() -> None:
         record_tool_call("t", ["a"])  # type: ignore[arg-type]
     with capture(), pytest.raises(TypeError, match="name must be a non-empty string"):
         record_tool_call("", {})
+
+
+def test_secrets_inside_objects_are_redacted_too() -> None:
+    @dataclasses.dataclass
+    class Credentials:
+        user: str
+        token: str
+
+    secret = "tok-9876543210"
+    with recording(redact=Redactor([secret]).value) as recorder:
+        record_tool_call("login", {"credentials": Credentials("ana", secret)}, result=[secret])
+    (call,) = recorder.trace().tool_calls
+    assert call.arguments == {"credentials": {"user": "ana", "token": "[REDACTED]"}}
+    assert call.result == ["[REDACTED]"]

@@ -9,7 +9,9 @@ sample's trace.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -113,10 +115,17 @@ class Recorder:
         return next(_SEQUENCE), now() if at is None else at
 
     def keep(self, value: Any) -> tuple[Any, int]:
-        """``value`` redacted, then bounded: a JSON-safe copy and how many values were cut."""
-        if self._redact is not None:
-            value = self._redact(value)
-        return bounded(value, self.limits)
+        """``value`` as JSON-safe data, redacted, then cut to the limits; and the cuts made.
+
+        Redaction sees every text whole (objects already turned into their fields), so a
+        secret is never half cut before it is looked for.
+        """
+        if self._redact is None:
+            return bounded(value, self.limits)
+        whole = dataclasses.replace(self.limits, max_text=sys.maxsize)
+        safe, shaped = bounded(value, whole)
+        kept, cut = bounded(self._redact(safe), self.limits)
+        return kept, shaped + cut
 
     def add(self, pending: Pending, event: ToolCall | ModelCall | Retrieval) -> None:
         """Keep ``event``, which started at ``pending`` (thread-safe)."""

@@ -289,7 +289,9 @@ class Replay:
         """
         if self._traces is None:
             raise RuntimeError(f"Replay({self.ref!r}) is not loaded: await replay.load() first")
-        trace = self._traces.get((name, repeat)) or self._traces.get(name)
+        trace = self._traces.get((name, repeat))
+        if trace is None:
+            trace = self._traces.get(name)
         return ReplaySession(name, () if trace is None else trace.tool_calls, ref=self.ref)
 
     def __repr__(self) -> str:
