@@ -154,7 +154,9 @@ TraceEvent = ToolCall | ModelCall | Retrieval
 class Trace:
     """What one sample's run did: its tool calls, model calls and retrievals.
 
-    Each tuple is in start order; :meth:`events` merges them, in start order too.
+    Each tuple is in start order; :meth:`events` merges them, in start order too. An empty
+    trace is false (``bool(trace)``: whether anything was recorded), so test a trace that
+    may be missing with ``is None``.
 
     Attributes:
         tool_calls: The tool calls.
