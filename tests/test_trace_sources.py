@@ -266,3 +266,19 @@ async def test_sync_httpx_hooks_record_from_a_worker_thread(
         assert await anyio.to_thread.run_sync(agent) == 200
     (call,) = recorder.trace().model_calls
     assert call.requested_tools == ("get_weather", "get_attractions")
+
+
+def test_without_opentelemetry_the_processor_names_the_extra() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['opentelemetry'] = None\n"
+        "try:\n"
+        "    import aeval.trace.otel\n"
+        "except ImportError as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == (
+        "MissingExtraError aeval.trace.otel maps OpenTelemetry spans, and OpenTelemetry is not "
+        "installed: pip install 'aeval-engine[otel]'"
+    )

@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from opentelemetry.trace import StatusCode
+from .._exceptions import MissingExtraError
+
+try:
+    from opentelemetry.trace import StatusCode
+except ImportError as exc:
+    raise MissingExtraError(
+        "aeval.trace.otel maps OpenTelemetry spans, and OpenTelemetry is not installed: "
+        "pip install 'aeval-engine[otel]'"
+    ) from exc
 
 from ._context import Recorder, current_recorder
 from ._values import CallError, ModelCall
