@@ -467,3 +467,23 @@ def test_secrets_inside_objects_are_redacted_too() -> None:
     (call,) = recorder.trace().tool_calls
     assert call.arguments == {"credentials": {"user": "ana", "token": "[REDACTED]"}}
     assert call.result == ["[REDACTED]"]
+
+
+async def test_a_cancelled_tool_call_is_recorded_and_the_cancellation_propagates() -> None:
+    import anyio
+
+    entered = anyio.Event()
+
+    @aeval.tool
+    async def slow(city: str) -> str:
+        entered.set()
+        await anyio.Event().wait()
+        return city
+
+    async with capture() as trace:
+        async with anyio.create_task_group() as group:
+            group.start_soon(slow, "Mysore")
+            await entered.wait()
+            group.cancel_scope.cancel()
+    (call,) = trace.tool_calls
+    assert call.error is not None and call.error.type == "CancelledError"
