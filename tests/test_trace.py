@@ -480,10 +480,9 @@ async def test_a_cancelled_tool_call_is_recorded_and_the_cancellation_propagates
         await anyio.Event().wait()
         return city
 
-    async with capture() as trace:
-        async with anyio.create_task_group() as group:
-            group.start_soon(slow, "Mysore")
-            await entered.wait()
-            group.cancel_scope.cancel()
+    async with capture() as trace, anyio.create_task_group() as group:
+        group.start_soon(slow, "Mysore")
+        await entered.wait()
+        group.cancel_scope.cancel()
     (call,) = trace.tool_calls
     assert call.error is not None and call.error.type == "CancelledError"
