@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from . import trace as trace
 from ._aggregator import Aggregator
 from ._assertions import ReportAssert, assert_that
 from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
@@ -38,6 +39,9 @@ from ._exceptions import (
     SampleLoadError,
     ScorerClosedError,
     StoreError,
+    ToolError,
+    ToolTimeoutError,
+    UnmockedToolCall,
 )
 from ._executor import IndexedSample
 from ._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
@@ -65,6 +69,7 @@ from ._shards import Shard, merge_reports
 from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
 from ._sync import evaluate_sync
 from ._version import __version__ as __version__
+from .trace._tool import tool
 
 if TYPE_CHECKING:
     from ._compare import (
@@ -186,6 +191,9 @@ __all__ = [
     "StoreSink",
     "StrategyStatistics",
     "TagStatistics",
+    "ToolError",
+    "ToolTimeoutError",
+    "UnmockedToolCall",
     "assert_that",
     "calibrate",
     "compare",
@@ -198,6 +206,7 @@ __all__ = [
     "registered_loaders",
     "row_from_dict",
     "row_to_dict",
+    "tool",
     "unregister_loader",
 ]
 

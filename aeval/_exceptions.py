@@ -16,9 +16,12 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
      ├── StoreError                            the run store cannot be opened, read or written
      │    └── RunNotFoundError(LookupError)    a run reference names no stored run
      ├── MergeError(ValueError)                shard outputs that cannot be merged into one
- ├── ReportWriteError(OSError)             a report or an output file cannot be written
+     ├── ReportWriteError(OSError)             a report or an output file cannot be written
      ├── ExecutorError(RuntimeError)           an executor (aeval.ray) cannot run the evaluation
      │    └── NotSerializableError(TypeError)  the function or a strategy cannot travel
+     ├── UnmockedToolCall(LookupError)         a tool call that no fixture or recording serves
+     ├── ToolError(RuntimeError)               the error a tool fixture or a replayed call raises
+     │    └── ToolTimeoutError(TimeoutError)   a fixture's ``error: timeout``
      ├── HttpTargetError                       an HTTP function under test (aeval run) failed
      │    ├── HttpStatusError                  it answered with a status outside 2xx
      │    ├── HttpResponseError(ValueError)    its response holds no answer at the path
@@ -39,8 +42,9 @@ become error rows in the report (see ``EvaluationRow.error``).
 from __future__ import annotations
 
 import errno
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from os import PathLike
+from typing import Any
 
 __all__ = [
     "AbandonedCallsError",
@@ -72,6 +76,9 @@ __all__ = [
     "SampleLoadError",
     "ScorerClosedError",
     "StoreError",
+    "ToolError",
+    "ToolTimeoutError",
+    "UnmockedToolCall",
 ]
 
 
@@ -267,6 +274,44 @@ class NotSerializableError(ExecutorError, TypeError):
     Raised before any work starts; the message names the object and what could not be
     serialised.
     """
+
+
+class UnmockedToolCall(AevalError, LookupError):
+    """A tool was called where its results are served (``tools="fixtures"`` or a replay) and
+    nothing matches the call: never a silent live call.
+
+    The message names the tool, its arguments and, for a replay, what differs from the
+    closest recorded call.
+
+    Attributes:
+        tool: The tool's name.
+        arguments: The arguments of the call.
+    """
+
+    def __init__(self, message: str, *, tool: str, arguments: Mapping[str, Any]) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.arguments = dict(arguments)
+
+
+class ToolError(AevalError, RuntimeError):
+    """The error a tool fixture (``error: "..."``) or a replayed failed call raises inside the
+    tool, as the real tool would have.
+
+    Attributes:
+        tool: The tool's name.
+        type: The error's type as recorded (``"ConnectionError"``), or ``None`` for a fixture's
+            plain message.
+    """
+
+    def __init__(self, message: str, *, tool: str, type: str | None = None) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.type = type
+
+
+class ToolTimeoutError(ToolError, TimeoutError):
+    """A tool fixture's ``error: "timeout"`` (or a replayed timeout): the tool timed out."""
 
 
 class HttpTargetError(AevalError):

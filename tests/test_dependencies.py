@@ -40,6 +40,7 @@ OWNERS: dict[str, str] = {
     "aeval/models/local": "local",
     "aeval/models/_local": "local",
     "aeval/online/_otel.py": "otel",
+    "aeval/trace/otel": "otel",
     "examples/": "examples",
 }
 # What the program that loads a file provides: pytest loads the plugin, so it is there.

@@ -17,6 +17,7 @@ PUBLIC_MODULES = [
     "aeval.online",
     "aeval.ray",
     "aeval.testing",
+    "aeval.trace",
 ]
 
 

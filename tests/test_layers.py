@@ -4,23 +4,25 @@ Bottom to top (a module imports only from its own layer or below):
 
 0. foundation: ``_version``, ``_exceptions``, ``_files``, ``_numbers``, ``_stats``, ``_groups``,
    ``_plugins``, ``_protocols``, ``_singleflight``
-1. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
-2. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
-3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``,
+1. traces: ``aeval.trace`` (per-sample traces, ``@tool``, capture hooks, fixtures and replay;
+   low so that the model clients record their calls and everything above reads traces)
+2. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
+3. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
+4. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``,
    ``_terminal``
-4. report: ``_report``, ``_aggregator``, ``_summary``, ``_judging``
-5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_run`` (one run of a
+5. report: ``_report``, ``_aggregator``, ``_summary``, ``_judging``
+6. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_run`` (one run of a
    Scorer), ``_workers`` (a run's worker pool), ``_progress`` (the progress display of a run,
    rich imported only when shown), ``_sync``, ``_builder``, ``_assertions``,
    ``_executor`` (indexed samples, the executor protocol), ``_shards`` (the split into shards
    and their merge)
-6. strategies: ``aeval.strategies``
-7. formatters: ``aeval.formatters``
-8. history: ``aeval._store`` (the run store), ``aeval._compare`` (comparing two runs)
-9. online evaluation: ``aeval.online`` (the evaluator a live service runs)
-10. the cluster executor: ``aeval.ray`` (a Scorer's samples on Ray workers)
-11. the testing kit: ``aeval.testing``
-12. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
+7. strategies: ``aeval.strategies``
+8. formatters: ``aeval.formatters``
+9. history: ``aeval._store`` (the run store), ``aeval._compare`` (comparing two runs)
+10. online evaluation: ``aeval.online`` (the evaluator a live service runs)
+11. the cluster executor: ``aeval.ray`` (a Scorer's samples on Ray workers)
+12. the testing kit: ``aeval.testing``
+13. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
    ``aeval.pytest_plugin``, ``aeval.__main__``
 
 Imports under ``if TYPE_CHECKING:`` are types only and do not count. An import inside a
@@ -57,6 +59,7 @@ LAYERS: list[tuple[str, ...]] = [
         "aeval._protocols",
         "aeval._singleflight",
     ),
+    ("aeval.trace",),
     ("aeval.models",),
     ("aeval._samples",),
     (
@@ -234,14 +237,14 @@ def test_the_package_keeps_its_layers() -> None:
         (
             "aeval._report",
             "from ._scorer import Scorer\n",
-            "aeval._report:1 imports aeval._scorer: layer 4 (aeval._report…) may not import "
-            "layer 5 (aeval._callables…)",
+            "aeval._report:1 imports aeval._scorer: layer 5 (aeval._report…) may not import "
+            "layer 6 (aeval._callables…)",
         ),
         (
             "aeval._scorer",
             "def f():\n    from .formatters import get_formatter\n",
-            "aeval._scorer:2 imports aeval.formatters: layer 5 (aeval._callables…) may not "
-            "import layer 7 (aeval.formatters…)",
+            "aeval._scorer:2 imports aeval.formatters: layer 6 (aeval._callables…) may not "
+            "import layer 8 (aeval.formatters…)",
         ),
         (
             "aeval.strategies.judge",

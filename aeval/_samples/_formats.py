@@ -19,6 +19,7 @@ import orjson
 import yaml
 
 from .._exceptions import SampleLoadError
+from ._agent_keys import AGENT_KEYS, read_agent_keys
 from ._labels import LABEL_KEY, read_label
 from ._limits import depth_message, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
@@ -205,6 +206,7 @@ SAMPLE_KEYS = (
     "metadata",
     LABEL_KEY,
     *TEXT_CHECK_KEYS,
+    *AGENT_KEYS,
 )
 """Every key a sample of a YAML, JSON or JSONL file may have, in the order messages list
 them. Any other key is refused (custom fields go under ``metadata``); a new key is added
@@ -359,8 +361,11 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
                 name,
             )
         checks[key.replace("-", "_")] = texts
-    if checks:
-        metadata = {**(metadata or {}), **checks}
+    agent, problem, key = read_agent_keys(item)
+    if problem is not None:
+        raise fail(problem, key, name)
+    if checks or agent:
+        metadata = {**(metadata or {}), **checks, **agent}
     human = item.get(LABEL_KEY)
     if human is not None:
         verdict = read_label(human)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -14,6 +15,8 @@ import anyio
 
 from .._exceptions import ModelError, ModelHTTPError
 from .._protocols import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
+from ..trace._context import current_recorder, now, record_model_call
+from ..trace._httpx import requested_tools
 from ._body import DEFAULT_EMBEDDINGS_MAX_RESPONSE_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ._clock import Clock
 from ._http import HTTPModelClient
@@ -225,10 +228,22 @@ class OpenAIChatModel(HTTPModelClient):
         if json_mode:
             payload["response_format"] = {"type": "json_object"}
         estimate = _estimate_tokens([m.content for m in messages]) + (options.max_tokens or 0)
+        traced = current_recorder() is not None
+        started, began = (now(), time.perf_counter()) if traced else (None, 0.0)
         data, retries = await self._post("/chat/completions", payload, estimate=estimate)
         if isinstance(data, Mapping):
             usage = _usage(data)
             self._record_usage(usage.prompt_tokens, usage.completion_tokens, estimate)
+            if traced:
+                reported = data.get("model")
+                record_model_call(
+                    model=reported if isinstance(reported, str) else self.model,
+                    prompt_tokens=usage.prompt_tokens,
+                    completion_tokens=usage.completion_tokens,
+                    duration=time.perf_counter() - began,
+                    requested_tools=requested_tools(data),
+                    started=started,
+                )
         return data, retries
 
     def _parse(

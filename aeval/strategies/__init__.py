@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from ._base import NamedStrategy, Strategy, TextStrategy
 from ._gated import Gated
+from .agent import (
+    BudgetStrategy,
+    ToolArgumentsStrategy,
+    ToolCalledStrategy,
+    ToolPolicyStrategy,
+    ToolSequenceStrategy,
+)
 from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
 from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
@@ -18,6 +25,7 @@ from .text import (
 
 __all__ = [
     "AiJudgeStrategy",
+    "BudgetStrategy",
     "ContainsStrategy",
     "DEFAULT_PROMPT",
     "ExactMatchStrategy",
@@ -32,5 +40,9 @@ __all__ = [
     "SemanticSimilarityStrategy",
     "Strategy",
     "TextStrategy",
+    "ToolArgumentsStrategy",
+    "ToolCalledStrategy",
+    "ToolPolicyStrategy",
+    "ToolSequenceStrategy",
     "cosine_similarity",
 ]

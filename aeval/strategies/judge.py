@@ -18,6 +18,7 @@ from .._callables import apply_strategy, strategy_name
 from .._numbers import truncate
 from .._protocols import ChatMessage, ChatModel, ChatOptions, accepts_options, model_name
 from .._results import EvaluationResult
+from ..trace import current, render_trace
 from ._base import NamedStrategy
 from ._cache import JudgeCache
 from ._consult import Consultation, Judge, Verdict, add_retries, limit_text
@@ -93,8 +94,10 @@ class AiJudgeStrategy(NamedStrategy):
     **True/false mode** (the default, as upstream). The prompt is built by literal
     replacement: ``{response}`` first, then ``{expected_output}``, then ``{question}``
     (the sample's ``question`` parameter when it has one, else its parameters joined by new
-    lines). As upstream, a placeholder written inside an output is replaced too. The reply is
-    read robustly: it must *start* with true/false/pass/fail after markdown and a label such
+    lines), then ``{trace}`` (what the agent did, one call per line with its arguments and
+    result, cut to a few hundred characters each; a note when nothing was recorded). As
+    upstream, a placeholder written inside an output is replaced too. The reply is read
+    robustly: it must *start* with true/false/pass/fail after markdown and a label such
     as ``Answer:`` are stripped, so ``"True."``, ``"**true**"`` and ``"true, because…"`` are
     read (upstream reads them as false) while ``"yes"`` is not (it is asked again). A verdict
     scores 1.0 or 0.0 and the explanation is the reply.
@@ -329,11 +332,12 @@ class AiJudgeStrategy(NamedStrategy):
 
     def render(self, sample: EvaluationSample, output: Any) -> str:
         """The prompt the judge receives for ``output`` of ``sample``."""
-        return (
+        prompt = (
             self._prompt.replace("{response}", text_of(output))
             .replace("{expected_output}", expected_text(sample.expected_output))
             .replace("{question}", question_of(sample))
         )
+        return prompt.replace("{trace}", render_trace(current())) if "{trace}" in prompt else prompt
 
     def _read(self, reply: str, cut_off: str | None) -> Verdict:
         if self._structured:

@@ -1,0 +1,62 @@
+"""The agent keys of a sample file: the tools expected, forbidden, their arguments, fixtures.
+
+They are kept in the sample's metadata under fixed keys (``aeval.trace._keys``), as
+``must-contain`` is, so samples built in Python set them the same way
+(``metadata={"expected_tools": [...]}``) and every copy of a sample keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..trace import Fixtures
+from ..trace._keys import SAMPLE_KEYS as AGENT_KEYS
+
+__all__ = ["AGENT_KEYS", "agent_problem", "read_agent_keys"]
+
+_FORMS = {
+    "expected-tools": "expected-tools: [get_weather, book_ticket]",
+    "forbidden-tools": "forbidden-tools: [delete_booking]",
+}
+
+
+def _tool_names_problem(key: str, value: Any) -> str | None:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
+        return f"'{key}' must be a list of tool names, write {_FORMS[key]}"
+    return None
+
+
+def agent_problem(key: str, value: Any) -> str | None:
+    """What is wrong with the value of agent key ``key`` of a sample file, or ``None``."""
+    if key in _FORMS:
+        return _tool_names_problem(key, value)
+    if key == "expected-tool-arguments":
+        if not isinstance(value, Mapping) or not all(
+            isinstance(tool, str) and tool and isinstance(arguments, Mapping)
+            for tool, arguments in value.items()
+        ):
+            return (
+                "'expected-tool-arguments' must map each tool name to the arguments its call "
+                "should have, write expected-tool-arguments: {get_weather: {city: Mysore}}"
+            )
+        return None
+    problem = Fixtures.problem(value)
+    return None if problem is None else problem
+
+
+def read_agent_keys(item: Mapping[Any, Any]) -> tuple[dict[str, Any], str | None, str | None]:
+    """The metadata entries of a sample's agent keys, and the first problem and its key."""
+    entries: dict[str, Any] = {}
+    for key, metadata_key in AGENT_KEYS.items():
+        if key not in item or item[key] is None:
+            continue
+        value = item[key]
+        problem = agent_problem(key, value)
+        if problem is not None:
+            return {}, problem, key
+        if key in _FORMS and isinstance(value, str):
+            value = [value]
+        entries[metadata_key] = value
+    return entries, None, None

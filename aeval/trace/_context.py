@@ -1,0 +1,489 @@
+"""The recorder of the sample being run, held in a context variable.
+
+A context variable follows the sample into every task its function starts (asyncio copies
+the context when a task is created; anyio's task groups too) and into worker threads that
+run in a copy of the context (``anyio.to_thread.run_sync``, ``contextvars.copy_context().run``).
+Calls made where no recording is active are ignored: they can never land in another
+sample's trace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ._bounds import DEFAULT_LIMITS, TraceLimits, bounded
+from ._values import CallError, Document, ModelCall, Retrieval, ToolCall, Trace
+
+if TYPE_CHECKING:
+    from .._exceptions import UnmockedToolCall
+
+__all__ = [
+    "CURRENT",
+    "Capture",
+    "Pending",
+    "RECORDER",
+    "Recorder",
+    "ToolSource",
+    "capture",
+    "current",
+    "current_recorder",
+    "record_model_call",
+    "record_retrieval",
+    "record_tool_call",
+    "recording",
+    "using",
+]
+
+RECORDER: ContextVar[Recorder | None] = ContextVar("aeval.trace.recorder", default=None)
+CURRENT: ContextVar[Trace | None] = ContextVar("aeval.trace.current", default=None)
+_SEQUENCE = itertools.count()
+_EMPTY = Trace()
+
+
+class ToolSource(Protocol):
+    """Where ``@aeval.tool`` functions get their results when they are not called live:
+    :class:`~aeval.trace.Fixtures`, or one sample's session of a :class:`~aeval.trace.Replay`.
+    """
+
+    def serve(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        """The result of calling tool ``name`` with ``arguments``.
+
+        Raises:
+            UnmockedToolCall: There is nothing to serve for this call.
+            Exception: The error a fixture or a recorded call asks for.
+        """
+        ...
+
+
+Pending = tuple[int, datetime]
+"""Where an event stands in start order, and when it started."""
+
+
+def now() -> datetime:
+    """The current time, in UTC."""
+    return datetime.now(UTC)
+
+
+class Recorder:
+    """The mutable, thread-safe record of one (sample, repeat); see :func:`recording`.
+
+    Attributes:
+        limits: What is kept of each value.
+        tools: Where ``@aeval.tool`` functions get their results; ``None`` calls them.
+        unmocked: The first :class:`~aeval.UnmockedToolCall` raised in this recording, kept
+            even when the function under test caught it, so the sample can still fail.
+    """
+
+    __slots__ = (
+        "_dropped",
+        "_events",
+        "_lock",
+        "_redact",
+        "_truncated",
+        "limits",
+        "tools",
+        "unmocked",
+    )
+
+    def __init__(
+        self,
+        *,
+        limits: TraceLimits = DEFAULT_LIMITS,
+        tools: ToolSource | None = None,
+        redact: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.limits = limits
+        self.tools = tools
+        self.unmocked: UnmockedToolCall | None = None
+        self._redact = redact
+        self._lock = threading.Lock()
+        self._events: list[tuple[int, ToolCall | ModelCall | Retrieval]] = []
+        self._truncated = 0
+        self._dropped = 0
+
+    def start(self, at: datetime | None = None) -> Pending:
+        """Mark the start of an event: its place in start order and its time (now, or ``at``)."""
+        return next(_SEQUENCE), now() if at is None else at
+
+    def keep(self, value: Any) -> tuple[Any, int]:
+        """``value`` as JSON-safe data, redacted, then cut to the limits; and the cuts made.
+
+        Redaction sees every text whole (objects already turned into their fields), so a
+        secret is never half cut before it is looked for.
+        """
+        if self._redact is None:
+            return bounded(value, self.limits)
+        whole = dataclasses.replace(self.limits, max_text=sys.maxsize)
+        safe, shaped = bounded(value, whole)
+        kept, cut = bounded(self._redact(safe), self.limits)
+        return kept, shaped + cut
+
+    def add(self, pending: Pending, event: ToolCall | ModelCall | Retrieval) -> None:
+        """Keep ``event``, which started at ``pending`` (thread-safe)."""
+        cuts = event.truncated if isinstance(event, ToolCall) else 0
+        with self._lock:
+            if len(self._events) >= self.limits.max_events:
+                self._dropped += 1
+                return
+            self._events.append((pending[0], event))
+            self._truncated += cuts
+
+    def add_tool_call(
+        self,
+        pending: Pending,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        result: Any = None,
+        error: BaseException | CallError | str | None = None,
+        mocked: bool = False,
+        ended: datetime | None = None,
+    ) -> None:
+        """Keep one tool call that started at ``pending`` and ends now (or at ``ended``)."""
+        kept_arguments, cuts = self.keep(arguments)
+        kept_result, more = (None, 0) if result is None else self.keep(result)
+        failure = _failure(error)
+        if failure is not None and self._redact is not None:
+            failure = CallError(failure.type, str(self._redact(failure.message)))
+        self.add(
+            pending,
+            ToolCall(
+                name=name,
+                arguments=kept_arguments,
+                result=kept_result,
+                error=failure,
+                started=pending[1],
+                ended=ended or now(),
+                mocked=mocked,
+                truncated=cuts + more,
+            ),
+        )
+
+    def note_unmocked(self, error: UnmockedToolCall) -> None:
+        """Remember the first call that had nothing to serve."""
+        with self._lock:
+            if self.unmocked is None:
+                self.unmocked = error
+
+    def snapshot(self) -> Trace | None:
+        """The trace so far; ``None`` when nothing was recorded."""
+        with self._lock:
+            events = list(self._events)
+            truncated, dropped = self._truncated, self._dropped
+        if not events and not dropped:
+            return None
+        events.sort(key=_order)
+        return Trace(
+            tool_calls=tuple(e for _, e in events if isinstance(e, ToolCall)),
+            model_calls=tuple(e for _, e in events if isinstance(e, ModelCall)),
+            retrievals=tuple(e for _, e in events if isinstance(e, Retrieval)),
+            truncated=truncated,
+            dropped=dropped,
+        )
+
+    def trace(self) -> Trace:
+        """The trace so far (empty when nothing was recorded)."""
+        return self.snapshot() or _EMPTY
+
+
+def _order(item: tuple[int, ToolCall | ModelCall | Retrieval]) -> tuple[float, int]:
+    sequence, event = item
+    started = event.started
+    return (0.0 if started is None else started.timestamp(), sequence)
+
+
+def _failure(error: BaseException | CallError | str | None) -> CallError | None:
+    if error is None or isinstance(error, CallError):
+        return error
+    if isinstance(error, str):
+        return CallError("Error", error)
+    return CallError.from_exception(error)
+
+
+def current_recorder() -> Recorder | None:
+    """The recorder of the sample being run here, or ``None`` (nothing is recorded)."""
+    return RECORDER.get()
+
+
+def current() -> Trace | None:
+    """The trace of the sample being run or evaluated here; ``None`` outside any.
+
+    While the function under test runs it is what was recorded so far (empty at first);
+    while strategies evaluate it is the trace the engine made current (:func:`using`).
+    """
+    trace = CURRENT.get()
+    if trace is not None:
+        return trace
+    recorder = RECORDER.get()
+    return None if recorder is None else recorder.trace()
+
+
+@contextmanager
+def recording(
+    *,
+    limits: TraceLimits = DEFAULT_LIMITS,
+    tools: ToolSource | None = None,
+    redact: Callable[[Any], Any] | None = None,
+) -> Iterator[Recorder]:
+    """Record what runs inside the block (and the tasks and copied contexts it starts).
+
+    The engine's hook around one call of the function under test: afterwards
+    ``recorder.snapshot()`` is the row's trace (``None`` when nothing was recorded) and
+    ``recorder.unmocked`` an unmocked tool call the function may have swallowed.
+
+    Args:
+        limits: What is kept of each value.
+        tools: Where ``@aeval.tool`` functions get their results; ``None`` calls them.
+        redact: Applied to every argument, result and error message before it is bounded
+            (``Redactor.value``), so no secret is kept, cut or not.
+    """
+    recorder = Recorder(limits=limits, tools=tools, redact=redact)
+    outer_recorder = RECORDER.set(recorder)
+    outer_current = CURRENT.set(None)
+    try:
+        yield recorder
+    finally:
+        CURRENT.reset(outer_current)
+        RECORDER.reset(outer_recorder)
+
+
+@contextmanager
+def using(trace: Trace | None) -> Iterator[None]:
+    """Make ``trace`` current (for strategies evaluating a row) and record nothing meanwhile.
+
+    Model calls made inside the block (an AI judge's) do not belong to the sample's trace,
+    so recording is off in it.
+    """
+    outer_current = CURRENT.set(trace)
+    outer_recorder = RECORDER.set(None)
+    try:
+        yield
+    finally:
+        RECORDER.reset(outer_recorder)
+        CURRENT.reset(outer_current)
+
+
+class Capture:
+    """What :func:`capture` records: read :attr:`trace` after (or during) the block.
+
+    It reads like a :class:`Trace` too (``tool_calls``, ``model_calls``, ``retrievals``,
+    ``events()``, ``tool_names()``, ``calls_of()``), and ``aeval.trace.assert_trace(capture)``
+    checks it.
+    """
+
+    __slots__ = ("_recorder", "_tokens")
+
+    def __init__(
+        self, *, limits: TraceLimits = DEFAULT_LIMITS, tools: ToolSource | None = None
+    ) -> None:
+        self._recorder = Recorder(limits=limits, tools=tools)
+        self._tokens: tuple[Token[Recorder | None], Token[Trace | None]] | None = None
+
+    @property
+    def trace(self) -> Trace:
+        """What was recorded so far (an empty trace when nothing was)."""
+        return self._recorder.trace()
+
+    @property
+    def recorder(self) -> Recorder:
+        """The recorder behind this capture."""
+        return self._recorder
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls recorded so far."""
+        return self.trace.tool_calls
+
+    @property
+    def model_calls(self) -> tuple[ModelCall, ...]:
+        """The model calls recorded so far."""
+        return self.trace.model_calls
+
+    @property
+    def retrievals(self) -> tuple[Retrieval, ...]:
+        """The retrievals recorded so far."""
+        return self.trace.retrievals
+
+    def events(self) -> Iterator[ToolCall | ModelCall | Retrieval]:
+        """Every event so far, in start order."""
+        return self.trace.events()
+
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the tools called so far, in order."""
+        return self.trace.tool_names()
+
+    def calls_of(self, name: str) -> tuple[ToolCall, ...]:
+        """The calls of one tool so far."""
+        return self.trace.calls_of(name)
+
+    def __enter__(self) -> Capture:
+        if self._tokens is not None:
+            raise RuntimeError("this capture is already active: make a new one with capture()")
+        self._tokens = (RECORDER.set(self._recorder), CURRENT.set(None))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._tokens is not None:
+            recorder_token, current_token = self._tokens
+            self._tokens = None
+            CURRENT.reset(current_token)
+            RECORDER.reset(recorder_token)
+
+    async def __aenter__(self) -> Capture:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.__exit__(exc_type, exc, traceback)
+
+    def __repr__(self) -> str:
+        return f"<Capture {self.trace!r}>"
+
+
+def capture(*, limits: TraceLimits = DEFAULT_LIMITS, tools: ToolSource | None = None) -> Capture:
+    """Record a trace outside a Scorer, e.g. in a pytest test.
+
+    Example:
+        >>> import aeval
+        >>> @aeval.tool
+        ... def get_weather(city: str) -> str:
+        ...     return "sunny"
+        >>> with aeval.trace.capture() as trace:
+        ...     _ = get_weather("Mysore")
+        >>> trace.tool_names()
+        ('get_weather',)
+
+    Args:
+        limits: What is kept of each value.
+        tools: Serve ``@aeval.tool`` results from fixtures (``aeval.trace.Fixtures``) instead
+            of calling the tools.
+    """
+    return Capture(limits=limits, tools=tools)
+
+
+def record_tool_call(
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    result: Any = None,
+    error: BaseException | str | None = None,
+) -> None:
+    """Record a tool call that was made without ``@aeval.tool`` (ignored outside a sample).
+
+    Args:
+        name: The tool's name.
+        arguments: Its arguments by name.
+        result: What it returned.
+        error: What it raised (an exception or a message).
+    """
+    recorder = RECORDER.get()
+    if recorder is None:
+        return
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a tool's name must be a non-empty string, got {name!r}")
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise TypeError(
+            f"a tool call's arguments must be a mapping of names to values, got {arguments!r}"
+        )
+    recorder.add_tool_call(
+        recorder.start(), name, arguments or {}, result=result, error=error, mocked=False
+    )
+
+
+def _document(item: Document | Mapping[str, Any] | str, recorder: Recorder) -> Document:
+    if isinstance(item, str):
+        text, _ = recorder.keep(item)
+        return Document(text=text)
+    if isinstance(item, Document):
+        fields: Mapping[str, Any] = {"id": item.id, "text": item.text, "score": item.score}
+    elif isinstance(item, Mapping):
+        fields = item
+    else:
+        raise TypeError(
+            "a retrieved document must be an aeval.trace.Document, a mapping with id, text "
+            f"and score, or a string, got {type(item).__name__}"
+        )
+    identifier, text, score = fields.get("id"), fields.get("text"), fields.get("score")
+    if text is not None:
+        text, _ = recorder.keep(text if isinstance(text, str) else str(text))
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+        raise TypeError(f"a document's score must be a number, got {score!r}")
+    return Document(
+        id=None if identifier is None else str(identifier),
+        text=text,
+        score=None if score is None else float(score),
+    )
+
+
+def record_retrieval(
+    documents: Iterable[Document | Mapping[str, Any] | str], *, query: str | None = None
+) -> None:
+    """Record a retrieval (ignored outside a sample).
+
+    Args:
+        documents: What was retrieved, best first: :class:`Document` values, mappings with
+            ``id``, ``text`` and ``score``, or texts.
+        query: The query.
+    """
+    recorder = RECORDER.get()
+    if recorder is None:
+        return
+    pending = recorder.start()
+    kept = tuple(_document(item, recorder) for item in documents)
+    if query is not None:
+        query, _ = recorder.keep(query if isinstance(query, str) else str(query))
+    recorder.add(pending, Retrieval(query=query, documents=kept, started=pending[1]))
+
+
+def record_model_call(
+    *,
+    model: str | None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    duration: float | None = None,
+    requested_tools: Sequence[str] = (),
+    started: datetime | None = None,
+) -> None:
+    """Record a chat model call (ignored outside a sample); model clients call this.
+
+    Args:
+        model: The model's name.
+        prompt_tokens: Tokens of the prompt, when known.
+        completion_tokens: Tokens of the completion, when known.
+        duration: Seconds from the request to the response.
+        requested_tools: The tools the model asked to call.
+        started: When the request was sent; now when not given.
+    """
+    recorder = RECORDER.get()
+    if recorder is None:
+        return
+    pending = recorder.start(started)
+    recorder.add(
+        pending,
+        ModelCall(
+            model=model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            duration=duration,
+            requested_tools=tuple(requested_tools),
+            started=pending[1],
+        ),
+    )

@@ -1,0 +1,179 @@
+"""``@aeval.tool``: record each call of a function in the trace of the sample making it."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from .._exceptions import UnmockedToolCall
+from ._context import RECORDER, Recorder
+
+__all__ = ["tool"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_BOUND_NAMES = ("self", "cls")
+
+
+class _Arguments:
+    """Reads a call's arguments by parameter name, with the defaults applied.
+
+    A function with plain parameters (no ``*args``, no keyword-only ones) is read without
+    ``inspect.Signature.bind``, which would cost more than the rest of the recording.
+    """
+
+    __slots__ = (
+        "_names",
+        "_signature",
+        "_simple",
+        "_skip",
+        "_tails",
+        "_var_keyword",
+    )
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        try:
+            self._signature: inspect.Signature | None = inspect.signature(function)
+        except (TypeError, ValueError):
+            self._signature = None
+        parameters = [] if self._signature is None else list(self._signature.parameters.values())
+        first = parameters[0].name if parameters else None
+        self._skip = first if first in _BOUND_NAMES else None
+        self._var_keyword = next(
+            (p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), None
+        )
+        positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        self._simple = self._signature is not None and all(p.kind is positional for p in parameters)
+        self._names = tuple(p.name for p in parameters)
+        self._tails: dict[int, dict[str, Any]] = {}  # positional count -> defaults of the rest
+        for count in range(len(parameters), -1, -1):
+            rest = parameters[count:]
+            if any(p.default is inspect.Parameter.empty for p in rest):
+                break
+            self._tails[count] = {p.name: p.default for p in rest}
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self._simple and not kwargs and len(args) in self._tails:
+            arguments = dict(zip(self._names, args, strict=False))
+            arguments.update(self._tails[len(args)])
+            if self._skip is not None:
+                del arguments[self._skip]
+            return arguments
+        return self._bind(args, kwargs)
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self._signature is None:
+            return {"args": list(args), **kwargs} if args else dict(kwargs)
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError:
+            return {"args": list(args), **kwargs} if args else dict(kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        if self._skip is not None:
+            arguments.pop(self._skip, None)
+        if self._var_keyword is not None:
+            arguments.update(arguments.pop(self._var_keyword, {}))
+        return arguments
+
+
+def _served(recorder: Recorder, name: str, arguments: dict[str, Any]) -> Any:
+    assert recorder.tools is not None
+    try:
+        return recorder.tools.serve(name, arguments)
+    except UnmockedToolCall as error:
+        recorder.note_unmocked(error)
+        raise
+
+
+def _wrap(function: _F, given: str | None) -> _F:
+    name = given or str(getattr(function, "__name__", type(function).__name__))
+    read = _Arguments(function)
+    if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        getattr(function, "__call__", None)  # noqa: B004
+    ):
+
+        @functools.wraps(function)
+        async def call_async(*args: Any, **kwargs: Any) -> Any:
+            recorder = RECORDER.get()
+            if recorder is None:
+                return await function(*args, **kwargs)
+            pending = recorder.start()
+            arguments = read(args, kwargs)
+            mocked = recorder.tools is not None
+            try:
+                if mocked:
+                    result = _served(recorder, name, arguments)
+                else:
+                    result = await function(*args, **kwargs)
+            except BaseException as exc:
+                recorder.add_tool_call(pending, name, arguments, error=exc, mocked=mocked)
+                raise
+            recorder.add_tool_call(pending, name, arguments, result=result, mocked=mocked)
+            return result
+
+        return call_async  # type: ignore[return-value]
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        recorder = RECORDER.get()
+        if recorder is None:
+            return function(*args, **kwargs)
+        pending = recorder.start()
+        arguments = read(args, kwargs)
+        mocked = recorder.tools is not None
+        try:
+            result = _served(recorder, name, arguments) if mocked else function(*args, **kwargs)
+        except BaseException as exc:
+            recorder.add_tool_call(pending, name, arguments, error=exc, mocked=mocked)
+            raise
+        recorder.add_tool_call(pending, name, arguments, result=result, mocked=mocked)
+        return result
+
+    return call  # type: ignore[return-value]
+
+
+@overload
+def tool(function: _F, /) -> _F: ...
+
+
+@overload
+def tool(*, name: str | None = None) -> Callable[[_F], _F]: ...
+
+
+def tool(function: _F | None = None, /, *, name: str | None = None) -> _F | Callable[[_F], _F]:
+    """Record each call of a tool in the trace of the sample making it.
+
+    Works on plain and ``async`` functions and on methods (``self`` is not recorded). The
+    arguments are recorded by parameter name with the defaults applied, then the result, or
+    the exception, which still propagates. Outside a sample (no Scorer, no
+    ``aeval.trace.capture()``) the function is simply called. Under ``tools="fixtures"`` or a
+    replay the function is not called: the result is served (``ToolCall.mocked``), and a call
+    with nothing to serve raises :class:`~aeval.UnmockedToolCall`.
+
+    Example:
+        >>> import aeval
+        >>> @aeval.tool
+        ... def get_weather(city: str, unit: str = "C") -> str:
+        ...     return f"sunny in {city}"
+        >>> with aeval.trace.capture() as trace:
+        ...     _ = get_weather("Mysore")
+        >>> dict(trace.tool_calls[0].arguments)
+        {'city': 'Mysore', 'unit': 'C'}
+
+    Args:
+        function: The function (when used as ``@aeval.tool``).
+        name: The tool's name in traces; the function's name by default.
+    """
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ValueError(f"a tool's name must be a non-blank string, got {name!r}")
+    if function is None:
+        return lambda inner: _wrap(_callable(inner), name)
+    return _wrap(_callable(function), name)
+
+
+def _callable(function: _F) -> _F:
+    if not callable(function):
+        raise TypeError(f"@aeval.tool decorates a function, got {function!r}")
+    return function
