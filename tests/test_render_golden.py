@@ -94,7 +94,7 @@ async def _fill(store_path: Path, reports: dict[str, EvaluationReport]) -> None:
         await store.save(reports["baseline"], "support", labels=["nightly"], git_dirty=False)
         await store.save(reports["candidate"], "support", labels=["prompt-v2"], git_dirty=True)
         partial = reports["partial"]
-        stopped = replace(partial.run, finished_at=partial.run.started_at + 5.0)
+        stopped = replace(partial.run, finished_at=(partial.run.started_at or 0.0) + 5.0)
         await store.save(
             EvaluationReport(partial.evaluations, run=stopped), "support", labels=["# killed"]
         )
