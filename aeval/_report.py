@@ -526,7 +526,7 @@ class EvaluationReport:
         Args:
             console: A rich ``Console`` to print on (default: a new one on standard output).
         """
-        from ._summary import print_report
+        from .formatters._report_terminal import print_report
 
         print_report(self, console=console)
 

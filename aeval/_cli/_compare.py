@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +24,22 @@ from .._compare import (
     Gate,
     LoadedSide,
     compare_loaded,
-    format_for_path,
     load_ref,
     load_side,
-    render,
     store_path,
 )
 from .._display import printable
 from .._files import write_atomic
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
-from .._terminal import print_line, terminal_console
+from ..formatters._registry import (
+    formats_in_order,
+    formatter_for_path,
+    get_formatter,
+    render,
+    supported_formats,
+)
+from ..formatters._terminal import print_line, terminal_console
 
 __all__ = [
     "add_compare_command",
@@ -44,7 +50,17 @@ __all__ = [
     "run_compare",
 ]
 
-_OUTPUT_FORMATS = ("terminal", "text", "markdown", "json", "html", "junit")
+
+class _OutputFormats:
+    """``terminal`` and the comparison formats registered when the command line is read."""
+
+    def __contains__(self, name: object) -> bool:
+        return name == "terminal" or (
+            isinstance(name, str) and name in supported_formats("comparison")
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("terminal", *formats_in_order("comparison")))
 
 
 def _points(text: str) -> float:
@@ -114,7 +130,7 @@ def add_compare_command(commands: Any) -> None:
     add_gate_options(compare)
     compare.add_argument(
         "--format",
-        choices=_OUTPUT_FORMATS,
+        choices=_OutputFormats(),
         help="terminal (tables, the default), text, markdown, json, html or junit",
     )
     compare.add_argument(
@@ -172,12 +188,18 @@ def run_compare(args: argparse.Namespace) -> int:
     fmt: str | None = args.format
     output: Path | None = args.output
     if output is not None:
-        fmt = "text" if fmt == "terminal" else fmt or format_for_path(output)
+        fmt = (
+            "text"
+            if fmt == "terminal"
+            else fmt or formatter_for_path(output, subject="comparison").name
+        )
     comparison = anyio.run(_compare, args)
     line, failed = gate_line(gate, comparison)
     rendered = None
     if fmt not in (None, "terminal"):
-        rendered = render(comparison, fmt, margin=gate.margin, non_inferiority=gate.non_inferiority)
+        rendered = render(
+            "comparison", fmt, comparison, margin=gate.margin, non_inferiority=gate.non_inferiority
+        )
     if rendered is not None and output is None:
         sys.stdout.write(safe_text(rendered))
         sys.stderr.write(f"aeval: {printable(line)}\n")
@@ -190,9 +212,6 @@ def run_compare(args: argparse.Namespace) -> int:
         print_line(console, f"Comparison written to {output}")
     print_line(console, line)
     return 1 if failed else 0
-
-
-_FILE_FORMATS = {"markdown": ".md", "json": ".json", "html": ".html", "junit": ".xml"}
 
 
 async def _candidate(report: EvaluationReport, rows: Path, output_dir: Path) -> LoadedSide:
@@ -227,11 +246,12 @@ def compare_run(
         comparison.print(console, margin=gate.margin)
     written = []
     for name in dict.fromkeys(formats):
-        extension = _FILE_FORMATS.get(name)
-        if extension is None:
+        if name == "text" or name not in supported_formats("comparison"):
             continue
-        path = output_dir / f"comparison{extension}"
-        text = render(comparison, name, margin=gate.margin, non_inferiority=gate.non_inferiority)
+        path = output_dir / f"comparison{get_formatter(name, subject='comparison').extension}"
+        text = render(
+            "comparison", name, comparison, margin=gate.margin, non_inferiority=gate.non_inferiority
+        )
         write_atomic(path, text)
         written.append(path)
     if written and not quiet:

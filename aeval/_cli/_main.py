@@ -43,7 +43,7 @@ from .._report import EvaluationReport
 from .._run_info import Gate
 from .._shards import Shard
 from .._sinks import read_run
-from .._terminal import print_line, terminal_console
+from ..formatters._terminal import print_line, terminal_console
 from ._build import build_strategies, import_object, import_paths
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
 from ._config import ConfigError, ErrorLimit, RunConfig, load_config

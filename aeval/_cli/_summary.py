@@ -15,8 +15,8 @@ from .._numbers import format_percent
 from .._report import EvaluationReport, partial_note
 from .._results import EvaluationRow
 from .._run_info import Gate, GateCheck
-from .._summary import print_report
-from .._terminal import print_line
+from ..formatters._report_terminal import print_report
+from ..formatters._terminal import print_line
 from ._config import ErrorLimit, RunConfig
 
 __all__ = ["Check", "check_thresholds", "error_types", "gate_of", "print_summary", "verdict"]

@@ -22,13 +22,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
+from .._compare._align import PairKey
+from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
 from .._numbers import format_number
-from ..formatters._escape import csp_hash, valid_html
-from ..formatters._header import truncated
-from ._align import PairKey
-from ._comparison import ChangedPair, Comparison, format_p, signed
-from ._terminal import scope_verdict
+from ._comparison_terminal import scope_verdict
+from ._escape import csp_hash, valid_html
+from ._header import truncated
 
 __all__ = ["highlight_difference", "render_html"]
 

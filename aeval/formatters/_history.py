@@ -20,7 +20,7 @@ import orjson
 
 from .._jsonsafe import safe_text
 from .._numbers import format_interval, format_number, format_percent
-from ._values import HistoryPoint, RunSummary
+from .._store._values import HistoryPoint, RunSummary
 
 __all__ = [
     "History",

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .._compare._align import PairKey
+from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
 from .._numbers import format_number, truncate
-from ..formatters._escape import markdown_inline
-from ._align import PairKey
-from ._comparison import ChangedPair, Comparison, format_p, signed
-from ._terminal import scope_verdict
+from ._comparison_terminal import scope_verdict
+from ._escape import markdown_inline
 
 __all__ = ["render_markdown"]
 
