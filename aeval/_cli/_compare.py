@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from .._files import write_atomic
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
 from ..formatters._registry import (
-    formats_in_order,
+    FormatChoices,
     formatter_for_path,
     get_formatter,
     render,
@@ -49,18 +48,6 @@ __all__ = [
     "gate_line",
     "run_compare",
 ]
-
-
-class _OutputFormats:
-    """``terminal`` and the comparison formats registered when the command line is read."""
-
-    def __contains__(self, name: object) -> bool:
-        return name == "terminal" or (
-            isinstance(name, str) and name in supported_formats("comparison")
-        )
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(("terminal", *formats_in_order("comparison")))
 
 
 def _points(text: str) -> float:
@@ -130,7 +117,7 @@ def add_compare_command(commands: Any) -> None:
     add_gate_options(compare)
     compare.add_argument(
         "--format",
-        choices=_OutputFormats(),
+        choices=FormatChoices("comparison", "terminal"),
         help="terminal (tables, the default), text, markdown, json, html or junit",
     )
     compare.add_argument(

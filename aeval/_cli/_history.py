@@ -122,7 +122,7 @@ async def history_command(
     strategy: str | None,
     since: str | None,
     last: int | None,
-    format: Literal["table", "json", "markdown", "html"],
+    format: str,
     output: Path | None,
     shards: bool = False,
 ) -> int:

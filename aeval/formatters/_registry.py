@@ -22,14 +22,14 @@ that ``import aeval`` stays cheap.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from .._exceptions import FormatError
 from .._plugins import PluginRegistry
-from ._base import ReportFormatter
+from ._base import Formatter, ReportFormatter
 from .html import HtmlFormatter
 from .json import JsonFormatter
 from .junit import JunitFormatter
@@ -40,6 +40,7 @@ __all__ = [
     "EXTENSION_ALIASES",
     "SUBJECTS",
     "BuiltinFormatter",
+    "FormatChoices",
     "formatter_for_extension",
     "formatter_for_path",
     "formats_in_order",
@@ -236,7 +237,7 @@ def _unknown(name: str, subject: str) -> FormatError:
 
 
 def register_formatter(
-    formatter: ReportFormatter, *, replace: bool = False, subject: str | None = None
+    formatter: Formatter, *, replace: bool = False, subject: str | None = None
 ) -> ReportFormatter:
     """Make a formatter available by its name (to ``report.save``, ``report.format``,
     ``comparison.format``, ``aeval compare --format``, ``aeval history --format`` …).
@@ -259,8 +260,9 @@ def register_formatter(
     """
     chosen = _subject(getattr(formatter, "subject", "report") if subject is None else subject)
     _check_formatter(formatter, "register_formatter() argument", chosen)
-    _REGISTRY.register(_Slot(chosen, formatter), replace=replace)
-    return formatter
+    registered = cast(ReportFormatter, formatter)
+    _REGISTRY.register(_Slot(chosen, registered), replace=replace)
+    return registered
 
 
 def unregister_formatter(name: str, *, subject: str = "report") -> ReportFormatter:
@@ -296,6 +298,28 @@ def get_formatter(name: str, *, subject: str = "report") -> ReportFormatter:
 def formats_in_order(subject: str) -> tuple[str, ...]:
     """The names of the formatters of ``subject`` in registration order (built-ins first)."""
     return tuple(f.name for f in _formatters(_subject(subject)))
+
+
+class FormatChoices:
+    """The names of ``subject``'s formats, read from the registry each time they are used
+    (the ``choices`` of a command-line option), after the names in ``first``.
+
+    Args:
+        subject: What the formats render.
+        first: Names offered before the registered ones (``"terminal"``, ``"table"``).
+    """
+
+    def __init__(self, subject: str, *first: str) -> None:
+        self.subject = _subject(subject)
+        self.first = first
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.first or (
+            isinstance(name, str) and name in formats_in_order(self.subject)
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((*self.first, *formats_in_order(self.subject)))
 
 
 def supported_formats(subject: str = "report") -> tuple[str, ...]:
