@@ -515,10 +515,9 @@ class EvaluationReport:
 
     def format(self, format: str = "markdown", **options: Any) -> str:
         """Render the report with a registered formatter (``"markdown"``, ``"json"``, …)."""
-        from .formatters import get_formatter
+        from .formatters._registry import render
 
-        rendered = get_formatter(format).format(self, **options)
-        return rendered if isinstance(rendered, str) else rendered.decode()
+        return render("report", format, self, **options)
 
     def print(self, console: Console | None = None) -> None:
         """Print the summary ``aeval run`` prints (score and interval, tables, failures).

@@ -109,42 +109,33 @@ class _Slot:
         return getattr(self.formatter, "priority", 0)
 
 
+_BUILTINS = (
+    # subject, name, extension, "module:function", options
+    ("comparison", "text", ".txt", "_comparison_terminal:text_of", "margin"),
+    ("comparison", "markdown", ".md", "_comparison_markdown:render_markdown", "margin"),
+    ("comparison", "json", ".json", "_comparison_json:render_json", "margin"),
+    ("comparison", "html", ".html", "_comparison_html:render_html", "margin"),
+    ("comparison", "junit", ".xml", "_comparison_junit:render_junit", "margin non_inferiority"),
+    ("history", "json", ".json", "_history:history_json", ""),
+    ("history", "markdown", ".md", "_history:history_markdown", ""),
+    ("history", "html", ".html", "_history:history_html", ""),
+    ("runs", "json", ".json", "_history:runs_json", ""),
+    ("suite", "markdown", ".md", "_suite:suite_markdown", "generated"),
+    ("suite", "json", ".json", "_suite:suite_json", "generated"),
+)
+
+
 def _builtins() -> list[_Slot]:
-    margin = frozenset({"margin"})
-    generated = frozenset({"generated"})
-    report: list[ReportFormatter] = [
-        HtmlFormatter(),
-        JsonFormatter(),
-        JunitFormatter(),
-        MarkdownFormatter(),
-    ]
-    others: list[tuple[str, BuiltinFormatter]] = [
-        ("comparison", BuiltinFormatter("text", ".txt", "_comparison_terminal:text_of", margin)),
-        (
-            "comparison",
-            BuiltinFormatter("markdown", ".md", "_comparison_markdown:render_markdown", margin),
-        ),
-        ("comparison", BuiltinFormatter("json", ".json", "_comparison_json:render_json", margin)),
-        ("comparison", BuiltinFormatter("html", ".html", "_comparison_html:render_html", margin)),
-        (
-            "comparison",
-            BuiltinFormatter(
-                "junit",
-                ".xml",
-                "_comparison_junit:render_junit",
-                frozenset({"margin", "non_inferiority"}),
-            ),
-        ),
-        ("history", BuiltinFormatter("json", ".json", "_history:history_json")),
-        ("history", BuiltinFormatter("markdown", ".md", "_history:history_markdown")),
-        ("history", BuiltinFormatter("html", ".html", "_history:history_html")),
-        ("runs", BuiltinFormatter("json", ".json", "_history:runs_json")),
-        ("suite", BuiltinFormatter("markdown", ".md", "_suite:suite_markdown", generated)),
-        ("suite", BuiltinFormatter("json", ".json", "_suite:suite_json", generated)),
-    ]
+    report = (HtmlFormatter(), JsonFormatter(), JunitFormatter(), MarkdownFormatter())
     return [
         *(_Slot("report", formatter) for formatter in report),
-        *(_Slot(subject, cast(ReportFormatter, formatter)) for subject, formatter in others),
+        *(
+            _Slot(
+                subject,
+                cast(ReportFormatter, BuiltinFormatter(name, ext, target, frozenset(o.split()))),
+            )
+            for subject, name, ext, target, o in _BUILTINS
+        ),
     ]
 
 
