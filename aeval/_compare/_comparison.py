@@ -335,7 +335,8 @@ class Comparison:
         margin: float = 0.0,
         non_inferiority: float | None = None,
     ) -> str:
-        """Render as ``"markdown"``, ``"json"``, ``"html"``, ``"junit"`` or ``"text"``.
+        """Render as ``"markdown"``, ``"json"``, ``"html"``, ``"junit"``, ``"text"`` or a
+        format registered with ``register_formatter(..., subject="comparison")``.
 
         Args:
             format: The format's name.
