@@ -42,6 +42,8 @@ class PluginRegistry(Generic[_T]):
         builtins: Makes the built-in plugins (called again for :meth:`isolated`).
         duplicate: Builds the error raised when a key is taken and ``replace`` is false;
             ``None`` means a registration always replaces.
+        same: Whether an entry point's plugin is the one already registered under its key
+            (then it is skipped, not a clash); by default, whether they have the same type.
     """
 
     def __init__(
@@ -52,12 +54,14 @@ class PluginRegistry(Generic[_T]):
         build: Callable[[Any], _T],
         builtins: Callable[[], Iterable[_T]],
         duplicate: Callable[[_T, _T], Exception] | None = None,
+        same: Callable[[_T, _T], bool] | None = None,
     ) -> None:
         self.group = group
         self._key = key
         self._build = build
         self._builtins = builtins
         self._duplicate = duplicate
+        self._same = same if same is not None else _same_type
         self._lock = threading.RLock()
         self._counter = itertools.count()
         self._entries: list[_Entry[_T]] = []
@@ -119,7 +123,7 @@ class PluginRegistry(Generic[_T]):
                 loaded.append((plugin, _priority(plugin)))
             for plugin, priority in loaded:
                 taken = self.get_loaded(self._key(plugin))
-                if taken is not None and type(taken) is type(plugin):
+                if taken is not None and self._same(taken, plugin):
                     continue
                 self._add(plugin, priority=priority, replace=False)
             self._entry_points_loaded = True
@@ -147,6 +151,10 @@ class PluginRegistry(Generic[_T]):
         finally:
             with self._lock:
                 self._entries, self._entry_points_loaded = saved
+
+
+def _same_type(a: object, b: object) -> bool:
+    return type(a) is type(b)
 
 
 def _priority(plugin: object) -> int:

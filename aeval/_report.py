@@ -515,10 +515,9 @@ class EvaluationReport:
 
     def format(self, format: str = "markdown", **options: Any) -> str:
         """Render the report with a registered formatter (``"markdown"``, ``"json"``, …)."""
-        from .formatters import get_formatter
+        from .formatters._registry import render
 
-        rendered = get_formatter(format).format(self, **options)
-        return rendered if isinstance(rendered, str) else rendered.decode()
+        return render("report", format, self, **options)
 
     def print(self, console: Console | None = None) -> None:
         """Print the summary ``aeval run`` prints (score and interval, tables, failures).
@@ -526,7 +525,7 @@ class EvaluationReport:
         Args:
             console: A rich ``Console`` to print on (default: a new one on standard output).
         """
-        from ._summary import print_report
+        from .formatters._report_terminal import print_report
 
         print_report(self, console=console)
 

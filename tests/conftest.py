@@ -3,11 +3,12 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from aeval._plugins import PluginRegistry
-from aeval.formatters import ReportFormatter, _registry
+from aeval.formatters import _registry
 
 CHECKOUT_STORE = Path(__file__).resolve().parent.parent / ".aeval"
 
@@ -34,7 +35,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginRegistry[ReportFormatter]]:
+def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginRegistry[Any]]:
     """The formatter registry with the built-ins only, restored after the test.
 
     Entry points load on first use as usual; none is declared unless the test monkeypatches

@@ -17,7 +17,7 @@ from test_formatter_html import FORBIDDEN, HOSTILE, parse
 from test_formatter_markdown import parse as parse_markdown
 
 from aeval import Comparison, FormatError
-from aeval._compare._html import highlight_difference
+from aeval.formatters._comparison_html import highlight_difference
 
 pytestmark = pytest.mark.anyio
 

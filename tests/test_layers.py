@@ -8,17 +8,18 @@ Bottom to top (a module imports only from its own layer or below):
    low so that the model clients record their calls and everything above reads traces)
 2. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
 3. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
-4. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``,
-   ``_terminal``
-5. report: ``_report``, ``_aggregator``, ``_summary``, ``_judging``
+4. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
+5. report: ``_report``, ``_aggregator``, ``_judging``
 6. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_run`` (one run of a
    Scorer), ``_workers`` (a run's worker pool), ``_progress`` (the progress display of a run,
    rich imported only when shown), ``_sync``, ``_builder``, ``_assertions``,
    ``_executor`` (indexed samples, the executor protocol), ``_shards`` (the split into shards
    and their merge)
 7. strategies: ``aeval.strategies``
-8. formatters: ``aeval.formatters``
-9. history: ``aeval._store`` (the run store), ``aeval._compare`` (comparing two runs)
+8. history: ``aeval._store`` (the run store only), ``aeval._compare`` (the statistics of
+   comparing two runs only)
+9. formatters: ``aeval.formatters``, every rendering of every subject (reports, comparisons,
+   histories, run lists, suite reports, the terminal's tables)
 10. online evaluation: ``aeval.online`` (the evaluator a live service runs)
 11. the cluster executor: ``aeval.ray`` (a Scorer's samples on Ray workers)
 12. the testing kit: ``aeval.testing``
@@ -27,10 +28,11 @@ Bottom to top (a module imports only from its own layer or below):
 
 Imports under ``if TYPE_CHECKING:`` are types only and do not count. An import inside a
 function (loaded when it runs) may reach up only through the documented facades: the report
-renders and saves itself through the formatters (``report.format``, ``report.save``) and
-prints itself through the summary; the sample model loads through its loaders; the
-similarity strategy builds its default local embedder; ``assert_that`` hands a comparison to
-its assertions. Besides:
+renders, saves and prints itself through the formatters (``report.format``, ``report.save``,
+``report.print``), and so does a comparison (``comparison.format``, ``print``,
+``save_as``); a comparison side reads a ``report.json`` through the JSON formatter's reader;
+the sample model loads through its loaders; the similarity strategy builds its default local
+embedder; ``assert_that`` hands a comparison to its assertions. Besides:
 
 - strategies never import httpx, the formatters, the Scorer or the command line;
 - nothing but the edges imports the command line or the pytest plugin;
@@ -68,9 +70,8 @@ LAYERS: list[tuple[str, ...]] = [
         "aeval._display",
         "aeval._jsonsafe",
         "aeval._redact",
-        "aeval._terminal",
     ),
-    ("aeval._report", "aeval._aggregator", "aeval._summary", "aeval._judging"),
+    ("aeval._report", "aeval._aggregator", "aeval._judging"),
     (
         "aeval._callables",
         "aeval._threads",
@@ -86,8 +87,8 @@ LAYERS: list[tuple[str, ...]] = [
         "aeval._shards",
     ),
     ("aeval.strategies",),
-    ("aeval.formatters",),
     ("aeval._store", "aeval._compare"),
+    ("aeval.formatters",),
     ("aeval.online",),
     ("aeval.ray",),
     ("aeval.testing",),
@@ -96,7 +97,8 @@ LAYERS: list[tuple[str, ...]] = [
 
 FACADES = {
     ("aeval._report", "aeval.formatters"),
-    ("aeval._report", "aeval._summary"),
+    ("aeval._compare._comparison", "aeval.formatters"),
+    ("aeval._compare._sides", "aeval.formatters.json"),
     ("aeval._report", "aeval._aggregator"),
     ("aeval._samples._model", "aeval._samples._loaders"),
     ("aeval.strategies.similarity", "aeval.models.local"),
@@ -244,7 +246,19 @@ def test_the_package_keeps_its_layers() -> None:
             "aeval._scorer",
             "def f():\n    from .formatters import get_formatter\n",
             "aeval._scorer:2 imports aeval.formatters: layer 6 (aeval._callables…) may not "
-            "import layer 8 (aeval.formatters…)",
+            "import layer 9 (aeval.formatters…)",
+        ),
+        (
+            "aeval._store._store",
+            "from ..formatters._history import history_json\n",
+            "aeval._store._store:1 imports aeval.formatters._history: layer 8 (aeval._store…) "
+            "may not import layer 9 (aeval.formatters…)",
+        ),
+        (
+            "aeval._compare._sides",
+            "def f():\n    from ..formatters._comparison_html import render_html\n",
+            "aeval._compare._sides:2 imports aeval.formatters._comparison_html: layer 8 "
+            "(aeval._store…) may not import layer 9 (aeval.formatters…)",
         ),
         (
             "aeval.strategies.judge",
@@ -276,3 +290,5 @@ def test_allowed_imports_are_not_reported() -> None:
         "def save():\n    from .formatters import save_report\n"
     )
     assert problems(imports_of("aeval._report", allowed)) == []
+    facade = "def format():\n    from ..formatters._registry import render\n"
+    assert problems(imports_of("aeval._compare._comparison", facade)) == []

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample, compare
 from aeval._display import printable
-from aeval._terminal import WIDE, terminal_console
+from aeval.formatters._terminal import WIDE, terminal_console
 
 __all__ = ["cli", "project"]
 

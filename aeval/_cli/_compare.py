@@ -23,17 +23,22 @@ from .._compare import (
     Gate,
     LoadedSide,
     compare_loaded,
-    format_for_path,
     load_ref,
     load_side,
-    render,
     store_path,
 )
 from .._display import printable
 from .._files import write_atomic
 from .._jsonsafe import safe_text
 from .._report import EvaluationReport
-from .._terminal import print_line, terminal_console
+from ..formatters._registry import (
+    FormatChoices,
+    formatter_for_path,
+    get_formatter,
+    render,
+    supported_formats,
+)
+from ..formatters._terminal import print_line, terminal_console
 
 __all__ = [
     "add_compare_command",
@@ -43,8 +48,6 @@ __all__ = [
     "gate_line",
     "run_compare",
 ]
-
-_OUTPUT_FORMATS = ("terminal", "text", "markdown", "json", "html", "junit")
 
 
 def _points(text: str) -> float:
@@ -114,7 +117,7 @@ def add_compare_command(commands: Any) -> None:
     add_gate_options(compare)
     compare.add_argument(
         "--format",
-        choices=_OUTPUT_FORMATS,
+        choices=FormatChoices("comparison", "terminal"),
         help="terminal (tables, the default), text, markdown, json, html or junit",
     )
     compare.add_argument(
@@ -172,12 +175,18 @@ def run_compare(args: argparse.Namespace) -> int:
     fmt: str | None = args.format
     output: Path | None = args.output
     if output is not None:
-        fmt = "text" if fmt == "terminal" else fmt or format_for_path(output)
+        fmt = (
+            "text"
+            if fmt == "terminal"
+            else fmt or formatter_for_path(output, subject="comparison").name
+        )
     comparison = anyio.run(_compare, args)
     line, failed = gate_line(gate, comparison)
     rendered = None
     if fmt not in (None, "terminal"):
-        rendered = render(comparison, fmt, margin=gate.margin, non_inferiority=gate.non_inferiority)
+        rendered = render(
+            "comparison", fmt, comparison, margin=gate.margin, non_inferiority=gate.non_inferiority
+        )
     if rendered is not None and output is None:
         sys.stdout.write(safe_text(rendered))
         sys.stderr.write(f"aeval: {printable(line)}\n")
@@ -190,9 +199,6 @@ def run_compare(args: argparse.Namespace) -> int:
         print_line(console, f"Comparison written to {output}")
     print_line(console, line)
     return 1 if failed else 0
-
-
-_FILE_FORMATS = {"markdown": ".md", "json": ".json", "html": ".html", "junit": ".xml"}
 
 
 async def _candidate(report: EvaluationReport, rows: Path, output_dir: Path) -> LoadedSide:
@@ -227,11 +233,12 @@ def compare_run(
         comparison.print(console, margin=gate.margin)
     written = []
     for name in dict.fromkeys(formats):
-        extension = _FILE_FORMATS.get(name)
-        if extension is None:
+        if name == "text" or name not in supported_formats("comparison"):
             continue
-        path = output_dir / f"comparison{extension}"
-        text = render(comparison, name, margin=gate.margin, non_inferiority=gate.non_inferiority)
+        path = output_dir / f"comparison{get_formatter(name, subject='comparison').extension}"
+        text = render(
+            "comparison", name, comparison, margin=gate.margin, non_inferiority=gate.non_inferiority
+        )
         write_atomic(path, text)
         written.append(path)
     if written and not quiet:

@@ -10,26 +10,15 @@ from typing import Literal
 
 import anyio
 import anyio.to_thread
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
 from .._display import printable
 from .._files import write_atomic
-from .._numbers import format_interval, format_percent
-from .._store import DEFAULT_STORE_PATH, RunStore, RunSummary
-from .._store._render import (
-    History,
-    commit_text,
-    history_html,
-    history_json,
-    history_markdown,
-    runs_json,
-    sparkline,
-    utc,
-)
+from .._store import DEFAULT_STORE_PATH, RunStore
 from .._store._values import parse_since
-from .._terminal import plain, print_line, print_table, terminal_console
+from ..formatters._history import History
+from ..formatters._history_terminal import print_history, print_runs
+from ..formatters._registry import render
+from ..formatters._terminal import terminal_console
 from ._config import ConfigError, RunConfig
 
 __all__ = [
@@ -103,46 +92,6 @@ def _no_store(path: Path) -> UsageError:
     )
 
 
-def _print_whole(console: Console, table: Table) -> None:
-    """Print ``table`` at the width its cells need, wider than the console if need be.
-
-    A run's id, score and note must stay whole (a partial run is said in its note): a log or
-    a pipe (80 columns for rich) takes long lines as they are, and a narrow terminal wraps
-    them rather than losing columns.
-    """
-    print_table(console, table, whole_rows=True)
-
-
-def _columns(table: Table, columns: tuple[str, ...]) -> None:
-    for column in columns:
-        fixed = column not in ("name", "note")
-        table.add_column(
-            column,
-            justify="right" if column in ("score (95% CI)", "samples") else "left",
-            no_wrap=fixed,
-            min_width={"id": 20, "run": 20, "name": 8}.get(column),
-            overflow="fold",
-        )
-
-
-def _minute(moment: float) -> str:
-    return utc(moment).removesuffix(" UTC")
-
-
-def _score(score: float, interval: tuple[float, float]) -> str:
-    return f"{format_percent(score)} {format_interval(score, interval)}"
-
-
-def _note(run: RunSummary) -> str:
-    parts = [] if run.shard is None else [f"shard {run.shard}"]
-    if run.partial:
-        expected = f" of {run.samples_expected}" if run.samples_expected is not None else ""
-        end = "" if run.finished_at is not None else ", no end recorded"
-        parts.append(f"partial ({run.samples}{expected} samples{end})")
-    parts += run.labels
-    return ", ".join(parts)
-
-
 async def runs_command(
     *,
     path: Path,
@@ -159,32 +108,9 @@ async def runs_command(
         runs = await store.runs(name, last=last, shards=shards)
         total = len(await store.runs(name, shards=shards)) if len(runs) == last else len(runs)
     if format == "json":
-        sys.stdout.write(runs_json(runs))
+        sys.stdout.write(render("runs", "json", runs))
         return 0
-    console = terminal_console()
-    if not runs:
-        where = f" named {name!r}" if name is not None else ""
-        print_line(console, f"No run{where} in {path}.")
-        return 0
-    table = Table(
-        title=plain(f"Runs in {path}" + (f" named {name}" if name else "")),
-        box=box.SIMPLE,
-        title_justify="left",
-    )
-    _columns(table, ("id", "name", "started (UTC)", "commit", "score (95% CI)", "samples", "note"))
-    for run in runs:
-        table.add_row(
-            plain(run.id),
-            plain(run.name),
-            _minute(run.started_at),
-            plain(commit_text(run.git_commit, run.git_dirty)),
-            _score(run.score, run.interval),
-            str(run.samples),
-            plain(_note(run)),
-        )
-    _print_whole(console, table)
-    if total > len(runs):
-        print_line(console, f"{total - len(runs)} older run(s) not shown: --last N shows more.")
+    print_runs(terminal_console(), runs, path=path, name=name, total=total)
     return 0
 
 
@@ -196,7 +122,7 @@ async def history_command(
     strategy: str | None,
     since: str | None,
     last: int | None,
-    format: Literal["table", "json", "markdown", "html"],
+    format: str,
     output: Path | None,
     shards: bool = False,
 ) -> int:
@@ -220,10 +146,9 @@ async def history_command(
         points = points[-last:]
     history = History(name, points, tag=tag, strategy=strategy, since=moment)
     if format == "table":
-        _print_history(history)
+        print_history(history)
         return 0
-    render = {"json": history_json, "markdown": history_markdown, "html": history_html}[format]
-    text = render(history)
+    text = render("history", format, history)
     if output is None:
         sys.stdout.write(text)
     else:
@@ -231,45 +156,6 @@ async def history_command(
         await anyio.to_thread.run_sync(write_atomic, output, text)
         sys.stdout.write(printable(f"History written to {output}") + "\n")
     return 0
-
-
-def _print_history(history: History) -> None:
-    console = terminal_console()
-    points = history.points
-    if not points:
-        since = f" since {utc(history.since)}" if history.since is not None else ""
-        print_line(console, f"No run of {history.name!r}{since}.")
-        return
-    table = Table(
-        title=plain(f"History of {history.name} ({history.subject})"),
-        box=box.SIMPLE,
-        title_justify="left",
-    )
-    _columns(table, ("run", "started (UTC)", "commit", "score (95% CI)", "samples", "note"))
-    for point in points:
-        note = ", ".join(
-            [
-                *([] if point.shard is None else [f"shard {point.shard}"]),
-                *([] if point.complete else ["partial"]),
-                *point.labels,
-            ]
-        )
-        table.add_row(
-            plain(point.run_id),
-            _minute(point.started_at),
-            plain(commit_text(point.git_commit, point.git_dirty)),
-            _score(point.score, point.interval),
-            str(point.samples),
-            plain(note),
-        )
-    _print_whole(console, table)
-    scores = [point.score for point in points]
-    print_line(
-        console,
-        f"pass rate  {sparkline(scores)}  {format_percent(scores[0])} → "
-        f"{format_percent(scores[-1])} (lowest {format_percent(min(scores))}, highest "
-        f"{format_percent(max(scores))}; oldest first)",
-    )
 
 
 def config_error(config: RunConfig, exc: Exception) -> ConfigError:

@@ -43,7 +43,9 @@ from .._report import EvaluationReport
 from .._run_info import Gate
 from .._shards import Shard
 from .._sinks import read_run
-from .._terminal import print_line, terminal_console
+from ..formatters._registry import FormatChoices
+from ..formatters._report_terminal import print_run_summary
+from ..formatters._terminal import print_line, terminal_console
 from ._build import build_strategies, import_object, import_paths
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
 from ._config import ConfigError, ErrorLimit, RunConfig, load_config
@@ -66,7 +68,7 @@ from ._scale import (
     save_merged,
 )
 from ._schema import schema_text
-from ._summary import check_thresholds, gate_of, print_summary, verdict
+from ._summary import check_thresholds, gate_of, verdict
 
 __all__ = [
     "EXIT_BASELINE",
@@ -355,7 +357,7 @@ def _parser() -> argparse.ArgumentParser:
         "--since", metavar="WHEN", help="runs started since: 2026-11-01, 2026-11-01T09:00, 7d"
     )
     history.add_argument("--last", type=_positive_int, metavar="N", help="the last N runs")
-    history.add_argument("--format", choices=("table", "json", "markdown", "html"), default="table")
+    history.add_argument("--format", choices=FormatChoices("history", "table"), default="table")
     history.add_argument(
         "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout"
     )
@@ -515,10 +517,10 @@ def _run_kept(args: argparse.Namespace) -> int:
         else check_thresholds(result.report, config, errors=result.error_types)
     )
     if not args.quiet:
-        print_summary(
+        print_run_summary(
             console,
             result.report,
-            config=config,
+            config=config.path,
             checks=checks,
             files=result.files,
             interrupted=stopped,
@@ -608,10 +610,10 @@ def _merge(args: argparse.Namespace) -> int:
         sys.stderr.write(f"aeval: warning: {not_stored}\n")
     console = terminal_console()
     if not args.quiet:
-        print_summary(
+        print_run_summary(
             console,
             report,
-            config=config,
+            config=config.path,
             checks=checks,
             files=[*written, rows_path],
             interrupted=not report.complete,

@@ -5,21 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
-from pathlib import Path
 from typing import Literal
-
-from rich.console import Console
 
 from .._numbers import format_percent
 from .._report import EvaluationReport, partial_note
 from .._results import EvaluationRow
 from .._run_info import Gate, GateCheck
-from .._summary import print_report
-from .._terminal import print_line
 from ._config import ErrorLimit, RunConfig
 
-__all__ = ["Check", "check_thresholds", "error_types", "gate_of", "print_summary", "verdict"]
+__all__ = ["Check", "check_thresholds", "error_types", "gate_of", "verdict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,53 +205,3 @@ def verdict(checks: Sequence[Check], *, stopped: str | None, report: EvaluationR
     if not checks:
         return "DONE: no threshold configured"
     return "PASSED: " + "; ".join(check.describe() for check in checks if check.actual is not None)
-
-
-def _minimum(checks: Sequence[Check], name: str, *, interrupted: bool) -> str:
-    for check in checks:
-        if check.name == name:
-            if interrupted:
-                return f"{format_percent(check.minimum)} not checked"
-            mark = "ok" if check.passed else "MISSED"
-            return f"{format_percent(check.minimum)} {mark}"
-    return ""
-
-
-def print_summary(
-    console: Console,
-    report: EvaluationReport,
-    *,
-    config: RunConfig,
-    checks: Sequence[Check],
-    files: Sequence[Path],
-    interrupted: bool,
-    stored: str | None = None,
-) -> None:
-    """Print the report's summary (see ``report.print()``), the gate's notes and the files.
-
-    Args:
-        stored: The run's id in the run store (and where), when it was recorded.
-    """
-    extra = [("config", str(config.path))]
-    if stored is not None:
-        extra.append(("run id", stored))
-    print_report(
-        report,
-        console=console,
-        minimum=partial(_minimum, checks, interrupted=interrupted),
-        extra=extra,
-    )
-    for check in checks:
-        if check.actual is None and check.name not in _shown_tags(report):
-            print_line(console, check.describe())
-        elif check.name.startswith("kappa "):
-            mark = "ok" if check.passed else "MISSED"
-            print_line(console, f"{check.describe()} (min kappa {mark})")
-    if files:
-        print_line(console, "Files written:")
-        for path in files:
-            print_line(console, f"  {path}")
-
-
-def _shown_tags(report: EvaluationReport) -> set[str]:
-    return {f"tag {tag}" for tag in report.tag_statistics}

@@ -1,4 +1,5 @@
-"""Comparing two runs: alignment, the paired statistics, the verdict, its renderings."""
+"""Comparing two runs: alignment, the paired statistics, the verdict (rendered by
+:mod:`aeval.formatters`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from ._assertions import ComparisonAssert
 from ._comparison import ChangedPair, Comparison, Verdict
 from ._gates import Gate, regression_message
 from ._refs import DEFAULT_STORE, STORE_ENV, load_ref, store_path
-from ._render import FORMATS, format_for_path, render
 from ._sides import (
     LoadedSide,
     RunSource,
@@ -20,7 +20,6 @@ from ._sides import (
 
 __all__ = [
     "DEFAULT_STORE",
-    "FORMATS",
     "STORE_ENV",
     "ChangedPair",
     "Comparison",
@@ -34,10 +33,8 @@ __all__ = [
     "compare",
     "compare_loaded",
     "compare_sync",
-    "format_for_path",
     "load_ref",
     "load_side",
     "regression_message",
-    "render",
     "store_path",
 ]

@@ -335,7 +335,8 @@ class Comparison:
         margin: float = 0.0,
         non_inferiority: float | None = None,
     ) -> str:
-        """Render as ``"markdown"``, ``"json"``, ``"html"``, ``"junit"`` or ``"text"``.
+        """Render as ``"markdown"``, ``"json"``, ``"html"``, ``"junit"``, ``"text"`` or a
+        format registered with ``register_formatter(..., subject="comparison")``.
 
         Args:
             format: The format's name.
@@ -345,9 +346,9 @@ class Comparison:
         Raises:
             FormatError: An unknown format.
         """
-        from ._render import render
+        from ..formatters._registry import render
 
-        return render(self, format, margin=margin, non_inferiority=non_inferiority)
+        return render("comparison", format, self, margin=margin, non_inferiority=non_inferiority)
 
     def print(self, console: Console | None = None, *, margin: float = 0.0) -> None:
         """Print the comparison as tables (what ``aeval compare`` prints).
@@ -356,7 +357,7 @@ class Comparison:
             console: A rich ``Console`` (default: a new one on standard output).
             margin: The margin, in points, a regression must exceed to be flagged.
         """
-        from ._terminal import print_comparison
+        from ..formatters._comparison_terminal import print_comparison
 
         print_comparison(self, console=console, margin=margin)
 
@@ -378,11 +379,11 @@ class Comparison:
         import anyio.to_thread
 
         from .._files import write_atomic
-        from ._render import format_for_path, render
+        from ..formatters._registry import formatter_for_path, render
 
         target = Path(path)
-        name = format or format_for_path(target)
-        text = render(self, name, margin=margin, non_inferiority=non_inferiority)
+        name = format or formatter_for_path(target, subject="comparison").name
+        text = render("comparison", name, self, margin=margin, non_inferiority=non_inferiority)
         await anyio.Path(target.parent).mkdir(parents=True, exist_ok=True)
         await anyio.to_thread.run_sync(write_atomic, target, text)
         return target

@@ -18,10 +18,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from .._files import write_atomic
-from .._numbers import format_number, format_percent, truncate
+from .._numbers import format_percent, truncate
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -250,32 +248,9 @@ class SuiteReport:
 
     def render_markdown(self, *, generated: datetime | None = None) -> str:
         """The Markdown suite report (upstream's layout, "Test" in place of "Test Class")."""
-        lines = [
-            "# Evaluation Suite Report",
-            "",
-            f"**Generated**: {_timestamp(generated)}",
-            "",
-            "## Summary",
-            "",
-            f"- **Total Reports**: {self.total_reports}",
-            f"- **Total Evaluations**: {self.total_evaluations}",
-            f"- **Passed**: {self.total_passed}",
-            f"- **Failed**: {self.total_failed}",
-            f"- **Average Score**: {format_percent(self.average_score)}",
-            *([f"- **Partial**: {self.partial}"] if self.partial is not None else []),
-            "",
-            "## Individual Reports",
-            "",
-            "| Test | Evaluations | Passed | Failed | Score |",
-            "|------|-------------|--------|--------|-------|",
-        ]
-        for entry in self._entries:
-            name = entry.name.replace("|", "\\|")
-            lines.append(
-                f"| {name} | {entry.evaluations} | {entry.passed} | {entry.failed} "
-                f"| {format_percent(entry.score)} |"
-            )
-        return "\n".join(lines) + "\n"
+        from ..formatters._registry import render
+
+        return render("suite", "markdown", self, generated=generated)
 
     def render_json(self, *, generated: datetime | None = None) -> str:
         """The JSON suite report: upstream's keys, ``test`` in place of ``testClass``.
@@ -284,33 +259,9 @@ class SuiteReport:
         summary also carries ``partial`` (whether evaluations are missing) and
         ``partialReason``.
         """
-        document = {
-            "timestamp": _timestamp(generated),
-            "summary": {
-                "totalReports": self.total_reports,
-                "totalEvaluations": self.total_evaluations,
-                "totalPassed": self.total_passed,
-                "totalFailed": self.total_failed,
-                "averageScore": _rounded(self.average_score),
-                "partial": self.partial is not None,
-                "partialReason": self.partial,
-            },
-            "reports": [
-                {
-                    "test": entry.test_id,
-                    "label": entry.label,
-                    "evaluations": entry.evaluations,
-                    "passed": entry.passed,
-                    "failed": entry.failed,
-                    "errors": entry.errors,
-                    "score": _rounded(entry.score),
-                    "tagScores": {tag: _rounded(s) for tag, s in entry.tag_scores.items()},
-                    "outcome": entry.outcome,
-                }
-                for entry in self._entries
-            ],
-        }
-        return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
+        from ..formatters._registry import render
+
+        return render("suite", "json", self, generated=generated)
 
     def write(
         self, directory: str | PathLike[str], *, generated: datetime | None = None
@@ -333,12 +284,3 @@ class SuiteReport:
         json_path = target / f"{SUITE_REPORT_NAME}.json"
         write_atomic(json_path, self.render_json(generated=when))
         return [markdown, json_path]
-
-
-def _timestamp(generated: datetime | None) -> str:
-    when = generated if generated is not None else datetime.now(UTC)
-    return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _rounded(value: float) -> float:
-    return float(format_number(value))

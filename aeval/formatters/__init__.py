@@ -1,5 +1,7 @@
-"""Report formatters: Markdown, JSON, JUnit XML and HTML built in, more through the
-``aeval.formatters`` entry points or :func:`register_formatter`."""
+"""Every rendering of every subject: reports (Markdown, JSON, JUnit XML and HTML built in),
+comparisons, histories, run lists, suite reports and the terminal's tables; more formats
+through the ``aeval.formatters`` entry points or :func:`register_formatter`, one registry
+keyed by (subject, format)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._exceptions import FormatError
@@ -10,7 +10,7 @@ from .._exceptions import FormatError
 if TYPE_CHECKING:
     from .._report import EvaluationReport
 
-__all__ = ["ReportFormatter", "check_options"]
+__all__ = ["Formatter", "ReportFormatter", "check_options"]
 
 
 @runtime_checkable
@@ -49,6 +49,26 @@ class ReportFormatter(Protocol):
         Raises:
             FormatError: An option is unknown to this formatter or has the wrong type.
         """
+        ...
+
+
+class Formatter(Protocol):
+    """Renders a value of one subject (a report, a comparison, a history, a list of runs or a
+    suite report) in one format: :class:`ReportFormatter`'s shape for any subject."""
+
+    @property
+    def name(self) -> str:
+        """The format's name, e.g. ``"markdown"`` (looked up case-insensitively)."""
+        ...
+
+    @property
+    def extension(self) -> str:
+        """The file extension, with the dot, e.g. ``".md"``."""
+        ...
+
+    @property
+    def format(self) -> Callable[..., str | bytes]:
+        """Renders a value (its first argument) with keyword options."""
         ...
 
 

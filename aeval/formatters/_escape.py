@@ -15,6 +15,7 @@ __all__ = [
     "html_forbidden",
     "markdown_fenced",
     "markdown_inline",
+    "markdown_row",
     "valid_html",
     "xml_message",
     "xml_text",
@@ -48,6 +49,11 @@ def markdown_inline(text: str, *, line_start: bool = False) -> str:
     if not line_start:
         return line
     return _LEADING_MARKER.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", line)
+
+
+def markdown_row(*cells: str) -> str:
+    """One row of a Markdown table: ``| a | b |`` (the cells already escaped)."""
+    return "| " + " | ".join(cells) + " |"
 
 
 def markdown_fenced(text: str) -> list[str]:

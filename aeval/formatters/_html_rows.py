@@ -30,6 +30,7 @@ from .._numbers import format_percent
 from .._results import Outcome
 from ._escape import HTML_SUSPECT, html_forbidden, valid_html
 from ._header import failures_first, parameters_text, truncated
+from ._page import filter_script
 
 if TYPE_CHECKING:
     from .._report import EvaluationReport
@@ -56,11 +57,8 @@ _FILTERS = (
     ("passed", "Passed"),
 )
 
-SCRIPT = """
-(() => {
-  "use strict";
-  const form = document.getElementById("filters");
-  const table = document.getElementById("rows");
+SCRIPT = filter_script(
+    """  const table = document.getElementById("rows");
   const data = document.getElementById("row-data");
   if (!form || !table || !data) return;
   const rows = JSON.parse(data.textContent);
@@ -214,12 +212,8 @@ SCRIPT = """
     show(true);
     table.scrollIntoView();
   });
-  form.addEventListener("submit", (event) => event.preventDefault());
-  window.addEventListener("hashchange", read);
-  form.hidden = false;
-  read();
-})();
 """
+)
 
 _SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028"}
 _SCRIPT_UNSAFE["\u2029"] = "\\u2029"

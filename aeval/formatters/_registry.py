@@ -1,21 +1,35 @@
-"""The registry of report formatters: built-ins, explicit registrations and entry points.
+"""The one registry of formatters, keyed by (subject, format), and the one extension map.
+
+A *subject* is what is rendered: ``"report"`` (an :class:`~aeval.EvaluationReport`, the
+default), ``"comparison"`` (a :class:`~aeval.Comparison`), ``"history"`` (the runs of one name
+over time, ``aeval history``), ``"runs"`` (a list of stored runs, ``aeval runs``) or
+``"suite"`` (the pytest plugin's suite report). Every formatter has the shape of
+:class:`~aeval.formatters.ReportFormatter`: a ``name``, an ``extension`` and a
+``format(value, **options)`` method.
 
 Third-party packages add formatters through the ``aeval.formatters`` entry-point group; each
-entry point loads a formatter class (instantiated without arguments) or instance::
+entry point loads a formatter class (instantiated without arguments) or instance, for the
+subject its optional ``subject`` attribute names (a report by default)::
 
     [project.entry-points."aeval.formatters"]
     junit = "my_package.junit:JUnitFormatter"
 
-Entry points are loaded once, the first time the registry is used.
+Entry points are loaded once, the first time the registry is used. The built-in formatters of
+comparisons, histories, run lists and suites load their modules when they first render, so
+that ``import aeval`` stays cheap.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
 
 from .._exceptions import FormatError
 from .._plugins import PluginRegistry
-from ._base import ReportFormatter
+from ._base import Formatter, ReportFormatter
 from .html import HtmlFormatter
 from .json import JsonFormatter
 from .junit import JunitFormatter
@@ -23,21 +37,119 @@ from .markdown import MarkdownFormatter
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "EXTENSION_ALIASES",
+    "SUBJECTS",
+    "BuiltinFormatter",
+    "FormatChoices",
     "formatter_for_extension",
+    "formatter_for_path",
+    "formats_in_order",
     "get_formatter",
     "register_formatter",
+    "render",
     "supported_formats",
     "unregister_formatter",
 ]
 
 ENTRY_POINT_GROUP = "aeval.formatters"
 
+SUBJECTS = ("report", "comparison", "history", "runs", "suite")
+"""What a formatter renders; ``"report"`` is the default everywhere."""
 
-def _check_formatter(formatter: object, origin: str) -> ReportFormatter:
+EXTENSION_ALIASES = {".markdown": ".md", ".htm": ".html"}
+"""Extensions read as another one when a file's format is inferred from its name."""
+
+_NAME_ALIASES = {"md": "markdown", "xml": "junit"}
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinFormatter:
+    """A built-in formatter whose module loads on first use.
+
+    Attributes:
+        name: The format's name.
+        extension: The file extension, with the dot.
+        target: ``"module:function"``, the module within :mod:`aeval.formatters`; the
+            function takes the value and keyword-only options and returns the text.
+        options: The option names the function accepts.
+    """
+
+    name: str
+    extension: str
+    target: str
+    options: frozenset[str] = frozenset()
+
+    def format(self, value: Any, **options: Any) -> str:
+        """Render ``value``.
+
+        Raises:
+            FormatError: An option the format does not accept.
+        """
+        unknown = sorted(set(options) - self.options)
+        if unknown:
+            accepted = ", ".join(sorted(self.options)) or "none"
+            raise FormatError(
+                f"Unknown option {unknown[0]!r} for the {self.name} formatter; accepted "
+                f"options: {accepted}"
+            )
+        module, _, function = self.target.partition(":")
+        rendered: str = getattr(importlib.import_module(f"{__package__}.{module}"), function)(
+            value, **options
+        )
+        return rendered
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    subject: str
+    formatter: ReportFormatter
+
+    @property
+    def priority(self) -> Any:
+        return getattr(self.formatter, "priority", 0)
+
+
+_BUILTINS = (
+    # subject, name, extension, "module:function", options
+    ("comparison", "text", ".txt", "_comparison_terminal:text_of", "margin"),
+    ("comparison", "markdown", ".md", "_comparison_markdown:render_markdown", "margin"),
+    ("comparison", "json", ".json", "_comparison_json:render_json", "margin"),
+    ("comparison", "html", ".html", "_comparison_html:render_html", "margin"),
+    ("comparison", "junit", ".xml", "_comparison_junit:render_junit", "margin non_inferiority"),
+    ("history", "json", ".json", "_history:history_json", ""),
+    ("history", "markdown", ".md", "_history:history_markdown", ""),
+    ("history", "html", ".html", "_history:history_html", ""),
+    ("runs", "json", ".json", "_history:runs_json", ""),
+    ("suite", "markdown", ".md", "_suite:suite_markdown", "generated"),
+    ("suite", "json", ".json", "_suite:suite_json", "generated"),
+)
+
+
+def _builtins() -> list[_Slot]:
+    report = (HtmlFormatter(), JsonFormatter(), JunitFormatter(), MarkdownFormatter())
+    return [
+        *(_Slot("report", formatter) for formatter in report),
+        *(
+            _Slot(
+                subject,
+                cast(ReportFormatter, BuiltinFormatter(name, ext, target, frozenset(o.split()))),
+            )
+            for subject, name, ext, target, o in _BUILTINS
+        ),
+    ]
+
+
+def _subject(subject: object) -> str:
+    if subject not in SUBJECTS:
+        raise ValueError(f"unknown subject {subject!r}; the subjects: {', '.join(SUBJECTS)}")
+    return str(subject)
+
+
+def _check_formatter(formatter: object, origin: str, subject: str = "report") -> ReportFormatter:
     if not isinstance(formatter, ReportFormatter):
         raise TypeError(
-            f"{origin} is not a report formatter: it needs a 'name', an 'extension' and a "
-            f"'format(report, **options)' method, got {formatter!r}"
+            f"{origin} is not a {subject} formatter: it needs a 'name', an 'extension' and a "
+            f"'format({subject}, **options)' method, got {formatter!r}"
         )
     name = formatter.name
     if not isinstance(name, str) or not name.strip():
@@ -57,7 +169,11 @@ def _key(name: object) -> str:
     return name.strip().lower()
 
 
-def _from_entry_point(entry_point: Any) -> ReportFormatter:
+def _slot_key(slot: _Slot) -> Hashable:
+    return (slot.subject, _key(slot.formatter.name))
+
+
+def _from_entry_point(entry_point: Any) -> _Slot:
     origin = (
         f"Report formatter entry point {entry_point.name!r} "
         f"({entry_point.value}, group {ENTRY_POINT_GROUP!r})"
@@ -65,91 +181,188 @@ def _from_entry_point(entry_point: Any) -> ReportFormatter:
     try:
         target = entry_point.load()
         candidate = target() if isinstance(target, type) else target
-        return _check_formatter(candidate, origin)
+        subject = _subject(getattr(candidate, "subject", "report"))
+        return _Slot(subject, _check_formatter(candidate, origin, subject))
     except Exception as exc:
         raise FormatError(f"{origin} cannot be loaded: {type(exc).__name__}: {exc}") from exc
 
 
-def _taken(current: ReportFormatter, new: ReportFormatter) -> FormatError:
+def _taken(current: _Slot, new: _Slot) -> FormatError:
+    formatter = current.formatter
     return FormatError(
-        f"A report formatter named {current.name!r} is already registered "
-        f"({type(current).__qualname__}); pass replace=True to replace it"
+        f"A {current.subject} formatter named {formatter.name!r} is already registered "
+        f"({type(formatter).__qualname__}); pass replace=True to replace it"
     )
 
 
-def _default_registry() -> PluginRegistry[ReportFormatter]:
+def _default_registry() -> PluginRegistry[_Slot]:
     return PluginRegistry(
         group=ENTRY_POINT_GROUP,
-        key=lambda formatter: _key(formatter.name),
+        key=_slot_key,
         build=_from_entry_point,
-        builtins=lambda: [HtmlFormatter(), JsonFormatter(), JunitFormatter(), MarkdownFormatter()],
+        builtins=_builtins,
         duplicate=_taken,
+        same=lambda a, b: type(a.formatter) is type(b.formatter),
     )
 
 
 _REGISTRY = _default_registry()
 
 
-def _names() -> tuple[str, ...]:
-    return tuple(sorted((f.name for f in _REGISTRY.plugins()), key=str.lower))
+def _formatters(subject: str) -> list[ReportFormatter]:
+    return [slot.formatter for slot in _REGISTRY.plugins() if slot.subject == subject]
 
 
-def _unknown(name: str) -> FormatError:
-    return FormatError(
-        f"No report formatter found for format: {name}. Available formats: {', '.join(_names())}"
-    )
+def _names(subject: str) -> tuple[str, ...]:
+    return tuple(sorted((f.name for f in _formatters(subject)), key=str.lower))
 
 
-def register_formatter(formatter: ReportFormatter, *, replace: bool = False) -> ReportFormatter:
-    """Make a formatter available by its name (to ``report.save``, ``report.format``, …).
+def _unknown(name: str, subject: str) -> FormatError:
+    if subject == "report":
+        return FormatError(
+            f"No report formatter found for format: {name}. "
+            f"Available formats: {', '.join(_names(subject))}"
+        )
+    available = ", ".join(formats_in_order(subject))
+    return FormatError(f"unknown {subject} format {name!r}; available: {available}")
+
+
+def register_formatter(
+    formatter: Formatter, *, replace: bool = False, subject: str | None = None
+) -> ReportFormatter:
+    """Make a formatter available by its name (to ``report.save``, ``report.format``,
+    ``comparison.format``, ``aeval compare --format``, ``aeval history --format`` …).
 
     Args:
         formatter: The formatter instance.
-        replace: Replace a formatter already registered under the same name.
+        replace: Replace a formatter already registered under the same name and subject.
+        subject: What it renders: ``"report"``, ``"comparison"``, ``"history"``, ``"runs"``
+            or ``"suite"``; by default the formatter's ``subject`` attribute, else
+            ``"report"``.
 
     Returns:
         The formatter, unchanged.
 
     Raises:
-        FormatError: A formatter with that name (compared case-insensitively) exists and
-            ``replace`` is false.
+        FormatError: A formatter with that name (compared case-insensitively) exists for the
+            subject and ``replace`` is false.
         TypeError: ``formatter`` lacks a name, an extension or a ``format`` method.
+        ValueError: An unknown subject.
     """
-    _check_formatter(formatter, "register_formatter() argument")
-    return _REGISTRY.register(formatter, replace=replace)
+    chosen = _subject(getattr(formatter, "subject", "report") if subject is None else subject)
+    _check_formatter(formatter, "register_formatter() argument", chosen)
+    registered = cast(ReportFormatter, formatter)
+    _REGISTRY.register(_Slot(chosen, registered), replace=replace)
+    return registered
 
 
-def unregister_formatter(name: str) -> ReportFormatter:
-    """Remove the formatter registered under ``name`` (case-insensitive) and return it.
+def unregister_formatter(name: str, *, subject: str = "report") -> ReportFormatter:
+    """Remove the formatter of ``subject`` registered under ``name`` (case-insensitive) and
+    return it.
 
     Raises:
         FormatError: No formatter has that name.
     """
-    removed = _REGISTRY.unregister(_key(name))
+    removed = _REGISTRY.unregister((_subject(subject), _key(name)))
     if removed is None:
-        raise _unknown(name)
-    return removed
+        raise _unknown(name, subject)
+    return removed.formatter
 
 
-def get_formatter(name: str) -> ReportFormatter:
-    """The formatter registered under ``name``, compared case-insensitively.
+def get_formatter(name: str, *, subject: str = "report") -> ReportFormatter:
+    """The formatter of ``subject`` registered under ``name``, compared case-insensitively
+    (``md`` and ``xml`` also name Markdown and JUnit when no formatter has those names).
 
     Raises:
         FormatError: ``name`` is blank, or no formatter has that name (the message lists
             the available formats).
     """
-    formatter = _REGISTRY.get(_key(name))
-    if formatter is None:
-        raise _unknown(name)
-    return formatter
+    key = _key(name)
+    slot = _REGISTRY.get((_subject(subject), key))
+    if slot is None and key in _NAME_ALIASES and subject != "report":
+        slot = _REGISTRY.get((subject, _NAME_ALIASES[key]))
+    if slot is None:
+        raise _unknown(name, subject)
+    return slot.formatter
 
 
-def supported_formats() -> tuple[str, ...]:
-    """The names of every registered formatter, sorted."""
-    return _names()
+def formats_in_order(subject: str) -> tuple[str, ...]:
+    """The names of the formatters of ``subject`` in registration order (built-ins first)."""
+    return tuple(f.name for f in _formatters(_subject(subject)))
 
 
-def formatter_for_extension(extension: str) -> ReportFormatter | None:
-    """The formatter writing files with ``extension`` (e.g. ``".json"``), if any."""
+class FormatChoices:
+    """The names of ``subject``'s formats, read from the registry each time they are used
+    (the ``choices`` of a command-line option), after the names in ``first``.
+
+    Args:
+        subject: What the formats render.
+        first: Names offered before the registered ones (``"terminal"``, ``"table"``).
+    """
+
+    def __init__(self, subject: str, *first: str) -> None:
+        self.subject = _subject(subject)
+        self.first = first
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.first or (
+            isinstance(name, str) and name in formats_in_order(self.subject)
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((*self.first, *formats_in_order(self.subject)))
+
+
+def supported_formats(subject: str = "report") -> tuple[str, ...]:
+    """The names of every formatter registered for ``subject``, sorted."""
+    return _names(_subject(subject))
+
+
+def formatter_for_extension(extension: str, *, subject: str = "report") -> ReportFormatter | None:
+    """The formatter of ``subject`` writing files with ``extension`` (e.g. ``".json"``, or an
+    alias such as ``".markdown"``), if any."""
     wanted = extension.lower()
-    return next((f for f in _REGISTRY.plugins() if f.extension.lower() == wanted), None)
+    wanted = EXTENSION_ALIASES.get(wanted, wanted)
+    return next((f for f in _formatters(_subject(subject)) if f.extension.lower() == wanted), None)
+
+
+def formatter_for_path(path: Path, *, subject: str = "report") -> ReportFormatter:
+    """The formatter of ``subject`` a file's extension names.
+
+    Raises:
+        FormatError: The extension names none (the message lists the formats or
+            extensions there are).
+    """
+    suffix = path.suffix.lower()
+    found = formatter_for_extension(suffix, subject=subject) if suffix else None
+    if found is not None:
+        return found
+    if subject == "report":
+        raise FormatError(
+            f"Cannot tell the report format of {str(path)!r} from its extension: pass "
+            f"format= (one of {', '.join(supported_formats())})"
+        )
+    extensions = {f.extension.lower() for f in _formatters(subject)}
+    extensions |= {alias for alias, target in EXTENSION_ALIASES.items() if target in extensions}
+    raise FormatError(
+        f"{path}: no {subject} format for the extension {path.suffix or '(none)'!r}; "
+        f"use one of {', '.join(sorted(extensions))}, or name the format"
+    )
+
+
+def render(subject: str, format: str, value: Any, **options: Any) -> str:
+    """``value`` rendered by the formatter of ``subject`` named ``format``, as text.
+
+    A formatter that declares ``options`` receives only those of ``options`` it declares (a
+    comparison's JUnit checks ``non_inferiority``, the others ignore it); one that declares
+    none receives them all.
+
+    Raises:
+        FormatError: An unknown format, or an option the formatter refuses.
+    """
+    formatter = get_formatter(format, subject=subject)
+    declared = getattr(formatter, "options", None)
+    if declared is not None and subject != "report":
+        options = {key: item for key, item in options.items() if key in declared}
+    rendered = formatter.format(value, **options)
+    return rendered if isinstance(rendered, str) else rendered.decode()

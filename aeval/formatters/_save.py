@@ -13,14 +13,12 @@ import anyio.to_thread
 from .._exceptions import FormatError
 from .._files import write_atomic
 from ._base import ReportFormatter
-from ._registry import formatter_for_extension, get_formatter, supported_formats
+from ._registry import formatter_for_path, get_formatter, supported_formats
 
 if TYPE_CHECKING:
     from .._report import EvaluationReport
 
 __all__ = ["save_report", "save_report_as"]
-
-_EXTENSION_ALIASES = {".markdown": "markdown"}
 
 
 async def save_report(
@@ -92,25 +90,11 @@ async def save_report_as(
     Raises:
         FormatError: An unknown format, an extension no formatter writes, or a bad option.
     """
-    formatter = _infer(path) if format is None else get_formatter(format)
+    formatter = formatter_for_path(path) if format is None else get_formatter(format)
     content = await anyio.to_thread.run_sync(partial(formatter.format, report, **(options or {})))
     await anyio.to_thread.run_sync(partial(path.parent.mkdir, parents=True, exist_ok=True))
     await _write(path, content)
     return path
-
-
-def _infer(path: Path) -> ReportFormatter:
-    suffix = path.suffix.lower()
-    alias = _EXTENSION_ALIASES.get(suffix)
-    if alias is not None:
-        return get_formatter(alias)
-    formatter = formatter_for_extension(suffix) if suffix else None
-    if formatter is None:
-        raise FormatError(
-            f"Cannot tell the report format of {str(path)!r} from its extension: pass "
-            f"format= (one of {', '.join(supported_formats())})"
-        )
-    return formatter
 
 
 def _route_options(

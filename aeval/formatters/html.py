@@ -33,10 +33,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .._judging import JUDGE_COLUMNS, judge_rows, panel_line
 from .._numbers import format_interval, format_number, format_percent
 from ._base import check_options
-from ._escape import (
-    csp_hash as _hash,
-    valid_html as _valid,
-)
 from ._header import (
     header_facts,
     partial_banner,
@@ -44,6 +40,17 @@ from ._header import (
     truncated,
 )
 from ._html_rows import CELL_LENGTH, SCRIPT, rows_section
+from ._page import (
+    BASE_STYLE,
+    DETAILS_STYLE,
+    FILTERS_STYLE,
+    HEADINGS_STYLE,
+    PRESSED_STYLE,
+    TABLE_STYLE,
+    TABLE_TAIL_STYLE,
+    html_page,
+    main_style,
+)
 
 if TYPE_CHECKING:
     from .._judging import Calibration
@@ -55,14 +62,11 @@ _DEFAULTS: dict[str, Any] = {"title": "Evaluation Report", "include_details": Tr
 _NUM = ' class="num"'
 _WARNING = ' class="warning"'
 
-_STYLE = """
-:root { color: #1f2328; background: #ffffff; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
-  line-height: 1.5; }
-main { max-width: 80rem; margin: 0 auto; padding: 1.5rem; }
-h1 { margin: 0 0 0.5rem; font-size: 1.75rem; }
-h2 { margin-top: 2rem; font-size: 1.25rem; }
-h3 { margin-top: 1.25rem; font-size: 1.05rem; }
+_STYLE = (
+    BASE_STYLE
+    + main_style("80rem")
+    + HEADINGS_STYLE
+    + """h3 { margin-top: 1.25rem; font-size: 1.05rem; }
 .banner { margin: 0 0 1rem; padding: 0.75rem 1rem; border: 2px solid #9a6700;
   border-left-width: 0.5rem; background: #fff8c5; color: #4d2d00; font-weight: 600; }
 .score { margin: 0; font-size: 1.1rem; }
@@ -72,16 +76,16 @@ h3 { margin-top: 1.25rem; font-size: 1.05rem; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1rem; }
 .facts dd.warning { color: #9a6700; font-weight: 600; }
 .note, .muted { color: #57606a; }
-table { border-collapse: collapse; margin-top: 0.5rem; }
-#rows { width: 100%; }
+"""
+    + TABLE_STYLE
+    + """#rows { width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left;
   vertical-align: top; overflow-wrap: break-word; }
 td.text { overflow-wrap: anywhere; }
 td.details { min-width: 18rem; }
-th { background: #f6f8fa; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-[hidden] { display: none !important; }
-.badge { display: inline-block; padding: 0 0.5rem; border-radius: 1rem; color: #ffffff;
+"""
+    + TABLE_TAIL_STYLE
+    + """.badge { display: inline-block; padding: 0 0.5rem; border-radius: 1rem; color: #ffffff;
   font-size: 0.85rem; font-weight: 600; text-transform: uppercase; white-space: nowrap; }
 .passed { background: #1a7f37; }
 .failed { background: #b42318; }
@@ -90,27 +94,21 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 .skipped { background: #57606a; }
 .flag { display: inline-block; margin-left: 0.25rem; padding: 0 0.4rem; border: 1px solid #9a6700;
   border-radius: 1rem; color: #7a4d00; font-size: 0.8rem; }
-.filters { position: sticky; top: 0; z-index: 1; display: flex; flex-wrap: wrap;
-  align-items: center; gap: 0.5rem 1rem; padding: 0.5rem 0; background: #ffffff; }
-.filters [role="group"] { display: flex; flex-wrap: wrap; gap: 0.25rem; }
-.pages { display: flex; align-items: center; gap: 0.75rem; margin-top: 0.75rem; }
+"""
+    + FILTERS_STYLE
+    + """.pages { display: flex; align-items: center; gap: 0.75rem; margin-top: 0.75rem; }
 .filters button, .pages button { padding: 0.2rem 0.6rem; border: 1px solid #d0d7de;
   border-radius: 0.4rem; background: #f6f8fa; color: inherit; font: inherit; cursor: pointer; }
-.filters button[aria-pressed="true"] { border-color: #0550ae; background: #0550ae;
-  color: #ffffff; }
-.pages button:disabled { opacity: 0.5; cursor: default; }
+"""
+    + PRESSED_STYLE
+    + """.pages button:disabled { opacity: 0.5; cursor: default; }
 .filters input { padding: 0.2rem 0.4rem; font: inherit; min-width: 16rem; }
 .filters p { margin: 0; }
 pre { margin: 0.25rem 0 0.5rem; padding: 0.5rem; background: #f6f8fa; white-space: pre-wrap;
   overflow-wrap: anywhere; }
 summary { cursor: pointer; color: #0550ae; }
-dt { font-weight: 600; }
-dd { margin: 0; }
 """
-
-_POLICY = (
-    f"default-src 'none'; script-src '{_hash(SCRIPT)}'; style-src '{_hash(_STYLE)}'; "
-    "form-action 'none'; base-uri 'none'"
+    + DETAILS_STYLE
 )
 
 
@@ -138,18 +136,7 @@ class HtmlFormatter:
         title = escape(resolved["title"])
         banner = partial_banner(report)
         rows = rows_section(report, include_details=resolved["include_details"])
-        parts = [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{title}{' (PARTIAL RUN)' if banner else ''}</title>",
-            f"<style>{_STYLE}</style>",
-            "</head>",
-            "<body>",
-            "<main>",
+        body = [
             *([f'<div class="banner" role="alert">{escape(banner)}</div>'] if banner else []),
             f"<h1>{title}</h1>",
             _score(report),
@@ -161,13 +148,14 @@ class HtmlFormatter:
             *_judges(report),
             *_repeats(report.repeat_statistics),
             *rows,
-            "</main>",
-            *([f"<script>{SCRIPT}</script>"] if report.evaluations else []),
-            "</body>",
-            "</html>",
-            "",
         ]
-        return _valid("\n".join(parts))
+        return html_page(
+            title=f"{title}{' (PARTIAL RUN)' if banner else ''}",
+            style=_STYLE,
+            body=body,
+            script=SCRIPT,
+            run_script=bool(report.evaluations),
+        )
 
 
 def _grid(headers: Iterable[str], rows: Iterable[Iterable[str]], *, labels: int = 1) -> list[str]:

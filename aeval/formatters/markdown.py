@@ -58,7 +58,7 @@ from .._judging import JUDGE_COLUMNS, judge_rows, panel_line
 from .._numbers import describe_score, format_interval, format_percent, truncate
 from .._results import Outcome
 from ._base import check_options
-from ._escape import markdown_fenced as _fenced, markdown_inline as _inline
+from ._escape import markdown_fenced as _fenced, markdown_inline as _inline, markdown_row
 from ._header import (
     failures_first,
     header_facts,
@@ -177,17 +177,13 @@ def _run_section(report: EvaluationReport) -> list[str]:
     return [*lines, ""]
 
 
-def _cells(*values: str) -> str:
-    return "| " + " | ".join(values) + " |"
-
-
 def _strategy_section(report: EvaluationReport) -> list[str]:
     columns = ("Samples", "Rows", "Passed", "Failed", "Unscored", "Skipped", "Errors")
     lines = [
         "## Score per strategy",
         "",
-        _cells("Strategy", "Score", "95% CI", *columns),
-        _cells("---", *("---:" for _ in range(len(columns) + 2))),
+        markdown_row("Strategy", "Score", "95% CI", *columns),
+        markdown_row("---", *("---:" for _ in range(len(columns) + 2))),
     ]
     for name, stats in report.strategy_statistics.items():
         counts = (
@@ -200,7 +196,7 @@ def _strategy_section(report: EvaluationReport) -> list[str]:
             stats.errors,
         )
         lines.append(
-            _cells(
+            markdown_row(
                 _inline(name),
                 format_percent(stats.score),
                 format_interval(stats.score, stats.confidence_interval()),
@@ -223,10 +219,10 @@ def _calibration_section(calibration: Calibration) -> list[str]:
         "",
         said + ".",
         "",
-        _cells("", "Verdict pass", "Verdict fail"),
-        _cells("---", "---:", "---:"),
-        _cells("Label pass", str(pass_pass), str(pass_fail)),
-        _cells("Label fail", str(fail_pass), str(fail_fail)),
+        markdown_row("", "Verdict pass", "Verdict fail"),
+        markdown_row("---", "---:", "---:"),
+        markdown_row("Label pass", str(pass_pass), str(pass_fail)),
+        markdown_row("Label fail", str(fail_pass), str(fail_fail)),
         "",
     ]
     if calibration.invalid_labels:
@@ -236,13 +232,13 @@ def _calibration_section(calibration: Calibration) -> list[str]:
     lines += [
         f"**Disagreements**: {len(calibration.disagreements)}.",
         "",
-        _cells("Sample", "Label", "Verdict", "Score", "Explanation"),
-        _cells("---", "---", "---", "---:", "---"),
+        markdown_row("Sample", "Label", "Verdict", "Score", "Explanation"),
+        markdown_row("---", "---", "---", "---:", "---"),
     ]
     for d in calibration.disagreements:
         name = d.sample if not d.repeat else f"{d.sample} [repeat {d.repeat + 1}]"
         lines.append(
-            _cells(
+            markdown_row(
                 _inline(name),
                 "pass" if d.label else "fail",
                 "pass" if d.passed else "fail",
@@ -257,11 +253,11 @@ def _judge_section(report: EvaluationReport) -> list[str]:
     lines = [
         "## Judges",
         "",
-        _cells(*(column.capitalize() for column in JUDGE_COLUMNS)),
-        _cells("---", "---", *("---:" for _ in JUDGE_COLUMNS[2:])),
+        markdown_row(*(column.capitalize() for column in JUDGE_COLUMNS)),
+        markdown_row("---", "---", *("---:" for _ in JUDGE_COLUMNS[2:])),
     ]
     lines += [
-        _cells(_inline(row[0]), _inline(row[1]), *row[2:])
+        markdown_row(_inline(row[0]), _inline(row[1]), *row[2:])
         for row in judge_rows(report.judge_statistics)
     ]
     lines.append("")
@@ -278,11 +274,11 @@ def _repeat_section(stats: RepeatStatistics) -> list[str]:
         "",
         f"Each sample ran {stats.repeats} times: {stats.pairs} (sample, strategy) pairs.",
         "",
-        _cells("k", "pass@k", "pass^k"),
-        _cells("---:", "---:", "---:"),
+        markdown_row("k", "pass@k", "pass^k"),
+        markdown_row("---:", "---:", "---:"),
     ]
     lines += [
-        _cells(
+        markdown_row(
             str(k),
             format_percent(100 * stats.pass_at_k[k]),
             format_percent(100 * stats.pass_hat_k[k]),
@@ -303,11 +299,11 @@ def _repeat_section(stats: RepeatStatistics) -> list[str]:
             f"**Flaky pairs**: {len(stats.flaky)} of {stats.pairs} "
             "(some repeats passed, some did not).",
             "",
-            _cells("Sample", "Strategy", "Passed"),
-            _cells("---", "---", "---:"),
+            markdown_row("Sample", "Strategy", "Passed"),
+            markdown_row("---", "---", "---:"),
         ]
         lines += [
-            _cells(
+            markdown_row(
                 _inline(case.sample),
                 _inline(case.strategy) if case.strategy is not None else "(function)",
                 f"{case.passed}/{case.runs}",
@@ -321,11 +317,11 @@ def _repeat_section(stats: RepeatStatistics) -> list[str]:
             f"{'sample' if len(stats.inconsistent) == 1 else 'samples'} whose repeats gave "
             "different outputs.",
             "",
-            _cells("Sample", "Agreement"),
-            _cells("---", "---:"),
+            markdown_row("Sample", "Agreement"),
+            markdown_row("---", "---:"),
         ]
         lines += [
-            _cells(_inline(name), format_percent(100 * agreement))
+            markdown_row(_inline(name), format_percent(100 * agreement))
             for name, agreement in stats.inconsistent
         ]
         lines.append("")

@@ -8,21 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .._compare._align import PairKey
+from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
 from .._numbers import format_number, truncate
-from ..formatters._escape import markdown_inline
-from ._align import PairKey
-from ._comparison import ChangedPair, Comparison, format_p, signed
-from ._terminal import scope_verdict
+from ._comparison_terminal import scope_verdict
+from ._escape import markdown_inline, markdown_row
 
 __all__ = ["render_markdown"]
 
 _OUTPUT_LENGTH = 300
 _PAIRS_SHOWN = 100
-
-
-def _cells(*values: str) -> str:
-    return "| " + " | ".join(values) + " |"
 
 
 def _score(score: float, interval: tuple[float, float], confidence: float) -> str:
@@ -77,7 +73,7 @@ def _scopes(title: str, kind: str, scopes: Mapping[str, Comparison], margin: flo
     lines = [
         f"## {title}",
         "",
-        _cells(
+        markdown_row(
             kind,
             "Samples",
             "Baseline",
@@ -93,7 +89,7 @@ def _scopes(title: str, kind: str, scopes: Mapping[str, Comparison], margin: flo
     for name, s in scopes.items():
         low, high = s.interval
         lines.append(
-            _cells(
+            markdown_row(
                 markdown_inline(name),
                 str(s.samples),
                 f"{format_number(s.baseline_score)}%",
@@ -117,7 +113,7 @@ def _pairs(title: str, pairs: Sequence[ChangedPair], *, with_reason: bool = Fals
     lines = [
         f"## {title}: {len(pairs)}",
         "",
-        _cells(*headers),
+        markdown_row(*headers),
         "|" + "---|" * len(headers),
     ]
     for pair in pairs[:_PAIRS_SHOWN]:
@@ -131,7 +127,7 @@ def _pairs(title: str, pairs: Sequence[ChangedPair], *, with_reason: bool = Fals
         ]
         if with_reason:
             cells.append(markdown_inline(truncate(pair.candidate[0].explanation or "", 300)))
-        lines.append(_cells(*cells))
+        lines.append(markdown_row(*cells))
     if len(pairs) > _PAIRS_SHOWN:
         lines += ["", f"… and {len(pairs) - _PAIRS_SHOWN} more (see the JSON or HTML output)."]
     return [*lines, ""]

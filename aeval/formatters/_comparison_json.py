@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 import orjson
 
+from .._compare._align import PairKey
+from .._compare._comparison import ChangedPair, Comparison
 from .._jsonsafe import dumps
 from .._results import EvaluationRow
-from ._align import PairKey
-from ._comparison import ChangedPair, Comparison
 
 __all__ = ["FORMAT_VERSION", "comparison_to_dict", "render_json"]
 

@@ -24,7 +24,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from ._display import printable
+from .._display import printable
 
 __all__ = ["WIDE", "plain", "print_line", "print_table", "terminal_console"]
 

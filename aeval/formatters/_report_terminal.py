@@ -3,29 +3,59 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ._judging import JUDGE_COLUMNS, judge_rows, panel_line
-from ._numbers import describe_score, format_interval, format_percent, truncate
-from ._report import partial_note
-from ._run_info import timestamp
+from .._judging import JUDGE_COLUMNS, judge_rows, panel_line
+from .._numbers import describe_score, format_interval, format_percent, truncate
+from .._report import partial_note
+from .._run_info import timestamp
 from ._terminal import plain, print_line, print_table, terminal_console
 
 if TYPE_CHECKING:
-    from ._report import EvaluationReport
+    from .._report import EvaluationReport
 
-__all__ = ["print_report"]
+__all__ = ["ThresholdCheck", "print_report", "print_run_summary"]
 
 _FAILURES_SHOWN = 20
 _FLAKY_SHOWN = 20
 _REASON_LENGTH = 160
 
 Minimum = Callable[[str], str]
+
+
+class ThresholdCheck(Protocol):
+    """A threshold of ``aeval run`` and whether the run met it (``aeval._cli._summary.Check``)."""
+
+    @property
+    def name(self) -> str:
+        """``"score"``, ``"tag <name>"`` or ``"kappa <strategy>"``."""
+        ...
+
+    @property
+    def actual(self) -> float | None:
+        """The score (or kappa) reached, ``None`` when no row counts toward it."""
+        ...
+
+    @property
+    def minimum(self) -> float:
+        """The threshold."""
+        ...
+
+    @property
+    def passed(self) -> bool:
+        """Whether the threshold is met (or does not apply)."""
+        ...
+
+    def describe(self) -> str:
+        """The check as one line (``score 66.67% < 80.00%``)."""
+        ...
 
 
 def _no_minimum(name: str) -> str:
@@ -257,3 +287,55 @@ def _failures(console: Console, report: EvaluationReport) -> None:
     print_table(console, table)
     if len(failures) > _FAILURES_SHOWN:
         print_line(console, f"... and {len(failures) - _FAILURES_SHOWN} more in the reports")
+
+
+def _minimum(checks: Sequence[ThresholdCheck], name: str, *, interrupted: bool) -> str:
+    for check in checks:
+        if check.name == name:
+            if interrupted:
+                return f"{format_percent(check.minimum)} not checked"
+            mark = "ok" if check.passed else "MISSED"
+            return f"{format_percent(check.minimum)} {mark}"
+    return ""
+
+
+def print_run_summary(
+    console: Console,
+    report: EvaluationReport,
+    *,
+    config: Path,
+    checks: Sequence[ThresholdCheck],
+    files: Sequence[Path],
+    interrupted: bool,
+    stored: str | None = None,
+) -> None:
+    """Print the summary ``aeval run`` ends with: the report's (see ``report.print()``), the
+    gate's notes and the files written.
+
+    Args:
+        config: The run's configuration file.
+        stored: The run's id in the run store (and where), when it was recorded.
+    """
+    extra = [("config", str(config))]
+    if stored is not None:
+        extra.append(("run id", stored))
+    print_report(
+        report,
+        console=console,
+        minimum=partial(_minimum, checks, interrupted=interrupted),
+        extra=extra,
+    )
+    for check in checks:
+        if check.actual is None and check.name not in _shown_tags(report):
+            print_line(console, check.describe())
+        elif check.name.startswith("kappa "):
+            mark = "ok" if check.passed else "MISSED"
+            print_line(console, f"{check.describe()} (min kappa {mark})")
+    if files:
+        print_line(console, "Files written:")
+        for path in files:
+            print_line(console, f"  {path}")
+
+
+def _shown_tags(report: EvaluationReport) -> set[str]:
+    return {f"tag {tag}" for tag in report.tag_statistics}

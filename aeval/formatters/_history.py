@@ -7,9 +7,6 @@ by the table of runs. Every value that comes from the user (names, tags, labels)
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +17,9 @@ import orjson
 
 from .._jsonsafe import safe_text
 from .._numbers import format_interval, format_number, format_percent
-from ._values import HistoryPoint, RunSummary
+from .._store._values import HistoryPoint, RunSummary
+from ._escape import markdown_inline
+from ._page import BASE_STYLE, html_page, main_style
 
 __all__ = [
     "History",
@@ -34,8 +33,6 @@ __all__ = [
 ]
 
 _BARS = "▁▂▃▄▅▆▇█"
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]#|~<>&])")
-_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,14 +161,6 @@ def runs_json(runs: Sequence[RunSummary]) -> str:
     return orjson.dumps(items, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-def _md(text: str) -> str:
-    line = " ".join(safe_text(text).splitlines()).strip()
-    return _MARKDOWN_PUNCTUATION.sub(
-        lambda m: _ENTITIES.get(m[1], "\\" + m[1]),
-        line,
-    )
-
-
 def _spread(points: Sequence[HistoryPoint]) -> str:
     scores = [point.score for point in points]
     line = sparkline(scores)
@@ -183,10 +172,13 @@ def _spread(points: Sequence[HistoryPoint]) -> str:
 
 def history_markdown(history: History) -> str:
     """The history as Markdown: a title, the sparkline and the table of runs."""
-    lines = [f"# History of {_md(history.name)} ({_md(history.subject)})", ""]
+    lines = [
+        f"# History of {markdown_inline(history.name)} ({markdown_inline(history.subject)})",
+        "",
+    ]
     points = history.points
     if not points:
-        return "\n".join([*lines, "No run to show.", ""])
+        return safe_text("\n".join([*lines, "No run to show.", ""]))
     lines += [
         f"Pass rate of {len(points)} run(s), oldest first, with 95% intervals clustered by "
         "sample. A commit marked `*` was run with uncommitted changes.",
@@ -198,23 +190,24 @@ def history_markdown(history: History) -> str:
     ]
     for point in points:
         note = ", ".join(
-            [*([] if point.complete else ["partial"]), *(_md(label) for label in point.labels)]
+            [
+                *([] if point.complete else ["partial"]),
+                *(markdown_inline(label) for label in point.labels),
+            ]
         )
         lines.append(
             f"| {point.run_id} | {utc(point.started_at)} | "
-            f"{_md(commit_text(point.git_commit, point.git_dirty))} | "
+            f"{markdown_inline(commit_text(point.git_commit, point.git_dirty))} | "
             f"{format_percent(point.score)} | {format_interval(point.score, point.interval)} | "
             f"{point.samples} | {point.rows} | {note} |"
         )
-    return "\n".join([*lines, ""])
+    return safe_text("\n".join([*lines, ""]))
 
 
-_STYLE = """
-:root { color: #1f2328; background: #ffffff; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
-  line-height: 1.5; }
-main { max-width: 64rem; margin: 0 auto; padding: 1.5rem; }
-h1 { margin: 0 0 0.5rem; font-size: 1.6rem; }
+_STYLE = (
+    BASE_STYLE
+    + main_style("64rem")
+    + """h1 { margin: 0 0 0.5rem; font-size: 1.6rem; }
 .note { color: #57606a; }
 svg { display: block; width: 100%; max-width: 60rem; height: auto; margin: 1rem 0; }
 svg text { font-size: 12px; fill: #57606a; }
@@ -228,13 +221,7 @@ th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; text-align: left; }
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 """
-
-
-def _digest(source: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
-
-
-_POLICY = f"default-src 'none'; style-src '{_digest(_STYLE)}'; form-action 'none'; base-uri 'none'"
+)
 _WIDTH, _HEIGHT = 720, 260
 _LEFT, _RIGHT, _TOP, _BOTTOM = 44, 16, 12, 28
 
@@ -322,22 +309,4 @@ def history_html(history: History) -> str:
                 f"<td>{escape(note)}</td></tr>"
             )
         body += ["</tbody>", "</table>"]
-    page = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{title}</title>",
-        f"<style>{_STYLE}</style>",
-        "</head>",
-        "<body>",
-        "<main>",
-        *body,
-        "</main>",
-        "</body>",
-        "</html>",
-        "",
-    ]
-    return safe_text("\n".join(page))
+    return html_page(title=title, style=_STYLE, body=body)

@@ -22,24 +22,33 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
+from .._compare._align import PairKey
+from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
 from .._numbers import format_number
-from ..formatters._escape import csp_hash, valid_html
-from ..formatters._header import truncated
-from ._align import PairKey
-from ._comparison import ChangedPair, Comparison, format_p, signed
-from ._terminal import scope_verdict
+from ._comparison_terminal import scope_verdict
+from ._header import truncated
+from ._page import (
+    BASE_STYLE,
+    DETAILS_STYLE,
+    FILTERS_STYLE,
+    HEADINGS_STYLE,
+    PRESSED_STYLE,
+    TABLE_STYLE,
+    TABLE_TAIL_STYLE,
+    filter_script,
+    html_page,
+    main_style,
+)
 
 __all__ = ["highlight_difference", "render_html"]
 
-_STYLE = """
-:root { color: #1f2328; background: #ffffff; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
-  line-height: 1.5; }
-main { max-width: 90rem; margin: 0 auto; padding: 1.5rem; }
-h1 { margin: 0 0 0.5rem; font-size: 1.75rem; }
-h2 { margin-top: 2rem; font-size: 1.25rem; }
-.verdict { display: inline-block; padding: 0.1rem 0.8rem; border-radius: 1rem; color: #ffffff;
+_STYLE = (
+    BASE_STYLE
+    + main_style("90rem")
+    + HEADINGS_STYLE
+    + ".verdict { display: inline-block; padding: 0.1rem 0.8rem; border-radius: 1rem; "
+    + """color: #ffffff;
   font-weight: 600; }
 .better { background: #1a7f37; }
 .worse { background: #b42318; }
@@ -47,36 +56,31 @@ h2 { margin-top: 2rem; font-size: 1.25rem; }
 .banner { margin: 0.5rem 0; padding: 0.5rem 1rem; border: 2px solid #9a6700;
   border-left-width: 0.5rem; background: #fff8c5; color: #4d2d00; font-weight: 600; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1rem; }
-dt { font-weight: 600; }
-dd { margin: 0; }
-table { border-collapse: collapse; margin-top: 0.5rem; }
-#pairs { width: 100%; table-layout: fixed; }
+"""
+    + DETAILS_STYLE
+    + TABLE_STYLE
+    + """#pairs { width: 100%; table-layout: fixed; }
 th, td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left;
   vertical-align: top; overflow-wrap: anywhere; }
-th { background: #f6f8fa; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-[hidden] { display: none !important; }
-pre { margin: 0.25rem 0; padding: 0.5rem; background: #f6f8fa; white-space: pre-wrap;
+"""
+    + TABLE_TAIL_STYLE
+    + """pre { margin: 0.25rem 0; padding: 0.5rem; background: #f6f8fa; white-space: pre-wrap;
   overflow-wrap: anywhere; }
 del { background: #ffd7d5; text-decoration: line-through; }
 ins { background: #ccffd8; text-decoration: none; }
 .outcome { font-weight: 600; }
 .note { color: #57606a; }
-.filters { position: sticky; top: 0; z-index: 1; display: flex; flex-wrap: wrap;
-  align-items: center; gap: 0.5rem 1rem; padding: 0.5rem 0; background: #ffffff; }
-.filters [role="group"] { display: flex; flex-wrap: wrap; gap: 0.25rem; }
-.filters button { padding: 0.2rem 0.6rem; border: 1px solid #d0d7de; border-radius: 0.4rem;
-  background: #f6f8fa; color: inherit; font: inherit; cursor: pointer; }
-.filters button[aria-pressed="true"] { border-color: #0550ae; background: #0550ae;
-  color: #ffffff; }
-.filters p { margin: 0; }
 """
+    + FILTERS_STYLE
+    + """.filters button { padding: 0.2rem 0.6rem; border: 1px solid #d0d7de; border-radius: 0.4rem;
+  background: #f6f8fa; color: inherit; font: inherit; cursor: pointer; }
+"""
+    + PRESSED_STYLE
+    + ".filters p { margin: 0; }\n"
+)
 
-_SCRIPT = """
-(() => {
-  "use strict";
-  const form = document.getElementById("filters");
-  const table = document.getElementById("pairs");
+_SCRIPT = filter_script(
+    """  const table = document.getElementById("pairs");
   if (!form || !table) return;
   const rows = Array.from(table.tBodies[0].rows);
   const buttons = Array.from(form.querySelectorAll("button[data-filter]"));
@@ -114,16 +118,7 @@ _SCRIPT = """
       show(true);
     });
   }
-  form.addEventListener("submit", (event) => event.preventDefault());
-  window.addEventListener("hashchange", read);
-  form.hidden = false;
-  read();
-})();
 """
-
-_POLICY = (
-    f"default-src 'none'; script-src '{csp_hash(_SCRIPT)}'; style-src '{csp_hash(_STYLE)}'; "
-    "form-action 'none'; base-uri 'none'"
 )
 
 _FILTERS = (
@@ -164,18 +159,7 @@ def render_html(comparison: Comparison, *, margin: float = 0.0) -> str:
     """The comparison as a self-contained HTML page."""
     c = comparison
     verdict = scope_verdict(c, margin)
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Comparison: {escape(verdict)}</title>",
-        f"<style>{_STYLE}</style>",
-        "</head>",
-        "<body>",
-        "<main>",
+    body = [
         "<h1>Comparison</h1>",
         f'<p>Verdict: <span class="verdict {_VERDICT_CLASS.get(c.verdict, "same")}">'
         f"{escape(verdict)}</span></p>",
@@ -186,13 +170,10 @@ def render_html(comparison: Comparison, *, margin: float = 0.0) -> str:
         *_changed(c),
         *_only("baseline", c.only_in_baseline),
         *_only("candidate", c.only_in_candidate),
-        "</main>",
-        f"<script>{_SCRIPT}</script>",
-        "</body>",
-        "</html>",
-        "",
     ]
-    return valid_html("\n".join(parts))
+    return html_page(
+        title=f"Comparison: {escape(verdict)}", style=_STYLE, body=body, script=_SCRIPT
+    )
 
 
 def _percent(score: float, interval: tuple[float, float], c: Comparison) -> str:
