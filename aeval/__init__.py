@@ -5,9 +5,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from ._aggregator import Aggregator
-from ._assertions import ReportAssert, assert_that
-from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
+from ._engine._builder import Evaluation, EvaluationBuilder, EvaluationRunner
+from ._engine._executor import IndexedSample
+from ._engine._scorer import RowStream, Scorer, ScorerStatistics
+from ._engine._shards import Shard, merge_reports
+from ._engine._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
+from ._engine._sync import evaluate_sync
 from ._exceptions import (
     AbandonedCallsError,
     AevalError,
@@ -39,9 +42,10 @@ from ._exceptions import (
     ScorerClosedError,
     StoreError,
 )
-from ._executor import IndexedSample
-from ._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
-from ._report import (
+from ._reporting._aggregator import Aggregator
+from ._reporting._assertions import ReportAssert, assert_that
+from ._reporting._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
+from ._reporting._report import (
     EvaluationReport,
     FlakyCase,
     ModelUsage,
@@ -49,8 +53,8 @@ from ._report import (
     StrategyStatistics,
     TagStatistics,
 )
-from ._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
-from ._run_info import RunInfo
+from ._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
+from ._reporting._run_info import RunInfo
 from ._samples import EvaluationSample, Parameters, Samples
 from ._samples._loaders import (
     DownloadLimits,
@@ -60,10 +64,7 @@ from ._samples._loaders import (
     registered_loaders,
     unregister_loader,
 )
-from ._scorer import RowStream, Scorer, ScorerStatistics
-from ._shards import Shard, merge_reports
-from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
-from ._sync import evaluate_sync
+from ._util._publish import claim as _claim, publish as _publish
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'aeval' has no attribute {name!r}")
     value = getattr(importlib.import_module(module, __name__), name)
-    _publish(value)
+    _claim(value, __name__)
     globals()[name] = value
     return value
 
@@ -202,13 +203,4 @@ __all__ = [
 ]
 
 
-def _publish(value: object) -> None:
-    """Name ``aeval`` as the home of a public name defined in a private module."""
-    if any(part.startswith("_") for part in getattr(value, "__module__", "").split(".")[1:]):
-        value.__module__ = "aeval"
-
-
-for _name in __all__:
-    if _name not in _LAZY:
-        _publish(globals()[_name])
-del _name
+_publish(globals(), (name for name in __all__ if name not in _LAZY), __name__)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from aeval._plugins import PluginRegistry
+from aeval._util._plugins import PluginRegistry
 from aeval.formatters import ReportFormatter, _registry
 
 CHECKOUT_STORE = Path(__file__).resolve().parent.parent / ".aeval"

@@ -12,7 +12,7 @@ from aeval import (
     EvaluationRow,
     EvaluationSample,
 )
-from aeval._assertions import ReportAssert, assert_that
+from aeval._reporting._assertions import ReportAssert, assert_that
 
 
 def row(

@@ -18,8 +18,8 @@ from aeval import (
     Outcome,
 )
 from aeval._exceptions import FormatError
-from aeval._results import ErrorInfo
-from aeval._run_info import RunInfo
+from aeval._reporting._results import ErrorInfo
+from aeval._reporting._run_info import RunInfo
 from aeval.formatters import get_formatter, supported_formats
 from aeval.formatters.junit import JunitFormatter
 

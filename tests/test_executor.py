@@ -19,7 +19,7 @@ from aeval import (
     Scorer,
     read_run,
 )
-from aeval._executor import Deliver, ExecutorJob, SampleFeed
+from aeval._engine._executor import Deliver, ExecutorJob, SampleFeed
 
 pytestmark = pytest.mark.anyio
 

@@ -29,7 +29,7 @@ from aeval import (
     Scorer,
     read_run,
 )
-from aeval._aggregator import Aggregator
+from aeval._reporting._aggregator import Aggregator
 from aeval.strategies import NotBlankStrategy
 
 pytestmark = pytest.mark.anyio

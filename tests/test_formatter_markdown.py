@@ -20,7 +20,7 @@ from aeval import (
     Scorer,
     __version__,
 )
-from aeval._run_info import RunInfo
+from aeval._reporting._run_info import RunInfo
 from aeval.formatters._header import header_facts
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])

@@ -2,18 +2,18 @@
 
 Bottom to top (a module imports only from its own layer or below):
 
-0. foundation: ``_version``, ``_exceptions``, ``_files``, ``_numbers``, ``_stats``, ``_groups``,
-   ``_plugins``, ``_protocols``, ``_singleflight``
+0. foundation: ``_version``, ``_exceptions``, ``_model_types`` (the chat and embedding
+   values), ``aeval.abc`` (every contract), ``aeval._util`` (numbers, statistics, groups, the
+   plugin registry, single-flight, JSON safety, files, the ``__module__`` rewrite)
 1. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
-2. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
-3. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``,
-   ``_terminal``
-4. report: ``_report``, ``_aggregator``, ``_summary``, ``_judging``
-5. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_run`` (one run of a
-   Scorer), ``_workers`` (a run's worker pool), ``_progress`` (the progress display of a run,
-   rich imported only when shown), ``_sync``, ``_builder``, ``_assertions``,
-   ``_executor`` (indexed samples, the executor protocol), ``_shards`` (the split into shards
-   and their merge)
+2. samples: ``aeval._samples`` (the sample model, formats, loaders, limits, which sources
+   stream)
+3. trace: ``aeval.trace`` (per-sample traces; may not exist yet)
+4. reporting: ``aeval._reporting`` (results and rows, the row codec, run info, the
+   aggregator, the report, judging, assertions), with ``_display``, ``_terminal`` and
+   ``_summary`` until they move under the formatters
+5. engine: ``aeval._engine`` (the Scorer, a run, workers, threads, callables, executors,
+   sinks, shards, sync, the builder, redaction, progress, the HTTP target)
 6. strategies: ``aeval.strategies``
 7. formatters: ``aeval.formatters``
 8. history: ``aeval._store`` (the run store), ``aeval._compare`` (comparing two runs)
@@ -49,39 +49,16 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "aeval._version",
         "aeval._exceptions",
-        "aeval._files",
-        "aeval._numbers",
-        "aeval._stats",
-        "aeval._groups",
-        "aeval._plugins",
+        "aeval._model_types",
+        "aeval.abc",
+        "aeval._util",
         "aeval._protocols",
-        "aeval._singleflight",
     ),
     ("aeval.models",),
     ("aeval._samples",),
-    (
-        "aeval._results",
-        "aeval._run_info",
-        "aeval._display",
-        "aeval._jsonsafe",
-        "aeval._redact",
-        "aeval._terminal",
-    ),
-    ("aeval._report", "aeval._aggregator", "aeval._summary", "aeval._judging"),
-    (
-        "aeval._callables",
-        "aeval._threads",
-        "aeval._executor",
-        "aeval._sinks",
-        "aeval._scorer",
-        "aeval._run",
-        "aeval._workers",
-        "aeval._progress",
-        "aeval._sync",
-        "aeval._builder",
-        "aeval._assertions",
-        "aeval._shards",
-    ),
+    ("aeval.trace",),
+    ("aeval._reporting", "aeval._display", "aeval._terminal", "aeval._summary"),
+    ("aeval._engine",),
     ("aeval.strategies",),
     ("aeval.formatters",),
     ("aeval._store", "aeval._compare"),
@@ -92,12 +69,9 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 
 FACADES = {
-    ("aeval._report", "aeval.formatters"),
-    ("aeval._report", "aeval._summary"),
-    ("aeval._report", "aeval._aggregator"),
+    ("aeval._reporting._report", "aeval.formatters"),
     ("aeval._samples._model", "aeval._samples._loaders"),
-    ("aeval.strategies.similarity", "aeval.models.local"),
-    ("aeval._assertions", "aeval._compare"),
+    ("aeval._reporting._assertions", "aeval._compare"),
 }
 
 EDGES = ("aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin")
@@ -192,7 +166,7 @@ def problems(imports: list[Import]) -> list[str]:
             found.append(f"{where}: only the edges import the command line or the pytest plugin")
         if _within(item.importer, "aeval.strategies") and any(
             _within(item.target, banned)
-            for banned in ("aeval.formatters", "aeval._scorer", "aeval._cli")
+            for banned in ("aeval.formatters", "aeval._engine._scorer", "aeval._cli")
         ):
             found.append(f"{where}: strategies never import the formatters, Scorer or CLI")
         if target > importer:
@@ -232,15 +206,15 @@ def test_the_package_keeps_its_layers() -> None:
     ("module", "source", "expected"),
     [
         (
-            "aeval._report",
-            "from ._scorer import Scorer\n",
-            "aeval._report:1 imports aeval._scorer: layer 4 (aeval._report…) may not import "
-            "layer 5 (aeval._callables…)",
+            "aeval._reporting._report",
+            "from .._engine._scorer import Scorer\n",
+            "aeval._reporting._report:1 imports aeval._engine._scorer: layer 4 "
+            "(aeval._reporting…) may not import layer 5 (aeval._engine…)",
         ),
         (
-            "aeval._scorer",
-            "def f():\n    from .formatters import get_formatter\n",
-            "aeval._scorer:2 imports aeval.formatters: layer 5 (aeval._callables…) may not "
+            "aeval._engine._scorer",
+            "def f():\n    from ..formatters import get_formatter\n",
+            "aeval._engine._scorer:2 imports aeval.formatters: layer 5 (aeval._engine…) may not "
             "import layer 7 (aeval.formatters…)",
         ),
         (
@@ -255,9 +229,10 @@ def test_the_package_keeps_its_layers() -> None:
             "command line or the pytest plugin",
         ),
         (
-            "aeval._sinks",
-            "from ._results import _freeze\n",
-            "aeval._sinks:1 imports aeval._results: imports the private name _freeze",
+            "aeval._engine._sinks",
+            "from .._reporting._results import _freeze\n",
+            "aeval._engine._sinks:1 imports aeval._reporting._results: imports the private "
+            "name _freeze",
         ),
     ],
 )
@@ -269,7 +244,7 @@ def test_allowed_imports_are_not_reported() -> None:
     allowed = (
         "from typing import TYPE_CHECKING\n"
         "from ._results import EvaluationRow\n"
-        "if TYPE_CHECKING:\n    from ._scorer import Scorer\n"
-        "def save():\n    from .formatters import save_report\n"
+        "if TYPE_CHECKING:\n    from .._engine._scorer import Scorer\n"
+        "def save():\n    from ..formatters import save_report\n"
     )
-    assert problems(imports_of("aeval._report", allowed)) == []
+    assert problems(imports_of("aeval._reporting._report", allowed)) == []

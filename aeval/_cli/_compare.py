@@ -30,10 +30,10 @@ from .._compare import (
     store_path,
 )
 from .._display import printable
-from .._files import write_atomic
-from .._jsonsafe import safe_text
-from .._report import EvaluationReport
+from .._reporting._report import EvaluationReport
 from .._terminal import print_line, terminal_console
+from .._util._files import write_atomic
+from .._util._jsonsafe import safe_text
 
 __all__ = [
     "add_compare_command",

@@ -15,8 +15,6 @@ from rich.console import Console
 from rich.table import Table
 
 from .._display import printable
-from .._files import write_atomic
-from .._numbers import format_interval, format_percent
 from .._store import DEFAULT_STORE_PATH, RunStore, RunSummary
 from .._store._render import (
     History,
@@ -30,6 +28,8 @@ from .._store._render import (
 )
 from .._store._values import parse_since
 from .._terminal import plain, print_line, print_table, terminal_console
+from .._util._files import write_atomic
+from .._util._numbers import format_interval, format_percent
 from ._config import ConfigError, RunConfig
 
 __all__ = [

@@ -30,15 +30,15 @@ from urllib.parse import quote
 import anyio
 import httpx
 
-from .._callables import strategy_name
+from .._engine._callables import strategy_name
+from .._engine._redact import Redactor
 from .._exceptions import (
     HttpResponseError,
     HttpResponseTooLargeError,
     HttpStatusError,
     HttpTimeoutError,
 )
-from .._redact import Redactor
-from .._results import EvaluationResult
+from .._reporting._results import EvaluationResult
 from .._samples import EvaluationSample, Parameters
 from ..models._body import format_size, read_capped, read_prefix
 from ._config import HttpSpec, RunConfig

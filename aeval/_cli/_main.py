@@ -27,6 +27,9 @@ from rich.console import Console
 
 from .._compare import load_ref, store_path
 from .._display import printable
+from .._engine._progress import NullProgress, PlainProgress, RichProgress, RunProgress
+from .._engine._shards import Shard
+from .._engine._sinks import read_run
 from .._exceptions import (
     ComparisonError,
     ExecutorError,
@@ -37,13 +40,10 @@ from .._exceptions import (
     SampleLoadError,
     StoreError,
 )
-from .._jsonsafe import safe_text
-from .._progress import NullProgress, PlainProgress, RichProgress, RunProgress
-from .._report import EvaluationReport
-from .._run_info import Gate
-from .._shards import Shard
-from .._sinks import read_run
+from .._reporting._report import EvaluationReport
+from .._reporting._run_info import Gate
 from .._terminal import print_line, terminal_console
+from .._util._jsonsafe import safe_text
 from ._build import build_strategies, import_object, import_paths
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
 from ._config import ConfigError, ErrorLimit, RunConfig, load_config

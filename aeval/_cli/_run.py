@@ -30,20 +30,20 @@ import httpx
 from anyio import CancelScope
 from anyio.abc import TaskStatus
 
-from .._aggregator import KeepRows
-from .._callables import bind_function
+from .._engine._callables import bind_function
+from .._engine._executor import Executor
+from .._engine._progress import RunProgress
+from .._engine._scorer import RowStream, Scorer
+from .._engine._shards import Shard
+from .._engine._sinks import JsonlSink
 from .._exceptions import ExecutorError, MissingExtraError, SampleLoadError
-from .._executor import Executor
-from .._groups import unwrap_single_group
-from .._progress import RunProgress
-from .._report import EvaluationReport
-from .._results import EvaluationRow
-from .._run_info import Gate, RunInfo
+from .._reporting._aggregator import KeepRows
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow
+from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
-from .._scorer import RowStream, Scorer
-from .._shards import Shard
-from .._sinks import JsonlSink
 from .._store import StoreSink
+from .._util._groups import unwrap_single_group
 from ._build import Built
 from ._config import ConfigError, HttpSpec, RunConfig
 from ._http import (

@@ -11,12 +11,12 @@ from typing import Literal
 
 from rich.console import Console
 
-from .._numbers import format_percent
-from .._report import EvaluationReport, partial_note
-from .._results import EvaluationRow
-from .._run_info import Gate, GateCheck
+from .._reporting._report import EvaluationReport, partial_note
+from .._reporting._results import EvaluationRow
+from .._reporting._run_info import Gate, GateCheck
 from .._summary import print_report
 from .._terminal import print_line
+from .._util._numbers import format_percent
 from ._config import ErrorLimit, RunConfig
 
 __all__ = ["Check", "check_thresholds", "error_types", "gate_of", "print_summary", "verdict"]

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
 from .._display import display_value
-from .._numbers import format_number
+from .._util._numbers import format_number
 from ..formatters._escape import csp_hash, valid_html
 from ..formatters._header import truncated
 from ._align import PairKey

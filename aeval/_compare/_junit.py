@@ -14,7 +14,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from .._display import display_value
-from .._numbers import format_number, truncate
+from .._util._numbers import format_number, truncate
 from ..formatters._escape import xml_message, xml_text
 from ._comparison import Comparison
 from ._gates import non_inferiority_message, regression_message

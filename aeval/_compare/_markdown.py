@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .._display import display_value
-from .._numbers import format_number, truncate
+from .._util._numbers import format_number, truncate
 from ..formatters._escape import markdown_inline
 from ._align import PairKey
 from ._comparison import ChangedPair, Comparison, format_p, signed

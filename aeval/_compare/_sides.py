@@ -11,10 +11,10 @@ from typing import Protocol, TypeAlias, runtime_checkable
 
 import anyio
 
+from .._engine._sinks import read_run
+from .._engine._sync import running_loop
 from .._exceptions import AevalError, ComparisonError, FormatError, SampleLoadError
-from .._report import EvaluationReport, partial_note
-from .._sinks import read_run
-from .._sync import running_loop
+from .._reporting._report import EvaluationReport, partial_note
 from ._align import SideRows
 from ._comparison import Comparison, compare_sides, side_rows
 

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from .._display import display_value
-from .._numbers import format_number, truncate
 from .._terminal import plain, print_line, print_table, terminal_console
+from .._util._numbers import format_number, truncate
 from ._align import PairKey
 from ._comparison import ChangedPair, Comparison, format_p, signed
 

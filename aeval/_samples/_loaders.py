@@ -20,7 +20,7 @@ import anyio
 import anyio.to_thread
 
 from .._exceptions import AevalError, NoLoaderError, SampleFileNotFoundError, SampleLoadError
-from .._plugins import PluginRegistry
+from .._util._plugins import PluginRegistry
 from ._formats import (
     BOM,
     PARSERS,

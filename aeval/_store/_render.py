@@ -18,8 +18,8 @@ from typing import Any
 
 import orjson
 
-from .._jsonsafe import safe_text
-from .._numbers import format_interval, format_number, format_percent
+from .._util._jsonsafe import safe_text
+from .._util._numbers import format_interval, format_number, format_percent
 from ._values import HistoryPoint, RunSummary
 
 __all__ = [

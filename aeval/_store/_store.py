@@ -17,9 +17,9 @@ import anyio.lowlevel
 import anyio.to_thread
 import orjson
 
-from .._report import EvaluationReport
-from .._results import EvaluationRow
-from .._run_info import RunInfo, current_git_commit
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow
+from .._reporting._run_info import RunInfo, current_git_commit
 from ._database import RunDatabase, RunStart
 from ._git import git_dirty_async
 from ._rows import RowEncoder

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from .._exceptions import FormatError
 
 if TYPE_CHECKING:
-    from .._report import EvaluationReport
+    from .._reporting._report import EvaluationReport
 
 __all__ = ["ReportFormatter", "check_options"]
 

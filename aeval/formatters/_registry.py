@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._exceptions import FormatError
-from .._plugins import PluginRegistry
+from .._util._plugins import PluginRegistry
 from ._base import ReportFormatter
 from .html import HtmlFormatter
 from .json import JsonFormatter

@@ -49,18 +49,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
+from .._engine._sinks import error_to_data, parameters_to_data, row_from_dict
 from .._exceptions import FormatError
-from .._jsonsafe import dumps, read_count, read_list, read_mapping, read_number
-from .._numbers import format_number
-from .._results import EvaluationRow, Outcome
-from .._run_info import RunInfo
-from .._sinks import error_to_data, parameters_to_data, row_from_dict
-from .._stats import ClusteredMean
+from .._reporting._results import EvaluationRow, Outcome
+from .._reporting._run_info import RunInfo
+from .._util._jsonsafe import dumps, read_count, read_list, read_mapping, read_number
+from .._util._numbers import format_number
+from .._util._stats import ClusteredMean
 from ._base import check_options
 
 if TYPE_CHECKING:
-    from .._judging import Calibration, JudgeStatistics
-    from .._report import EvaluationReport, RepeatStatistics
+    from .._reporting._judging import Calibration, JudgeStatistics
+    from .._reporting._report import EvaluationReport, RepeatStatistics
 
 __all__ = ["JsonFormatter", "report_from_json", "report_to_dict"]
 
@@ -324,7 +324,7 @@ def _judges(statistics: JudgeStatistics) -> dict[str, Any]:
 
 
 def _read_calibration(name: str, data: Mapping[str, Any]) -> Calibration:
-    from .._judging import Calibration, Disagreement
+    from .._reporting._judging import Calibration, Disagreement
 
     return Calibration(
         name,
@@ -349,7 +349,7 @@ def _read_calibration(name: str, data: Mapping[str, Any]) -> Calibration:
 
 
 def _read_judges(data: Mapping[str, Any]) -> JudgeStatistics:
-    from .._judging import JudgeCounts, JudgeStatistics
+    from .._reporting._judging import JudgeCounts, JudgeStatistics
 
     return JudgeStatistics(
         judges={
@@ -508,7 +508,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
     Raises:
         FormatError: The text is not a report written by this formatter.
     """
-    from .._report import (
+    from .._reporting._report import (
         EvaluationReport,
         FlakyCase,
         ModelUsage,

@@ -8,9 +8,9 @@ from typing import Any
 
 import anyio
 
-from .._callables import PreparedStrategy, apply_strategy
-from .._results import ErrorInfo, EvaluationRow
-from .._run import retries_of
+from .._engine._callables import PreparedStrategy, apply_strategy
+from .._engine._run import retries_of
+from .._reporting._results import ErrorInfo, EvaluationRow
 from .._samples import EvaluationSample, Parameters
 
 __all__ = ["Job", "StrategyTimeout", "apply_to_job"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from .._results import EvaluationResult
+from .._reporting._results import EvaluationResult
 
 if TYPE_CHECKING:
     from .._samples import EvaluationSample

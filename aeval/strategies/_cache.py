@@ -16,7 +16,7 @@ import anyio.to_thread
 import orjson
 
 from .._protocols import ChatMessage, ChatOptions, ChatResponse, TokenUsage
-from .._singleflight import SingleFlight
+from .._util._singleflight import SingleFlight
 
 __all__ = ["CacheStatistics", "JudgeCache"]
 

@@ -17,8 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
-from ._results import EvaluationRow
-from ._samples import EvaluationSample
+from .._reporting._results import EvaluationRow
+from .._samples import EvaluationSample
 
 __all__ = [
     "Deliver",

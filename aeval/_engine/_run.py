@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._aggregator import Aggregator
+from .._exceptions import AbandonedCallsError
+from .._reporting._aggregator import Aggregator
+from .._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow
+from .._reporting._run_info import RunInfo, current_git_commit
+from .._samples import EvaluationSample, Parameters
+from .._util._groups import unwrap_single_group
+from .._version import __version__
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
@@ -18,7 +24,6 @@ from ._callables import (
     strategy_threads,
     stray_cancellation,
 )
-from ._exceptions import AbandonedCallsError
 from ._executor import (
     ExecutorJob,
     FunctionUnderTest,
@@ -27,13 +32,8 @@ from ._executor import (
     SampleSource,
     check_sample,
 )
-from ._groups import unwrap_single_group
-from ._results import ErrorInfo, EvaluationResult, EvaluationRow
-from ._run_info import RunInfo, current_git_commit
-from ._samples import EvaluationSample, Parameters
 from ._sinks import SinkGroup
 from ._threads import DaemonThreads
-from ._version import __version__
 from ._workers import AsyncWork, run_workers
 
 if TYPE_CHECKING:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import orjson
 
+from .._util._stats import MomentsCounter, pass_at_k, pass_hat_k
 from ._judging import LABEL_KEY, CalibrationCounter, JudgeCounter
 from ._report import (
     EvaluationReport,
@@ -20,7 +21,6 @@ from ._report import (
 )
 from ._results import EvaluationRow, Outcome, safe_str
 from ._run_info import RunInfo
-from ._stats import MomentsCounter, pass_at_k, pass_hat_k
 
 __all__ = ["Aggregator", "KeepRows"]
 

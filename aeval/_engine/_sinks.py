@@ -12,12 +12,12 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import anyio
 import orjson
 
+from .._exceptions import SampleLoadError
+from .._reporting._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome, safe_str
+from .._reporting._run_info import RunInfo
+from .._samples import EvaluationSample, Parameters
+from .._util._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
 from ._callables import stray_cancellation
-from ._exceptions import SampleLoadError
-from ._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
-from ._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome, safe_str
-from ._run_info import RunInfo
-from ._samples import EvaluationSample, Parameters
 
 __all__ = [
     "JsonlSink",

@@ -12,8 +12,8 @@ from typing import Any
 
 import anyio
 
-from ._results import EvaluationResult, StrayCancellation, safe_str
-from ._samples import EvaluationSample, Parameters
+from .._reporting._results import EvaluationResult, StrayCancellation, safe_str
+from .._samples import EvaluationSample, Parameters
 from ._threads import DaemonThreads
 from ._workers import running_asyncio
 

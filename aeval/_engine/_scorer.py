@@ -9,15 +9,15 @@ from dataclasses import dataclass
 import anyio
 from anyio.abc import ObjectReceiveStream
 
-from ._aggregator import KeepRows
+from .._exceptions import ScorerClosedError
+from .._reporting._aggregator import KeepRows
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow
+from .._util._groups import unwrap_single_group
 from ._callables import bind_function, is_async_callable, prepare_strategies
-from ._exceptions import ScorerClosedError
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
-from ._groups import unwrap_single_group
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
-from ._report import EvaluationReport
-from ._results import EvaluationRow
 from ._run import Emit, Run, Tally, TargetInterrupt, retries_of
 from ._sinks import Sink
 

@@ -9,10 +9,10 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._util._stats import ClusteredMean
 from ._judging import Calibration, JudgeStatistics
 from ._results import EvaluationRow, Outcome
 from ._run_info import RunInfo
-from ._stats import ClusteredMean
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -295,7 +295,7 @@ class EvaluationReport:
         C / (C − 1) small-sample correction. The interval is Wilson's score interval over
         the rows that clustering leaves (n / design effect; every row with one row per
         sample), so it is never narrower than Wilson's interval over the rows and keeps a
-        width at 0 and 100 (see :mod:`aeval._stats`). With fewer than two samples it is
+        width at 0 and 100 (see :mod:`aeval._util._stats`). With fewer than two samples it is
         [0, 100].
 
         Args:
@@ -515,7 +515,7 @@ class EvaluationReport:
 
     def format(self, format: str = "markdown", **options: Any) -> str:
         """Render the report with a registered formatter (``"markdown"``, ``"json"``, …)."""
-        from .formatters import get_formatter
+        from ..formatters import get_formatter
 
         rendered = get_formatter(format).format(self, **options)
         return rendered if isinstance(rendered, str) else rendered.decode()
@@ -526,7 +526,7 @@ class EvaluationReport:
         Args:
             console: A rich ``Console`` to print on (default: a new one on standard output).
         """
-        from ._summary import print_report
+        from .._summary import print_report
 
         print_report(self, console=console)
 
@@ -547,7 +547,7 @@ class EvaluationReport:
         Returns:
             The paths written.
         """
-        from .formatters import save_report
+        from ..formatters import save_report
 
         return await save_report(self, Path(directory), formats=formats, options=options)
 
@@ -555,7 +555,7 @@ class EvaluationReport:
         self, path: str | PathLike[str], format: str | None = None, **options: Any
     ) -> Path:
         """Write one file; the format defaults to the one matching the file's extension."""
-        from .formatters import save_report_as
+        from ..formatters import save_report_as
 
         return await save_report_as(self, Path(path), format, options=options)
 
