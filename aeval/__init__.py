@@ -66,6 +66,7 @@ from ._samples._loaders import (
 )
 from ._util._publish import claim as _claim, publish as _publish
 from ._version import __version__ as __version__
+from .abc import Executor
 
 if TYPE_CHECKING:
     from ._compare import (
@@ -135,6 +136,7 @@ __all__ = [
     "EvaluationRunner",
     "EvaluationSample",
     "EvaluationSetupError",
+    "Executor",
     "ExecutorError",
     "FlakyCase",
     "FormatError",

@@ -52,7 +52,7 @@ LAYERS: list[tuple[str, ...]] = [
         "aeval._model_types",
         "aeval.abc",
         "aeval._util",
-        "aeval._protocols",
+        "aeval._model_types",
     ),
     ("aeval.models",),
     ("aeval._samples",),

@@ -23,7 +23,7 @@ from collections.abc import (
 from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import httpx
@@ -44,6 +44,7 @@ from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
 from .._store import StoreSink
 from .._util._groups import unwrap_single_group
+from ..abc import BaseSink
 from ._build import Built
 from ._config import ConfigError, HttpSpec, RunConfig
 from ._http import (
@@ -92,16 +93,6 @@ GateDecision = Callable[[EvaluationReport, Mapping[str, int], bool], Gate]
 """Decides a run's gate: from the report, its error rows per type, whether it finished."""
 
 
-class _RunSink(Protocol):
-    async def send(self, row: EvaluationRow) -> None: ...
-
-    async def flush(self) -> None: ...
-
-    async def run_started(self, run: RunInfo) -> None: ...
-
-    async def run_finished(self, run: RunInfo) -> None: ...
-
-
 class _FlushingSink:
     """Forwards rows to a sink (``rows.jsonl``, the run store) and flushes it every half second.
 
@@ -112,7 +103,7 @@ class _FlushingSink:
     for any failing sink.
     """
 
-    def __init__(self, sink: _RunSink, facts: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
         self._lock = anyio.Lock()
         self._pending = False

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import partial
 from os import PathLike
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 import anyio
 import orjson
@@ -17,6 +17,7 @@ from .._reporting._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome
 from .._reporting._run_info import RunInfo
 from .._samples import EvaluationSample, Parameters
 from .._util._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
+from ..abc import BaseSink, Sink
 from ._callables import stray_cancellation
 
 __all__ = [
@@ -40,23 +41,6 @@ RUN_RECORD = "run"
 RUN_END_RECORD = "run_end"
 
 _FLUSH_BYTES = 64 * 1024
-
-
-@runtime_checkable
-class Sink(Protocol):
-    """Receives every row as it finishes.
-
-    The Scorer calls :meth:`send` for each row and :meth:`flush` when a run ends, also when it
-    is cancelled (shielded), so every finished row reaches the sink. A sink may also define
-    ``async def run_started(run: RunInfo)`` and ``async def run_finished(run: RunInfo)`` to
-    receive the run's header at its start and end (:class:`JsonlSink` writes them as records).
-    """
-
-    async def send(self, row: EvaluationRow) -> None:
-        """Accept one row."""
-
-    async def flush(self) -> None:
-        """Make every row sent so far durable."""
 
 
 def parameters_to_data(params: Parameters) -> list[Any]:
@@ -289,7 +273,7 @@ async def read_run(path: str | PathLike[str]) -> tuple[list[EvaluationRow], RunI
     return rows, header
 
 
-class JsonlSink:
+class JsonlSink(BaseSink):
     """Appends each finished row to a JSONL file, one JSON object per line.
 
     Rows are buffered and written in chunks through anyio's file API (a worker thread, on

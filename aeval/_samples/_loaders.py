@@ -14,13 +14,14 @@ import os
 import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from .._exceptions import AevalError, NoLoaderError, SampleFileNotFoundError, SampleLoadError
 from .._util._plugins import PluginRegistry
+from ..abc import SampleLoader
 from ._formats import (
     BOM,
     PARSERS,
@@ -56,34 +57,6 @@ DEFAULT_DOWNLOAD_TIMEOUT = 300.0
 
 _CHUNK_SIZE = 64 * 1024
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-@runtime_checkable
-class SampleLoader(Protocol):
-    """Loads samples from the sources it supports.
-
-    ``load`` is synchronous: the async API runs it in a worker thread. A loader may also
-    define an ``int`` attribute ``priority`` (default 0); among the loaders that support a
-    source, the highest priority wins and ties keep registration order.
-
-    Example:
-        >>> class CsvLoader:
-        ...     priority = 10
-        ...     def supports(self, source: str) -> bool:
-        ...         return source.endswith(".csv")
-        ...     def load(self, source: str) -> list[EvaluationSample]:
-        ...         return [EvaluationSample("s1", ["q"], "a")]
-        >>> isinstance(CsvLoader(), SampleLoader)
-        True
-    """
-
-    def supports(self, source: str) -> bool:
-        """Whether this loader can load ``source``."""
-        ...
-
-    def load(self, source: str) -> Iterable[EvaluationSample]:
-        """Return the samples of ``source``, in order."""
-        ...
 
 
 def _is_url(source: str) -> bool:

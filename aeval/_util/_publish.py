@@ -10,13 +10,17 @@ __all__ = ["claim", "publish"]
 def claim(value: object, home: str) -> None:
     """Set ``value.__module__`` to ``home`` if it names a private aeval module.
 
-    Names already claimed by a public module, and values from outside aeval (typing
-    aliases, builtins), are left as they are.
+    The contracts of :mod:`aeval.abc` that ``aeval`` re-exports (``aeval.Sink``) are claimed
+    by ``aeval`` too, where users have always imported them from. Names already claimed by
+    another public module, and values from outside aeval (typing aliases, builtins), are
+    left as they are.
     """
     module = getattr(value, "__module__", None)
     if not isinstance(module, str) or not module.startswith("aeval."):
         return
-    if any(part.startswith("_") for part in module.split(".")[1:]):
+    if any(part.startswith("_") for part in module.split(".")[1:]) or (
+        module == "aeval.abc" and home == "aeval"
+    ):
         value.__module__ = home
 
 

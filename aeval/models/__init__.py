@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from .._protocols import (
+from .._model_types import (
     ChatMessage,
-    ChatModel,
     ChatOptions,
     ChatResponse,
-    Embedder,
     Embeddings,
     TokenUsage,
     accepts_options,
 )
-from ._clock import Clock
+from ..abc import ChatModel, Clock, Embedder
 from ._limits import ModelStatistics
 from .local import LocalEmbedder, local_extra_missing
 from .openai import OpenAIChatModel, OpenAIEmbedder

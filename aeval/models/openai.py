@@ -13,7 +13,7 @@ from typing import Any, Literal
 import anyio
 
 from .._exceptions import ModelError, ModelHTTPError
-from .._protocols import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
+from .._model_types import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
 from ._body import DEFAULT_EMBEDDINGS_MAX_RESPONSE_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ._clock import Clock
 from ._http import HTTPModelClient

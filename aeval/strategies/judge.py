@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from .._engine._callables import apply_strategy, strategy_name
-from .._protocols import ChatMessage, ChatModel, ChatOptions, accepts_options, model_name
+from .._model_types import ChatMessage, ChatOptions, accepts_options, model_name
 from .._reporting._results import EvaluationResult
 from .._util._numbers import truncate
+from ..abc import ChatModel
 from ._base import NamedStrategy
 from ._cache import JudgeCache
 from ._consult import Consultation, Judge, Verdict, add_retries, limit_text
