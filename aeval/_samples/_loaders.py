@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_DOWNLOAD_MAX_BYTES",
     "DEFAULT_DOWNLOAD_TIMEOUT",
     "DownloadLimits",
+    "HTTPSampleLoader",
     "HttpSampleLoader",
     "JsonSampleLoader",
     "JsonlSampleLoader",
@@ -277,6 +278,10 @@ class HttpSampleLoader(_BuiltinLoader):
 
     def __repr__(self) -> str:
         return f"HttpSampleLoader({'' if self._limits is None else repr(self._limits)})"
+
+
+HTTPSampleLoader = HttpSampleLoader
+"""The preferred spelling of :class:`HttpSampleLoader` (the same class)."""
 
 
 def _instantiate(target: Any) -> SampleLoader:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._base import NamedStrategy, Strategy, TextStrategy
-from ._gated import Gated
+from ._gated import Gated, GatedStrategy
 from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
 from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_PROMPT",
     "ExactMatchStrategy",
     "Gated",
+    "GatedStrategy",
     "GuardrailStrategy",
     "JsonStrategy",
     "NamedStrategy",

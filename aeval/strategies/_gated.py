@@ -12,7 +12,7 @@ from ._base import NamedStrategy
 if TYPE_CHECKING:
     from .._samples import EvaluationSample
 
-__all__ = ["Gated"]
+__all__ = ["Gated", "GatedStrategy"]
 
 
 class Gated(NamedStrategy):
@@ -93,3 +93,7 @@ class Gated(NamedStrategy):
             "strategy": strategy_name(self._strategy),
             "after": list(self.checks),
         }
+
+
+GatedStrategy = Gated
+"""The name with the ``Strategy`` suffix every other strategy has (the same class)."""
