@@ -24,12 +24,13 @@ def test_the_http_spelling_names_the_same_class(new: str, old: str) -> None:
     assert new in aeval.__all__ and old in aeval.__all__
 
 
-def test_gated_strategy_is_gated_and_its_rows_keep_their_name() -> None:
+def test_gated_strategy_is_gated() -> None:
     gated = aeval.strategies.GatedStrategy(
         aeval.strategies.NotBlankStrategy(), after=[aeval.strategies.NotBlankStrategy()]
     )
     assert isinstance(gated, aeval.strategies.Gated)
-    assert gated.name == "Gated"
+    assert aeval.strategies.GatedStrategy is aeval.strategies.Gated
+    assert gated.name == "NotBlankStrategy"
 
 
 def test_an_http_status_error_is_caught_by_either_name() -> None:
