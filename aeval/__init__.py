@@ -47,14 +47,15 @@ from ._exceptions import (
     ScorerClosedError,
     StoreError,
 )
-from ._reporting._aggregator import Aggregator
 from ._reporting._assertions import ReportAssert, assert_that
 from ._reporting._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
 from ._reporting._report import (
+    Aggregator,
     EvaluationReport,
     FlakyCase,
     ModelUsage,
     RepeatStatistics,
+    ReportParts,
     StrategyStatistics,
     TagStatistics,
 )
@@ -181,6 +182,7 @@ __all__ = [
     "Parameters",
     "RepeatStatistics",
     "ReportAssert",
+    "ReportParts",
     "ReportWriteError",
     "RowStream",
     "RunInfo",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .._exceptions import AbandonedCallsError
-from .._reporting._aggregator import Aggregator
+from .._reporting._report import Aggregator
 from .._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._samples import EvaluationSample, Parameters

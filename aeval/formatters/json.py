@@ -513,6 +513,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
         FlakyCase,
         ModelUsage,
         RepeatStatistics,
+        ReportParts,
         StrategyStatistics,
         TagStatistics,
     )
@@ -597,29 +598,31 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 ),
             )
         usage = data["usage"]
-        return EvaluationReport._from_parts(
-            rows=_rows(data["evaluations"]),
-            counts=counts,
-            tags=tags,
-            strategies=strategies,
-            function_errors=_count(data, "failedCalls"),
-            calls=_count(data, "calls"),
-            samples=_renamed_count(data, "samples", "totalSamples"),
-            moments=_moments(data["clusterSums"]),
-            run=run,
-            holds_all_rows=_flag(data, "holdsAllRows"),
-            usage=ModelUsage(
-                retries=_count(usage, "retries"),
-                prompt_tokens=_count(usage, "promptTokens"),
-                completion_tokens=_count(usage, "completionTokens"),
-                cost=read_number(usage["cost"], "cost", low=0.0),
-            ),
-            repeats=repeats,
-            calibration={
-                name: _read_calibration(name, c)
-                for name, c in (data.get("calibration") or {}).items()
-            },
-            judges={name: _read_judges(j) for name, j in (data.get("judges") or {}).items()},
+        return EvaluationReport.from_parts(
+            ReportParts(
+                rows=_rows(data["evaluations"]),
+                counts=counts,
+                tags=tags,
+                strategies=strategies,
+                function_errors=_count(data, "failedCalls"),
+                calls=_count(data, "calls"),
+                samples=_renamed_count(data, "samples", "totalSamples"),
+                moments=_moments(data["clusterSums"]),
+                run=run,
+                holds_all_rows=_flag(data, "holdsAllRows"),
+                usage=ModelUsage(
+                    retries=_count(usage, "retries"),
+                    prompt_tokens=_count(usage, "promptTokens"),
+                    completion_tokens=_count(usage, "completionTokens"),
+                    cost=read_number(usage["cost"], "cost", low=0.0),
+                ),
+                repeats=repeats,
+                calibration={
+                    name: _read_calibration(name, c)
+                    for name, c in (data.get("calibration") or {}).items()
+                },
+                judges={name: _read_judges(j) for name, j in (data.get("judges") or {}).items()},
+            )
         )
     except FormatError:
         raise
