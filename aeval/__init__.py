@@ -9,7 +9,7 @@ from ._engine._builder import Evaluation, EvaluationBuilder, EvaluationRunner
 from ._engine._executor import IndexedSample
 from ._engine._scorer import RowStream, Scorer, ScorerStatistics
 from ._engine._shards import Shard, merge_reports
-from ._engine._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
+from ._engine._sinks import JsonlSink, Sink
 from ._engine._sync import evaluate_sync
 from ._exceptions import (
     AbandonedCallsError,
@@ -48,6 +48,7 @@ from ._exceptions import (
     StoreError,
 )
 from ._reporting._assertions import ReportAssert, assert_that
+from ._reporting._codec import read_rows, read_run, row_from_dict, row_to_dict
 from ._reporting._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
 from ._reporting._report import (
     Aggregator,

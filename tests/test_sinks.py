@@ -20,6 +20,7 @@ from aeval import (
     row_from_dict,
     row_to_dict,
 )
+from aeval._reporting._codec import REPORT_KEYS, row_from_report_entry, row_to_report_entry
 from aeval.formatters.json import report_from_json
 
 pytestmark = pytest.mark.anyio
@@ -52,6 +53,16 @@ def test_row_round_trip() -> None:
     for row in sample_rows():
         data = orjson.loads(orjson.dumps(row_to_dict(row)))
         assert row_from_dict(data) == row
+
+
+def test_one_codec_writes_both_wire_shapes_and_reads_them_back() -> None:
+    for row in sample_rows():
+        line = row_to_dict(row)
+        entry = orjson.loads(orjson.dumps(row_to_report_entry(row)))
+        assert row_from_report_entry(entry) == row == row_from_dict(line)
+        for key, camel in REPORT_KEYS.items():
+            assert (key in line) == (camel in entry)
+            assert line.get(key) == entry.get(camel)
 
 
 def test_a_row_of_live_traffic_keeps_its_timestamp() -> None:

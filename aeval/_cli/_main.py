@@ -29,7 +29,6 @@ from .._compare import load_ref, store_path
 from .._display import printable
 from .._engine._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from .._engine._shards import Shard
-from .._engine._sinks import read_run
 from .._exceptions import (
     ComparisonError,
     ExecutorError,
@@ -40,6 +39,7 @@ from .._exceptions import (
     SampleLoadError,
     StoreError,
 )
+from .._reporting._codec import read_run
 from .._reporting._report import EvaluationReport
 from .._reporting._run_info import Gate
 from .._terminal import print_line, terminal_console

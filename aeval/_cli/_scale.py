@@ -15,8 +15,9 @@ import orjson
 
 from .._engine._executor import IndexedSample
 from .._engine._shards import DatasetDigest, Shard, ShardStream, merge_reports
-from .._engine._sinks import JsonlSink, read_run
+from .._engine._sinks import JsonlSink
 from .._exceptions import MergeError, ReportWriteError, StoreError
+from .._reporting._codec import read_run
 from .._reporting._report import EvaluationReport
 from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples

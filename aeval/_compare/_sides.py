@@ -11,9 +11,9 @@ from typing import Protocol, TypeAlias, runtime_checkable
 
 import anyio
 
-from .._engine._sinks import read_run
 from .._engine._sync import running_loop
 from .._exceptions import AevalError, ComparisonError, FormatError, SampleLoadError
+from .._reporting._codec import read_run
 from .._reporting._report import EvaluationReport, partial_note
 from ._align import SideRows
 from ._comparison import Comparison, compare_sides, side_rows

@@ -25,8 +25,8 @@ from .._compare import (
     regression_message,
     store_path,
 )
-from .._engine._sinks import row_from_dict, row_line
 from .._exceptions import ComparisonError
+from .._reporting._codec import row_from_dict, row_line
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._util._numbers import format_number

@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 import orjson
 
-from .._engine._sinks import row_from_dict
 from .._exceptions import RunNotFoundError, StoreError
+from .._reporting._codec import row_from_dict
 from .._reporting._report import EvaluationReport
 from .._reporting._results import Outcome
 from .._reporting._run_info import RunInfo

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from .._engine._sinks import row_line
+from .._reporting._codec import row_line
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow, Outcome
 from .._util._stats import ClusteredMean

@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
-from .._engine._sinks import error_to_data, parameters_to_data, row_from_dict
 from .._exceptions import FormatError
+from .._reporting._codec import row_from_report_entry, row_to_report_entry
 from .._reporting._results import EvaluationRow, Outcome
 from .._reporting._run_info import RunInfo
 from .._util._jsonsafe import dumps, read_count, read_list, read_mapping, read_number
@@ -241,7 +241,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
     if run.gate is not None:
         document["gate"] = run.gate.to_dict()
     document["holdsAllRows"] = report.holds_all_rows
-    document["evaluations"] = [_evaluation(row) for row in report.evaluations]
+    document["evaluations"] = [row_to_report_entry(row) for row in report.evaluations]
     return document
 
 
@@ -372,45 +372,6 @@ def _read_judges(data: Mapping[str, Any]) -> JudgeStatistics:
     )
 
 
-def _evaluation(row: EvaluationRow) -> dict[str, Any]:
-    sample = row.sample
-    params = sample.parameters
-    entry: dict[str, Any] = {
-        "name": row.name,
-        "passed": row.passed,
-        "expectedOutput": row.expected_output,
-        "actualOutput": row.output,
-    }
-    if row.tags:
-        entry["tags"] = row.tags
-    entry.update(
-        {
-            "strategy": row.strategy,
-            "outcome": row.outcome.value,
-            "score": row.score,
-            "explanation": row.explanation,
-            "index": row.index,
-            "repeat": row.repeat,
-            "position": row.position,
-            "duration": row.duration,
-            "strategyDuration": row.strategy_duration,
-        }
-    )
-    entry["parameters"] = parameters_to_data(params)
-    if sample.metadata:
-        entry["sampleMetadata"] = dict(sample.metadata)
-    if row.metadata:
-        entry["metadata"] = dict(row.metadata)
-    if row.error is not None:
-        entry["error"] = error_to_data(row.error)
-    if row.timestamp is not None:
-        entry["timestamp"] = row.timestamp
-    _, notes = dumps(entry)
-    if notes:
-        entry["notes"] = list(notes)
-    return entry
-
-
 def _count(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
     if key not in data and default is not None:
         return default
@@ -451,7 +412,7 @@ def _rows(entries: object) -> tuple[EvaluationRow, ...]:
     rows = []
     for number, entry in enumerate(read_list(entries, "evaluations")):
         try:
-            rows.append(_row(read_mapping(entry, "evaluations")))
+            rows.append(row_from_report_entry(read_mapping(entry, "evaluations")))
         except KeyError as exc:
             raise ValueError(f"evaluations[{number}]: field {exc} is missing") from exc
         except ValueError as exc:
@@ -471,31 +432,6 @@ def _moments(data: Mapping[str, Any] | None) -> ClusteredMean:
         cluster_sq=_number(data, "clusterSq"),
         cluster_cross=_number(data, "clusterCross"),
         cluster_size_sq=_number(data, "clusterSizeSq"),
-    )
-
-
-def _row(entry: Mapping[str, Any]) -> EvaluationRow:
-    return row_from_dict(
-        {
-            "name": entry["name"],
-            "index": entry.get("index", 0),
-            "repeat": entry.get("repeat", 0),
-            "position": entry.get("position", 0),
-            "strategy": entry.get("strategy"),
-            "outcome": entry["outcome"],
-            "score": entry.get("score"),
-            "output": entry.get("actualOutput"),
-            "expected_output": entry.get("expectedOutput"),
-            "explanation": entry.get("explanation"),
-            "duration": entry.get("duration"),
-            "strategy_duration": entry.get("strategyDuration"),
-            "parameters": entry.get("parameters"),
-            "tags": entry.get("tags"),
-            "sample_metadata": entry.get("sampleMetadata"),
-            "metadata": entry.get("metadata"),
-            "error": entry.get("error"),
-            "timestamp": entry.get("timestamp"),
-        }
     )
 
 
