@@ -15,6 +15,7 @@ from collections.abc import (
     AsyncIterable,
     AsyncIterator,
     Callable,
+    Iterable,
     Iterator,
     Mapping,
     Sequence,
@@ -32,6 +33,15 @@ from anyio.abc import TaskStatus
 
 from .._engine._callables import bind_function
 from .._engine._executor import Executor
+from .._engine._http_target import (
+    HttpSpec,
+    HttpTarget,
+    StatusRecorder,
+    TemplateError,
+    check_templates,
+    header_secrets,
+    resolve_headers,
+)
 from .._engine._progress import RunProgress
 from .._engine._scorer import RowStream, Scorer
 from .._engine._shards import Shard
@@ -46,14 +56,7 @@ from .._store import StoreSink
 from .._util._groups import unwrap_single_group
 from ..abc import BaseSink
 from ._build import Built
-from ._config import ConfigError, HttpSpec, RunConfig
-from ._http import (
-    HttpTarget,
-    StatusRecorder,
-    check_templates,
-    header_secrets,
-    resolve_headers,
-)
+from ._config import ConfigError, RunConfig
 from ._scale import ShardedSamples, split
 
 __all__ = ["ROWS_FILE", "STOP_SIGNALS", "GateDecision", "RunResult", "execute", "signals_kept"]
@@ -340,11 +343,20 @@ class _Tagged:
                 yield sample
 
 
+def _check_templates(
+    config: RunConfig, spec: HttpSpec, samples: Iterable[EvaluationSample]
+) -> None:
+    try:
+        check_templates(spec, samples)
+    except TemplateError as exc:
+        raise config.error(("target", "http", *exc.path), exc.message) from None
+
+
 def _templates_checked(
     config: RunConfig, spec: HttpSpec, samples: AsyncIterable[EvaluationSample]
 ) -> AsyncIterable[EvaluationSample]:
     def check(sample: EvaluationSample) -> None:
-        check_templates(config, spec, (sample,))
+        _check_templates(config, spec, (sample,))
 
     if isinstance(samples, _CountedStream):
         return _CountedStream(samples.sources, samples.count, check)
@@ -440,10 +452,13 @@ async def execute(
         if isinstance(config.target, HttpSpec):
             spec = config.target
             if isinstance(samples, Samples):
-                check_templates(config, spec, samples)
+                _check_templates(config, spec, samples)
             else:
                 samples = _templates_checked(config, spec, samples)
-            headers = resolve_headers(config, spec)
+            try:
+                headers = resolve_headers(spec)
+            except TemplateError as exc:
+                raise config.error(("target", "http", *exc.path), exc.message) from None
             secrets += header_secrets(spec)
             limits = httpx.Limits(max_connections=config.concurrency)
             client = await stack.enter_async_context(httpx.AsyncClient(limits=limits))
