@@ -52,6 +52,7 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
+from .._samples._sources import CountedStream, count_lines, is_url, streams
 from .._store import StoreSink
 from .._util._groups import unwrap_single_group
 from ..abc import BaseSink
@@ -210,59 +211,9 @@ def signals_kept() -> Iterator[None]:
                 signal.signal(each, handler)
 
 
-class _CountedStream:
-    """JSONL sources read lazily, that know how many samples they hold (for progress and
-    reports) and check each sample as it is read."""
-
-    def __init__(
-        self,
-        sources: Sequence[str],
-        count: int,
-        check: Callable[[EvaluationSample], None] | None = None,
-    ) -> None:
-        self.sources = sources
-        self.count = count
-        self.check = check
-
-    def __len__(self) -> int:
-        return self.count
-
-    async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        for source in self.sources:
-            samples = Samples.stream(source)
-            try:
-                async for sample in samples:
-                    if self.check is not None:
-                        self.check(sample)
-                    yield sample
-            finally:
-                aclose = getattr(samples, "aclose", None)
-                if aclose is not None:
-                    await aclose()
-
-
-def _streamable(config: RunConfig) -> bool:
-    return all(
-        not _is_url(source) and source.lower().endswith((".jsonl", ".ndjson"))
-        for source in config.samples
-    )
-
-
-def _is_url(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
-
-
-def _count_lines(paths: Sequence[str]) -> int:
-    total = 0
-    for path in paths:
-        with open(path, "rb") as handle:
-            total += sum(1 for line in handle if line.strip())
-    return total
-
-
 async def _check_sizes(config: RunConfig) -> None:
     for index, source in enumerate(config.samples):
-        if _is_url(source) or source.lower().endswith((".jsonl", ".ndjson")):
+        if is_url(source) or streams(source):
             continue
         try:
             size = (await anyio.Path(source).stat()).st_size
@@ -288,7 +239,7 @@ def _source_key(config: RunConfig, index: int) -> tuple[str | int, ...]:
 async def _check_files(config: RunConfig) -> None:
     """Each sample file exists; the message says where relative paths start."""
     for index, source in enumerate(config.samples):
-        if _is_url(source) or await anyio.Path(source).is_file():
+        if is_url(source) or await anyio.Path(source).is_file():
             continue
         what = "is not a file" if await anyio.Path(source).exists() else "no such file"
         raise config.error(
@@ -317,13 +268,13 @@ async def _load(config: RunConfig) -> Samples:
     return samples
 
 
-async def _stream(config: RunConfig) -> _CountedStream | AsyncIterable[EvaluationSample]:
+async def _stream(config: RunConfig) -> CountedStream | AsyncIterable[EvaluationSample]:
     """The samples of JSONL sources, read lazily (memory stays flat as the dataset grows)."""
     await _check_files(config)
-    count = await anyio.to_thread.run_sync(_count_lines, config.samples)
+    count = await anyio.to_thread.run_sync(count_lines, config.samples)
     if not count:
         raise config.error(("samples",), "the sample sources hold no samples")
-    stream = _CountedStream(config.samples, count)
+    stream = CountedStream(config.samples, count)
     if not config.tags:
         return stream
     return _Tagged(stream, frozenset(config.tags))
@@ -358,8 +309,8 @@ def _templates_checked(
     def check(sample: EvaluationSample) -> None:
         _check_templates(config, spec, (sample,))
 
-    if isinstance(samples, _CountedStream):
-        return _CountedStream(samples.sources, samples.count, check)
+    if isinstance(samples, CountedStream):
+        return CountedStream(samples.sources, samples.count, check)
 
     async def checked() -> AsyncIterator[EvaluationSample]:
         async for sample in samples:
@@ -436,7 +387,7 @@ async def execute(
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
         StoreError: The run store cannot be opened (checked before anything runs).
     """
-    streamed = _streamable(config)
+    streamed = streams(config.samples)
     samples: Samples | AsyncIterable[EvaluationSample] | ShardedSamples
     samples = await _stream(config) if streamed else await _load(config)
     strategies: tuple[object, ...] = built.strategies

@@ -32,6 +32,7 @@ from ._formats import (
     parse_jsonl_line,
 )
 from ._model import EvaluationSample, Samples
+from ._sources import is_url
 
 __all__ = [
     "DEFAULT_DOWNLOAD_MAX_BYTES",
@@ -58,10 +59,6 @@ DEFAULT_DOWNLOAD_TIMEOUT = 300.0
 
 _CHUNK_SIZE = 64 * 1024
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-def _is_url(source: str) -> bool:
-    return source[:8].lower().startswith(("http://", "https://"))
 
 
 def _file_url_error(source: str) -> NoLoaderError | None:
@@ -258,7 +255,7 @@ class HttpSampleLoader(_BuiltinLoader):
 
     def supports(self, source: str) -> bool:
         """Whether ``source`` is an http or https URL."""
-        return _is_url(source)
+        return is_url(source)
 
     def _limits_for(self, source: str) -> DownloadLimits:
         try:
