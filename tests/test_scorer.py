@@ -690,3 +690,18 @@ async def test_progress_is_rich_s_live_bar_on_a_terminal(
 def test_progress_takes_a_boolean() -> None:
     with pytest.raises(TypeError, match="progress must be True or False, got 'yes'"):
         Scorer(progress="yes")  # type: ignore[arg-type]
+
+
+def test_a_run_takes_frozen_settings_not_its_scorer() -> None:
+    import dataclasses
+
+    from aeval._engine._run import RunSettings
+
+    scorer = Scorer(concurrency=3, timeout=2.0, repeats=2, keep="failures")
+    run = scorer._new_run([EvaluationSample("s", ["a"], "a")], lambda params: params[0], [])
+    assert isinstance(run.settings, RunSettings)
+    assert not hasattr(run, "scorer")
+    assert (run.settings.concurrency, run.settings.timeout, run.settings.repeats) == (3, 2.0, 2)
+    assert run.settings.keep == "failures"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.settings.repeats = 5  # type: ignore[misc]

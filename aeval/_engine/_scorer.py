@@ -18,7 +18,7 @@ from ._callables import bind_function, is_async_callable, prepare_strategies
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
-from ._run import Emit, Run, Tally, TargetInterrupt, retries_of
+from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt, retries_of
 from ._sinks import Sink
 
 __all__ = [
@@ -312,7 +312,18 @@ class Scorer:
         if bound.signature is not None and isinstance(samples, Sequence):
             for index, item in enumerate(samples):
                 bound.check(check_sample(unindexed(item), index))
-        run = Run(self, samples, bound, is_async_callable(function), prepared, self._tally)
+        settings = RunSettings(
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            repeats=self.repeats,
+            keep=self.keep,
+            tracebacks=self.tracebacks,
+            max_abandoned=self.max_abandoned,
+            sinks=self.sinks,
+            redactor=self.redactor,
+            executor=self.executor,
+        )
+        run = Run(settings, samples, bound, is_async_callable(function), prepared, self._tally)
         if self.executor is not None:
             run.remote = (function, tuple(strategies), self.executor.prepare(function, strategies))
         return run
