@@ -705,3 +705,52 @@ def test_a_run_takes_frozen_settings_not_its_scorer() -> None:
     assert run.settings.keep == "failures"
     with pytest.raises(dataclasses.FrozenInstanceError):
         run.settings.repeats = 5  # type: ignore[misc]
+
+
+async def test_one_function_applies_a_strategy_and_makes_its_row() -> None:
+    from aeval._engine._callables import apply_to_row, prepare_strategies
+
+    never = anyio.Event()
+
+    async def slow(sample: EvaluationSample, output: object) -> EvaluationResult:
+        await never.wait()
+        raise AssertionError("unreachable")
+
+    def broken(sample: EvaluationSample, output: object) -> EvaluationResult:
+        raise LookupError("no such key")
+
+    sample = EvaluationSample("s", ["q"], "a")
+    timed, failed = prepare_strategies([slow, broken])
+    row = await apply_to_row(
+        timed,
+        sample,
+        "a",
+        duration=0.5,
+        index=3,
+        seconds=0.0,
+        timed_out=lambda s: f"late {s:g}",
+        tracebacks=False,
+        timestamp=7.0,
+    )
+    assert (row.error and row.error.type, row.explanation, row.index) == (
+        "TimeoutError",
+        "late 0",
+        3,
+    )
+    assert (row.duration, row.timestamp) == (0.5, 7.0)
+    row = await apply_to_row(
+        failed, sample, "a", duration=0.0, index=0, seconds=None, timed_out=str, tracebacks=False
+    )
+    assert row.error is not None and row.error.type == "LookupError"
+    with pytest.raises(LookupError):
+        await apply_to_row(
+            failed,
+            sample,
+            "a",
+            duration=0.0,
+            index=0,
+            seconds=None,
+            timed_out=str,
+            tracebacks=False,
+            reraise=(LookupError,),
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
@@ -13,7 +14,7 @@ import anyio
 
 from .._exceptions import AbandonedCallsError
 from .._reporting._report import Aggregator
-from .._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow
+from .._reporting._results import ErrorInfo, EvaluationRow
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._samples import EvaluationSample, Parameters
 from .._util._groups import unwrap_single_group
@@ -21,7 +22,8 @@ from .._version import __version__
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
-    apply_strategy,
+    apply_to_row,
+    retries_of,
     strategy_threads,
     stray_cancellation,
 )
@@ -359,55 +361,17 @@ class Run:
         index: int,
         repeat: int,
     ) -> EvaluationRow:
-        started = perf_counter()
-        timeout = self.settings.timeout
-        try:
-            if timeout is None:
-                result = await apply_strategy(
-                    strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
-                )
-            else:
-                result = await self._apply_with_timeout(strategy, sample, output, timeout)
-        except AbandonedCallsError:
-            raise
-        except Exception as exc:
-            if isinstance(exc, SampleTimeout):
-                error = ErrorInfo("TimeoutError", str(exc))
-            else:
-                error = ErrorInfo.from_exception(exc, with_traceback=self.settings.tracebacks)
-            return EvaluationRow.from_error(
-                sample,
-                strategy.name,
-                output,
-                error,
-                duration=duration,
-                strategy_duration=perf_counter() - started,
-                index=index,
-                repeat=repeat,
-                position=strategy.position,
-                metadata=retries_of(exc),
-            )
-        return EvaluationRow.from_result(
+        return await apply_to_row(
+            strategy,
             sample,
-            strategy.name,
             output,
-            result,
             duration=duration,
-            strategy_duration=perf_counter() - started,
             index=index,
             repeat=repeat,
-            position=strategy.position,
-        )
-
-    async def _apply_with_timeout(
-        self, strategy: PreparedStrategy, sample: EvaluationSample, output: Any, seconds: float
-    ) -> EvaluationResult:
-        with anyio.move_on_after(seconds):
-            return await apply_strategy(
-                strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
-            )
-        raise SampleTimeout(
-            f"the strategy {strategy.name} did not finish within {seconds:g} s (Scorer timeout)"
+            seconds=self.settings.timeout,
+            timed_out=functools.partial(_strategy_timed_out, strategy.name),
+            tracebacks=self.settings.tracebacks,
+            reraise=(AbandonedCallsError,),
         )
 
     async def _add(self, row: EvaluationRow) -> None:
@@ -420,15 +384,8 @@ class Run:
             await self._emit(row)
 
 
-def retries_of(exc: BaseException) -> dict[str, int] | None:
-    """``{"retries": n}`` for an error raised after retries (a model client's), else ``None``.
-
-    Counted on one row only, so the report's usage sums each retry once.
-    """
-    retries = getattr(exc, "retries", None)
-    if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:
-        return {"retries": retries}
-    return None
+def _strategy_timed_out(name: str, seconds: float) -> str:
+    return f"the strategy {name} did not finish within {seconds:g} s (Scorer timeout)"
 
 
 class SampleTimeout(Exception):

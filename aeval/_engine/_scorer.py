@@ -14,11 +14,11 @@ from .._reporting._aggregator import KeepRows
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._util._groups import unwrap_single_group
-from ._callables import bind_function, is_async_callable, prepare_strategies
+from ._callables import bind_function, is_async_callable, prepare_strategies, retries_of
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
-from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt, retries_of
+from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt
 from ._sinks import Sink
 
 __all__ = [
