@@ -734,7 +734,7 @@ async def test_one_function_applies_a_strategy_and_makes_its_row() -> None:
     )
     assert (row.error and row.error.type, row.explanation, row.index) == (
         "TimeoutError",
-        "late 0",
+        "TimeoutError: late 0",
         3,
     )
     assert (row.duration, row.timestamp) == (0.5, 7.0)
