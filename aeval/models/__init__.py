@@ -12,6 +12,7 @@ from .._model_types import (
 )
 from ..abc import ChatModel, Clock, Embedder
 from ._limits import ModelStatistics
+from ._policy import RateLimits, RetryPolicy
 from .local import LocalEmbedder, local_extra_missing
 from .openai import OpenAIChatModel, OpenAIEmbedder
 
@@ -27,6 +28,8 @@ __all__ = [
     "ModelStatistics",
     "OpenAIChatModel",
     "OpenAIEmbedder",
+    "RateLimits",
+    "RetryPolicy",
     "TokenUsage",
     "accepts_options",
     "local_extra_missing",
