@@ -10,6 +10,8 @@ Usage::
 
     python benchmarks/import_edges.py            # units, edges and cycles
     python benchmarks/import_edges.py --edges    # every edge, one a line
+    python benchmarks/import_edges.py --runtime  # leave out imports under TYPE_CHECKING
+    python benchmarks/import_edges.py --package /tmp/old/aeval   # another checkout
 """
 
 from __future__ import annotations
@@ -28,17 +30,40 @@ def unit_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else parts[0]
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def _targets(module: str, tree: ast.AST, *, is_package: bool) -> set[str]:
+def _is_type_checking(node: ast.AST) -> bool:
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _nodes(tree: ast.AST, *, runtime: bool) -> list[ast.AST]:
+    found: list[ast.AST] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for child in ast.iter_child_nodes(node):
+            if runtime and _is_type_checking(child):
+                stack.extend(child.orelse)  # type: ignore[attr-defined]
+                continue
+            stack.append(child)
+    return found
+
+
+def _targets(module: str, tree: ast.AST, *, is_package: bool, runtime: bool) -> set[str]:
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _nodes(tree, runtime=runtime):
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -53,16 +78,17 @@ def _targets(module: str, tree: ast.AST, *, is_package: bool) -> set[str]:
     return found
 
 
-def edges() -> set[tuple[str, str]]:
+def edges(package: Path = PACKAGE, *, runtime: bool = False) -> set[tuple[str, str]]:
     """Every (importer unit, imported unit) pair, the two different."""
-    units = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()}
+    units = {p.stem if p.is_file() else p.name for p in package.iterdir()}
     found: set[tuple[str, str]] = set()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if path == PACKAGE / "__init__.py":
+    for path in sorted(package.rglob("*.py")):
+        if path == package / "__init__.py":
             continue
-        module = module_name(path)
+        module = module_name(path, package)
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for target in _targets(module, tree, is_package=path.name == "__init__.py"):
+        is_package = path.name == "__init__.py"
+        for target in _targets(module, tree, is_package=is_package, runtime=runtime):
             a, b = unit_of(module), unit_of(target)
             if a != b and b in units:
                 found.add((a, b))
@@ -77,8 +103,12 @@ def cycles(pairs: set[tuple[str, str]]) -> list[tuple[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edges", action="store_true", help="print every edge")
+    parser.add_argument(
+        "--runtime", action="store_true", help="leave out imports under TYPE_CHECKING"
+    )
+    parser.add_argument("--package", type=Path, default=PACKAGE, help="the aeval/ folder")
     args = parser.parse_args(argv)
-    pairs = edges()
+    pairs = edges(args.package.resolve(), runtime=args.runtime)
     units = {unit for pair in pairs for unit in pair}
     if args.edges:
         for a, b in sorted(pairs):
@@ -86,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"units: {len(units)}")
     print(f"edges: {len(pairs)}")
     print(f"units importing each other: {len(cycles(pairs))}")
+    for a, b in cycles(pairs):
+        print(f"  {a} <-> {b}")
     return 0
 
 
