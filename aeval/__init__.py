@@ -6,9 +6,12 @@ import importlib
 from typing import TYPE_CHECKING
 
 from . import trace as trace
-from ._aggregator import Aggregator
-from ._assertions import ReportAssert, assert_that
-from ._builder import Evaluation, EvaluationBuilder, EvaluationRunner
+from ._engine._builder import Evaluation, EvaluationBuilder, EvaluationRunner
+from ._engine._executor import IndexedSample
+from ._engine._scorer import RowStream, Scorer, ScorerStatistics
+from ._engine._shards import Shard, merge_reports
+from ._engine._sinks import JsonlSink, Sink
+from ._engine._sync import evaluate_sync
 from ._exceptions import (
     AbandonedCallsError,
     AevalError,
@@ -17,10 +20,15 @@ from ._exceptions import (
     EvaluationSetupError,
     ExecutorError,
     FormatError,
+    HTTPResponseError,
     HttpResponseError,
+    HTTPResponseTooLargeError,
     HttpResponseTooLargeError,
+    HTTPStatusError,
     HttpStatusError,
+    HTTPTargetError,
     HttpTargetError,
+    HTTPTimeoutError,
     HttpTimeoutError,
     MergeError,
     MissingExtraError,
@@ -43,32 +51,34 @@ from ._exceptions import (
     ToolTimeoutError,
     UnmockedToolCall,
 )
-from ._executor import IndexedSample
-from ._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
-from ._report import (
+from ._reporting._assertions import ReportAssert, assert_that
+from ._reporting._codec import read_rows, read_run, row_from_dict, row_to_dict
+from ._reporting._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
+from ._reporting._report import (
+    Aggregator,
     EvaluationReport,
     FlakyCase,
     ModelUsage,
     RepeatStatistics,
+    ReportParts,
     StrategyStatistics,
     TagStatistics,
 )
-from ._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
-from ._run_info import RunInfo
+from ._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
+from ._reporting._run_info import RunInfo
 from ._samples import EvaluationSample, Parameters, Samples
 from ._samples._loaders import (
     DownloadLimits,
+    HTTPSampleLoader,
     HttpSampleLoader,
     SampleLoader,
     register_loader,
     registered_loaders,
     unregister_loader,
 )
-from ._scorer import RowStream, Scorer, ScorerStatistics
-from ._shards import Shard, merge_reports
-from ._sinks import JsonlSink, Sink, read_rows, read_run, row_from_dict, row_to_dict
-from ._sync import evaluate_sync
+from ._util._publish import claim as _claim, publish as _publish
 from ._version import __version__ as __version__
+from .abc import Executor
 from .trace._tool import tool
 
 if TYPE_CHECKING:
@@ -108,7 +118,7 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'aeval' has no attribute {name!r}")
     value = getattr(importlib.import_module(module, __name__), name)
-    _publish(value)
+    _claim(value, __name__)
     globals()[name] = value
     return value
 
@@ -139,9 +149,16 @@ __all__ = [
     "EvaluationRunner",
     "EvaluationSample",
     "EvaluationSetupError",
+    "Executor",
     "ExecutorError",
     "FlakyCase",
     "FormatError",
+    "HTTPResponseError",
+    "HTTPResponseTooLargeError",
+    "HTTPSampleLoader",
+    "HTTPStatusError",
+    "HTTPTargetError",
+    "HTTPTimeoutError",
     "HistoryPoint",
     "HttpResponseError",
     "HttpResponseTooLargeError",
@@ -171,6 +188,7 @@ __all__ = [
     "Parameters",
     "RepeatStatistics",
     "ReportAssert",
+    "ReportParts",
     "ReportWriteError",
     "RowStream",
     "RunInfo",
@@ -211,13 +229,4 @@ __all__ = [
 ]
 
 
-def _publish(value: object) -> None:
-    """Name ``aeval`` as the home of a public name defined in a private module."""
-    if any(part.startswith("_") for part in getattr(value, "__module__", "").split(".")[1:]):
-        value.__module__ = "aeval"
-
-
-for _name in __all__:
-    if _name not in _LAZY:
-        _publish(globals()[_name])
-del _name
+_publish(globals(), (name for name in __all__ if name not in _LAZY), __name__)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._jsonsafe import safe_text
-from ._results import safe_str
+from ._util._jsonsafe import safe_str, safe_text
 
 __all__ = ["display_value", "printable"]
 

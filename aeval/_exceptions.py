@@ -35,6 +35,11 @@ Every error inherits :class:`AevalError` and the builtin a caller would naturall
           └── ModelResponseError(ValueError)   the reply's body is not what the API promises
                └── ModelResponseTooLargeError  the reply is larger than max_response_bytes
 
+``HTTPTargetError``, ``HTTPStatusError``, ``HTTPResponseError``, ``HTTPResponseTooLargeError``
+and ``HTTPTimeoutError`` are the same classes spelled as ``ModelHTTPError`` is (aeval spells
+HTTP in capitals); the classes keep their ``Http`` names, which error rows record as their
+``type``, so stored runs and reports stay comparable.
+
 Failures of the function under test or of a strategy are never raised by the Scorer: they
 become error rows in the report (see ``EvaluationRow.error``).
 """
@@ -54,6 +59,11 @@ __all__ = [
     "EvaluationSetupError",
     "ExecutorError",
     "FormatError",
+    "HTTPResponseError",
+    "HTTPResponseTooLargeError",
+    "HTTPStatusError",
+    "HTTPTargetError",
+    "HTTPTimeoutError",
     "HttpResponseError",
     "HttpResponseTooLargeError",
     "HttpStatusError",
@@ -352,6 +362,18 @@ class HttpResponseTooLargeError(HttpResponseError):
 
 class HttpTimeoutError(HttpTargetError, TimeoutError):
     """The HTTP target did not answer completely within its ``timeout`` seconds."""
+
+
+HTTPTargetError = HttpTargetError
+"""The preferred spelling of :class:`HttpTargetError` (the same class)."""
+HTTPStatusError = HttpStatusError
+"""The preferred spelling of :class:`HttpStatusError` (the same class)."""
+HTTPResponseError = HttpResponseError
+"""The preferred spelling of :class:`HttpResponseError` (the same class)."""
+HTTPResponseTooLargeError = HttpResponseTooLargeError
+"""The preferred spelling of :class:`HttpResponseTooLargeError` (the same class)."""
+HTTPTimeoutError = HttpTimeoutError
+"""The preferred spelling of :class:`HttpTimeoutError` (the same class)."""
 
 
 class ModelError(AevalError):

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from ._display import printable
+from ._engine._scorer import Scorer
 from ._exceptions import SampleLoadError
 from ._pytest_plugin._cases import EvalAssert, EvalAssertion, StrategyScore
 from ._pytest_plugin._config import (
@@ -44,9 +45,8 @@ from ._pytest_plugin._recording import (
     records_for,
     scorer_for,
 )
-from ._report import EvaluationReport
+from ._reporting._report import EvaluationReport
 from ._samples import EvaluationSample, Samples
-from ._scorer import Scorer
 
 __all__ = [
     "EvalAssert",

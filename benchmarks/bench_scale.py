@@ -43,7 +43,7 @@ from _machine import machine
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aeval import EvaluationResult, EvaluationSample, JsonlSink, Parameters, Samples, Scorer
-from aeval._executor import Deliver, ExecutorJob
+from aeval._engine._executor import Deliver, ExecutorJob
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 CPU_GOAL = 1.7

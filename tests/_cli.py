@@ -1,9 +1,10 @@
 """Running the ``aeval`` command inside the test process, as a shell would run it.
 
-The :func:`cli` fixture calls :func:`aeval._cli._main.main` with the test's arguments and
-gives back its exit code and what it wrote on stdout and stderr. The targets and strategies
-that a run imports from its configuration's directory are forgotten after the test (with the
-``sys.path`` entries that came with them), so every test imports its own ``cli_targets``.
+The :func:`cli` fixture calls :func:`aeval.__main__.main` (the ``aeval`` command) with the
+test's arguments and gives back its exit code and what it wrote on stdout and stderr. The
+targets and strategies that a run imports from its configuration's directory are forgotten
+after the test (with the ``sys.path`` entries that came with them), so every test imports its
+own ``cli_targets``.
 Only what needs a real process (signals, the entry points, a target that never returns)
 starts ``python -m aeval``: :func:`run_process`, or ``Popen`` where the test signals it.
 """
@@ -27,7 +28,7 @@ import orjson
 import pytest
 
 import aeval
-from aeval._cli._main import main
+from aeval.__main__ import main
 from aeval._cli._schema import load_schema
 
 __all__ = [

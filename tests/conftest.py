@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from aeval._plugins import PluginRegistry
+from aeval._util._plugins import PluginRegistry
 from aeval.formatters import _registry
 
 CHECKOUT_STORE = Path(__file__).resolve().parent.parent / ".aeval"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from aeval import EvaluationResult, EvaluationSample
-from aeval._callables import runs_inline
+from aeval._engine._callables import runs_inline
 from aeval.strategies import (
     AiJudgeStrategy,
     BudgetStrategy,

@@ -11,8 +11,9 @@ from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
+    ReportAssert,
+    assert_that,
 )
-from aeval._assertions import ReportAssert, assert_that
 
 
 def row(

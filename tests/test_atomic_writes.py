@@ -16,7 +16,7 @@ import anyio
 import pytest
 from _cli import ROOT, Cli, cli, project, write_config
 
-import aeval._files
+import aeval._util._files
 from aeval import (
     EvaluationReport,
     EvaluationResult,
@@ -34,7 +34,7 @@ CONFIG = (
 
 
 class _FullDisk:
-    """``os`` as ``aeval._files`` sees it, on a disk that is full."""
+    """``os`` as ``aeval._util._files`` sees it, on a disk that is full."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(os, name)
@@ -46,7 +46,7 @@ class _FullDisk:
 
 @pytest.fixture
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(aeval._files, "os", _FullDisk())
+    monkeypatch.setattr(aeval._util._files, "os", _FullDisk())
 
 
 def _report() -> EvaluationReport:
@@ -62,12 +62,12 @@ def _leftovers(directory: Path) -> list[str]:
 def test_write_atomic_replaces_the_file_and_keeps_the_umask(tmp_path: Path) -> None:
     target = tmp_path / "report.json"
     target.write_text("old")
-    aeval._files.write_atomic(target, "new \ud83d")
+    aeval._util._files.write_atomic(target, "new \ud83d")
     assert target.read_bytes() == b"new \\ud83d"
     umask = os.umask(0)
     os.umask(umask)
     fresh = tmp_path / "fresh.md"
-    aeval._files.write_atomic(fresh, b"x")
+    aeval._util._files.write_atomic(fresh, b"x")
     assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
     assert _leftovers(tmp_path) == []
 
@@ -128,7 +128,7 @@ def test_history_and_compare_output_on_a_full_disk_exit_3(
     config = write_config(project, CONFIG)
     for _ in range(2):
         assert cli("run", config, "--quiet", "--format", "json", cwd=project).returncode in (0, 1)
-    monkeypatch.setattr(aeval._files, "os", _FullDisk())
+    monkeypatch.setattr(aeval._util._files, "os", _FullDisk())
     for argv, name in (
         (["history", "aeval", "--format", "markdown"], "history.md"),
         (["compare", "aeval@latest~1", "aeval@latest"], "comparison.md"),

@@ -28,7 +28,7 @@ from aeval import (
     assert_that,
     calibrate,
 )
-from aeval._stats import cohen_kappa
+from aeval._util._stats import cohen_kappa
 from aeval.formatters.json import report_from_json
 from aeval.strategies import AiJudgeStrategy, ExactMatchStrategy
 from aeval.testing import ChatCall, FakeChatModel, OpenAICompatibleServer, RecordedRequest, Reply

@@ -16,7 +16,7 @@ from _compare import run
 
 import aeval
 from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample
-from aeval._sinks import row_line
+from aeval._reporting._codec import row_line
 
 __all__ = ["cli"]
 

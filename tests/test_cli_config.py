@@ -9,8 +9,8 @@ import pytest
 import yaml
 from _cli import fresh_imports
 
-from aeval import EvaluationSample
-from aeval._cli._config import ConfigError, HttpSpec, load_config
+from aeval import ConfigError, EvaluationSample
+from aeval._cli._config import HttpSpec, load_config
 from aeval._cli._schema import Validator, load_schema, render_path
 
 __all__ = ["fresh_imports"]
@@ -319,7 +319,7 @@ def test_nan_and_infinite_numbers_are_config_errors(
 def test_nan_and_infinite_flags_are_usage_errors(
     capsys: pytest.CaptureFixture[str], flag: list[str]
 ) -> None:
-    from aeval._cli._main import main
+    from aeval.__main__ import main
 
     with pytest.raises(SystemExit) as caught:
         main(["run", "aeval.yaml", *flag])

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from _cli import Cli, cli, project, write_config
 
-from aeval._run_info import Gate, GateCheck
+from aeval._reporting._run_info import Gate, GateCheck
 from aeval.formatters.json import report_from_json, report_to_dict
 
 __all__ = ["cli", "project"]
@@ -301,7 +301,7 @@ def test_json_counts_are_named_for_what_they_count_and_old_names_still_load(
 
 
 def test_a_gate_survives_the_rows_header_round_trip() -> None:
-    from aeval._run_info import RunInfo
+    from aeval import RunInfo
 
     gate = Gate("missed", (GateCheck("score", "min", 80.0, 50.0, False, "score 50.00% < 80.00%"),))
     run = RunInfo(gate=gate)

@@ -165,9 +165,8 @@ async def test_the_http_timeout_bounds_the_whole_call_not_each_read(
     import anyio
     import httpx
 
-    from aeval import Parameters
-    from aeval._cli._config import HttpSpec
-    from aeval._cli._http import HttpTarget, HttpTimeoutError
+    from aeval import HTTPTimeoutError as HttpTimeoutError, Parameters
+    from aeval._engine._http_target import HttpSpec, HttpTarget
 
     url = slow_server.url
     spec = HttpSpec(url=f"{url}/answer?q={{0}}", method="GET", timeout=1.5)

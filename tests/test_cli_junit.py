@@ -11,15 +11,15 @@ import xmlschema
 
 from aeval import (
     Aggregator,
+    ErrorInfo,
     EvaluationReport,
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
+    FormatError,
     Outcome,
+    RunInfo,
 )
-from aeval._exceptions import FormatError
-from aeval._results import ErrorInfo
-from aeval._run_info import RunInfo
 from aeval.formatters import get_formatter, supported_formats
 from aeval.formatters.junit import JunitFormatter
 

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from _cli import Cli, cli, project, records_of, rows_of, write_config
 
-from aeval._shards import shard_of
+from aeval._engine._shards import shard_of
 
 __all__ = ["cli", "project"]
 

@@ -9,9 +9,7 @@ import orjson
 import pytest
 from _cli import Cli, cli, project, records_of, run_process, write_config
 
-from aeval._report import EvaluationReport
-from aeval._run_info import RunInfo
-from aeval._shards import merge_reports
+from aeval import EvaluationReport, RunInfo, merge_reports
 
 __all__ = ["cli", "project"]
 

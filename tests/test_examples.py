@@ -21,7 +21,7 @@ def _rows(report: EvaluationReport) -> list[tuple[str, str | None, str, object]]
 
 
 async def _cli_report(tmp_path: Path) -> EvaluationReport:
-    from aeval._cli._main import main
+    from aeval.__main__ import main
 
     argv = ["run", str(EXAMPLES / "aeval.yaml"), "--quiet", "--output", str(tmp_path)]
     argv += ["--store", str(tmp_path / "runs.sqlite")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 
 from aeval import (
@@ -19,7 +20,7 @@ from aeval import (
     Scorer,
     read_run,
 )
-from aeval._executor import Deliver, ExecutorJob, SampleFeed
+from aeval._engine._executor import Deliver, ExecutorJob, SampleFeed
 
 pytestmark = pytest.mark.anyio
 
@@ -125,3 +126,67 @@ async def test_the_feed_indexes_checks_and_hands_back_first() -> None:
     bad = SampleFeed(["not a sample"], None)  # type: ignore[list-item]
     with pytest.raises(TypeError, match="Item 0 of the samples is str"):
         await bad.take(1)
+
+
+def test_a_run_takes_frozen_settings_not_its_scorer() -> None:
+    import dataclasses
+
+    from aeval._engine._run import RunSettings
+
+    scorer = Scorer(concurrency=3, timeout=2.0, repeats=2, keep="failures")
+    run = scorer._new_run([EvaluationSample("s", ["a"], "a")], lambda params: params[0], [])
+    assert isinstance(run.settings, RunSettings)
+    assert not hasattr(run, "scorer")
+    assert (run.settings.concurrency, run.settings.timeout, run.settings.repeats) == (3, 2.0, 2)
+    assert run.settings.keep == "failures"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.settings.repeats = 5  # type: ignore[misc]
+
+
+async def test_one_function_applies_a_strategy_and_makes_its_row() -> None:
+    from aeval._engine._callables import apply_to_row, prepare_strategies
+
+    never = anyio.Event()
+
+    async def slow(sample: EvaluationSample, output: object) -> EvaluationResult:
+        await never.wait()
+        raise AssertionError("unreachable")
+
+    def broken(sample: EvaluationSample, output: object) -> EvaluationResult:
+        raise LookupError("no such key")
+
+    sample = EvaluationSample("s", ["q"], "a")
+    timed, failed = prepare_strategies([slow, broken])
+    row = await apply_to_row(
+        timed,
+        sample,
+        "a",
+        duration=0.5,
+        index=3,
+        seconds=0.0,
+        timed_out=lambda s: f"late {s:g}",
+        tracebacks=False,
+        timestamp=7.0,
+    )
+    assert (row.error and row.error.type, row.explanation, row.index) == (
+        "TimeoutError",
+        "TimeoutError: late 0",
+        3,
+    )
+    assert (row.duration, row.timestamp) == (0.5, 7.0)
+    row = await apply_to_row(
+        failed, sample, "a", duration=0.0, index=0, seconds=None, timed_out=str, tracebacks=False
+    )
+    assert row.error is not None and row.error.type == "LookupError"
+    with pytest.raises(LookupError):
+        await apply_to_row(
+            failed,
+            sample,
+            "a",
+            duration=0.0,
+            index=0,
+            seconds=None,
+            timed_out=str,
+            tracebacks=False,
+            reraise=(LookupError,),
+        )

@@ -16,6 +16,7 @@ import pytest
 
 from aeval import (
     AbandonedCallsError,
+    Aggregator,
     EvaluationReport,
     EvaluationResult,
     EvaluationRow,
@@ -29,7 +30,6 @@ from aeval import (
     Scorer,
     read_run,
 )
-from aeval._aggregator import Aggregator
 from aeval.strategies import NotBlankStrategy
 
 pytestmark = pytest.mark.anyio

@@ -28,8 +28,8 @@ from aeval import (
     Outcome,
     RunInfo,
 )
-from aeval._numbers import format_interval, format_percent
-from aeval._plugins import PluginRegistry
+from aeval._util._numbers import format_interval, format_percent
+from aeval._util._plugins import PluginRegistry
 from aeval.formatters import HtmlFormatter, ReportFormatter, get_formatter, supported_formats
 from aeval.formatters._header import header_facts, partial_banner, score_text
 

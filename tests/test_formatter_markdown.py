@@ -16,11 +16,11 @@ from aeval import (
     EvaluationRow,
     EvaluationSample,
     Outcome,
+    RunInfo,
     Samples,
     Scorer,
     __version__,
 )
-from aeval._run_info import RunInfo
 from aeval.formatters._header import header_facts
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])

@@ -15,7 +15,7 @@ from _cli import Cli, cli
 
 import aeval
 from aeval import FormatError, RunStore
-from aeval._plugins import PluginRegistry
+from aeval._util._plugins import PluginRegistry
 from aeval.formatters import get_formatter, register_formatter, supported_formats
 from aeval.formatters._escape import markdown_inline
 from aeval.formatters._history import History, history_markdown

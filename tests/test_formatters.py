@@ -19,7 +19,7 @@ from aeval import (
     FormatError,
     formatters,
 )
-from aeval._plugins import PluginRegistry
+from aeval._util._plugins import PluginRegistry
 from aeval.formatters import (
     JsonFormatter,
     MarkdownFormatter,

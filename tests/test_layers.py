@@ -2,28 +2,27 @@
 
 Bottom to top (a module imports only from its own layer or below):
 
-0. foundation: ``_version``, ``_exceptions``, ``_files``, ``_numbers``, ``_stats``, ``_groups``,
-   ``_plugins``, ``_protocols``, ``_singleflight``
+0. foundation: ``_version``, ``_exceptions``, ``_model_types`` (the chat and embedding
+   values), ``aeval.abc`` (every contract), ``aeval._util`` (numbers, statistics, groups, the
+   plugin registry, single-flight, JSON safety, files, the ``__module__`` rewrite)
 1. traces: ``aeval.trace`` (per-sample traces, ``@tool``, capture hooks, fixtures and replay;
    low so that the model clients record their calls and everything above reads traces)
 2. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
-3. samples: ``aeval._samples`` (the sample model, formats, loaders, limits)
-4. results: ``_results``, ``_run_info``, ``_display``, ``_jsonsafe``, ``_redact``
-5. report: ``_report``, ``_aggregator``, ``_judging``
-6. engine: ``_callables``, ``_threads``, ``_sinks``, ``_scorer``, ``_run`` (one run of a
-   Scorer), ``_workers`` (a run's worker pool), ``_progress`` (the progress display of a run,
-   rich imported only when shown), ``_sync``, ``_builder``, ``_assertions``,
-   ``_executor`` (indexed samples, the executor protocol), ``_shards`` (the split into shards
-   and their merge)
-7. strategies: ``aeval.strategies``
-8. history: ``aeval._store`` (the run store only), ``aeval._compare`` (the statistics of
+3. samples: ``aeval._samples`` (the sample model, formats, loaders, limits, which sources
+   stream)
+4. reporting: ``aeval._reporting`` (results and rows, the row codec, run info, the
+   aggregator, the report, judging, assertions) and ``_display``
+5. engine: ``aeval._engine`` (the Scorer, a run, workers, threads, callables, executors,
+   sinks, shards, sync, the builder, redaction, progress, the HTTP target)
+6. strategies: ``aeval.strategies``
+7. history: ``aeval._store`` (the run store only), ``aeval._compare`` (the statistics of
    comparing two runs only)
-9. formatters: ``aeval.formatters``, every rendering of every subject (reports, comparisons,
+8. formatters: ``aeval.formatters``, every rendering of every subject (reports, comparisons,
    histories, run lists, suite reports, the terminal's tables)
-10. online evaluation: ``aeval.online`` (the evaluator a live service runs)
-11. the cluster executor: ``aeval.ray`` (a Scorer's samples on Ray workers)
-12. the testing kit: ``aeval.testing``
-13. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
+9. online evaluation: ``aeval.online`` (the evaluator a live service runs)
+10. the cluster executor: ``aeval.ray`` (a Scorer's samples on Ray workers)
+11. the testing kit: ``aeval.testing``
+12. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
    ``aeval.pytest_plugin``, ``aeval.__main__``
 
 Imports under ``if TYPE_CHECKING:`` are types only and do not count. An import inside a
@@ -53,39 +52,15 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "aeval._version",
         "aeval._exceptions",
-        "aeval._files",
-        "aeval._numbers",
-        "aeval._stats",
-        "aeval._groups",
-        "aeval._plugins",
-        "aeval._protocols",
-        "aeval._singleflight",
+        "aeval._model_types",
+        "aeval.abc",
+        "aeval._util",
     ),
     ("aeval.trace",),
     ("aeval.models",),
     ("aeval._samples",),
-    (
-        "aeval._results",
-        "aeval._run_info",
-        "aeval._display",
-        "aeval._jsonsafe",
-        "aeval._redact",
-    ),
-    ("aeval._report", "aeval._aggregator", "aeval._judging"),
-    (
-        "aeval._callables",
-        "aeval._threads",
-        "aeval._executor",
-        "aeval._sinks",
-        "aeval._scorer",
-        "aeval._run",
-        "aeval._workers",
-        "aeval._progress",
-        "aeval._sync",
-        "aeval._builder",
-        "aeval._assertions",
-        "aeval._shards",
-    ),
+    ("aeval._reporting", "aeval._display"),
+    ("aeval._engine",),
     ("aeval.strategies",),
     ("aeval._store", "aeval._compare"),
     ("aeval.formatters",),
@@ -96,13 +71,11 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 
 FACADES = {
-    ("aeval._report", "aeval.formatters"),
+    ("aeval._reporting._report", "aeval.formatters"),
     ("aeval._compare._comparison", "aeval.formatters"),
     ("aeval._compare._sides", "aeval.formatters.json"),
-    ("aeval._report", "aeval._aggregator"),
     ("aeval._samples._model", "aeval._samples._loaders"),
-    ("aeval.strategies.similarity", "aeval.models.local"),
-    ("aeval._assertions", "aeval._compare"),
+    ("aeval._reporting._assertions", "aeval._compare"),
 }
 
 EDGES = ("aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin")
@@ -197,7 +170,7 @@ def problems(imports: list[Import]) -> list[str]:
             found.append(f"{where}: only the edges import the command line or the pytest plugin")
         if _within(item.importer, "aeval.strategies") and any(
             _within(item.target, banned)
-            for banned in ("aeval.formatters", "aeval._scorer", "aeval._cli")
+            for banned in ("aeval.formatters", "aeval._engine._scorer", "aeval._cli")
         ):
             found.append(f"{where}: strategies never import the formatters, Scorer or CLI")
         if target > importer:
@@ -237,28 +210,28 @@ def test_the_package_keeps_its_layers() -> None:
     ("module", "source", "expected"),
     [
         (
-            "aeval._report",
-            "from ._scorer import Scorer\n",
-            "aeval._report:1 imports aeval._scorer: layer 5 (aeval._report…) may not import "
-            "layer 6 (aeval._callables…)",
+            "aeval._reporting._report",
+            "from .._engine._scorer import Scorer\n",
+            "aeval._reporting._report:1 imports aeval._engine._scorer: layer 4 "
+            "(aeval._reporting…) may not import layer 5 (aeval._engine…)",
         ),
         (
-            "aeval._scorer",
-            "def f():\n    from .formatters import get_formatter\n",
-            "aeval._scorer:2 imports aeval.formatters: layer 6 (aeval._callables…) may not "
-            "import layer 9 (aeval.formatters…)",
+            "aeval._engine._scorer",
+            "def f():\n    from ..formatters import get_formatter\n",
+            "aeval._engine._scorer:2 imports aeval.formatters: layer 5 (aeval._engine…) may not "
+            "import layer 8 (aeval.formatters…)",
         ),
         (
             "aeval._store._store",
             "from ..formatters._history import history_json\n",
-            "aeval._store._store:1 imports aeval.formatters._history: layer 8 (aeval._store…) "
-            "may not import layer 9 (aeval.formatters…)",
+            "aeval._store._store:1 imports aeval.formatters._history: layer 7 (aeval._store…) "
+            "may not import layer 8 (aeval.formatters…)",
         ),
         (
             "aeval._compare._sides",
             "def f():\n    from ..formatters._comparison_html import render_html\n",
-            "aeval._compare._sides:2 imports aeval.formatters._comparison_html: layer 8 "
-            "(aeval._store…) may not import layer 9 (aeval.formatters…)",
+            "aeval._compare._sides:2 imports aeval.formatters._comparison_html: layer 7 "
+            "(aeval._store…) may not import layer 8 (aeval.formatters…)",
         ),
         (
             "aeval.strategies.judge",
@@ -272,9 +245,10 @@ def test_the_package_keeps_its_layers() -> None:
             "command line or the pytest plugin",
         ),
         (
-            "aeval._sinks",
-            "from ._results import _freeze\n",
-            "aeval._sinks:1 imports aeval._results: imports the private name _freeze",
+            "aeval._engine._sinks",
+            "from .._reporting._results import _freeze\n",
+            "aeval._engine._sinks:1 imports aeval._reporting._results: imports the private "
+            "name _freeze",
         ),
     ],
 )
@@ -286,9 +260,9 @@ def test_allowed_imports_are_not_reported() -> None:
     allowed = (
         "from typing import TYPE_CHECKING\n"
         "from ._results import EvaluationRow\n"
-        "if TYPE_CHECKING:\n    from ._scorer import Scorer\n"
-        "def save():\n    from .formatters import save_report\n"
+        "if TYPE_CHECKING:\n    from .._engine._scorer import Scorer\n"
+        "def save():\n    from ..formatters import save_report\n"
     )
-    assert problems(imports_of("aeval._report", allowed)) == []
+    assert problems(imports_of("aeval._reporting._report", allowed)) == []
     facade = "def format():\n    from ..formatters._registry import render\n"
     assert problems(imports_of("aeval._compare._comparison", facade)) == []

@@ -11,28 +11,21 @@ from typing import Any
 import anyio
 import pytest
 
-from aeval._exceptions import (
-    NoLoaderError,
-    SampleFileNotFoundError,
-    SampleLoadError,
-)
-from aeval._samples import (
+from aeval import (
     EvaluationSample,
+    NoLoaderError,
     Parameters,
-    Samples,
-    _formats as _sample_formats,
-    _limits,
-    _loaders,
-)
-from aeval._samples._loaders import (
+    SampleFileNotFoundError,
     SampleLoader,
-    load_sources,
-    load_sources_sync,
+    SampleLoadError,
+    Samples,
     register_loader,
     registered_loaders,
-    stream_jsonl,
     unregister_loader,
 )
+from aeval._samples import _formats as _sample_formats, _limits, _loaders
+from aeval._samples._loaders import load_sources, load_sources_sync, stream_jsonl
+from aeval._samples._sources import CountedStream, count_lines, is_url, streams
 from aeval.testing import HTTPReply, ScriptedHTTPServer
 
 DATA = Path(__file__).parent / "data" / "loaders"
@@ -1310,3 +1303,44 @@ async def test_stream_reads_a_line_longer_than_many_chunks_whole(in_tmp: Path) -
     samples = [s async for s in stream_jsonl(path)]
     assert [s.name for s in samples] == ["long", "short"]
     assert samples[0].parameters[0] == text
+
+
+# --- which sources stream (_samples/_sources.py) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sources", "expected"),
+    [
+        (["a.jsonl"], True),
+        (["a.JSONL", "b.ndjson"], True),
+        (["a.jsonl", "b.yaml"], False),
+        (["a.json"], False),
+        (["https://example.org/a.jsonl"], False),
+        (["HTTP://example.org/a.jsonl"], False),
+        ("a.jsonl", True),
+    ],
+)
+def test_only_local_jsonl_files_stream(sources: list[str] | str, expected: bool) -> None:
+    assert streams(sources) is expected
+
+
+def test_a_url_is_recognised_in_any_case() -> None:
+    assert is_url("https://x") and is_url("HTTPS://x") and is_url("Http://x")
+    assert not is_url("file:///x.jsonl") and not is_url("data.jsonl")
+
+
+@pytest.mark.anyio
+async def test_a_counted_stream_counts_and_checks_each_sample(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        '{"name": "a", "parameters": [1], "expected-output": 1}\n\n'
+        '{"name": "b", "parameters": [2], "expected-output": 2}\n'
+    )
+    seen: list[str] = []
+
+    def check(sample: EvaluationSample) -> None:
+        seen.append(sample.name)
+
+    stream = CountedStream([str(path)], count_lines([str(path)]), check)
+    assert len(stream) == 2
+    assert [sample.name async for sample in stream] == ["a", "b"] == seen

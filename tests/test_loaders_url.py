@@ -11,8 +11,8 @@ import anyio
 import httpx
 import pytest
 
-from aeval._exceptions import NoLoaderError, SampleLoadError
-from aeval._samples import Samples, _loaders
+from aeval import NoLoaderError, SampleLoadError, Samples
+from aeval._samples import _loaders
 from aeval.testing import HTTPReply, RecordedRequest, ScriptedHTTPServer
 
 DATA = Path(__file__).parent / "data" / "loaders"

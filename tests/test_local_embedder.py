@@ -6,8 +6,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from aeval import MissingExtraError
-from aeval._samples import EvaluationSample
+from aeval import EvaluationSample, MissingExtraError
 from aeval.models import local as local_module
 from aeval.models.local import LocalEmbedder, local_extra_missing
 from aeval.strategies.similarity import SemanticSimilarityStrategy, cosine_similarity

@@ -11,7 +11,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from aeval._exceptions import (
+from aeval import (
     AevalError,
     ModelConfigurationError,
     ModelConnectionError,
@@ -20,9 +20,8 @@ from aeval._exceptions import (
     ModelResponseError,
     ModelTimeoutError,
 )
-from aeval.models import ChatMessage, ChatModel, Embedder
+from aeval.models import ChatMessage, ChatModel, Embedder, ModelStatistics
 from aeval.models._http import _parse_retry_after
-from aeval.models._limits import ModelStatistics
 from aeval.models.openai import OpenAIChatModel, OpenAIEmbedder
 from aeval.testing import (
     FakeClock,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from aeval import EvaluationSample, evaluate_sync
-from aeval._sinks import row_line
+from aeval._reporting._codec import row_line
 from aeval.strategies import ExactMatchStrategy
 
 pytest_plugins = ("pytester",)

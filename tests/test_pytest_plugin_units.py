@@ -8,13 +8,19 @@ from pathlib import Path
 import orjson
 import pytest
 
-from aeval import EvaluationResult, EvaluationSample, SampleFileNotFoundError
+from aeval import (
+    ErrorInfo,
+    EvaluationReport,
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    Outcome,
+    SampleFileNotFoundError,
+)
 from aeval._pytest_plugin._cases import EvalAssert
 from aeval._pytest_plugin._config import resolve_source
 from aeval._pytest_plugin._recording import report_file_stem
 from aeval._pytest_plugin._suite import SuiteEntry, SuiteFailure, SuiteReport
-from aeval._report import EvaluationReport
-from aeval._results import ErrorInfo, EvaluationRow, Outcome
 from aeval.strategies import ContainsStrategy, ExactMatchStrategy
 
 GENERATED = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aeval._redact import REDACTED, Redactor
+from aeval._engine._redact import REDACTED, Redactor
 
 SECRET = "sk-live-0123456789abcdef"
 

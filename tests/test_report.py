@@ -11,6 +11,7 @@ from aeval import (
     EvaluationSample,
     ModelUsage,
     Outcome,
+    ReportParts,
 )
 
 
@@ -193,3 +194,38 @@ class TestAggregator:
         assert repr(report) == (
             "<EvaluationReport score=50.00% rows=2 passed=1 failed=0 unscored=1 errors=0>"
         )
+
+
+class TestOneWayToBuild:
+    def test_a_report_from_rows_is_the_report_of_its_parts(self) -> None:
+        rows = [row("a", True, tags=("t",)), row("b", False, index=1), row("c", None, index=2)]
+        aggregator = Aggregator()
+        for item in rows:
+            aggregator.add(item)
+            aggregator.count_sample(failed=item.function_failed)
+        built = EvaluationReport.from_parts(aggregator.parts())
+        direct = EvaluationReport(rows)
+        assert built.counts == direct.counts
+        assert built.tag_statistics == direct.tag_statistics
+        assert built.strategy_statistics == direct.strategy_statistics
+        assert (built.call_count, built.sample_count) == (direct.call_count, direct.sample_count)
+        assert built.evaluations == direct.evaluations
+
+    def test_parts_are_a_frozen_value(self) -> None:
+        parts = Aggregator().parts()
+        assert isinstance(parts, ReportParts)
+        with pytest.raises(AttributeError):
+            parts.calls = 3  # type: ignore[misc]
+
+    def test_the_aggregator_does_not_import_the_report(self) -> None:
+        import ast
+        import inspect
+
+        module = inspect.getmodule(Aggregator.__mro__[1])
+        assert module is not None
+        imported = {
+            node.module
+            for node in ast.walk(ast.parse(inspect.getsource(module)))
+            if isinstance(node, ast.ImportFrom)
+        }
+        assert "_report" not in imported

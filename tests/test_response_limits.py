@@ -24,8 +24,7 @@ from aeval import (
     ModelResponseTooLargeError,
     Parameters,
 )
-from aeval._cli._config import HttpSpec
-from aeval._cli._http import HttpTarget
+from aeval._engine._http_target import HttpSpec, HttpTarget
 from aeval.models import OpenAIChatModel, OpenAIEmbedder
 from aeval.models._body import DEFAULT_MAX_RESPONSE_BYTES
 from aeval.testing import FakeClock, HTTPReply, ScriptedHTTPServer

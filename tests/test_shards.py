@@ -19,7 +19,7 @@ from aeval import (
     Shard,
     merge_reports,
 )
-from aeval._shards import DatasetDigest, ShardStream, shard_of
+from aeval._engine._shards import DatasetDigest, ShardStream, shard_of
 from aeval.formatters.json import report_from_json
 
 pytestmark = pytest.mark.anyio

@@ -7,9 +7,7 @@ import pytest
 from anyio import wait_all_tasks_blocked
 
 import aeval.models.local as local_module
-from aeval._exceptions import AevalError, MissingExtraError
-from aeval._samples import EvaluationSample
-from aeval._scorer import Scorer
+from aeval import AevalError, EvaluationSample, MissingExtraError, Scorer
 from aeval.models import Embeddings, TokenUsage
 from aeval.strategies.similarity import SemanticSimilarityStrategy, cosine_similarity
 from aeval.testing import FakeEmbedder, VectorTypes

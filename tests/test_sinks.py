@@ -20,7 +20,7 @@ from aeval import (
     row_from_dict,
     row_to_dict,
 )
-from aeval.formatters.json import report_from_json
+from aeval.formatters.json import report_from_json, report_to_dict
 
 pytestmark = pytest.mark.anyio
 
@@ -52,6 +52,24 @@ def test_row_round_trip() -> None:
     for row in sample_rows():
         data = orjson.loads(orjson.dumps(row_to_dict(row)))
         assert row_from_dict(data) == row
+
+
+def test_one_codec_writes_both_wire_shapes_and_reads_them_back() -> None:
+    camel = {
+        "output": "actualOutput",
+        "expected_output": "expectedOutput",
+        "strategy_duration": "strategyDuration",
+        "sample_metadata": "sampleMetadata",
+    }
+    rows = sample_rows()
+    report = EvaluationReport(rows)
+    entries = report_to_dict(report)["evaluations"]
+    assert report_from_json(report.format("json")).evaluations == report.evaluations
+    for row, entry in zip(report.evaluations, entries, strict=True):
+        line = row_to_dict(row)
+        assert row_from_dict(line) == row
+        for key, value in line.items():
+            assert orjson.loads(orjson.dumps(entry[camel.get(key, key)])) == value
 
 
 def test_a_row_of_live_traffic_keeps_its_timestamp() -> None:

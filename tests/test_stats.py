@@ -18,7 +18,7 @@ from aeval import (
     Samples,
     Scorer,
 )
-from aeval._stats import (
+from aeval._util._stats import (
     ClusteredMean,
     MomentsCounter,
     normal_quantile,

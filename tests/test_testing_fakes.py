@@ -4,7 +4,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from aeval._samples import EvaluationSample
+from aeval import EvaluationSample
 from aeval.models import ChatMessage, ChatModel, ChatResponse, Embedder, Embeddings, TokenUsage
 from aeval.strategies import AiJudgeStrategy, SemanticSimilarityStrategy
 from aeval.testing import (

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 import aeval
-from aeval._redact import Redactor
+from aeval._engine._redact import Redactor
 from aeval.trace import (
     CallError,
     Document,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._callables import prepare_strategies
+from .._engine._callables import prepare_strategies
 from ._config import ConfigError, RunConfig
 
 __all__ = ["Built", "build_strategies", "import_object", "import_paths"]

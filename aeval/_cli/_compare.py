@@ -28,9 +28,9 @@ from .._compare import (
     store_path,
 )
 from .._display import printable
-from .._files import write_atomic
-from .._jsonsafe import safe_text
-from .._report import EvaluationReport
+from .._reporting._report import EvaluationReport
+from .._util._files import write_atomic
+from .._util._jsonsafe import safe_text
 from ..formatters._registry import (
     FormatChoices,
     formatter_for_path,

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import yaml
 
+from .._engine._http_target import DEFAULT_HTTP_TIMEOUT, HttpSpec
 from .._exceptions import ConfigError
 from .._samples._limits import yaml_limit_problem
 from ..models._body import DEFAULT_MAX_RESPONSE_BYTES
@@ -31,23 +32,7 @@ __all__ = [
 DEFAULT_CONCURRENCY = 4
 DEFAULT_FORMATS = ("markdown", "json", "junit")
 DEFAULT_OUTPUT_DIR = "aeval-results"
-_DEFAULT_HTTP_TIMEOUT = 30.0
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-@dataclass(frozen=True, slots=True)
-class HttpSpec:
-    """An HTTP endpoint as the function under test (``target.http``)."""
-
-    url: str
-    method: str = "POST"
-    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    body: Any = None
-    has_body: bool = False
-    response_path: str | None = None
-    timeout: float = _DEFAULT_HTTP_TIMEOUT
-    accept_status: frozenset[int] = frozenset()
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +237,7 @@ def _http(data: Mapping[str, Any]) -> HttpSpec:
         body=data.get("body"),
         has_body="body" in data,
         response_path=data.get("response_path"),
-        timeout=float(data.get("timeout", _DEFAULT_HTTP_TIMEOUT)),
+        timeout=float(data.get("timeout", DEFAULT_HTTP_TIMEOUT)),
         accept_status=frozenset(data.get("accept_status") or ()),
         max_response_bytes=int(data.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)),
     )

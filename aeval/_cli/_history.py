@@ -12,9 +12,9 @@ import anyio
 import anyio.to_thread
 
 from .._display import printable
-from .._files import write_atomic
 from .._store import DEFAULT_STORE_PATH, RunStore
 from .._store._values import parse_since
+from .._util._files import write_atomic
 from ..formatters._history import History
 from ..formatters._history_terminal import print_history, print_runs
 from ..formatters._registry import render

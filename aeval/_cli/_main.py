@@ -27,6 +27,8 @@ from rich.console import Console
 
 from .._compare import load_ref, store_path
 from .._display import printable
+from .._engine._progress import NullProgress, PlainProgress, RichProgress, RunProgress
+from .._engine._shards import Shard
 from .._exceptions import (
     ComparisonError,
     ExecutorError,
@@ -37,12 +39,10 @@ from .._exceptions import (
     SampleLoadError,
     StoreError,
 )
-from .._jsonsafe import safe_text
-from .._progress import NullProgress, PlainProgress, RichProgress, RunProgress
-from .._report import EvaluationReport
-from .._run_info import Gate
-from .._shards import Shard
-from .._sinks import read_run
+from .._reporting._codec import read_run
+from .._reporting._report import EvaluationReport
+from .._reporting._run_info import Gate
+from .._util._jsonsafe import safe_text
 from ..formatters._registry import FormatChoices
 from ..formatters._report_terminal import print_run_summary
 from ..formatters._terminal import print_line, terminal_console

@@ -15,6 +15,7 @@ from collections.abc import (
     AsyncIterable,
     AsyncIterator,
     Callable,
+    Iterable,
     Iterator,
     Mapping,
     Sequence,
@@ -23,36 +24,40 @@ from collections.abc import (
 from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import httpx
 from anyio import CancelScope
 from anyio.abc import TaskStatus
 
-from .._aggregator import KeepRows
-from .._callables import bind_function
-from .._exceptions import ExecutorError, MissingExtraError, SampleLoadError
-from .._executor import Executor
-from .._groups import unwrap_single_group
-from .._progress import RunProgress
-from .._report import EvaluationReport
-from .._results import EvaluationRow
-from .._run_info import Gate, RunInfo
-from .._samples import EvaluationSample, Samples
-from .._scorer import RowStream, Scorer
-from .._shards import Shard
-from .._sinks import JsonlSink
-from .._store import StoreSink
-from ._build import Built
-from ._config import ConfigError, HttpSpec, RunConfig
-from ._http import (
+from .._engine._callables import bind_function
+from .._engine._executor import Executor
+from .._engine._http_target import (
+    HttpSpec,
     HttpTarget,
     StatusRecorder,
+    TemplateError,
     check_templates,
     header_secrets,
     resolve_headers,
 )
+from .._engine._progress import RunProgress
+from .._engine._scorer import RowStream, Scorer
+from .._engine._shards import Shard
+from .._engine._sinks import JsonlSink
+from .._exceptions import ExecutorError, MissingExtraError, SampleLoadError
+from .._reporting._aggregator import KeepRows
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow
+from .._reporting._run_info import Gate, RunInfo
+from .._samples import EvaluationSample, Samples
+from .._samples._sources import CountedStream, count_lines, is_url, streams
+from .._store import StoreSink
+from .._util._groups import unwrap_single_group
+from ..abc import BaseSink
+from ._build import Built
+from ._config import ConfigError, RunConfig
 from ._scale import ShardedSamples, split
 
 __all__ = ["ROWS_FILE", "STOP_SIGNALS", "GateDecision", "RunResult", "execute", "signals_kept"]
@@ -92,16 +97,6 @@ GateDecision = Callable[[EvaluationReport, Mapping[str, int], bool], Gate]
 """Decides a run's gate: from the report, its error rows per type, whether it finished."""
 
 
-class _RunSink(Protocol):
-    async def send(self, row: EvaluationRow) -> None: ...
-
-    async def flush(self) -> None: ...
-
-    async def run_started(self, run: RunInfo) -> None: ...
-
-    async def run_finished(self, run: RunInfo) -> None: ...
-
-
 class _FlushingSink:
     """Forwards rows to a sink (``rows.jsonl``, the run store) and flushes it every half second.
 
@@ -112,7 +107,7 @@ class _FlushingSink:
     for any failing sink.
     """
 
-    def __init__(self, sink: _RunSink, facts: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
         self._lock = anyio.Lock()
         self._pending = False
@@ -216,59 +211,9 @@ def signals_kept() -> Iterator[None]:
                 signal.signal(each, handler)
 
 
-class _CountedStream:
-    """JSONL sources read lazily, that know how many samples they hold (for progress and
-    reports) and check each sample as it is read."""
-
-    def __init__(
-        self,
-        sources: Sequence[str],
-        count: int,
-        check: Callable[[EvaluationSample], None] | None = None,
-    ) -> None:
-        self.sources = sources
-        self.count = count
-        self.check = check
-
-    def __len__(self) -> int:
-        return self.count
-
-    async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        for source in self.sources:
-            samples = Samples.stream(source)
-            try:
-                async for sample in samples:
-                    if self.check is not None:
-                        self.check(sample)
-                    yield sample
-            finally:
-                aclose = getattr(samples, "aclose", None)
-                if aclose is not None:
-                    await aclose()
-
-
-def _streamable(config: RunConfig) -> bool:
-    return all(
-        not _is_url(source) and source.lower().endswith((".jsonl", ".ndjson"))
-        for source in config.samples
-    )
-
-
-def _is_url(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
-
-
-def _count_lines(paths: Sequence[str]) -> int:
-    total = 0
-    for path in paths:
-        with open(path, "rb") as handle:
-            total += sum(1 for line in handle if line.strip())
-    return total
-
-
 async def _check_sizes(config: RunConfig) -> None:
     for index, source in enumerate(config.samples):
-        if _is_url(source) or source.lower().endswith((".jsonl", ".ndjson")):
+        if is_url(source) or streams(source):
             continue
         try:
             size = (await anyio.Path(source).stat()).st_size
@@ -294,7 +239,7 @@ def _source_key(config: RunConfig, index: int) -> tuple[str | int, ...]:
 async def _check_files(config: RunConfig) -> None:
     """Each sample file exists; the message says where relative paths start."""
     for index, source in enumerate(config.samples):
-        if _is_url(source) or await anyio.Path(source).is_file():
+        if is_url(source) or await anyio.Path(source).is_file():
             continue
         what = "is not a file" if await anyio.Path(source).exists() else "no such file"
         raise config.error(
@@ -323,13 +268,13 @@ async def _load(config: RunConfig) -> Samples:
     return samples
 
 
-async def _stream(config: RunConfig) -> _CountedStream | AsyncIterable[EvaluationSample]:
+async def _stream(config: RunConfig) -> CountedStream | AsyncIterable[EvaluationSample]:
     """The samples of JSONL sources, read lazily (memory stays flat as the dataset grows)."""
     await _check_files(config)
-    count = await anyio.to_thread.run_sync(_count_lines, config.samples)
+    count = await anyio.to_thread.run_sync(count_lines, config.samples)
     if not count:
         raise config.error(("samples",), "the sample sources hold no samples")
-    stream = _CountedStream(config.samples, count)
+    stream = CountedStream(config.samples, count)
     if not config.tags:
         return stream
     return _Tagged(stream, frozenset(config.tags))
@@ -349,14 +294,23 @@ class _Tagged:
                 yield sample
 
 
+def _check_templates(
+    config: RunConfig, spec: HttpSpec, samples: Iterable[EvaluationSample]
+) -> None:
+    try:
+        check_templates(spec, samples)
+    except TemplateError as exc:
+        raise config.error(("target", "http", *exc.path), exc.message) from None
+
+
 def _templates_checked(
     config: RunConfig, spec: HttpSpec, samples: AsyncIterable[EvaluationSample]
 ) -> AsyncIterable[EvaluationSample]:
     def check(sample: EvaluationSample) -> None:
-        check_templates(config, spec, (sample,))
+        _check_templates(config, spec, (sample,))
 
-    if isinstance(samples, _CountedStream):
-        return _CountedStream(samples.sources, samples.count, check)
+    if isinstance(samples, CountedStream):
+        return CountedStream(samples.sources, samples.count, check)
 
     async def checked() -> AsyncIterator[EvaluationSample]:
         async for sample in samples:
@@ -433,7 +387,7 @@ async def execute(
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
         StoreError: The run store cannot be opened (checked before anything runs).
     """
-    streamed = _streamable(config)
+    streamed = streams(config.samples)
     samples: Samples | AsyncIterable[EvaluationSample] | ShardedSamples
     samples = await _stream(config) if streamed else await _load(config)
     strategies: tuple[object, ...] = built.strategies
@@ -449,10 +403,13 @@ async def execute(
         if isinstance(config.target, HttpSpec):
             spec = config.target
             if isinstance(samples, Samples):
-                check_templates(config, spec, samples)
+                _check_templates(config, spec, samples)
             else:
                 samples = _templates_checked(config, spec, samples)
-            headers = resolve_headers(config, spec)
+            try:
+                headers = resolve_headers(spec)
+            except TemplateError as exc:
+                raise config.error(("target", "http", *exc.path), exc.message) from None
             secrets += header_secrets(spec)
             limits = httpx.Limits(max_connections=config.concurrency)
             client = await stack.enter_async_context(httpx.AsyncClient(limits=limits))

@@ -13,13 +13,14 @@ from typing import Any
 import anyio
 import orjson
 
+from .._engine._executor import IndexedSample
+from .._engine._shards import DatasetDigest, Shard, ShardStream, merge_reports
+from .._engine._sinks import JsonlSink
 from .._exceptions import MergeError, ReportWriteError, StoreError
-from .._executor import IndexedSample
-from .._report import EvaluationReport
-from .._run_info import Gate, RunInfo
+from .._reporting._codec import read_run
+from .._reporting._report import EvaluationReport
+from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
-from .._shards import DatasetDigest, Shard, ShardStream, merge_reports
-from .._sinks import JsonlSink, read_run
 from .._store import RunStore
 from ._config import DEFAULT_FORMATS, DEFAULT_OUTPUT_DIR, ConfigError, ErrorLimit, RunConfig
 from ._history import config_error

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .._numbers import format_percent
-from .._report import EvaluationReport, partial_note
-from .._results import EvaluationRow
-from .._run_info import Gate, GateCheck
+from .._reporting._report import EvaluationReport, partial_note
+from .._reporting._results import EvaluationRow
+from .._reporting._run_info import Gate, GateCheck
+from .._util._numbers import format_percent
 from ._config import ErrorLimit, RunConfig
 
 __all__ = ["Check", "check_thresholds", "error_types", "gate_of", "verdict"]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import orjson
 
 from .._exceptions import ComparisonError
-from .._jsonsafe import dumps
-from .._results import EvaluationRow
+from .._reporting._results import EvaluationRow
+from .._util._jsonsafe import dumps
 
 __all__ = ["PairKey", "SideRows", "group_rows"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._display import display_value
-from .._numbers import format_number, truncate
+from .._util._numbers import format_number, truncate
 from ._comparison import ChangedPair, Comparison
 from ._gates import non_inferiority_message, regression_message
 

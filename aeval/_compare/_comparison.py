@@ -8,7 +8,7 @@ How the numbers are made (``docs/history.md`` says it in plain words):
   ``delta = candidate share - baseline share``, the per-sample difference is
   ``d_i = mean of its deltas``; the difference is ``D = sum_i m_i d_i / N`` over the N pairs
   (the mean of the d_i when every sample has as many pairs), in percentage points.
-- Its standard error is the clustered one of every score (``aeval._stats``, Miller's paired
+- Its standard error is the clustered one of every score (``aeval._util._stats``, Miller's paired
   form): ``SE = sqrt(C / (C - 1)) * (1 / N) * sqrt(sum_i m_i^2 (d_i - D)^2)`` over C samples,
   which is ``sd(d) / sqrt(C)`` with one pair per sample. The interval is ``D ± z * SE``.
   When every sample moved by exactly the same amount (SE = 0), that interval would be a
@@ -34,10 +34,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._exceptions import ComparisonError
-from .._numbers import format_number
-from .._report import EvaluationReport, partial_note
-from .._results import EvaluationRow, Outcome
-from .._stats import MomentsCounter, normal_quantile
+from .._reporting._report import EvaluationReport, partial_note
+from .._reporting._results import EvaluationRow, Outcome
+from .._util._numbers import format_number
+from .._util._stats import MomentsCounter, normal_quantile
 from ._align import PairKey, SideRows, group_rows
 from ._significance import (
     holm,
@@ -378,7 +378,7 @@ class Comparison:
         import anyio
         import anyio.to_thread
 
-        from .._files import write_atomic
+        from .._util._files import write_atomic
         from ..formatters._registry import formatter_for_path, render
 
         target = Path(path)

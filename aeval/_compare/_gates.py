@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._numbers import format_number
+from .._util._numbers import format_number
 from ._comparison import Comparison, format_p, signed
 
 __all__ = ["Gate", "non_inferiority_message", "regression_message"]

@@ -17,13 +17,13 @@ from typing import Any
 import anyio
 
 from .._exceptions import AevalError, ComparisonError
+from .._samples._sources import RUN_FILE_SUFFIXES
 from ._sides import LoadedSide, RunSource, is_file, load_side
 
 __all__ = ["DEFAULT_STORE", "STORE_ENV", "load_ref", "store_path"]
 
 DEFAULT_STORE = Path(".aeval", "runs.sqlite")
 STORE_ENV = "AEVAL_STORE"
-_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
 def store_path(explicit: str | os.PathLike[str] | None) -> Path:
@@ -78,7 +78,7 @@ async def load_ref(ref: str, *, role: str, store: Path, flag: str = "--store") -
     Raises:
         ComparisonError: Neither a file nor a stored run (or unreadable, or not whole).
     """
-    if ref.lower().endswith(_FILE_SUFFIXES) or await is_file(ref):
+    if ref.lower().endswith(RUN_FILE_SUFFIXES) or await is_file(ref):
         return await load_side(ref, role=role)
     async with _opened_store(store, role, ref, flag) as source:
         label = f"run {ref}"

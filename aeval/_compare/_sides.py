@@ -11,10 +11,11 @@ from typing import Protocol, TypeAlias, runtime_checkable
 
 import anyio
 
+from .._engine._sync import running_loop
 from .._exceptions import AevalError, ComparisonError, FormatError, SampleLoadError
-from .._report import EvaluationReport, partial_note
-from .._sinks import read_run
-from .._sync import running_loop
+from .._reporting._codec import read_run
+from .._reporting._report import EvaluationReport, partial_note
+from .._samples._sources import RUN_FILE_SUFFIXES
 from ._align import SideRows
 from ._comparison import Comparison, compare_sides, side_rows
 
@@ -28,8 +29,6 @@ __all__ = [
     "is_file",
     "load_side",
 ]
-
-_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
 @runtime_checkable
@@ -179,7 +178,7 @@ async def load_side(
     if await is_file(text):
         report = await _read_file(Path(text), role)
         name = label or text
-    elif isinstance(side, str) and store is not None and not text.endswith(_FILE_SUFFIXES):
+    elif isinstance(side, str) and store is not None and not text.endswith(RUN_FILE_SUFFIXES):
         report = await _load_stored(store, text, role)
         name = label or f"run {text}"
     else:
@@ -196,7 +195,7 @@ async def is_file(text: str) -> bool:
 
 
 def _missing(role: str, text: str, store: RunSource | None) -> str:
-    if text.endswith(_FILE_SUFFIXES) or store is not None:
+    if text.endswith(RUN_FILE_SUFFIXES) or store is not None:
         return (
             f"the {role} file {text} does not exist: give the path of a run's rows.jsonl or "
             "report.json (aeval run writes both into its output directory)"

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from statistics import NormalDist
 
-from .._stats import normal_quantile
+from .._util._stats import normal_quantile
 
 __all__ = [
     "POWER",

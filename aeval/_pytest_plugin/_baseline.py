@@ -26,10 +26,10 @@ from .._compare import (
     store_path,
 )
 from .._exceptions import ComparisonError
-from .._numbers import format_number
-from .._report import EvaluationReport
-from .._results import EvaluationRow
-from .._sinks import row_from_dict, row_line
+from .._reporting._codec import row_from_dict, row_line
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow
+from .._util._numbers import format_number
 from ._config import Settings
 
 __all__ = ["BaselineCheck"]

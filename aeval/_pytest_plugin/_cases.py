@@ -10,12 +10,12 @@ from typing import Any
 
 import anyio
 
-from .._callables import PreparedStrategy, is_async_callable, prepare_strategies
-from .._numbers import format_number, truncate
-from .._report import EvaluationReport
-from .._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
+from .._engine._callables import PreparedStrategy, is_async_callable, prepare_strategies
+from .._engine._sync import running_loop
+from .._reporting._report import EvaluationReport
+from .._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
 from .._samples import EvaluationSample
-from .._sync import running_loop
+from .._util._numbers import format_number, truncate
 
 __all__ = ["EvalAssert", "EvalAssertion", "StrategyScore", "check_threshold"]
 

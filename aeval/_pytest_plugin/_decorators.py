@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import pytest
 
-from .._assertions import assert_that
-from .._callables import prepare_strategies, strategy_name
+from .._engine._callables import prepare_strategies, strategy_name
 from .._exceptions import SampleLoadError
-from .._report import EvaluationReport
+from .._reporting._assertions import assert_that
+from .._reporting._report import EvaluationReport
 from .._samples import EvaluationSample, Samples
 from ._config import as_samples, fail, filter_samples, resolve_source, settings
 from ._recording import RecordingScorer, scorer_for

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from .._engine._scorer import FunctionUnderTest, SampleSource, Scorer
 from .._exceptions import StoreError
-from .._files import write_atomic
-from .._numbers import format_percent
-from .._report import EvaluationReport
-from .._scorer import FunctionUnderTest, SampleSource, Scorer
+from .._reporting._report import EvaluationReport
+from .._util._files import write_atomic
+from .._util._numbers import format_percent
 from ._baseline import BaselineCheck
 from ._config import Settings, fail, scorer_options
 from ._suite import SuiteEntry, SuiteReport

@@ -18,13 +18,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .._files import write_atomic
-from .._numbers import format_percent, truncate
+from .._util._files import write_atomic
+from .._util._numbers import format_percent, truncate
 
 if TYPE_CHECKING:
     from os import PathLike
 
-    from .._report import EvaluationReport
+    from .._reporting._report import EvaluationReport
 
 __all__ = ["SUITE_REPORT_NAME", "SuiteEntry", "SuiteFailure", "SuiteReport"]
 

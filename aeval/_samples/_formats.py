@@ -23,6 +23,7 @@ from ._agent_keys import AGENT_KEYS, read_agent_keys
 from ._labels import LABEL_KEY, read_label
 from ._limits import depth_message, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
+from ._sources import JSONL_EXTENSIONS
 
 __all__ = [
     "BOM",
@@ -37,7 +38,6 @@ __all__ = [
 
 _YAML_EXTENSIONS = (".yaml", ".yml")
 _JSON_EXTENSIONS = (".json",)
-_JSONL_EXTENSIONS = (".jsonl", ".ndjson")
 BOM = b"\xef\xbb\xbf"
 
 
@@ -586,6 +586,6 @@ def format_of(path: str) -> str | None:
         return "yaml"
     if suffix in _JSON_EXTENSIONS:
         return "json"
-    if suffix in _JSONL_EXTENSIONS:
+    if suffix in JSONL_EXTENSIONS:
         return "jsonl"
     return None

@@ -14,13 +14,14 @@ import os
 import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from .._exceptions import AevalError, NoLoaderError, SampleFileNotFoundError, SampleLoadError
-from .._plugins import PluginRegistry
+from .._util._plugins import PluginRegistry
+from ..abc import SampleLoader
 from ._formats import (
     BOM,
     PARSERS,
@@ -31,11 +32,13 @@ from ._formats import (
     parse_jsonl_line,
 )
 from ._model import EvaluationSample, Samples
+from ._sources import is_url
 
 __all__ = [
     "DEFAULT_DOWNLOAD_MAX_BYTES",
     "DEFAULT_DOWNLOAD_TIMEOUT",
     "DownloadLimits",
+    "HTTPSampleLoader",
     "HttpSampleLoader",
     "JsonSampleLoader",
     "JsonlSampleLoader",
@@ -56,38 +59,6 @@ DEFAULT_DOWNLOAD_TIMEOUT = 300.0
 
 _CHUNK_SIZE = 64 * 1024
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-@runtime_checkable
-class SampleLoader(Protocol):
-    """Loads samples from the sources it supports.
-
-    ``load`` is synchronous: the async API runs it in a worker thread. A loader may also
-    define an ``int`` attribute ``priority`` (default 0); among the loaders that support a
-    source, the highest priority wins and ties keep registration order.
-
-    Example:
-        >>> class CsvLoader:
-        ...     priority = 10
-        ...     def supports(self, source: str) -> bool:
-        ...         return source.endswith(".csv")
-        ...     def load(self, source: str) -> list[EvaluationSample]:
-        ...         return [EvaluationSample("s1", ["q"], "a")]
-        >>> isinstance(CsvLoader(), SampleLoader)
-        True
-    """
-
-    def supports(self, source: str) -> bool:
-        """Whether this loader can load ``source``."""
-        ...
-
-    def load(self, source: str) -> Iterable[EvaluationSample]:
-        """Return the samples of ``source``, in order."""
-        ...
-
-
-def _is_url(source: str) -> bool:
-    return source[:8].lower().startswith(("http://", "https://"))
 
 
 def _file_url_error(source: str) -> NoLoaderError | None:
@@ -284,7 +255,7 @@ class HttpSampleLoader(_BuiltinLoader):
 
     def supports(self, source: str) -> bool:
         """Whether ``source`` is an http or https URL."""
-        return _is_url(source)
+        return is_url(source)
 
     def _limits_for(self, source: str) -> DownloadLimits:
         try:
@@ -304,6 +275,10 @@ class HttpSampleLoader(_BuiltinLoader):
 
     def __repr__(self) -> str:
         return f"HttpSampleLoader({'' if self._limits is None else repr(self._limits)})"
+
+
+HTTPSampleLoader = HttpSampleLoader
+"""The preferred spelling of :class:`HttpSampleLoader` (the same class)."""
 
 
 def _instantiate(target: Any) -> SampleLoader:

@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
-from .._jsonsafe import read_count, read_list, read_number, read_text
-from .._run_info import RunInfo
+from .._reporting._run_info import RunInfo
+from .._util._jsonsafe import read_count, read_list, read_number, read_text
 from ._rows import Group
 from ._values import RunSummary
 

@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 import orjson
 
 from .._exceptions import RunNotFoundError, StoreError
-from .._report import EvaluationReport
-from .._results import Outcome
-from .._run_info import RunInfo
-from .._sinks import row_from_dict
+from .._reporting._codec import row_from_dict
+from .._reporting._report import EvaluationReport
+from .._reporting._results import Outcome
+from .._reporting._run_info import RunInfo
 from ._columns import COUNT_COLUMNS, RUN_HEAD, run_info, run_summary, stored_group, texts
 from ._missing import SHOWN, names_there, why_no_id, why_not_latest
 from ._refs import Ref, parse_ref

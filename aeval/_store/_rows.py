@@ -4,7 +4,7 @@ A run's summary (counts, score, interval, per tag and per strategy) is the repor
 report gives its own (:func:`summary_of`); a run stored row by row, as it finishes, is
 summarised by SQL from its stored rows when it ends, or at each read if it never ended
 (:func:`summarise`), with the integer sums the report's clustered interval is made of
-(samples are the clusters; see ``aeval._stats``): per sample n (rows) and s (rows passed),
+(samples are the clusters; see ``aeval._util._stats``): per sample n (rows) and s (rows passed),
 then over samples count, Σn, Σs, Σs², Σs·n and Σn². Both give the same numbers as the
 report rebuilt from the rows.
 """
@@ -18,10 +18,10 @@ from typing import Any
 
 import orjson
 
-from .._report import EvaluationReport
-from .._results import EvaluationRow, Outcome
-from .._sinks import row_line
-from .._stats import ClusteredMean
+from .._reporting._codec import row_line
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow, Outcome
+from .._util._stats import ClusteredMean
 
 __all__ = [
     "EncodedRow",

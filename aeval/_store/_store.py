@@ -17,9 +17,10 @@ import anyio.lowlevel
 import anyio.to_thread
 import orjson
 
-from .._report import EvaluationReport
-from .._results import EvaluationRow
-from .._run_info import RunInfo, current_git_commit
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow
+from .._reporting._run_info import RunInfo, current_git_commit
+from ..abc import BaseSink
 from ._database import RunDatabase, RunStart
 from ._git import git_dirty_async
 from ._rows import RowEncoder
@@ -286,7 +287,7 @@ class RunStore:
         return await self._run(partial(self._database.average_score, name, since=moment))
 
 
-class StoreSink:
+class StoreSink(BaseSink):
     """Writes each run a Scorer gives it into a :class:`RunStore`, rows as they finish.
 
     At the start of a run it records the run (partial, with its header, the git commit and

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from .._run_info import RunInfo
+from .._reporting._run_info import RunInfo
 
 __all__ = ["HistoryPoint", "RunSummary", "Since", "parse_since"]
 

@@ -1,55 +1,17 @@
-"""The report formatter protocol and the option checking shared by formatters."""
+"""The formatter shape of every subject and the option checking shared by formatters.
+
+The :class:`ReportFormatter` contract lives in :mod:`aeval.abc`; it is re-exported here.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from .._exceptions import FormatError
-
-if TYPE_CHECKING:
-    from .._report import EvaluationReport
+from ..abc import ReportFormatter
 
 __all__ = ["Formatter", "ReportFormatter", "check_options"]
-
-
-@runtime_checkable
-class ReportFormatter(Protocol):
-    """Renders an :class:`~aeval.EvaluationReport` in one format.
-
-    A formatter may also declare ``options``, the collection of option names it accepts:
-    :func:`~aeval.formatters.save_report` then hands each formatter only its own options, so
-    ``report.save(dir, include_details=False)`` works although the JSON formatter does not
-    know ``include_details``. A formatter without ``options`` receives every option.
-
-    Example:
-        >>> class CsvFormatter:
-        ...     name = "csv"
-        ...     extension = ".csv"
-        ...     options = frozenset()
-        ...
-        ...     def format(self, report, **options):
-        ...         check_options(self.name, options, {})
-        ...         return "".join(f"{r.name},{r.outcome}\\n" for r in report.evaluations)
-    """
-
-    @property
-    def name(self) -> str:
-        """The format's name, e.g. ``"markdown"`` (looked up case-insensitively)."""
-        ...
-
-    @property
-    def extension(self) -> str:
-        """The file extension, with the dot, e.g. ``".md"``."""
-        ...
-
-    def format(self, report: EvaluationReport, **options: Any) -> str | bytes:
-        """Render ``report``.
-
-        Raises:
-            FormatError: An option is unknown to this formatter or has the wrong type.
-        """
-        ...
 
 
 class Formatter(Protocol):

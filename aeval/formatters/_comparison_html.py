@@ -25,7 +25,7 @@ from html import escape
 from .._compare._align import PairKey
 from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
-from .._numbers import format_number
+from .._util._numbers import format_number
 from ._comparison_terminal import scope_verdict
 from ._header import truncated
 from ._page import (

@@ -2,7 +2,7 @@
 
 Numbers are kept as computed (not rounded); scores, differences and intervals are in percent
 or percentage points, p-values between 0 and 1. Outputs are written as they are, or as a safe
-stand-in where JSON cannot hold them (``aeval/_jsonsafe.py``).
+stand-in where JSON cannot hold them (``aeval/_util/_jsonsafe.py``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import orjson
 
 from .._compare._align import PairKey
 from .._compare._comparison import ChangedPair, Comparison
-from .._jsonsafe import dumps
-from .._results import EvaluationRow
+from .._reporting._results import EvaluationRow
+from .._util._jsonsafe import dumps
 
 __all__ = ["FORMAT_VERSION", "comparison_to_dict", "render_json"]
 

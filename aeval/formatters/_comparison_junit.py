@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from .._compare._comparison import Comparison
 from .._compare._gates import non_inferiority_message, regression_message
 from .._display import display_value
-from .._numbers import format_number, truncate
+from .._util._numbers import format_number, truncate
 from ._escape import xml_message, xml_text
 
 __all__ = ["render_junit"]

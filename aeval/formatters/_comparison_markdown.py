@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from .._compare._align import PairKey
 from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
-from .._numbers import format_number, truncate
+from .._util._numbers import format_number, truncate
 from ._comparison_terminal import scope_verdict
 from ._escape import markdown_inline, markdown_row
 

@@ -12,7 +12,7 @@ from rich.table import Table
 from .._compare._align import PairKey
 from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
-from .._numbers import format_number, truncate
+from .._util._numbers import format_number, truncate
 from ._terminal import plain, print_line, print_table, terminal_console
 
 __all__ = ["print_comparison", "scope_verdict", "text_of"]

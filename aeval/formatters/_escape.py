@@ -7,7 +7,7 @@ import base64
 import hashlib
 import re
 
-from .._jsonsafe import safe_text
+from .._util._jsonsafe import safe_text
 
 __all__ = [
     "HTML_SUSPECT",

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .._display import display_value
-from .._numbers import describe_score
-from .._report import partial_note
-from .._run_info import timestamp
+from .._reporting._report import partial_note
+from .._reporting._run_info import timestamp
+from .._util._numbers import describe_score
 
 if TYPE_CHECKING:
-    from .._report import EvaluationReport
-    from .._results import EvaluationRow
-    from .._run_info import Gate
+    from .._reporting._report import EvaluationReport
+    from .._reporting._results import EvaluationRow
+    from .._reporting._run_info import Gate
     from .._samples import EvaluationSample
 
 __all__ = [

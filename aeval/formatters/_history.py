@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
-from .._jsonsafe import safe_text
-from .._numbers import format_interval, format_number, format_percent
 from .._store._values import HistoryPoint, RunSummary
+from .._util._jsonsafe import safe_text
+from .._util._numbers import format_interval, format_number, format_percent
 from ._escape import markdown_inline
 from ._page import BASE_STYLE, html_page, main_style
 

@@ -9,8 +9,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .._numbers import format_interval, format_percent
 from .._store import RunSummary
+from .._util._numbers import format_interval, format_percent
 from ._history import History, commit_text, sparkline, utc
 from ._terminal import plain, print_line, print_table, terminal_console
 

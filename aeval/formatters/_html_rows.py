@@ -25,16 +25,16 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .._display import display_value
-from .._jsonsafe import dumps
-from .._numbers import format_percent
-from .._results import Outcome
+from .._reporting._results import Outcome
+from .._util._jsonsafe import dumps
+from .._util._numbers import format_percent
 from ._escape import HTML_SUSPECT, html_forbidden, valid_html
 from ._header import failures_first, parameters_text, truncated
 from ._page import filter_script
 
 if TYPE_CHECKING:
-    from .._report import EvaluationReport
-    from .._results import EvaluationRow
+    from .._reporting._report import EvaluationReport
+    from .._reporting._results import EvaluationRow
 
 __all__ = ["CELL_LENGTH", "PAGE_SIZE", "SCRIPT", "rows_section"]
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .._exceptions import FormatError
-from .._plugins import PluginRegistry
+from .._util._plugins import PluginRegistry
 from ._base import Formatter, ReportFormatter
 from .html import HtmlFormatter
 from .json import JsonFormatter

@@ -12,14 +12,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._judging import JUDGE_COLUMNS, judge_rows, panel_line
-from .._numbers import describe_score, format_interval, format_percent, truncate
-from .._report import partial_note
-from .._run_info import timestamp
+from .._reporting._judging import JUDGE_COLUMNS, judge_rows, panel_line
+from .._reporting._report import partial_note
+from .._reporting._run_info import timestamp
+from .._util._numbers import describe_score, format_interval, format_percent, truncate
 from ._terminal import plain, print_line, print_table, terminal_console
 
 if TYPE_CHECKING:
-    from .._report import EvaluationReport
+    from .._reporting._report import EvaluationReport
 
 __all__ = ["ThresholdCheck", "print_report", "print_run_summary"]
 

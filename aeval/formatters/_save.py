@@ -11,12 +11,12 @@ import anyio
 import anyio.to_thread
 
 from .._exceptions import FormatError
-from .._files import write_atomic
+from .._util._files import write_atomic
 from ._base import ReportFormatter
 from ._registry import formatter_for_path, get_formatter, supported_formats
 
 if TYPE_CHECKING:
-    from .._report import EvaluationReport
+    from .._reporting._report import EvaluationReport
 
 __all__ = ["save_report", "save_report_as"]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from .._numbers import format_number, format_percent
+from .._util._numbers import format_number, format_percent
 
 if TYPE_CHECKING:
     from .._pytest_plugin._suite import SuiteReport

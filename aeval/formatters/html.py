@@ -30,8 +30,8 @@ from collections.abc import Iterable
 from html import escape
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._judging import JUDGE_COLUMNS, judge_rows, panel_line
-from .._numbers import format_interval, format_number, format_percent
+from .._reporting._judging import JUDGE_COLUMNS, judge_rows, panel_line
+from .._util._numbers import format_interval, format_number, format_percent
 from ._base import check_options
 from ._header import (
     header_facts,
@@ -53,8 +53,8 @@ from ._page import (
 )
 
 if TYPE_CHECKING:
-    from .._judging import Calibration
-    from .._report import EvaluationReport, RepeatStatistics
+    from .._reporting._judging import Calibration
+    from .._reporting._report import EvaluationReport, RepeatStatistics
 
 __all__ = ["HtmlFormatter"]
 

@@ -50,17 +50,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import orjson
 
 from .._exceptions import FormatError
-from .._jsonsafe import dumps, read_count, read_list, read_mapping, read_number
-from .._numbers import format_number
-from .._results import EvaluationRow, Outcome
-from .._run_info import RunInfo
-from .._sinks import error_to_data, parameters_to_data, row_from_dict
-from .._stats import ClusteredMean
+from .._reporting._codec import row_from_report_entry, row_to_report_entry
+from .._reporting._results import EvaluationRow, Outcome
+from .._reporting._run_info import RunInfo
+from .._util._jsonsafe import dumps, read_count, read_list, read_mapping, read_number
+from .._util._numbers import format_number
+from .._util._stats import ClusteredMean
 from ._base import check_options
 
 if TYPE_CHECKING:
-    from .._judging import Calibration, JudgeStatistics
-    from .._report import EvaluationReport, RepeatStatistics
+    from .._reporting._judging import Calibration, JudgeStatistics
+    from .._reporting._report import EvaluationReport, RepeatStatistics
 
 __all__ = ["JsonFormatter", "report_from_json", "report_to_dict"]
 
@@ -241,7 +241,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
     if run.gate is not None:
         document["gate"] = run.gate.to_dict()
     document["holdsAllRows"] = report.holds_all_rows
-    document["evaluations"] = [_evaluation(row) for row in report.evaluations]
+    document["evaluations"] = [row_to_report_entry(row) for row in report.evaluations]
     return document
 
 
@@ -324,7 +324,7 @@ def _judges(statistics: JudgeStatistics) -> dict[str, Any]:
 
 
 def _read_calibration(name: str, data: Mapping[str, Any]) -> Calibration:
-    from .._judging import Calibration, Disagreement
+    from .._reporting._judging import Calibration, Disagreement
 
     return Calibration(
         name,
@@ -349,7 +349,7 @@ def _read_calibration(name: str, data: Mapping[str, Any]) -> Calibration:
 
 
 def _read_judges(data: Mapping[str, Any]) -> JudgeStatistics:
-    from .._judging import JudgeCounts, JudgeStatistics
+    from .._reporting._judging import JudgeCounts, JudgeStatistics
 
     return JudgeStatistics(
         judges={
@@ -370,45 +370,6 @@ def _read_judges(data: Mapping[str, Any]) -> JudgeStatistics:
         agreement_sum=_number(data, "agreementSum"),
         unanimous=_count(data, "unanimous"),
     )
-
-
-def _evaluation(row: EvaluationRow) -> dict[str, Any]:
-    sample = row.sample
-    params = sample.parameters
-    entry: dict[str, Any] = {
-        "name": row.name,
-        "passed": row.passed,
-        "expectedOutput": row.expected_output,
-        "actualOutput": row.output,
-    }
-    if row.tags:
-        entry["tags"] = row.tags
-    entry.update(
-        {
-            "strategy": row.strategy,
-            "outcome": row.outcome.value,
-            "score": row.score,
-            "explanation": row.explanation,
-            "index": row.index,
-            "repeat": row.repeat,
-            "position": row.position,
-            "duration": row.duration,
-            "strategyDuration": row.strategy_duration,
-        }
-    )
-    entry["parameters"] = parameters_to_data(params)
-    if sample.metadata:
-        entry["sampleMetadata"] = dict(sample.metadata)
-    if row.metadata:
-        entry["metadata"] = dict(row.metadata)
-    if row.error is not None:
-        entry["error"] = error_to_data(row.error)
-    if row.timestamp is not None:
-        entry["timestamp"] = row.timestamp
-    _, notes = dumps(entry)
-    if notes:
-        entry["notes"] = list(notes)
-    return entry
 
 
 def _count(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
@@ -451,7 +412,7 @@ def _rows(entries: object) -> tuple[EvaluationRow, ...]:
     rows = []
     for number, entry in enumerate(read_list(entries, "evaluations")):
         try:
-            rows.append(_row(read_mapping(entry, "evaluations")))
+            rows.append(row_from_report_entry(read_mapping(entry, "evaluations")))
         except KeyError as exc:
             raise ValueError(f"evaluations[{number}]: field {exc} is missing") from exc
         except ValueError as exc:
@@ -474,31 +435,6 @@ def _moments(data: Mapping[str, Any] | None) -> ClusteredMean:
     )
 
 
-def _row(entry: Mapping[str, Any]) -> EvaluationRow:
-    return row_from_dict(
-        {
-            "name": entry["name"],
-            "index": entry.get("index", 0),
-            "repeat": entry.get("repeat", 0),
-            "position": entry.get("position", 0),
-            "strategy": entry.get("strategy"),
-            "outcome": entry["outcome"],
-            "score": entry.get("score"),
-            "output": entry.get("actualOutput"),
-            "expected_output": entry.get("expectedOutput"),
-            "explanation": entry.get("explanation"),
-            "duration": entry.get("duration"),
-            "strategy_duration": entry.get("strategyDuration"),
-            "parameters": entry.get("parameters"),
-            "tags": entry.get("tags"),
-            "sample_metadata": entry.get("sampleMetadata"),
-            "metadata": entry.get("metadata"),
-            "error": entry.get("error"),
-            "timestamp": entry.get("timestamp"),
-        }
-    )
-
-
 def report_from_json(text: str | bytes) -> EvaluationReport:
     """Rebuild the report a ``report.json`` was written from (this module's format).
 
@@ -508,11 +444,12 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
     Raises:
         FormatError: The text is not a report written by this formatter.
     """
-    from .._report import (
+    from .._reporting._report import (
         EvaluationReport,
         FlakyCase,
         ModelUsage,
         RepeatStatistics,
+        ReportParts,
         StrategyStatistics,
         TagStatistics,
     )
@@ -597,29 +534,31 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 ),
             )
         usage = data["usage"]
-        return EvaluationReport._from_parts(
-            rows=_rows(data["evaluations"]),
-            counts=counts,
-            tags=tags,
-            strategies=strategies,
-            function_errors=_count(data, "failedCalls"),
-            calls=_count(data, "calls"),
-            samples=_renamed_count(data, "samples", "totalSamples"),
-            moments=_moments(data["clusterSums"]),
-            run=run,
-            holds_all_rows=_flag(data, "holdsAllRows"),
-            usage=ModelUsage(
-                retries=_count(usage, "retries"),
-                prompt_tokens=_count(usage, "promptTokens"),
-                completion_tokens=_count(usage, "completionTokens"),
-                cost=read_number(usage["cost"], "cost", low=0.0),
-            ),
-            repeats=repeats,
-            calibration={
-                name: _read_calibration(name, c)
-                for name, c in (data.get("calibration") or {}).items()
-            },
-            judges={name: _read_judges(j) for name, j in (data.get("judges") or {}).items()},
+        return EvaluationReport.from_parts(
+            ReportParts(
+                rows=_rows(data["evaluations"]),
+                counts=counts,
+                tags=tags,
+                strategies=strategies,
+                function_errors=_count(data, "failedCalls"),
+                calls=_count(data, "calls"),
+                samples=_renamed_count(data, "samples", "totalSamples"),
+                moments=_moments(data["clusterSums"]),
+                run=run,
+                holds_all_rows=_flag(data, "holdsAllRows"),
+                usage=ModelUsage(
+                    retries=_count(usage, "retries"),
+                    prompt_tokens=_count(usage, "promptTokens"),
+                    completion_tokens=_count(usage, "completionTokens"),
+                    cost=read_number(usage["cost"], "cost", low=0.0),
+                ),
+                repeats=repeats,
+                calibration={
+                    name: _read_calibration(name, c)
+                    for name, c in (data.get("calibration") or {}).items()
+                },
+                judges={name: _read_judges(j) for name, j in (data.get("judges") or {}).items()},
+            )
         )
     except FormatError:
         raise

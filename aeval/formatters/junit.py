@@ -59,16 +59,16 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._display import display_value
-from .._numbers import format_number
-from .._report import partial_note
-from .._results import Outcome
+from .._reporting._report import partial_note
+from .._reporting._results import Outcome
+from .._util._numbers import format_number
 from ._base import check_options
 from ._escape import xml_message as _message, xml_text as _clean
 from ._header import partial_banner
 
 if TYPE_CHECKING:
-    from .._report import EvaluationReport, FlakyCase
-    from .._results import EvaluationRow
+    from .._reporting._report import EvaluationReport, FlakyCase
+    from .._reporting._results import EvaluationRow
 
 __all__ = ["JunitFormatter"]
 

@@ -54,9 +54,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from .._display import display_value
-from .._judging import JUDGE_COLUMNS, judge_rows, panel_line
-from .._numbers import describe_score, format_interval, format_percent, truncate
-from .._results import Outcome
+from .._reporting._judging import JUDGE_COLUMNS, judge_rows, panel_line
+from .._reporting._results import Outcome
+from .._util._numbers import describe_score, format_interval, format_percent, truncate
 from ._base import check_options
 from ._escape import markdown_fenced as _fenced, markdown_inline as _inline, markdown_row
 from ._header import (
@@ -69,9 +69,9 @@ from ._header import (
 )
 
 if TYPE_CHECKING:
-    from .._judging import Calibration
-    from .._report import EvaluationReport, FlakyCase, RepeatStatistics
-    from .._results import EvaluationRow
+    from .._reporting._judging import Calibration
+    from .._reporting._report import EvaluationReport, FlakyCase, RepeatStatistics
+    from .._reporting._results import EvaluationRow
 
 __all__ = ["MarkdownFormatter"]
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from .._protocols import (
+from .._model_types import (
     ChatMessage,
-    ChatModel,
     ChatOptions,
     ChatResponse,
-    Embedder,
     Embeddings,
     TokenUsage,
     accepts_options,
 )
-from ._clock import Clock
+from ..abc import ChatModel, Clock, Embedder
 from ._limits import ModelStatistics
+from ._policy import RateLimits, RetryPolicy
 from .local import LocalEmbedder, local_extra_missing
 from .openai import OpenAIChatModel, OpenAIEmbedder
 
@@ -29,6 +28,8 @@ __all__ = [
     "ModelStatistics",
     "OpenAIChatModel",
     "OpenAIEmbedder",
+    "RateLimits",
+    "RetryPolicy",
     "TokenUsage",
     "accepts_options",
     "local_extra_missing",

@@ -2,34 +2,11 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import Protocol, runtime_checkable
-
 import anyio
 
+from ..abc import Clock
+
 __all__ = ["LOOP_CLOCK", "Clock", "check_clock"]
-
-
-@runtime_checkable
-class Clock(Protocol):
-    """**Protocol:** where a model client reads the time, sleeps and sets its deadline.
-
-    The clients and their token buckets default to the event loop's clock (anyio's
-    ``current_time``, ``sleep`` and ``move_on_after``). :class:`aeval.testing.FakeClock`
-    replaces it in tests, so that rate limits, ``Retry-After`` and backoff take no real time.
-    """
-
-    def now(self) -> float:
-        """The current time in seconds, from an arbitrary origin."""
-        ...
-
-    async def sleep(self, seconds: float, /) -> None:
-        """Wait ``seconds``."""
-        ...
-
-    def move_on_after(self, seconds: float, /) -> AbstractContextManager[anyio.CancelScope]:
-        """A cancel scope that is cancelled once ``seconds`` have passed on this clock."""
-        ...
 
 
 class _LoopClock:

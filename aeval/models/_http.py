@@ -39,6 +39,7 @@ from ._body import (
 )
 from ._clock import Clock, check_clock
 from ._limits import SHARE_LIMITS, LimitSpec, ModelStatistics, SharedLimits, TokenBucket
+from ._policy import RateLimits, RetryPolicy
 
 __all__ = ["DEFAULT_BASE_URL", "HTTPModelClient", "body_excerpt", "resolve_setting"]
 
@@ -121,14 +122,8 @@ class HTTPModelClient:
         base_url: str | None,
         api_key: str | None,
         timeout: float,
-        max_attempts: int,
-        deadline: float,
-        read_timeout_retries: int = 1,
-        backoff: float,
-        max_backoff: float,
-        max_concurrency: int,
-        requests_per_minute: float | None,
-        tokens_per_minute: float | None,
+        retry: RetryPolicy,
+        limits: RateLimits,
         headers: Mapping[str, str] | None,
         clock: Clock | None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
@@ -139,14 +134,10 @@ class HTTPModelClient:
             raise ModelConfigurationError(
                 f"{type(self).__name__} needs a model name: pass model=... or set {names}"
             )
-        if max_attempts < 1:
-            raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
-        if max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
-        if read_timeout_retries < 0:
-            raise ValueError(f"read_timeout_retries must be 0 or more, got {read_timeout_retries}")
-        if timeout <= 0 or deadline <= 0:
+        if timeout <= 0:
             raise ValueError("timeout and deadline must be positive")
+        self._retry = retry
+        self._limits = limits
         self._clock = check_clock(clock)
         self._max_response_bytes = check_max_bytes(max_response_bytes)
         self._model = resolved_model
@@ -154,17 +145,16 @@ class HTTPModelClient:
         self._base_url = url.rstrip("/")
         self._api_key = resolve_setting(api_key, "AEVAL_API_KEY", "OPENAI_API_KEY")
         self._timeout = timeout
-        self._max_attempts = max_attempts
-        self._deadline = deadline
-        self._read_timeout_retries = read_timeout_retries
-        self._wait = wait_exponential(multiplier=backoff, max=max_backoff) + wait_random(0, backoff)
-        self._max_concurrency = max_concurrency
-        self._request_budget = (
-            TokenBucket(requests_per_minute, clock=self._clock) if requests_per_minute else None
-        )
-        self._token_budget = (
-            TokenBucket(tokens_per_minute, clock=self._clock) if tokens_per_minute else None
-        )
+        self._max_attempts = retry.max_attempts
+        self._deadline = retry.deadline
+        self._read_timeout_retries = retry.read_timeout_retries
+        self._wait = wait_exponential(
+            multiplier=retry.backoff, max=retry.max_backoff
+        ) + wait_random(0, retry.backoff)
+        self._max_concurrency = limits.max_concurrency
+        rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
+        self._request_budget = TokenBucket(rpm, clock=self._clock) if rpm else None
+        self._token_budget = TokenBucket(tpm, clock=self._clock) if tpm else None
         self._headers = dict(headers or {})
         self._state: _LoopState | None = None
         self._shared: SharedLimits | None = None
@@ -180,6 +170,16 @@ class HTTPModelClient:
     def model(self) -> str:
         """The model name sent with every request."""
         return self._model
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """When this client repeats a request and when it gives up."""
+        return self._retry
+
+    @property
+    def limits(self) -> RateLimits:
+        """How much this client asks of its server at once and per minute."""
+        return self._limits
 
     @property
     def base_url(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 import anyio.to_thread
 
 from .._exceptions import MissingExtraError
-from .._protocols import Embeddings
+from .._model_types import Embeddings
 
 __all__ = ["LocalEmbedder", "local_extra_missing"]
 

@@ -14,12 +14,13 @@ from typing import Any, Literal
 import anyio
 
 from .._exceptions import ModelError, ModelHTTPError
-from .._protocols import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
+from .._model_types import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
 from ..trace._context import current_recorder, now, record_model_call
 from ..trace._httpx import requested_tools
 from ._body import DEFAULT_EMBEDDINGS_MAX_RESPONSE_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ._clock import Clock
 from ._http import HTTPModelClient
+from ._policy import RateLimits, RetryPolicy, build_policies
 
 __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 
@@ -98,13 +99,18 @@ class OpenAIChatModel(HTTPModelClient):
         seed: The sampling seed sent with every request, if any.
         stop: Texts at which the server stops generating, if any.
         timeout: Seconds one request may take (connect, read, write, pool).
-        max_attempts: Requests per call, the first included.
+        retry: When to repeat a request and when to give up (:class:`RetryPolicy`; its
+            defaults: 4 attempts, a 180 s deadline, 1 read-timeout retry, backoff 0.2 s up
+            to 5 s). The fields may also be given one by one, as below, but not both ways.
+        limits: Concurrency and budgets (:class:`RateLimits`; default 10 calls at once, no
+            budgets), or one by one as below.
+        max_attempts: Requests per call, the first included (``retry.max_attempts``).
         deadline: Seconds one call may take in all, retries and waits included, counted from
-            when it holds one of the ``max_concurrency`` slots.
+            when it holds one of the ``max_concurrency`` slots (``retry.deadline``).
         read_timeout_retries: Retries after a read timeout (the server is still busy).
         backoff: First retry wait in seconds (also the jitter's range).
         max_backoff: Largest retry wait in seconds, ``Retry-After`` aside.
-        max_concurrency: Requests in flight at once.
+        max_concurrency: Requests in flight at once (``limits.max_concurrency``).
         requests_per_minute: Request budget, if any.
         tokens_per_minute: Token budget, if any.
         headers: Extra headers sent with every request.
@@ -128,32 +134,46 @@ class OpenAIChatModel(HTTPModelClient):
         seed: int | None = None,
         stop: Sequence[str] | str | None = None,
         timeout: float = 60.0,
-        max_attempts: int = 4,
-        deadline: float = 180.0,
-        read_timeout_retries: int = 1,
-        backoff: float = 0.2,
-        max_backoff: float = 5.0,
-        max_concurrency: int = 10,
+        retry: RetryPolicy | None = None,
+        limits: RateLimits | None = None,
+        max_attempts: int | None = None,
+        deadline: float | None = None,
+        read_timeout_retries: int | None = None,
+        backoff: float | None = None,
+        max_backoff: float | None = None,
+        max_concurrency: int | None = None,
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         headers: Mapping[str, str] | None = None,
         clock: Clock | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
+        retry, limits = build_policies(
+            retry,
+            limits,
+            {
+                key: value
+                for key, value in (
+                    ("max_attempts", max_attempts),
+                    ("deadline", deadline),
+                    ("read_timeout_retries", read_timeout_retries),
+                    ("backoff", backoff),
+                    ("max_backoff", max_backoff),
+                    ("max_concurrency", max_concurrency),
+                    ("requests_per_minute", requests_per_minute),
+                    ("tokens_per_minute", tokens_per_minute),
+                )
+                if value is not None
+            },
+        )
         super().__init__(
             model=model,
             model_env=("AEVAL_MODEL", "OPENAI_MODEL"),
             base_url=base_url,
             api_key=api_key,
             timeout=timeout,
-            max_attempts=max_attempts,
-            deadline=deadline,
-            read_timeout_retries=read_timeout_retries,
-            backoff=backoff,
-            max_backoff=max_backoff,
-            max_concurrency=max_concurrency,
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
+            retry=retry,
+            limits=limits,
             headers=headers,
             clock=clock,
             max_response_bytes=max_response_bytes,
@@ -309,6 +329,9 @@ class OpenAIEmbedder(HTTPModelClient):
         pooling: ``"mean"`` to average per-token vectors into one per text; ``None`` (the
             default) refuses per-token replies with an error that says how to fix the server.
         timeout: Seconds one request may take.
+        retry: When to repeat a request and when to give up (:class:`RetryPolicy`), or its
+            fields one by one, as below, but not both ways.
+        limits: Concurrency and budgets (:class:`RateLimits`), or one by one as below.
         max_attempts: Requests per batch, the first included.
         deadline: Seconds one batch may take in all, retries and waits included, counted from
             when it holds one of the ``max_concurrency`` slots.
@@ -339,12 +362,14 @@ class OpenAIEmbedder(HTTPModelClient):
         dimensions: int | None = None,
         pooling: Literal["mean"] | None = None,
         timeout: float = 60.0,
-        max_attempts: int = 4,
-        deadline: float = 180.0,
-        read_timeout_retries: int = 1,
-        backoff: float = 0.2,
-        max_backoff: float = 5.0,
-        max_concurrency: int = 10,
+        retry: RetryPolicy | None = None,
+        limits: RateLimits | None = None,
+        max_attempts: int | None = None,
+        deadline: float | None = None,
+        read_timeout_retries: int | None = None,
+        backoff: float | None = None,
+        max_backoff: float | None = None,
+        max_concurrency: int | None = None,
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         headers: Mapping[str, str] | None = None,
@@ -355,20 +380,32 @@ class OpenAIEmbedder(HTTPModelClient):
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         if pooling not in (None, "mean"):
             raise ValueError(f"pooling must be 'mean' or None, got {pooling!r}")
+        retry, limits = build_policies(
+            retry,
+            limits,
+            {
+                key: value
+                for key, value in (
+                    ("max_attempts", max_attempts),
+                    ("deadline", deadline),
+                    ("read_timeout_retries", read_timeout_retries),
+                    ("backoff", backoff),
+                    ("max_backoff", max_backoff),
+                    ("max_concurrency", max_concurrency),
+                    ("requests_per_minute", requests_per_minute),
+                    ("tokens_per_minute", tokens_per_minute),
+                )
+                if value is not None
+            },
+        )
         super().__init__(
             model=model,
             model_env=("AEVAL_EMBEDDING_MODEL", "OPENAI_EMBEDDING_MODEL"),
             base_url=base_url,
             api_key=api_key,
             timeout=timeout,
-            max_attempts=max_attempts,
-            deadline=deadline,
-            read_timeout_retries=read_timeout_retries,
-            backoff=backoff,
-            max_backoff=max_backoff,
-            max_concurrency=max_concurrency,
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
+            retry=retry,
+            limits=limits,
             headers=headers,
             clock=clock,
             max_response_bytes=max_response_bytes,

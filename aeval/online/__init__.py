@@ -7,6 +7,7 @@ concurrency, and accounts for every response it was given (see ``docs/online.md`
 
 from __future__ import annotations
 
+from .._util._publish import publish as _publish
 from ._evaluator import OnlineEvaluator
 from ._sampling import RateFunction, Sampler, SampleRates
 from ._statistics import OnlineStatistics
@@ -22,8 +23,4 @@ __all__ = [
     "WindowScore",
 ]
 
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("aeval.online._"):
-        _obj.__module__ = "aeval.online"
-del _name, _obj
+_publish(globals(), __all__, __name__)

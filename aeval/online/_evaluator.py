@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from .._callables import (
+from .._engine._callables import (
     PreparedStrategy,
     prepare_strategies,
     strategy_threads,
     stray_cancellation,
 )
-from .._redact import Redactor
-from .._results import EvaluationRow, Outcome
-from .._run_info import RunInfo, current_git_commit
-from .._sinks import Sink, SinkGroup
-from .._threads import DaemonThreads
+from .._engine._redact import Redactor
+from .._engine._sinks import Sink, SinkGroup
+from .._engine._threads import DaemonThreads
+from .._reporting._results import EvaluationRow, Outcome
+from .._reporting._run_info import RunInfo, current_git_commit
 from .._version import __version__
 from ._job import Job, apply_to_job
 from ._sampling import Sampler, SampleRates

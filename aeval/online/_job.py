@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from time import perf_counter
 from typing import Any
 
-import anyio
-
-from .._callables import PreparedStrategy, apply_strategy
-from .._results import ErrorInfo, EvaluationRow
-from .._run import retries_of
+from .._engine._callables import PreparedStrategy, apply_to_row
+from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
 
-__all__ = ["Job", "StrategyTimeout", "apply_to_job"]
+__all__ = ["Job", "apply_to_job"]
 
 
 class Job:
@@ -74,8 +70,8 @@ def _parameters(inputs: Any) -> Parameters:
     return Parameters([inputs])
 
 
-class StrategyTimeout(Exception):
-    """A strategy did not finish within the evaluator's ``timeout``."""
+def _timed_out(seconds: float) -> str:
+    return f"the strategy did not finish within {seconds:g} s (online timeout)"
 
 
 async def apply_to_job(
@@ -88,56 +84,14 @@ async def apply_to_job(
 ) -> EvaluationRow:
     """The row of one strategy on one response: an error row if it raised or took longer
     than ``seconds`` (``None``: no limit)."""
-    started = perf_counter()
-    try:
-        if seconds is None:
-            result = await apply_strategy(
-                strategy.evaluate, strategy.name, sample, job.output, inline=strategy.inline
-            )
-        else:
-            with anyio.move_on_after(seconds):
-                result = await apply_strategy(
-                    strategy.evaluate, strategy.name, sample, job.output, inline=strategy.inline
-                )
-                return _row_of(strategy, sample, job, result, started)
-            raise StrategyTimeout(
-                f"the strategy did not finish within {seconds:g} s (online timeout)"
-            )
-    except Exception as exc:
-        if isinstance(exc, StrategyTimeout):
-            error = ErrorInfo("TimeoutError", str(exc))
-        else:
-            error = ErrorInfo.from_exception(exc, with_traceback=tracebacks)
-        return EvaluationRow.from_error(
-            sample,
-            strategy.name,
-            job.output,
-            error,
-            duration=job.duration,
-            strategy_duration=perf_counter() - started,
-            index=job.seq,
-            position=strategy.position,
-            metadata=retries_of(exc),
-            timestamp=job.timestamp,
-        )
-    return _row_of(strategy, sample, job, result, started)
-
-
-def _row_of(
-    strategy: PreparedStrategy,
-    sample: EvaluationSample,
-    job: Job,
-    result: Any,
-    started: float,
-) -> EvaluationRow:
-    return EvaluationRow.from_result(
+    return await apply_to_row(
+        strategy,
         sample,
-        strategy.name,
         job.output,
-        result,
         duration=job.duration,
-        strategy_duration=perf_counter() - started,
         index=job.seq,
-        position=strategy.position,
+        seconds=seconds,
+        timed_out=_timed_out,
+        tracebacks=tracebacks,
         timestamp=job.timestamp,
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 from opentelemetry import trace
 
-from .._results import EvaluationRow
+from .._reporting._results import EvaluationRow
 from .._version import __version__
 
 __all__ = ["EVENT_NAME", "SPAN_NAME", "Telemetry", "event_attributes"]

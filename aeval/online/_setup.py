@@ -6,8 +6,8 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from .._engine._sinks import Sink
 from .._exceptions import MissingExtraError
-from .._sinks import Sink
 
 if TYPE_CHECKING:
     from .._store import RunStore

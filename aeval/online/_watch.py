@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from time import perf_counter
 from typing import Any, TypeVar, cast
 
-from .._callables import is_async_callable
+from .._engine._callables import is_async_callable
 
 __all__ = ["Submit", "watch_calls"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TypeAlias
 
-from .._results import EvaluationRow, Outcome
+from .._reporting._results import EvaluationRow, Outcome
 
 __all__ = ["Since", "Window", "WindowScore", "as_timestamp"]
 

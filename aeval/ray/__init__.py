@@ -8,11 +8,10 @@ this module does not import Ray; the executor does when it runs.
 
 from __future__ import annotations
 
+from .._util._publish import publish as _publish
 from ._executor import RayExecutor
 from ._limits import LimitUsage
 
 __all__ = ["LimitUsage", "RayExecutor"]
 
-for _name in __all__:
-    globals()[_name].__module__ = "aeval.ray"
-del _name
+_publish(globals(), __all__, __name__)

@@ -11,10 +11,10 @@ from typing import Any
 
 import anyio
 
+from .._engine._executor import Deliver, ExecutorJob, FunctionUnderTest, IndexedSample, SampleFeed
+from .._engine._sync import running_loop
 from .._exceptions import ExecutorError, NotSerializableError
-from .._executor import Deliver, ExecutorJob, FunctionUnderTest, IndexedSample, SampleFeed
-from .._groups import unwrap_single_group
-from .._sync import running_loop
+from .._util._groups import unwrap_single_group
 from ..models._limits import SHARE_LIMITS, LimitSpec, SharedLimits
 from ._limits import LimiterActor, LimitUsage, RaySharedLimits
 from ._wire import dumps, import_ray, loads

@@ -11,9 +11,9 @@ from typing import Any
 
 import anyio
 
-from .._executor import IndexedSample
-from .._results import EvaluationRow
-from .._scorer import Scorer
+from .._engine._executor import IndexedSample
+from .._engine._scorer import Scorer
+from .._reporting._results import EvaluationRow
 from ._wire import dumps, loads
 
 __all__ = ["EvaluationWorker"]

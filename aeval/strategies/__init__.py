@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._base import NamedStrategy, Strategy, TextStrategy
-from ._gated import Gated
+from ._gated import Gated, GatedStrategy
 from .agent import (
     BudgetStrategy,
     ToolArgumentsStrategy,
@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_PROMPT",
     "ExactMatchStrategy",
     "Gated",
+    "GatedStrategy",
     "GuardrailStrategy",
     "JsonStrategy",
     "NamedStrategy",

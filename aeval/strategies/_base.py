@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._results import EvaluationResult
+from .._reporting._results import EvaluationResult
+from ..abc import Strategy
 
 if TYPE_CHECKING:
     from .._samples import EvaluationSample
@@ -13,23 +13,6 @@ if TYPE_CHECKING:
 __all__ = ["NamedStrategy", "Strategy", "TextStrategy"]
 
 _OUTPUT_IS_NONE = EvaluationResult.failing("output is None")
-
-
-@runtime_checkable
-class Strategy(Protocol):
-    """Anything that judges one output of the function under test.
-
-    ``evaluate`` may be a plain method or a coroutine. A plain one runs in a worker thread
-    (so one that blocks, on a moderation API say, cannot stall the event loop, and the
-    Scorer's ``timeout`` abandons it); a coroutine runs on the event loop. The Scorer names
-    a strategy's rows after its ``name`` attribute when it has one, else after its class.
-    """
-
-    def evaluate(
-        self, sample: EvaluationSample, output: Any
-    ) -> EvaluationResult | Awaitable[EvaluationResult]:
-        """Judge ``output``, produced from ``sample``'s parameters."""
-        ...
 
 
 class NamedStrategy:

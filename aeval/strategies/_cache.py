@@ -15,8 +15,8 @@ import anyio
 import anyio.to_thread
 import orjson
 
-from .._protocols import ChatMessage, ChatOptions, ChatResponse, TokenUsage
-from .._singleflight import SingleFlight
+from .._model_types import ChatMessage, ChatOptions, ChatResponse, TokenUsage
+from .._util._singleflight import SingleFlight
 
 __all__ = ["CacheStatistics", "JudgeCache"]
 

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._protocols import ChatMessage, ChatModel, ChatOptions, ChatResponse, TokenUsage
+from .._model_types import ChatMessage, ChatOptions, ChatResponse, TokenUsage
+from ..abc import ChatModel
 from ._cache import JudgeCache
 from ._judge_parse import ParseError, StructuredVerdict
 

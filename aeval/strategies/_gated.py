@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._callables import apply_strategy, prepare_strategies, strategy_name
-from .._results import EvaluationResult
+from .._engine._callables import apply_strategy, prepare_strategies, strategy_name
+from .._reporting._results import EvaluationResult
 from ._base import NamedStrategy
 
 if TYPE_CHECKING:
     from .._samples import EvaluationSample
 
-__all__ = ["Gated"]
+__all__ = ["Gated", "GatedStrategy"]
 
 
 class Gated(NamedStrategy):
@@ -93,3 +93,7 @@ class Gated(NamedStrategy):
             "strategy": strategy_name(self._strategy),
             "after": list(self.checks),
         }
+
+
+GatedStrategy = Gated
+"""The name with the ``Strategy`` suffix every other strategy has (the same class)."""

@@ -6,7 +6,7 @@ import re
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._results import EvaluationResult
+from .._reporting._results import EvaluationResult
 from ._base import TextStrategy
 from ._text_common import (
     show_value,

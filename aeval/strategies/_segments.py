@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._results import EvaluationResult
+from .._reporting._results import EvaluationResult
 from ._base import TextStrategy
 from ._text_common import (
     check_flag,

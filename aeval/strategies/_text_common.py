@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._numbers import truncate
+from .._util._numbers import truncate
 
 __all__ = [
     "FENCE",

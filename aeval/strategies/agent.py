@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from .._results import EvaluationResult
+from .._reporting._results import EvaluationResult
 from ..trace import ToolCall, Trace, current
 from ..trace._fixtures import show_call
 from ..trace._keys import EXPECTED_TOOL_ARGUMENTS, EXPECTED_TOOLS, FORBIDDEN_TOOLS

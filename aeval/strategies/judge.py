@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from .._callables import apply_strategy, strategy_name
-from .._numbers import truncate
-from .._protocols import ChatMessage, ChatModel, ChatOptions, accepts_options, model_name
-from .._results import EvaluationResult
+from .._engine._callables import apply_strategy, strategy_name
+from .._model_types import ChatMessage, ChatOptions, accepts_options, model_name
+from .._reporting._results import EvaluationResult
+from .._util._numbers import truncate
+from ..abc import ChatModel
 from ..trace import current, render_trace
 from ._base import NamedStrategy
 from ._cache import JudgeCache

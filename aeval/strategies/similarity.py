@@ -12,9 +12,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._protocols import Embedder, TokenUsage, model_name
-from .._results import EvaluationResult
-from .._singleflight import Flight, SingleFlight
+from .._model_types import TokenUsage, model_name
+from .._reporting._results import EvaluationResult
+from .._util._singleflight import Flight, SingleFlight
+from ..abc import Embedder
 from ._base import NamedStrategy
 
 if TYPE_CHECKING:

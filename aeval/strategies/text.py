@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from .._results import EvaluationResult
+from .._reporting._results import EvaluationResult
 from ._base import TextStrategy
 from ._guardrail import GuardrailStrategy
 from ._segments import SegmentsStrategy

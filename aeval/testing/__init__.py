@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from .._util._publish import publish as _publish
 from ._clock import FakeClock
 from ._fakes import (
     ChatCall,
@@ -48,8 +49,4 @@ __all__ = [
     "openai_server",
 ]
 
-for _name in __all__:
-    _obj = globals()[_name]
-    if any(part.startswith("_") for part in getattr(_obj, "__module__", "").split(".")[1:]):
-        _obj.__module__ = __name__
-del _name, _obj
+_publish(globals(), __all__, __name__)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
-from .._protocols import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
+from .._model_types import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
 from ._openai import hashed_embedding
 
 __all__ = [

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 import anyio.lowlevel
 
-from ._exceptions import AbandonedCallsError
+from .._exceptions import AbandonedCallsError
 
 __all__ = ["DaemonThreads"]
 

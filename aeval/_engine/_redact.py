@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._results import ErrorInfo, EvaluationRow
+from .._reporting._results import ErrorInfo, EvaluationRow
 
 __all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor"]
 

@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 import anyio
 
+from .._samples import EvaluationSample
 from ._executor import IndexedSample, check_sample
-from ._samples import EvaluationSample
 
 __all__ = ["AsyncWork", "run_workers", "running_asyncio"]
 

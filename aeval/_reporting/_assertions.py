@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, overload
 
-from ._display import display_value
+from .._display import display_value
+from .._util._numbers import format_percent, truncate
 from ._judging import calibrate
-from ._numbers import format_percent, truncate
 from ._report import EvaluationReport, TagStatistics
 from ._results import EvaluationRow
 
 if TYPE_CHECKING:
-    from ._compare import Comparison, ComparisonAssert
+    from .._compare import Comparison, ComparisonAssert
 
 __all__ = ["ReportAssert", "assert_that"]
 
@@ -49,7 +49,7 @@ def assert_that(report: EvaluationReport | Comparison | None) -> ReportAssert | 
         raise AssertionError("Expected report to not be null")
     if isinstance(report, EvaluationReport):
         return ReportAssert(report)
-    from ._compare import Comparison, ComparisonAssert
+    from .._compare import Comparison, ComparisonAssert
 
     if isinstance(report, Comparison):
         return ComparisonAssert(report)

@@ -11,7 +11,7 @@ import secrets
 from contextlib import suppress
 from os import PathLike
 
-from ._exceptions import ReportWriteError
+from .._exceptions import ReportWriteError
 
 __all__ = ["write_atomic"]
 

@@ -4,170 +4,40 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._util._stats import ClusteredMean
+from ._aggregator import RowAggregator
 from ._judging import Calibration, JudgeStatistics
 from ._results import EvaluationRow, Outcome
 from ._run_info import RunInfo
-from ._stats import ClusteredMean
+from ._values import (
+    FlakyCase,
+    ModelUsage,
+    RepeatStatistics,
+    ReportParts,
+    StrategyStatistics,
+    TagStatistics,
+    percent_interval,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
+    "Aggregator",
     "EvaluationReport",
     "FlakyCase",
     "ModelUsage",
     "RepeatStatistics",
+    "ReportParts",
     "StrategyStatistics",
     "TagStatistics",
     "partial_note",
 ]
-
-
-def _interval(moments: ClusteredMean, confidence: float) -> tuple[float, float]:
-    low, high = moments.interval(confidence)
-    return (100.0 * low, 100.0 * high)
-
-
-@dataclass(frozen=True, slots=True)
-class ModelUsage:
-    """What model calls made by strategies cost over a run.
-
-    Strategies report it per row in their result metadata under the keys ``retries``,
-    ``prompt_tokens``, ``completion_tokens`` and ``cost``; the aggregator sums them.
-    """
-
-    retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion tokens."""
-        return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class TagStatistics:
-    """Counts for the rows whose sample carries one tag.
-
-    Attributes:
-        total: Rows of samples with the tag.
-        passed: Those that passed.
-        moments: The sums behind the interval (samples are the clusters).
-    """
-
-    total: int
-    passed: int
-    moments: ClusteredMean = field(default_factory=ClusteredMean, compare=False)
-
-    @property
-    def score(self) -> float:
-        """100 × passed / total, 0.0 when empty."""
-        return 100.0 * self.passed / self.total if self.total else 0.0
-
-    @property
-    def samples(self) -> int:
-        """Samples carrying the tag."""
-        return self.moments.clusters
-
-    def confidence_interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        """The interval of :attr:`score` in percent (as ``report.confidence_interval``)."""
-        return _interval(self.moments, confidence)
-
-
-@dataclass(frozen=True, slots=True)
-class StrategyStatistics:
-    """Counts and the mean 0-1 score of one strategy's rows.
-
-    Attributes:
-        total: Rows of this strategy.
-        passed: Passed rows.
-        failed: Failed rows.
-        unscored: Rows with no verdict.
-        errors: Rows where the strategy raised, or could not run because the call failed.
-        score_sum: The sum of the scored rows' 0-1 scores.
-        scored: Rows with a verdict and a score (passed or failed).
-        skipped: Rows whose strategy did not run because a check it depends on failed.
-        moments: The sums behind the interval (samples are the clusters).
-    """
-
-    total: int
-    passed: int
-    failed: int
-    unscored: int
-    errors: int
-    score_sum: float
-    scored: int
-    skipped: int = 0
-    moments: ClusteredMean = field(default_factory=ClusteredMean, compare=False)
-
-    @property
-    def score(self) -> float:
-        """100 × passed / total, 0.0 when empty (the same formula as the report's score)."""
-        return 100.0 * self.passed / self.total if self.total else 0.0
-
-    @property
-    def mean_score(self) -> float | None:
-        """The mean 0-1 score of the scored rows, ``None`` when none was scored."""
-        return self.score_sum / self.scored if self.scored else None
-
-    def confidence_interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        """The interval of :attr:`score` in percent (as ``report.confidence_interval``)."""
-        return _interval(self.moments, confidence)
-
-
-@dataclass(frozen=True, slots=True)
-class FlakyCase:
-    """A (sample, strategy) pair whose repeats disagree: some passed, some did not.
-
-    Attributes:
-        sample: The sample's name.
-        strategy: The strategy's name (``None`` in a run without strategies).
-        passed: Repeats that passed.
-        runs: Repeats made.
-    """
-
-    sample: str
-    strategy: str | None
-    passed: int
-    runs: int
-
-    @property
-    def pass_rate(self) -> float:
-        """Passed repeats / repeats, in percent."""
-        return 100.0 * self.passed / self.runs if self.runs else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class RepeatStatistics:
-    """What repeating each sample tells (a run with ``repeats > 1``).
-
-    Attributes:
-        repeats: Runs per sample.
-        pairs: (sample, strategy) pairs evaluated.
-        flaky: The pairs whose repeats disagree.
-        pass_at_k: For k = 1..repeats, the mean over pairs of the unbiased chance that at least
-            one of k runs passes, 1 − C(n−c, k) / C(n, k) (n runs, c passed).
-        pass_hat_k: The same for all k runs passing (pass^k), C(c, k) / C(n, k).
-        output_agreement: The mean over samples of the share of repeats whose output equals
-            the most common output after whitespace and case normalisation (``None`` when
-            no sample ran twice).
-        inconsistent: The samples whose outputs disagree, with their agreement (0-1).
-    """
-
-    repeats: int
-    pairs: int
-    flaky: tuple[FlakyCase, ...]
-    pass_at_k: Mapping[int, float]
-    pass_hat_k: Mapping[int, float]
-    output_agreement: float | None
-    inconsistent: tuple[tuple[str, float], ...] = ()
 
 
 class EvaluationReport:
@@ -215,61 +85,49 @@ class EvaluationReport:
     _judges: Mapping[str, JudgeStatistics]
 
     def __init__(self, rows: Iterable[EvaluationRow] = (), *, run: RunInfo | None = None) -> None:
-        from ._aggregator import Aggregator
-
-        aggregator = Aggregator()
+        aggregator = RowAggregator()
         calls: dict[tuple[int, int], EvaluationRow] = {}
+        samples: set[int] = set()
         for row in rows:
             aggregator.add(row)
-            calls.setdefault((row.index, row.repeat), row)
-        report = aggregator.report()
-        for name in EvaluationReport.__slots__:
-            setattr(self, name, getattr(report, name))
-        self._calls = len(calls)
-        self._samples = len({index for index, _ in calls})
-        self._function_errors = sum(row.function_failed for row in calls.values())
-        self._call_time = sum(row.duration for row in calls.values())
-        self._run = run if run is not None else RunInfo(repeats=max(1, self._repeats_seen()))
-
-    def _repeats_seen(self) -> int:
-        return self._repeats.repeats if self._repeats is not None else 1
+            if (row.index, row.repeat) not in calls:
+                calls[row.index, row.repeat] = row
+                aggregator.count_sample(
+                    repeat=int(row.index in samples), failed=row.function_failed
+                )
+                samples.add(row.index)
+        parts = aggregator.parts()
+        if run is None:
+            run = RunInfo(repeats=max(1, parts.repeats.repeats if parts.repeats else 1))
+        self._fill(replace(parts, run=run, call_time=sum(row.duration for row in calls.values())))
 
     @classmethod
-    def _from_parts(
-        cls,
-        *,
-        rows: tuple[EvaluationRow, ...],
-        counts: Mapping[Outcome, int],
-        tags: Mapping[str, TagStatistics],
-        strategies: Mapping[str, StrategyStatistics],
-        function_errors: int,
-        calls: int,
-        samples: int,
-        moments: ClusteredMean,
-        run: RunInfo,
-        holds_all_rows: bool,
-        usage: ModelUsage,
-        repeats: RepeatStatistics | None,
-        calibration: Mapping[str, Calibration] | None = None,
-        judges: Mapping[str, JudgeStatistics] | None = None,
-    ) -> EvaluationReport:
+    def from_parts(cls, parts: ReportParts) -> EvaluationReport:
+        """The report of ``parts``, counted elsewhere.
+
+        An :class:`Aggregator` counts them as rows arrive; ``report_from_json`` reads them
+        back from ``report.json``. ``EvaluationReport(rows)`` counts ``rows`` and comes here.
+        """
         report = object.__new__(cls)
-        report._rows = rows
-        report._counts = counts
-        report._tags = tags
-        report._strategies = strategies
-        report._function_errors = function_errors
-        report._calls = calls
-        report._samples = samples
-        report._call_time = 0.0
-        report._moments = moments
-        report._run = run
-        report._holds_all_rows = holds_all_rows
-        report._usage = usage
-        report._repeats = repeats
-        report._calibration = dict(calibration or {})
-        report._judges = dict(judges or {})
+        report._fill(parts)
         return report
+
+    def _fill(self, parts: ReportParts) -> None:
+        self._rows = parts.rows
+        self._counts = parts.counts
+        self._tags = parts.tags
+        self._strategies = parts.strategies
+        self._function_errors = parts.function_errors
+        self._calls = parts.calls
+        self._samples = parts.samples
+        self._call_time = parts.call_time
+        self._moments = parts.moments
+        self._run = parts.run
+        self._holds_all_rows = parts.holds_all_rows
+        self._usage = parts.usage
+        self._repeats = parts.repeats
+        self._calibration = dict(parts.calibration)
+        self._judges = dict(parts.judges)
 
     def with_run(self, run: RunInfo) -> EvaluationReport:
         """A copy of this report with another header (e.g. one read back from a file)."""
@@ -295,13 +153,13 @@ class EvaluationReport:
         C / (C − 1) small-sample correction. The interval is Wilson's score interval over
         the rows that clustering leaves (n / design effect; every row with one row per
         sample), so it is never narrower than Wilson's interval over the rows and keeps a
-        width at 0 and 100 (see :mod:`aeval._stats`). With fewer than two samples it is
+        width at 0 and 100 (see :mod:`aeval._util._stats`). With fewer than two samples it is
         [0, 100].
 
         Args:
             confidence: The coverage, strictly between 0 and 1.
         """
-        return _interval(self._moments, confidence)
+        return percent_interval(self._moments, confidence)
 
     @property
     def moments(self) -> ClusteredMean:
@@ -515,7 +373,7 @@ class EvaluationReport:
 
     def format(self, format: str = "markdown", **options: Any) -> str:
         """Render the report with a registered formatter (``"markdown"``, ``"json"``, …)."""
-        from .formatters._registry import render
+        from ..formatters._registry import render
 
         return render("report", format, self, **options)
 
@@ -525,7 +383,7 @@ class EvaluationReport:
         Args:
             console: A rich ``Console`` to print on (default: a new one on standard output).
         """
-        from .formatters._report_terminal import print_report
+        from ..formatters._report_terminal import print_report
 
         print_report(self, console=console)
 
@@ -546,7 +404,7 @@ class EvaluationReport:
         Returns:
             The paths written.
         """
-        from .formatters import save_report
+        from ..formatters import save_report
 
         return await save_report(self, Path(directory), formats=formats, options=options)
 
@@ -554,9 +412,36 @@ class EvaluationReport:
         self, path: str | PathLike[str], format: str | None = None, **options: Any
     ) -> Path:
         """Write one file; the format defaults to the one matching the file's extension."""
-        from .formatters import save_report_as
+        from ..formatters import save_report_as
 
         return await save_report_as(self, Path(path), format, options=options)
+
+
+class Aggregator(RowAggregator):
+    """Builds a report from rows as they arrive, in O(1) work per row.
+
+    Two aggregators over disjoint samples (shards of a run) merge (:meth:`merge`) into the same
+    report as one aggregator over the whole run.
+
+    Every score is a mean of 0/1 rows whose interval treats the rows of one sample as a
+    cluster. To keep memory bounded the aggregator closes a sample once all its rows have
+    arrived, which it can tell when it knows how many to expect (``strategies`` and
+    ``repeats``, set by the Scorer); otherwise samples stay open until the report is made.
+
+    Args:
+        keep: Which rows to hold: ``"all"``, only the ``"failures"`` (rows that did not pass),
+            or ``"none"``. Counts and scores always cover every row, so a run over millions of
+            samples can keep memory bounded.
+        strategies: Strategies per sample, when known (a run without strategies has one row
+            per sample and repeat).
+        repeats: Runs per sample, when known.
+    """
+
+    __slots__ = ()
+
+    def report(self) -> EvaluationReport:
+        """A snapshot of everything counted so far, rows in sample then strategy order."""
+        return EvaluationReport.from_parts(self.parts())
 
 
 def partial_note(report: EvaluationReport) -> str | None:

@@ -13,12 +13,12 @@ import hashlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 
-from ._exceptions import MergeError
+from .._exceptions import MergeError
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow
+from .._reporting._run_info import RunInfo
+from .._samples import EvaluationSample
 from ._executor import IndexedSample
-from ._report import EvaluationReport
-from ._results import EvaluationRow
-from ._run_info import RunInfo
-from ._samples import EvaluationSample
 
 __all__ = ["DatasetDigest", "Shard", "ShardStream", "merge_reports", "shard_of"]
 

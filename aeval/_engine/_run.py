@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
+from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._aggregator import Aggregator
+from .._exceptions import AbandonedCallsError
+from .._reporting._report import Aggregator
+from .._reporting._results import ErrorInfo, EvaluationRow
+from .._reporting._run_info import RunInfo, current_git_commit
+from .._samples import EvaluationSample, Parameters
+from .._util._groups import unwrap_single_group
+from .._version import __version__
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
-    apply_strategy,
+    apply_to_row,
+    retries_of,
     strategy_threads,
     stray_cancellation,
 )
-from ._exceptions import AbandonedCallsError
 from ._executor import (
     ExecutorJob,
     FunctionUnderTest,
@@ -27,19 +35,40 @@ from ._executor import (
     SampleSource,
     check_sample,
 )
-from ._groups import unwrap_single_group
-from ._results import ErrorInfo, EvaluationResult, EvaluationRow
-from ._run_info import RunInfo, current_git_commit
-from ._samples import EvaluationSample, Parameters
 from ._sinks import SinkGroup
 from ._threads import DaemonThreads
-from ._version import __version__
 from ._workers import AsyncWork, run_workers
 
 if TYPE_CHECKING:
-    from ._scorer import Scorer
+    from .._reporting._aggregator import KeepRows
+    from ..abc import Executor, Sink
+    from ._redact import Redactor
 
-__all__ = ["Emit", "Remote", "Run", "SampleTimeout", "Tally", "TargetInterrupt", "retries_of"]
+__all__ = [
+    "Emit",
+    "Remote",
+    "Run",
+    "RunSettings",
+    "SampleTimeout",
+    "Tally",
+    "TargetInterrupt",
+    "retries_of",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    """What a run takes from its Scorer, fixed when the run starts (see ``Scorer``'s args)."""
+
+    concurrency: int
+    timeout: float | None
+    repeats: int
+    keep: KeepRows
+    tracebacks: bool
+    max_abandoned: int
+    sinks: tuple[Sink, ...]
+    redactor: Redactor
+    executor: Executor | None
 
 
 class Tally:
@@ -76,14 +105,14 @@ class Run:
 
     def __init__(
         self,
-        scorer: Scorer,
+        settings: RunSettings,
         samples: SampleSource,
         function: BoundFunction,
         is_async: bool,
         strategies: tuple[PreparedStrategy, ...],
         tally: Tally,
     ) -> None:
-        self.scorer = scorer
+        self.settings = settings
         self.tally = tally
         self.samples = samples
         self.function = function
@@ -91,10 +120,10 @@ class Run:
         self.is_async = is_async
         self.strategies = strategies
         self.aggregator = Aggregator(
-            keep=scorer.keep, strategies=len(strategies), repeats=scorer.repeats
+            keep=settings.keep, strategies=len(strategies), repeats=settings.repeats
         )
-        self.sinks = SinkGroup(scorer.sinks)
-        self.redactor = scorer.redactor
+        self.sinks = SinkGroup(settings.sinks)
+        self.redactor = settings.redactor
         self.finished = False
         self.interrupted: KeyboardInterrupt | None = None
         self._emit: Emit | None = None
@@ -105,27 +134,27 @@ class Run:
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
-        scorer = self.scorer
+        settings = self.settings
         self.tally.runs += 1
         self._emit = emit
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
         if self.remote is None:  # sync functions and sync strategies run in its threads
-            self._threads = DaemonThreads(max_abandoned=scorer.max_abandoned)
-        workers = scorer.concurrency
+            self._threads = DaemonThreads(max_abandoned=settings.max_abandoned)
+        workers = settings.concurrency
         expected = len(self.samples) if isinstance(self.samples, Sized) else None
         if expected is not None:
-            workers = min(workers, expected * scorer.repeats)
+            workers = min(workers, expected * settings.repeats)
         run = RunInfo(
             started_at=time.time(),
             complete=False,
             samples_expected=expected,
-            concurrency=scorer.concurrency,
-            repeats=scorer.repeats,
+            concurrency=settings.concurrency,
+            repeats=settings.repeats,
             strategies=tuple(s.name for s in self.strategies),
             aeval_version=__version__,
             git_commit=await current_git_commit(),
-            executor=None if scorer.executor is None else scorer.executor.describe(),
+            executor=None if settings.executor is None else settings.executor.describe(),
         )
         self.aggregator.start(run)
         complete = False
@@ -147,7 +176,7 @@ class Run:
             raise
         except Exception as exc:
             done = self.aggregator.rows_added
-            kept = "; they are in every sink" if scorer.sinks and self.sinks.healthy else ""
+            kept = "; they are in every sink" if settings.sinks and self.sinks.healthy else ""
             exc.add_note(f"aeval: {done} row(s) had finished when the run stopped{kept}.")
             raise
         finally:
@@ -167,7 +196,7 @@ class Run:
                 self.aggregator.finish(complete=complete, warnings=warnings, finished_at=now)
 
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
-        repeats = self.scorer.repeats
+        repeats = self.settings.repeats
         check = self.function.signature is not None and not isinstance(self.samples, Sequence)
         for position, item in enumerate(samples):
             if type(item) is IndexedSample:
@@ -186,8 +215,8 @@ class Run:
 
     async def _run_remote(self, remote: Remote) -> None:
         function, strategies, prepared = remote
-        scorer = self.scorer
-        assert scorer.executor is not None
+        settings = self.settings
+        assert settings.executor is not None
         check = self.function.check if self.function.signature is not None else None
         feed = SampleFeed(self.samples, check)
         job = ExecutorJob(
@@ -195,15 +224,15 @@ class Run:
             function=function,
             strategies=strategies,
             prepared=prepared,
-            concurrency=scorer.concurrency,
-            timeout=scorer.timeout,
-            repeats=scorer.repeats,
-            tracebacks=scorer.tracebacks,
-            max_abandoned=scorer.max_abandoned,
+            concurrency=settings.concurrency,
+            timeout=settings.timeout,
+            repeats=settings.repeats,
+            tracebacks=settings.tracebacks,
+            max_abandoned=settings.max_abandoned,
             warn=self._warnings.append,
         )
         try:
-            await scorer.executor.execute(job, self._deliver)
+            await settings.executor.execute(job, self._deliver)
         finally:
             with anyio.CancelScope(shield=True):
                 await feed.aclose()
@@ -223,7 +252,7 @@ class Run:
         self, samples: AsyncIterable[EvaluationSample | IndexedSample], workers: int
     ) -> None:
         check = self.function.check if self.function.signature is not None else None
-        work = AsyncWork(samples, self.scorer.repeats, check)
+        work = AsyncWork(samples, self.settings.repeats, check)
         try:
             await run_workers(workers, self._async_worker, work)
         finally:
@@ -245,15 +274,15 @@ class Run:
         return result
 
     async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
-        scorer = self.scorer
+        settings = self.settings
         self.tally.in_flight += 1
         try:
             started = perf_counter()
             try:
-                if scorer.timeout is None:
+                if settings.timeout is None:
                     output = await self._call_function(sample.parameters)
                 else:
-                    output = await self._call_with_timeout(sample.parameters, scorer.timeout)
+                    output = await self._call_with_timeout(sample.parameters, settings.timeout)
             except BaseException as exc:
                 failure: BaseException = exc
                 if isinstance(exc, self._cancelled()):
@@ -293,7 +322,7 @@ class Run:
             error = ErrorInfo("TimeoutError", str(exc), None, "function")
         else:
             error = ErrorInfo.from_exception(
-                exc, with_traceback=self.scorer.tracebacks, source="function"
+                exc, with_traceback=self.settings.tracebacks, source="function"
             )
         targets: list[tuple[str | None, int]] = [(s.name, s.position) for s in self.strategies]
         if not targets:
@@ -332,55 +361,17 @@ class Run:
         index: int,
         repeat: int,
     ) -> EvaluationRow:
-        started = perf_counter()
-        timeout = self.scorer.timeout
-        try:
-            if timeout is None:
-                result = await apply_strategy(
-                    strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
-                )
-            else:
-                result = await self._apply_with_timeout(strategy, sample, output, timeout)
-        except AbandonedCallsError:
-            raise
-        except Exception as exc:
-            if isinstance(exc, SampleTimeout):
-                error = ErrorInfo("TimeoutError", str(exc))
-            else:
-                error = ErrorInfo.from_exception(exc, with_traceback=self.scorer.tracebacks)
-            return EvaluationRow.from_error(
-                sample,
-                strategy.name,
-                output,
-                error,
-                duration=duration,
-                strategy_duration=perf_counter() - started,
-                index=index,
-                repeat=repeat,
-                position=strategy.position,
-                metadata=retries_of(exc),
-            )
-        return EvaluationRow.from_result(
+        return await apply_to_row(
+            strategy,
             sample,
-            strategy.name,
             output,
-            result,
             duration=duration,
-            strategy_duration=perf_counter() - started,
             index=index,
             repeat=repeat,
-            position=strategy.position,
-        )
-
-    async def _apply_with_timeout(
-        self, strategy: PreparedStrategy, sample: EvaluationSample, output: Any, seconds: float
-    ) -> EvaluationResult:
-        with anyio.move_on_after(seconds):
-            return await apply_strategy(
-                strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
-            )
-        raise SampleTimeout(
-            f"the strategy {strategy.name} did not finish within {seconds:g} s (Scorer timeout)"
+            seconds=self.settings.timeout,
+            timed_out=functools.partial(_strategy_timed_out, strategy.name),
+            tracebacks=self.settings.tracebacks,
+            reraise=(AbandonedCallsError,),
         )
 
     async def _add(self, row: EvaluationRow) -> None:
@@ -393,15 +384,8 @@ class Run:
             await self._emit(row)
 
 
-def retries_of(exc: BaseException) -> dict[str, int] | None:
-    """``{"retries": n}`` for an error raised after retries (a model client's), else ``None``.
-
-    Counted on one row only, so the report's usage sums each retry once.
-    """
-    retries = getattr(exc, "retries", None)
-    if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:
-        return {"retries": retries}
-    return None
+def _strategy_timed_out(name: str, seconds: float) -> str:
+    return f"the strategy {name} did not finish within {seconds:g} s (Scorer timeout)"
 
 
 class SampleTimeout(Exception):

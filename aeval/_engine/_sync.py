@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from ._report import EvaluationReport
+from .._reporting._report import EvaluationReport
 from ._scorer import FunctionUnderTest, SampleSource, Scorer
 
 __all__ = ["evaluate_sync", "running_loop"]

@@ -13,12 +13,13 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import anyio
 
-from ._results import EvaluationRow
-from ._samples import EvaluationSample
+from .._reporting._results import EvaluationRow
+from .._samples import EvaluationSample
+from ..abc import Executor
 
 __all__ = [
     "Deliver",
@@ -177,30 +178,3 @@ class ExecutorJob:
 
 Deliver = Callable[[Sequence[EvaluationRow]], Awaitable[None]]
 """Takes the rows of finished samples: every row of each sample (all its repeats) at once."""
-
-
-@runtime_checkable
-class Executor(Protocol):
-    """**Protocol:** runs a Scorer's samples elsewhere (``Scorer(executor=...)``).
-
-    The Scorer keeps the aggregator, the sinks, redaction and streaming in this process; the
-    executor evaluates samples wherever it likes (see :class:`aeval.ray.RayExecutor`) and
-    delivers the rows of each finished sample, all of them at once and each sample exactly
-    once, also when a worker fails.
-    """
-
-    def describe(self) -> str:
-        """What the run's header says about where the samples ran (``"ray, 8 workers"``)."""
-        ...
-
-    def prepare(self, function: FunctionUnderTest, strategies: Sequence[object]) -> object:
-        """Check, before any work starts, that the function and strategies can be run.
-
-        Raises:
-            NotSerializableError: One of them cannot travel to the workers.
-        """
-        ...
-
-    async def execute(self, job: ExecutorJob, deliver: Deliver) -> None:
-        """Evaluate every sample of ``job.feed`` and deliver the rows of each sample once."""
-        ...

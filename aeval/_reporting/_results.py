@@ -9,8 +9,10 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._util._jsonsafe import int_text, safe_str
+
 if TYPE_CHECKING:
-    from ._samples import EvaluationSample
+    from .._samples import EvaluationSample
 
 __all__ = [
     "ErrorInfo",
@@ -176,52 +178,6 @@ class StrayCancellation(Exception):
             "something awaited there (a task or future that something else cancelled, a "
             "wait_for race), so it is an error of this sample, not a cancellation of the run"
         )
-
-
-_SHOWN_DIGITS = 6
-
-
-def int_text(value: int) -> str:
-    """``str(value)``; an integer too long for ``str()`` (over 4,300 digits) shortened.
-
-    Python refuses to write such an integer in decimal (``sys.get_int_max_str_digits``), so
-    it is shown by its leading digits (rounded, from its logarithm), its last digits and its
-    exact length: ``<int of 5001 digits: 1.00000e+5000, ending ...000000>``.
-    """
-    try:
-        return str(value)
-    except ValueError:
-        pass
-    magnitude = abs(value)
-    digits = int(math.log10(magnitude)) + 1
-    if magnitude < 10 ** (digits - 1):
-        digits -= 1
-    elif magnitude >= 10**digits:
-        digits += 1
-    exponent = digits - 1
-    mantissa = 10 ** (math.log10(magnitude) - exponent)
-    sign = "-" if value < 0 else ""
-    last = str(magnitude % 10**_SHOWN_DIGITS).zfill(_SHOWN_DIGITS)
-    return (
-        f"<int of {digits} digits: {sign}{min(mantissa, 9.99999):.{_SHOWN_DIGITS - 1}f}"
-        f"e+{exponent}, ending ...{last}>"
-    )
-
-
-def safe_str(value: object) -> str:
-    """``str(value)``, or a description of the value when its ``__str__`` raises.
-
-    An integer too long for ``str()`` is shortened (see :func:`int_text`).
-    """
-    if type(value) is int:
-        return int_text(value)
-    try:
-        text = str(value)
-    except Exception as exc:
-        return f"<{type(value).__name__} object: str() raised {type(exc).__name__}>"
-    if not isinstance(text, str):  # pragma: no cover - str() always returns str
-        return repr(text)
-    return text
 
 
 @dataclass(frozen=True, slots=True)

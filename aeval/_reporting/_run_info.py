@@ -162,7 +162,7 @@ class RunInfo:
         Raises:
             ValueError: A field has the wrong type or is out of range (the message names it).
         """
-        from ._jsonsafe import read_count, read_list, read_number, read_text
+        from .._util._jsonsafe import read_count, read_list, read_number, read_text
 
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known and v is not None}

@@ -5,24 +5,24 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from operator import attrgetter
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import orjson
 
+from .._util._stats import MomentsCounter, pass_at_k, pass_hat_k
 from ._judging import LABEL_KEY, CalibrationCounter, JudgeCounter
-from ._report import (
-    EvaluationReport,
+from ._results import EvaluationRow, Outcome, safe_str
+from ._run_info import RunInfo
+from ._values import (
     FlakyCase,
     ModelUsage,
     RepeatStatistics,
+    ReportParts,
     StrategyStatistics,
     TagStatistics,
 )
-from ._results import EvaluationRow, Outcome, safe_str
-from ._run_info import RunInfo
-from ._stats import MomentsCounter, pass_at_k, pass_hat_k
 
-__all__ = ["Aggregator", "KeepRows"]
+__all__ = ["KeepRows", "RowAggregator"]
 
 KeepRows = Literal["all", "failures", "none"]
 _SORT_KEY = attrgetter("sort_key")
@@ -241,24 +241,11 @@ def _output_key(row: EvaluationRow) -> bytes:
     return _normalized(row.output)
 
 
-class Aggregator:
-    """Builds a report from rows as they arrive, in O(1) work per row.
+class RowAggregator:
+    """The counting behind :class:`~aeval.Aggregator`, handed over as :class:`ReportParts`.
 
-    Two aggregators over disjoint samples (shards of a run) merge (:meth:`merge`) into the same
-    report as one aggregator over the whole run.
-
-    Every score is a mean of 0/1 rows whose interval treats the rows of one sample as a
-    cluster. To keep memory bounded the aggregator closes a sample once all its rows have
-    arrived, which it can tell when it knows how many to expect (``strategies`` and
-    ``repeats``, set by the Scorer); otherwise samples stay open until the report is made.
-
-    Args:
-        keep: Which rows to hold: ``"all"``, only the ``"failures"`` (rows that did not pass),
-            or ``"none"``. Counts and scores always cover every row, so a run over millions of
-            samples can keep memory bounded.
-        strategies: Strategies per sample, when known (a run without strategies has one row
-            per sample and repeat).
-        repeats: Runs per sample, when known.
+    Every statistic of a report is kept up to date in O(1) per row; ``Aggregator`` documents
+    the arguments and adds ``report()``.
     """
 
     __slots__ = (
@@ -489,7 +476,7 @@ class Aggregator:
             repeat_stats.add_pair(pair.name, strategy, pair.runs, pair.passed)
         return moments, tags, strategies, repeat_stats
 
-    def merge(self, other: Aggregator) -> Aggregator:
+    def merge(self, other: Self) -> Self:
         """Return a new aggregator holding both shards (this one's tag order first).
 
         The shards must hold disjoint samples (their samples are closed as they stand).
@@ -497,7 +484,7 @@ class Aggregator:
         keep: KeepRows = self._keep if self._keep == other._keep else "failures"
         if "none" in (self._keep, other._keep):
             keep = "none"
-        merged = Aggregator(keep=keep)
+        merged = type(self)(keep=keep)
         for source in (self, other):
             moments, tags, strategies, repeat_stats = source._closed()
             for outcome, count in source._counts.items():
@@ -532,10 +519,10 @@ class Aggregator:
         merged._run = _merge_runs(self._run, other._run)
         return merged
 
-    def report(self) -> EvaluationReport:
+    def parts(self) -> ReportParts:
         """A snapshot of everything counted so far, rows in sample then strategy order."""
         moments, tag_moments, strategy_moments, repeat_stats = self._closed()
-        return EvaluationReport._from_parts(
+        return ReportParts(
             rows=tuple(sorted(self._rows, key=_SORT_KEY)),
             counts={o: self._counts[o] for o in Outcome},
             tags={

@@ -8,12 +8,19 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any
 
 import anyio
 
-from ._results import EvaluationResult, StrayCancellation, safe_str
-from ._samples import EvaluationSample, Parameters
+from .._reporting._results import (
+    ErrorInfo,
+    EvaluationResult,
+    EvaluationRow,
+    StrayCancellation,
+    safe_str,
+)
+from .._samples import EvaluationSample, Parameters
 from ._threads import DaemonThreads
 from ._workers import running_asyncio
 
@@ -21,9 +28,11 @@ __all__ = [
     "BoundFunction",
     "PreparedStrategy",
     "apply_strategy",
+    "apply_to_row",
     "bind_function",
     "is_async_callable",
     "prepare_strategies",
+    "retries_of",
     "runs_inline",
     "strategy_threads",
     "stray_cancellation",
@@ -307,3 +316,98 @@ async def apply_strategy(
             "EvaluationResult (e.g. EvaluationResult.from_boolean(...))"
         )
     return result
+
+
+def retries_of(exc: BaseException) -> dict[str, int] | None:
+    """``{"retries": n}`` for an error raised after retries (a model client's), else ``None``.
+
+    Counted on one row only, so the report's usage sums each retry once.
+    """
+    retries = getattr(exc, "retries", None)
+    if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:
+        return {"retries": retries}
+    return None
+
+
+async def apply_to_row(
+    strategy: PreparedStrategy,
+    sample: EvaluationSample,
+    output: Any,
+    *,
+    duration: float,
+    index: int,
+    repeat: int = 0,
+    seconds: float | None,
+    timed_out: Callable[[float], str],
+    tracebacks: bool,
+    timestamp: float | None = None,
+    reraise: tuple[type[Exception], ...] = (),
+) -> EvaluationRow:
+    """Apply one strategy to one output and make its row: the one way the Scorer and the
+    online evaluator turn a strategy's verdict, or its failure, into a row.
+
+    Args:
+        strategy: The prepared strategy.
+        sample: The sample the output was produced from.
+        output: The output to judge.
+        duration: Seconds the function under test took (the row's ``duration``).
+        index: The sample's index.
+        repeat: Which repeat of the sample the output is.
+        seconds: Seconds the strategy may take; ``None`` for no limit.
+        timed_out: The error message of a strategy that took longer than ``seconds``.
+        tracebacks: Keep the traceback of an error in its row.
+        timestamp: When the output was produced (live traffic).
+        reraise: Errors that stop the run instead of becoming an error row.
+    """
+    started = perf_counter()
+    try:
+        if seconds is None:
+            result = await apply_strategy(
+                strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
+            )
+        else:
+            with anyio.move_on_after(seconds) as scope:
+                result = await apply_strategy(
+                    strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
+                )
+            if scope.cancelled_caught:
+                return EvaluationRow.from_error(
+                    sample,
+                    strategy.name,
+                    output,
+                    ErrorInfo("TimeoutError", timed_out(seconds)),
+                    duration=duration,
+                    strategy_duration=perf_counter() - started,
+                    index=index,
+                    repeat=repeat,
+                    position=strategy.position,
+                    timestamp=timestamp,
+                )
+    except reraise:
+        raise
+    except Exception as exc:
+        return EvaluationRow.from_error(
+            sample,
+            strategy.name,
+            output,
+            ErrorInfo.from_exception(exc, with_traceback=tracebacks),
+            duration=duration,
+            strategy_duration=perf_counter() - started,
+            index=index,
+            repeat=repeat,
+            position=strategy.position,
+            metadata=retries_of(exc),
+            timestamp=timestamp,
+        )
+    return EvaluationRow.from_result(
+        sample,
+        strategy.name,
+        output,
+        result,
+        duration=duration,
+        strategy_duration=perf_counter() - started,
+        index=index,
+        repeat=repeat,
+        position=strategy.position,
+        timestamp=timestamp,
+    )

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._samples._labels import LABEL_KEY, read_label
+from .._util._stats import Kappa, cohen_kappa
 from ._results import EvaluationRow, Outcome
-from ._samples._labels import LABEL_KEY, read_label
-from ._stats import Kappa, cohen_kappa
 
 if TYPE_CHECKING:
     from ._report import EvaluationReport

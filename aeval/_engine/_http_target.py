@@ -24,36 +24,72 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import quote
 
 import anyio
 import httpx
 
-from .._callables import strategy_name
 from .._exceptions import (
     HttpResponseError,
     HttpResponseTooLargeError,
     HttpStatusError,
     HttpTimeoutError,
 )
-from .._redact import Redactor
-from .._results import EvaluationResult
+from .._reporting._results import EvaluationResult
 from .._samples import EvaluationSample, Parameters
-from ..models._body import format_size, read_capped, read_prefix
-from ._config import HttpSpec, RunConfig
+from ..models._body import DEFAULT_MAX_RESPONSE_BYTES, format_size, read_capped, read_prefix
+from ._callables import strategy_name
+from ._redact import Redactor
 
 __all__ = [
+    "DEFAULT_HTTP_TIMEOUT",
     "HttpResponseError",
     "HttpResponseTooLargeError",
+    "HttpSpec",
     "HttpStatusError",
-    "HttpTimeoutError",
     "HttpTarget",
+    "HttpTimeoutError",
     "StatusRecorder",
+    "TemplateError",
     "check_templates",
     "header_secrets",
     "resolve_headers",
 ]
+
+DEFAULT_HTTP_TIMEOUT = 30.0
+"""Seconds an HTTP target has for a whole call unless ``timeout`` says otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSpec:
+    """An HTTP endpoint as the function under test (``target.http``)."""
+
+    url: str
+    method: str = "POST"
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    body: Any = None
+    has_body: bool = False
+    response_path: str | None = None
+    timeout: float = DEFAULT_HTTP_TIMEOUT
+    accept_status: frozenset[int] = frozenset()
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+
+
+class TemplateError(ValueError):
+    """A placeholder or a header of an :class:`HttpSpec` cannot be filled.
+
+    Attributes:
+        path: The key of ``target.http`` at fault, e.g. ``("url",)`` or ``("headers", "X")``.
+    """
+
+    def __init__(self, path: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)\}")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -112,11 +148,11 @@ def _fill(template: Any, params: Parameters) -> Any:
     return template
 
 
-def check_templates(config: RunConfig, spec: HttpSpec, samples: Iterable[EvaluationSample]) -> None:
+def check_templates(spec: HttpSpec, samples: Iterable[EvaluationSample]) -> None:
     """Check that every placeholder of the URL and body exists in every sample.
 
     Raises:
-        ConfigError: A sample lacks a parameter a placeholder names (the first such sample).
+        TemplateError: A sample lacks a parameter a placeholder names (the first such sample).
     """
     for key, template in (("url", spec.url), ("body", spec.body)):
         names = _names(template)
@@ -127,18 +163,18 @@ def check_templates(config: RunConfig, spec: HttpSpec, samples: Iterable[Evaluat
                 try:
                     _lookup(sample.parameters, name)
                 except (IndexError, KeyError):
-                    raise config.error(
-                        ("target", "http", key),
+                    raise TemplateError(
+                        (key,),
                         f"the placeholder {{{name}}} names a parameter that sample "
                         f"{sample.name!r} does not have (it has {sample.parameters!r})",
                     ) from None
 
 
-def resolve_headers(config: RunConfig, spec: HttpSpec) -> dict[str, str]:
+def resolve_headers(spec: HttpSpec) -> dict[str, str]:
     """The headers with ``${NAME}`` replaced by environment variables.
 
     Raises:
-        ConfigError: A variable is not set.
+        TemplateError: A variable is not set.
     """
     headers: dict[str, str] = {}
     for name, value in spec.headers.items():
@@ -146,8 +182,8 @@ def resolve_headers(config: RunConfig, spec: HttpSpec) -> dict[str, str]:
         def variable(match: re.Match[str], header: str = name) -> str:
             found = os.environ.get(match.group(1))
             if found is None:
-                raise config.error(
-                    ("target", "http", "headers", header),
+                raise TemplateError(
+                    ("headers", header),
                     f"the environment variable {match.group(1)} is not set",
                 )
             return found

@@ -9,16 +9,16 @@ from dataclasses import dataclass
 import anyio
 from anyio.abc import ObjectReceiveStream
 
-from ._aggregator import KeepRows
-from ._callables import bind_function, is_async_callable, prepare_strategies
-from ._exceptions import ScorerClosedError
+from .._exceptions import ScorerClosedError
+from .._reporting._aggregator import KeepRows
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow
+from .._util._groups import unwrap_single_group
+from ._callables import bind_function, is_async_callable, prepare_strategies, retries_of
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
-from ._groups import unwrap_single_group
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
-from ._report import EvaluationReport
-from ._results import EvaluationRow
-from ._run import Emit, Run, Tally, TargetInterrupt, retries_of
+from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt
 from ._sinks import Sink
 
 __all__ = [
@@ -312,7 +312,18 @@ class Scorer:
         if bound.signature is not None and isinstance(samples, Sequence):
             for index, item in enumerate(samples):
                 bound.check(check_sample(unindexed(item), index))
-        run = Run(self, samples, bound, is_async_callable(function), prepared, self._tally)
+        settings = RunSettings(
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            repeats=self.repeats,
+            keep=self.keep,
+            tracebacks=self.tracebacks,
+            max_abandoned=self.max_abandoned,
+            sinks=self.sinks,
+            redactor=self.redactor,
+            executor=self.executor,
+        )
+        run = Run(settings, samples, bound, is_async_callable(function), prepared, self._tally)
         if self.executor is not None:
             run.remote = (function, tuple(strategies), self.executor.prepare(function, strategies))
         return run

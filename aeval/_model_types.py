@@ -1,6 +1,7 @@
-"""What strategies need from models: the ChatModel and Embedder protocols and their values.
+"""The values strategies and model clients exchange: messages, options, replies, vectors, usage.
 
-They live outside `aeval.models` so that strategies depend on them without importing the HTTP
+The ChatModel and Embedder contracts are in :mod:`aeval.abc`. These values live outside
+`aeval.models` so that strategies depend on them without importing the HTTP
 clients (httpx, tenacity); `aeval.models` re-exports them.
 """
 
@@ -10,14 +11,12 @@ import inspect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 __all__ = [
     "ChatMessage",
-    "ChatModel",
     "ChatOptions",
     "ChatResponse",
-    "Embedder",
     "Embeddings",
     "TokenUsage",
     "accepts_options",
@@ -190,36 +189,3 @@ class Embeddings:
     usage: TokenUsage = field(default_factory=TokenUsage)
     model: str | None = None
     retries: int = 0
-
-
-@runtime_checkable
-class ChatModel(Protocol):
-    """An async chat model: messages in, a reply out.
-
-    ``chat`` may also take ``options: ChatOptions | None = None`` (the OpenAI-compatible
-    client does); the judge passes its ``max_tokens`` and sampling options only to models
-    whose ``chat`` accepts them (:func:`accepts_options`), so older models keep working.
-    """
-
-    async def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        json_mode: bool = False,
-    ) -> ChatResponse:
-        """Send the conversation and return the reply.
-
-        Args:
-            messages: The conversation, oldest first.
-            json_mode: Ask the server for a JSON object reply where it supports that.
-        """
-        ...
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """An async embedding model: a batch of texts in, one vector per text out."""
-
-    async def embed(self, texts: Sequence[str]) -> Embeddings:
-        """Embed ``texts`` (in one or more requests, as the embedder sees fit)."""
-        ...

@@ -9,9 +9,9 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ._exceptions import EvaluationSetupError
-from ._report import EvaluationReport
-from ._samples import Samples
+from .._exceptions import EvaluationSetupError
+from .._reporting._report import EvaluationReport
+from .._samples import Samples
 from ._scorer import FunctionUnderTest, Scorer
 
 __all__ = ["Evaluation", "EvaluationBuilder", "EvaluationRunner"]

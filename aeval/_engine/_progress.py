@@ -14,7 +14,7 @@ import functools
 import time
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from ._results import EvaluationRow, Outcome
+from .._reporting._results import EvaluationRow, Outcome
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -1,35 +1,41 @@
-"""Sinks: where rows go as they finish, and the JSONL row format."""
+"""The one row codec: rows.jsonl lines, report.json entries and the run store's rows.
+
+``rows.jsonl`` (and the store) hold :func:`row_to_dict`'s snake_case shape, one line each with
+the run's header as a ``run`` record before the rows and a ``run_end`` record after them;
+``report.json``'s ``evaluations`` hold :func:`row_to_report_entry`'s camelCase shape (the keys
+in :data:`REPORT_KEYS` differ). Both are read back through :func:`row_from_dict`, the one
+decoder, which checks every field.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from functools import partial
+from collections.abc import AsyncIterator, Callable, Mapping
 from os import PathLike
-from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 import anyio
 import orjson
 
-from ._callables import stray_cancellation
-from ._exceptions import SampleLoadError
-from ._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
-from ._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome, safe_str
+from .._exceptions import SampleLoadError
+from .._samples import EvaluationSample, Parameters
+from .._util._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
+from ._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome
 from ._run_info import RunInfo
-from ._samples import EvaluationSample, Parameters
 
 __all__ = [
-    "JsonlSink",
-    "Sink",
-    "SinkGroup",
+    "REPORT_KEYS",
+    "RUN_END_RECORD",
+    "RUN_RECORD",
     "error_to_data",
     "parameters_to_data",
     "read_rows",
     "read_run",
     "row_from_dict",
+    "row_from_report_entry",
     "row_line",
     "row_to_dict",
+    "row_to_report_entry",
 ]
 
 _V = TypeVar("_V")
@@ -38,25 +44,6 @@ _COUNT_MAX = 2**63 - 1
 
 RUN_RECORD = "run"
 RUN_END_RECORD = "run_end"
-
-_FLUSH_BYTES = 64 * 1024
-
-
-@runtime_checkable
-class Sink(Protocol):
-    """Receives every row as it finishes.
-
-    The Scorer calls :meth:`send` for each row and :meth:`flush` when a run ends, also when it
-    is cancelled (shielded), so every finished row reaches the sink. A sink may also define
-    ``async def run_started(run: RunInfo)`` and ``async def run_finished(run: RunInfo)`` to
-    receive the run's header at its start and end (:class:`JsonlSink` writes them as records).
-    """
-
-    async def send(self, row: EvaluationRow) -> None:
-        """Accept one row."""
-
-    async def flush(self) -> None:
-        """Make every row sent so far durable."""
 
 
 def parameters_to_data(params: Parameters) -> list[Any]:
@@ -289,159 +276,89 @@ async def read_run(path: str | PathLike[str]) -> tuple[list[EvaluationRow], RunI
     return rows, header
 
 
-class JsonlSink:
-    """Appends each finished row to a JSONL file, one JSON object per line.
+def row_to_report_entry(row: EvaluationRow) -> dict[str, Any]:
+    """A row as an entry of report.json's ``evaluations`` (camelCase, see :data:`REPORT_KEYS`).
 
-    Rows are buffered and written in chunks through anyio's file API (a worker thread, on
-    asyncio and trio alike); :meth:`flush` (called by the Scorer at the end of every run,
-    including a cancelled one) writes the rest and closes the file, so the file holds every
-    finished row. The first write truncates the file unless
-    ``append=True``; later runs through the same sink append.
-
-    Args:
-        path: The file to write.
-        append: Keep what the file already holds.
+    The entry also says whether the row ``passed``, and ``notes`` say what a value JSON cannot
+    hold was written as.
     """
-
-    def __init__(self, path: str | PathLike[str], *, append: bool = False) -> None:
-        self.path = Path(path)
-        self._buffer: list[bytes] = []
-        self._size = 0
-        self._truncate = not append
-        self._rows = 0
-
-    @property
-    def rows_written(self) -> int:
-        """Rows sent so far."""
-        return self._rows
-
-    async def send(self, row: EvaluationRow) -> None:
-        """Buffer one row; write the buffer once it is large."""
-        self._append(row_line(row))
-        self._rows += 1
-        if self._size >= _FLUSH_BYTES:
-            await self._write()
-
-    def _append(self, line: bytes) -> None:
-        self._buffer.append(line)
-        self._size += len(line)
-
-    async def run_started(self, run: RunInfo) -> None:
-        """Write the run's header record (``{"record": "run", ...}``) before its rows."""
-        self._append(orjson.dumps({"record": RUN_RECORD, **run.to_dict()}) + b"\n")
-
-    async def run_finished(self, run: RunInfo) -> None:
-        """Write the run's end record: when it ended and whether it went through every sample."""
-        self._append(orjson.dumps({"record": RUN_END_RECORD, **run.to_dict()}) + b"\n")
-
-    async def _write(self) -> None:
-        if not self._buffer and not self._truncate:
-            return
-        data = b"".join(self._buffer)
-        self._buffer.clear()
-        self._size = 0
-        truncate, self._truncate = self._truncate, False
-        await anyio.Path(self.path.parent).mkdir(parents=True, exist_ok=True)
-        async with await anyio.open_file(self.path, "wb" if truncate else "ab") as handle:
-            await handle.write(data)
-
-    async def flush(self) -> None:
-        """Write every buffered row."""
-        await self._write()
-
-    async def __aenter__(self) -> JsonlSink:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.flush()
-
-    def __repr__(self) -> str:
-        return f"JsonlSink({str(self.path)!r})"
+    sample = row.sample
+    params = sample.parameters
+    entry: dict[str, Any] = {
+        "name": row.name,
+        "passed": row.passed,
+        "expectedOutput": row.expected_output,
+        "actualOutput": row.output,
+    }
+    if row.tags:
+        entry["tags"] = row.tags
+    entry.update(
+        {
+            "strategy": row.strategy,
+            "outcome": row.outcome.value,
+            "score": row.score,
+            "explanation": row.explanation,
+            "index": row.index,
+            "repeat": row.repeat,
+            "position": row.position,
+            "duration": row.duration,
+            "strategyDuration": row.strategy_duration,
+        }
+    )
+    entry["parameters"] = parameters_to_data(params)
+    if sample.metadata:
+        entry["sampleMetadata"] = dict(sample.metadata)
+    if row.metadata:
+        entry["metadata"] = dict(row.metadata)
+    if row.error is not None:
+        entry["error"] = error_to_data(row.error)
+    if row.timestamp is not None:
+        entry["timestamp"] = row.timestamp
+    _, notes = dumps(entry)
+    if notes:
+        entry["notes"] = list(notes)
+    return entry
 
 
-async def _end(sink: Sink, run: RunInfo) -> None:
-    hook = getattr(sink, "run_finished", None)
-    if hook is not None:
-        await hook(run)
-    await sink.flush()
+REPORT_KEYS = {
+    "output": "actualOutput",
+    "expected_output": "expectedOutput",
+    "strategy_duration": "strategyDuration",
+    "sample_metadata": "sampleMetadata",
+}
+"""The report.json key of each rows.jsonl key that is spelled differently."""
+
+_ROW_KEYS = (
+    "name",
+    "index",
+    "repeat",
+    "position",
+    "strategy",
+    "outcome",
+    "score",
+    "output",
+    "expected_output",
+    "explanation",
+    "duration",
+    "strategy_duration",
+    "parameters",
+    "tags",
+    "sample_metadata",
+    "metadata",
+    "error",
+    "timestamp",
+)
+_DEFAULTS = {"index": 0, "repeat": 0, "position": 0}
 
 
-class SinkGroup:
-    """The sinks of one run: every row goes to each, and one that fails cannot stop the rest.
+def row_from_report_entry(entry: Mapping[str, Any]) -> EvaluationRow:
+    """Rebuild a row from an entry of report.json's ``evaluations``, checking every field.
 
-    A sink that raises, or that takes more than ``timeout`` seconds over one call, is dropped
-    for the rest of the run and described in :attr:`warnings` (which sink, on which row, what
-    it raised, how many rows it had received), so the run can say truthfully where its rows
-    are. Cancellation is never caught; a ``CancelledError`` a sink raises while the run is not
-    being cancelled (it awaited something that something else cancelled) is a failure.
+    Raises:
+        KeyError: ``name`` or ``outcome`` is missing.
+        ValueError: A field has the wrong type or is out of range; the message names it.
     """
-
-    def __init__(self, sinks: tuple[Sink, ...], *, timeout: float | None = None) -> None:
-        self._sinks = list(sinks)
-        self._sent = dict.fromkeys(range(len(sinks)), 0)
-        self._index = {id(sink): i for i, sink in enumerate(sinks)}
-        self._timeout = timeout
-        self.warnings: list[str] = []
-
-    @property
-    def healthy(self) -> bool:
-        """Whether every sink has received every row so far."""
-        return not self.warnings
-
-    def _fail(self, sink: Sink, stage: str, exc: Exception) -> None:
-        if sink not in self._sinks:
-            return  # dropped already: a concurrent call to it failed first
-        self._sinks.remove(sink)
-        sent = self._sent[self._index[id(sink)]]
-        self.warnings.append(
-            f"sink {safe_str(sink)} failed {stage} ({type(exc).__name__}: {safe_str(exc)}); "
-            f"it received {sent} row(s) and none after that"
-        )
-
-    async def _call(self, sink: Sink, stage: str, call: Callable[[], Awaitable[None]]) -> bool:
-        """Await ``call()``; on an exception or past the timeout, drop ``sink`` and say so."""
-        try:
-            if self._timeout is None:
-                await call()
-                return True
-            with anyio.move_on_after(self._timeout) as scope:
-                await call()
-        except Exception as exc:
-            self._fail(sink, stage, exc)
-            return False
-        except anyio.get_cancelled_exc_class() as exc:
-            stray = stray_cancellation(exc, f"sink {safe_str(sink)}")
-            if stray is None:
-                raise
-            self._fail(sink, stage, stray)
-            return False
-        if scope.cancelled_caught:
-            late = TimeoutError(f"no answer within {self._timeout:g} s (sink_timeout)")
-            self._fail(sink, stage, late)
-            return False
-        return True
-
-    async def start(self, run: RunInfo) -> None:
-        """Give each sink the run's header."""
-        for sink in list(self._sinks):
-            hook = getattr(sink, "run_started", None)
-            if hook is not None:
-                await self._call(sink, "at the start of the run", partial(hook, run))
-
-    async def send(self, row: EvaluationRow) -> None:
-        """Send ``row`` to every sink still working."""
-        if not self._sinks:
-            return
-        for sink in tuple(self._sinks):
-            if await self._call(sink, f"on row {row.name!r}", partial(sink.send, row)):
-                self._sent[self._index[id(sink)]] += 1
-
-    async def flush(self) -> None:
-        """Flush every sink still working (a long-lived producer's periodic flush)."""
-        for sink in list(self._sinks):
-            await self._call(sink, "when flushed", sink.flush)
-
-    async def finish(self, run: RunInfo) -> None:
-        """Give each sink the run's end and flush it (call shielded from cancellation)."""
-        for sink in list(self._sinks):
-            await self._call(sink, "when flushed at the end of the run", partial(_end, sink, run))
+    data = {key: entry.get(REPORT_KEYS.get(key, key), _DEFAULTS.get(key)) for key in _ROW_KEYS}
+    data["name"] = entry["name"]
+    data["outcome"] = entry["outcome"]
+    return row_from_dict(data)

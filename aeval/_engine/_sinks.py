@@ -1,0 +1,179 @@
+"""Sinks: where rows go as they finish (the JSONL row format is in ``_reporting/_codec.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from os import PathLike
+from pathlib import Path
+
+import anyio
+import orjson
+
+from .._reporting._codec import RUN_END_RECORD, RUN_RECORD, row_line
+from .._reporting._results import EvaluationRow, safe_str
+from .._reporting._run_info import RunInfo
+from ..abc import BaseSink, Sink
+from ._callables import stray_cancellation
+
+__all__ = ["JsonlSink", "Sink", "SinkGroup"]
+
+_FLUSH_BYTES = 64 * 1024
+
+
+class JsonlSink(BaseSink):
+    """Appends each finished row to a JSONL file, one JSON object per line.
+
+    Rows are buffered and written in chunks through anyio's file API (a worker thread, on
+    asyncio and trio alike); :meth:`flush` (called by the Scorer at the end of every run,
+    including a cancelled one) writes the rest and closes the file, so the file holds every
+    finished row. The first write truncates the file unless
+    ``append=True``; later runs through the same sink append.
+
+    Args:
+        path: The file to write.
+        append: Keep what the file already holds.
+    """
+
+    def __init__(self, path: str | PathLike[str], *, append: bool = False) -> None:
+        self.path = Path(path)
+        self._buffer: list[bytes] = []
+        self._size = 0
+        self._truncate = not append
+        self._rows = 0
+
+    @property
+    def rows_written(self) -> int:
+        """Rows sent so far."""
+        return self._rows
+
+    async def send(self, row: EvaluationRow) -> None:
+        """Buffer one row; write the buffer once it is large."""
+        self._append(row_line(row))
+        self._rows += 1
+        if self._size >= _FLUSH_BYTES:
+            await self._write()
+
+    def _append(self, line: bytes) -> None:
+        self._buffer.append(line)
+        self._size += len(line)
+
+    async def run_started(self, run: RunInfo) -> None:
+        """Write the run's header record (``{"record": "run", ...}``) before its rows."""
+        self._append(orjson.dumps({"record": RUN_RECORD, **run.to_dict()}) + b"\n")
+
+    async def run_finished(self, run: RunInfo) -> None:
+        """Write the run's end record: when it ended and whether it went through every sample."""
+        self._append(orjson.dumps({"record": RUN_END_RECORD, **run.to_dict()}) + b"\n")
+
+    async def _write(self) -> None:
+        if not self._buffer and not self._truncate:
+            return
+        data = b"".join(self._buffer)
+        self._buffer.clear()
+        self._size = 0
+        truncate, self._truncate = self._truncate, False
+        await anyio.Path(self.path.parent).mkdir(parents=True, exist_ok=True)
+        async with await anyio.open_file(self.path, "wb" if truncate else "ab") as handle:
+            await handle.write(data)
+
+    async def flush(self) -> None:
+        """Write every buffered row."""
+        await self._write()
+
+    async def __aenter__(self) -> JsonlSink:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.flush()
+
+    def __repr__(self) -> str:
+        return f"JsonlSink({str(self.path)!r})"
+
+
+async def _end(sink: Sink, run: RunInfo) -> None:
+    hook = getattr(sink, "run_finished", None)
+    if hook is not None:
+        await hook(run)
+    await sink.flush()
+
+
+class SinkGroup:
+    """The sinks of one run: every row goes to each, and one that fails cannot stop the rest.
+
+    A sink that raises, or that takes more than ``timeout`` seconds over one call, is dropped
+    for the rest of the run and described in :attr:`warnings` (which sink, on which row, what
+    it raised, how many rows it had received), so the run can say truthfully where its rows
+    are. Cancellation is never caught; a ``CancelledError`` a sink raises while the run is not
+    being cancelled (it awaited something that something else cancelled) is a failure.
+    """
+
+    def __init__(self, sinks: tuple[Sink, ...], *, timeout: float | None = None) -> None:
+        self._sinks = list(sinks)
+        self._sent = dict.fromkeys(range(len(sinks)), 0)
+        self._index = {id(sink): i for i, sink in enumerate(sinks)}
+        self._timeout = timeout
+        self.warnings: list[str] = []
+
+    @property
+    def healthy(self) -> bool:
+        """Whether every sink has received every row so far."""
+        return not self.warnings
+
+    def _fail(self, sink: Sink, stage: str, exc: Exception) -> None:
+        if sink not in self._sinks:
+            return  # dropped already: a concurrent call to it failed first
+        self._sinks.remove(sink)
+        sent = self._sent[self._index[id(sink)]]
+        self.warnings.append(
+            f"sink {safe_str(sink)} failed {stage} ({type(exc).__name__}: {safe_str(exc)}); "
+            f"it received {sent} row(s) and none after that"
+        )
+
+    async def _call(self, sink: Sink, stage: str, call: Callable[[], Awaitable[None]]) -> bool:
+        """Await ``call()``; on an exception or past the timeout, drop ``sink`` and say so."""
+        try:
+            if self._timeout is None:
+                await call()
+                return True
+            with anyio.move_on_after(self._timeout) as scope:
+                await call()
+        except Exception as exc:
+            self._fail(sink, stage, exc)
+            return False
+        except anyio.get_cancelled_exc_class() as exc:
+            stray = stray_cancellation(exc, f"sink {safe_str(sink)}")
+            if stray is None:
+                raise
+            self._fail(sink, stage, stray)
+            return False
+        if scope.cancelled_caught:
+            late = TimeoutError(f"no answer within {self._timeout:g} s (sink_timeout)")
+            self._fail(sink, stage, late)
+            return False
+        return True
+
+    async def start(self, run: RunInfo) -> None:
+        """Give each sink the run's header."""
+        for sink in list(self._sinks):
+            hook = getattr(sink, "run_started", None)
+            if hook is not None:
+                await self._call(sink, "at the start of the run", partial(hook, run))
+
+    async def send(self, row: EvaluationRow) -> None:
+        """Send ``row`` to every sink still working."""
+        if not self._sinks:
+            return
+        for sink in tuple(self._sinks):
+            if await self._call(sink, f"on row {row.name!r}", partial(sink.send, row)):
+                self._sent[self._index[id(sink)]] += 1
+
+    async def flush(self) -> None:
+        """Flush every sink still working (a long-lived producer's periodic flush)."""
+        for sink in list(self._sinks):
+            await self._call(sink, "when flushed", sink.flush)
+
+    async def finish(self, run: RunInfo) -> None:
+        """Give each sink the run's end and flush it (call shielded from cancellation)."""
+        for sink in list(self._sinks):
+            await self._call(sink, "when flushed at the end of the run", partial(_end, sink, run))

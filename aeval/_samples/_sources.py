@@ -1,0 +1,88 @@
+"""Which sample sources are URLs, which stream, and the lazy stream of JSONL sources.
+
+This is the one place that knows it: JSONL files (``.jsonl``, ``.ndjson``, any case) are read
+a line at a time, so a run over them keeps memory flat; URLs and YAML or JSON files are read
+whole by their loaders. Comparisons read a run from the same kinds of files
+(:data:`RUN_FILE_SUFFIXES`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+
+from ._model import EvaluationSample, Samples
+
+__all__ = [
+    "JSONL_EXTENSIONS",
+    "RUN_FILE_SUFFIXES",
+    "CountedStream",
+    "count_lines",
+    "is_url",
+    "streams",
+]
+
+JSONL_EXTENSIONS = (".jsonl", ".ndjson")
+"""The extensions of JSON Lines files, which are streamed."""
+
+RUN_FILE_SUFFIXES = (".json", *JSONL_EXTENSIONS)
+"""The files a run can be read back from: report.json and rows.jsonl."""
+
+
+def is_url(source: str) -> bool:
+    """Whether ``source`` is an http or https URL (the scheme in any case)."""
+    return source[:8].lower().startswith(("http://", "https://"))
+
+
+def streams(sources: str | Iterable[str]) -> bool:
+    """Whether every source is a JSONL file (not a URL), so that a run can stream them."""
+    if isinstance(sources, str):
+        sources = (sources,)
+    return all(
+        not is_url(source) and source.lower().endswith(JSONL_EXTENSIONS) for source in sources
+    )
+
+
+def count_lines(paths: Iterable[str]) -> int:
+    """The non-blank lines of ``paths``: the samples of JSONL files."""
+    total = 0
+    for path in paths:
+        with open(path, "rb") as handle:
+            total += sum(1 for line in handle if line.strip())
+    return total
+
+
+class CountedStream:
+    """JSONL sources read lazily, that know how many samples they hold (for progress and
+    reports) and check each sample as it is read.
+
+    Args:
+        sources: The JSONL files, in order.
+        count: How many samples they hold (:func:`count_lines`).
+        check: Called with each sample as it is read; it raises to refuse one.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[str],
+        count: int,
+        check: Callable[[EvaluationSample], None] | None = None,
+    ) -> None:
+        self.sources = sources
+        self.count = count
+        self.check = check
+
+    def __len__(self) -> int:
+        return self.count
+
+    async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
+        for source in self.sources:
+            samples = Samples.stream(source)
+            try:
+                async for sample in samples:
+                    if self.check is not None:
+                        self.check(sample)
+                    yield sample
+            finally:
+                aclose = getattr(samples, "aclose", None)
+                if aclose is not None:
+                    await aclose()

@@ -1,0 +1,104 @@
+"""How a model client retries and how fast it may call: two frozen values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["RateLimits", "RetryPolicy"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryPolicy:
+    """When a model client repeats a request, and when it gives up.
+
+    Example:
+        >>> RetryPolicy(max_attempts=2, deadline=30.0).max_attempts
+        2
+
+    Attributes:
+        max_attempts: Requests per call, the first one included.
+        deadline: Seconds one call may take in all, retries and waits included, counted from
+            when it holds a concurrency slot.
+        read_timeout_retries: Retries after a read timeout, within ``max_attempts``.
+        backoff: The first retry's wait in seconds (doubled each retry, plus jitter up to it).
+        max_backoff: The longest wait between two requests, in seconds.
+
+    Raises:
+        ValueError: ``max_attempts`` is below 1, ``read_timeout_retries`` below 0 or
+            ``deadline`` not positive.
+    """
+
+    max_attempts: int = 4
+    deadline: float = 180.0
+    read_timeout_retries: int = 1
+    backoff: float = 0.2
+    max_backoff: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        if self.read_timeout_retries < 0:
+            raise ValueError(
+                f"read_timeout_retries must be 0 or more, got {self.read_timeout_retries}"
+            )
+        if self.deadline <= 0:
+            raise ValueError("timeout and deadline must be positive")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimits:
+    """How much a model client may ask of its server at once and per minute.
+
+    Example:
+        >>> RateLimits(max_concurrency=4, requests_per_minute=500).tokens_per_minute is None
+        True
+
+    Attributes:
+        max_concurrency: Calls in progress at once (a call keeps its slot through its
+            retries); also the size of the connection pool.
+        requests_per_minute: The request budget; ``None`` for none.
+        tokens_per_minute: The token budget; ``None`` for none.
+
+    Raises:
+        ValueError: ``max_concurrency`` is below 1.
+    """
+
+    max_concurrency: int = 10
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {self.max_concurrency}")
+
+
+_RETRY_KEYS = ("max_attempts", "deadline", "read_timeout_retries", "backoff", "max_backoff")
+_LIMIT_KEYS = ("max_concurrency", "requests_per_minute", "tokens_per_minute")
+
+
+def build_policies(
+    retry: RetryPolicy | None,
+    limits: RateLimits | None,
+    loose: dict[str, object],
+) -> tuple[RetryPolicy, RateLimits]:
+    """The values of a client, from ``retry=``/``limits=`` or from the older keyword arguments.
+
+    ``loose`` holds the older keyword arguments given (not ``None``); they build the values,
+    and may not be mixed with the value they belong to.
+
+    Raises:
+        TypeError: ``retry`` (or ``limits``) was given together with one of its fields.
+    """
+    for value, keys, name in ((retry, _RETRY_KEYS, "retry"), (limits, _LIMIT_KEYS, "limits")):
+        mixed = [key for key in keys if key in loose]
+        if value is not None and mixed:
+            raise TypeError(
+                f"give either {name}= or {', '.join(mixed)}=, not both: "
+                f"{'RetryPolicy' if name == 'retry' else 'RateLimits'} holds "
+                f"{' and '.join(mixed)}"
+            )
+    if retry is None:
+        retry = RetryPolicy(**{k: v for k, v in loose.items() if k in _RETRY_KEYS})  # type: ignore[arg-type]
+    if limits is None:
+        limits = RateLimits(**{k: v for k, v in loose.items() if k in _LIMIT_KEYS})  # type: ignore[arg-type]
+    return retry, limits
