@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -19,6 +19,9 @@ from .._reporting._run_info import RunInfo, current_git_commit
 from .._samples import EvaluationSample, Parameters
 from .._util._groups import unwrap_single_group
 from .._version import __version__
+from ..trace import Fixtures, Replay, Trace, TraceLimits, recording, using
+from ..trace._bounds import DEFAULT_LIMITS
+from ..trace._context import Recorder, ToolSource
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
@@ -52,8 +55,35 @@ __all__ = [
     "SampleTimeout",
     "Tally",
     "TargetInterrupt",
+    "Tools",
+    "check_tools",
+    "describe_tools",
     "retries_of",
 ]
+
+Tools = Literal["live", "fixtures"] | Replay
+"""Where ``@aeval.tool`` functions get their results in a run (``Scorer(tools=...)``)."""
+
+
+def check_tools(tools: object) -> Tools:
+    """``tools`` when it is a valid ``Scorer(tools=...)`` value.
+
+    Raises:
+        ValueError: It is neither ``"live"``, ``"fixtures"`` nor a ``Replay``.
+    """
+    if isinstance(tools, Replay) or tools in ("live", "fixtures"):
+        return tools
+    raise ValueError(
+        f"tools must be 'live' (call the tools), 'fixtures' (serve each sample's tools: "
+        f"fixtures) or aeval.trace.Replay(ref) (serve a stored run's results), got {tools!r}"
+    )
+
+
+def describe_tools(tools: Tools) -> str | None:
+    """The run header's ``tools``: ``None`` for live tools, ``"fixtures"``, ``"replay:REF"``."""
+    if isinstance(tools, Replay):
+        return f"replay:{tools.ref}"
+    return None if tools == "live" else tools
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +99,8 @@ class RunSettings:
     sinks: tuple[Sink, ...]
     redactor: Redactor
     executor: Executor | None
+    tools: Tools = "live"
+    trace_limits: TraceLimits = DEFAULT_LIMITS
 
 
 class Tally:
@@ -124,6 +156,7 @@ class Run:
         )
         self.sinks = SinkGroup(settings.sinks)
         self.redactor = settings.redactor
+        self._redact = settings.redactor.value if settings.redactor else None
         self.finished = False
         self.interrupted: KeyboardInterrupt | None = None
         self._emit: Emit | None = None
@@ -155,7 +188,11 @@ class Run:
             aeval_version=__version__,
             git_commit=await current_git_commit(),
             executor=None if settings.executor is None else settings.executor.describe(),
+            tools=describe_tools(settings.tools),
         )
+        tools = settings.tools
+        if isinstance(tools, Replay) and not tools.loaded:
+            await tools.load()
         self.aggregator.start(run)
         complete = False
         try:
@@ -273,16 +310,32 @@ class Run:
             return await result
         return result
 
+    def _tool_source(self, sample: EvaluationSample, repeat: int) -> ToolSource | None:
+        tools = self.settings.tools
+        if isinstance(tools, Replay):
+            return tools.for_sample(sample.name, repeat)
+        if tools == "fixtures":
+            try:
+                return Fixtures.from_sample(sample)
+            except ValueError as exc:
+                raise ValueError(f"sample {sample.name!r}: {exc}") from None
+        return None
+
     async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
         settings = self.settings
         self.tally.in_flight += 1
+        recorder: Recorder | None = None
         try:
             started = perf_counter()
             try:
-                if settings.timeout is None:
-                    output = await self._call_function(sample.parameters)
-                else:
-                    output = await self._call_with_timeout(sample.parameters, settings.timeout)
+                tools = self._tool_source(sample, repeat)
+                with recording(
+                    limits=settings.trace_limits, tools=tools, redact=self._redact
+                ) as recorder:
+                    if settings.timeout is None:
+                        output = await self._call_function(sample.parameters)
+                    else:
+                        output = await self._call_with_timeout(sample.parameters, settings.timeout)
             except BaseException as exc:
                 failure: BaseException = exc
                 if isinstance(exc, self._cancelled()):
@@ -295,15 +348,25 @@ class Run:
                 elif isinstance(exc, KeyboardInterrupt):
                     raise TargetInterrupt(exc) from None
                 duration = perf_counter() - started
-                await self._add_call_failure(sample, failure, duration, index, repeat)
+                trace = None if recorder is None else recorder.snapshot()
+                if recorder is not None and recorder.unmocked is not None:
+                    failure = recorder.unmocked
+                await self._add_call_failure(sample, failure, duration, index, repeat, trace)
                 return
             duration = perf_counter() - started
+            trace = recorder.snapshot()
+            if recorder.unmocked is not None:
+                await self._add_call_failure(
+                    sample, recorder.unmocked, duration, index, repeat, trace
+                )
+                return
             self.aggregator.count_sample(repeat=repeat)
             self.tally.samples_done += 1
-            for strategy in self.strategies:
-                await self._add(
-                    await self._apply(strategy, sample, output, duration, index, repeat)
-                )
+            with using(trace):
+                for strategy in self.strategies:
+                    await self._add(
+                        await self._apply(strategy, sample, output, duration, index, repeat, trace)
+                    )
         finally:
             self.tally.in_flight -= 1
 
@@ -314,8 +377,10 @@ class Run:
         duration: float,
         index: int,
         repeat: int,
+        trace: Trace | None = None,
     ) -> None:
-        """One error row per strategy (one without strategies): every sample weighs the same."""
+        """One error row per strategy (one without strategies): every sample weighs the same;
+        each holds what the sample's trace recorded before the failure."""
         self.aggregator.count_sample(repeat=repeat, failed=True)
         self.tally.samples_done += 1
         if isinstance(exc, SampleTimeout):
@@ -340,6 +405,7 @@ class Run:
                     repeat=repeat,
                     position=position,
                     metadata=metadata if position == targets[0][1] else None,
+                    trace=trace,
                 )
             )
 
@@ -360,6 +426,7 @@ class Run:
         duration: float,
         index: int,
         repeat: int,
+        trace: Trace | None,
     ) -> EvaluationRow:
         return await apply_to_row(
             strategy,
@@ -372,6 +439,7 @@ class Run:
             timed_out=functools.partial(_strategy_timed_out, strategy.name),
             tracebacks=self.settings.tracebacks,
             reraise=(AbandonedCallsError,),
+            trace=trace,
         )
 
     async def _add(self, row: EvaluationRow) -> None:
