@@ -22,11 +22,14 @@ from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
+    IndexedSample,
     JsonlSink,
     Outcome,
+    RunStore,
     SampleLoadError,
     Samples,
     Scorer,
+    merge_reports,
     read_run,
     row_from_dict,
     row_to_dict,
@@ -478,3 +481,35 @@ async def test_a_bad_trace_in_rows_jsonl_names_the_file_line_and_field(tmp_path:
     message = str(caught.value)
     assert "rows.jsonl:1:" in message
     assert "field 'trace': tool_calls[0].name must be a string, got 3" in message
+
+
+async def test_the_run_store_keeps_traces_saved_or_streamed(tmp_path: Path) -> None:
+    async def target(i: int) -> str:
+        await lookup(i, 0)
+        if i == 1:
+            raise ValueError("after one call")
+        return "done"
+
+    async with RunStore(tmp_path / "runs.sqlite") as store:
+        streamed = await Scorer(sinks=[store.sink("bot")]).evaluate(samples(3), target, passes)
+        saved = await store.save(streamed, "bot")
+        for ref in ("latest~1", saved):
+            loaded = await store.load(ref)
+            assert [row.trace for row in loaded.evaluations] == [
+                row.trace for row in streamed.evaluations
+            ]
+    assert steps_of(loaded.evaluations[1].trace) == [(1, 0)]
+
+
+async def test_merged_shards_keep_their_traces() -> None:
+    async def target(i: int) -> str:
+        await lookup(i, 0)
+        return "done"
+
+    every = samples(4)
+    first = await Scorer().evaluate(every[:2], target, passes)
+    second = await Scorer().evaluate(
+        [IndexedSample(2 + i, sample) for i, sample in enumerate(every[2:])], target, passes
+    )
+    merged = merge_reports(second, first)
+    assert [steps_of(row.trace) for row in merged.evaluations] == [[(i, 0)] for i in range(4)]

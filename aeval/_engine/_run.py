@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -19,9 +19,9 @@ from .._reporting._run_info import RunInfo, current_git_commit
 from .._samples import EvaluationSample, Parameters
 from .._util._groups import unwrap_single_group
 from .._version import __version__
-from ..trace import Fixtures, Replay, Trace, TraceLimits, recording, using
+from ..trace import Replay, Trace, TraceLimits, recording, using
 from ..trace._bounds import DEFAULT_LIMITS
-from ..trace._context import Recorder, ToolSource
+from ..trace._context import Recorder
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
@@ -40,6 +40,7 @@ from ._executor import (
 )
 from ._sinks import SinkGroup
 from ._threads import DaemonThreads
+from ._tools import Tools, describe_tools, tool_source
 from ._workers import AsyncWork, run_workers
 
 if TYPE_CHECKING:
@@ -55,35 +56,8 @@ __all__ = [
     "SampleTimeout",
     "Tally",
     "TargetInterrupt",
-    "Tools",
-    "check_tools",
-    "describe_tools",
     "retries_of",
 ]
-
-Tools = Literal["live", "fixtures"] | Replay
-"""Where ``@aeval.tool`` functions get their results in a run (``Scorer(tools=...)``)."""
-
-
-def check_tools(tools: object) -> Tools:
-    """``tools`` when it is a valid ``Scorer(tools=...)`` value.
-
-    Raises:
-        ValueError: It is neither ``"live"``, ``"fixtures"`` nor a ``Replay``.
-    """
-    if isinstance(tools, Replay) or tools in ("live", "fixtures"):
-        return tools
-    raise ValueError(
-        f"tools must be 'live' (call the tools), 'fixtures' (serve each sample's tools: "
-        f"fixtures) or aeval.trace.Replay(ref) (serve a stored run's results), got {tools!r}"
-    )
-
-
-def describe_tools(tools: Tools) -> str | None:
-    """The run header's ``tools``: ``None`` for live tools, ``"fixtures"``, ``"replay:REF"``."""
-    if isinstance(tools, Replay):
-        return f"replay:{tools.ref}"
-    return None if tools == "live" else tools
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -267,6 +241,8 @@ class Run:
             tracebacks=settings.tracebacks,
             max_abandoned=settings.max_abandoned,
             warn=self._warnings.append,
+            tools=settings.tools,
+            trace_limits=settings.trace_limits,
         )
         try:
             await settings.executor.execute(job, self._deliver)
@@ -310,17 +286,6 @@ class Run:
             return await result
         return result
 
-    def _tool_source(self, sample: EvaluationSample, repeat: int) -> ToolSource | None:
-        tools = self.settings.tools
-        if isinstance(tools, Replay):
-            return tools.for_sample(sample.name, repeat)
-        if tools == "fixtures":
-            try:
-                return Fixtures.from_sample(sample)
-            except ValueError as exc:
-                raise ValueError(f"sample {sample.name!r}: {exc}") from None
-        return None
-
     async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
         settings = self.settings
         self.tally.in_flight += 1
@@ -328,7 +293,7 @@ class Run:
         try:
             started = perf_counter()
             try:
-                tools = self._tool_source(sample, repeat)
+                tools = tool_source(settings.tools, sample, repeat)
                 with recording(
                     limits=settings.trace_limits, tools=tools, redact=self._redact
                 ) as recorder:

@@ -19,8 +19,9 @@ from ._callables import bind_function, is_async_callable, prepare_strategies, re
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
-from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt, Tools, check_tools
+from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt
 from ._sinks import Sink
+from ._tools import Tools, check_tools
 
 __all__ = [
     "FunctionUnderTest",
