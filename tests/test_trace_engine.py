@@ -513,3 +513,38 @@ async def test_merged_shards_keep_their_traces() -> None:
     )
     merged = merge_reports(second, first)
     assert [steps_of(row.trace) for row in merged.evaluations] == [[(i, 0)] for i in range(4)]
+
+
+async def test_the_run_header_says_where_tool_results_came_from(tmp_path: Path) -> None:
+    path = tmp_path / "travel.yaml"
+    path.write_text(TRAVEL_YAML, encoding="utf-8")
+    jsonl = tmp_path / "rows.jsonl"
+    scorer = Scorer(tools="fixtures", sinks=[JsonlSink(jsonl)])
+    report = await scorer.evaluate(await Samples.load(path), travel_agent, passes)
+    _, header = await read_run(jsonl)
+    assert header is not None and header.tools == "fixtures"
+    saved = await report.save_as(tmp_path / "report.json")
+    assert orjson.loads(saved.read_bytes())["run"]["tools"] == "fixtures"
+    assert report_from_json(saved.read_bytes()).run.tools == "fixtures"
+    assert "- **Tools**: fixtures" in report.format("markdown")
+
+
+async def test_a_scorer_inside_a_capture_keeps_its_samples_apart_from_it() -> None:
+    async def target(i: int) -> str:
+        if i == 0:
+            await lookup(i, 0)
+        return "done"
+
+    seen: list[Trace | None] = []
+
+    def sees(sample: EvaluationSample, output: object) -> EvaluationResult:
+        seen.append(current())
+        return EvaluationResult.from_boolean(True)
+
+    with aeval.trace.capture() as outer:
+        await lookup(99, 0)
+        report = await Scorer().evaluate(samples(2), target, sees)
+    assert outer.tool_names() == ("lookup",) and steps_of(outer.trace) == [(99, 0)]
+    assert steps_of(report.evaluations[0].trace) == [(0, 0)]
+    assert report.evaluations[1].trace is None
+    assert steps_of(seen[0]) == [(0, 0)] and seen[1] is None

@@ -19,9 +19,9 @@ from .._reporting._run_info import RunInfo, current_git_commit
 from .._samples import EvaluationSample, Parameters
 from .._util._groups import unwrap_single_group
 from .._version import __version__
-from ..trace import Replay, Trace, TraceLimits, recording, using
+from ..trace import Replay, Trace, TraceLimits
 from ..trace._bounds import DEFAULT_LIMITS
-from ..trace._context import Recorder
+from ..trace._context import Recorder, activate, deactivate, idle, make_current
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
@@ -131,6 +131,8 @@ class Run:
         self.sinks = SinkGroup(settings.sinks)
         self.redactor = settings.redactor
         self._redact = settings.redactor.value if settings.redactor else None
+        self._live = settings.tools == "live"
+        self._idle = True
         self.finished = False
         self.interrupted: KeyboardInterrupt | None = None
         self._emit: Emit | None = None
@@ -164,6 +166,7 @@ class Run:
             executor=None if settings.executor is None else settings.executor.describe(),
             tools=describe_tools(settings.tools),
         )
+        self._idle = idle()  # the workers' context: nothing recorded, no trace current
         tools = settings.tools
         if isinstance(tools, Replay) and not tools.loaded:
             await tools.load()
@@ -293,14 +296,16 @@ class Run:
         try:
             started = perf_counter()
             try:
-                tools = tool_source(settings.tools, sample, repeat)
-                with recording(
-                    limits=settings.trace_limits, tools=tools, redact=self._redact
-                ) as recorder:
+                tools = None if self._live else tool_source(settings.tools, sample, repeat)
+                recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
+                tokens = activate(recorder)  # recording(), without a generator's cost per sample
+                try:
                     if settings.timeout is None:
                         output = await self._call_function(sample.parameters)
                     else:
                         output = await self._call_with_timeout(sample.parameters, settings.timeout)
+                finally:
+                    deactivate(tokens)
             except BaseException as exc:
                 failure: BaseException = exc
                 if isinstance(exc, self._cancelled()):
@@ -327,11 +332,15 @@ class Run:
                 return
             self.aggregator.count_sample(repeat=repeat)
             self.tally.samples_done += 1
-            with using(trace):
+            made = None if trace is None and self._idle else make_current(trace)
+            try:
                 for strategy in self.strategies:
                     await self._add(
                         await self._apply(strategy, sample, output, duration, index, repeat, trace)
                     )
+            finally:
+                if made is not None:
+                    deactivate(made)
         finally:
             self.tally.in_flight -= 1
 
