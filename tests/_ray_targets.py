@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import anyio.lowlevel
 
+import aeval
 from aeval import EvaluationResult, EvaluationSample, Parameters
 
 
@@ -49,3 +50,14 @@ class Locked:
 
     def evaluate(self, sample: EvaluationSample, output: object) -> EvaluationResult:
         return EvaluationResult.from_boolean(True)
+
+
+@aeval.tool
+def get_weather(city: str) -> str:
+    """A tool that must never run live in the Ray test (it serves fixtures)."""
+    raise AssertionError(f"get_weather({city!r}) was called live")
+
+
+async def weather_agent(params: Parameters) -> str:
+    """Ask for the weather of the first parameter, through the tool."""
+    return get_weather(str(params[0]))

@@ -32,6 +32,7 @@ from aeval._util._numbers import format_interval, format_percent
 from aeval._util._plugins import PluginRegistry
 from aeval.formatters import HtmlFormatter, ReportFormatter, get_formatter, supported_formats
 from aeval.formatters._header import header_facts, partial_banner, score_text
+from aeval.trace import CallError, Document, Retrieval, ToolCall, Trace
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "source", "wbr", "area", "base"}
 ATTACK = "<script>alert(1)</script> \"double\" & 'single'"
@@ -951,3 +952,50 @@ def test_the_json_of_the_rows_cannot_close_its_element() -> None:
     shown = attack.replace("\x85", "\\x85").replace("\x00", "\\x00")
     assert record["n"] == record["x"] == record["y"] == record["t"][0] == shown
     assert body_rows(root)[0].find("th").text() == shown, "the static row reads the same"
+
+
+def traced(text: str) -> Trace:
+    return Trace(
+        tool_calls=(
+            ToolCall("get_weather", {"city": text}, {"sky": text}, mocked=True),
+            ToolCall(text, {"q": "y" * 3000}, None, CallError(text, text)),
+        ),
+        retrievals=(Retrieval(text, (Document("d1", text, 0.5),)),),
+    )
+
+
+def test_a_traced_row_has_a_collapsed_timeline_built_from_text_only() -> None:
+    rows = [
+        row("S1", 0, EvaluationResult.failing(0.0), trace=traced(HOSTILE)),
+        row("S2", 1, EvaluationResult.passing()),
+    ]
+    text = EvaluationReport(rows).format("html")
+    assert not FORBIDDEN.search(text)
+    assert text.count("<script") == text.count("</script") == 2
+    root = parse(text)
+    first, second = body_rows(root)
+    timeline = detail_nodes(first)["Trace"].find("details")
+    assert timeline.find("summary").text() == "2 tool calls · 1 retrieval"
+    events = timeline.find("ol").find_all("li")
+    shown = HOSTILE.replace("\ud800", "\\ud800").replace("\x00", "\\x00")
+    shown = shown.replace("\x0b", "\\x0b").replace("\x1f", "\\x1f").replace("\x85", "\\x85")
+    shown = shown.replace("\ufffe", "\\ufffe")
+    texts = [[p.text() for p in li.find_all("p")] for li in events]
+    assert texts[0] == ["tool get_weather · mocked", "Arguments", "Result"]
+    assert texts[1] == [f"tool {shown}", "Arguments", "Error"]
+    assert texts[2] == ["retrieval · 1 document", "Query", "Documents"]
+    pres = [[p.text() for p in li.find_all("pre")] for li in events]
+    assert '"y' in pres[1][0] and pres[1][0].endswith("… (3013 characters in all)")
+    assert len(pres[1][0]) < 1100
+    assert pres[1][1] == f"{shown}: {shown}"
+    assert "Trace" not in details(second)
+    record = row_data(root)[0]
+    assert record["Ts"] == "2 tool calls · 1 retrieval"
+    assert record["T"][1][0] == f"tool {shown}"
+    assert record["T"][1][2] == pres[1][0]
+    assert "T" not in row_data(root)[1]
+    script, _ = scripts(root)
+    plain = EvaluationReport([row("P", 0, EvaluationResult.passing(), trace=traced("plain"))])
+    assert script.text() == scripts(parse(plain.format("html")))[0].text(), "no user value"
+    untraced = scripts(parse(EvaluationReport(mixed_rows()).format("html")))[0].text()
+    assert script.text() != untraced and "row.T" not in untraced, "only traced reports build one"

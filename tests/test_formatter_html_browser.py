@@ -27,6 +27,7 @@ from test_formatter_html import (
 )
 
 from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample
+from aeval.trace import CallError, Document, Retrieval, ToolCall, Trace
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -268,3 +269,33 @@ def test_without_scripts_a_large_report_shows_its_first_page(
         assert "… and 250 more rows" in text and "report.json holds every row" in text
     finally:
         context.close()
+
+
+def test_the_script_builds_the_trace_timeline_the_static_rows_show(
+    page: Page, tmp_path: Path
+) -> None:
+    attack = f"<img src=x onerror=alert(1)>{HOSTILE}"
+    trace = Trace(
+        tool_calls=(
+            ToolCall(attack, {"q": attack}, {"r": attack}, mocked=True),
+            ToolCall("book", {}, None, CallError(attack, attack)),
+        ),
+        retrievals=(Retrieval(attack, (Document(attack, attack, 0.5),)),),
+    )
+    sample = EvaluationSample("s", ["q"], "ok")
+    rows = [
+        EvaluationRow.from_result(sample, "Exact", "ok", EvaluationResult.passing(), trace=trace)
+    ]
+    report = EvaluationReport(rows)
+    page.goto(write(report, tmp_path))
+    built = page.evaluate(
+        """() => {
+          const dt = [...document.querySelectorAll("#rows tbody tr dl > dt")]
+            .find((node) => node.textContent === "Trace");
+          return dt ? dt.nextElementSibling.textContent : null;
+        }"""
+    )
+    static = detail_nodes(body_rows(parse(report.format("html")))[0])["Trace"].text()
+    assert built == static
+    assert static.startswith("2 tool calls · 1 retrieval")
+    assert page.evaluate("document.querySelectorAll('img, script').length") == 1

@@ -22,6 +22,7 @@ from aeval import (
     __version__,
 )
 from aeval.formatters._header import header_facts
+from aeval.trace import CallError, Document, ModelCall, Retrieval, ToolCall, Trace
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
@@ -490,3 +491,48 @@ def test_hostile_names_tags_and_strategies_render_as_literal_text(details: bool)
     if not details:
         lines = [item for item in items if ": FAILED" in item]
         assert lines == [f"{name}: FAILED (0.00%) · {name} strategy" for name in flat]
+
+
+# -- traces ------------------------------------------------------------------------------------
+
+TRACED = Trace(
+    tool_calls=(
+        ToolCall("get_weather", {"city": "Mysore"}, "sunny", mocked=True),
+        ToolCall("book_*ticket*", {"what": "```\n# heading\n<b>x</b> [a](http://x)"}, None,
+                 CallError("ToolTimeoutError", "timed out\n- item")),
+        ToolCall("search", {"q": "y" * 500}, "z" * 500),
+    ),
+    model_calls=(ModelCall("gpt-x", 10, 5, requested_tools=("get_weather",)),),
+    retrievals=(Retrieval("hotels", (Document("d1", "a hotel", 0.9),)),),
+)  # fmt: skip
+
+
+def test_a_row_with_a_trace_lists_its_calls_compactly_and_safely() -> None:
+    text = EvaluationReport([row("s", trace=TRACED), row("t", 1)]).format("markdown")
+    assert_no_injection(text)
+    assert [h for h in headings(text) if h[0] == "h4"].count(("h4", "Trace")) == 1
+    items = [
+        plain(tokens[i + 2])
+        for tokens in [PARSER.parse(text)]
+        for i, token in enumerate(tokens)
+        if token.type == "list_item_open" and token.info
+    ]
+    assert items[0] == 'tool get_weather(city="Mysore") -> "sunny" (mocked)'
+    assert items[1] == (
+        'tool book_*ticket*(what="```\\n# heading\\n<b>x</b> [a](http://x)") raised '
+        "ToolTimeoutError: timed out - item"
+    )
+    assert items[2] == (
+        f'tool search(q="{"y" * 199}… (502 characters in all)) -> '
+        f'"{"z" * 199}… (502 characters in all)'
+    )
+    assert items[3:] == [
+        "model gpt-x · 15 tokens · asked for get_weather",
+        'retrieval for "hotels": 1 document (d1)',
+    ]
+    assert "3 tool calls · 1 model call · 15 tokens · 1 retrieval" in text
+
+
+def test_rows_without_a_trace_have_no_trace_section() -> None:
+    text = EvaluationReport([row("s")]).format("markdown")
+    assert "Trace" not in text

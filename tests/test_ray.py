@@ -112,6 +112,26 @@ async def test_rows_stream_to_sinks_and_the_live_report(ray_session: Any, tmp_pa
     assert report.passed_count == 60
 
 
+async def test_traces_and_served_tools_travel_with_the_rows(ray_session: Any) -> None:
+    fixtures = {"get_weather": [{"arguments": {"city": "Mysore"}, "result": "sunny"}]}
+    samples = [
+        EvaluationSample(f"s{i}", [city], "sunny", metadata={"tool_fixtures": fixtures})
+        for i, city in enumerate(["Mysore", "Mysore", "Ooty"])
+    ]
+    scorer = Scorer(2, tools="fixtures", executor=executor())
+    report = await scorer.evaluate(samples, targets.weather_agent, targets.equals)
+    first, second, unmocked = report.evaluations
+    assert first.passed and second.passed
+    for row in (first, second):
+        assert row.trace is not None
+        assert [(c.name, c.arguments, c.result, c.mocked) for c in row.trace.tool_calls] == [
+            ("get_weather", {"city": "Mysore"}, "sunny", True)
+        ]
+    assert unmocked.error is not None and unmocked.error.type == "UnmockedToolCall"
+    assert unmocked.trace is not None and unmocked.trace.tool_names() == ("get_weather",)
+    assert report.run.tools == "fixtures"
+
+
 async def test_a_worker_that_dies_has_its_samples_run_elsewhere_once(
     ray_session: Any, tmp_path: Path
 ) -> None:

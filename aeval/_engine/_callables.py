@@ -21,6 +21,7 @@ from .._reporting._results import (
     safe_str,
 )
 from .._samples import EvaluationSample, Parameters
+from ..trace import Trace
 from ._threads import DaemonThreads
 from ._workers import running_asyncio
 
@@ -342,6 +343,7 @@ async def apply_to_row(
     tracebacks: bool,
     timestamp: float | None = None,
     reraise: tuple[type[Exception], ...] = (),
+    trace: Trace | None = None,
 ) -> EvaluationRow:
     """Apply one strategy to one output and make its row: the one way the Scorer and the
     online evaluator turn a strategy's verdict, or its failure, into a row.
@@ -358,6 +360,7 @@ async def apply_to_row(
         tracebacks: Keep the traceback of an error in its row.
         timestamp: When the output was produced (live traffic).
         reraise: Errors that stop the run instead of becoming an error row.
+        trace: The sample's trace, kept on the row.
     """
     started = perf_counter()
     try:
@@ -382,6 +385,7 @@ async def apply_to_row(
                     repeat=repeat,
                     position=strategy.position,
                     timestamp=timestamp,
+                    trace=trace,
                 )
     except reraise:
         raise
@@ -398,6 +402,7 @@ async def apply_to_row(
             position=strategy.position,
             metadata=retries_of(exc),
             timestamp=timestamp,
+            trace=trace,
         )
     return EvaluationRow.from_result(
         sample,
@@ -410,4 +415,5 @@ async def apply_to_row(
         repeat=repeat,
         position=strategy.position,
         timestamp=timestamp,
+        trace=trace,
     )

@@ -20,6 +20,9 @@ import anyio
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample
 from ..abc import Executor
+from ..trace import TraceLimits
+from ..trace._bounds import DEFAULT_LIMITS
+from ._tools import Tools
 
 __all__ = [
     "Deliver",
@@ -162,6 +165,8 @@ class ExecutorJob:
         tracebacks: As for the Scorer.
         max_abandoned: As for the Scorer.
         warn: Adds a warning to the run's report (a worker that died, …).
+        tools: As for the Scorer: where ``@aeval.tool`` functions get their results.
+        trace_limits: As for the Scorer.
     """
 
     feed: SampleFeed
@@ -174,6 +179,8 @@ class ExecutorJob:
     tracebacks: bool
     max_abandoned: int
     warn: Callable[[str], None]
+    tools: Tools = "live"
+    trace_limits: TraceLimits = DEFAULT_LIMITS
 
 
 Deliver = Callable[[Sequence[EvaluationRow]], Awaitable[None]]

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._reporting._results import ErrorInfo, EvaluationRow
+from ..trace import redact_trace
 
 __all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor"]
 
@@ -21,8 +22,9 @@ _ELLIPSES = ("...", "…")
 class Redactor:
     """Replaces every occurrence of the given secrets in a row's text with ``[REDACTED]``.
 
-    Outputs, explanations, metadata values (nested) and errors (message and traceback) are
-    cleaned; the sample's own fields are the user's and are left as they are.
+    Outputs, explanations, metadata values (nested), errors (message and traceback) and
+    traces (arguments, results, error messages, queries, documents) are cleaned; the
+    sample's own fields are the user's and are left as they are.
 
     Text is meant to be redacted before it is cut; as a safety net for text that was cut
     first (a strategy quoting the start of an output), the start of a secret (at least
@@ -76,7 +78,7 @@ class Redactor:
         return value
 
     def row(self, row: EvaluationRow) -> EvaluationRow:
-        """``row`` with its output, explanation, metadata and error cleaned."""
+        """``row`` with its output, explanation, metadata, error and trace cleaned."""
         if self._pattern is None:
             return row
         error = row.error
@@ -93,4 +95,5 @@ class Redactor:
             explanation=self.text(row.explanation) if row.explanation else row.explanation,
             metadata=self.value(dict(row.metadata)) if row.metadata else row.metadata,
             error=error,
+            trace=None if row.trace is None else redact_trace(row.trace, self.value),
         )

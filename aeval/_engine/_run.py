@@ -19,6 +19,9 @@ from .._reporting._run_info import RunInfo, current_git_commit
 from .._samples import EvaluationSample, Parameters
 from .._util._groups import unwrap_single_group
 from .._version import __version__
+from ..trace import Replay, Trace, TraceLimits
+from ..trace._bounds import DEFAULT_LIMITS
+from ..trace._context import Recorder, activate, deactivate, idle, make_current
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
@@ -37,6 +40,7 @@ from ._executor import (
 )
 from ._sinks import SinkGroup
 from ._threads import DaemonThreads
+from ._tools import Tools, describe_tools, tool_source
 from ._workers import AsyncWork, run_workers
 
 if TYPE_CHECKING:
@@ -69,6 +73,8 @@ class RunSettings:
     sinks: tuple[Sink, ...]
     redactor: Redactor
     executor: Executor | None
+    tools: Tools = "live"
+    trace_limits: TraceLimits = DEFAULT_LIMITS
 
 
 class Tally:
@@ -124,6 +130,9 @@ class Run:
         )
         self.sinks = SinkGroup(settings.sinks)
         self.redactor = settings.redactor
+        self._redact = settings.redactor.value if settings.redactor else None
+        self._live = settings.tools == "live"
+        self._idle = True
         self.finished = False
         self.interrupted: KeyboardInterrupt | None = None
         self._emit: Emit | None = None
@@ -155,7 +164,12 @@ class Run:
             aeval_version=__version__,
             git_commit=await current_git_commit(),
             executor=None if settings.executor is None else settings.executor.describe(),
+            tools=describe_tools(settings.tools),
         )
+        self._idle = idle()  # the workers' context: nothing recorded, no trace current
+        tools = settings.tools
+        if isinstance(tools, Replay) and not tools.loaded:
+            await tools.load()
         self.aggregator.start(run)
         complete = False
         try:
@@ -230,6 +244,8 @@ class Run:
             tracebacks=settings.tracebacks,
             max_abandoned=settings.max_abandoned,
             warn=self._warnings.append,
+            tools=settings.tools,
+            trace_limits=settings.trace_limits,
         )
         try:
             await settings.executor.execute(job, self._deliver)
@@ -276,13 +292,20 @@ class Run:
     async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
         settings = self.settings
         self.tally.in_flight += 1
+        recorder: Recorder | None = None
         try:
             started = perf_counter()
             try:
-                if settings.timeout is None:
-                    output = await self._call_function(sample.parameters)
-                else:
-                    output = await self._call_with_timeout(sample.parameters, settings.timeout)
+                tools = None if self._live else tool_source(settings.tools, sample, repeat)
+                recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
+                tokens = activate(recorder)  # recording(), without a generator's cost per sample
+                try:
+                    if settings.timeout is None:
+                        output = await self._call_function(sample.parameters)
+                    else:
+                        output = await self._call_with_timeout(sample.parameters, settings.timeout)
+                finally:
+                    deactivate(tokens)
             except BaseException as exc:
                 failure: BaseException = exc
                 if isinstance(exc, self._cancelled()):
@@ -295,15 +318,29 @@ class Run:
                 elif isinstance(exc, KeyboardInterrupt):
                     raise TargetInterrupt(exc) from None
                 duration = perf_counter() - started
-                await self._add_call_failure(sample, failure, duration, index, repeat)
+                trace = None if recorder is None else recorder.snapshot()
+                if recorder is not None and recorder.unmocked is not None:
+                    failure = recorder.unmocked
+                await self._add_call_failure(sample, failure, duration, index, repeat, trace)
                 return
             duration = perf_counter() - started
+            trace = recorder.snapshot()
+            if recorder.unmocked is not None:
+                await self._add_call_failure(
+                    sample, recorder.unmocked, duration, index, repeat, trace
+                )
+                return
             self.aggregator.count_sample(repeat=repeat)
             self.tally.samples_done += 1
-            for strategy in self.strategies:
-                await self._add(
-                    await self._apply(strategy, sample, output, duration, index, repeat)
-                )
+            made = None if trace is None and self._idle else make_current(trace)
+            try:
+                for strategy in self.strategies:
+                    await self._add(
+                        await self._apply(strategy, sample, output, duration, index, repeat, trace)
+                    )
+            finally:
+                if made is not None:
+                    deactivate(made)
         finally:
             self.tally.in_flight -= 1
 
@@ -314,8 +351,10 @@ class Run:
         duration: float,
         index: int,
         repeat: int,
+        trace: Trace | None = None,
     ) -> None:
-        """One error row per strategy (one without strategies): every sample weighs the same."""
+        """One error row per strategy (one without strategies): every sample weighs the same;
+        each holds what the sample's trace recorded before the failure."""
         self.aggregator.count_sample(repeat=repeat, failed=True)
         self.tally.samples_done += 1
         if isinstance(exc, SampleTimeout):
@@ -340,6 +379,7 @@ class Run:
                     repeat=repeat,
                     position=position,
                     metadata=metadata if position == targets[0][1] else None,
+                    trace=trace,
                 )
             )
 
@@ -360,6 +400,7 @@ class Run:
         duration: float,
         index: int,
         repeat: int,
+        trace: Trace | None,
     ) -> EvaluationRow:
         return await apply_to_row(
             strategy,
@@ -372,6 +413,7 @@ class Run:
             timed_out=functools.partial(_strategy_timed_out, strategy.name),
             tracebacks=self.settings.tracebacks,
             reraise=(AbandonedCallsError,),
+            trace=trace,
         )
 
     async def _add(self, row: EvaluationRow) -> None:

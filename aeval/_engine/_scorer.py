@@ -14,12 +14,14 @@ from .._reporting._aggregator import KeepRows
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._util._groups import unwrap_single_group
+from ..trace import TraceLimits
 from ._callables import bind_function, is_async_callable, prepare_strategies, retries_of
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
 from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt
 from ._sinks import Sink
+from ._tools import Tools, check_tools
 
 __all__ = [
     "FunctionUnderTest",
@@ -98,6 +100,17 @@ class Scorer:
             and stream, each sample's rows exactly once.
         progress: Show the run's progress on stderr, as ``aeval run`` does: a live bar on a
             terminal or in a notebook (rich), else a line each tenth of the run.
+        tools: Where ``@aeval.tool`` functions get their results: ``"live"`` (the default)
+            calls them; ``"fixtures"`` serves each sample's ``tools:`` fixtures;
+            ``aeval.trace.Replay(ref)`` serves the results recorded in a stored run. A call
+            with nothing to serve makes the sample's rows error rows of type
+            ``UnmockedToolCall`` (never a live call), even if the function caught it.
+        trace_limits: How much of each recorded argument and result a row's trace keeps
+            (``aeval.trace.TraceLimits``).
+
+    Each (sample, repeat) is traced: the tool calls, model calls and retrievals made while
+    it ran are its rows' ``trace`` (``None`` when nothing was recorded), also on error rows,
+    and strategies see it through ``aeval.trace.current()``.
 
     Example:
         >>> async with Scorer(concurrency=5) as scorer:  # doctest: +SKIP
@@ -117,6 +130,8 @@ class Scorer:
         max_abandoned: int | None = None,
         executor: Executor | None = None,
         progress: bool = False,
+        tools: Tools = "live",
+        trace_limits: TraceLimits | None = None,
     ) -> None:
         if executor is not None and not isinstance(executor, Executor):
             raise TypeError(
@@ -142,6 +157,13 @@ class Scorer:
             raise ValueError(f"max_abandoned must be an integer >= 0, got {max_abandoned!r}")
         if not isinstance(progress, bool):
             raise TypeError(f"progress must be True or False, got {progress!r}")
+        self.tools: Tools = check_tools(tools)
+        if trace_limits is not None and not isinstance(trace_limits, TraceLimits):
+            raise TypeError(
+                "trace_limits must be an aeval.trace.TraceLimits, got "
+                f"{type(trace_limits).__name__}"
+            )
+        self.trace_limits = TraceLimits() if trace_limits is None else trace_limits
         if isinstance(redact, str):
             raise TypeError("redact takes a list of secrets, not one string: write [secret]")
         self.max_abandoned = max_abandoned
@@ -322,6 +344,8 @@ class Scorer:
             sinks=self.sinks,
             redactor=self.redactor,
             executor=self.executor,
+            tools=self.tools,
+            trace_limits=self.trace_limits,
         )
         run = Run(settings, samples, bound, is_async_callable(function), prepared, self._tally)
         if self.executor is not None:

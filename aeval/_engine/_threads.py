@@ -10,6 +10,7 @@ number of abandoned calls still running is capped: past the cap the run stops wi
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 from collections.abc import Callable
@@ -30,6 +31,7 @@ class _Call(Generic[_T]):
     __slots__ = (
         "abandoned",
         "argument",
+        "context",
         "done",
         "error",
         "finished",
@@ -41,6 +43,7 @@ class _Call(Generic[_T]):
     def __init__(self, function: Callable[[Any], _T], argument: Any) -> None:
         self.function = function
         self.argument = argument
+        self.context = contextvars.copy_context()
         self.done = anyio.Event()
         self.token = anyio.lowlevel.current_token()
         self.result: _T | None = None
@@ -74,7 +77,8 @@ class DaemonThreads:
         return self._abandoned
 
     async def run(self, function: Callable[[Any], _T], argument: Any) -> _T:
-        """Call ``function(argument)`` in a daemon thread and wait for it.
+        """Call ``function(argument)`` in a daemon thread, in a copy of the caller's context
+        (so the sample's trace records what it does), and wait for it.
 
         A cancellation abandons the call: the thread runs on, the caller gets the cancellation.
 
@@ -128,7 +132,7 @@ class DaemonThreads:
             if call is None:
                 return
             try:
-                call.result = call.function(call.argument)
+                call.result = call.context.run(call.function, call.argument)
             except BaseException as exc:
                 call.error = exc
             with self._lock:

@@ -20,6 +20,7 @@ import orjson
 from .._exceptions import SampleLoadError
 from .._samples import EvaluationSample, Parameters
 from .._util._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
+from ..trace import Trace
 from ._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome
 from ._run_info import RunInfo
 
@@ -93,6 +94,8 @@ def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
         out["error"] = error_to_data(row.error)
     if row.timestamp is not None:
         out["timestamp"] = row.timestamp
+    if row.trace is not None:
+        out["trace"] = row.trace.to_dict()
     return out
 
 
@@ -200,7 +203,18 @@ def row_from_dict(data: Mapping[str, Any]) -> EvaluationRow:
         repeat=_count(data, "repeat"),
         position=_count(data, "position"),
         timestamp=_optional(data, "timestamp", read_number),
+        trace=_trace_from(get("trace")),
     )
+
+
+def _trace_from(data: Any) -> Trace | None:
+    if data is None:
+        return None
+    read_mapping(data, "trace")
+    try:
+        return Trace.from_dict(data)
+    except ValueError as exc:
+        raise ValueError(f"field 'trace': {str(exc).removeprefix('trace field ')}") from None
 
 
 def _text(data: Mapping[str, Any], key: str) -> str | None:
@@ -314,6 +328,8 @@ def row_to_report_entry(row: EvaluationRow) -> dict[str, Any]:
         entry["error"] = error_to_data(row.error)
     if row.timestamp is not None:
         entry["timestamp"] = row.timestamp
+    if row.trace is not None:
+        entry["trace"] = row.trace.to_dict()
     _, notes = dumps(entry)
     if notes:
         entry["notes"] = list(notes)
@@ -347,6 +363,7 @@ _ROW_KEYS = (
     "metadata",
     "error",
     "timestamp",
+    "trace",
 )
 _DEFAULTS = {"index": 0, "repeat": 0, "position": 0}
 

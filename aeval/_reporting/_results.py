@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._util._jsonsafe import int_text, safe_str
+from ..trace import Trace
 
 if TYPE_CHECKING:
     from .._samples import EvaluationSample
@@ -249,6 +250,8 @@ class EvaluationRow:
         position: The strategy's position (orders rows within a sample).
         timestamp: When the output was produced (Unix time), on rows of live traffic
             (``aeval.online``); ``None`` on the rows of a run over samples.
+        trace: What the sample's run did (tool calls, model calls, retrievals), shared by
+            every row of that (sample, repeat); ``None`` when nothing was recorded.
     """
 
     sample: EvaluationSample
@@ -265,6 +268,7 @@ class EvaluationRow:
     repeat: int = 0
     position: int = 0
     timestamp: float | None = None
+    trace: Trace | None = None
 
     @property
     def passed(self) -> bool:
@@ -311,6 +315,7 @@ class EvaluationRow:
         repeat: int = 0,
         position: int = 0,
         timestamp: float | None = None,
+        trace: Trace | None = None,
     ) -> EvaluationRow:
         """The row of a strategy that returned a result."""
         if result.skipped:
@@ -333,6 +338,7 @@ class EvaluationRow:
             repeat=repeat,
             position=position,
             timestamp=timestamp,
+            trace=trace,
         )
 
     @classmethod
@@ -350,6 +356,7 @@ class EvaluationRow:
         position: int = 0,
         metadata: Mapping[str, Any] | None = None,
         timestamp: float | None = None,
+        trace: Trace | None = None,
     ) -> EvaluationRow:
         """The row of a strategy that raised, or of a function under test that failed.
 
@@ -377,4 +384,5 @@ class EvaluationRow:
             repeat=repeat,
             position=position,
             timestamp=timestamp,
+            trace=trace,
         )

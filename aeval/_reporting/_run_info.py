@@ -12,7 +12,15 @@ from typing import Any, Literal
 
 __all__ = ["Gate", "GateCheck", "RunInfo", "current_git_commit", "git_commit", "timestamp"]
 
-_TEXTS = ("aeval_version", "git_commit", "shard", "config_digest", "dataset_digest", "executor")
+_TEXTS = (
+    "aeval_version",
+    "git_commit",
+    "shard",
+    "config_digest",
+    "dataset_digest",
+    "executor",
+    "tools",
+)
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -114,6 +122,9 @@ class RunInfo:
         dataset_samples: The samples of the whole dataset, of which a shard ran a part.
         executor: Where the samples ran, when not in this process (``"ray, 8 workers"``).
         gate: The thresholds the command line gated the run on and its verdict, once known.
+        tools: Where ``@aeval.tool`` functions got their results when not called live:
+            ``"fixtures"`` (the samples' ``tools:``) or ``"replay:REF"``; ``None`` for live
+            tools.
     """
 
     started_at: float | None = None
@@ -132,6 +143,7 @@ class RunInfo:
     dataset_samples: int | None = None
     executor: str | None = None
     gate: Gate | None = None
+    tools: str | None = None
 
     @property
     def duration(self) -> float | None:
@@ -145,14 +157,16 @@ class RunInfo:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """The header as JSON-ready data (the keys are the attribute names; ``gate`` only
-        when there is one)."""
+        """The header as JSON-ready data (the keys are the attribute names; ``gate`` and
+        ``tools`` only when there is one)."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["strategies"] = list(self.strategies)
         data["warnings"] = list(self.warnings)
         gate = data.pop("gate")
         if gate is not None:
             data["gate"] = gate.to_dict()
+        if data["tools"] is None:
+            del data["tools"]
         return data
 
     @classmethod

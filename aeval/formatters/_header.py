@@ -75,6 +75,8 @@ def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
         facts.append(("Shard", f"{run.shard}{total}"))
     if run.executor is not None:
         facts.append(("Executor", run.executor))
+    if run.tools is not None:
+        facts.append(("Tools", run.tools))
     if run.git_commit:
         facts.append(("Commit", run.git_commit))
     usage = report.usage

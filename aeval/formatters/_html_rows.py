@@ -9,6 +9,11 @@ the rows that match the filter and the search a page at a time, building each ro
 from text (never from markup). Without scripts the static rows show, with a note saying how
 many more there are and where they are.
 
+A row whose sample's run recorded a trace shows it in its details as a collapsed timeline
+(one list item per event: its title, its arguments or query, its result, error or
+documents, each cut saying its length); only a page with such rows carries the part of the
+script that builds it, so a report without traces is the page it always was.
+
 Inside that element the JSON writes ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\u``
 escapes (so no value can close the element or open a comment) and the characters HTML
 forbids as ``\\u`` escapes too.
@@ -31,12 +36,14 @@ from .._util._numbers import format_percent
 from ._escape import HTML_SUSPECT, html_forbidden, valid_html
 from ._header import failures_first, parameters_text, truncated
 from ._page import filter_script
+from ._trace_view import event_views, trace_summary
 
 if TYPE_CHECKING:
     from .._reporting._report import EvaluationReport
     from .._reporting._results import EvaluationRow
+    from ..trace import Trace
 
-__all__ = ["CELL_LENGTH", "PAGE_SIZE", "SCRIPT", "rows_section"]
+__all__ = ["CELL_LENGTH", "PAGE_SIZE", "SCRIPT", "TRACE_SCRIPT", "rows_section"]
 
 CELL_LENGTH = 300
 """Longest explanation or error shown in the table of rows; the details hold more."""
@@ -57,8 +64,7 @@ _FILTERS = (
     ("passed", "Passed"),
 )
 
-SCRIPT = filter_script(
-    """  const table = document.getElementById("rows");
+_ROWS_SCRIPT = """  const table = document.getElementById("rows");
   const data = document.getElementById("row-data");
   if (!form || !table || !data) return;
   const rows = JSON.parse(data.textContent);
@@ -122,6 +128,7 @@ SCRIPT = filter_script(
       }
       items.push(["Error", error]);
     }
+/*trace*/
     if (row.m !== undefined) items.push(["Sample metadata", json(row.m, row.mn)]);
     if (row.M !== undefined) items.push(["Result metadata", json(row.M, row.Mn)]);
     let durations = `function call ${row.d} s`;
@@ -213,7 +220,24 @@ SCRIPT = filter_script(
     table.scrollIntoView();
   });
 """
-)
+
+_TRACE_SCRIPT = """    if (row.T !== undefined) {
+      const list = element("ol", { class: "trace" });
+      for (const [title, inputLabel, input, label, output] of row.T) {
+        const item = element("li", null, element("p", null, title));
+        if (input) item.append(element("p", { class: "muted" }, inputLabel), pre(input));
+        if (label) item.append(element("p", { class: "muted" }, label), pre(output));
+        list.append(item);
+      }
+      items.push(["Trace", [element("details", null, element("summary", null, row.Ts), list)]]);
+    }
+"""
+
+SCRIPT = filter_script(_ROWS_SCRIPT.replace("/*trace*/\n", ""))
+"""The page's script for rows without traces."""
+
+TRACE_SCRIPT = filter_script(_ROWS_SCRIPT.replace("/*trace*/\n", _TRACE_SCRIPT))
+"""The page's script when some row has a trace: it also builds each row's timeline."""
 
 _SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028"}
 _SCRIPT_UNSAFE["\u2029"] = "\\u2029"
@@ -352,7 +376,10 @@ def _record(
         if isinstance(value, str):
             record[key] = _visible(value)
         elif isinstance(value, list):
-            record[key] = [_visible(item) for item in value]
+            record[key] = [
+                _visible(item) if isinstance(item, str) else [_visible(text) for text in item]
+                for item in value
+            ]
     return record
 
 
@@ -395,6 +422,9 @@ def _raw_record(
     record["y"] = truncated(display_value(row.output))
     if row.error is not None and row.error.traceback:
         record["b"] = truncated(row.error.traceback)
+    if row.trace is not None:
+        record["Ts"] = trace_summary(row.trace)
+        record["T"] = [view.parts() for view in event_views(row.trace)]
     for key, metadata in (("m", sample.metadata), ("M", row.metadata)):
         if metadata:
             text, notes = _json_text(metadata)
@@ -467,6 +497,8 @@ def _details(row: EvaluationRow, explanation: str) -> str:
             else ""
         )
         items.append(("Error", f"{said}{_pre(str(error))}{trace}"))
+    if row.trace is not None:
+        items.append(("Trace", _timeline(row.trace)))
     if sample.metadata:
         items.append(("Sample metadata", _json(sample.metadata)))
     if row.metadata:
@@ -477,6 +509,22 @@ def _details(row: EvaluationRow, explanation: str) -> str:
     items.append(("Duration", durations))
     body = "".join(f"<dt>{label}</dt><dd>{value}</dd>" for label, value in items)
     return f"<details><summary>Details</summary><dl>{body}</dl></details>"
+
+
+def _timeline(trace: Trace) -> str:
+    """The trace as a collapsed ordered list of its events, each value in a ``<pre>``."""
+    events = []
+    for view in event_views(trace):
+        parts = [f"<p>{escape(view.title)}</p>"]
+        if view.input:
+            parts.append(f'<p class="muted">{view.input_label}</p>{_pre(view.input)}')
+        if view.label:
+            parts.append(f'<p class="muted">{view.label}</p>{_pre(view.output)}')
+        events.append(f"<li>{''.join(parts)}</li>")
+    return (
+        f"<details><summary>{escape(trace_summary(trace))}</summary>"
+        f'<ol class="trace">{"".join(events)}</ol></details>'
+    )
 
 
 def _json_text(metadata: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:

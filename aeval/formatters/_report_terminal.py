@@ -127,6 +127,8 @@ def print_report(
         where += f" on {run.executor}"
     if run.shard is not None:
         where += f", shard {run.shard}"
+    if run.tools is not None:
+        where += f", tools {run.tools}"
     if run.git_commit:
         where += f", commit {run.git_commit[:12]}"
     add("setup", where)

@@ -39,7 +39,7 @@ from ._header import (
     score_text,
     truncated,
 )
-from ._html_rows import CELL_LENGTH, SCRIPT, rows_section
+from ._html_rows import CELL_LENGTH, SCRIPT, TRACE_SCRIPT, rows_section
 from ._page import (
     BASE_STYLE,
     DETAILS_STYLE,
@@ -153,7 +153,7 @@ class HtmlFormatter:
             title=f"{title}{' (PARTIAL RUN)' if banner else ''}",
             style=_STYLE,
             body=body,
-            script=SCRIPT,
+            script=_script(report, details=resolved["include_details"]),
             run_script=bool(report.evaluations),
         )
 
@@ -202,6 +202,13 @@ def _counts(report: EvaluationReport) -> str:
         counts.append(("Flaky pairs", len(report.flaky)))
     items = "".join(f"<li>{label}: <strong>{count}</strong></li>" for label, count in counts)
     return f'<ul class="counts">{items}</ul>'
+
+
+def _script(report: EvaluationReport, *, details: bool) -> str:
+    """The rows' script; with the timeline builder only when some row's details show a trace,
+    so a report without traces is the page it always was."""
+    traced = details and any(row.trace is not None for row in report.evaluations)
+    return TRACE_SCRIPT if traced else SCRIPT
 
 
 def _facts(report: EvaluationReport) -> str:

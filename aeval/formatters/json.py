@@ -25,7 +25,8 @@ How this departs from upstream, deliberately:
 - Added: ``confidenceInterval`` (the score's clustered 95% interval), ``complete`` and
   ``samplesExpected`` (a partial run says so), ``run`` (start and end in UTC, wall-clock
   ``duration``, aeval version, concurrency, repeats, git commit, warnings; ``shard``,
-  ``configDigest``, ``datasetDigest``, ``datasetSamples`` and ``executor`` when known), ``tags`` and
+  ``configDigest``, ``datasetDigest``, ``datasetSamples``, ``executor`` and ``tools`` when
+  known), ``tags`` and
   ``strategies`` (counts, score and interval each), ``usage``, ``repeats`` (pass@k, pass^k,
   output agreement, flaky pairs), ``calibration`` (per strategy with labelled samples: the
   confusion matrix against the human labels, accuracy, Cohen's kappa with its interval, or
@@ -33,7 +34,8 @@ How this departs from upstream, deliberately:
   all one kind, and the disagreements), ``judges`` (per judge strategy and judge: parse
   failures, re-asks, cut-off replies, agreement) and, per evaluation, the sample's ``parameters``,
   ``sampleMetadata``, ``index``/``repeat``/``position``, ``strategy``, ``outcome``, ``score``
-  (0-1 or ``null``), ``explanation``, ``metadata``, ``error`` and durations.
+  (0-1 or ``null``), ``explanation``, ``metadata``, ``error``, durations and ``trace`` (the
+  sample's tool calls, model calls and retrievals, when any were recorded).
 - ``clusterSums`` beside each score keep the sums its interval is computed from, so
   :func:`report_from_json` rebuilds the same report, also from a report that does not hold
   every row (``holdsAllRows: false``): ``aeval report report.json`` re-renders any format.
@@ -139,13 +141,14 @@ def _sums(moments: ClusteredMean) -> dict[str, Any]:
 
 
 def _scale_facts(run: RunInfo) -> dict[str, Any]:
-    """The shard, the digests and the executor, when the run has them."""
+    """The shard, the digests, the executor and the tools' source, when the run has them."""
     facts = {
         "shard": run.shard,
         "configDigest": run.config_digest,
         "datasetDigest": run.dataset_digest,
         "datasetSamples": run.dataset_samples,
         "executor": run.executor,
+        "tools": run.tools,
     }
     return {key: value for key, value in facts.items() if value is not None}
 
@@ -479,6 +482,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 "dataset_digest": run_data.get("datasetDigest"),
                 "dataset_samples": run_data.get("datasetSamples"),
                 "executor": run_data.get("executor"),
+                "tools": run_data.get("tools"),
                 "gate": data.get("gate"),
             }
         )

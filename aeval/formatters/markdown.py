@@ -35,7 +35,10 @@ aeval adds, in both modes:
 In details mode each row also has ``- Strategy:``, ``- Tags:``, ``- Flaky:`` lines when they
 apply, a line saying that the call failed and the strategy could not run on the rows of a
 failed call, then ``#### Inputs`` (the sample's parameters), ``#### Result``,
-``#### Expected Output``, ``#### Explanation`` and ``#### Error`` sections. ``UNSCORED``,
+``#### Expected Output``, ``#### Explanation`` and ``#### Error`` sections, and ``#### Trace``
+when the sample's run recorded tool calls, model calls or retrievals: what was recorded in a
+line, then one numbered line per event (arguments and results cut at 200 characters each,
+saying their length). ``UNSCORED``,
 ``ERROR`` and ``SKIPPED`` join upstream's ``PASSED``/``FAILED``; a row without a score shows
 ``(unscored)``, or ``(not run)`` when it was skipped.
 
@@ -67,11 +70,13 @@ from ._header import (
     score_text,
     truncated,
 )
+from ._trace_view import compact_lines, trace_summary
 
 if TYPE_CHECKING:
     from .._reporting._judging import Calibration
     from .._reporting._report import EvaluationReport, FlakyCase, RepeatStatistics
     from .._reporting._results import EvaluationRow
+    from ..trace import Trace
 
 __all__ = ["MarkdownFormatter"]
 
@@ -366,4 +371,16 @@ def _details(row: EvaluationRow, repeated: bool, flaky: Flaky) -> list[str]:
         lines += _section("Explanation", row.explanation)
     if error is not None:
         lines += _section("Error", error)
+    if row.trace is not None:
+        lines += _trace_section(row.trace)
+    return lines
+
+
+def _trace_section(trace: Trace) -> list[str]:
+    lines = ["#### Trace", _inline(trace_summary(trace), line_start=True), ""]
+    lines += [
+        f"{number}. {_inline(line, line_start=True)}"
+        for number, line in enumerate(compact_lines(trace), 1)
+    ]
+    lines.append("")
     return lines

@@ -230,6 +230,8 @@ class RayExecutor:
             "repeats": job.repeats,
             "tracebacks": job.tracebacks,
             "max_abandoned": job.max_abandoned,
+            "tools": job.tools,
+            "trace_limits": job.trace_limits,
         }
         options: dict[str, Any] = {"num_cpus": self.cpus_per_worker, "max_restarts": 0}
         if self.runtime_env:

@@ -33,7 +33,7 @@ class EvaluationWorker:
     Args:
         payload: The function under test and the strategies (see ``_wire.dumps``).
         settings: The Scorer's options (concurrency, timeout, repeats, tracebacks,
-            max_abandoned).
+            max_abandoned, tools, trace_limits).
         python_path: Folders put first on ``sys.path`` before the payload is read (where the
             function's module lives).
     """
@@ -108,6 +108,8 @@ class EvaluationWorker:
             keep="none",
             tracebacks=settings["tracebacks"],
             max_abandoned=settings["max_abandoned"],
+            tools=settings.get("tools", "live"),
+            trace_limits=settings.get("trace_limits"),
         )
         try:
             async with scorer.stream(self._samples(), self._function, *self._strategies) as rows:

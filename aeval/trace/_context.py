@@ -33,9 +33,14 @@ __all__ = [
     "RECORDER",
     "Recorder",
     "ToolSource",
+    "Tokens",
+    "activate",
     "capture",
     "current",
     "current_recorder",
+    "deactivate",
+    "idle",
+    "make_current",
     "record_model_call",
     "record_retrieval",
     "record_tool_call",
@@ -45,6 +50,8 @@ __all__ = [
 
 RECORDER: ContextVar[Recorder | None] = ContextVar("aeval.trace.recorder", default=None)
 CURRENT: ContextVar[Trace | None] = ContextVar("aeval.trace.current", default=None)
+Tokens = tuple[Token["Recorder | None"], "Token[Trace | None] | None"]
+"""What :func:`activate` and :func:`make_current` set, for :func:`deactivate` to restore."""
 _SEQUENCE = itertools.count()
 _EMPTY = Trace()
 
@@ -176,6 +183,8 @@ class Recorder:
 
     def snapshot(self) -> Trace | None:
         """The trace so far; ``None`` when nothing was recorded."""
+        if not self._events and not self._dropped:
+            return None
         with self._lock:
             events = list(self._events)
             truncated, dropped = self._truncated, self._dropped
@@ -247,13 +256,36 @@ def recording(
             (``Redactor.value``), so no secret is kept, cut or not.
     """
     recorder = Recorder(limits=limits, tools=tools, redact=redact)
-    outer_recorder = RECORDER.set(recorder)
-    outer_current = CURRENT.set(None)
+    tokens = activate(recorder)
     try:
         yield recorder
     finally:
-        CURRENT.reset(outer_current)
-        RECORDER.reset(outer_recorder)
+        deactivate(tokens)
+
+
+def activate(recorder: Recorder | None) -> Tokens:
+    """Record into ``recorder`` here (``None``: record nothing), no trace being current, until
+    :func:`deactivate`: :func:`recording` without a generator, for the engine's hot path."""
+    return RECORDER.set(recorder), None if CURRENT.get() is None else CURRENT.set(None)
+
+
+def make_current(trace: Trace | None) -> Tokens:
+    """Make ``trace`` current and record nothing, until :func:`deactivate`: :func:`using`
+    without a generator, for the engine's hot path."""
+    return RECORDER.set(None), CURRENT.set(trace)
+
+
+def deactivate(tokens: Tokens) -> None:
+    """Restore what :func:`activate` or :func:`make_current` changed."""
+    recorder_token, current_token = tokens
+    if current_token is not None:
+        CURRENT.reset(current_token)
+    RECORDER.reset(recorder_token)
+
+
+def idle() -> bool:
+    """Whether nothing is being recorded here and no trace is current."""
+    return RECORDER.get() is None and CURRENT.get() is None
 
 
 @contextmanager

@@ -182,10 +182,10 @@ class Trace:
             self.model_calls,
             self.retrievals,
         ]
-        keyed = (
-            ((_start_key(event), kind, position, event) for position, event in enumerate(stream))
+        keyed = [
+            [(_start_key(event), kind, position, event) for position, event in enumerate(stream)]
             for kind, stream in enumerate(streams)
-        )
+        ]
         for *_, event in heapq.merge(*keyed, key=lambda item: item[:3]):
             yield event
 
