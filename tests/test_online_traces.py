@@ -14,7 +14,6 @@ from aeval import EvaluationResult, EvaluationRow, EvaluationSample, RunInfo, Sc
 from aeval.online import OnlineEvaluator
 from aeval.strategies import ToolCalledStrategy, ToolPolicyStrategy
 from aeval.trace import ToolCall, Trace, current
-from aeval.trace._keys import TOOL_FIXTURES
 
 pytestmark = pytest.mark.anyio
 
