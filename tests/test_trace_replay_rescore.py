@@ -209,3 +209,31 @@ async def test_rescore_refuses_a_run_without_its_rows_or_without_strategies() ->
         await Scorer().rescore(kept)
     with pytest.raises(ValueError, match="holds no rows"):
         await Scorer().rescore(EvaluationReport([]), says_weather)
+
+
+# --- compare ---------------------------------------------------------------------------------
+
+
+async def test_compare_aligns_an_agent_strategy_like_any_other(tmp_path: Path) -> None:
+    async def candidate(city: str) -> str:
+        if city.endswith(("1", "2", "3", "4", "5", "6", "7", "8")):
+            return f"guessed the weather of {city}"
+        return await agent(city)
+
+    cities = [EvaluationSample(f"c{i}", [f"City{i}"]) for i in range(30)]
+    strategies = (says_weather, ToolCalledStrategy("get_weather"))
+    paths = []
+    for name, target in (("baseline", agent), ("candidate", candidate)):
+        rows = tmp_path / f"{name}.jsonl"
+        await Scorer(concurrency=4, sinks=[JsonlSink(rows)]).evaluate(cities, target, *strategies)
+        paths.append(rows)
+    comparison = await aeval.compare(*paths)
+    assert comparison.strategies == ("says_weather", "ToolCalledStrategy")
+    tools = comparison.for_strategy("ToolCalledStrategy")
+    assert len(tools.regressions) == 24 and not tools.fixes
+    assert {pair.key.sample for pair in tools.regressions} == {
+        f"c{i}" for i in range(30) if str(i)[-1] in "12345678"
+    }
+    assert tools.test == "exact McNemar test" and tools.verdict == "worse"
+    assert comparison.for_strategy("says_weather").verdict == "no significant difference"
+    assert not comparison.for_strategy("says_weather").regressions
