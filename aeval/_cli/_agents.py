@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +18,25 @@ from .._compare._refs import load_report
 from .._engine._scorer import Scorer
 from .._engine._sinks import JsonlSink
 from .._engine._tools import Tools
+from .._exceptions import StoreError
 from .._reporting._report import EvaluationReport
+from ..formatters._report_terminal import print_run_summary
+from ..formatters._terminal import print_line, terminal_console
 from ..trace import Replay
 from ._build import build_strategies
-from ._config import RunConfig
+from ._config import RunConfig, load_config
+from ._history import config_error, run_store_path
 from ._run import ROWS_FILE
-from ._summary import check_thresholds, gate_of
+from ._summary import check_thresholds, gate_of, verdict
 
-__all__ = ["Rescored", "add_rescore_command", "rescore", "scorer_tools", "tools_option"]
+__all__ = [
+    "Rescored",
+    "add_rescore_command",
+    "rescore",
+    "rescore_command",
+    "scorer_tools",
+    "tools_option",
+]
 
 _TOOLS = re.compile(r"^(live|fixtures|replay:.+)$")
 
@@ -159,3 +172,49 @@ async def rescore(
                 config=config.path.read_bytes(),
             )
     return Rescored(report, tuple(files), run_id, source_name)
+
+
+def rescore_command(
+    args: argparse.Namespace,
+    *,
+    check_formats: Callable[[RunConfig], None],
+    shown_path: Callable[[Path], str],
+) -> bool:
+    """``aeval rescore``: rescore, print the summary and the verdict; whether the thresholds
+    were met.
+
+    Raises:
+        ConfigError: The configuration is wrong, or the run store cannot be written.
+        ComparisonError: ``REF`` cannot be read.
+    """
+    config = load_config(args.config)
+    if args.output is not None:
+        config = config.replace(output_dir=args.output)
+    check_formats(config)
+    record_in = run_store_path(config, flag=args.store, disabled=args.no_store)
+    read_from = run_store_path(config, flag=args.store, disabled=False) or store_path(None)
+    try:
+        result = anyio.run(
+            partial(
+                rescore, config, args.ref, read_from=read_from, record_in=record_in, name=args.name
+            )
+        )
+    except StoreError as exc:
+        raise config_error(config, exc) from exc
+    checks = check_thresholds(result.report, config)
+    console = terminal_console()
+    stored = None
+    if result.run_id is not None and record_in is not None:
+        stored = f"{result.run_id} (in {shown_path(record_in)}), rescore of {result.source}"
+    if not args.quiet:
+        print_run_summary(
+            console,
+            result.report,
+            config=config.path,
+            checks=checks,
+            files=result.files,
+            interrupted=False,
+            stored=stored,
+        )
+    print_line(console, verdict(checks, stopped=None, report=result.report))
+    return all(check.passed for check in checks)

@@ -47,7 +47,7 @@ from ..formatters._registry import FormatChoices
 from ..formatters._report_terminal import print_run_summary
 from ..formatters._terminal import print_line, terminal_console
 from ..trace import Replay
-from ._agents import add_rescore_command, rescore, scorer_tools, tools_option
+from ._agents import add_rescore_command, rescore_command, scorer_tools, tools_option
 from ._build import build_strategies, import_object, import_paths
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
 from ._config import ConfigError, ErrorLimit, RunConfig, load_config
@@ -595,42 +595,10 @@ def _run_kept(args: argparse.Namespace) -> int:
 
 
 def _rescore(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    if args.output is not None:
-        config = config.replace(output_dir=args.output)
-    _check_formats(config, from_flag=False)
-    record_in = run_store_path(config, flag=args.store, disabled=args.no_store)
-    read_from = run_store_path(config, flag=args.store, disabled=False) or store_path(None)
-    try:
-        result = anyio.run(
-            partial(
-                rescore,
-                config,
-                args.ref,
-                read_from=read_from,
-                record_in=record_in,
-                name=args.name,
-            )
-        )
-    except StoreError as exc:
-        raise config_error(config, exc) from exc
-    checks = check_thresholds(result.report, config)
-    console = terminal_console()
-    stored = None
-    if result.run_id is not None and record_in is not None:
-        stored = f"{result.run_id} (in {_shown_path(record_in)}), rescore of {result.source}"
-    if not args.quiet:
-        print_run_summary(
-            console,
-            result.report,
-            config=config.path,
-            checks=checks,
-            files=result.files,
-            interrupted=False,
-            stored=stored,
-        )
-    print_line(console, verdict(checks, stopped=None, report=result.report))
-    return EXIT_OK if all(check.passed for check in checks) else EXIT_FAILED
+    passed = rescore_command(
+        args, check_formats=partial(_check_formats, from_flag=False), shown_path=_shown_path
+    )
+    return EXIT_OK if passed else EXIT_FAILED
 
 
 def _merge(args: argparse.Namespace) -> int:
