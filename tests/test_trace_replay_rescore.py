@@ -237,3 +237,12 @@ async def test_compare_aligns_an_agent_strategy_like_any_other(tmp_path: Path) -
     assert tools.test == "exact McNemar test" and tools.verdict == "worse"
     assert comparison.for_strategy("says_weather").verdict == "no significant difference"
     assert not comparison.for_strategy("says_weather").regressions
+
+
+async def test_a_run_recorded_once_replays_into_every_repeat(tmp_path: Path) -> None:
+    _, rows, _ = await recorded_files(tmp_path)
+    CALLS.clear()
+    report = await Scorer(repeats=3, tools=Replay(rows)).evaluate(SAMPLES, agent, says_weather)
+    assert CALLS == []
+    assert [row.repeat for row in report.evaluations] == [0, 1, 2, 0, 1, 2]
+    assert all(row.passed for row in report.evaluations)

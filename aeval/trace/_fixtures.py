@@ -286,6 +286,8 @@ class Replay:
         for row in report.evaluations:
             if row.trace is not None:
                 traces.setdefault((row.sample.name, row.repeat), row.trace)
+                if row.repeat == 0:
+                    traces.setdefault(row.sample.name, row.trace)
         self._traces = traces
 
     def for_sample(self, name: str, repeat: int = 0) -> ReplaySession:
