@@ -75,7 +75,8 @@ def fails(call: Any) -> str:
 def test_assert_that_none_and_wrong_type() -> None:
     assert fails(lambda: assert_that(None)) == "Expected report to not be null"
     with pytest.raises(
-        TypeError, match="assert_that\\(\\) takes an EvaluationReport or a Comparison, got list"
+        TypeError,
+        match=r"assert_that\(\) takes an EvaluationReport, a Comparison or a trace .*got list",
     ):
         assert_that([])  # type: ignore[call-overload]
 

@@ -23,7 +23,9 @@ def test_assert_that_picks_the_assertions_by_what_it_is_given() -> None:
     assert isinstance(assert_that(comparison), ComparisonAssert)
     assert isinstance(assert_that(binary_run([True])), ReportAssert)
     assert assert_that(comparison).comparison is comparison
-    with pytest.raises(TypeError, match="takes an EvaluationReport or a Comparison, got int"):
+    with pytest.raises(
+        TypeError, match=r"takes an EvaluationReport, a Comparison or a trace .*got int"
+    ):
         assert_that(3)  # type: ignore[call-overload]
 
 

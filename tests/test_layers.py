@@ -31,7 +31,8 @@ renders, saves and prints itself through the formatters (``report.format``, ``re
 ``report.print``), and so does a comparison (``comparison.format``, ``print``,
 ``save_as``); a comparison side reads a ``report.json`` through the JSON formatter's reader;
 the sample model loads through its loaders; the similarity strategy builds its default local
-embedder; ``assert_that`` hands a comparison to its assertions. Besides:
+embedder; ``assert_that`` hands a comparison to its assertions; a replay and a rescore read
+their stored run through the comparison's reader. Besides:
 
 - strategies never import httpx, the formatters, the Scorer or the command line;
 - nothing but the edges imports the command line or the pytest plugin;
@@ -76,6 +77,8 @@ FACADES = {
     ("aeval._compare._sides", "aeval.formatters.json"),
     ("aeval._samples._model", "aeval._samples._loaders"),
     ("aeval._reporting._assertions", "aeval._compare"),
+    ("aeval.trace._fixtures", "aeval._compare._refs"),
+    ("aeval._engine._rescore", "aeval._compare._refs"),
 }
 
 EDGES = ("aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin")

@@ -729,3 +729,40 @@ def test_evaluate_sync_works_in_sync_tests_and_refuses_a_running_loop(
         """,
     )
     project.runpytest().assert_outcomes(passed=2)
+
+
+def test_a_plain_test_captures_a_trace_and_asserts_on_its_tool_calls(
+    project: pytest.Pytester,
+) -> None:
+    write_test(
+        project,
+        """
+        import aeval
+        from aeval import assert_that
+
+        @aeval.tool
+        def get_weather(city: str) -> str:
+            return "sunny"
+
+        def agent(question: str) -> str:
+            return "It is " + get_weather("Mysore")
+
+        def test_weather():
+            with aeval.trace.capture() as trace:
+                assert agent("weather?") == "It is sunny"
+            assert_that(trace).called("get_weather").called_with("get_weather", city="Mysore")
+
+        def test_booking():
+            with aeval.trace.capture() as trace:
+                agent("book the palace")
+            assert_that(trace).called_in_order(["get_weather", "book_ticket"])
+        """,
+    )
+    result = project.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*" + escape("expected the calls ['get_weather', 'book_ticket'] in this order") + "*",
+            "*1. get_weather(city='Mysore')*",
+        ]
+    )

@@ -486,3 +486,27 @@ async def test_a_cancelled_tool_call_is_recorded_and_the_cancellation_propagates
         group.cancel_scope.cancel()
     (call,) = trace.tool_calls
     assert call.error is not None and call.error.type == "CancelledError"
+
+
+def test_assert_that_a_trace_or_a_capture_chains_the_trace_assertions() -> None:
+    from aeval import assert_that
+
+    @aeval.tool
+    def get_weather(city: str) -> str:
+        return "sunny"
+
+    @aeval.tool
+    def book(attraction: str) -> int:
+        return 1
+
+    with aeval.trace.capture() as trace:
+        get_weather("Mysore")
+        book("Palace")
+    checks = assert_that(trace)
+    assert isinstance(checks, aeval.trace.TraceAssert)
+    checks.called("get_weather").called_in_order(["get_weather", "book"]).called_with(
+        "get_weather", city="Mysore"
+    ).not_called("cancel")
+    assert_that(trace.trace).called("book", times=1)
+    with pytest.raises(AssertionError, match=r"(?s)expected a call of 'cancel'.*1\. get_weather"):
+        assert_that(trace).called("cancel")

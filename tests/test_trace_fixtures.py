@@ -208,8 +208,6 @@ async def test_replay_needs_its_traces_loaded() -> None:
     assert not replay.loaded
     with pytest.raises(RuntimeError, match="not loaded"):
         replay.for_sample("s")
-    with pytest.raises(NotImplementedError, match="from_traces"):
-        await replay.load()
     with pytest.raises(ValueError, match="stored run's reference"):
         Replay("")
 

@@ -173,6 +173,27 @@ def _text(kind: str, entry: Mapping[str, Any]) -> object:
     return text.GuardrailStrategy(**args)
 
 
+_AGENT_KINDS = frozenset(
+    {"tool_called", "tool_policy", "tool_sequence", "tool_arguments", "budget"}
+)
+
+
+def _agent(kind: str, entry: Mapping[str, Any]) -> object:
+    from ..strategies import agent
+
+    args = {k: v for k, v in entry.items() if k not in ("name", "label", "tool")}
+    label = entry.get("label")
+    if kind == "tool_called":
+        return agent.ToolCalledStrategy(entry.get("tool"), strategy_name=label, **args)
+    if kind == "tool_arguments":
+        return agent.ToolArgumentsStrategy(entry.get("tool"), strategy_name=label, **args)
+    if kind == "tool_policy":
+        return agent.ToolPolicyStrategy(name=label, **args)
+    if kind == "tool_sequence":
+        return agent.ToolSequenceStrategy(name=label, **args)
+    return agent.BudgetStrategy(name=label, **args)
+
+
 def _judge(
     config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, Any]
 ) -> tuple[object, list[object]]:
@@ -291,6 +312,8 @@ def _build_one(
             strategy, embedder = _similarity(config, key, entry)
             resources.append(embedder)
             return strategy
+        if kind in _AGENT_KINDS:
+            return _agent(str(kind), entry)
         return _text(str(kind), entry)
     except ConfigError:
         raise

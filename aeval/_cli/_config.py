@@ -111,6 +111,8 @@ class RunConfig:
         store: The run store's file, ``False`` to record nothing, ``None`` when the file
             does not say (the command line, ``AEVAL_STORE`` or the default decide).
         pythonpath: Folders put first on ``sys.path`` to import the target and strategies.
+        tools: Where ``@aeval.tool`` functions get their results: ``"live"``, ``"fixtures"``
+            or ``"replay:REF"`` (``None`` when the file does not say).
         lines: Line numbers of the keys, for messages found after validation.
     """
 
@@ -133,6 +135,7 @@ class RunConfig:
     labels: tuple[str, ...] = ()
     store: Path | Literal[False] | None = None
     pythonpath: tuple[Path, ...] = ()
+    tools: str | None = None
     lines: Mapping[tuple[PathPart, ...], int] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
     )
@@ -243,6 +246,17 @@ def _http(data: Mapping[str, Any]) -> HttpSpec:
     )
 
 
+def _tools(base: Path, tools: str | None) -> str | None:
+    """``replay:PATH`` of a file next to the configuration resolved against its folder."""
+    if tools is None or not tools.startswith("replay:"):
+        return tools
+    ref = tools.removeprefix("replay:")
+    candidate = base / ref
+    if ref.lower().endswith((".jsonl", ".json")) or candidate.is_file():
+        return f"replay:{_resolve(base, ref)}"
+    return tools
+
+
 def load_config(path: str | Path) -> RunConfig:
     """Read, validate and resolve a configuration file.
 
@@ -306,5 +320,6 @@ def load_config(path: str | Path) -> RunConfig:
         labels=tuple(dict.fromkeys(data.get("labels") or ())),
         store=store if store is None or store is False else Path(_resolve(base, store)),
         pythonpath=tuple(Path(_resolve(base, folder)) for folder in _strings(pythonpath)),
+        tools=_tools(base, data.get("tools")),
         lines=MappingProxyType(lines),
     )

@@ -46,6 +46,8 @@ from .._util._jsonsafe import safe_text
 from ..formatters._registry import FormatChoices
 from ..formatters._report_terminal import print_run_summary
 from ..formatters._terminal import print_line, terminal_console
+from ..trace import Replay
+from ._agents import add_rescore_command, rescore_command, scorer_tools, tools_option
 from ._build import build_strategies, import_object, import_paths
 from ._compare import add_compare_command, add_gate_options, compare_run, gate_from, run_compare
 from ._config import ConfigError, ErrorLimit, RunConfig, load_config
@@ -270,6 +272,14 @@ def _parser() -> argparse.ArgumentParser:
         help="the Ray cluster (e.g. auto, ray://head:10001); default: a local Ray instance",
     )
     run.add_argument(
+        "--tools",
+        type=tools_option,
+        metavar="live|fixtures|replay:REF",
+        help="where @aeval.tool functions get their results: live (call them, the default), "
+        "fixtures (each sample's tools: fixtures) or replay:REF (the results recorded in a "
+        "stored run, a rows.jsonl or a report.json); overrides the config's tools:",
+    )
+    run.add_argument(
         "--shard",
         type=_shard,
         metavar="I/N",
@@ -277,6 +287,7 @@ def _parser() -> argparse.ArgumentParser:
         "aeval merge joins the shards' outputs",
     )
 
+    add_rescore_command(commands)
     merge = commands.add_parser(
         "merge",
         help="merge the outputs of `aeval run --shard I/N` into one report",
@@ -397,6 +408,8 @@ def _overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
         changes["name"] = args.name
     if args.labels:
         changes["labels"] = tuple(dict.fromkeys((*config.labels, *args.labels)))
+    if args.tools is not None:
+        changes["tools"] = args.tools
     return config.replace(**changes) if changes else config
 
 
@@ -467,6 +480,9 @@ def _run_kept(args: argparse.Namespace) -> int:
             config.run_name, labels=config.labels, config=config.path.read_bytes()
         )
     built = build_strategies(config)
+    tools = scorer_tools(config, path)
+    if isinstance(tools, Replay):
+        anyio.run(tools.load)
     gate = gate_from(args)
     baseline = None
     if args.baseline is not None:
@@ -499,6 +515,7 @@ def _run_kept(args: argparse.Namespace) -> int:
                 shard=args.shard,
                 executor=executor,
                 gate=decide,
+                tools=tools,
             )
         )
     except StoreError as exc:
@@ -575,6 +592,13 @@ def _run_kept(args: argparse.Namespace) -> int:
     if not all(check.passed for check in checks) or regressed:
         return EXIT_FAILED
     return EXIT_BASELINE if baseline_problem is not None else EXIT_OK
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    passed = rescore_command(
+        args, check_formats=partial(_check_formats, from_flag=False), shown_path=_shown_path
+    )
+    return EXIT_OK if passed else EXIT_FAILED
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -729,6 +753,8 @@ def _command(argv: Sequence[str] | None) -> int:
             )
         if args.command == "merge":
             return _merge(args)
+        if args.command == "rescore":
+            return _rescore(args)
         return _run(args)
     except ConfigError as exc:
         for problem in exc.problems:

@@ -46,6 +46,7 @@ from .._engine._progress import RunProgress
 from .._engine._scorer import RowStream, Scorer
 from .._engine._shards import Shard
 from .._engine._sinks import JsonlSink
+from .._engine._tools import Tools
 from .._exceptions import ExecutorError, MissingExtraError, SampleLoadError
 from .._reporting._aggregator import KeepRows
 from .._reporting._report import EvaluationReport
@@ -364,6 +365,7 @@ async def execute(
     shard: Shard | None = None,
     executor: Executor | None = None,
     gate: GateDecision | None = None,
+    tools: Tools = "live",
 ) -> RunResult:
     """Evaluate ``config`` and write ``rows.jsonl`` and the reports into its output directory.
 
@@ -382,6 +384,7 @@ async def execute(
         executor: Where the samples run (``--executor ray``); ``None`` for this process.
         gate: Decides the gate the reports record, from the report, its error rows per
             type and whether the run finished.
+        tools: Where ``@aeval.tool`` functions get their results (``--tools``).
 
     Raises:
         ConfigError: The samples cannot be loaded or do not fit the HTTP templates.
@@ -434,6 +437,7 @@ async def execute(
             keep=keep or ("failures" if streamed else "all"),
             redact=secrets,
             executor=executor,
+            tools=tools,
         )
         planned = len(samples) * config.repeats if isinstance(samples, Sized) else 0
         stop = _Stop()

@@ -17,10 +17,11 @@ from typing import Any
 import anyio
 
 from .._exceptions import AevalError, ComparisonError
+from .._reporting._report import EvaluationReport
 from .._samples._sources import RUN_FILE_SUFFIXES
-from ._sides import LoadedSide, RunSource, is_file, load_side
+from ._sides import LoadedSide, RunSource, is_file, load_side, load_stored, read_report_file
 
-__all__ = ["DEFAULT_STORE", "STORE_ENV", "load_ref", "store_path"]
+__all__ = ["DEFAULT_STORE", "STORE_ENV", "load_ref", "load_report", "store_path"]
 
 DEFAULT_STORE = Path(".aeval", "runs.sqlite")
 STORE_ENV = "AEVAL_STORE"
@@ -90,3 +91,44 @@ async def load_ref(ref: str, *, role: str, store: Path, flag: str = "--store") -
                 run_id = ref
             label = f"run {run_id}" if run_id == ref else f"run {run_id} ({ref})"
         return await load_side(ref, role=role, store=source, label=label)
+
+
+async def load_report(
+    source: EvaluationReport | str | os.PathLike[str],
+    *,
+    role: str,
+    store: RunSource | str | os.PathLike[str] | None = None,
+) -> EvaluationReport:
+    """A stored run's report: a report in hand, a ``rows.jsonl`` or ``report.json``, or a
+    stored run's ref (``latest``, a run id, ``NAME@latest~1``) looked up in ``store``.
+
+    Args:
+        source: The report, the file or the ref.
+        role: What the source is for, in the messages (``"replay source"``).
+        store: A run store (anything with ``load(ref)``) or its path; the default store
+            (``$AEVAL_STORE``, else ``.aeval/runs.sqlite``) when ``None``.
+
+    Raises:
+        ComparisonError: The file or the run cannot be read, naming it and what to change.
+        TypeError: ``source`` is none of these.
+    """
+    if isinstance(source, EvaluationReport):
+        return source
+    if not isinstance(source, str | os.PathLike):
+        raise TypeError(
+            f"the {role} must be an EvaluationReport, a path to a rows.jsonl or report.json, "
+            f"or a stored run's ref, got {type(source).__name__}"
+        )
+    text = os.fspath(source)
+    if await is_file(text):
+        return await read_report_file(Path(text), role)
+    if text.lower().endswith(RUN_FILE_SUFFIXES):
+        raise ComparisonError(
+            f"the {role} file {text} does not exist: give the path of a run's rows.jsonl or "
+            "report.json (aeval run writes both into its output directory)",
+            side=role,
+        )
+    if isinstance(store, RunSource):
+        return await load_stored(store, text, role)
+    async with _opened_store(store_path(store), role, text, "store=") as opened:
+        return await load_stored(opened, text, role)

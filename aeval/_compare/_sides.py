@@ -28,6 +28,8 @@ __all__ = [
     "compare_sync",
     "is_file",
     "load_side",
+    "load_stored",
+    "read_report_file",
 ]
 
 
@@ -176,10 +178,10 @@ async def load_side(
         )
     text = os.fspath(side)
     if await is_file(text):
-        report = await _read_file(Path(text), role)
+        report = await read_report_file(Path(text), role)
         name = label or text
     elif isinstance(side, str) and store is not None and not text.endswith(RUN_FILE_SUFFIXES):
-        report = await _load_stored(store, text, role)
+        report = await load_stored(store, text, role)
         name = label or f"run {text}"
     else:
         raise ComparisonError(_missing(role, text, store), side=role)
@@ -206,7 +208,8 @@ def _missing(role: str, text: str, store: RunSource | None) -> str:
     )
 
 
-async def _read_file(path: Path, role: str) -> EvaluationReport:
+async def read_report_file(path: Path, role: str) -> EvaluationReport:
+    """The report of a run's ``rows.jsonl`` or ``report.json`` (``role`` names it in errors)."""
     try:
         if path.suffix.lower() == ".json":
             from ..formatters.json import report_from_json
@@ -226,7 +229,8 @@ async def _read_file(path: Path, role: str) -> EvaluationReport:
     return EvaluationReport(rows, run=run)
 
 
-async def _load_stored(store: RunSource, ref: str, role: str) -> EvaluationReport:
+async def load_stored(store: RunSource, ref: str, role: str) -> EvaluationReport:
+    """The stored run ``ref`` of ``store`` (``role`` names it in errors)."""
     try:
         report = await store.load(ref)
     except (AevalError, LookupError, ValueError, OSError) as exc:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence, Sized
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
+from os import PathLike
+from typing import Any
 
 import anyio
 from anyio.abc import ObjectReceiveStream
@@ -19,6 +21,7 @@ from ._callables import bind_function, is_async_callable, prepare_strategies, re
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
+from ._rescore import rescore_report
 from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt
 from ._sinks import Sink
 from ._tools import Tools, check_tools
@@ -255,6 +258,44 @@ class Scorer:
             if progress is not None:
                 progress.stop(interrupted=not run.finished)
         return run.aggregator.report()
+
+    async def rescore(
+        self,
+        source: EvaluationReport | str | PathLike[str],
+        *strategies: object,
+        store: Any = None,
+    ) -> EvaluationReport:
+        """Apply ``strategies`` to the outputs and traces of a run already made, calling
+        nothing: how a new check reaches last week's run, or stored live traffic.
+
+        Each (sample, repeat) of the stored run yields one row per strategy, with its stored
+        output, duration and trace (strategies see the trace through
+        :func:`aeval.trace.current`, as in a run); a sample whose function call failed gives
+        its error rows again. Unchanged strategies give the same verdicts, scores and
+        explanations as the stored rows.
+
+        Example::
+
+            report = await scorer.rescore("latest", ToolCalledStrategy("get_weather"))
+
+        Args:
+            source: A report that holds its rows, a run's ``rows.jsonl`` or ``report.json``,
+                or a stored run's ref (``latest``, a run id, ``NAME@latest~1``).
+            *strategies: As for :meth:`evaluate` (at least one).
+            store: The run store refs are read from (a ``RunStore`` or its path); when
+                ``None``, ``$AEVAL_STORE``, else ``.aeval/runs.sqlite``.
+
+        Returns:
+            The new report; its rows go to the Scorer's sinks as in a run.
+
+        Raises:
+            ScorerClosedError: The Scorer was closed.
+            ComparisonError: The source cannot be read, naming it.
+            ValueError: The source holds no rows.
+            TypeError: No strategy, or one that is not usable.
+        """
+        self._check_open()
+        return await rescore_report(self, source, strategies, tally=self._tally, store=store)
 
     def _start_progress(self, run: Run) -> RunProgress | None:
         if not self.progress:

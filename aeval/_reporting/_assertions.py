@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, overload
 
 from .._display import display_value
 from .._util._numbers import format_percent, truncate
+from ..trace import Capture, Trace, TraceAssert, assert_trace
 from ._judging import calibrate
 from ._report import EvaluationReport, TagStatistics
 from ._results import EvaluationRow
@@ -32,29 +33,42 @@ def assert_that(report: EvaluationReport | None) -> ReportAssert: ...
 def assert_that(report: Comparison) -> ComparisonAssert: ...
 
 
-def assert_that(report: EvaluationReport | Comparison | None) -> ReportAssert | ComparisonAssert:
-    """Start a chain of assertions on a report, or on a comparison of two runs.
+@overload
+def assert_that(report: Trace | Capture) -> TraceAssert: ...
+
+
+def assert_that(
+    report: EvaluationReport | Comparison | Trace | Capture | None,
+) -> ReportAssert | ComparisonAssert | TraceAssert:
+    """Start a chain of assertions on a report, a comparison of two runs, or a trace.
 
     Example::
 
         assert_that(report).has_score_greater_than(70).has_at_most_failed_evaluations(2)
         assert_that(comparison).has_no_significant_regression(margin=2)
+        with aeval.trace.capture() as trace:
+            answer = agent("What is the weather in Mysore?")
+        assert_that(trace).called("get_weather").called_with("get_weather", city="Mysore")
 
     Raises:
         AssertionError: ``report`` is ``None``.
-        TypeError: ``report`` is neither an :class:`~aeval.EvaluationReport` nor an
-            :class:`~aeval.Comparison`.
+        TypeError: ``report`` is neither an :class:`~aeval.EvaluationReport`, an
+            :class:`~aeval.Comparison`, nor an :class:`aeval.trace.Trace` (or the capture of
+            :func:`aeval.trace.capture`).
     """
     if report is None:
         raise AssertionError("Expected report to not be null")
     if isinstance(report, EvaluationReport):
         return ReportAssert(report)
+    if isinstance(report, Trace | Capture):
+        return assert_trace(report)
     from .._compare import Comparison, ComparisonAssert
 
     if isinstance(report, Comparison):
         return ComparisonAssert(report)
     raise TypeError(
-        f"assert_that() takes an EvaluationReport or a Comparison, got {type(report).__name__}"
+        "assert_that() takes an EvaluationReport, a Comparison or a trace (aeval.trace.Trace "
+        f"or aeval.trace.capture()), got {type(report).__name__}"
     )
 
 

@@ -25,6 +25,7 @@ from .._engine._threads import DaemonThreads
 from .._reporting._results import EvaluationRow, Outcome
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._version import __version__
+from ..trace import Capture, Trace, using
 from ._job import Job, apply_to_job
 from ._sampling import Sampler, SampleRates
 from ._setup import check_options, sinks_of, telemetry_for, threadsafe_caller
@@ -297,6 +298,7 @@ class OnlineEvaluator:
         name: str | None = None,
         tags: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
+        trace: Trace | Capture | None = None,
     ) -> bool:
         """Hand one response over for evaluation; returns at once, never raises.
 
@@ -312,12 +314,25 @@ class OnlineEvaluator:
             tags: Tags to break scores down by.
             metadata: Carried into the rows as the sample's metadata (also where
                 ``ContainsStrategy`` reads per-response ``must_contain`` lists).
+            trace: What the service did to answer (an :class:`aeval.trace.Trace`, or the
+                capture of ``with aeval.trace.capture() as trace:``): kept on the rows, and
+                what agent strategies check. ``online.watch`` records it by itself.
 
         Returns:
             Whether the response was queued for evaluation: ``False`` when it was sampled
             out or dropped (both counted), and for a call from another thread (queued later).
         """
-        return self._submit(inputs, output, name, None, tags, metadata, 0.0)
+        if isinstance(trace, Capture):
+            trace = trace.trace
+        elif trace is not None and not isinstance(trace, Trace):
+            self._accounts.refuse()
+            self._log_once(
+                "trace",
+                f"submit(trace=...) takes an aeval.trace.Trace or a capture, got "
+                f"{type(trace).__name__}: the response was not evaluated",
+            )
+            return False
+        return self._submit(inputs, output, name, None, tags, metadata, 0.0, trace)
 
     def _submit(
         self,
@@ -328,6 +343,7 @@ class OnlineEvaluator:
         tags: Iterable[str],
         metadata: Mapping[str, Any] | None,
         duration: float,
+        trace: Trace | None = None,
     ) -> bool:
         try:
             telemetry = self._telemetry
@@ -341,6 +357,7 @@ class OnlineEvaluator:
                 self._clock(),
                 telemetry.capture() if telemetry is not None else None,
                 duration,
+                trace,
             )
             if threading.get_ident() == self._loop_thread:
                 return self._accept(job)
@@ -483,12 +500,17 @@ class OnlineEvaluator:
             self._accounts.invalid += 1
             self._log_once("sample", f"a response could not become a sample: {exc}")
             return
-        rows = [
-            await apply_to_job(
-                self.strategies[i], sample, job, seconds=self.timeout, tracebacks=self.tracebacks
-            )
-            for i in job.selected
-        ]
+        with using(job.trace):
+            rows = [
+                await apply_to_job(
+                    self.strategies[i],
+                    sample,
+                    job,
+                    seconds=self.timeout,
+                    tracebacks=self.tracebacks,
+                )
+                for i in job.selected
+            ]
         if self.sinks:
             with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
                 await self._deliver(rows, job)

@@ -8,6 +8,7 @@ from typing import Any
 from .._engine._callables import PreparedStrategy, apply_to_row
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
+from ..trace import Trace
 
 __all__ = ["Job", "apply_to_job"]
 
@@ -27,6 +28,7 @@ class Job:
         "span",
         "tags",
         "timestamp",
+        "trace",
     )
 
     def __init__(
@@ -40,8 +42,10 @@ class Job:
         timestamp: float,
         span: Any,
         duration: float,
+        trace: Trace | None = None,
     ) -> None:
         self.inputs = inputs
+        self.trace = trace
         self.output = output
         self.name = name
         self.prefix = prefix
@@ -94,4 +98,5 @@ async def apply_to_job(
         timed_out=_timed_out,
         tracebacks=tracebacks,
         timestamp=job.timestamp,
+        trace=job.trace,
     )

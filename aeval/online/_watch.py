@@ -9,15 +9,43 @@ from time import perf_counter
 from typing import Any, TypeVar, cast
 
 from .._engine._callables import is_async_callable
+from ..trace import Recorder, Trace, recording
+from ..trace._context import current_recorder
 
 __all__ = ["Submit", "watch_calls"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 Submit = Callable[
-    [Any, Any, str | None, str | None, Iterable[str], Mapping[str, Any] | None, float], bool
+    [
+        Any,
+        Any,
+        str | None,
+        str | None,
+        Iterable[str],
+        Mapping[str, Any] | None,
+        float,
+        Trace | None,
+    ],
+    bool,
 ]
-"""``submit(inputs, output, name, prefix, tags, metadata, duration)``: the evaluator's own."""
+"""``submit(inputs, output, name, prefix, tags, metadata, duration, trace)``: the
+evaluator's own."""
+
+
+def _recording() -> Any:
+    """A recording of one watched call: inside a sample it serves the sample's tools and
+    keeps its limits (the sample's trace gets the calls too, see :func:`_finish`)."""
+    outer = current_recorder()
+    if outer is None:
+        return recording()
+    return recording(limits=outer.limits, tools=outer.tools)
+
+
+def _finish(outer: Recorder | None, recorder: Recorder) -> Trace | None:
+    if outer is not None:
+        outer.absorb(recorder)
+    return recorder.snapshot()
 
 
 def watch_calls(
@@ -66,21 +94,32 @@ def _wrap(
         bound.pop("self", None)
         return bound
 
-    def report(args: tuple[Any, ...], kwargs: dict[str, Any], result: Any, started: float) -> None:
+    def report(
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        result: Any,
+        started: float,
+        trace: Trace | None,
+    ) -> None:
         duration = perf_counter() - started
         try:
             inputs = inputs_of(args, kwargs)
         except Exception:
             inputs = {"args": args, "kwargs": kwargs}
-        submit(inputs, result, None, prefix, tags, metadata, duration)
+        submit(inputs, result, None, prefix, tags, metadata, duration, trace)
 
     if is_async_callable(function):
 
         @functools.wraps(function)
         async def watched(*args: Any, **kwargs: Any) -> Any:
             started = perf_counter()
-            result = await function(*args, **kwargs)
-            report(args, kwargs, result, started)
+            outer = current_recorder()
+            with _recording() as recorder:
+                try:
+                    result = await function(*args, **kwargs)
+                finally:
+                    trace = _finish(outer, recorder)
+            report(args, kwargs, result, started, trace)
             return result
 
         return cast("_F", watched)
@@ -88,8 +127,13 @@ def _wrap(
     @functools.wraps(function)
     def watched_sync(*args: Any, **kwargs: Any) -> Any:
         started = perf_counter()
-        result = function(*args, **kwargs)
-        report(args, kwargs, result, started)
+        outer = current_recorder()
+        with _recording() as recorder:
+            try:
+                result = function(*args, **kwargs)
+            finally:
+                trace = _finish(outer, recorder)
+        report(args, kwargs, result, started, trace)
         return result
 
     return cast("_F", watched_sync)

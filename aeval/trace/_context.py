@@ -175,6 +175,20 @@ class Recorder:
             ),
         )
 
+    def absorb(self, other: Recorder) -> None:
+        """Keep every event of ``other`` too, in their start order (an inner recording's,
+        such as a watched call's inside a sample, so the sample's trace still holds them)."""
+        with other._lock:
+            events = list(other._events)
+            truncated, dropped, unmocked = other._truncated, other._dropped, other.unmocked
+        with self._lock:
+            room = max(0, self.limits.max_events - len(self._events))
+            self._events.extend(events[:room])
+            self._dropped += dropped + max(0, len(events) - room)
+            self._truncated += truncated
+        if unmocked is not None:
+            self.note_unmocked(unmocked)
+
     def note_unmocked(self, error: UnmockedToolCall) -> None:
         """Remember the first call that had nothing to serve."""
         with self._lock:

@@ -6,6 +6,7 @@ import copy
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from os import PathLike, fspath
 from typing import Any
 
 import orjson
@@ -235,18 +236,22 @@ class Replay:
     recorded for that sample. A call with no recording raises
     :class:`~aeval.UnmockedToolCall`, naming what differs from the closest recorded call.
 
-    The traces come from :meth:`load` (reading ``ref`` from the run store, which the engine
-    wires in) or are given with :meth:`from_traces`.
+    The traces come from :meth:`load` (the Scorer awaits it when the run starts) or are
+    given with :meth:`from_traces`; each (sample, repeat) is served the trace recorded for
+    it (a sample recorded once serves every repeat).
 
     Args:
-        ref: The stored run: a run id or reference such as ``latest``.
-        store: The run store holding it (its path or a ``RunStore``); the default store when
-            ``None``.
+        ref: The recorded run: a stored run's id or reference such as ``latest`` or
+            ``NAME@latest~1``, or the path of a run's ``rows.jsonl`` or ``report.json``.
+        store: The run store holding it (its path or a ``RunStore``); when ``None``,
+            ``$AEVAL_STORE``, else ``.aeval/runs.sqlite``.
     """
 
     __slots__ = ("_traces", "ref", "store")
 
-    def __init__(self, ref: str, *, store: Any = None) -> None:
+    def __init__(self, ref: str | PathLike[str], *, store: Any = None) -> None:
+        if isinstance(ref, PathLike):
+            ref = fspath(ref)
         if not isinstance(ref, str) or not ref.strip():
             raise ValueError(f"Replay needs a stored run's reference (e.g. 'latest'), got {ref!r}")
         self.ref = ref
@@ -268,18 +273,22 @@ class Replay:
         return self._traces is not None
 
     async def load(self) -> None:
-        """Read the recorded traces of ``ref`` from the run store.
-
-        Reading rows' traces from the store is wired in by the engine; until then only
-        :meth:`from_traces` replays.
+        """Read the recorded traces of ``ref``: a stored run (from ``store``), or a run's
+        ``rows.jsonl`` or ``report.json`` when ``ref`` is such a file.
 
         Raises:
-            NotImplementedError: Always, for now.
+            ComparisonError: The file or the stored run cannot be read (naming it).
         """
-        raise NotImplementedError(
-            "Replay.load: reading traces from the run store is not wired in yet; build the "
-            "replay with Replay.from_traces({sample: trace})"
-        )
+        from .._compare._refs import load_report
+
+        report = await load_report(self.ref, role="replay source", store=self.store)
+        traces: dict[str | tuple[str, int], Trace] = {}
+        for row in report.evaluations:
+            if row.trace is not None:
+                traces.setdefault((row.sample.name, row.repeat), row.trace)
+                if row.repeat == 0:
+                    traces.setdefault(row.sample.name, row.trace)
+        self._traces = traces
 
     def for_sample(self, name: str, repeat: int = 0) -> ReplaySession:
         """The replay of one (sample, repeat): a fresh count of occurrences.

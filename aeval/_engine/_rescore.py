@@ -1,0 +1,181 @@
+"""Rescoring: new strategies applied to a stored run's outputs and traces, calling nothing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._reporting._report import EvaluationReport
+from .._reporting._results import ErrorInfo, EvaluationRow
+from .._samples import EvaluationSample, Parameters
+from ..trace import Trace, using
+from ._callables import apply_to_row, bind_function, prepare_strategies
+from ._run import Run, RunSettings, Tally
+
+if TYPE_CHECKING:
+    from ._scorer import Scorer
+
+__all__ = ["StoredCall", "rescore_report", "stored_calls"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCall:
+    """What one (sample, repeat) of a stored run produced: the output, or the failure."""
+
+    sample: EvaluationSample
+    index: int
+    repeat: int
+    output: Any
+    duration: float
+    trace: Trace | None
+    timestamp: float | None
+    error: ErrorInfo | None
+
+
+def stored_calls(report: EvaluationReport) -> list[StoredCall]:
+    """The calls of the function under test that ``report``'s rows hold, in row order.
+
+    Raises:
+        ValueError: The report holds no rows (it was kept with ``keep="failures"`` or
+            ``"none"``, or is empty).
+    """
+    if not report.holds_all_rows:
+        raise ValueError(
+            "the run to rescore holds only some of its rows (it was kept with keep='failures' "
+            "or 'none'): rescore a run that kept all its rows"
+        )
+    calls: dict[tuple[int, int], StoredCall] = {}
+    for row in report.evaluations:
+        key = (row.index, row.repeat)
+        known = calls.get(key)
+        failed = row.function_failed
+        if known is None or (failed and known.error is None):
+            calls[key] = StoredCall(
+                row.sample,
+                row.index,
+                row.repeat,
+                row.output,
+                row.duration,
+                row.trace,
+                row.timestamp,
+                row.error if failed else None,
+            )
+    if not calls:
+        raise ValueError(
+            "the run to rescore holds no rows: rescore a run kept with all its rows "
+            "(keep='all', the default; rows.jsonl, report.json or the run store)"
+        )
+    return list(calls.values())
+
+
+def _never_called(params: Parameters) -> Any:
+    raise AssertionError("rescoring never calls the function under test")  # pragma: no cover
+
+
+class RescoreRun(Run):
+    """A run whose samples are answered by a stored run's outputs and traces."""
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        calls: Sequence[StoredCall],
+        strategies: tuple[Any, ...],
+        tally: Tally,
+    ) -> None:
+        samples: dict[int, EvaluationSample] = {}
+        for call in calls:
+            samples.setdefault(call.index, call.sample)
+        super().__init__(
+            settings, list(samples.values()), bind_function(_never_called), False, strategies, tally
+        )
+        self._calls = {(call.index, call.repeat): call for call in calls}
+
+    def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
+        for (index, repeat), call in self._calls.items():
+            yield index, repeat, call.sample
+
+    async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
+        call = self._calls[(index, repeat)]
+        self.tally.in_flight += 1
+        try:
+            self.aggregator.count_sample(repeat=repeat, failed=call.error is not None)
+            self.tally.samples_done += 1
+            if call.error is not None:
+                for strategy in self.strategies:
+                    await self._add(
+                        EvaluationRow.from_error(
+                            sample,
+                            strategy.name,
+                            None,
+                            call.error,
+                            duration=call.duration,
+                            index=index,
+                            repeat=repeat,
+                            position=strategy.position,
+                            timestamp=call.timestamp,
+                            trace=call.trace,
+                        )
+                    )
+                return
+            with using(call.trace):
+                for strategy in self.strategies:
+                    await self._add(
+                        await apply_to_row(
+                            strategy,
+                            sample,
+                            call.output,
+                            duration=call.duration,
+                            index=index,
+                            repeat=repeat,
+                            seconds=self.settings.timeout,
+                            timed_out=_timed_out(strategy.name),
+                            tracebacks=self.settings.tracebacks,
+                            timestamp=call.timestamp,
+                            trace=call.trace,
+                        )
+                    )
+        finally:
+            self.tally.in_flight -= 1
+
+
+def _timed_out(name: str) -> Any:
+    def message(seconds: float) -> str:
+        return f"the strategy {name} did not finish within {seconds:g} s (Scorer timeout)"
+
+    return message
+
+
+async def rescore_report(
+    scorer: Scorer,
+    source: EvaluationReport | str | os.PathLike[str],
+    strategies: Sequence[object],
+    *,
+    tally: Tally,
+    store: Any = None,
+) -> EvaluationReport:
+    """See :meth:`aeval.Scorer.rescore`."""
+    from .._compare._refs import load_report
+
+    prepared = prepare_strategies(strategies)
+    if not prepared:
+        raise TypeError("rescore needs at least one strategy to apply to the stored outputs")
+    report = await load_report(source, role="run to rescore", store=store)
+    calls = stored_calls(report)
+    settings = RunSettings(
+        concurrency=scorer.concurrency,
+        timeout=scorer.timeout,
+        repeats=max(call.repeat for call in calls) + 1,
+        keep=scorer.keep,
+        tracebacks=scorer.tracebacks,
+        max_abandoned=scorer.max_abandoned,
+        sinks=scorer.sinks,
+        redactor=scorer.redactor,
+        executor=None,
+        tools="live",
+        trace_limits=scorer.trace_limits,
+    )
+    run = RescoreRun(settings, calls, prepared, tally)
+    await run.execute(None)
+    return run.aggregator.report()
