@@ -22,6 +22,7 @@ with 0 when the thresholds are met.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Mapping
@@ -257,6 +258,25 @@ def travel_model(request: RecordedRequest) -> Reply:
         if pending:
             return Reply.calling(*pending)
     return Reply.text(_answer(question, results))
+
+
+_SHARED: list[TravelAgent] = []
+
+
+async def answer(question: str) -> str:
+    """The agent as a plain function, the target of ``aeval run`` (``travel_agent:answer``).
+
+    Its model is the OpenAI-compatible API at ``$TRAVEL_MODEL_URL`` when set, else the scripted
+    one on a local server started with the first call (and stopped with the process).
+    """
+    if not _SHARED:
+        url = os.environ.get("TRAVEL_MODEL_URL")
+        if url is None:
+            server = OpenAICompatibleServer(handler=travel_model, model=MODEL)
+            server.start()
+            url = server.base_url
+        _SHARED.append(TravelAgent(url))
+    return await _SHARED[0].chat(question)
 
 
 # --- the evaluation -------------------------------------------------------------------------

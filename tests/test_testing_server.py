@@ -84,9 +84,13 @@ async def test_a_tool_calling_reply_has_the_openai_shape_and_is_traced() -> None
     reply = Reply.calling(
         ("get_weather", {"city": "Mysore"}), ("find_attractions", {"city": "Mysore"})
     )
-    async with OpenAICompatibleServer([reply]) as server:
-        async with capture() as trace, httpx.AsyncClient(event_hooks=httpx_event_hooks()) as c:
-            response = await c.post(f"{server.base_url}/chat/completions", json=CHAT)
+    hooks = httpx_event_hooks()
+    async with (
+        OpenAICompatibleServer([reply]) as server,
+        capture() as trace,
+        httpx.AsyncClient(event_hooks=hooks) as c,
+    ):
+        response = await c.post(f"{server.base_url}/chat/completions", json=CHAT)
     choice = response.json()["choices"][0]
     assert choice["finish_reason"] == "tool_calls"
     assert choice["message"] == {

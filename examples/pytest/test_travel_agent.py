@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from travel_agent import MODEL, TravelAgent, travel_model
+from travel_agent import MODEL, TravelAgent, answer, travel_model
 
 from aeval import Samples
 from aeval.testing import OpenAICompatibleServer
@@ -58,3 +58,10 @@ async def test_a_weather_timeout_is_reported_not_invented(agent: TravelAgent) ->
     assert_trace(trace).called_with("get_weather", city="Coorg")
     (call,) = trace.tool_calls
     assert call.error is not None and call.error.type == "ToolTimeoutError"
+
+
+async def test_the_plain_function_answers_from_the_fixtures() -> None:
+    async with capture(tools=await fixtures_of("Bangalore to Mysore")) as trace:
+        reply = await answer("How do I get from Bangalore to Mysore?")
+    assert reply == "Getting there: Cheapest: KSRTC bus ₹180, journey 3 hours."
+    assert_trace(trace).called_with("get_ticket_price", origin="Bangalore", destination="Mysore")
