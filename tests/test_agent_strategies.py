@@ -239,6 +239,20 @@ def test_tool_arguments_read_the_sample_s_expectations() -> None:
         ToolArgumentsStrategy(None, {"city": "x"})
 
 
+def test_an_empty_expected_tool_arguments_checks_nothing_and_passes() -> None:
+    # A sample that expects no tool (expected-tool-arguments: {}) passes, where a sample
+    # without the key fails saying which key to add and its shape.
+    none = EvaluationSample("scope", ["q"], metadata={"expected_tool_arguments": {}})
+    result = run(ToolArgumentsStrategy(), Trace(), none)
+    assert (result.passed, result.score) == (True, 1.0)
+    assert result.explanation == "Nothing to check: sample 'scope' expects no tool's arguments"
+    missing = run(ToolArgumentsStrategy(), Trace(), BARE)
+    assert missing.explanation == (
+        "Sample 'bare' has no expected-tool-arguments: add expected-tool-arguments: {...} to "
+        "it, or pass expected="
+    )
+
+
 # --- BudgetStrategy --------------------------------------------------------------------------
 
 

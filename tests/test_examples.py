@@ -79,3 +79,67 @@ async def test_the_readme_snippet_runs_as_written_from_the_project_root(tmp_path
     cli_rows = report_rows(tmp_path / "cli" / "report.json")
     assert len(cli_rows) == 12
     assert report_rows(reports / "report.json") == cli_rows
+
+
+@pytest.mark.anyio
+async def test_the_travel_agent_is_evaluated_on_its_answers_and_its_tool_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = runpy.run_path(str(EXAMPLES / "travel_agent.py"), run_name="travel_agent")
+    report = await module["main"](tmp_path)
+    assert "Evaluation summary" in capsys.readouterr().out
+    assert report.score == 100.0
+    assert len(report.evaluations) == 6 * 7
+    traces = {row.name: row.trace for row in report.evaluations}
+    assert all(trace is not None for trace in traces.values())
+    trip = traces["Two days in Mysore"]
+    assert trip is not None
+    assert trip.tool_names() == ("get_weather", "find_attractions", "get_ticket_price")
+    assert all(call.mocked for call in trip.tool_calls)
+    assert [call.requested_tools for call in trip.model_calls] == [
+        ("get_weather", "find_attractions"),
+        ("get_ticket_price",),
+        (),
+    ]
+    down = traces["Weather service down"]
+    assert down is not None
+    (timeout,) = down.tool_calls
+    assert timeout.error is not None and timeout.error.type == "ToolTimeoutError"
+    off_topic = traces["Capital of France"]
+    assert off_topic is not None and off_topic.tool_calls == ()
+    answers = {row.name: row.output for row in report.evaluations}
+    assert answers["Book the bus"] == (
+        "Getting there: Cheapest: KSRTC bus ₹180, journey 3 hours. "
+        "Booked: ticket KSRTC-1042, bus leaves 07:30."
+    )
+    markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "book_ticket" in markdown and "KSRTC-1042" in markdown
+
+
+@pytest.mark.anyio
+async def test_the_travel_agent_runs_as_a_script_and_fails_a_wrong_agent(tmp_path: Path) -> None:
+    environment = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent)}
+    script = str(EXAMPLES / "travel_agent.py")
+    done = await anyio.run_process([sys.executable, script], env=environment, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "ToolPolicyStrategy" in done.stdout.decode()
+    # an agent that also books, where the samples give no booking fixture: never a live call,
+    # an UnmockedToolCall error row naming the tool, and the run fails
+    broken = tmp_path / "broken.py"
+    broken.write_text(
+        "import runpy, sys\n"
+        f"module = runpy.run_path({script!r}, run_name='travel_agent')\n"
+        "plan = module['_plan']\n"
+        "def booking_plan(question):\n"
+        "    rounds = plan(question)\n"
+        "    route = {'origin': 'Bangalore', 'destination': 'Mysore'}\n"
+        "    return rounds + [[('book_ticket', route)]] if rounds else rounds\n"
+        "module['main'].__globals__['_plan'] = booking_plan\n"
+        "import anyio\n"
+        "anyio.run(module['main'])\n",
+        encoding="utf-8",
+    )
+    done = await anyio.run_process([sys.executable, str(broken)], env=environment, check=False)
+    assert done.returncode == 1
+    said = done.stdout.decode() + done.stderr.decode()
+    assert "UnmockedToolCall" in said and "no fixtures for 'book_ticket'" in said

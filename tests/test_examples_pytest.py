@@ -60,7 +60,8 @@ def summary_lines(stdout: str) -> list[str]:
 def test_example_suite_passes_and_prints_the_summary(tmp_path: Path) -> None:
     result = run_example(tmp_path, "-rs")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "8 passed, 1 skipped" in result.stdout
+    # test_travel_agent.py's plain tests check traces, not reports: not in the summary
+    assert "11 passed, 1 skipped" in result.stdout
     assert summary_lines(result.stdout) == SUMMARY
     assert re.search(
         r"SKIPPED \[1\] \S*test_support_assistant\.py:\d+: live evaluation test \(calls a real "

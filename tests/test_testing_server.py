@@ -78,6 +78,44 @@ async def test_chat_completion_reply_shape() -> None:
     assert body["usage"] == {"prompt_tokens": 4, "completion_tokens": 3, "total_tokens": 7}
 
 
+async def test_a_tool_calling_reply_has_the_openai_shape_and_is_traced() -> None:
+    from aeval.trace import capture, httpx_event_hooks
+
+    reply = Reply.calling(
+        ("get_weather", {"city": "Mysore"}), ("find_attractions", {"city": "Mysore"})
+    )
+    hooks = httpx_event_hooks()
+    async with (
+        OpenAICompatibleServer([reply]) as server,
+        capture() as trace,
+        httpx.AsyncClient(event_hooks=hooks) as c,
+    ):
+        response = await c.post(f"{server.base_url}/chat/completions", json=CHAT)
+    choice = response.json()["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    assert choice["message"] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1_0",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city":"Mysore"}'},
+            },
+            {
+                "id": "call_1_1",
+                "type": "function",
+                "function": {"name": "find_attractions", "arguments": '{"city":"Mysore"}'},
+            },
+        ],
+    }
+    assert response.json()["usage"]["completion_tokens"] == 0
+    (call,) = trace.model_calls
+    assert call.requested_tools == ("get_weather", "find_attractions")
+    with pytest.raises(ValueError, match="at least one"):
+        Reply.calling()
+
+
 async def test_queue_then_handler_then_default() -> None:
     seen: list[str] = []
 

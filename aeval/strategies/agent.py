@@ -109,8 +109,9 @@ class _AgentStrategy(NamedStrategy):
 
 
 def _missing(sample: EvaluationSample, key: str, option: str) -> EvaluationResult:
+    shape = "{...}" if key == "expected-tool-arguments" else "[...]"
     return EvaluationResult.failing(
-        f"Sample {sample.name!r} has no {key}: add {key}: [...] to it, or pass {option}="
+        f"Sample {sample.name!r} has no {key}: add {key}: {shape} to it, or pass {option}="
     )
 
 
@@ -368,8 +369,12 @@ class ToolArgumentsStrategy(_AgentStrategy):
 
     def _check(self, sample: EvaluationSample, trace: Trace) -> EvaluationResult:
         expectations = self._expectations(sample)
-        if not expectations:
+        if expectations is None:
             return _missing(sample, "expected-tool-arguments", "expected")
+        if not expectations:
+            return EvaluationResult(
+                True, 1.0, f"Nothing to check: sample {sample.name!r} expects no tool's arguments"
+            )
         exact = self._match == "exact"
         scores, problems = [], []
         for tool, expected in expectations.items():

@@ -93,6 +93,8 @@ class Reply:
         seconds_per_token: Generation time per word of the reply sent, added to ``delay``.
         per_token: Embeddings come as one hashed vector per word of each text, as a server
             without pooling sends them (llama.cpp's ``--pooling none``).
+        tool_calls: The tools the assistant asks to call, as ``(name, arguments)`` pairs: the
+            message carries them as OpenAI ``tool_calls`` (see :meth:`calling`).
     """
 
     content: str | None = None
@@ -109,6 +111,23 @@ class Reply:
     context_tokens: int = 4096
     seconds_per_token: float = 0.0
     per_token: bool = False
+    tool_calls: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    @classmethod
+    def calling(cls, *calls: tuple[str, Mapping[str, Any]], content: str | None = None) -> Reply:
+        """A chat completion asking to call tools, as a model with tools does.
+
+        The message holds one OpenAI ``tool_calls`` entry per ``(name, arguments)`` pair (ids
+        ``call_<request>_<index>``, the arguments as a JSON string), ``content`` (``null`` by
+        default) and ``finish_reason`` ``"tool_calls"``.
+
+        Example:
+            >>> Reply.calling(("get_weather", {"city": "Mysore"})).finish_reason
+            'tool_calls'
+        """
+        if not calls:
+            raise ValueError("Reply.calling needs at least one (name, arguments) pair")
+        return cls(content=content, tool_calls=tuple(calls), finish_reason="tool_calls")
 
     @classmethod
     def text(
@@ -314,9 +333,27 @@ def _generated(reply: Reply, content: str, limit: int | None) -> tuple[str, str]
 def _completion(
     request: RecordedRequest, reply: Reply, model: str, default_content: str, number: int
 ) -> tuple[Any, int]:
-    content = (reply.content if reply.content is not None else default_content) or ""
-    content, finish_reason = _generated(reply, content, _max_tokens(request))
-    prompt_tokens = sum(_count_words(str(m.get("content", ""))) for m in request.messages)
+    message: dict[str, Any]
+    if reply.tool_calls:
+        content = reply.content or ""
+        finish_reason = reply.finish_reason
+        message = {
+            "role": "assistant",
+            "content": reply.content,
+            "tool_calls": [
+                {
+                    "id": f"call_{number}_{index}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": orjson.dumps(arguments).decode()},
+                }
+                for index, (name, arguments) in enumerate(reply.tool_calls)
+            ],
+        }
+    else:
+        content = (reply.content if reply.content is not None else default_content) or ""
+        content, finish_reason = _generated(reply, content, _max_tokens(request))
+        message = {"role": "assistant", "content": content}
+    prompt_tokens = sum(_count_words(str(m.get("content") or "")) for m in request.messages)
     prompt, completion = reply.usage or (prompt_tokens, _count_words(content))
     return {
         "id": f"chatcmpl-{number}",
@@ -326,7 +363,7 @@ def _completion(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content},
+                "message": message,
                 "finish_reason": finish_reason,
             }
         ],

@@ -1,0 +1,488 @@
+"""Benchmarks of the per-sample traces (``aeval.trace``): isolation, cost per call, overhead.
+
+Scenarios (see benchmarks/README.md and docs/performance.md):
+
+* ``isolation``: 2,000 samples at concurrency 200, each making 1-5 calls (seeded) with short
+  random sleeps, interleaving three sources: an ``@aeval.tool`` async function, a chat
+  completion through ``httpx.AsyncClient(event_hooks=httpx_event_hooks())`` against the local
+  OpenAI-compatible test server on 127.0.0.1, and a manual ``record_tool_call``. Every call
+  carries its sample's name; the check (not a timing) is that every row's trace holds exactly
+  its own calls, in order. Target: 2000/2000 rows exact.
+* ``cost``: the cost of one recorded call, per source, inside a sample (a recording of five
+  calls, then its snapshot, as the engine takes it), against the same loop calling the
+  undecorated function (for the hooks: against no hooks). Target: <= 2 us per recorded call.
+* ``overhead``: a run whose target records nothing (20,000 samples, identity plus one
+  checkpoint, concurrency 100): the Scorer as it is against the same Scorer with tracing off,
+  side by side, alternating order. "Off" replaces the engine's two trace hooks
+  (``recording`` around the call and ``using`` around the strategies) with no-ops for that
+  run: the engine without the trace wiring. A plain-asyncio baseline (Semaphore + gather)
+  gives the scale. Target: tracing on <= 1.05x tracing off, per sample.
+
+Usage::
+
+    python benchmarks/bench_trace.py                 # all three scenarios, medians of 5
+    python benchmarks/bench_trace.py cost --reps 9
+    python benchmarks/bench_trace.py --quick --json out.json   # smoke mode (used by a test)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import statistics
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx
+import orjson
+from _machine import machine
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import aeval
+from aeval import EvaluationSample, Samples, Scorer
+from aeval._engine import _run as engine_run
+from aeval.strategies import NotBlankStrategy
+from aeval.testing import OpenAICompatibleServer
+from aeval.trace import ModelCall, ToolCall, Trace, httpx_event_hooks, record_tool_call, recording
+
+COST_TARGET_US = 2.0
+OVERHEAD_TARGET = 1.05
+SEED = 2126
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    reps: int
+    isolation_n: int
+    isolation_concurrency: int
+    max_sleep: float
+    cost_calls: int
+    overhead_n: int
+    overhead_concurrency: int
+
+
+FULL = Settings(
+    reps=5,
+    isolation_n=2_000,
+    isolation_concurrency=200,
+    max_sleep=0.002,
+    cost_calls=50_000,
+    overhead_n=20_000,
+    overhead_concurrency=100,
+)
+QUICK = Settings(
+    reps=1,
+    isolation_n=300,
+    isolation_concurrency=200,
+    max_sleep=0.001,
+    cost_calls=2_000,
+    overhead_n=2_000,
+    overhead_concurrency=100,
+)
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines)
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+# --- (a) isolation ----------------------------------------------------------------------------
+
+
+@aeval.tool
+async def lookup(sample: str, step: int, pause: float) -> str:
+    """A tool that waits a little, so that the samples' calls interleave."""
+    await anyio.sleep(pause)
+    return f"{sample}/{step}"
+
+
+Step = tuple[str, int, float]  # (source, step, pause)
+
+
+def plan(name: str, settings: Settings) -> list[Step]:
+    """The calls sample ``name`` makes: 1-5 of them, each from one of the three sources."""
+    rng = random.Random(f"{SEED}:{name}")
+    return [
+        (rng.choice(("tool", "http", "manual")), step, rng.uniform(0, settings.max_sleep))
+        for step in range(rng.randint(1, 5))
+    ]
+
+
+def agent(client: httpx.AsyncClient, settings: Settings) -> Callable[[str], Any]:
+    async def run(name: str) -> str:
+        for source, step, pause in plan(name, settings):
+            if source == "tool":
+                await lookup(name, step, pause)
+            elif source == "http":
+                body = {"model": f"{name}/{step}", "messages": [{"role": "user", "content": "hi"}]}
+                (await client.post("/chat/completions", json=body)).raise_for_status()
+            else:
+                await anyio.sleep(pause)
+                record_tool_call("note", {"sample": name, "step": step}, result=step)
+        return name
+
+    return run
+
+
+def expected_events(name: str, settings: Settings) -> list[tuple[str, str]]:
+    events = []
+    for source, step, _ in plan(name, settings):
+        if source == "http":
+            events.append(("model", f"{name}/{step}"))
+        else:
+            events.append((("lookup" if source == "tool" else "note"), f"{name}/{step}"))
+    return events
+
+
+def seen_events(trace: Trace | None) -> list[tuple[str, str]]:
+    events: list[tuple[str, str]] = []
+    for event in () if trace is None else trace.events():
+        if isinstance(event, ModelCall):
+            events.append(("model", str(event.model)))
+        elif isinstance(event, ToolCall):
+            events.append((event.name, f"{event.arguments['sample']}/{event.arguments['step']}"))
+        else:
+            events.append(("retrieval", "?"))
+    return events
+
+
+async def scenario_isolation(settings: Settings) -> dict[str, Any]:
+    n, c = settings.isolation_n, settings.isolation_concurrency
+    print(f"\n(a) isolation: {n} samples, concurrency {c}, 1-5 calls each (tool, httpx, manual)")
+    samples = Samples(EvaluationSample(f"s{i}", [f"s{i}"]) for i in range(n))
+    limits = httpx.Limits(max_connections=c, max_keepalive_connections=c)
+    async with (
+        OpenAICompatibleServer(default="ok") as server,
+        httpx.AsyncClient(
+            base_url=server.base_url, event_hooks=httpx_event_hooks(), limits=limits, timeout=60
+        ) as client,
+    ):
+        started = perf_counter()
+        report = await Scorer(c).evaluate(samples, agent(client, settings), NotBlankStrategy())
+        wall = perf_counter() - started
+    exact = 0
+    wrong: list[str] = []
+    calls = 0
+    for row in report.evaluations:
+        want, got = expected_events(row.name, settings), seen_events(row.trace)
+        calls += len(got)
+        if want == got and row.outcome.value == "passed":
+            exact += 1
+        elif len(wrong) < 3:
+            wrong.append(f"{row.name}: expected {want}, got {got} ({row.outcome.value})")
+    rows = [[str(n), str(c), str(calls), f"{wall:.2f}", f"{exact}/{n}", verdict(exact == n)]]
+    print(table(["samples", "concurrency", "calls", "wall s", "exact traces", "target"], rows))
+    for line in wrong:
+        print("  MISMATCH", line)
+    return {
+        "n": n,
+        "concurrency": c,
+        "calls": calls,
+        "wall_s": wall,
+        "exact": exact,
+        "mismatches": wrong,
+        "verdict": verdict(exact == n),
+    }
+
+
+# --- (b) cost per recorded call ---------------------------------------------------------------
+
+
+def plain_weather(city: str, days: int = 1) -> str:
+    return city
+
+
+traced_weather = aeval.tool(name="get_weather")(plain_weather)
+
+
+async def plain_async_weather(city: str, days: int = 1) -> str:
+    return city
+
+
+traced_async_weather = aeval.tool(name="get_weather")(plain_async_weather)
+
+PER_SAMPLE = 5
+CHAT_BODY = orjson.dumps(
+    {
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    }
+)
+CHAT_REQUEST = orjson.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+
+
+def _sync_loop(function: Callable[..., Any], samples: int) -> float:
+    started = perf_counter()
+    for _ in range(samples):
+        with recording() as recorder:
+            for _ in range(PER_SAMPLE):
+                function("Mysore")
+        recorder.snapshot()
+    return perf_counter() - started
+
+
+def _manual(city: str) -> None:
+    record_tool_call("get_weather", {"city": city, "days": 1}, result=city)
+
+
+def _no_call(city: str) -> None:
+    return None
+
+
+def _hooks_loop(hooks: dict[str, list[Callable[[Any], Any]]], samples: int) -> float:
+    on_request, on_response = hooks.get("request", []), hooks.get("response", [])
+    url = "http://127.0.0.1/v1/chat/completions"
+    started = perf_counter()
+    for _ in range(samples):
+        with recording() as recorder:
+            for _ in range(PER_SAMPLE):
+                request = httpx.Request("POST", url, content=CHAT_REQUEST)
+                for hook in on_request:
+                    hook(request)
+                response = httpx.Response(
+                    200,
+                    content=CHAT_BODY,
+                    headers={"content-type": "application/json"},
+                    request=request,
+                )
+                for hook in on_response:
+                    hook(response)
+        recorder.snapshot()
+    return perf_counter() - started
+
+
+async def _async_loop(function: Callable[..., Any], samples: int) -> float:
+    started = perf_counter()
+    for _ in range(samples):
+        with recording() as recorder:
+            for _ in range(PER_SAMPLE):
+                await function("Mysore")
+        recorder.snapshot()
+    return perf_counter() - started
+
+
+def _pairs(settings: Settings) -> list[tuple[str, Callable[[int], float], Callable[[int], float]]]:
+    sync_hooks = httpx_event_hooks(sync=True)
+    return [
+        (
+            "@aeval.tool (sync)",
+            lambda s: _sync_loop(traced_weather, s),
+            lambda s: _sync_loop(plain_weather, s),
+        ),
+        (
+            "@aeval.tool (async)",
+            lambda s: asyncio.run(_async_loop(traced_async_weather, s)),
+            lambda s: asyncio.run(_async_loop(plain_async_weather, s)),
+        ),
+        ("record_tool_call", lambda s: _sync_loop(_manual, s), lambda s: _sync_loop(_no_call, s)),
+        (
+            "httpx_event_hooks",
+            lambda s: _hooks_loop(sync_hooks, s),
+            lambda s: _hooks_loop({}, s),
+        ),
+    ]
+
+
+def scenario_cost(settings: Settings) -> dict[str, Any]:
+    samples = max(1, settings.cost_calls // PER_SAMPLE)
+    calls = samples * PER_SAMPLE
+    print(f"\n(b) cost per recorded call: {calls} calls, {PER_SAMPLE} per sample, ", end="")
+    print(f"medians of {settings.reps}")
+    sources: list[dict[str, Any]] = []
+    rows: list[list[str]] = []
+    for label, traced, plain in _pairs(settings):
+        traced(max(1, samples // 10))
+        plain(max(1, samples // 10))
+        walls: dict[str, list[float]] = {"traced": [], "plain": []}
+        for rep in range(settings.reps):
+            order = ("traced", "plain") if rep % 2 == 0 else ("plain", "traced")
+            for side in order:
+                walls[side].append((traced if side == "traced" else plain)(samples))
+        traced_us = statistics.median(walls["traced"]) / calls * 1e6
+        plain_us = statistics.median(walls["plain"]) / calls * 1e6
+        cost = traced_us - plain_us
+        source = {
+            "source": label,
+            "calls": calls,
+            "traced_us_per_call": traced_us,
+            "plain_us_per_call": plain_us,
+            "cost_us_per_call": cost,
+            "traced_walls": walls["traced"],
+            "plain_walls": walls["plain"],
+            "verdict": verdict(cost <= COST_TARGET_US),
+        }
+        sources.append(source)
+        rows.append(
+            [
+                label,
+                f"{traced_us:.2f}",
+                f"{plain_us:.2f}",
+                f"{cost:.2f}",
+                f"{source['verdict']} (<= {COST_TARGET_US:g} us)",
+            ]
+        )
+    print(table(["source", "traced us/call", "untraced us/call", "cost us/call", "target"], rows))
+    ok = all(source["verdict"] == "PASS" for source in sources)
+    return {"sources": sources, "verdict": verdict(ok)}
+
+
+# --- (c) overhead of a run that records nothing ----------------------------------------------
+
+
+@contextlib.contextmanager
+def _off_recording(**_: Any) -> Iterator[Any]:
+    yield _NoRecorder()
+
+
+class _NoRecorder:
+    unmocked = None
+
+    def snapshot(self) -> None:
+        return None
+
+
+@contextlib.contextmanager
+def _off_using(trace: Any) -> Iterator[None]:
+    yield
+
+
+@contextlib.contextmanager
+def tracing_off() -> Iterator[None]:
+    """The engine without its trace hooks: no recorder per sample, no current trace."""
+    saved = engine_run.recording, engine_run.using
+    engine_run.recording, engine_run.using = _off_recording, _off_using  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        engine_run.recording, engine_run.using = saved
+
+
+async def silent(params: Any) -> Any:
+    await anyio.lowlevel.checkpoint()
+    return params[0]
+
+
+async def baseline(samples: Samples, concurrency: int) -> int:
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(sample: EvaluationSample) -> bool:
+        async with semaphore:
+            started = perf_counter()
+            output = await silent(sample.parameters)
+            perf_counter() - started
+            return bool(output)
+
+    return sum(await asyncio.gather(*(one(sample) for sample in samples)))
+
+
+async def _side(side: str, samples: Samples, concurrency: int) -> tuple[float, int]:
+    started = perf_counter()
+    if side == "baseline":
+        passed = await baseline(samples, concurrency)
+    elif side == "off":
+        with tracing_off():
+            report = await Scorer(concurrency).evaluate(samples, silent, NotBlankStrategy())
+        passed = report.passed_count
+    else:
+        report = await Scorer(concurrency).evaluate(samples, silent, NotBlankStrategy())
+        passed = report.passed_count
+    return perf_counter() - started, passed
+
+
+async def scenario_overhead(settings: Settings) -> dict[str, Any]:
+    n, c = settings.overhead_n, settings.overhead_concurrency
+    print(f"\n(c) a run that records nothing: {n} samples, concurrency {c}, ", end="")
+    print(f"medians of {settings.reps}")
+    samples = Samples(EvaluationSample(f"s{i}", [f"input-{i}"]) for i in range(n))
+    sides = ("on", "off", "baseline")
+    for side in sides:
+        await _side(side, samples[:50], c)
+    runs: dict[str, list[tuple[float, int]]] = {side: [] for side in sides}
+    for rep in range(settings.reps):
+        order = sides if rep % 2 == 0 else tuple(reversed(sides))
+        for side in order:
+            runs[side].append(await _side(side, samples, c))
+    us = {side: statistics.median(w for w, _ in runs[side]) / n * 1e6 for side in sides}
+    ratio = us["on"] / us["off"]
+    above_on, above_off = us["on"] - us["baseline"], us["off"] - us["baseline"]
+    rows = []
+    for side, label in (("on", "tracing on"), ("off", "tracing off"), ("baseline", "baseline")):
+        walls = [w for w, _ in runs[side]]
+        rows.append(
+            [
+                label,
+                f"{statistics.median(walls):.4f} [{min(walls):.4f}-{max(walls):.4f}]",
+                f"{us[side]:.2f}",
+                f"{min(p for _, p in runs[side])}/{n}",
+            ]
+        )
+    print(table(["run", "wall s", "us/sample", "passed"], rows))
+    result = verdict(ratio <= OVERHEAD_TARGET)
+    print(
+        f"tracing on / off: {ratio:.3f} per sample ({(ratio - 1) * 100:+.1f} %), "
+        f"{us['on'] - us['off']:+.2f} us/sample; above the baseline: "
+        f"{above_on:.2f} vs {above_off:.2f} us/sample; {result} (<= {OVERHEAD_TARGET:g}x)"
+    )
+    return {
+        "n": n,
+        "concurrency": c,
+        "us_per_sample": us,
+        "walls": {side: [w for w, _ in runs[side]] for side in sides},
+        "passed": {side: [p for _, p in runs[side]] for side in sides},
+        "ratio": ratio,
+        "added_us_per_sample": us["on"] - us["off"],
+        "verdict": result,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "scenario", nargs="?", default="all", choices=["all", "isolation", "cost", "overhead"]
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes, 1 repetition")
+    parser.add_argument("--reps", type=int, help="repetitions per measurement (default 5)")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    settings = QUICK if args.quick else FULL
+    if args.reps is not None:
+        settings = replace(settings, reps=args.reps)
+    info = machine("anyio")
+    print(f"aeval trace benchmarks{' (quick mode)' if args.quick else ''}: {info['date']}")
+    print(f"Python {info['python']}, {info['platform']}, {info['cpus']} CPUs, ", end="")
+    print(f"load average {info['load_average']}")
+    results: dict[str, Any] = {"machine": info, "quick": args.quick, "reps": settings.reps}
+    if args.scenario in ("all", "isolation"):
+        results["isolation"] = anyio.run(scenario_isolation, settings)
+    if args.scenario in ("all", "cost"):
+        results["cost"] = scenario_cost(settings)
+    if args.scenario in ("all", "overhead"):
+        results["overhead"] = anyio.run(scenario_overhead, settings)
+    verdicts = {
+        k: v["verdict"] for k, v in results.items() if isinstance(v, dict) and "verdict" in v
+    }
+    print("\nsummary: " + ", ".join(f"{k} {v}" for k, v in verdicts.items()))
+    if args.json is not None:
+        args.json.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+    return 0 if verdicts.get("isolation", "PASS") == "PASS" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Smoke test of benchmarks/bench_trace.py: it runs, checks isolation, prints its figures."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from _benchmarks import quick_figures
+
+
+def test_every_trace_holds_its_own_calls_and_the_figures_are_printed(tmp_path: Path) -> None:
+    done, figures = quick_figures("bench_trace.py", tmp_path / "figures.json")
+    assert done.stderr == ""
+    stdout = done.stdout
+    assert "aeval trace benchmarks (quick mode)" in stdout
+    isolation = figures["isolation"]
+    assert isolation["exact"] == isolation["n"] == 300
+    assert isolation["mismatches"] == []
+    assert isolation["calls"] >= isolation["n"]
+    assert re.search(r"^300 +200 +\d+ +\S+ +300/300 +PASS *$", stdout, re.MULTILINE)
+    sources = [source["source"] for source in figures["cost"]["sources"]]
+    assert sources == [
+        "@aeval.tool (sync)",
+        "@aeval.tool (async)",
+        "record_tool_call",
+        "httpx_event_hooks",
+    ]
+    for source in sources:
+        assert re.search(rf"^{re.escape(source)} +\S+ +\S+ +\S+ +(PASS|MISS)", stdout, re.M)
+    overhead = figures["overhead"]
+    assert overhead["passed"] == {"on": [2000], "off": [2000], "baseline": [2000]}
+    assert re.search(r"^tracing on / off: \d+\.\d+ per sample", stdout, re.MULTILINE)
+    assert re.search(
+        r"^summary: isolation PASS, cost (PASS|MISS), overhead (PASS|MISS)$", stdout, re.MULTILINE
+    )
