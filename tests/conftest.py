@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from aeval._util._plugins import PluginRegistry
+from aeval.formatters import _registry
+
 # The plugin is loaded here rather than by its entry point (``-p no:aeval`` in pyproject.toml):
 # an entry point is imported before pytest-cov starts measuring, so every line that runs when
 # ``aeval`` is imported would count as never run.
 pytest_plugins = ("aeval.pytest_plugin",)
-
-from aeval._util._plugins import PluginRegistry
-from aeval.formatters import _registry
 
 CHECKOUT_STORE = Path(__file__).resolve().parent.parent / ".aeval"
 
