@@ -13,9 +13,9 @@ Scenarios (see benchmarks/README.md and docs/performance.md):
   undecorated function (for the hooks: against no hooks). Target: <= 2 us per recorded call.
 * ``overhead``: a run whose target records nothing (20,000 samples, identity plus one
   checkpoint, concurrency 100): the Scorer as it is against the same Scorer with tracing off,
-  side by side, alternating order. "Off" replaces the engine's two trace hooks
-  (``recording`` around the call and ``using`` around the strategies) with no-ops for that
-  run: the engine without the trace wiring. A plain-asyncio baseline (Semaphore + gather)
+  side by side, alternating order. "Off" replaces the engine's trace hooks (the
+  per-sample ``Recorder`` and the ``activate``/``deactivate`` of its context variables) with
+  no-ops for that run: the engine without the trace wiring. A plain-asyncio baseline (Semaphore + gather)
   gives the scale. Target: tracing on <= 1.05x tracing off, per sample.
 
 Usage::
@@ -346,32 +346,39 @@ def scenario_cost(settings: Settings) -> dict[str, Any]:
 # --- (c) overhead of a run that records nothing ----------------------------------------------
 
 
-@contextlib.contextmanager
-def _off_recording(**_: Any) -> Iterator[Any]:
-    yield _NoRecorder()
-
-
 class _NoRecorder:
+    """A recorder that records nothing: what the engine holds per sample with tracing off."""
+
     unmocked = None
+
+    def __init__(self, **_: Any) -> None:
+        pass
 
     def snapshot(self) -> None:
         return None
 
 
-@contextlib.contextmanager
-def _off_using(trace: Any) -> Iterator[None]:
-    yield
+def _off_activate(recorder: Any) -> None:
+    return None
+
+
+def _off_deactivate(tokens: Any) -> None:
+    return None
 
 
 @contextlib.contextmanager
 def tracing_off() -> Iterator[None]:
     """The engine without its trace hooks: no recorder per sample, no current trace."""
-    saved = engine_run.recording, engine_run.using
-    engine_run.recording, engine_run.using = _off_recording, _off_using  # type: ignore[assignment]
+    names = ("Recorder", "activate", "deactivate")
+    saved = {name: getattr(engine_run, name) for name in names}
+    engine_run.Recorder = _NoRecorder  # type: ignore[assignment,misc]
+    engine_run.activate = _off_activate  # type: ignore[assignment]
+    engine_run.deactivate = _off_deactivate  # type: ignore[assignment]
     try:
         yield
     finally:
-        engine_run.recording, engine_run.using = saved
+        for name, value in saved.items():
+            setattr(engine_run, name, value)
 
 
 async def silent(params: Any) -> Any:
