@@ -15,8 +15,8 @@ Scenarios (see benchmarks/README.md and docs/performance.md):
   checkpoint, concurrency 100): the Scorer as it is against the same Scorer with tracing off,
   side by side, alternating order. "Off" replaces the engine's trace hooks (the
   per-sample ``Recorder`` and the ``activate``/``deactivate`` of its context variables) with
-  no-ops for that run: the engine without the trace wiring. A plain-asyncio baseline (Semaphore + gather)
-  gives the scale. Target: tracing on <= 1.05x tracing off, per sample.
+  no-ops for that run: the engine without the trace wiring. A plain-asyncio baseline
+  (Semaphore + gather) gives the scale. Target: tracing on <= 1.05x tracing off, per sample.
 
 Usage::
 
