@@ -13,9 +13,10 @@ Scenarios (see benchmarks/README.md and docs/performance.md):
   undecorated function (for the hooks: against no hooks). Target: <= 2 us per recorded call.
 * ``overhead``: a run whose target records nothing (20,000 samples, identity plus one
   checkpoint, concurrency 100): the Scorer as it is against the same Scorer with tracing off,
-  side by side, alternating order. "Off" replaces the engine's two trace hooks
-  (``recording`` around the call and ``using`` around the strategies) with no-ops for that
-  run: the engine without the trace wiring. A plain-asyncio baseline (Semaphore + gather)
+  side by side, alternating order. "Off" replaces the engine's trace hooks (the
+  ``Recorder`` made per sample, ``activate``/``deactivate`` around the call and
+  ``make_current`` around the strategies) with no-ops for that run: the engine without the
+  trace wiring. A plain-asyncio baseline (Semaphore + gather)
   gives the scale. Target: tracing on <= 1.05x tracing off, per sample.
 
 Usage::
@@ -346,32 +347,41 @@ def scenario_cost(settings: Settings) -> dict[str, Any]:
 # --- (c) overhead of a run that records nothing ----------------------------------------------
 
 
-@contextlib.contextmanager
-def _off_recording(**_: Any) -> Iterator[Any]:
-    yield _NoRecorder()
-
-
 class _NoRecorder:
     unmocked = None
+
+    def __init__(self, **_: Any) -> None:
+        pass
 
     def snapshot(self) -> None:
         return None
 
 
-@contextlib.contextmanager
-def _off_using(trace: Any) -> Iterator[None]:
-    yield
+def _off_activate(recorder: Any) -> None:
+    return None
+
+
+def _off_deactivate(tokens: Any) -> None:
+    return None
+
+
+def _off_make_current(trace: Any) -> None:
+    return None
 
 
 @contextlib.contextmanager
 def tracing_off() -> Iterator[None]:
     """The engine without its trace hooks: no recorder per sample, no current trace."""
-    saved = engine_run.recording, engine_run.using
-    engine_run.recording, engine_run.using = _off_recording, _off_using  # type: ignore[assignment]
+    names = ("Recorder", "activate", "deactivate", "make_current")
+    saved = [getattr(engine_run, name) for name in names]
+    off = (_NoRecorder, _off_activate, _off_deactivate, _off_make_current)
+    for name, hook in zip(names, off, strict=True):
+        setattr(engine_run, name, hook)
     try:
         yield
     finally:
-        engine_run.recording, engine_run.using = saved
+        for name, hook in zip(names, saved, strict=True):
+            setattr(engine_run, name, hook)
 
 
 async def silent(params: Any) -> Any:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+from time import time_ns
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from .._exceptions import UnmockedToolCall
-from ._context import RECORDER, Recorder
+from ._context import RECORDER, SEQUENCE, Recorder
 
 __all__ = ["tool"]
 
@@ -99,7 +100,7 @@ def _wrap(function: _F, given: str | None) -> _F:
             recorder = RECORDER.get()
             if recorder is None:
                 return await function(*args, **kwargs)
-            pending = recorder.start()
+            pending = next(SEQUENCE), time_ns(), None
             arguments = read(args, kwargs)
             mocked = recorder.tools is not None
             try:
@@ -108,9 +109,9 @@ def _wrap(function: _F, given: str | None) -> _F:
                 else:
                     result = await function(*args, **kwargs)
             except BaseException as exc:
-                recorder.add_tool_call(pending, name, arguments, error=exc, mocked=mocked)
+                recorder.tool_call(pending, name, arguments, None, exc, mocked)
                 raise
-            recorder.add_tool_call(pending, name, arguments, result=result, mocked=mocked)
+            recorder.tool_call(pending, name, arguments, result, None, mocked)
             return result
 
         return call_async  # type: ignore[return-value]
@@ -120,15 +121,15 @@ def _wrap(function: _F, given: str | None) -> _F:
         recorder = RECORDER.get()
         if recorder is None:
             return function(*args, **kwargs)
-        pending = recorder.start()
+        pending = next(SEQUENCE), time_ns(), None
         arguments = read(args, kwargs)
         mocked = recorder.tools is not None
         try:
             result = _served(recorder, name, arguments) if mocked else function(*args, **kwargs)
         except BaseException as exc:
-            recorder.add_tool_call(pending, name, arguments, error=exc, mocked=mocked)
+            recorder.tool_call(pending, name, arguments, None, exc, mocked)
             raise
-        recorder.add_tool_call(pending, name, arguments, result=result, mocked=mocked)
+        recorder.tool_call(pending, name, arguments, result, None, mocked)
         return result
 
     return call  # type: ignore[return-value]
