@@ -13,12 +13,11 @@ import dataclasses
 import itertools
 import sys
 import threading
-from time import time_ns
-from types import MappingProxyType
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar, Token
 from datetime import UTC, datetime
-from types import TracebackType
+from time import time_ns
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits, bounded, flat, plain
@@ -228,15 +227,27 @@ class Recorder:
         (``@aeval.tool`` builds a new one per call), without keyword arguments' cost."""
         ended_ns = time_ns() if ended is None else _nanoseconds(ended)
         limits = self.limits
-        if not (
+        owned: dict[str, Any] | _Kept
+        if (
             type(arguments) is dict
             and len(arguments) <= limits.max_items
             and flat(arguments, limits.max_text)
         ):
-            arguments = _Kept(self.keep(arguments))
+            owned = arguments
+        else:
+            owned = _Kept(self.keep(arguments))
         if type(result) not in _IMMUTABLE:
             result = _Kept(self.keep(result))
-        raw = (name, arguments, result, _failure(error), mocked, ended_ns, ended, pending[2])
+        raw: _RawToolCall = (
+            name,
+            owned,
+            result,
+            _failure(error),
+            mocked,
+            ended_ns,
+            ended,
+            pending[2],
+        )
         events = self._events
         if len(events) < limits.max_events:
             events.append((pending[1], pending[0], raw))  # atomic: _settled() trims a race
@@ -363,7 +374,7 @@ def current() -> Trace | None:
     return None if recorder is None else recorder.trace()
 
 
-class recording:  # noqa: N801 - a function to its callers, a class for its cost per sample
+class recording:
     """Record what runs inside the block (and the tasks and copied contexts it starts).
 
     The engine's hook around one call of the function under test: afterwards
@@ -429,7 +440,7 @@ def idle() -> bool:
     return RECORDER.get() is None and CURRENT.get() is None
 
 
-class using:  # noqa: N801 - a function to its callers, a class for its cost per row
+class using:
     """Make ``trace`` current (for strategies evaluating a row) and record nothing meanwhile.
 
     Model calls made inside the block (an AI judge's) do not belong to the sample's trace,

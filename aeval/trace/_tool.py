@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from time import time_ns
 from collections.abc import Callable
+from time import time_ns
 from typing import Any, TypeVar, overload
 
 from .._exceptions import UnmockedToolCall
