@@ -209,6 +209,32 @@ def test_a_tool_outside_any_recording_is_just_called() -> None:
     assert trace.trace == Trace()
 
 
+def test_keyword_calls_record_the_arguments_in_parameter_order_with_defaults() -> None:
+    @aeval.tool
+    def fly(origin: str, destination: str, seats: int = 1, cabin: str = "economy") -> str:
+        return f"{origin}-{destination}"
+
+    with capture() as trace:
+        fly(destination="Mysore", origin="Delhi", cabin="business")
+        fly("Delhi", seats=2, destination="Goa")
+        with pytest.raises(TypeError):
+            fly("Delhi", origin="Goa")
+    first, second, wrong = trace.tool_calls
+    assert list(first.arguments.items()) == [
+        ("origin", "Delhi"),
+        ("destination", "Mysore"),
+        ("seats", 1),
+        ("cabin", "business"),
+    ]
+    assert list(second.arguments.items()) == [
+        ("origin", "Delhi"),
+        ("destination", "Goa"),
+        ("seats", 2),
+        ("cabin", "economy"),
+    ]
+    assert wrong.error is not None and wrong.error.type == "TypeError"
+
+
 def test_a_tool_called_with_wrong_arguments_still_raises_the_type_error() -> None:
     with capture() as trace, pytest.raises(TypeError):
         get_weather()  # type: ignore[call-arg]

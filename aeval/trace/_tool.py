@@ -25,6 +25,7 @@ class _Arguments:
     """
 
     __slots__ = (
+        "_defaults",
         "_names",
         "_signature",
         "_simple",
@@ -45,23 +46,57 @@ class _Arguments:
             (p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), None
         )
         positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        self._simple = self._signature is not None and all(p.kind is positional for p in parameters)
+        simple = self._signature is not None and all(p.kind is positional for p in parameters)
         self._names = tuple(p.name for p in parameters)
+        self._defaults = {
+            p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty
+        }
         self._tails: dict[int, dict[str, Any]] = {}  # positional count -> defaults of the rest
-        for count in range(len(parameters), -1, -1):
+        for count in range(len(parameters), -1, -1) if simple else ():
             rest = parameters[count:]
             if any(p.default is inspect.Parameter.empty for p in rest):
                 break
             self._tails[count] = {p.name: p.default for p in rest}
+        self._simple = simple
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        if self._simple and not kwargs and len(args) in self._tails:
-            arguments = dict(zip(self._names, args, strict=False))
-            arguments.update(self._tails[len(args)])
-            if self._skip is not None:
-                del arguments[self._skip]
-            return arguments
+        if not kwargs:
+            tail = self._tails.get(len(args))
+            if tail is not None:
+                arguments = dict(zip(self._names, args, strict=False))
+                if tail:
+                    arguments.update(tail)
+                if self._skip is not None:
+                    del arguments[self._skip]
+                return arguments
+        elif self._simple:
+            arguments = self._keywords(args, kwargs)
+            if arguments is not None:
+                return arguments
         return self._bind(args, kwargs)
+
+    def _keywords(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+        """The arguments of a call with keywords, in parameter order; ``None`` for a call
+        that does not fit (``Signature.bind`` then says why, or reads it)."""
+        names = self._names
+        if len(args) > len(names):
+            return None
+        arguments = dict(zip(names, args, strict=False))
+        taken = 0
+        defaults = self._defaults
+        for name in names[len(args) :]:
+            if name in kwargs:
+                arguments[name] = kwargs[name]
+                taken += 1
+            elif name in defaults:
+                arguments[name] = defaults[name]
+            else:
+                return None
+        if taken != len(kwargs):
+            return None
+        if self._skip is not None:
+            del arguments[self._skip]
+        return arguments
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if self._signature is None:
