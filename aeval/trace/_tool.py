@@ -70,9 +70,9 @@ class _Arguments:
                     del arguments[self._skip]
                 return arguments
         elif self._simple:
-            arguments = self._keywords(args, kwargs)
-            if arguments is not None:
-                return arguments
+            keywords = self._keywords(args, kwargs)
+            if keywords is not None:
+                return keywords
         return self._bind(args, kwargs)
 
     def _keywords(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
