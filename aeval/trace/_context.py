@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import operator
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -78,6 +79,7 @@ Pending = tuple[int, int, datetime | None]
 as given, when it was."""
 _IMMUTABLE = frozenset((str, int, float, bool, type(None)))
 _fromtimestamp = datetime.fromtimestamp
+_ORDER = operator.itemgetter(0, 1)  # (started ns, sequence)
 
 
 def now() -> datetime:
@@ -326,7 +328,7 @@ class Recorder:
         events, truncated, dropped = self._settled()
         if not events and not dropped:
             return None
-        events.sort(key=_order)
+        events.sort(key=_ORDER)
         return Trace(
             tool_calls=tuple(e for _, _, e in events if type(e) is ToolCall),
             model_calls=tuple(e for _, _, e in events if type(e) is ModelCall),
@@ -342,10 +344,6 @@ class Recorder:
 
 def _started(pending: Pending) -> datetime:
     return _datetime(pending[1]) if pending[2] is None else pending[2]
-
-
-def _order(entry: tuple[int, int, Any]) -> tuple[int, int]:
-    return entry[0], entry[1]
 
 
 def _failure(error: BaseException | CallError | str | None) -> CallError | None:
