@@ -63,7 +63,7 @@ class _Arguments:
         if not kwargs:
             tail = self._tails.get(len(args))
             if tail is not None:
-                arguments = dict(zip(self._names, args, strict=False))
+                arguments = dict(zip(self._names, args))  # noqa: B905 - strict= costs more here
                 if tail:
                     arguments.update(tail)
                 if self._skip is not None:
