@@ -329,13 +329,17 @@ class Recorder:
         if not events and not dropped:
             return None
         events.sort(key=_ORDER)
-        return Trace(
-            tool_calls=tuple(e for _, _, e in events if type(e) is ToolCall),
-            model_calls=tuple(e for _, _, e in events if type(e) is ModelCall),
-            retrievals=tuple(e for _, _, e in events if type(e) is Retrieval),
-            truncated=truncated,
-            dropped=dropped,
-        )
+        tool_calls: list[ToolCall] = []
+        model_calls: list[ModelCall] = []
+        retrievals: list[Retrieval] = []
+        for _, _, event in events:
+            if type(event) is ToolCall:
+                tool_calls.append(event)
+            elif type(event) is ModelCall:
+                model_calls.append(event)
+            else:
+                retrievals.append(event)  # type: ignore[arg-type]
+        return Trace(tuple(tool_calls), tuple(model_calls), tuple(retrievals), truncated, dropped)
 
     def trace(self) -> Trace:
         """The trace so far (empty when nothing was recorded)."""
