@@ -14,9 +14,10 @@ Scenarios (see benchmarks/README.md and docs/performance.md):
 * ``overhead``: a run whose target records nothing (20,000 samples, identity plus one
   checkpoint, concurrency 100): the Scorer as it is against the same Scorer with tracing off,
   side by side, alternating order. "Off" replaces the engine's trace hooks (the
-  per-sample ``Recorder`` and the ``activate``/``deactivate`` of its context variables) with
-  no-ops for that run: the engine without the trace wiring. A plain-asyncio baseline
-  (Semaphore + gather) gives the scale. Target: tracing on <= 1.05x tracing off, per sample.
+  ``Recorder`` made per sample, ``activate``/``deactivate`` around the call and
+  ``make_current`` around the strategies) with no-ops for that run: the engine without the
+  trace wiring. A plain-asyncio baseline (Semaphore + gather)
+  gives the scale. Target: tracing on <= 1.05x tracing off, per sample.
 
 Usage::
 
@@ -347,8 +348,6 @@ def scenario_cost(settings: Settings) -> dict[str, Any]:
 
 
 class _NoRecorder:
-    """A recorder that records nothing: what the engine holds per sample with tracing off."""
-
     unmocked = None
 
     def __init__(self, **_: Any) -> None:
@@ -366,19 +365,23 @@ def _off_deactivate(tokens: Any) -> None:
     return None
 
 
+def _off_make_current(trace: Any) -> None:
+    return None
+
+
 @contextlib.contextmanager
 def tracing_off() -> Iterator[None]:
     """The engine without its trace hooks: no recorder per sample, no current trace."""
-    names = ("Recorder", "activate", "deactivate")
-    saved = {name: getattr(engine_run, name) for name in names}
-    engine_run.Recorder = _NoRecorder  # type: ignore[assignment,misc]
-    engine_run.activate = _off_activate  # type: ignore[assignment]
-    engine_run.deactivate = _off_deactivate  # type: ignore[assignment]
+    names = ("Recorder", "activate", "deactivate", "make_current")
+    saved = [getattr(engine_run, name) for name in names]
+    off = (_NoRecorder, _off_activate, _off_deactivate, _off_make_current)
+    for name, hook in zip(names, off, strict=True):
+        setattr(engine_run, name, hook)
     try:
         yield
     finally:
-        for name, value in saved.items():
-            setattr(engine_run, name, value)
+        for name, hook in zip(names, saved, strict=True):
+            setattr(engine_run, name, hook)
 
 
 async def silent(params: Any) -> Any:

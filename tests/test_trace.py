@@ -3,9 +3,11 @@ rendering and assertions."""
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import math
 import re
+import threading
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -207,6 +209,32 @@ def test_a_tool_outside_any_recording_is_just_called() -> None:
     assert trace.trace == Trace()
 
 
+def test_keyword_calls_record_the_arguments_in_parameter_order_with_defaults() -> None:
+    @aeval.tool
+    def fly(origin: str, destination: str, seats: int = 1, cabin: str = "economy") -> str:
+        return f"{origin}-{destination}"
+
+    with capture() as trace:
+        fly(destination="Mysore", origin="Delhi", cabin="business")
+        fly("Delhi", seats=2, destination="Goa")
+        with pytest.raises(TypeError):
+            fly("Delhi", origin="Goa")  # type: ignore[call-arg,misc]
+    first, second, wrong = trace.tool_calls
+    assert list(first.arguments.items()) == [
+        ("origin", "Delhi"),
+        ("destination", "Mysore"),
+        ("seats", 1),
+        ("cabin", "business"),
+    ]
+    assert list(second.arguments.items()) == [
+        ("origin", "Delhi"),
+        ("destination", "Goa"),
+        ("seats", 2),
+        ("cabin", "economy"),
+    ]
+    assert wrong.error is not None and wrong.error.type == "TypeError"
+
+
 def test_a_tool_called_with_wrong_arguments_still_raises_the_type_error() -> None:
     with capture() as trace, pytest.raises(TypeError):
         get_weather()  # type: ignore[call-arg]
@@ -323,6 +351,75 @@ def test_the_most_events_are_kept_and_the_rest_counted() -> None:
             record_tool_call("t", {"i": index})
     assert [call.arguments["i"] for call in trace.tool_calls] == [0, 1]
     assert trace.trace.dropped == 3
+
+
+def test_a_call_is_recorded_as_it_was_even_when_its_values_change_afterwards() -> None:
+    @aeval.tool
+    def book(order: dict[str, Any], seats: list[int], note: str = "none") -> dict[str, Any]:
+        return receipt
+
+    receipt: dict[str, Any] = {"status": "held", "seats": [1]}
+    order = {"city": "Mysore", "guests": {"adults": 2}}
+    seats = [1, 2]
+    flat = {"city": "Mysore", "days": 2}
+    with capture() as trace:
+        book(order, seats)
+        record_tool_call("note", flat, result=receipt)
+        order["city"] = "Paris"
+        order["guests"]["adults"] = 5  # type: ignore[index]
+        seats.append(3)
+        flat["city"] = "Paris"
+        receipt["status"] = "paid"
+        receipt["seats"].append(2)
+    booked, noted = trace.tool_calls
+    assert dict(booked.arguments) == {
+        "order": {"city": "Mysore", "guests": {"adults": 2}},
+        "seats": [1, 2],
+        "note": "none",
+    }
+    assert booked.result == {"status": "held", "seats": [1]}
+    assert dict(noted.arguments) == {"city": "Mysore", "days": 2}
+    assert noted.result == {"status": "held", "seats": [1]}
+
+
+def test_snapshots_of_one_recording_agree_and_count_each_cut_once() -> None:
+    with capture(limits=TraceLimits(max_text=5)) as trace:
+        record_tool_call("t", {"text": "x" * 8}, result="y" * 9)
+        first = trace.trace
+        record_tool_call("u", {"n": 1}, result="short")
+    second = trace.trace
+    assert first.truncated == second.truncated == 2
+    assert second.tool_calls[0] is first.tool_calls[0]
+    assert second.tool_calls[0].result == "yyyyy… [4 of 9 characters cut]"
+    assert [call.name for call in second.tool_calls] == ["t", "u"]
+
+
+def test_threads_recording_at_once_keep_the_most_events_and_count_the_rest() -> None:
+    threads, calls = 8, 50
+    barrier = threading.Barrier(threads)
+
+    def work(thread: int) -> None:
+        barrier.wait()
+        for index in range(calls):
+            record_tool_call("t", {"thread": thread, "i": index})
+
+    with capture(limits=TraceLimits(max_events=100)) as trace:
+        workers = [
+            threading.Thread(target=contextvars.copy_context().run, args=(work, thread))
+            for thread in range(threads)
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    kept = trace.trace
+    assert len(kept.tool_calls) == 100
+    assert kept.dropped == threads * calls - 100
+    for thread in range(threads):
+        mine = [
+            call.arguments["i"] for call in kept.tool_calls if call.arguments["thread"] == thread
+        ]
+        assert mine == sorted(mine)
 
 
 def test_limits_are_checked() -> None:

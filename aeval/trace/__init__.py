@@ -14,11 +14,10 @@ import contextlib
 from .._exceptions import ToolError, ToolTimeoutError, UnmockedToolCall
 from ._assertions import TraceAssert, assert_trace
 from ._bounds import TraceLimits
+from ._capture import Capture, capture
 from ._context import (
-    Capture,
     Recorder,
     ToolSource,
-    capture,
     current,
     record_model_call,
     record_retrieval,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._context import Capture
+from ._capture import Capture
 from ._fixtures import show_call
 from ._values import ToolCall, Trace
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
-__all__ = ["DEFAULT_LIMITS", "TraceLimits", "bounded", "cut_text"]
+__all__ = ["DEFAULT_LIMITS", "TraceLimits", "bounded", "cut_text", "flat", "plain"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +123,7 @@ class _Cutter:
 _SCALARS = (type(None), bool, int)
 
 
-def _plain(value: Any, limits: TraceLimits) -> bool:
+def plain(value: Any, limits: TraceLimits) -> bool:
     """Whether ``value`` is kept as it is: a scalar, a short string or a finite float."""
     kind = type(value)
     if kind in _SCALARS:
@@ -133,7 +133,7 @@ def _plain(value: Any, limits: TraceLimits) -> bool:
     return kind is float and math.isfinite(value)
 
 
-def _flat(mapping: dict[Any, Any], max_text: int) -> bool:
+def flat(mapping: dict[Any, Any], max_text: int) -> bool:
     """Whether a mapping holds only plain values under string keys: kept as it is."""
     for key, item in mapping.items():
         kind = type(item)
@@ -153,9 +153,9 @@ def bounded(value: Any, limits: TraceLimits = DEFAULT_LIMITS) -> tuple[Any, int]
     models their fields, times ISO 8601 strings, non-finite floats their ``repr``, bytes their
     length, anything else its ``str``.
     """
-    if _plain(value, limits):
+    if plain(value, limits):
         return value, 0
-    if type(value) is dict and len(value) <= limits.max_items and _flat(value, limits.max_text):
+    if type(value) is dict and len(value) <= limits.max_items and flat(value, limits.max_text):
         return dict(value), 0
     cutter = _Cutter(limits)
     return cutter.value(value, 0), cutter.cuts

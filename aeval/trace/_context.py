@@ -11,31 +11,31 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import operator
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from datetime import UTC, datetime
-from types import TracebackType
+from time import time_ns
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._bounds import DEFAULT_LIMITS, TraceLimits, bounded
-from ._values import CallError, Document, ModelCall, Retrieval, ToolCall, Trace
+from ._bounds import DEFAULT_LIMITS, TraceLimits, bounded, flat, plain
+from ._values import CallError, Document, ModelCall, Retrieval, ToolCall, Trace, frozen_tool_call
 
 if TYPE_CHECKING:
     from .._exceptions import UnmockedToolCall
 
 __all__ = [
     "CURRENT",
-    "Capture",
     "Pending",
     "RECORDER",
     "Recorder",
+    "SEQUENCE",
     "ToolSource",
     "Tokens",
     "activate",
-    "capture",
     "current",
     "current_recorder",
     "deactivate",
@@ -52,7 +52,8 @@ RECORDER: ContextVar[Recorder | None] = ContextVar("aeval.trace.recorder", defau
 CURRENT: ContextVar[Trace | None] = ContextVar("aeval.trace.current", default=None)
 Tokens = tuple[Token["Recorder | None"], "Token[Trace | None] | None"]
 """What :func:`activate` and :func:`make_current` set, for :func:`deactivate` to restore."""
-_SEQUENCE = itertools.count()
+SEQUENCE = itertools.count()
+"""Start order across recorders (``next(SEQUENCE)``)."""
 _EMPTY = Trace()
 
 
@@ -71,8 +72,12 @@ class ToolSource(Protocol):
         ...
 
 
-Pending = tuple[int, datetime]
-"""Where an event stands in start order, and when it started."""
+Pending = tuple[int, int, datetime | None]
+"""Where an event stands in start order, when it started (``time.time_ns()``), and the start
+as given, when it was."""
+_IMMUTABLE = frozenset((str, int, float, bool, type(None)))
+_fromtimestamp = datetime.fromtimestamp
+_ORDER = operator.itemgetter(0, 1)  # (started ns, sequence)
 
 
 def now() -> datetime:
@@ -80,8 +85,48 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def _nanoseconds(at: datetime) -> int:
+    return round(at.timestamp() * 1_000_000) * 1000
+
+
+def _datetime(nanoseconds: int) -> datetime:
+    return _fromtimestamp(nanoseconds / 1e9, UTC)
+
+
+class _Kept:
+    """A value already made JSON-safe, redacted and bounded (``Recorder.keep``) at call time."""
+
+    __slots__ = ("cuts", "value")
+
+    def __init__(self, kept: tuple[Any, int]) -> None:
+        self.value, self.cuts = kept
+
+
+_RawToolCall = tuple[
+    str,  # name
+    "dict[str, Any] | _Kept",  # arguments: a flat dict the recorder owns, or kept already
+    Any,  # result: an immutable scalar, or kept already
+    "CallError | None",
+    bool,  # mocked
+    int,  # ended, time.time_ns()
+    "datetime | None",  # ended as given
+    "datetime | None",  # started as given
+]
+_Event = ToolCall | ModelCall | Retrieval
+_Entry = tuple[int, int, "_Event | _RawToolCall"]  # (started ns, sequence, event)
+
+
 class Recorder:
     """The mutable, thread-safe record of one (sample, repeat); see :func:`recording`.
+
+    Recording a tool call is cheap: the recorder keeps a raw entry (name, arguments, result,
+    error, ``time.time_ns()`` at start and end) and builds the frozen :class:`ToolCall`, its
+    bounded values and its times once, in :meth:`snapshot`. What is recorded is what the call
+    saw: the arguments are copied into a mapping of their own at call time, and any argument
+    or result that is not an immutable scalar (a dict, a list, an object) is turned into
+    bounded JSON-safe data right then, so mutating it after the call cannot change the trace.
+    Immutable scalars (strings, numbers, booleans, ``None``) are bounded and redacted in
+    :meth:`snapshot`, with the same outcome.
 
     Attributes:
         limits: What is kept of each value.
@@ -113,13 +158,15 @@ class Recorder:
         self.unmocked: UnmockedToolCall | None = None
         self._redact = redact
         self._lock = threading.Lock()
-        self._events: list[tuple[int, ToolCall | ModelCall | Retrieval]] = []
+        self._events: list[_Entry] = []
         self._truncated = 0
         self._dropped = 0
 
     def start(self, at: datetime | None = None) -> Pending:
         """Mark the start of an event: its place in start order and its time (now, or ``at``)."""
-        return next(_SEQUENCE), now() if at is None else at
+        if at is None:
+            return next(SEQUENCE), time_ns(), None
+        return next(SEQUENCE), _nanoseconds(at), at
 
     def keep(self, value: Any) -> tuple[Any, int]:
         """``value`` as JSON-safe data, redacted, then cut to the limits; and the cuts made.
@@ -141,7 +188,7 @@ class Recorder:
             if len(self._events) >= self.limits.max_events:
                 self._dropped += 1
                 return
-            self._events.append((pending[0], event))
+            self._events.append((pending[1], pending[0], event))
             self._truncated += cuts
 
     def add_tool_call(
@@ -156,31 +203,108 @@ class Recorder:
         ended: datetime | None = None,
     ) -> None:
         """Keep one tool call that started at ``pending`` and ends now (or at ``ended``)."""
-        kept_arguments, cuts = self.keep(arguments)
-        kept_result, more = (None, 0) if result is None else self.keep(result)
-        failure = _failure(error)
-        if failure is not None and self._redact is not None:
-            failure = CallError(failure.type, str(self._redact(failure.message)))
-        self.add(
+        self.tool_call(
             pending,
-            ToolCall(
-                name=name,
-                arguments=kept_arguments,
-                result=kept_result,
-                error=failure,
-                started=pending[1],
-                ended=ended or now(),
-                mocked=mocked,
-                truncated=cuts + more,
-            ),
+            name,
+            dict(arguments) if type(arguments) is dict else arguments,
+            result,
+            error,
+            mocked,
+            ended,
         )
+
+    def tool_call(
+        self,
+        pending: Pending,
+        name: str,
+        arguments: Mapping[str, Any],
+        result: Any,
+        error: BaseException | CallError | str | None,
+        mocked: bool,
+        ended: datetime | None = None,
+    ) -> None:
+        """:meth:`add_tool_call` for a mapping of arguments the recorder may keep as it is
+        (``@aeval.tool`` builds a new one per call), without keyword arguments' cost."""
+        ended_ns = time_ns() if ended is None else _nanoseconds(ended)
+        limits = self.limits
+        owned: dict[str, Any] | _Kept
+        if (
+            type(arguments) is dict
+            and len(arguments) <= limits.max_items
+            and flat(arguments, limits.max_text)
+        ):
+            owned = arguments
+        else:
+            owned = _Kept(self.keep(arguments))
+        if type(result) not in _IMMUTABLE:
+            result = _Kept(self.keep(result))
+        raw: _RawToolCall = (
+            name,
+            owned,
+            result,
+            _failure(error),
+            mocked,
+            ended_ns,
+            ended,
+            pending[2],
+        )
+        events = self._events
+        if len(events) < limits.max_events:
+            events.append((pending[1], pending[0], raw))  # atomic: _settled() trims a race
+        else:
+            with self._lock:
+                self._dropped += 1
+
+    def _frozen(self, raw: _RawToolCall, started: int) -> ToolCall:
+        name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
+        redact = self._redact
+        if type(arguments) is _Kept:
+            kept_arguments, cuts = arguments.value, arguments.cuts
+        elif redact is None:
+            kept_arguments, cuts = arguments, 0  # flat, and the recorder's own
+        else:
+            kept_arguments, cuts = self.keep(arguments)
+        if type(result) is _Kept:
+            result, more = result.value, result.cuts
+        elif result is None or (redact is None and plain(result, self.limits)):
+            more = 0
+        else:
+            result, more = self.keep(result)
+        if failure is not None and redact is not None:
+            failure = CallError(failure.type, str(redact(failure.message)))
+        return frozen_tool_call(
+            name,
+            MappingProxyType(kept_arguments),
+            result,
+            failure,
+            _fromtimestamp(started / 1e9, UTC) if started_at is None else started_at,
+            _fromtimestamp(ended / 1e9, UTC) if ended_at is None else ended_at,
+            mocked,
+            cuts + more,
+        )
+
+    def _settled(self) -> tuple[list[tuple[int, int, _Event]], int, int]:
+        """Every event so far, the raw tool calls frozen once (in place), and the counts."""
+        with self._lock:
+            events = self._events
+            extra = len(events) - self.limits.max_events
+            if extra > 0:
+                del events[-extra:]
+                self._dropped += extra
+            for index, (started, sequence, event) in enumerate(events):
+                if type(event) is tuple:
+                    frozen = self._frozen(event, started)
+                    events[index] = (started, sequence, frozen)
+                    self._truncated += frozen.truncated
+            settled: list[tuple[int, int, _Event]] = list(events)  # type: ignore[arg-type]
+            return settled, self._truncated, self._dropped
 
     def absorb(self, other: Recorder) -> None:
         """Keep every event of ``other`` too, in their start order (an inner recording's,
         such as a watched call's inside a sample, so the sample's trace still holds them)."""
+        events, truncated, dropped = other._settled()
         with other._lock:
-            events = list(other._events)
-            truncated, dropped, unmocked = other._truncated, other._dropped, other.unmocked
+            unmocked = other.unmocked
         with self._lock:
             room = max(0, self.limits.max_events - len(self._events))
             self._events.extend(events[:room])
@@ -199,29 +323,29 @@ class Recorder:
         """The trace so far; ``None`` when nothing was recorded."""
         if not self._events and not self._dropped:
             return None
-        with self._lock:
-            events = list(self._events)
-            truncated, dropped = self._truncated, self._dropped
+        events, truncated, dropped = self._settled()
         if not events and not dropped:
             return None
-        events.sort(key=_order)
-        return Trace(
-            tool_calls=tuple(e for _, e in events if isinstance(e, ToolCall)),
-            model_calls=tuple(e for _, e in events if isinstance(e, ModelCall)),
-            retrievals=tuple(e for _, e in events if isinstance(e, Retrieval)),
-            truncated=truncated,
-            dropped=dropped,
-        )
+        events.sort(key=_ORDER)
+        tool_calls: list[ToolCall] = []
+        model_calls: list[ModelCall] = []
+        retrievals: list[Retrieval] = []
+        for _, _, event in events:
+            if type(event) is ToolCall:
+                tool_calls.append(event)
+            elif type(event) is ModelCall:
+                model_calls.append(event)
+            else:
+                retrievals.append(event)  # type: ignore[arg-type]
+        return Trace(tuple(tool_calls), tuple(model_calls), tuple(retrievals), truncated, dropped)
 
     def trace(self) -> Trace:
         """The trace so far (empty when nothing was recorded)."""
         return self.snapshot() or _EMPTY
 
 
-def _order(item: tuple[int, ToolCall | ModelCall | Retrieval]) -> tuple[float, int]:
-    sequence, event = item
-    started = event.started
-    return (0.0 if started is None else started.timestamp(), sequence)
+def _started(pending: Pending) -> datetime:
+    return _datetime(pending[1]) if pending[2] is None else pending[2]
 
 
 def _failure(error: BaseException | CallError | str | None) -> CallError | None:
@@ -250,13 +374,7 @@ def current() -> Trace | None:
     return None if recorder is None else recorder.trace()
 
 
-@contextmanager
-def recording(
-    *,
-    limits: TraceLimits = DEFAULT_LIMITS,
-    tools: ToolSource | None = None,
-    redact: Callable[[Any], Any] | None = None,
-) -> Iterator[Recorder]:
+class recording:
     """Record what runs inside the block (and the tasks and copied contexts it starts).
 
     The engine's hook around one call of the function under test: afterwards
@@ -269,12 +387,32 @@ def recording(
         redact: Applied to every argument, result and error message before it is bounded
             (``Redactor.value``), so no secret is kept, cut or not.
     """
-    recorder = Recorder(limits=limits, tools=tools, redact=redact)
-    tokens = activate(recorder)
-    try:
-        yield recorder
-    finally:
-        deactivate(tokens)
+
+    __slots__ = ("_recorder", "_tokens")
+
+    def __init__(
+        self,
+        *,
+        limits: TraceLimits = DEFAULT_LIMITS,
+        tools: ToolSource | None = None,
+        redact: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self._recorder = Recorder(limits=limits, tools=tools, redact=redact)
+        self._tokens: Tokens | None = None
+
+    def __enter__(self) -> Recorder:
+        self._tokens = activate(self._recorder)
+        return self._recorder
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._tokens is not None:
+            tokens, self._tokens = self._tokens, None
+            deactivate(tokens)
 
 
 def activate(recorder: Recorder | None) -> Tokens:
@@ -302,80 +440,21 @@ def idle() -> bool:
     return RECORDER.get() is None and CURRENT.get() is None
 
 
-@contextmanager
-def using(trace: Trace | None) -> Iterator[None]:
+class using:
     """Make ``trace`` current (for strategies evaluating a row) and record nothing meanwhile.
 
     Model calls made inside the block (an AI judge's) do not belong to the sample's trace,
     so recording is off in it.
     """
-    outer_current = CURRENT.set(trace)
-    outer_recorder = RECORDER.set(None)
-    try:
-        yield
-    finally:
-        RECORDER.reset(outer_recorder)
-        CURRENT.reset(outer_current)
 
+    __slots__ = ("_tokens", "_trace")
 
-class Capture:
-    """What :func:`capture` records: read :attr:`trace` after (or during) the block.
+    def __init__(self, trace: Trace | None) -> None:
+        self._trace = trace
+        self._tokens: Tokens | None = None
 
-    It reads like a :class:`Trace` too (``tool_calls``, ``model_calls``, ``retrievals``,
-    ``events()``, ``tool_names()``, ``calls_of()``), and ``aeval.trace.assert_trace(capture)``
-    checks it.
-    """
-
-    __slots__ = ("_recorder", "_tokens")
-
-    def __init__(
-        self, *, limits: TraceLimits = DEFAULT_LIMITS, tools: ToolSource | None = None
-    ) -> None:
-        self._recorder = Recorder(limits=limits, tools=tools)
-        self._tokens: tuple[Token[Recorder | None], Token[Trace | None]] | None = None
-
-    @property
-    def trace(self) -> Trace:
-        """What was recorded so far (an empty trace when nothing was)."""
-        return self._recorder.trace()
-
-    @property
-    def recorder(self) -> Recorder:
-        """The recorder behind this capture."""
-        return self._recorder
-
-    @property
-    def tool_calls(self) -> tuple[ToolCall, ...]:
-        """The tool calls recorded so far."""
-        return self.trace.tool_calls
-
-    @property
-    def model_calls(self) -> tuple[ModelCall, ...]:
-        """The model calls recorded so far."""
-        return self.trace.model_calls
-
-    @property
-    def retrievals(self) -> tuple[Retrieval, ...]:
-        """The retrievals recorded so far."""
-        return self.trace.retrievals
-
-    def events(self) -> Iterator[ToolCall | ModelCall | Retrieval]:
-        """Every event so far, in start order."""
-        return self.trace.events()
-
-    def tool_names(self) -> tuple[str, ...]:
-        """The names of the tools called so far, in order."""
-        return self.trace.tool_names()
-
-    def calls_of(self, name: str) -> tuple[ToolCall, ...]:
-        """The calls of one tool so far."""
-        return self.trace.calls_of(name)
-
-    def __enter__(self) -> Capture:
-        if self._tokens is not None:
-            raise RuntimeError("this capture is already active: make a new one with capture()")
-        self._tokens = (RECORDER.set(self._recorder), CURRENT.set(None))
-        return self
+    def __enter__(self) -> None:
+        self._tokens = make_current(self._trace)
 
     def __exit__(
         self,
@@ -384,45 +463,8 @@ class Capture:
         traceback: TracebackType | None,
     ) -> None:
         if self._tokens is not None:
-            recorder_token, current_token = self._tokens
-            self._tokens = None
-            CURRENT.reset(current_token)
-            RECORDER.reset(recorder_token)
-
-    async def __aenter__(self) -> Capture:
-        return self.__enter__()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.__exit__(exc_type, exc, traceback)
-
-    def __repr__(self) -> str:
-        return f"<Capture {self.trace!r}>"
-
-
-def capture(*, limits: TraceLimits = DEFAULT_LIMITS, tools: ToolSource | None = None) -> Capture:
-    """Record a trace outside a Scorer, e.g. in a pytest test.
-
-    Example:
-        >>> import aeval
-        >>> @aeval.tool
-        ... def get_weather(city: str) -> str:
-        ...     return "sunny"
-        >>> with aeval.trace.capture() as trace:
-        ...     _ = get_weather("Mysore")
-        >>> trace.tool_names()
-        ('get_weather',)
-
-    Args:
-        limits: What is kept of each value.
-        tools: Serve ``@aeval.tool`` results from fixtures (``aeval.trace.Fixtures``) instead
-            of calling the tools.
-    """
-    return Capture(limits=limits, tools=tools)
+            tokens, self._tokens = self._tokens, None
+            deactivate(tokens)
 
 
 def record_tool_call(
@@ -449,9 +491,8 @@ def record_tool_call(
         raise TypeError(
             f"a tool call's arguments must be a mapping of names to values, got {arguments!r}"
         )
-    recorder.add_tool_call(
-        recorder.start(), name, arguments or {}, result=result, error=error, mocked=False
-    )
+    copied = {} if arguments is None else dict(arguments) if type(arguments) is dict else arguments
+    recorder.tool_call(recorder.start(), name, copied, result, error, False)
 
 
 def _document(item: Document | Mapping[str, Any] | str, recorder: Recorder) -> Document:
@@ -496,7 +537,7 @@ def record_retrieval(
     kept = tuple(_document(item, recorder) for item in documents)
     if query is not None:
         query, _ = recorder.keep(query if isinstance(query, str) else str(query))
-    recorder.add(pending, Retrieval(query=query, documents=kept, started=pending[1]))
+    recorder.add(pending, Retrieval(query=query, documents=kept, started=_started(pending)))
 
 
 def record_model_call(
@@ -530,6 +571,6 @@ def record_model_call(
             completion_tokens=completion_tokens,
             duration=duration,
             requested_tools=tuple(requested_tools),
-            started=pending[1],
+            started=_started(pending),
         ),
     )

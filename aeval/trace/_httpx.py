@@ -63,22 +63,32 @@ async def _on_request_async(request: httpx.Request) -> None:
     _on_request(request)
 
 
-def _wanted(response: httpx.Response) -> tuple[Recorder, float, Any, str | None] | None:
-    """Where to record ``response``: ``None`` for one that is not a whole chat completion."""
-    started = response.request.extensions.get(_STARTED)
+def _wanted(response: httpx.Response) -> tuple[Recorder, float, Any, httpx.Request] | None:
+    """Where to record ``response``: ``None`` for one that is not a whole chat completion.
+
+    The request's body is parsed only when it may ask for a stream, or when the response
+    does not name its model.
+    """
+    request = response.request
+    started = request.extensions.get(_STARTED)
     if started is None or not 200 <= response.status_code < 300:
         return None
-    recorder, began, at = started
-    model, stream = _requested_model(response.request)
-    if stream or "text/event-stream" in response.headers.get("content-type", ""):
+    if "text/event-stream" in response.headers.get("content-type", ""):
         return None
-    return recorder, began, at, model
-
-
-def _finish(response: httpx.Response, wanted: tuple[Recorder, float, Any, str | None]) -> None:
-    recorder, began, at, model = wanted
     try:
-        _record(recorder, response.content, model, began, at)
+        content = request.content
+    except RuntimeError:  # a streamed body, not read
+        content = b""
+    if b'"stream"' in content and _requested_model(request)[1]:
+        return None
+    recorder, began, at = started
+    return recorder, began, at, request
+
+
+def _finish(response: httpx.Response, wanted: tuple[Recorder, float, Any, httpx.Request]) -> None:
+    recorder, began, at, request = wanted
+    try:
+        _record(recorder, response.content, request, began, at)
     except Exception:  # a body we cannot read must never fail the caller's request
         return
 
@@ -97,7 +107,7 @@ async def _on_response_async(response: httpx.Response) -> None:
         _finish(response, wanted)
 
 
-def _record(recorder: Recorder, body: bytes, model: str | None, began: float, at: Any) -> None:
+def _record(recorder: Recorder, body: bytes, request: httpx.Request, began: float, at: Any) -> None:
     try:
         data: Any = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -107,7 +117,7 @@ def _record(recorder: Recorder, body: bytes, model: str | None, began: float, at
     token = RECORDER.set(recorder)
     try:
         record_model_call(
-            model=reported if isinstance(reported, str) else model,
+            model=reported if isinstance(reported, str) else _requested_model(request)[0],
             prompt_tokens=_count(usage, "prompt_tokens"),
             completion_tokens=_count(usage, "completion_tokens"),
             duration=time.perf_counter() - began,

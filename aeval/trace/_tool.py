@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from time import time_ns
 from typing import Any, TypeVar, overload
 
 from .._exceptions import UnmockedToolCall
-from ._context import RECORDER, Recorder
+from ._context import RECORDER, SEQUENCE, Recorder
 
 __all__ = ["tool"]
 
@@ -24,6 +25,7 @@ class _Arguments:
     """
 
     __slots__ = (
+        "_defaults",
         "_names",
         "_signature",
         "_simple",
@@ -44,23 +46,57 @@ class _Arguments:
             (p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), None
         )
         positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        self._simple = self._signature is not None and all(p.kind is positional for p in parameters)
+        simple = self._signature is not None and all(p.kind is positional for p in parameters)
         self._names = tuple(p.name for p in parameters)
+        self._defaults = {
+            p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty
+        }
         self._tails: dict[int, dict[str, Any]] = {}  # positional count -> defaults of the rest
-        for count in range(len(parameters), -1, -1):
+        for count in range(len(parameters), -1, -1) if simple else ():
             rest = parameters[count:]
             if any(p.default is inspect.Parameter.empty for p in rest):
                 break
             self._tails[count] = {p.name: p.default for p in rest}
+        self._simple = simple
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        if self._simple and not kwargs and len(args) in self._tails:
-            arguments = dict(zip(self._names, args, strict=False))
-            arguments.update(self._tails[len(args)])
-            if self._skip is not None:
-                del arguments[self._skip]
-            return arguments
+        if not kwargs:
+            tail = self._tails.get(len(args))
+            if tail is not None:
+                arguments = dict(zip(self._names, args))  # noqa: B905 - strict= costs more here
+                if tail:
+                    arguments.update(tail)
+                if self._skip is not None:
+                    del arguments[self._skip]
+                return arguments
+        elif self._simple:
+            keywords = self._keywords(args, kwargs)
+            if keywords is not None:
+                return keywords
         return self._bind(args, kwargs)
+
+    def _keywords(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+        """The arguments of a call with keywords, in parameter order; ``None`` for a call
+        that does not fit (``Signature.bind`` then says why, or reads it)."""
+        names = self._names
+        if len(args) > len(names):
+            return None
+        arguments = dict(zip(names, args, strict=False))
+        taken = 0
+        defaults = self._defaults
+        for name in names[len(args) :]:
+            if name in kwargs:
+                arguments[name] = kwargs[name]
+                taken += 1
+            elif name in defaults:
+                arguments[name] = defaults[name]
+            else:
+                return None
+        if taken != len(kwargs):
+            return None
+        if self._skip is not None:
+            del arguments[self._skip]
+        return arguments
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if self._signature is None:
@@ -99,7 +135,7 @@ def _wrap(function: _F, given: str | None) -> _F:
             recorder = RECORDER.get()
             if recorder is None:
                 return await function(*args, **kwargs)
-            pending = recorder.start()
+            pending = next(SEQUENCE), time_ns(), None
             arguments = read(args, kwargs)
             mocked = recorder.tools is not None
             try:
@@ -108,9 +144,9 @@ def _wrap(function: _F, given: str | None) -> _F:
                 else:
                     result = await function(*args, **kwargs)
             except BaseException as exc:
-                recorder.add_tool_call(pending, name, arguments, error=exc, mocked=mocked)
+                recorder.tool_call(pending, name, arguments, None, exc, mocked)
                 raise
-            recorder.add_tool_call(pending, name, arguments, result=result, mocked=mocked)
+            recorder.tool_call(pending, name, arguments, result, None, mocked)
             return result
 
         return call_async  # type: ignore[return-value]
@@ -120,15 +156,15 @@ def _wrap(function: _F, given: str | None) -> _F:
         recorder = RECORDER.get()
         if recorder is None:
             return function(*args, **kwargs)
-        pending = recorder.start()
+        pending = next(SEQUENCE), time_ns(), None
         arguments = read(args, kwargs)
         mocked = recorder.tools is not None
         try:
             result = _served(recorder, name, arguments) if mocked else function(*args, **kwargs)
         except BaseException as exc:
-            recorder.add_tool_call(pending, name, arguments, error=exc, mocked=mocked)
+            recorder.tool_call(pending, name, arguments, None, exc, mocked)
             raise
-        recorder.add_tool_call(pending, name, arguments, result=result, mocked=mocked)
+        recorder.tool_call(pending, name, arguments, result, None, mocked)
         return result
 
     return call  # type: ignore[return-value]

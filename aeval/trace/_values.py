@@ -90,6 +90,37 @@ class ToolCall:
         return (self.ended - self.started).total_seconds()
 
 
+_SLOTS = tuple(
+    ToolCall.__dict__[name].__set__
+    for name in ("name", "arguments", "result", "error", "started", "ended", "mocked", "truncated")
+)
+
+
+def frozen_tool_call(
+    name: str,
+    arguments: MappingProxyType[str, Any],
+    result: Any,
+    error: CallError | None,
+    started: datetime | None,
+    ended: datetime | None,
+    mocked: bool,
+    truncated: int,
+) -> ToolCall:
+    """A :class:`ToolCall` made from fields that need no check (``arguments`` read-only
+    already), without the frozen ``__init__``'s cost: the recorder's snapshot makes many."""
+    call = object.__new__(ToolCall)
+    name_, arguments_, result_, error_, started_, ended_, mocked_, truncated_ = _SLOTS
+    name_(call, name)
+    arguments_(call, arguments)
+    result_(call, result)
+    error_(call, error)
+    started_(call, started)
+    ended_(call, ended)
+    mocked_(call, mocked)
+    truncated_(call, truncated)
+    return call
+
+
 @dataclass(frozen=True, slots=True)
 class ModelCall:
     """One call of a chat model.

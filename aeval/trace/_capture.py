@@ -1,0 +1,120 @@
+"""``aeval.trace.capture()``: record a trace outside a Scorer, e.g. in a pytest test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextvars import Token
+from types import TracebackType
+
+from ._bounds import DEFAULT_LIMITS, TraceLimits
+from ._context import CURRENT, RECORDER, Recorder, ToolSource
+from ._values import ModelCall, Retrieval, ToolCall, Trace
+
+__all__ = ["Capture", "capture"]
+
+
+class Capture:
+    """What :func:`capture` records: read :attr:`trace` after (or during) the block.
+
+    It reads like a :class:`Trace` too (``tool_calls``, ``model_calls``, ``retrievals``,
+    ``events()``, ``tool_names()``, ``calls_of()``), and ``aeval.trace.assert_trace(capture)``
+    checks it.
+    """
+
+    __slots__ = ("_recorder", "_tokens")
+
+    def __init__(
+        self, *, limits: TraceLimits = DEFAULT_LIMITS, tools: ToolSource | None = None
+    ) -> None:
+        self._recorder = Recorder(limits=limits, tools=tools)
+        self._tokens: tuple[Token[Recorder | None], Token[Trace | None]] | None = None
+
+    @property
+    def trace(self) -> Trace:
+        """What was recorded so far (an empty trace when nothing was)."""
+        return self._recorder.trace()
+
+    @property
+    def recorder(self) -> Recorder:
+        """The recorder behind this capture."""
+        return self._recorder
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls recorded so far."""
+        return self.trace.tool_calls
+
+    @property
+    def model_calls(self) -> tuple[ModelCall, ...]:
+        """The model calls recorded so far."""
+        return self.trace.model_calls
+
+    @property
+    def retrievals(self) -> tuple[Retrieval, ...]:
+        """The retrievals recorded so far."""
+        return self.trace.retrievals
+
+    def events(self) -> Iterator[ToolCall | ModelCall | Retrieval]:
+        """Every event so far, in start order."""
+        return self.trace.events()
+
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the tools called so far, in order."""
+        return self.trace.tool_names()
+
+    def calls_of(self, name: str) -> tuple[ToolCall, ...]:
+        """The calls of one tool so far."""
+        return self.trace.calls_of(name)
+
+    def __enter__(self) -> Capture:
+        if self._tokens is not None:
+            raise RuntimeError("this capture is already active: make a new one with capture()")
+        self._tokens = (RECORDER.set(self._recorder), CURRENT.set(None))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._tokens is not None:
+            recorder_token, current_token = self._tokens
+            self._tokens = None
+            CURRENT.reset(current_token)
+            RECORDER.reset(recorder_token)
+
+    async def __aenter__(self) -> Capture:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.__exit__(exc_type, exc, traceback)
+
+    def __repr__(self) -> str:
+        return f"<Capture {self.trace!r}>"
+
+
+def capture(*, limits: TraceLimits = DEFAULT_LIMITS, tools: ToolSource | None = None) -> Capture:
+    """Record a trace outside a Scorer, e.g. in a pytest test.
+
+    Example:
+        >>> import aeval
+        >>> @aeval.tool
+        ... def get_weather(city: str) -> str:
+        ...     return "sunny"
+        >>> with aeval.trace.capture() as trace:
+        ...     _ = get_weather("Mysore")
+        >>> trace.tool_names()
+        ('get_weather',)
+
+    Args:
+        limits: What is kept of each value.
+        tools: Serve ``@aeval.tool`` results from fixtures (``aeval.trace.Fixtures``) instead
+            of calling the tools.
+    """
+    return Capture(limits=limits, tools=tools)
