@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from aeval import EvaluationSample, Outcome, SampleLoadError, Scorer
+from aeval._samples._loaders import load_sources_sync
 from aeval.formatters import HtmlFormatter
 from aeval.models import ChatOptions
 from aeval.strategies import (
@@ -18,7 +19,6 @@ from aeval.strategies import (
 from aeval.strategies.grounding import GROUNDING_MAX_TOKENS
 from aeval.testing import FakeChatModel, FakeEmbedder, OpenAICompatibleServer
 from aeval.trace import record_retrieval, record_tool_call
-from aeval._samples._loaders import load_sources_sync
 
 pytestmark = pytest.mark.anyio
 

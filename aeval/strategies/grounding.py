@@ -11,21 +11,18 @@ and always sends ``max_tokens``. A reply that cannot be read, or one with nothin
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._model_types import ChatMessage, ChatOptions, accepts_options, model_name
 from .._reporting._results import EvaluationResult
-from .._samples._agent_keys import CONTEXT_METADATA
 from .._util._numbers import truncate
 from ..abc import ChatModel, Embedder
-from ..trace import current
 from ._base import NamedStrategy
 from ._consult import Consultation, Judge
-from ._judge_parse import ParseError, _json_object
+from ._grounding_collect import GROUNDING_BUDGET, Grounding, collect_grounding
+from ._judge_parse import ParseError, json_object
 from ._judge_prompt import check_number, expected_text, question_of, text_of
 from .similarity import cosine_similarity
 
@@ -43,14 +40,8 @@ __all__ = [
     "collect_grounding",
 ]
 
-GROUNDING_BUDGET = 12_000
-"""The most characters of grounding a judge is shown; the rest is cut and the row says so."""
-
 GROUNDING_MAX_TOKENS = 1024
 """The default ``max_tokens`` of a grounding judge's reply (a JSON list of claims)."""
-
-TOOL_RESULT_CHARS = 2_000
-"""The most characters of one tool call's result in the grounding."""
 
 _VERDICTS = ("supported", "contradicted", "not_found")
 _SHOWN = 200
@@ -59,86 +50,9 @@ Items = list[dict[str, Any]]
 Fields = Mapping[str, Callable[[Any], bool]]
 
 
-@dataclass(frozen=True, slots=True)
-class Grounding:
-    """What a sample's answer may rest on.
-
-    Attributes:
-        passages: Every piece, in order: retrieved documents (best first), tool results,
-            then the sample's ``context:`` passages, each cut to fit the budget.
-        documents: The retrieved documents' texts in rank order (the ``context:`` passages
-            when nothing was retrieved), as the context metrics judge them.
-        chars: The characters of the whole grounding before it was cut.
-        truncated: Whether anything was cut to the budget.
-    """
-
-    passages: tuple[str, ...]
-    documents: tuple[str, ...]
-    chars: int
-    truncated: bool
-
-    def text(self) -> str:
-        """The passages numbered one per paragraph, as the judge sees them."""
-        if not self.passages:
-            return "(nothing was retrieved, returned by a tool or given as context)"
-        return "\n\n".join(f"[{i}] {p}" for i, p in enumerate(self.passages, 1))
-
-    def metadata(self, budget: int) -> dict[str, Any]:
-        """What a row says of its grounding: its size, and whether and where it was cut."""
-        facts: dict[str, Any] = {"grounding_passages": len(self.passages)}
-        if self.truncated:
-            facts.update(grounding_truncated=True, grounding_chars=self.chars, budget=budget)
-        return facts
-
-
-def _result_text(value: Any) -> str:
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
-        except ValueError:
-            text = str(value)
-    return truncate(text, TOOL_RESULT_CHARS)
-
-
-def collect_grounding(sample: EvaluationSample, *, budget: int = GROUNDING_BUDGET) -> Grounding:
-    """The grounding of ``sample``: its trace's documents and tool results, and its context.
-
-    Call it inside a strategy's ``evaluate`` (the trace is the current sample's). A tool
-    result is rendered as JSON and cut to :data:`TOOL_RESULT_CHARS`; the pieces are then
-    kept in order until ``budget`` characters, the one that crosses it cut short.
-    """
-    trace = current()
-    documents: list[str] = []
-    tools: list[str] = []
-    if trace is not None:
-        for retrieval in trace.retrievals:
-            for document in retrieval.documents:
-                if document.text:
-                    prefix = f"(document {document.id}) " if document.id is not None else ""
-                    documents.append(prefix + document.text)
-        for call in trace.tool_calls:
-            if call.error is None:
-                tools.append(f"(tool {call.name} returned) {_result_text(call.result)}")
-    passages = sample.metadata.get(CONTEXT_METADATA) or ()
-    context = [text_of(p) for p in passages] if isinstance(passages, list | tuple) else []
-    pieces = [*documents, *tools, *context]
-    chars = sum(len(p) for p in pieces)
-    kept: list[str] = []
-    left = budget
-    for piece in pieces:
-        if left <= 0:
-            break
-        kept.append(piece if len(piece) <= left else piece[:left] + "…")
-        left -= len(piece)
-    ranked = tuple(documents or context)
-    return Grounding(tuple(kept), ranked, chars, chars > budget)
-
-
 def _items(reply: str, key: str, fields: Mapping[str, Callable[[Any], bool]]) -> Items | str:
     """The list under ``key`` of a JSON reply, each item checked, or what is wrong."""
-    found = _json_object(reply)
+    found = json_object(reply)
     if found is None:
         return "it is not a JSON object"
     value = found.get(key)
@@ -597,7 +511,7 @@ class AnswerRelevancyStrategy(_GroundingJudge):
         self._count = questions
 
     def _read(self, reply: str, cut_off: str | None) -> bool | ParseError:
-        found = _json_object(reply)
+        found = json_object(reply)
         value = None if found is None else found.get(self._key)
         if isinstance(value, list) and all(_is_text(q) for q in value):
             return True
@@ -627,7 +541,7 @@ class AnswerRelevancyStrategy(_GroundingJudge):
                 f"{truncate(repr(consultation.reply), _SHOWN)}",
                 metadata,
             )
-        found = _json_object(consultation.reply) or {}
+        found = json_object(consultation.reply) or {}
         written = [str(q) for q in found.get(self._key, [])]
         metadata["questions"] = written
         if not written:
