@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from aeval import EvaluationSample, Outcome, SampleLoadError, Scorer
+from aeval import EvaluationSample, JudgeCache, Outcome, SampleLoadError, Scorer
 from aeval._samples._loaders import load_sources_sync
 from aeval.formatters import HtmlFormatter
-from aeval.models import ChatOptions
+from aeval.models import ChatOptions, ChatResponse
 from aeval.strategies import (
     AnswerRelevancyStrategy,
     ContextPrecisionStrategy,
@@ -234,3 +234,29 @@ def test_a_context_key_is_kept_in_metadata_and_a_bad_one_names_file_line_and_sam
         load_sources_sync([str(bad)])
     assert "'context' must be a list of passages" in str(info.value)
     assert (info.value.line, info.value.sample) == (3, "a")
+
+
+async def test_verdicts_are_read_in_other_spellings_and_the_cache_saves_the_second_call() -> None:
+    judge = FakeChatModel([claims(("a", "Not found"), ("b", "SUPPORTED"))])
+    strategy = FaithfulnessStrategy(judge, threshold=0.5, cache=JudgeCache())
+    first = await Scorer().evaluate([SAMPLE], retrieving_target, strategy)
+    second = await Scorer().evaluate([SAMPLE], retrieving_target, strategy)
+    assert len(judge.calls) == 1
+    for report in (first, second):
+        (row,) = report.evaluations
+        assert row.score == 0.5
+        assert [c["verdict"] for c in row.metadata["claims"]] == ["not_found", "supported"]
+    assert second.evaluations[0].metadata["cached"] is True
+    assert first.evaluations[0].metadata["cached"] is False
+
+
+async def test_a_reply_cut_off_at_max_tokens_is_not_asked_again_and_says_to_raise_it() -> None:
+    cut = ChatResponse('{"claims": [{"claim": "The tow', metadata={"finish_reason": "length"})
+    judge = FakeChatModel([cut])
+    report = await Scorer().evaluate(
+        [SAMPLE], retrieving_target, FaithfulnessStrategy(judge, max_tokens=8)
+    )
+    (row,) = report.evaluations
+    assert row.outcome is Outcome.UNSCORED
+    assert "raise max_tokens" in (row.explanation or "")
+    assert len(judge.calls) == 1

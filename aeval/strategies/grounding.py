@@ -20,6 +20,7 @@ from .._reporting._results import EvaluationResult
 from .._util._numbers import truncate
 from ..abc import ChatModel, Embedder
 from ._base import NamedStrategy
+from ._cache import JudgeCache
 from ._consult import Consultation, Judge
 from ._grounding_collect import GROUNDING_BUDGET, Grounding, collect_grounding
 from ._judge_parse import ParseError, json_object
@@ -44,6 +45,16 @@ GROUNDING_MAX_TOKENS = 1024
 """The default ``max_tokens`` of a grounding judge's reply (a JSON list of claims)."""
 
 _VERDICTS = ("supported", "contradicted", "not_found")
+
+
+def _verdict(value: Any) -> str | None:
+    """A claim's verdict as one of :data:`_VERDICTS` (``"Not found"`` reads), or ``None``."""
+    if not isinstance(value, str):
+        return None
+    spelled = value.strip().lower().replace(" ", "_").replace("-", "_")
+    return spelled if spelled in _VERDICTS else None
+
+
 _SHOWN = 200
 
 Items = list[dict[str, Any]]
@@ -80,7 +91,7 @@ def _is_bool(value: Any) -> bool:
 class _GroundingJudge(NamedStrategy):
     """What the judged grounding strategies share: the judge, the reply, the metadata."""
 
-    __slots__ = ("_budget", "_judge", "_model_name", "_threshold")
+    __slots__ = ("_budget", "_cached", "_judge", "_model_name", "_threshold")
 
     _key: ClassVar[str] = ""
     _fields: ClassVar[Fields] = {}
@@ -93,6 +104,7 @@ class _GroundingJudge(NamedStrategy):
         threshold: float,
         budget: int,
         max_tokens: int,
+        cache: JudgeCache | None,
         name: str | None,
     ) -> None:
         if not isinstance(model, ChatModel):
@@ -107,17 +119,20 @@ class _GroundingJudge(NamedStrategy):
             raise ValueError(f"budget must be a positive number of characters, got {budget!r}")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        if cache is not None and not isinstance(cache, JudgeCache):
+            raise TypeError(f"cache must be a JudgeCache or None, got {type(cache).__name__}")
         super().__init__(name=name)
         self._model_name = model_name(model) or type(model).__name__
         self._threshold = threshold
         self._budget = budget
+        self._cached = cache is not None
         options = ChatOptions(max_tokens=max_tokens) if accepts_options(model) else None
         self._judge = Judge(
             model,
             self._model_name,
             options=options,
             json_mode=True,
-            cache=None,
+            cache=cache,
             cache_name=self._model_name,
         )
 
@@ -142,7 +157,7 @@ class _GroundingJudge(NamedStrategy):
         )
         if consultation.error is not None:
             raise consultation.error
-        metadata = _metadata(consultation, self._model_name)
+        metadata = _metadata(consultation, self._model_name, cached=self._cached)
         if not consultation.readable:
             verdict = consultation.verdict
             reason = verdict.reason if isinstance(verdict, ParseError) else "unread"
@@ -164,7 +179,7 @@ class _GroundingJudge(NamedStrategy):
         return {"model": self._model_name, "threshold": self._threshold}
 
 
-def _metadata(consultation: Consultation, name: str) -> dict[str, Any]:
+def _metadata(consultation: Consultation, name: str, *, cached: bool) -> dict[str, Any]:
     usage = consultation.usage
     metadata: dict[str, Any] = {
         "judge_model": consultation.model or name,
@@ -178,6 +193,8 @@ def _metadata(consultation: Consultation, name: str) -> dict[str, Any]:
         metadata["first_reply"] = consultation.calls[0][0].text
     if consultation.limit is not None:
         metadata["max_tokens"] = consultation.limit
+    if cached:
+        metadata["cached"] = all(hit for _, hit in consultation.calls)
     if consultation.cut_off:
         metadata["cut_off"] = True
         metadata["finish_reason"] = "length"
@@ -218,6 +235,7 @@ class FaithfulnessStrategy(_GroundingJudge):
         threshold: The share of supported claims that passes.
         budget: The most characters of grounding shown to the judge.
         max_tokens: The most tokens of the judge's reply.
+        cache: A :class:`~aeval.JudgeCache`; identical judge calls are then made once.
         name: The name of the strategy's rows.
 
     Example:
@@ -227,7 +245,7 @@ class FaithfulnessStrategy(_GroundingJudge):
     __slots__ = ()
 
     _key = "claims"
-    _fields: ClassVar[Fields] = {"claim": _is_text, "verdict": lambda v: v in _VERDICTS}
+    _fields: ClassVar[Fields] = {"claim": _is_text, "verdict": lambda v: _verdict(v) is not None}
     _format = '{"claims": [{"claim": "...", "verdict": "supported|contradicted|not_found"}]}'
 
     def __init__(
@@ -237,10 +255,11 @@ class FaithfulnessStrategy(_GroundingJudge):
         threshold: float = 1.0,
         budget: int = GROUNDING_BUDGET,
         max_tokens: int = GROUNDING_MAX_TOKENS,
+        cache: JudgeCache | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(
-            model, threshold=threshold, budget=budget, max_tokens=max_tokens, name=name
+            model, threshold=threshold, budget=budget, max_tokens=max_tokens, cache=cache, name=name
         )
 
     async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
@@ -257,7 +276,7 @@ class FaithfulnessStrategy(_GroundingJudge):
         metadata.update(grounding.metadata(self._budget))
         if items is None:
             return EvaluationResult.unscored(problem, metadata)
-        claims = [{"claim": i["claim"], "verdict": i["verdict"]} for i in items]
+        claims = [{"claim": i["claim"], "verdict": _verdict(i["verdict"])} for i in items]
         metadata["claims"] = claims
         counts = {v: sum(c["verdict"] == v for c in claims) for v in _VERDICTS}
         metadata.update(counts)
@@ -309,6 +328,7 @@ class ContextRecallStrategy(_GroundingJudge):
         threshold: The attributed share that passes.
         budget: The most characters of grounding shown to the judge.
         max_tokens: The most tokens of the judge's reply.
+        cache: A :class:`~aeval.JudgeCache`; identical judge calls are then made once.
         name: The name of the strategy's rows.
     """
 
@@ -325,10 +345,11 @@ class ContextRecallStrategy(_GroundingJudge):
         threshold: float = 0.5,
         budget: int = GROUNDING_BUDGET,
         max_tokens: int = GROUNDING_MAX_TOKENS,
+        cache: JudgeCache | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(
-            model, threshold=threshold, budget=budget, max_tokens=max_tokens, name=name
+            model, threshold=threshold, budget=budget, max_tokens=max_tokens, cache=cache, name=name
         )
 
     async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
@@ -391,6 +412,7 @@ class ContextPrecisionStrategy(_GroundingJudge):
         threshold: The average precision that passes.
         budget: The most characters of documents shown to the judge.
         max_tokens: The most tokens of the judge's reply.
+        cache: A :class:`~aeval.JudgeCache`; identical judge calls are then made once.
         name: The name of the strategy's rows.
     """
 
@@ -407,10 +429,11 @@ class ContextPrecisionStrategy(_GroundingJudge):
         threshold: float = 0.5,
         budget: int = GROUNDING_BUDGET,
         max_tokens: int = GROUNDING_MAX_TOKENS,
+        cache: JudgeCache | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(
-            model, threshold=threshold, budget=budget, max_tokens=max_tokens, name=name
+            model, threshold=threshold, budget=budget, max_tokens=max_tokens, cache=cache, name=name
         )
 
     async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
@@ -479,6 +502,7 @@ class AnswerRelevancyStrategy(_GroundingJudge):
         questions: How many questions the judge writes.
         threshold: The mean cosine that passes.
         max_tokens: The most tokens of the judge's reply.
+        cache: A :class:`~aeval.JudgeCache`; identical judge calls are then made once.
         name: The name of the strategy's rows.
     """
 
@@ -495,6 +519,7 @@ class AnswerRelevancyStrategy(_GroundingJudge):
         questions: int = 3,
         threshold: float = 0.7,
         max_tokens: int = 512,
+        cache: JudgeCache | None = None,
         name: str | None = None,
     ) -> None:
         if not callable(getattr(embedder, "embed", None)):
@@ -505,7 +530,12 @@ class AnswerRelevancyStrategy(_GroundingJudge):
         if isinstance(questions, bool) or not isinstance(questions, int) or questions < 1:
             raise ValueError(f"questions must be a positive integer, got {questions!r}")
         super().__init__(
-            model, threshold=threshold, budget=GROUNDING_BUDGET, max_tokens=max_tokens, name=name
+            model,
+            threshold=threshold,
+            budget=GROUNDING_BUDGET,
+            max_tokens=max_tokens,
+            cache=cache,
+            name=name,
         )
         self._embedder = embedder
         self._count = questions
@@ -532,7 +562,7 @@ class AnswerRelevancyStrategy(_GroundingJudge):
         )
         if consultation.error is not None:
             raise consultation.error
-        metadata = _metadata(consultation, self._model_name)
+        metadata = _metadata(consultation, self._model_name, cached=self._cached)
         if not consultation.readable:
             verdict = consultation.verdict
             reason = verdict.reason if isinstance(verdict, ParseError) else "unread"
