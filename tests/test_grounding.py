@@ -238,7 +238,7 @@ def test_a_context_key_is_kept_in_metadata_and_a_bad_one_names_file_line_and_sam
 
 async def test_verdicts_are_read_in_other_spellings_and_the_cache_saves_the_second_call() -> None:
     judge = FakeChatModel([claims(("a", "Not found"), ("b", "SUPPORTED"))])
-    strategy = FaithfulnessStrategy(judge, threshold=0.5, cache=JudgeCache())
+    strategy = FaithfulnessStrategy(judge, threshold=0.5, cache=JudgeCache(path=None))
     first = await Scorer().evaluate([SAMPLE], retrieving_target, strategy)
     second = await Scorer().evaluate([SAMPLE], retrieving_target, strategy)
     assert len(judge.calls) == 1
