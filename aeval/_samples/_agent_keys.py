@@ -13,7 +13,12 @@ from typing import Any
 from ..trace import Fixtures
 from ..trace._keys import SAMPLE_KEYS as AGENT_KEYS
 
-__all__ = ["AGENT_KEYS", "agent_problem", "read_agent_keys"]
+__all__ = ["AGENT_KEYS", "CONTEXT_KEY", "CONTEXT_METADATA", "agent_problem", "read_agent_keys"]
+
+CONTEXT_KEY = "context"
+"""The sample file key of the passages a grounded answer may use (``context: [...]``)."""
+CONTEXT_METADATA = "context"
+"""The metadata key the ``context:`` passages are kept under."""
 
 _FORMS = {
     "expected-tools": "expected-tools: [get_weather, book_ticket]",
@@ -49,6 +54,17 @@ def agent_problem(key: str, value: Any) -> str | None:
 def read_agent_keys(item: Mapping[Any, Any]) -> tuple[dict[str, Any], str | None, str | None]:
     """The metadata entries of a sample's agent keys, and the first problem and its key."""
     entries: dict[str, Any] = {}
+    passages = item.get(CONTEXT_KEY)
+    if passages is not None:
+        texts = [passages] if isinstance(passages, str) else passages
+        if not isinstance(texts, list) or not all(isinstance(t, str) and t.strip() for t in texts):
+            return (
+                {},
+                "'context' must be a list of passages (non-empty texts), write "
+                'context: ["The Eiffel Tower is 330 m tall."]',
+                CONTEXT_KEY,
+            )
+        entries[CONTEXT_METADATA] = list(texts)
     for key, metadata_key in AGENT_KEYS.items():
         if key not in item or item[key] is None:
             continue

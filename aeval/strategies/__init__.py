@@ -11,6 +11,12 @@ from .agent import (
     ToolPolicyStrategy,
     ToolSequenceStrategy,
 )
+from .grounding import (
+    AnswerRelevancyStrategy,
+    ContextPrecisionStrategy,
+    ContextRecallStrategy,
+    FaithfulnessStrategy,
+)
 from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
 from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
@@ -25,10 +31,14 @@ from .text import (
 
 __all__ = [
     "AiJudgeStrategy",
+    "AnswerRelevancyStrategy",
     "BudgetStrategy",
     "ContainsStrategy",
+    "ContextPrecisionStrategy",
+    "ContextRecallStrategy",
     "DEFAULT_PROMPT",
     "ExactMatchStrategy",
+    "FaithfulnessStrategy",
     "Gated",
     "GatedStrategy",
     "GuardrailStrategy",

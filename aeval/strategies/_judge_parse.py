@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ParseError", "StructuredVerdict", "parse_structured", "parse_verdict"]
+__all__ = ["ParseError", "StructuredVerdict", "json_object", "parse_structured", "parse_verdict"]
 
 _VERDICT_WORDS = {
     "true": True,
@@ -106,7 +106,8 @@ def parse_verdict(reply: str, *, cut_off: str | None = None) -> bool | ParseErro
     return ParseError(reason)
 
 
-def _json_object(reply: str) -> dict[str, Any] | None:
+def json_object(reply: str) -> dict[str, Any] | None:
+    """The first JSON object of a reply (in a code fence or bare), or ``None``."""
     candidates = [match.group(1) for match in _FENCE.finditer(reply)]
     candidates.append(reply)
     for text in candidates:
@@ -273,7 +274,7 @@ def parse_structured(
             return found
         data, salvaged = found
     else:
-        whole = _json_object(reply)
+        whole = json_object(reply)
         if whole is None:
             return ParseError("the reply holds no JSON object")
         data, salvaged = whole, False
