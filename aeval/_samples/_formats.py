@@ -19,7 +19,7 @@ import orjson
 import yaml
 
 from .._exceptions import SampleLoadError
-from ._agent_keys import AGENT_KEYS, read_agent_keys
+from ._agent_keys import AGENT_KEYS, RELEVANT_IDS_KEY, read_agent_keys
 from ._labels import LABEL_KEY, read_label
 from ._limits import depth_message, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
@@ -207,6 +207,7 @@ SAMPLE_KEYS = (
     LABEL_KEY,
     *TEXT_CHECK_KEYS,
     *AGENT_KEYS,
+    RELEVANT_IDS_KEY,
 )
 """Every key a sample of a YAML, JSON or JSONL file may have, in the order messages list
 them. Any other key is refused (custom fields go under ``metadata``); a new key is added

@@ -12,6 +12,8 @@ from .agent import (
     ToolSequenceStrategy,
 )
 from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
+from .pii import PIIStrategy
+from .retrieval import RetrievalStrategy
 from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
     ContainsStrategy,
@@ -35,7 +37,9 @@ __all__ = [
     "JsonStrategy",
     "NamedStrategy",
     "NotBlankStrategy",
+    "PIIStrategy",
     "RegexStrategy",
+    "RetrievalStrategy",
     "STRUCTURED_PROMPT",
     "SegmentsStrategy",
     "SemanticSimilarityStrategy",
