@@ -141,7 +141,9 @@ def test_pii_by_name_in_a_run_config(tmp_path: Path, cli: Cli) -> None:
         "- name: leak\n  parameters: [mail bob@example.org]\n"
     )
     result = cli("run", write_config(tmp_path, CONFIG), cwd=tmp_path)
-    rows = {(r["name"], r["strategy"]): r["outcome"] for r in rows_of(tmp_path / "out" / "rows.jsonl")}
+    rows = {
+        (r["name"], r["strategy"]): r["outcome"] for r in rows_of(tmp_path / "out" / "rows.jsonl")
+    }
     assert rows == {
         ("safe", "PIIStrategy"): "passed",
         ("safe", "cards"): "passed",

@@ -10,6 +10,7 @@ so it is not a test dependency.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,7 @@ RANKING = ["d1", "d2", "d3", "d4", "d5"]
 RELEVANT = {"d1", "d3", "d6"}
 
 
-def trace_of(*rankings: list[str | None]) -> Trace:
+def trace_of(*rankings: Sequence[str | None]) -> Trace:
     return Trace(
         retrievals=tuple(
             Retrieval(query="q", documents=tuple(Document(id=doc) for doc in ranking))
@@ -42,9 +43,9 @@ def trace_of(*rankings: list[str | None]) -> Trace:
     )
 
 
-def run(strategy: RetrievalStrategy, trace: Trace | None, sample: EvaluationSample = SAMPLE) -> (
-    EvaluationResult
-):
+def run(
+    strategy: RetrievalStrategy, trace: Trace | None, sample: EvaluationSample = SAMPLE
+) -> EvaluationResult:
     with using(trace):
         return strategy.evaluate(sample, "answer")
 

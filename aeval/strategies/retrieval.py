@@ -77,9 +77,7 @@ def recall_at_k(ranking: Sequence[str], relevant: set[str], k: int | None = None
     return len(set(_cut(ranking, k)) & relevant) / len(relevant)
 
 
-def mean_reciprocal_rank(
-    ranking: Sequence[str], relevant: set[str], k: int | None = None
-) -> float:
+def mean_reciprocal_rank(ranking: Sequence[str], relevant: set[str], k: int | None = None) -> float:
     """One over the rank of the first relevant document in the first ``k`` ranks, else 0.
 
     For one query this is its reciprocal rank; the mean over samples is the report's mean.
@@ -173,12 +171,14 @@ class RetrievalStrategy(NamedStrategy):
         if not trace.retrievals:
             return EvaluationResult.failing(_NO_RETRIEVAL.format(name=sample.name))
         ranking: list[str] = []
+        seen: set[str] = set()
         missing = 0
         for retrieval in trace.retrievals:
             for document in retrieval.documents:
                 if document.id is None:
                     missing += 1
-                elif document.id not in ranking:
+                elif document.id not in seen:
+                    seen.add(document.id)
                     ranking.append(document.id)
         if missing:
             return EvaluationResult.failing(
