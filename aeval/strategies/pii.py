@@ -4,8 +4,10 @@ Each kind is a candidate pattern confirmed by a check where one exists: payment 
 their issuer prefix and the Luhn checksum, IBANs by their ISO 13616 mod-97 checksum, IP
 addresses by :mod:`ipaddress`, phone numbers by Google's libphonenumber (the
 ``phonenumbers`` package, extra ``aeval[pii]``), which validates the number plan of the
-country. National ids are not detected: the common ones (a US SSN) have no checksum, so a
-pattern alone cannot tell them from any other number.
+country; it only runs on a text holding at least seven digits in a row (spaces, dots,
+dashes, slashes and brackets allowed between them), which keeps a response without one
+at a fraction of a millisecond. National ids are not detected: the common ones (a US SSN)
+have no checksum, so a pattern alone cannot tell them from any other number.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ _EMAIL = re.compile(
 )
 _CARD = re.compile(r"(?<![\w.-])(?:\d[ -]?){12,18}\d(?![\w]|[.-]\d)")
 _CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6[0245]|35)")
+_PHONE_DIGITS = re.compile(r"\d(?:[ ().\-/]{0,3}\d){6,}")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 _IPV4 = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
@@ -121,6 +124,8 @@ def _api_keys(text: str) -> Iterator[str]:
 
 
 def _phones(text: str) -> Iterator[str]:
+    if _PHONE_DIGITS.search(text) is None:
+        return
     import phonenumbers
 
     for match in phonenumbers.PhoneNumberMatcher(
