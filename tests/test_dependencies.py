@@ -41,6 +41,7 @@ OWNERS: dict[str, str] = {
     "aeval/models/_local": "local",
     "aeval/online/_otel.py": "otel",
     "aeval/trace/otel": "otel",
+    "aeval/strategies/pii.py": "pii",
     "examples/": "examples",
 }
 # What the program that loads a file provides: pytest loads the plugin, so it is there.

@@ -194,6 +194,15 @@ def _agent(kind: str, entry: Mapping[str, Any]) -> object:
     return agent.BudgetStrategy(name=label, **args)
 
 
+def _grounding(kind: str, entry: Mapping[str, Any]) -> object:
+    from ..strategies import pii, retrieval
+
+    args = {k: v for k, v in entry.items() if k not in ("name", "label")}
+    if kind == "retrieval":
+        return retrieval.RetrievalStrategy(name=entry.get("label"), **args)
+    return pii.PIIStrategy(name=entry.get("label"), **args)
+
+
 def _judge(
     config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, Any]
 ) -> tuple[object, list[object]]:
@@ -314,6 +323,8 @@ def _build_one(
             return strategy
         if kind in _AGENT_KINDS:
             return _agent(str(kind), entry)
+        if kind in ("retrieval", "pii"):
+            return _grounding(str(kind), entry)
         return _text(str(kind), entry)
     except ConfigError:
         raise

@@ -13,12 +13,24 @@ from typing import Any
 from ..trace import Fixtures
 from ..trace._keys import SAMPLE_KEYS as AGENT_KEYS
 
-__all__ = ["AGENT_KEYS", "CONTEXT_KEY", "CONTEXT_METADATA", "agent_problem", "read_agent_keys"]
+__all__ = [
+    "AGENT_KEYS",
+    "CONTEXT_KEY",
+    "CONTEXT_METADATA",
+    "RELEVANT_IDS",
+    "RELEVANT_IDS_KEY",
+    "agent_problem",
+    "read_agent_keys",
+]
 
 CONTEXT_KEY = "context"
 """The sample file key of the passages a grounded answer may use (``context: [...]``)."""
 CONTEXT_METADATA = "context"
 """The metadata key the ``context:`` passages are kept under."""
+RELEVANT_IDS_KEY = "relevant-ids"
+"""The sample file key of the ids of the documents a perfect retriever returns."""
+RELEVANT_IDS = "relevant_ids"
+"""The metadata key ``relevant-ids:`` is kept under (a list of document ids)."""
 
 _FORMS = {
     "expected-tools": "expected-tools: [get_weather, book_ticket]",
@@ -75,4 +87,25 @@ def read_agent_keys(item: Mapping[Any, Any]) -> tuple[dict[str, Any], str | None
         if key in _FORMS and isinstance(value, str):
             value = [value]
         entries[metadata_key] = value
+    relevant = item.get(RELEVANT_IDS_KEY)
+    if relevant is not None:
+        ids = (
+            [relevant]
+            if isinstance(relevant, str | int) and not isinstance(relevant, bool)
+            else relevant
+        )
+        if not isinstance(ids, list) or not ids or not all(_is_id(each) for each in ids):
+            return (
+                {},
+                "'relevant-ids' must be a non-empty list of document ids, write "
+                "relevant-ids: [doc-1, doc-7]",
+                RELEVANT_IDS_KEY,
+            )
+        entries[RELEVANT_IDS] = [str(each) for each in ids]
     return entries, None, None
+
+
+def _is_id(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return (isinstance(value, str) and bool(value.strip())) or isinstance(value, int)

@@ -19,7 +19,7 @@ import orjson
 import yaml
 
 from .._exceptions import SampleLoadError
-from ._agent_keys import AGENT_KEYS, CONTEXT_KEY, read_agent_keys
+from ._agent_keys import AGENT_KEYS, CONTEXT_KEY, RELEVANT_IDS_KEY, read_agent_keys
 from ._labels import LABEL_KEY, read_label
 from ._limits import depth_message, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
@@ -208,6 +208,7 @@ SAMPLE_KEYS = (
     *TEXT_CHECK_KEYS,
     *AGENT_KEYS,
     CONTEXT_KEY,
+    RELEVANT_IDS_KEY,
 )
 """Every key a sample of a YAML, JSON or JSONL file may have, in the order messages list
 them. Any other key is refused (custom fields go under ``metadata``); a new key is added

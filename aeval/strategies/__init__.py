@@ -18,6 +18,8 @@ from .grounding import (
     FaithfulnessStrategy,
 )
 from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
+from .pii import PIIStrategy
+from .retrieval import RetrievalStrategy
 from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
     ContainsStrategy,
@@ -45,7 +47,9 @@ __all__ = [
     "JsonStrategy",
     "NamedStrategy",
     "NotBlankStrategy",
+    "PIIStrategy",
     "RegexStrategy",
+    "RetrievalStrategy",
     "STRUCTURED_PROMPT",
     "SegmentsStrategy",
     "SemanticSimilarityStrategy",
