@@ -107,7 +107,7 @@ def test_without_phonenumbers_the_error_names_the_extra(monkeypatch: pytest.Monk
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_phonenumbers)
-    with pytest.raises(ImportError, match=r"aeval\[pii\].*without 'phone'"):
+    with pytest.raises(ImportError, match=r"aeval-engine\[pii\]'.*without 'phone'"):
         PIIStrategy()
     assert PIIStrategy(kinds=[k for k in PII_KINDS if k != "phone"]).name == "PIIStrategy"
 
