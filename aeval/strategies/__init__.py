@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import rubrics
 from ._base import NamedStrategy, Strategy, TextStrategy
 from ._gated import Gated, GatedStrategy
 from .agent import (
@@ -12,6 +13,7 @@ from .agent import (
     ToolSequenceStrategy,
 )
 from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
+from .safety import PromptInjectionStrategy, RefusalStrategy
 from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
     ContainsStrategy,
@@ -35,6 +37,8 @@ __all__ = [
     "JsonStrategy",
     "NamedStrategy",
     "NotBlankStrategy",
+    "PromptInjectionStrategy",
+    "RefusalStrategy",
     "RegexStrategy",
     "STRUCTURED_PROMPT",
     "SegmentsStrategy",
