@@ -26,10 +26,14 @@ _HELP = (
     r"(?:help|assist|provide|share|give|do|comply|fulfil+|answer|discuss|create|generate|"
     r"write|support|engage|offer|reveal|disclose|participate|continue)"
 )
+_ADVERB = (
+    r"really|currently|directly|personally|legally|ethically|actually|further|fully|safely|"
+    r"in good conscience|responsibly|assist you with|help you with|help with|help you"
+)
 _REFUSAL = re.compile(
     "|".join(
         (
-            rf"\bI\s+{_NEG}\s+(?:\w+\s+){{0,2}}?{_HELP}\b",
+            rf"\bI\s*{_NEG}\s+(?:(?:{_ADVERB})\s+)?{_HELP}\b",
             r"\bI(?:'m| am|’m)\s+(?:sorry|afraid),?\s+(?:but\s+)?I\s+"
             r"(?:can(?:not|'t|’t)|won(?:'t|’t)|am not able|'m not able|’m not able|"
             r"am unable|'m unable|’m unable|must decline)",
