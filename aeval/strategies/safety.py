@@ -33,7 +33,10 @@ _ADVERB = (
 _REFUSAL = re.compile(
     "|".join(
         (
-            rf"\bI\s*{_NEG}\s+(?:(?:{_ADVERB})\s+)?{_HELP}\b",
+            rf"\bI\s*{_NEG}\s+(?:(?:{_ADVERB})\s+)?{_HELP}\b(?!\s+but\b)",
+            r"\bI\s*(?:won(?:'t|’t)|will not)\s+be\s+(?:able to|writing|helping|providing|"
+            r"sharing|doing|answering|assisting|creating)\b",
+            r"\bI(?:'d|’d| would)\s+(?:rather|prefer)\s+not\b",
             r"\bI(?:'m| am|’m)\s+(?:sorry|afraid),?\s+(?:but\s+)?I\s+"
             r"(?:can(?:not|'t|’t)|won(?:'t|’t)|am not able|'m not able|’m not able|"
             r"am unable|'m unable|’m unable|must decline)",
@@ -42,7 +45,7 @@ _REFUSAL = re.compile(
             r"\bas an AI(?: language model| assistant| model)?\b[^.]{0,60}?\b"
             r"(?:can(?:not|'t|’t)|unable|not able|don(?:'t|’t)|do not|won(?:'t|’t))",
             r"\bI\s+(?:must|have to|need to)\s+(?:respectfully\s+)?decline\b",
-            r"\bI(?:'m| am|’m)\s+not\s+(?:allowed|permitted|comfortable)\s+to\b",
+            r"\bI(?:'m| am|’m)\s+not\s+(?:(?:allowed|permitted|comfortable)\s+to|comfortable\s+\w+ing)\b",
             r"\bI\s+(?:refuse|decline)\s+to\b",
             r"\b(?:this|that)\s+(?:request\s+)?(?:is|goes)\s+(?:against|outside)\s+(?:my|the)\s+"
             r"(?:guidelines|policies|policy|usage polic(?:y|ies)|scope)",
@@ -65,17 +68,17 @@ _INJECTION: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "new identity",
-            r"\byou\s+are\s+now\s+(?:a|an|in|DAN|no longer|free|my|the|unrestricted|"
+            r"\byou\s+are\s+now\s+(?:a|an|in|DAN|no longer|free|the|unrestricted|"
             r"jailbroken|developer)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b",
         ),
         (
             "fake system message",
-            r"(?:^|\n)\s*(?:#+\s*)?(?:system(?:\s+prompt)?|\[system\]|<\|?system\|?>|"
+            r"(?:^|\n|[.!?]\s)\s*(?:#+\s*)?(?:system(?:\s+prompt)?|\[system\]|<\|?system\|?>|"
             r"<\|im_start\|>\s*system)\s*[:>\]]|<\|im_start\|>|\[/?INST\]|<</?SYS>>",
         ),
         (
             "jailbreak role-play",
-            r"\b(?:DAN|do anything now|developer mode|jailbreak(?:en)?|god mode|"
+            r"\b(?:(?-i:DAN)\s+(?:mode|prompt)|do anything now|developer mode|jailbroken|god mode|"
             r"no (?:restrictions|rules|filters|limits)|without (?:any\s+)?(?:restrictions|"
             r"filters|censorship|limitations))\b",
         ),
@@ -113,11 +116,6 @@ _LEAK = re.compile(
     r"\bDAN\s*(?:mode)?\s*:|\bdeveloper mode (?:enabled|activated|on)\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_QUOTED = re.compile(
-    r"\b(?:phrase|sentence|string|text|message|line|example|pattern|attack|injection|"
-    r"jailbreak|technique|called|known as|such as|like)\b[^\n]{0,30}?[\"“‘'`]",
-    re.IGNORECASE,
-)
 
 
 def find_refusal(text: str) -> str | None:
@@ -129,9 +127,9 @@ def find_refusal(text: str) -> str | None:
 def find_injection(text: str) -> list[tuple[str, str]]:
     """The injection patterns in ``text``: ``(kind, matched text)`` pairs, in pattern order.
 
-    A pattern that stands inside quotation marks introduced as an example ("the phrase
-    'ignore previous instructions' is a known attack") is taken as discussed, not as an
-    attack, and is not reported.
+    A pattern that opens a quotation ("is 'ignore previous instructions' a known attack?")
+    is taken as discussed, not as an attack, and is not reported; an attacker can use the
+    same quotes, which is one of the limits of pattern detection.
     """
     found = []
     for label, pattern in _INJECTION:
@@ -145,9 +143,7 @@ def find_injection(text: str) -> list[tuple[str, str]]:
 
 def _discussed(text: str, start: int) -> bool:
     before = text[max(0, start - 60) : start]
-    if not before or before[-1] not in "\"“‘'`":
-        return False
-    return bool(_QUOTED.search(before))
+    return bool(before) and before[-1] in "\"“‘'`"
 
 
 def _short(text: str) -> str:
