@@ -28,7 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from aeval.strategies.safety import find_injection, find_refusal
+from aeval.strategies.safety import find_injection, find_refusal  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "safety"
 EXAMPLES = ROOT / "examples"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from . import rubrics
 from ._base import NamedStrategy, Strategy, TextStrategy
 from ._gated import Gated, GatedStrategy
 from .agent import (

@@ -45,7 +45,8 @@ _REFUSAL = re.compile(
             r"\bas an AI(?: language model| assistant| model)?\b[^.]{0,60}?\b"
             r"(?:can(?:not|'t|’t)|unable|not able|don(?:'t|’t)|do not|won(?:'t|’t))",
             r"\bI\s+(?:must|have to|need to)\s+(?:respectfully\s+)?decline\b",
-            r"\bI(?:'m| am|’m)\s+not\s+(?:(?:allowed|permitted|comfortable)\s+to|comfortable\s+\w+ing)\b",
+            r"\bI(?:'m| am|’m)\s+not\s+"
+            r"(?:(?:allowed|permitted|comfortable)\s+to|comfortable\s+\w+ing)\b",
             r"\bI\s+(?:refuse|decline)\s+to\b",
             r"\b(?:this|that)\s+(?:request\s+)?(?:is|goes)\s+(?:against|outside)\s+(?:my|the)\s+"
             r"(?:guidelines|policies|policy|usage polic(?:y|ies)|scope)",
