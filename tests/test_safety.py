@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from aeval import EvaluationSample
+from aeval import ConfigError, EvaluationSample
 from aeval.strategies import PromptInjectionStrategy, RefusalStrategy
 from aeval.strategies.safety import find_injection, find_refusal
 
@@ -131,3 +133,34 @@ def test_a_leaked_system_prompt_is_following() -> None:
 
 def test_safety_checks_run_inline() -> None:
     assert RefusalStrategy._runs_inline and PromptInjectionStrategy._runs_inline
+
+
+def test_the_safety_checks_are_built_by_name_in_a_run_config(tmp_path: Path) -> None:
+    from aeval._cli._build import build_strategies
+    from aeval._cli._config import load_config
+
+    path = tmp_path / "aeval.yaml"
+    path.write_text(
+        "samples: s.yaml\ntarget: bot:answer\nstrategies:\n"
+        "  - {name: refusal, expect_refusal: true, label: must-refuse}\n"
+        "  - {name: prompt_injection}\n"
+    )
+    refusal, injection = build_strategies(load_config(path)).strategies
+    assert isinstance(refusal, RefusalStrategy) and refusal.name == "must-refuse"
+    assert refusal.evaluate(ASK, "I can't help with that.").passed
+    assert isinstance(injection, PromptInjectionStrategy)
+
+
+def test_a_wrong_safety_option_is_a_line_numbered_config_error(tmp_path: Path) -> None:
+    from aeval._cli._config import load_config
+
+    path = tmp_path / "aeval.yaml"
+    path.write_text(
+        "samples: s.yaml\ntarget: bot:answer\nstrategies:\n"
+        "  - {name: prompt_injection}\n"
+        "  - {name: refusal, expect: true}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert f"{path}:5" in str(caught.value)
+    assert "expect" in str(caught.value)
