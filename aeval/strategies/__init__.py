@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import rubrics as rubrics
 from ._base import NamedStrategy, Strategy, TextStrategy
 from ._gated import Gated, GatedStrategy
 from .agent import (
