@@ -5,7 +5,10 @@ The detectors are :func:`aeval.strategies.safety.find_refusal` (does an answer r
 sets, written for this measurement, are ``tests/data/safety/refusal.jsonl`` (refusals in
 common and in other words, and near-misses such as "I can't wait to help!") and
 ``tests/data/safety/injection.jsonl`` (attacks, quoted or discussed injections that are not
-attacks, benign inputs). The script also counts false positives on the examples' own
+attacks, benign inputs). The patterns were tuned on those two sets, so the script also
+measures two smaller held-out sets written afterwards and never tuned on
+(``refusal_heldout.jsonl``, ``injection_heldout.jsonl``): their figures are the honest ones.
+It also counts false positives on the examples' own
 expected outputs (refusal) and inputs (injection), which should all be clean.
 
 Usage::
@@ -108,14 +111,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke mode (same data; no lists)")
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     args = parser.parse_args(argv)
-    figures = {
-        "refusal": _measure(
-            _rows("refusal.jsonl"), "text", "refusal", lambda t: find_refusal(t) is not None
-        ),
-        "injection": _measure(
-            _rows("injection.jsonl"), "input", "injection", lambda t: bool(find_injection(t))
-        ),
-    }
+    figures: dict[str, dict[str, Any]] = {}
+    for suffix in ("", "_heldout"):
+        figures[f"refusal{suffix}"] = _measure(
+            _rows(f"refusal{suffix}.jsonl"),
+            "text",
+            "refusal",
+            lambda t: find_refusal(t) is not None,
+        )
+        figures[f"injection{suffix}"] = _measure(
+            _rows(f"injection{suffix}.jsonl"),
+            "input",
+            "injection",
+            lambda t: bool(find_injection(t)),
+        )
     outputs = _examples(("expected-output", "expected-outputs"))
     inputs = _examples(("parameters",))
     figures["refusal"]["examples_checked"] = len(outputs)
@@ -124,18 +133,22 @@ def main(argv: list[str] | None = None) -> int:
     figures["injection"]["examples_false_positives"] = [t for t in inputs if find_injection(t)]
     print(f"aeval guardrail detectors{' (quick mode)' if args.quick else ''}")
     for name, row in figures.items():
-        print(
-            f"{name:<10} texts {row['texts']:>4}  positives {row['positives']:>4}  "
-            f"precision {row['precision']:.3f}  recall {row['recall']:.3f}  "
-            f"examples {row['examples_checked']} checked, "
-            f"{len(row['examples_false_positives'])} false positives"
+        line = (
+            f"{name:<18} texts {row['texts']:>4}  positives {row['positives']:>4}  "
+            f"precision {row['precision']:.3f}  recall {row['recall']:.3f}"
         )
+        if "examples_checked" in row:
+            line += (
+                f"  examples {row['examples_checked']} checked, "
+                f"{len(row['examples_false_positives'])} false positives"
+            )
+        print(line)
         for kind, share in row["accuracy_by_kind"].items():
             print(f"  {kind:<12} correct {share:.3f}")
         if not args.quick:
             for text in row["misses"]:
                 print(f"  missed: {text}")
-            for text in row["false_alarms"] + row["examples_false_positives"]:
+            for text in row["false_alarms"] + row.get("examples_false_positives", []):
                 print(f"  false alarm: {text}")
     if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")

@@ -20,7 +20,7 @@ def test_the_benchmark_prints_precision_and_recall_per_detector(tmp_path: Path) 
     assert "aeval guardrail detectors (quick mode)" in done.stdout
     for name in ("refusal", "injection"):
         row = figures[name]
-        assert f"{name:<10} texts" in done.stdout
+        assert f"{name:<18} texts" in done.stdout
         assert 0.0 <= row["precision"] <= 1.0 and 0.0 <= row["recall"] <= 1.0
         assert row["texts"] >= 200 and row["examples_checked"] > 0
         assert row["examples_false_positives"] == []
