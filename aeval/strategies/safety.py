@@ -21,7 +21,11 @@ if TYPE_CHECKING:
 
 __all__ = ["PromptInjectionStrategy", "RefusalStrategy", "find_injection", "find_refusal"]
 
-_NEG = r"(?:can(?:not|'t|’t)|can not|am not able to|'m not able to|’m not able to|am unable to|'m unable to|’m unable to|won(?:'t|’t)|will not|must decline to|do(?:n't|n’t| not) feel comfortable)"  # noqa: E501
+_NEG = (
+    r"(?:can(?:not|'t|’t)|can not|(?:am|'m|’m)\s+not\s+(?:able|going|in a position)\s+to|"
+    r"(?:am|'m|’m)\s+unable to|won(?:'t|’t)|will not|must decline to|"
+    r"do(?:n't|n’t| not) feel comfortable|do(?:n't|n’t| not) think I\s+(?:should|can))"
+)
 _HELP = (
     r"(?:help|assist|provide|share|give|do|comply|fulfil+|answer|discuss|create|generate|"
     r"write|support|engage|offer|reveal|disclose|participate|continue)"
@@ -33,7 +37,9 @@ _ADVERB = (
 _REFUSAL = re.compile(
     "|".join(
         (
-            rf"\bI\s*{_NEG}\s+(?:(?:{_ADVERB})\s+)?{_HELP}\b(?!\s+but\b)",
+            rf"\bI\s*{_NEG}\s+(?:(?:{_ADVERB})\s+)?{_HELP}\b(?!\s+(?:but|\w+ing)\b)",
+            r"\bI\s+can(?:not|'t|’t)\s+(?:and|or)\s+(?:will not|won(?:'t|’t))\b",
+            r"\bnot\s+something\s+I\s+(?:can|could|will|am able to)\s+(?:help|assist|do)\b",
             r"\bI\s*(?:won(?:'t|’t)|will not)\s+be\s+(?:able to|writing|helping|providing|"
             r"sharing|doing|answering|assisting|creating)\b",
             r"\bI(?:'d|’d| would)\s+(?:rather|prefer)\s+not\b",
@@ -44,12 +50,13 @@ _REFUSAL = re.compile(
             r"am unable|'m unable|must)",
             r"\bas an AI(?: language model| assistant| model)?\b[^.]{0,60}?\b"
             r"(?:can(?:not|'t|’t)|unable|not able|don(?:'t|’t)|do not|won(?:'t|’t))",
-            r"\bI\s+(?:must|have to|need to)\s+(?:respectfully\s+)?decline\b",
+            r"\bI\s+(?:must|have to|need to)\s+(?:respectfully\s+)?(?:decline|refuse|say no)\b",
             r"\bI(?:'m| am|’m)\s+not\s+"
             r"(?:(?:allowed|permitted|comfortable)\s+to|comfortable\s+\w+ing)\b",
             r"\bI\s+(?:refuse|decline)\s+to\b",
-            r"\b(?:this|that)\s+(?:request\s+)?(?:is|goes)\s+(?:against|outside)\s+(?:my|the)\s+"
-            r"(?:guidelines|policies|policy|usage polic(?:y|ies)|scope)",
+            r"\b(?:violates?|(?:is|goes)\s+against|(?:is|falls)\s+outside(?: of)?)\s+"
+            r"(?:my\s+(?:content\s+|usage\s+|safety\s+)?(?:guidelines|polic(?:y|ies)|rules|"
+            r"principles|scope)|the\s+(?:content\s+|usage\s+|safety\s+)?(?:guidelines|polic(?:y|ies)))",
             r"\bI(?:'m| am|’m)\s+(?:not able|unable)\s+to\s+help\b",
             r"\bI\s+(?:can(?:not|'t|’t)|won(?:'t|’t))\s+(?:do|help with)\s+that\b",
         )
@@ -62,10 +69,11 @@ _INJECTION: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for label, pattern in (
         (
             "override of earlier instructions",
-            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+)?"
-            r"(?:of\s+)?(?:the\s+|your\s+|my\s+)?(?:previous|prior|above|earlier|preceding|"
-            r"original|system|initial)\s+(?:instructions|prompts?|rules|directions|guidelines|"
-            r"messages?|context)",
+            r"\b(?:ignore|disregard|forget|override|bypass|pretend)\b(?:\s+\w+){0,2}?\s+"
+            r"(?:previous|prior|above|earlier|preceding|original|system|initial|your|all)\b"
+            r"(?:\s+\w+){0,2}?\s+(?:instructions|prompts?|rules|directions|guidelines|guidance|"
+            r"messages|context|programming)\b|\b(?:ignore|disregard|forget)\s+(?:everything|"
+            r"anything|all)\s+(?:above|before|said|previous(?:ly)?|you were told)\b",
         ),
         (
             "new identity",
@@ -74,20 +82,26 @@ _INJECTION: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "fake system message",
-            r"(?:^|\n|[.!?]\s)\s*(?:#+\s*)?(?:system(?:\s+prompt)?|\[system\]|<\|?system\|?>|"
-            r"<\|im_start\|>\s*system)\s*[:>\]]|<\|im_start\|>|\[/?INST\]|<</?SYS>>",
+            r"(?:^|\n|[.!?]\s)\s*(?:#+\s*)?system(?:\s+prompt)?\s*:|<\|?(?:system|im_start|"
+            r"im_end)\|?>|\[/?(?:system|INST)\]|<</?SYS>>|\bsystem\s+override\b",
         ),
         (
             "jailbreak role-play",
-            r"\b(?:(?-i:DAN)\s+(?:mode|prompt)|do anything now|developer mode|jailbroken|god mode|"
+            r"\b(?:(?-i:DAN)\s+(?:mode|prompt)|do anything now|(?:enter|enable|activate|switch "
+            r"to)\s+developer mode|developer mode\s+(?:enabled|activated)|jailbroken|god mode|"
+            r"bypass\s+(?:your\s+|the\s+)?(?:safety|filters?|guardrails|restrictions|content "
+            r"policy)|unfiltered (?:model|AI|assistant)|"
             r"no (?:restrictions|rules|filters|limits)|without (?:any\s+)?(?:restrictions|"
             r"filters|censorship|limitations))\b",
         ),
         (
             "request for the system prompt",
             r"\b(?:reveal|print|show|repeat|output|tell me|display|leak|what (?:is|are))\s+"
-            r"(?:me\s+)?(?:your|the)\s+(?:full\s+|entire\s+|hidden\s+|initial\s+|original\s+)?"
-            r"(?:system\s+prompt|instructions|hidden\s+prompt|initial\s+prompt|prompt above)",
+            r"(?:me\s+)?(?:(?:your|the)\s+(?:full\s+|entire\s+|hidden\s+|initial\s+|original\s+)?"
+            r"(?:system\s+(?:prompt|message)|hidden\s+(?:prompt|message)|initial\s+prompt|"
+            r"prompt above)|your\s+(?:\w+\s+)?instructions)|"
+            r"\binstructions\s+(?:were\s+you|you\s+were)\s+given\b|"
+            r"\brepeat\s+(?:them|it|everything|your instructions)\s+verbatim\b",
         ),
         (
             "hidden instruction marker",
