@@ -265,10 +265,9 @@ class PromptInjectionStrategy(TextStrategy):
             "injection_text": [_short(matched) for _, matched in found],
         }
         signs = []
-        folded = text.casefold()
         for demand in _DEMAND.finditer(inputs):
             token = demand.group(1).strip()
-            if token and token.casefold() in folded:
+            if token and re.search(rf"(?<!\w){re.escape(token)}(?!\w)", text, re.IGNORECASE):
                 signs.append(f"repeats the demanded text {token!r}")
         leak = _LEAK.search(text)
         if leak is not None:
