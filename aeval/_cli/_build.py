@@ -173,6 +173,19 @@ def _text(kind: str, entry: Mapping[str, Any]) -> object:
     return text.GuardrailStrategy(**args)
 
 
+_SAFETY_KINDS = frozenset({"refusal", "prompt_injection"})
+
+
+def _safety(kind: str, entry: Mapping[str, Any]) -> object:
+    from ..strategies import safety
+
+    args = {k: v for k, v in entry.items() if k not in ("name", "label")}
+    args.update(_label(entry))
+    if kind == "refusal":
+        return safety.RefusalStrategy(**args)
+    return safety.PromptInjectionStrategy(**args)
+
+
 _AGENT_KINDS = frozenset(
     {"tool_called", "tool_policy", "tool_sequence", "tool_arguments", "budget"}
 )
@@ -325,6 +338,8 @@ def _build_one(
             return _agent(str(kind), entry)
         if kind in ("retrieval", "pii"):
             return _grounding(str(kind), entry)
+        if kind in _SAFETY_KINDS:
+            return _safety(str(kind), entry)
         return _text(str(kind), entry)
     except ConfigError:
         raise

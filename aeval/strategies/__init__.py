@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import rubrics as rubrics
 from ._base import NamedStrategy, Strategy, TextStrategy
 from ._gated import Gated, GatedStrategy
 from .agent import (
@@ -20,6 +21,7 @@ from .grounding import (
 from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
 from .pii import PIIStrategy
 from .retrieval import RetrievalStrategy
+from .safety import PromptInjectionStrategy, RefusalStrategy
 from .similarity import SemanticSimilarityStrategy, cosine_similarity
 from .text import (
     ContainsStrategy,
@@ -48,6 +50,8 @@ __all__ = [
     "NamedStrategy",
     "NotBlankStrategy",
     "PIIStrategy",
+    "PromptInjectionStrategy",
+    "RefusalStrategy",
     "RegexStrategy",
     "RetrievalStrategy",
     "STRUCTURED_PROMPT",
