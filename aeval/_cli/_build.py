@@ -236,6 +236,37 @@ def _similarity(
     return strategy, embedder
 
 
+_GROUNDING = {
+    "faithfulness": "FaithfulnessStrategy",
+    "context_recall": "ContextRecallStrategy",
+    "context_precision": "ContextPrecisionStrategy",
+    "answer_relevancy": "AnswerRelevancyStrategy",
+}
+
+
+def _grounding(
+    config: RunConfig, key: tuple[str | int, ...], kind: str, entry: Mapping[str, Any]
+) -> tuple[object, list[object]]:
+    from ..models.openai import OpenAIChatModel, OpenAIEmbedder
+    from ..strategies import grounding
+
+    spec = entry["model"]
+    model = OpenAIChatModel(spec.get("model"), **_model_options(config, key, spec))
+    resources: list[object] = [model]
+    args = {k: v for k, v in entry.items() if k not in ("name", "label", "model", "embedder")}
+    if "max_tokens" not in args and "max_tokens" in spec:
+        args["max_tokens"] = spec["max_tokens"]
+    factory = getattr(grounding, _GROUNDING[kind])
+    if kind == "answer_relevancy":
+        embedding = entry["embedder"]
+        embedder = OpenAIEmbedder(
+            embedding.get("model"), **_model_options(config, (*key, "embedder"), embedding)
+        )
+        resources.append(embedder)
+        return factory(model, embedder, **args, **_label(entry)), resources
+    return factory(model, **args, **_label(entry)), resources
+
+
 def _custom(config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, Any]) -> object:
     factory = import_object(config, (*key, "class"), entry["class"])
     if not callable(factory):
@@ -306,6 +337,10 @@ def _build_one(
             return Gated(inner, after=checks, **_label(entry))
         if kind == "judge":
             strategy, models = _judge(config, key, entry)
+            resources.extend(models)
+            return strategy
+        if kind in _GROUNDING:
+            strategy, models = _grounding(config, key, str(kind), entry)
             resources.extend(models)
             return strategy
         if kind == "similarity":
