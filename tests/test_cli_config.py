@@ -548,7 +548,7 @@ def test_the_grounding_strategies_are_built_from_their_names(tmp_path: Path) -> 
 
     faithfulness, recall, precision, relevancy = built.strategies
     assert isinstance(faithfulness, FaithfulnessStrategy) and faithfulness.name == "grounded"
-    assert repr(faithfulness) == "FaithfulnessStrategy(model='j', threshold=0.8)"
+    assert repr(faithfulness) == "FaithfulnessStrategy(model='j', threshold=0.8, name='grounded')"
     assert isinstance(recall, ContextRecallStrategy)
     assert isinstance(precision, ContextPrecisionStrategy)
     assert isinstance(relevancy, AnswerRelevancyStrategy)
