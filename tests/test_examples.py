@@ -176,3 +176,16 @@ async def test_the_rag_assistant_with_a_garbage_judge_counts_unscored_rows(
     assert report.unscored_count == 8
     assert all(row.score is None for row in report.evaluations)
     assert "Unscored rows (the judge's replies could not be read): 8" in capsys.readouterr().out
+
+
+@pytest.mark.anyio
+async def test_the_rag_assistant_runs_as_a_script() -> None:
+    environment = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent)}
+    script = str(EXAMPLES / "rag_assistant.py")
+    done = await anyio.run_process([sys.executable, script], env=environment, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "FaithfulnessStrategy" in done.stdout.decode()
+    garbage = [sys.executable, script, "--garbage-judge"]
+    done = await anyio.run_process(garbage, env=environment, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "Unscored rows (the judge's replies could not be read): 8" in done.stdout.decode()
