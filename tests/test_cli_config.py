@@ -521,3 +521,51 @@ def test_min_kappa_is_a_kappa() -> None:
     assert problems({**VALID, "thresholds": {"min_kappa": 2}}) == [
         "thresholds.min_kappa: must be at most 1, got 2"
     ]
+
+
+def test_the_grounding_strategies_are_built_from_their_names(tmp_path: Path) -> None:
+    from aeval._cli._build import build_strategies
+    from aeval.strategies import (
+        AnswerRelevancyStrategy,
+        ContextPrecisionStrategy,
+        ContextRecallStrategy,
+        FaithfulnessStrategy,
+    )
+
+    judge = "model: {model: j, base_url: 'http://127.0.0.1:1/v1'}"
+    config = load_config(
+        _config_with(
+            tmp_path,
+            f"  - {{name: faithfulness, {judge}, threshold: 0.8, budget: 500, label: grounded}}\n"
+            f"  - {{name: context_recall, {judge}}}\n"
+            f"  - {{name: context_precision, {judge}, max_tokens: 64}}\n"
+            f"  - {{name: answer_relevancy, {judge}, questions: 2, "
+            "embedder: {model: e, base_url: 'http://127.0.0.1:1/v1'}}\n",
+        )
+    )
+
+    built = build_strategies(config)
+
+    faithfulness, recall, precision, relevancy = built.strategies
+    assert isinstance(faithfulness, FaithfulnessStrategy) and faithfulness.name == "grounded"
+    assert repr(faithfulness) == "FaithfulnessStrategy(model='j', threshold=0.8, name='grounded')"
+    assert isinstance(recall, ContextRecallStrategy)
+    assert isinstance(precision, ContextPrecisionStrategy)
+    assert isinstance(relevancy, AnswerRelevancyStrategy)
+    assert repr(relevancy) == ("AnswerRelevancyStrategy(model='j', threshold=0.7, questions=2)")
+    assert len(built.resources) == 5
+
+
+def test_the_grounding_strategies_are_checked_against_the_schema(tmp_path: Path) -> None:
+    path = _config_with(
+        tmp_path,
+        "  - {name: faithfulness, model: {model: j}, threshold: 2}\n"
+        "  - {name: answer_relevancy, model: {model: j}}\n",
+    )
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    problems = "\n".join(caught.value.problems)
+    assert f"{path}:4: strategies[0].threshold" in problems
+    assert f"{path}:5: strategies[1]: missing required key 'embedder'" in problems

@@ -143,3 +143,49 @@ async def test_the_travel_agent_runs_as_a_script_and_fails_a_wrong_agent(tmp_pat
     assert done.returncode == 1
     said = done.stdout.decode() + done.stderr.decode()
     assert "UnmockedToolCall" in said and "no fixtures for 'book_ticket'" in said
+
+
+@pytest.mark.anyio
+async def test_the_rag_assistant_shows_each_claims_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = runpy.run_path(str(EXAMPLES / "rag_assistant.py"), run_name="rag_assistant")
+    report = await module["main"](tmp_path)
+    assert "Evaluation summary" in capsys.readouterr().out
+    failed = [(r.name, r.strategy) for r in report.evaluations if r.outcome.value == "failed"]
+    assert failed == [("Refund window", "FaithfulnessStrategy")]
+    refund = next(r for r in report.evaluations if r.name == "Refund window")
+    assert refund.metadata["claims"] == [
+        {"claim": "Refunds are accepted within 30 days of delivery.", "verdict": "supported"},
+        {"claim": "Refunds are paid as a gift card.", "verdict": "not_found"},
+    ]
+    assert refund.trace is not None
+    (retrieval,) = refund.trace.retrievals
+    assert [document.id for document in retrieval.documents] == ["refunds"]
+    markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
+    claims = "#### Claims\n- supported: Refunds are accepted within 30 days of delivery.\n"
+    assert claims + "- not found: Refunds are paid as a gift card.\n" in markdown
+
+
+@pytest.mark.anyio
+async def test_the_rag_assistant_with_a_garbage_judge_counts_unscored_rows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    module = runpy.run_path(str(EXAMPLES / "rag_assistant.py"), run_name="rag_assistant")
+    report = await module["main"](garbage_judge_replies=True)
+    assert report.unscored_count == 8
+    assert all(row.score is None for row in report.evaluations)
+    assert "Unscored rows (the judge's replies could not be read): 8" in capsys.readouterr().out
+
+
+@pytest.mark.anyio
+async def test_the_rag_assistant_runs_as_a_script() -> None:
+    environment = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent)}
+    script = str(EXAMPLES / "rag_assistant.py")
+    done = await anyio.run_process([sys.executable, script], env=environment, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "FaithfulnessStrategy" in done.stdout.decode()
+    garbage = [sys.executable, script, "--garbage-judge"]
+    done = await anyio.run_process(garbage, env=environment, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "Unscored rows (the judge's replies could not be read): 8" in done.stdout.decode()

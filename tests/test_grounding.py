@@ -260,3 +260,71 @@ async def test_a_reply_cut_off_at_max_tokens_is_not_asked_again_and_says_to_rais
     assert row.outcome is Outcome.UNSCORED
     assert "raise max_tokens" in (row.explanation or "")
     assert len(judge.calls) == 1
+
+
+class _Rows:
+    def __init__(self) -> None:
+        self.rows: list[Any] = []
+
+    async def send(self, row: Any) -> None:
+        self.rows.append(row)
+
+    async def flush(self) -> None:
+        pass
+
+    async def run_started(self, run: Any) -> None:
+        pass
+
+    async def run_finished(self, run: Any) -> None:
+        pass
+
+
+async def test_faithfulness_runs_online_on_a_sample_of_the_watched_responses() -> None:
+    from aeval.online import OnlineEvaluator
+    from aeval.strategies import NotBlankStrategy
+
+    judge = FakeChatModel(lambda call: claims(("The tower is 330 m tall", "supported")))
+    sink = _Rows()
+    async with OnlineEvaluator(
+        NotBlankStrategy(),
+        FaithfulnessStrategy(judge),
+        sample_rates={"FaithfulnessStrategy": 0.25},
+        seed=3,
+        sink=sink,
+    ) as online:
+        watched = online.watch(retrieving_target)
+        for _ in range(40):
+            watched(QUESTION)
+        await online.join()
+        stats = online.statistics()
+    assert (stats.evaluated, stats.sampled_out) == (40, 0)
+    assert sum(row.strategy == "NotBlankStrategy" for row in sink.rows) == 40
+    judged = [row for row in sink.rows if row.strategy == "FaithfulnessStrategy"]
+    assert 0 < len(judged) < 40 and len(judge.calls) == len(judged)
+    assert stats.strategies_sampled_out == 40 - len(judged)
+    assert all(row.outcome is Outcome.PASSED for row in judged)
+    assert all(row.metadata["claims"][0]["verdict"] == "supported" for row in judged)
+    assert all("(document d1)" in call.messages[0].content for call in judge.calls)
+
+
+async def test_faithfulness_is_a_gate_target_judged_only_after_its_checks_pass() -> None:
+    from aeval.strategies import ContainsStrategy, GatedStrategy
+
+    judge = FakeChatModel(lambda call: claims(("The tower is 330 m tall", "supported")))
+    gated = GatedStrategy(
+        FaithfulnessStrategy(judge), after=[ContainsStrategy(must_contain="metres")]
+    )
+    samples = [SAMPLE, EvaluationSample("blank", ["Anything?"], None)]
+
+    def target(question: str) -> str:
+        record_retrieval(DOCS, query=question)
+        return "The Eiffel Tower is 330 metres tall." if question == QUESTION else "No idea."
+
+    report = await Scorer().evaluate(samples, target, gated)
+    outcomes = {row.name: row.outcome for row in report.evaluations}
+    assert outcomes == {"eiffel": Outcome.PASSED, "blank": Outcome.SKIPPED}
+    assert len(judge.calls) == 1
+    passed = next(row for row in report.evaluations if row.name == "eiffel")
+    assert passed.metadata["claims"] == [
+        {"claim": "The tower is 330 m tall", "verdict": "supported"}
+    ]

@@ -207,7 +207,7 @@ def _agent(kind: str, entry: Mapping[str, Any]) -> object:
     return agent.BudgetStrategy(name=label, **args)
 
 
-def _grounding(kind: str, entry: Mapping[str, Any]) -> object:
+def _offline_check(kind: str, entry: Mapping[str, Any]) -> object:
     from ..strategies import pii, retrieval
 
     args = {k: v for k, v in entry.items() if k not in ("name", "label")}
@@ -256,6 +256,37 @@ def _similarity(
     args = {"threshold": entry["threshold"]} if "threshold" in entry else {}
     strategy = module.SemanticSimilarityStrategy(embedder=embedder, **args, **_label(entry))
     return strategy, embedder
+
+
+_GROUNDING = {
+    "faithfulness": "FaithfulnessStrategy",
+    "context_recall": "ContextRecallStrategy",
+    "context_precision": "ContextPrecisionStrategy",
+    "answer_relevancy": "AnswerRelevancyStrategy",
+}
+
+
+def _grounding(
+    config: RunConfig, key: tuple[str | int, ...], kind: str, entry: Mapping[str, Any]
+) -> tuple[object, list[object]]:
+    from ..models.openai import OpenAIChatModel, OpenAIEmbedder
+    from ..strategies import grounding
+
+    spec = entry["model"]
+    model = OpenAIChatModel(spec.get("model"), **_model_options(config, key, spec))
+    resources: list[object] = [model]
+    args = {k: v for k, v in entry.items() if k not in ("name", "label", "model", "embedder")}
+    if "max_tokens" not in args and "max_tokens" in spec:
+        args["max_tokens"] = spec["max_tokens"]
+    factory = getattr(grounding, _GROUNDING[kind])
+    if kind == "answer_relevancy":
+        embedding = entry["embedder"]
+        embedder = OpenAIEmbedder(
+            embedding.get("model"), **_model_options(config, (*key, "embedder"), embedding)
+        )
+        resources.append(embedder)
+        return factory(model, embedder, **args, **_label(entry)), resources
+    return factory(model, **args, **_label(entry)), resources
 
 
 def _custom(config: RunConfig, key: tuple[str | int, ...], entry: Mapping[str, Any]) -> object:
@@ -330,6 +361,10 @@ def _build_one(
             strategy, models = _judge(config, key, entry)
             resources.extend(models)
             return strategy
+        if kind in _GROUNDING:
+            strategy, models = _grounding(config, key, str(kind), entry)
+            resources.extend(models)
+            return strategy
         if kind == "similarity":
             strategy, embedder = _similarity(config, key, entry)
             resources.append(embedder)
@@ -337,7 +372,7 @@ def _build_one(
         if kind in _AGENT_KINDS:
             return _agent(str(kind), entry)
         if kind in ("retrieval", "pii"):
-            return _grounding(str(kind), entry)
+            return _offline_check(str(kind), entry)
         if kind in _SAFETY_KINDS:
             return _safety(str(kind), entry)
         return _text(str(kind), entry)

@@ -371,8 +371,21 @@ def _details(row: EvaluationRow, repeated: bool, flaky: Flaky) -> list[str]:
         lines += _section("Explanation", row.explanation)
     if error is not None:
         lines += _section("Error", error)
+    claims = row.metadata.get("claims")
+    if isinstance(claims, list) and claims:
+        lines += _claims_section(claims)
     if row.trace is not None:
         lines += _trace_section(row.trace)
+    return lines
+
+
+def _claims_section(claims: list[Any]) -> list[str]:
+    lines = ["#### Claims"]
+    for claim in claims:
+        if isinstance(claim, dict):
+            verdict = _inline(str(claim.get("verdict")).replace("_", " "))
+            lines.append(f"- {verdict}: {_inline(str(claim.get('claim')))}")
+    lines.append("")
     return lines
 
 
