@@ -17,7 +17,8 @@ from .._reporting._codec import read_run
 from .._reporting._report import EvaluationReport, partial_note
 from .._samples._sources import RUN_FILE_SUFFIXES
 from ._align import SideRows
-from ._comparison import Comparison, compare_sides, side_rows
+from ._comparison import Comparison
+from ._paired import compare_sides, side_rows
 
 __all__ = [
     "LoadedSide",

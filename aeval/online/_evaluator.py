@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -27,11 +27,12 @@ from .._reporting._run_info import RunInfo, current_git_commit
 from .._version import __version__
 from ..trace import Capture, Trace, using
 from ._job import Job, apply_to_job
+from ._reading import EvaluatorState, OnlineReading
 from ._sampling import Sampler, SampleRates
 from ._setup import check_options, sinks_of, telemetry_for, threadsafe_caller
-from ._statistics import Accounts, OnlineStatistics
+from ._statistics import Accounts
 from ._watch import watch_calls
-from ._window import Since, Window, WindowScore
+from ._window import Window
 
 if TYPE_CHECKING:
     from .._store import RunStore
@@ -41,10 +42,9 @@ __all__ = ["OnlineEvaluator", "logger"]
 logger = logging.getLogger("aeval.online")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-_State = Literal["new", "running", "closing", "closed"]
 
 
-class OnlineEvaluator:
+class OnlineEvaluator(OnlineReading):
     """Evaluates a live service's responses in the background, never slowing a request.
 
     Create it in the service's lifespan (``async with OnlineEvaluator(...) as online:``) and
@@ -168,7 +168,7 @@ class OnlineEvaluator:
         self._clock = clock
         self._window = Window(resolution=resolution, retention=retention)
         self._telemetry = telemetry_for(otel)
-        self._state: _State = "new"
+        self._state: EvaluatorState = "new"
         self._loop_thread: int | None = None
         self._call_soon: Callable[..., object] | None = None
         self._logged: set[str] = set()
@@ -544,69 +544,6 @@ class OnlineEvaluator:
                 async with self._sink_lock:
                     await self._sink_group.flush()
                 self._log_sink_failures()
-
-    # --- reading ---------------------------------------------------------------------------
-
-    def statistics(self) -> OnlineStatistics:
-        """A snapshot of the accounts (see :class:`OnlineStatistics`); never waits."""
-        receive = getattr(self, "_receive", None)
-        depth = 0
-        if receive is not None and self._state != "closed":
-            depth = receive.statistics().current_buffer_used
-        return self._accounts.snapshot(
-            queue_depth=depth, queue_size=self.queue_size, concurrency=self.concurrency
-        )
-
-    async def join(self) -> None:
-        """Wait until every response queued so far has been evaluated or dropped.
-
-        Responses submitted from other threads count once the loop has received them.
-        """
-        while self._state != "new" and not self._idle.is_set():
-            await self._idle.wait()
-
-    async def average_score(
-        self,
-        *,
-        since: Since | None = None,
-        tag: str | None = None,
-        strategy: str | None = None,
-    ) -> float | None:
-        """The score (100 × passed rows / rows) of the responses since ``since``.
-
-        ``None`` when the window holds no row there (no data, which is not a score of 0).
-
-        Args:
-            since: Unix time, a ``datetime`` (naive means UTC) or a ``timedelta`` ago
-                (``timedelta(hours=1)``); ``None`` counts every row the window keeps.
-            tag: Only the rows of responses with this tag.
-            strategy: Only the rows of this strategy.
-        """
-        return (await self.window(since=since, tag=tag, strategy=strategy)).score
-
-    async def window(
-        self,
-        *,
-        since: Since | None = None,
-        until: Since | None = None,
-        tag: str | None = None,
-        strategy: str | None = None,
-    ) -> WindowScore:
-        """The counts and scores of the rows of responses from ``since`` to ``until`` (now)."""
-        start, end = self._window.span(since, until, self._clock())
-        return self._window.score(start, end, tag=tag, strategy=strategy)
-
-    async def by_strategy(
-        self, *, since: Since | None = None, tag: str | None = None
-    ) -> Mapping[str, WindowScore]:
-        """One :class:`WindowScore` per strategy since ``since`` (of one tag if given)."""
-        start, end = self._window.span(since, None, self._clock())
-        return self._window.by(start, end, field="strategy", tag=tag)
-
-    async def by_tag(self, *, since: Since | None = None) -> Mapping[str, WindowScore]:
-        """One :class:`WindowScore` per tag since ``since``, every strategy's rows together."""
-        start, end = self._window.span(since, None, self._clock())
-        return self._window.by(start, end, field="tag")
 
     # --- helpers ---------------------------------------------------------------------------
 

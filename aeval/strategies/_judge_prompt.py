@@ -11,6 +11,10 @@ if TYPE_CHECKING:
     from .._samples import EvaluationSample
 
 __all__ = [
+    "DEFAULT_PROMPT",
+    "STRUCTURED_MAX_TOKENS",
+    "STRUCTURED_PROMPT",
+    "VERDICT_MAX_TOKENS",
     "check_number",
     "check_prices",
     "check_scale",
@@ -20,6 +24,41 @@ __all__ = [
     "question_of",
     "text_of",
 ]
+
+
+VERDICT_MAX_TOKENS = 16
+"""The default ``max_tokens`` of true/false judging: the verdict word and a little markup
+(only the start of the reply is read)."""
+
+STRUCTURED_MAX_TOKENS = 256
+"""The default ``max_tokens`` of structured judging: the JSON verdict with a sentence or two
+of explanation; a reply cut off after its score is still used."""
+
+DEFAULT_PROMPT = """\
+You are an AI that judges a model's response by comparing it with the expected output.
+Decide whether the model's response is correct.
+Answer true if it is correct and false if it is not.
+
+Response to evaluate: {response}
+Expected output: {expected_output}
+
+"""
+"""The seed's true/false prompt, reworded; ``{response}`` and ``{expected_output}`` are
+replaced (in that order) by the output and the sample's expected output."""
+
+STRUCTURED_PROMPT = """\
+You are an AI that judges a model's response to a question by comparing it with the \
+expected output.
+
+Question: {question}
+Response to evaluate: {response}
+Expected output: {expected_output}
+
+Score how well the response matches the expected output, from {low} (wrong, invented or \
+refused) to {high} (fully correct), and decide whether it passes.
+"""
+"""The structured-mode prompt; ``{low}`` and ``{high}`` are the scale's ends, and the JSON
+format instruction is appended to it."""
 
 
 def text_of(value: Any) -> str:

@@ -1,0 +1,265 @@
+"""The ``aeval run`` and ``aeval rescore`` commands: the configuration with its flags, the
+run, its verdict and exit code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+import anyio
+from rich.console import Console
+
+from .._compare import load_ref, store_path
+from .._engine._progress import NullProgress, PlainProgress, RichProgress, RunProgress
+from .._exceptions import (
+    ComparisonError,
+    FormatError,
+    StoreError,
+)
+from .._reporting._report import EvaluationReport
+from .._reporting._run_info import Gate
+from ..formatters._report_terminal import print_run_summary
+from ..formatters._terminal import print_line, terminal_console
+from ..trace import Replay
+from ._agents import rescore_command, scorer_tools
+from ._build import build_strategies, import_object, import_paths
+from ._compare import compare_run, gate_from
+from ._config import ConfigError, RunConfig, load_config
+from ._exits import (
+    EXIT_BASELINE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RUN_ERROR,
+    INTERRUPTIONS,
+    STOP_CODES,
+    error,
+    shown_path,
+)
+from ._history import (
+    config_error,
+    run_store_path,
+)
+from ._run import execute, signals_kept
+from ._summary import check_thresholds, gate_of, verdict
+
+
+def _overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
+    changes: dict[str, Any] = {}
+    if args.concurrency is not None:
+        changes["concurrency"] = args.concurrency
+    if args.tags:
+        tags = [tag.strip() for group in args.tags for tag in group.split(",")]
+        changes["tags"] = tuple(tag for tag in tags if tag)
+    if args.min_score is not None:
+        changes["min_score"] = args.min_score
+    if args.min_kappa is not None:
+        changes["min_kappa"] = args.min_kappa
+    if args.max_errors is not None:
+        changes["max_errors"] = args.max_errors
+    if args.output is not None:
+        changes["output_dir"] = args.output
+    if args.formats:
+        changes["formats"] = tuple(args.formats)
+    if args.timeout is not None:
+        changes["timeout"] = args.timeout
+    if args.repeats is not None:
+        changes["repeats"] = args.repeats
+    if args.name is not None:
+        changes["name"] = args.name
+    if args.labels:
+        changes["labels"] = tuple(dict.fromkeys((*config.labels, *args.labels)))
+    if args.tools is not None:
+        changes["tools"] = args.tools
+    return config.replace(**changes) if changes else config
+
+
+def check_formats(config: RunConfig, *, from_flag: bool) -> None:
+    from ..formatters import get_formatter, supported_formats
+
+    for index, name in enumerate(config.formats):
+        try:
+            get_formatter(name)
+        except FormatError:
+            import difflib
+
+            known = supported_formats()
+            close = difflib.get_close_matches(name.lower(), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            message = f"unknown format {name!r}{hint}; available: {', '.join(known)}"
+            if from_flag:
+                raise ConfigError.at(config.path, "--format", message) from None
+            raise config.error(("output", "formats", index), message) from None
+
+
+def _progress(console: Console, quiet: bool, strategies: int) -> RunProgress:
+    if quiet:
+        return NullProgress(strategies)
+    if console.is_terminal:
+        return RichProgress(console, strategies)
+    return PlainProgress(sys.stdout, strategies)
+
+
+def _executor(args: argparse.Namespace, config: RunConfig) -> Any:
+    """The Ray executor of ``--executor ray``, with Ray started (``None`` for local runs)."""
+    if args.executor != "ray":
+        if args.workers is not None or args.address is not None:
+            raise ConfigError.at(
+                config.path, "--workers", "--workers and --address need --executor ray"
+            )
+        return None
+    from ..ray import RayExecutor
+
+    executor = RayExecutor(
+        workers=args.workers or 2,
+        address=args.address,
+        python_path=import_paths(config),
+    )
+    executor.start()
+    return executor
+
+
+def run_command(args: argparse.Namespace) -> int:
+    with signals_kept():
+        return _run_kept(args)
+
+
+def _run_kept(args: argparse.Namespace) -> int:
+    config = _overrides(load_config(args.config), args)
+    check_formats(config, from_flag=bool(args.formats))
+    function = None
+    if isinstance(config.target, str):
+        function = import_object(config, ("target",), config.target)
+        if not callable(function):
+            raise config.error(("target",), f"{config.target!r} is not callable")
+    store = None
+    path = run_store_path(config, flag=args.store, disabled=args.no_store)
+    if path is not None:
+        from .._store import RunStore
+
+        store = RunStore(path).sink(
+            config.run_name, labels=config.labels, config=config.path.read_bytes()
+        )
+    built = build_strategies(config)
+    tools = scorer_tools(config, path)
+    if isinstance(tools, Replay):
+        anyio.run(tools.load)
+    gate = gate_from(args)
+    baseline = None
+    if args.baseline is not None:
+        lookup = path if path is not None else store_path(None)
+        baseline = anyio.run(partial(load_ref, args.baseline, role="baseline", store=lookup))
+    elif gate.active:
+        return error(
+            "--fail-on-regression and --require-non-inferiority compare the run with a "
+            "baseline: give it with --baseline REF (a rows.jsonl, a report.json or a stored run)"
+        )
+    executor = _executor(args, config)
+    console = terminal_console()
+
+    def decide(report: EvaluationReport, errors: Mapping[str, int], finished: bool) -> Gate:
+        checks = check_thresholds(report, config, errors=errors)
+        # a shard holds part of the samples: aeval merge checks the thresholds
+        return gate_of(checks, checked=finished and args.shard is None)
+
+    progress = _progress(console, args.quiet, len(built.strategies))
+    try:
+        result = anyio.run(
+            partial(
+                execute,
+                config,
+                built,
+                function,
+                progress,
+                keep=args.keep,
+                store=store,
+                shard=args.shard,
+                executor=executor,
+                gate=decide,
+                tools=tools,
+            )
+        )
+    except StoreError as exc:
+        raise config_error(config, exc) from exc
+    finally:
+        if executor is not None:
+            executor.close()
+    stored = None
+    if result.run_id is not None and path is not None:
+        stored = f"{result.run_id} (in {shown_path(path)})"
+    stopped = result.interrupted is not None or result.error is not None
+    # a shard holds part of the samples: its thresholds are checked on the merged report
+    checks = (
+        []
+        if args.shard is not None
+        else check_thresholds(result.report, config, errors=result.error_types)
+    )
+    if not args.quiet:
+        print_run_summary(
+            console,
+            result.report,
+            config=config.path,
+            checks=checks,
+            files=result.files,
+            interrupted=stopped,
+            stored=stored,
+        )
+    if result.error is not None:
+        error(f"the run stopped: {type(result.error).__name__}: {result.error}")
+    label = None
+    if result.interrupted is not None:
+        label = "INTERRUPTED" if result.interrupted in INTERRUPTIONS else "TERMINATED"
+    elif result.error is not None:
+        label = "STOPPED"
+    regressed, baseline_line, baseline_problem = False, None, None
+    if baseline is not None and label is not None:
+        baseline_line = "BASELINE NOT COMPARED: the run stopped before its last sample"
+    elif baseline is not None:
+        try:
+            baseline_line, regressed = compare_run(
+                console,
+                baseline,
+                result.report,
+                rows=result.files[-1],
+                output_dir=config.output_dir,
+                formats=config.formats,
+                gate=gate,
+                confidence=args.confidence,
+                quiet=args.quiet,
+            )
+        except (ComparisonError, FormatError, StoreError, OSError) as exc:
+            baseline_problem = str(exc) or type(exc).__name__
+            baseline_line = (
+                "BASELINE NOT COMPARED: the run was evaluated (its verdict is above), but its "
+                "baseline cannot be compared with it"
+            )
+    line = verdict(checks, stopped=label, report=result.report)
+    if args.shard is not None and label is None:
+        line = (
+            f"DONE: shard {args.shard}, {result.report.sample_count} of "
+            f"{result.report.run.dataset_samples} samples; the thresholds are checked by "
+            "`aeval merge` on the merged report"
+        )
+    print_line(console, line)
+    if baseline_line is not None:
+        print_line(console, baseline_line)
+    if baseline_problem is not None:
+        sys.stdout.flush()
+        error(f"--baseline {args.baseline}: {baseline_problem}")
+    if result.interrupted is not None:
+        return STOP_CODES.get(result.interrupted, EXIT_INTERRUPTED)
+    if result.error is not None:
+        return EXIT_RUN_ERROR
+    if not all(check.passed for check in checks) or regressed:
+        return EXIT_FAILED
+    return EXIT_BASELINE if baseline_problem is not None else EXIT_OK
+
+
+def rescore(args: argparse.Namespace) -> int:
+    passed = rescore_command(
+        args, check_formats=partial(check_formats, from_flag=False), shown_path=shown_path
+    )
+    return EXIT_OK if passed else EXIT_FAILED
