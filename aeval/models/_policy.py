@@ -79,16 +79,17 @@ _LIMIT_KEYS = ("max_concurrency", "requests_per_minute", "tokens_per_minute")
 def build_policies(
     retry: RetryPolicy | None,
     limits: RateLimits | None,
-    loose: dict[str, object],
+    **given: object,
 ) -> tuple[RetryPolicy, RateLimits]:
     """The values of a client, from ``retry=``/``limits=`` or from the older keyword arguments.
 
-    ``loose`` holds the older keyword arguments given (not ``None``); they build the values,
-    and may not be mixed with the value they belong to.
+    ``given`` holds the older keyword arguments as the client received them; those that are
+    not ``None`` build the values, and may not be mixed with the value they belong to.
 
     Raises:
         TypeError: ``retry`` (or ``limits``) was given together with one of its fields.
     """
+    loose = {key: value for key, value in given.items() if value is not None}
     for value, keys, name in ((retry, _RETRY_KEYS, "retry"), (limits, _LIMIT_KEYS, "limits")):
         mixed = [key for key in keys if key in loose]
         if value is not None and mixed:

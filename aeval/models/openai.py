@@ -151,20 +151,14 @@ class OpenAIChatModel(HTTPModelClient):
         retry, limits = build_policies(
             retry,
             limits,
-            {
-                key: value
-                for key, value in (
-                    ("max_attempts", max_attempts),
-                    ("deadline", deadline),
-                    ("read_timeout_retries", read_timeout_retries),
-                    ("backoff", backoff),
-                    ("max_backoff", max_backoff),
-                    ("max_concurrency", max_concurrency),
-                    ("requests_per_minute", requests_per_minute),
-                    ("tokens_per_minute", tokens_per_minute),
-                )
-                if value is not None
-            },
+            max_attempts=max_attempts,
+            deadline=deadline,
+            read_timeout_retries=read_timeout_retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
         )
         super().__init__(
             model=model,
@@ -383,20 +377,14 @@ class OpenAIEmbedder(HTTPModelClient):
         retry, limits = build_policies(
             retry,
             limits,
-            {
-                key: value
-                for key, value in (
-                    ("max_attempts", max_attempts),
-                    ("deadline", deadline),
-                    ("read_timeout_retries", read_timeout_retries),
-                    ("backoff", backoff),
-                    ("max_backoff", max_backoff),
-                    ("max_concurrency", max_concurrency),
-                    ("requests_per_minute", requests_per_minute),
-                    ("tokens_per_minute", tokens_per_minute),
-                )
-                if value is not None
-            },
+            max_attempts=max_attempts,
+            deadline=deadline,
+            read_timeout_retries=read_timeout_retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
         )
         super().__init__(
             model=model,
