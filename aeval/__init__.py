@@ -6,6 +6,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from . import trace as trace
+from ._conversation import Conversation, Transcript, Turn
 from ._engine._builder import Evaluation, EvaluationBuilder, EvaluationRunner
 from ._engine._executor import IndexedSample
 from ._engine._scorer import RowStream, Scorer, ScorerStatistics
@@ -138,6 +139,7 @@ __all__ = [
     "ComparisonAssert",
     "ComparisonError",
     "ConfigError",
+    "Conversation",
     "Disagreement",
     "DownloadLimits",
     "ErrorInfo",
@@ -211,6 +213,8 @@ __all__ = [
     "TagStatistics",
     "ToolError",
     "ToolTimeoutError",
+    "Transcript",
+    "Turn",
     "UnmockedToolCall",
     "assert_that",
     "calibrate",

@@ -6,7 +6,9 @@ Bottom to top (a module imports only from its own layer or below):
    values), ``aeval.abc`` (every contract), ``aeval._util`` (numbers, statistics, groups, the
    plugin registry, single-flight, JSON safety, files, the ``__module__`` rewrite)
 1. traces: ``aeval.trace`` (per-sample traces, ``@tool``, capture hooks, fixtures and replay;
-   low so that the model clients record their calls and everything above reads traces)
+   low so that the model clients record their calls and everything above reads traces) and
+   ``aeval._conversation`` (the values of multi-turn conversations: what a target sees each
+   turn, the transcript it leaves)
 2. models: ``aeval.models`` (the OpenAI-compatible clients over httpx, the local embedder)
 3. samples: ``aeval._samples`` (the sample model, formats, loaders, limits, which sources
    stream)
@@ -57,7 +59,7 @@ LAYERS: list[tuple[str, ...]] = [
         "aeval.abc",
         "aeval._util",
     ),
-    ("aeval.trace",),
+    ("aeval.trace", "aeval._conversation"),
     ("aeval.models",),
     ("aeval._samples",),
     ("aeval._reporting", "aeval._display"),
