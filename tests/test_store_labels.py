@@ -167,6 +167,7 @@ async def test_a_transcript_like_output_is_labelled(tmp_path: Path) -> None:
         ({"repeat": 3}, "sample 'a' has no repeat 3 (its repeats: 0)"),
         ({"verdict": "maybe"}, "a label's verdict is 'pass' or 'fail', got 'maybe'"),
         ({"reviewer": "  "}, "a label needs a reviewer (a non-empty name), got '  '"),
+        ({"repeat": -1}, "a label's repeat is an integer >= 0, got -1"),
     ],
 )
 async def test_a_bad_label_is_a_clear_error(

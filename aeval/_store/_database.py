@@ -24,7 +24,7 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import Outcome
 from .._reporting._run_info import RunInfo
 from ._columns import COUNT_COLUMNS, RUN_HEAD, run_info, run_summary, stored_group, texts
-from ._labels import Label, RowLabel, check_label, insert_label, row_labels
+from ._labels import Label, RowLabel, check_label, check_row, insert_label, row_labels
 from ._missing import SHOWN, require_group, require_name, why_no_id, why_not_latest
 from ._refs import Ref, parse_ref
 from ._rows import EncodedRow, Group, RowEncoder, Summary, row_range, summarise, summary_of
@@ -441,25 +441,25 @@ class RunDatabase:
         return seq, run_id, name
 
     def add_label(
-        self, ref: str, *, sample: str, strategy: str | None, repeat: int, **label: Any
+        self,
+        ref: str,
+        *,
+        sample: str,
+        strategy: str | None,
+        repeat: int = 0,
+        reviewer: str,
+        verdict: str,
+        note: str | None = None,
     ) -> Label:
         """Label the row ``(sample, repeat, strategy)`` of the run ``ref`` (see RunStore)."""
         parsed = parse_ref(ref)
-        reviewer, verdict, note = check_label(
-            label.get("reviewer"), label.get("verdict"), label.get("note")
-        )
+        row = check_row(sample, repeat, strategy)
+        checked = check_label(reviewer, verdict, note)
         if not self.path.exists():
             raise self._missing(parsed)
         return self._write(
             lambda connection: insert_label(
-                connection,
-                self._run_of(connection, parsed),
-                sample=sample,
-                strategy=strategy,
-                repeat=repeat,
-                reviewer=reviewer,
-                verdict=verdict,
-                note=note,
+                connection, self._run_of(connection, parsed), row, *checked
             )
         )
 

@@ -34,6 +34,7 @@ __all__ = [
     "RowLabel",
     "Verdict",
     "check_label",
+    "check_row",
     "insert_label",
     "output_digest",
     "row_digest",
@@ -171,6 +172,22 @@ def check_label(reviewer: object, verdict: object, note: object) -> tuple[str, V
     return reviewer.strip(), "pass" if word == "pass" else "fail", text or None
 
 
+def check_row(sample: object, repeat: object, strategy: object) -> tuple[str, int, str | None]:
+    """The row a label names, checked.
+
+    Raises:
+        ValueError: A sample that is not text, a repeat that is not an integer >= 0, a
+            strategy that is neither text nor ``None``.
+    """
+    if not isinstance(sample, str):
+        raise ValueError(f"a label names its sample by name (text), got {sample!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+        raise ValueError(f"a label's repeat is an integer >= 0, got {repeat!r}")
+    if strategy is not None and not isinstance(strategy, str):
+        raise ValueError(f"a label's strategy is a name or None, got {strategy!r}")
+    return sample, repeat, strategy
+
+
 _COLUMNS = (
     "name, sample, strategy, output_sha256, reviewer, verdict, note, labelled_at, run, repeat"
 )
@@ -246,21 +263,19 @@ def _missing_row(
 def insert_label(
     connection: sqlite3.Connection,
     run: tuple[int, str, str],
-    *,
-    sample: str,
-    strategy: str | None,
-    repeat: int,
+    row: tuple[str, int, str | None],
     reviewer: str,
     verdict: Verdict,
     note: str | None,
 ) -> Label:
-    """Store a label on the row ``(sample, repeat, strategy)`` of ``run`` (seq, id, name);
+    """Store a label on the ``row`` (sample, repeat, strategy) of ``run`` (seq, id, name);
     the output hash is computed from the stored row.
 
     Raises:
         ValueError: The run has no such row (the message says what it has).
     """
     seq, run_id, name = run
+    sample, repeat, strategy = row
     found = _rows_of(connection, seq, sample, repeat, strategy)
     if found is None:
         raise _missing_row(connection, seq, run_id, sample, repeat, strategy)
