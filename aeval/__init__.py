@@ -92,7 +92,16 @@ if TYPE_CHECKING:
         compare,
         compare_sync,
     )
-    from ._store import HistoryPoint, Label, RowLabel, RunStore, RunSummary, StoreSink, output_digest
+    from ._store import (
+        HistoryPoint,
+        Label,
+        RowLabel,
+        RunStore,
+        RunSummary,
+        StoreSink,
+        output_digest,
+        pick_rows,
+    )
     from .strategies._cache import CacheStatistics, JudgeCache
 
 _LAZY = {
@@ -117,6 +126,7 @@ _LAZY = {
             "RunSummary",
             "StoreSink",
             "output_digest",
+            "pick_rows",
         ),
         "._store",
     ),
@@ -236,6 +246,7 @@ __all__ = [
     "evaluate_sync",
     "merge_reports",
     "output_digest",
+    "pick_rows",
     "read_rows",
     "read_run",
     "register_loader",

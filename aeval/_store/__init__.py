@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._labels import Label, RowLabel, output_digest, row_digest
+from ._pick import PICKS, REVIEW_QUEUED, Pick, pick_rows
 from ._store import DEFAULT_STORE_PATH, RunStore, StoreSink, config_digest
 from ._values import HistoryPoint, RunSummary, Since, parse_since
 
@@ -10,6 +11,9 @@ __all__ = [
     "DEFAULT_STORE_PATH",
     "HistoryPoint",
     "Label",
+    "PICKS",
+    "Pick",
+    "REVIEW_QUEUED",
     "RowLabel",
     "RunStore",
     "RunSummary",
@@ -18,5 +22,6 @@ __all__ = [
     "config_digest",
     "output_digest",
     "parse_since",
+    "pick_rows",
     "row_digest",
 ]
