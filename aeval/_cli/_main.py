@@ -1,5 +1,5 @@
-"""The ``aeval`` command: ``run``, ``merge``, ``report``, ``runs``, ``history``, ``compare`` and
-``schema``.
+"""The ``aeval`` command: ``run``, ``merge``, ``report``, ``runs``, ``history``, ``compare``,
+``calibrate``, ``dataset`` and ``schema``.
 
 Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed (or
 no row could be scored), 2 a configuration or usage error (the message, on stderr, names the
@@ -30,6 +30,7 @@ from .._exceptions import (
     SampleLoadError,
     StoreError,
 )
+from ._calibrate import run_calibrate
 from ._compare import run_compare
 from ._config import ConfigError
 from ._exits import (
@@ -102,6 +103,8 @@ def _command(argv: Sequence[str] | None) -> int:
             return EXIT_OK
         if args.command == "compare":
             return run_compare(args)
+        if args.command == "calibrate":
+            return run_calibrate(args)
         if args.command == "report":
             if not args.rows.is_file():
                 return error(f"{args.rows}: no such file")

@@ -11,6 +11,7 @@ from pathlib import Path
 from .._engine._shards import Shard
 from ..formatters._registry import FormatChoices
 from ._agents import add_rescore_command, tools_option
+from ._calibrate import add_calibrate_command
 from ._compare import add_compare_command, add_gate_options
 from ._config import ErrorLimit
 from ._scale import (
@@ -254,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_compare_command(commands)
+    add_calibrate_command(commands)
     runs = commands.add_parser(
         "runs",
         help="list the runs in the run store",
