@@ -33,6 +33,7 @@ from .._exceptions import (
 from ._calibrate import run_calibrate
 from ._compare import run_compare
 from ._config import ConfigError
+from ._dataset import run_dataset
 from ._exits import (
     EXIT_BASELINE,
     EXIT_CONFIG,
@@ -105,6 +106,8 @@ def _command(argv: Sequence[str] | None) -> int:
             return run_compare(args)
         if args.command == "calibrate":
             return run_calibrate(args)
+        if args.command == "dataset":
+            return run_dataset(args)
         if args.command == "report":
             if not args.rows.is_file():
                 return error(f"{args.rows}: no such file")

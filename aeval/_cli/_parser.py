@@ -14,6 +14,7 @@ from ._agents import add_rescore_command, tools_option
 from ._calibrate import add_calibrate_command
 from ._compare import add_compare_command, add_gate_options
 from ._config import ErrorLimit
+from ._dataset import add_dataset_command
 from ._scale import (
     add_merge_store_options,
 )
@@ -256,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_compare_command(commands)
     add_calibrate_command(commands)
+    add_dataset_command(commands)
     runs = commands.add_parser(
         "runs",
         help="list the runs in the run store",
