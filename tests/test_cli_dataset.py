@@ -107,7 +107,8 @@ def test_failed_rows_become_samples_that_load_back(
 ) -> None:
     store, run_id = stored
     output = tmp_path / "evals" / "failed.yaml"
-    result = cli("dataset", "from", "bot@latest", "--failures", "--output", output, "--store", store)
+    args = ("dataset", "from", "bot@latest", "--failures", "--output", output)
+    result = cli(*args, "--store", store)
     assert result.returncode == 0, result.stderr
     assert f"3 sample(s) (6 failed rows) of run {run_id} written to" in result.stdout
     text = output.read_text(encoding="utf-8")
@@ -214,9 +215,10 @@ def test_names_stay_unique_when_live_traffic_reuses_one(tmp_path: Path, cli: Cli
     assert samples["req-2"].metadata["failed_output"] == "  "
     again = tmp_path / "again.yaml"
     cli(*args[:-1], again, "--store", store_path)
-    assert again.read_text(encoding="utf-8").split("\n", 2)[2] == output.read_text(
-        encoding="utf-8"
-    ).split("\n", 2)[2]
+    assert (
+        again.read_text(encoding="utf-8").split("\n", 2)[2]
+        == output.read_text(encoding="utf-8").split("\n", 2)[2]
+    )
 
 
 def test_nothing_to_write_writes_nothing(tmp_path: Path, cli: Cli) -> None:
