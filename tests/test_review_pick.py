@@ -33,7 +33,8 @@ def make(
         Outcome.UNSCORED: EvaluationResult.unscored("unreadable"),
         Outcome.SKIPPED: EvaluationResult.skip("gated"),
     }.get(outcome)
-    sample = EvaluationSample(name, [name])
+    queued = metadata is not None and metadata.pop("review_queued", False)
+    sample = EvaluationSample(name, [name], metadata={"review_queued": True} if queued else None)
     if result is None:
         error = ErrorInfo.from_exception(ValueError("boom"), source="strategy")
         return EvaluationRow.from_error(sample, "judge", "out", error, index=index)

@@ -1,7 +1,8 @@
 """Failed rows of a stored run as samples, in the YAML sample format, ready to be committed.
 
 Each failed sample becomes one sample: its name, parameters, expected output, tags and
-metadata as the run had them (but a ``label``, which judged another output), plus the output
+metadata as the run had them (but a ``label``, which judged another output, and the mark of
+a live response queued for review), plus the output
 that failed (``failed_output``), where it failed (``failure``) and the reviewer's note as
 its ``description``.
 """
@@ -18,7 +19,7 @@ import yaml
 from .._reporting._codec import row_line
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow, Outcome
-from .._samples._labels import LABEL_KEY
+from .._samples._labels import LABEL_KEY, REVIEW_QUEUED
 from .._util._jsonsafe import safe_text
 from ._labels import RowLabel
 
@@ -108,7 +109,11 @@ def _entry(
         entry["expected-output"] = data["expected_output"]
     if data.get("tags"):
         entry["tags"] = data["tags"]
-    metadata = {k: v for k, v in (data.get("sample_metadata") or {}).items() if k != LABEL_KEY}
+    metadata = {
+        key: value
+        for key, value in (data.get("sample_metadata") or {}).items()
+        if key not in (LABEL_KEY, REVIEW_QUEUED)
+    }
     description = _description(labels)
     if description is not None:
         metadata["description"] = description

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow, Outcome
+from .._samples._labels import REVIEW_QUEUED
 from ._labels import RowLabel
 
 __all__ = [
@@ -28,9 +29,6 @@ PICKS: tuple[Pick, ...] = ("all", "failures", "disagreements", "uncertain", "que
 
 DEFAULT_MARGIN = 0.1
 """How near the threshold a score is uncertain (on the 0-1 score scale)."""
-
-REVIEW_QUEUED = "review_queued"
-"""The row metadata key (``True``) of a live row queued for review (``review_rate``)."""
 
 _DEFAULT_THRESHOLD = 0.5
 
@@ -143,7 +141,7 @@ def pick_rows(
         chosen = [
             row
             for row in rows
-            if row.metadata.get(REVIEW_QUEUED) is True
+            if row.sample.metadata.get(REVIEW_QUEUED) is True
             and not any(not found.stale for found in by_row.get(_key(row), ()))
         ]
     if sample is None or sample >= len(chosen):
