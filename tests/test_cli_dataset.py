@@ -319,3 +319,10 @@ def test_a_lone_surrogate_is_written_escaped(tmp_path: Path) -> None:
     path.write_text(samples_yaml(failed_samples(EvaluationReport([row]), "r")), encoding="utf-8")
     (loaded,) = Samples.load_sync(path)
     assert list(loaded.parameters.values) == ["cut \\ud83e"]
+
+
+def test_a_directory_is_not_a_file(stored: tuple[Path, str], tmp_path: Path, cli: Cli) -> None:
+    store, _ = stored
+    result = cli("dataset", "from", "latest", "--failures", "--output", tmp_path, "--store", store)
+    assert result.returncode == 2
+    assert "is a directory: give a file" in result.stderr

@@ -230,3 +230,17 @@ async def test_a_version_2_store_is_upgraded_and_a_read_only_one_is_read(
     connection = sqlite3.connect(path)
     assert connection.execute("SELECT version FROM aeval_schema").fetchone() == (3,)
     connection.close()
+
+
+async def test_a_damaged_row_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite"
+    async with RunStore(path) as store:
+        run_id = await store.save(report({"a": "one"}), "bot")
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute("UPDATE rows SET data = 'not json'")
+    connection.close()
+    async with RunStore(path) as store:
+        with pytest.raises(StoreError, match=f"damaged or was edited by hand .*run {run_id}"):
+            await store.add_label(
+                run_id, sample="a", strategy="judge", reviewer="ann", verdict="pass"
+            )

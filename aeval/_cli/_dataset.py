@@ -52,7 +52,9 @@ def add_dataset_command(commands: Any) -> None:
         help="instead, the rows a reviewer labelled fail (a current label), whatever the "
         "strategy said",
     )
-    source.add_argument("--output", type=Path, required=True, metavar="FILE.yaml")
+    source.add_argument(
+        "--output", type=Path, required=True, metavar="FILE.yaml", help="the sample file to write"
+    )
     source.add_argument("--force", action="store_true", help="replace FILE if it exists")
     source.add_argument(
         "--store",
@@ -82,12 +84,12 @@ def run_dataset(args: argparse.Namespace) -> int:
         ReportWriteError: The file cannot be written (exit 3).
     """
     output: Path = args.output
+    if output.is_dir():
+        raise UsageError(f"{output}: is a directory: give a file (e.g. {output / 'failed.yaml'})")
     if output.exists() and not args.force:
         raise UsageError(
             f"{output}: the file exists: give --force to replace it, or another --output"
         )
-    if output.is_dir():
-        raise UsageError(f"{output}: is a directory: give a file (e.g. {output / 'failed.yaml'})")
     run_id, samples = anyio.run(_samples, args)
     what = "rows a reviewer labelled fail" if args.reviewed == "fail" else "failed rows"
     if not samples:

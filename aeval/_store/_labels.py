@@ -279,11 +279,15 @@ def insert_label(
     found = _rows_of(connection, seq, sample, repeat, strategy)
     if found is None:
         raise _missing_row(connection, seq, run_id, sample, repeat, strategy)
+    try:
+        digest = stored_digest(found[1])
+    except orjson.JSONDecodeError as exc:
+        raise sqlite3.DatabaseError(f"run {run_id}: sample {sample!r}: its row: {exc}") from exc
     label = Label(
         name,
         sample,
         strategy,
-        stored_digest(found[1]),
+        digest,
         reviewer,
         verdict,
         note,
