@@ -17,8 +17,8 @@ Bottom to top (a module imports only from its own layer or below):
 5. engine: ``aeval._engine`` (the Scorer, a run, workers, threads, callables, executors,
    sinks, shards, sync, the builder, redaction, progress, the HTTP target)
 6. strategies: ``aeval.strategies``
-7. history: ``aeval._store`` (the run store, its labels and what is read from them), ``aeval._compare`` (the statistics of
-   comparing two runs only)
+7. history: ``aeval._store`` (the run store, its labels and what is read from them alone),
+   ``aeval._compare`` (the statistics of comparing two runs only)
 8. formatters: ``aeval.formatters``, every rendering of every subject (reports, comparisons,
    histories, run lists, suite reports, the terminal's tables)
 9. online evaluation: ``aeval.online`` (the evaluator a live service runs)
