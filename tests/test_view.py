@@ -1,0 +1,304 @@
+"""``aeval view`` over HTTP: a real uvicorn server on 127.0.0.1 started by each test, read and
+posted to with httpx (the browser tests, in ``test_view_browser.py``, use these helpers)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import httpx
+import pytest
+
+from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample, RunStore
+from aeval._cli import main
+from aeval._reporting._run_info import RunInfo
+from aeval._view import ViewSettings, bind, server_for
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def report(
+    count: int = 12,
+    *,
+    changed: frozenset[int] = frozenset(),
+    hostile: str | None = None,
+    complete: bool = True,
+) -> EvaluationReport:
+    """``count`` rows of the strategy ``Exact``, every third one failed; the outputs of the
+    samples in ``changed`` differ; ``hostile`` goes into every field a user writes."""
+    rows = []
+    for index in range(count):
+        name = f"sample {index}" if hostile is None else f"{hostile} {index}"
+        sample = EvaluationSample(
+            name,
+            [f"What is the capital of country {index}?" + (hostile or "")],
+            f"City {index}",
+            tags=["geo"],
+            metadata={"id": index, **({"note": hostile} if hostile else {})},
+        )
+        failed = index % 3 == 0
+        explanation = f"Expected 'City {index}'" + (hostile or "")
+        result = (
+            EvaluationResult.failing(0.0, explanation)
+            if failed
+            else EvaluationResult.passing(explanation=explanation)
+        )
+        output = f"Town {index}" if failed else f"City {index}"
+        if index in changed:
+            output += " (changed)"
+        if hostile is not None:
+            output += hostile
+        rows.append(EvaluationRow.from_result(sample, "Exact", output, result, index=index))
+    run = RunInfo(
+        started_at=1764530000.0,
+        finished_at=1764530100.0,
+        complete=complete,
+        git_commit=COMMIT,
+        samples_expected=count if complete else count + 5,
+    )
+    return EvaluationReport(rows, run=run)
+
+
+def store_runs(path: Path, *reports: EvaluationReport, name: str = "geo") -> list[str]:
+    """Save ``reports`` as runs of ``name`` in the store at ``path``; their ids."""
+
+    async def save() -> list[str]:
+        async with RunStore(path) as store:
+            return [await store.save(r, name, git_dirty=False) for r in reports]
+
+    return anyio.run(save)
+
+
+@contextmanager
+def viewer(store: Path, **options: Any) -> Iterator[ViewSettings]:
+    """``aeval view`` over ``store`` on a free port of 127.0.0.1, in a thread, until the block
+    ends; ready (its lifespan done) when the block starts."""
+    sock = bind("127.0.0.1", 0)
+    server, settings = server_for(sock, store, **options)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            thread.join(0.01)
+            if not thread.is_alive():
+                raise RuntimeError("the viewer stopped before it started")
+        yield settings
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return tmp_path / "runs.sqlite"
+
+
+def client(settings: ViewSettings) -> httpx.Client:
+    return httpx.Client(base_url=settings.origin, timeout=30)
+
+
+def post_label(settings: ViewSettings, run: str, **changes: Any) -> httpx.Response:
+    body = {
+        "run": run,
+        "sample": "sample 0",
+        "strategy": "Exact",
+        "repeat": 0,
+        "verdict": "fail",
+        "note": "wrong city",
+        "reviewer": "ana",
+    }
+    headers = {
+        "X-Aeval-Token": settings.token,
+        "Origin": settings.origin,
+        "Content-Type": "application/json",
+    }
+    headers.update(changes.pop("headers", {}))
+    body.update(changes)
+    with client(settings) as http:
+        return http.post("/api/labels", json=body, headers={k: v for k, v in headers.items() if v})
+
+
+def test_import_aeval_loads_neither_starlette_nor_uvicorn() -> None:
+    code = (
+        "import sys, aeval, aeval._cli\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn')"
+        " or m.startswith('aeval._view'))\n"
+        "print(loaded)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_view_without_the_extra_names_it(store: Path) -> None:
+    store_runs(store, report())
+    code = (
+        "import sys\n"
+        "sys.modules['starlette'] = None\n"
+        "from aeval._cli import main\n"
+        f"sys.exit(main(['view', '--store', {str(store)!r}, '--port', '0']))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 2
+    assert "pip install 'aeval-engine[view]'" in out.stderr
+
+
+def test_view_without_a_store_says_where_it_looked(tmp_path: Path, capsys: Any) -> None:
+    assert main(["view", "--store", str(tmp_path / "none.sqlite")]) == 2
+    assert "none.sqlite: no run store there" in capsys.readouterr().err
+
+
+def test_view_on_a_taken_port_says_so(store: Path, capsys: Any) -> None:
+    store_runs(store, report())
+    taken = bind("127.0.0.1", 0)
+    try:
+        port = taken.getsockname()[1]
+        assert main(["view", "--store", str(store), "--port", str(port)]) == 2
+    finally:
+        taken.close()
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_the_command_prints_its_address_serves_and_stops_on_ctrl_c(store: Path) -> None:
+    store_runs(store, report())
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aeval", "view", "--store", str(store), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        found = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
+        assert found, line
+        response = httpx.get(found.group(1) + "/", timeout=30)
+        assert response.status_code == 200
+        assert "<h1>Runs</h1>" in response.text
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(30)
+    assert process.returncode == 0, process.stderr.read() if process.stderr else ""
+
+
+def test_the_runs_page_lists_each_run_with_links(store: Path) -> None:
+    first, second = store_runs(store, report(), report(changed=frozenset({1})))
+    (partial,) = store_runs(store, report(complete=False), name="other")
+    with viewer(store) as settings, client(settings) as http:
+        page = http.get("/").text
+    rows = re.findall(r'<tr data-run="([^"]+)">(.*?)</tr>', page)
+    assert [run for run, _ in rows] == [partial, second, first], "newest first"
+    cells = dict(rows)
+    assert "67.00%" in cells[first] or "66.67%" in cells[first]
+    assert "complete" in cells[first] and "partial" in cells[partial]
+    assert COMMIT[:12] in cells[first]
+    assert "partial (12 of 17 samples)" in cells[partial]
+    assert f'href="/runs/{first}"' in cells[first]
+    assert 'href="/history/geo"' in cells[first]
+    assert f'href="/compare?old={first}&amp;new={second}"' in cells[second]
+    assert "/compare?" not in cells[first], "the first run of a name has nothing to compare to"
+
+
+def test_a_run_page_filters_searches_and_pages_on_the_server(store: Path) -> None:
+    (run,) = store_runs(store, report(120))
+    with viewer(store) as settings, client(settings) as http:
+        first = http.get(f"/runs/{run}").text
+        failed = http.get(f"/runs/{run}", params={"filter": "failed"}).text
+        searched = http.get(f"/runs/{run}", params={"q": "country 17?"}).text
+        last = http.get(f"/runs/{run}", params={"page": "3"}).text
+        beyond = http.get(f"/runs/{run}", params={"page": "99", "filter": "bogus"}).text
+
+    def outcomes(page: str) -> list[str]:
+        return re.findall(r'<tr data-row="\d+"[^>]* data-outcome="(\w+)"', page)
+
+    assert len(outcomes(first)) == 50
+    assert outcomes(first)[:40] == ["failed"] * 40, "failures first"
+    assert "Showing 120 of 120 rows (1–50 on this page)" in first
+    assert "Page 1 of 3" in first and 'rel="next"' in first and 'rel="prev"' not in first
+    assert outcomes(failed) == ["failed"] * 40
+    assert 'data-filter="failed" aria-current="true">Failed (40)' in failed
+    assert re.findall(r'data-sample="([^"]+)"', searched) == ["sample 17"]
+    assert "Showing 1 of 120 rows" in searched
+    assert len(outcomes(last)) == 20 and "Page 3 of 3" in last
+    assert "Page 3 of 3" in beyond, "a page past the end shows the last one"
+    assert 'data-filter="all" aria-current="true"' in beyond, "an unknown filter shows all"
+
+
+def test_every_page_carries_a_strict_policy_and_refuses_other_hosts(store: Path) -> None:
+    old, new = store_runs(store, report(), report(changed=frozenset({1})))
+    with viewer(store) as settings, client(settings) as http:
+        for path in ("/", f"/runs/{old}", "/history/geo", f"/compare?old={old}&new={new}"):
+            response = http.get(path)
+            assert response.status_code == 200, path
+            policy = response.headers["content-security-policy"]
+            assert policy.startswith("default-src 'none'"), path
+            assert "unsafe-inline" not in policy and "http" not in policy, path
+            assert "frame-ancestors 'none'" in policy
+            assert response.headers["x-content-type-options"] == "nosniff"
+            meta = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', response.text)
+            assert meta and policy.startswith(meta.group(1)), "the header is the page's own"
+        rebound = http.get("/", headers={"Host": f"evil.example:{settings.port}"})
+        wrong_port = http.get("/", headers={"Host": "127.0.0.1:1"})
+        missing = http.get("/api/labels")
+    assert rebound.status_code == 403 and "evil.example" in rebound.text
+    assert wrong_port.status_code == 403
+    assert missing.status_code == 405
+
+
+def test_history_and_comparison_pages_are_the_formatters_pages(store: Path) -> None:
+    old, new = store_runs(store, report(), report(changed=frozenset({1, 3})))
+    with viewer(store) as settings, client(settings) as http:
+        history = http.get("/history/geo").text
+        comparison = http.get("/compare", params={"old": old, "new": new}).text
+        unknown = http.get("/compare", params={"old": old, "new": "no-such-run"})
+        file_ref = http.get("/compare", params={"old": old, "new": str(ROOT / "pyproject.toml")})
+        run_page = http.get(f"/runs/{new}").text
+    assert "<svg" in history and old in history and new in history
+    assert "History of geo" in history and '<a href="/">All runs</a>' in history
+    assert "Changed rows" in comparison or "changed" in comparison.lower()
+    assert f'<a href="/runs/{old}">Baseline {old}</a>' in comparison
+    assert unknown.status_code == 404 and "no-such-run" in unknown.text
+    assert file_ref.status_code == 404, "a side is a stored run, never a file on disk"
+    assert f'href="/compare?old={old}&amp;new={new}"' in run_page
+    assert 'href="/history/geo"' in run_page
+
+
+def test_a_run_of_100k_rows_serves_a_bounded_page(store: Path) -> None:
+    big = report(100_000)
+    (run,) = store_runs(store, big)
+    with viewer(store) as settings, client(settings) as http:
+        first = http.get(f"/runs/{run}")
+        later = http.get(f"/runs/{run}", params={"page": "1500", "q": "country 99999?"})
+    assert first.status_code == 200
+    assert first.text.count('<tr data-row="') == 50
+    assert len(first.content) < 500_000, "a page holds its rows, not the run's"
+    assert "Showing 100000 of 100000 rows (1–50 on this page)" in first.text
+    assert "Page 1 of 2000" in first.text
+    assert re.findall(r'data-sample="([^"]+)"', later.text) == ["sample 99999"]
+
+
+def test_hostile_values_are_escaped_in_every_page(store: Path) -> None:
+    hostile = '<img src=x onerror=alert(1)>"\'</script><script>alert(2)</script>'
+    (run,) = store_runs(store, report(4, hostile=hostile), name=hostile)
+    with viewer(store) as settings, client(settings) as http:
+        pages = [http.get("/").text, http.get(f"/runs/{run}").text]
+        pages.append(http.get(f"/history/{quote(hostile, safe='')}").text)
+    for page in pages:
+        assert "<img src=x" not in page and "<script>alert" not in page
+        assert "&lt;img src=x onerror=alert(1)&gt;" in page
