@@ -92,7 +92,7 @@ if TYPE_CHECKING:
         compare,
         compare_sync,
     )
-    from ._store import HistoryPoint, RunStore, RunSummary, StoreSink
+    from ._store import HistoryPoint, Label, RowLabel, RunStore, RunSummary, StoreSink, output_digest
     from .strategies._cache import CacheStatistics, JudgeCache
 
 _LAZY = {
@@ -108,7 +108,18 @@ _LAZY = {
         ),
         "._compare",
     ),
-    **dict.fromkeys(("HistoryPoint", "RunStore", "RunSummary", "StoreSink"), "._store"),
+    **dict.fromkeys(
+        (
+            "HistoryPoint",
+            "Label",
+            "RowLabel",
+            "RunStore",
+            "RunSummary",
+            "StoreSink",
+            "output_digest",
+        ),
+        "._store",
+    ),
     **dict.fromkeys(("CacheStatistics", "JudgeCache"), ".strategies._cache"),
 }
 """Public names whose modules (SQLite, the statistics of comparisons) load on first use."""
@@ -173,6 +184,7 @@ __all__ = [
     "JudgeCache",
     "JudgeCounts",
     "JudgeStatistics",
+    "Label",
     "MergeError",
     "MissingExtraError",
     "ModelConfigurationError",
@@ -192,6 +204,7 @@ __all__ = [
     "ReportAssert",
     "ReportParts",
     "ReportWriteError",
+    "RowLabel",
     "RowStream",
     "RunInfo",
     "RunNotFoundError",
@@ -222,6 +235,7 @@ __all__ = [
     "compare_sync",
     "evaluate_sync",
     "merge_reports",
+    "output_digest",
     "read_rows",
     "read_run",
     "register_loader",

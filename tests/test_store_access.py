@@ -153,6 +153,7 @@ def test_aeval_run_refuses_a_read_only_store_before_it_runs(stored: Path, projec
 def test_an_older_read_only_store_is_read_without_upgrading_it(stored: Path) -> None:
     connection = sqlite3.connect(stored, isolation_level=None)
     connection.execute("UPDATE runs SET header = json_set(header, '$.shard', '1/2') WHERE seq = 1")
+    connection.execute("DROP TABLE labels")
     connection.execute("ALTER TABLE runs DROP COLUMN shard")
     connection.execute("UPDATE aeval_schema SET version = 1")
     connection.close()
