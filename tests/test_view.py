@@ -173,28 +173,30 @@ def test_view_on_a_taken_port_says_so(store: Path, capsys: Any) -> None:
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
 
 
-def test_the_command_prints_its_address_serves_and_stops_on_ctrl_c(store: Path) -> None:
+def test_the_command_prints_its_address_serves_and_exits_130_on_ctrl_c(store: Path) -> None:
     store_runs(store, report())
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "aeval", "view", "--store", str(store), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        found = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
-        assert found, line
-        response = httpx.get(found.group(1) + "/", timeout=30)
-        assert response.status_code == 200
-        assert "<h1>Runs</h1>" in response.text
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(30)
-    assert process.returncode == 0, process.stderr.read() if process.stderr else ""
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        try:
+            line = process.stdout.readline()
+            found = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
+            assert found, line
+            response = httpx.get(found.group(1) + "/", timeout=30)
+            assert response.status_code == 200
+            assert "<h1>Runs</h1>" in response.text
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(30)
+        errors = process.stderr.read()
+    assert process.returncode == 130, errors
+    assert "Traceback" not in errors
 
 
 def test_the_runs_page_lists_each_run_with_links(store: Path) -> None:
@@ -207,7 +209,7 @@ def test_the_runs_page_lists_each_run_with_links(store: Path) -> None:
     cells = dict(rows)
     assert "67.00%" in cells[first] or "66.67%" in cells[first]
     assert "complete" in cells[first] and "partial" in cells[partial]
-    assert COMMIT[:12] in cells[first]
+    assert f"<td>{COMMIT[:10]}</td>" in cells[first]
     assert "partial (12 of 17 samples)" in cells[partial]
     assert f'href="/runs/{first}"' in cells[first]
     assert 'href="/history/geo"' in cells[first]
@@ -220,7 +222,7 @@ def test_a_run_page_filters_searches_and_pages_on_the_server(store: Path) -> Non
     with viewer(store) as settings, client(settings) as http:
         first = http.get(f"/runs/{run}").text
         failed = http.get(f"/runs/{run}", params={"filter": "failed"}).text
-        searched = http.get(f"/runs/{run}", params={"q": "country 17?"}).text
+        searched = http.get(f"/runs/{run}", params={"q": "Country 17?"}).text
         last = http.get(f"/runs/{run}", params={"page": "3"}).text
         beyond = http.get(f"/runs/{run}", params={"page": "99", "filter": "bogus"}).text
 
@@ -233,8 +235,8 @@ def test_a_run_page_filters_searches_and_pages_on_the_server(store: Path) -> Non
     assert "Page 1 of 3" in first and 'rel="next"' in first and 'rel="prev"' not in first
     assert outcomes(failed) == ["failed"] * 40
     assert 'data-filter="failed" aria-current="true">Failed (40)' in failed
-    assert re.findall(r'data-sample="([^"]+)"', searched) == ["sample 17"]
-    assert "Showing 1 of 120 rows" in searched
+    assert re.findall(r'data-sample="([^"]+)"', searched) == ["sample 117", "sample 17"]
+    assert "Showing 2 of 120 rows" in searched, "every word, in any field, any case"
     assert len(outcomes(last)) == 20 and "Page 3 of 3" in last
     assert "Page 3 of 3" in beyond, "a page past the end shows the last one"
     assert 'data-filter="all" aria-current="true"' in beyond, "an unknown filter shows all"

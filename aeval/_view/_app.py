@@ -225,7 +225,7 @@ def create_app(settings: ViewSettings) -> Any:
             query=search,
             token=settings.token,
             labels=await labels_by_row(store(), loaded),
-            previous=await previous_run(loaded.id, loaded.report.run.name or ""),
+            previous=await previous_run(loaded.id, loaded.name),
             queue=None,
         )
         return _html(run_page(view))
@@ -315,7 +315,7 @@ def create_app(settings: ViewSettings) -> Any:
             Route("/", runs),
             Route("/runs/{run_id}", run),
             Route("/runs/{run_id}/review", review),
-            Route("/history/{name}", history),
+            Route("/history/{name:path}", history),
             Route("/compare", compare),
             Route("/api/labels", label, methods=["POST"]),
         ],

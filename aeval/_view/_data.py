@@ -36,6 +36,7 @@ class LoadedRun:
 
     Attributes:
         id: The run's id.
+        name: The run's name.
         report: The report the store rebuilt.
         rows: The rows, failures first (the order of the HTML report).
         flaky: Whether each row's (sample, strategy) pair is flaky.
@@ -44,6 +45,7 @@ class LoadedRun:
     """
 
     id: str
+    name: str
     report: EvaluationReport
     rows: tuple[EvaluationRow, ...]
     flaky: tuple[bool, ...]
@@ -51,12 +53,13 @@ class LoadedRun:
     repeated: bool
 
     @classmethod
-    def of(cls, run_id: str, report: EvaluationReport) -> LoadedRun:
+    def of(cls, run_id: str, name: str, report: EvaluationReport) -> LoadedRun:
         """Index ``report`` for filtering and search."""
         pairs = {(case.sample, case.strategy) for case in report.flaky}
         rows = tuple(failures_first(report.evaluations))
         return cls(
             id=run_id,
+            name=name,
             report=report,
             rows=rows,
             flaky=tuple((row.name, row.strategy) in pairs for row in rows),
@@ -155,9 +158,12 @@ class RunCache:
             if held is not None:
                 self._runs.move_to_end(run_id)
                 return held
-            resolved = await self._store.resolve(run_id)
-            report = await self._store.load(resolved)
-            loaded = await anyio.to_thread.run_sync(LoadedRun.of, resolved, report)
+            resolved = await self._store.resolve(run_id, shards=True)
+            report = await self._store.load(resolved, shards=True)
+            names = {run.id: run.name for run in await self._store.runs(shards=True)}
+            loaded = await anyio.to_thread.run_sync(
+                LoadedRun.of, resolved, names.get(resolved, resolved), report
+            )
             if report.run.finished_at is not None:
                 self._runs[resolved] = loaded
                 while len(self._runs) > self._size:

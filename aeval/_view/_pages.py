@@ -133,7 +133,7 @@ def runs_page(runs: Sequence[RunSummary], *, store: str) -> str:
         links = [f'<a href="/history/{quote(run.name, safe="")}">history</a>']
         if run.id in before:
             query = urlencode({"old": before[run.id], "new": run.id})
-            links.append(f'<a href="/compare?{query}">compare with previous</a>')
+            links.append(f'<a href="{escape("/compare?" + query)}">compare with previous</a>')
         body.append(
             f'<tr data-run="{escape(run.id)}"><td><a href="{escape(run_href(run.id))}">'
             f"{escape(run.id)}</a></td><td>{escape(run.name)}</td>"
@@ -240,7 +240,7 @@ def run_page(view: RunView) -> str:
     their details and labels, the pager, and the review bar (reviewer, keys)."""
     run = view.run
     report = run.report
-    links = [(f"/history/{quote(report.run.name or '', safe='')}", "History of this name")]
+    links = [(f"/history/{quote(run.name, safe='')}", "History of this name")]
     if view.previous is not None:
         query = urlencode({"old": view.previous, "new": run.id})
         links.append((f"/compare?{query}", "Compare with the previous run"))
@@ -254,7 +254,7 @@ def run_page(view: RunView) -> str:
     body = [
         _nav(links),
         *([f'<div class="banner" role="alert">{escape(banner)}</div>'] if banner else []),
-        f"<h1>{escape(report.run.name or run.id)} <small>{escape(run.id)}</small></h1>",
+        f"<h1>{escape(run.name)} <small>{escape(run.id)}</small></h1>",
         f'<p class="score">Score <strong>{escape(score_text(report))}</strong></p>',
         f'<dl class="facts">{facts}</dl>',
     ]
@@ -287,7 +287,7 @@ def run_page(view: RunView) -> str:
             )
         body += ["</tbody>", "</table>"]
     body += _pager(view)
-    return _page(f"{report.run.name or run.id} · aeval view", body)
+    return _page(f"{run.name} · aeval view", body)
 
 
 def error_page(status: int, message: str) -> str:
