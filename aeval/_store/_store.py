@@ -24,6 +24,7 @@ from ..abc import BaseSink
 from ._database import RunDatabase, RunStart
 from ._git import git_dirty_async
 from ._labels import Label, RowLabel
+from ._review import LabelCalibration, calibrate_labels
 from ._rows import RowEncoder
 from ._schema import LOCK_TIMEOUT
 from ._values import HistoryPoint, RunSummary, Since, parse_since
@@ -278,6 +279,23 @@ class RunStore:
             RunNotFoundError: No run matches ``ref``.
         """
         return await self._run(partial(self._database.labels, ref, reviewer=reviewer))
+
+    async def calibrate(
+        self, ref: str, *, strategy: str | None = None, reviewer: str | None = None
+    ) -> LabelCalibration:
+        """A strategy's stored verdicts in the run ``ref`` against its stored labels.
+
+        See :func:`aeval.calibrate_labels`, which this calls with the run's report and labels
+        (no model call).
+
+        Raises:
+            RunNotFoundError: No run matches ``ref``.
+            ValueError: No current label, or no strategy to calibrate (the message says).
+        """
+        run_id = await self.resolve(ref)
+        report = await self.load(run_id)
+        labels = await self.labels(run_id)
+        return calibrate_labels(report, labels, strategy=strategy, reviewer=reviewer)
 
     async def runs(
         self, name: str | None = None, *, last: int | None = None, shards: bool = False
