@@ -253,7 +253,9 @@ def test_every_page_carries_a_strict_policy_and_refuses_other_hosts(store: Path)
             assert "unsafe-inline" not in policy and "http" not in policy, path
             assert "frame-ancestors 'none'" in policy
             assert response.headers["x-content-type-options"] == "nosniff"
-            meta = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', response.text)
+            meta = re.search(
+                r'http-equiv="Content-Security-Policy" content="([^"]+)"', response.text
+            )
             assert meta and policy.startswith(meta.group(1)), "the header is the page's own"
         rebound = http.get("/", headers={"Host": f"evil.example:{settings.port}"})
         wrong_port = http.get("/", headers={"Host": "127.0.0.1:1"})
@@ -296,7 +298,7 @@ def test_a_run_of_100k_rows_serves_a_bounded_page(store: Path) -> None:
 
 
 def test_hostile_values_are_escaped_in_every_page(store: Path) -> None:
-    hostile = '<img src=x onerror=alert(1)>"\'</script><script>alert(2)</script>'
+    hostile = "<img src=x onerror=alert(1)>\"'</script><script>alert(2)</script>"
     (run,) = store_runs(store, report(4, hostile=hostile), name=hostile)
     with viewer(store) as settings, client(settings) as http:
         pages = [http.get("/").text, http.get(f"/runs/{run}").text]
@@ -304,3 +306,100 @@ def test_hostile_values_are_escaped_in_every_page(store: Path) -> None:
     for page in pages:
         assert "<img src=x" not in page and "<script>alert" not in page
         assert "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_a_label_needs_the_token_the_origin_and_json(store: Path) -> None:
+    (run,) = store_runs(store, report())
+    with viewer(store) as settings:
+        refused = {
+            "no token": post_label(settings, run, headers={"X-Aeval-Token": ""}),
+            "wrong token": post_label(settings, run, headers={"X-Aeval-Token": "guess"}),
+            "other origin": post_label(settings, run, headers={"Origin": "http://evil.example"}),
+            "no origin": post_label(settings, run, headers={"Origin": ""}),
+            "cross-site": post_label(settings, run, headers={"Sec-Fetch-Site": "cross-site"}),
+            "rebound host": post_label(settings, run, headers={"Host": "evil.example"}),
+            "form": post_label(
+                settings, run, headers={"Content-Type": "application/x-www-form-urlencoded"}
+            ),
+            "bad verdict": post_label(settings, run, verdict="maybe"),
+            "no such row": post_label(settings, run, sample="sample 999"),
+        }
+        codes = {why: response.status_code for why, response in refused.items()}
+        stored = anyio.run(labels_of, store, run)
+        accepted = post_label(settings, run)
+        with client(settings) as http:
+            page = http.get(f"/runs/{run}", params={"q": "sample 0"}).text
+    assert codes == {
+        "no token": 403,
+        "wrong token": 403,
+        "other origin": 403,
+        "no origin": 403,
+        "cross-site": 403,
+        "rebound host": 403,
+        "form": 415,
+        "bad verdict": 400,
+        "no such row": 400,
+    }
+    assert "token" in refused["no token"].json()["error"]
+    assert "sample 999" in refused["no such row"].json()["error"]
+    assert stored == [], "no refused request wrote a label"
+    assert accepted.status_code == 200, accepted.text
+    assert accepted.json()["label"] == {
+        "sample": "sample 0",
+        "strategy": "Exact",
+        "reviewer": "ana",
+        "verdict": "fail",
+        "note": "wrong city",
+    }
+    assert anyio.run(labels_of, store, run) == [("sample 0", "ana", "fail", False)]
+    assert (
+        '<li data-reviewer="ana" data-verdict="fail" data-stale="false">ana: '
+        "<strong>fail</strong>: wrong city</li>"
+    ) in page
+
+
+async def labels_of(path: Path, run: str) -> list[tuple[str, str, str, bool]]:
+    async with RunStore(path) as store:
+        return [(x.sample, x.reviewer, x.verdict, x.stale) for x in await store.labels(run)]
+
+
+def test_a_label_shows_stale_in_a_run_whose_output_changed(store: Path) -> None:
+    (old,) = store_runs(store, report())
+    with viewer(store) as settings:
+        assert post_label(settings, old, sample="sample 1", verdict="pass").status_code == 200
+        assert post_label(settings, old, sample="sample 2", verdict="pass").status_code == 200
+    (new,) = store_runs(store, report(changed=frozenset({1})))
+    with viewer(store) as settings, client(settings) as http:
+        page = http.get(f"/runs/{new}").text
+    labelled = dict(
+        re.findall(r'data-sample="(sample \d+)".*?<ul class="labels">(.*?)</ul>', page, re.S)
+    )
+    assert 'data-stale="true"' in labelled["sample 1"]
+    assert '<span class="stale">stale</span>' in labelled["sample 1"]
+    assert 'data-stale="false"' in labelled["sample 2"]
+    assert labelled["sample 3"] == ""
+
+
+def test_the_review_queue_shows_the_picked_rows_reproducibly(store: Path) -> None:
+    (run,) = store_runs(store, report(30))
+    with viewer(store, pick="failures", sample=4, seed=7) as settings, client(settings) as http:
+        queue = http.get(f"/runs/{run}/review").text
+        again = http.get(f"/runs/{run}/review").text
+        other_seed = http.get(f"/runs/{run}/review", params={"seed": "8"}).text
+        everything = http.get(f"/runs/{run}/review", params={"pick": "all"}).text
+        bad = http.get(f"/runs/{run}/review", params={"pick": "some"})
+        run_page = http.get(f"/runs/{run}").text
+
+    def samples(page: str) -> list[str]:
+        return re.findall(r'data-sample="([^"]+)"', page)
+
+    assert len(samples(queue)) == 4 and samples(queue) == samples(again)
+    assert all(int(name.split()[1]) % 3 == 0 for name in samples(queue)), "failures only"
+    assert samples(other_seed) != samples(queue)
+    assert "Review queue: failures, a random sample of 4 (seed 7): 4 rows." in queue
+    assert len(samples(everything)) == 4, "the sample still applies"
+    assert "Review queue: all, a random sample of 4 (seed 7)" in everything
+    assert f'action="/runs/{run}/review"' in queue
+    assert bad.status_code == 400 and "pick is one of" in bad.text
+    assert f'href="/runs/{run}/review">Review</a>' in run_page
+    assert len(samples(run_page)) == 30

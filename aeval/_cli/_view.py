@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import MissingExtraError
+from .._store import PICKS
 from ._exits import EXIT_INTERRUPTED, EXIT_OK, error
 from ._history import UsageError, read_store_path
 
-__all__ = ["PICKS", "add_view_command", "view_command"]
-
-PICKS = ("all", "failures", "disagreements", "uncertain")
+__all__ = ["add_view_command", "view_command"]
 
 
 def _port(text: str) -> int:

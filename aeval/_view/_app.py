@@ -12,7 +12,7 @@ comes from the server's own origin and holds JSON.
 from __future__ import annotations
 
 import hmac
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +35,10 @@ import orjson
 
 from .._compare import compare_loaded, load_side
 from .._exceptions import AevalError, ComparisonError, RunNotFoundError
-from .._store import RunStore
+from .._store import RunStore, pick_rows
 from ..formatters._history import History
 from ..formatters._registry import render
-from ._data import FILTER_KEYS, PAGE_ROWS, RunCache, select
+from ._data import FILTER_KEYS, PAGE_ROWS, LoadedRun, RunCache, positions, select
 from ._pages import (
     RunView,
     error_page,
@@ -173,6 +173,14 @@ def _page_number(text: str | None) -> int:
         return 0
 
 
+def _number(text: str | None, name: str, default: int | None) -> int | None:
+    if text is None or text == "":
+        return default
+    if len(text) > 12 or not text.lstrip("-").isdigit():
+        raise ValueError(f"?{name}= is a whole number, got {text[:20]!r}")
+    return int(text)
+
+
 def create_app(settings: ViewSettings) -> Any:
     """The ASGI application of ``aeval view`` over the store in ``settings`` (it opens the
     store when the server starts and closes it when the server stops)."""
@@ -202,6 +210,24 @@ def create_app(settings: ViewSettings) -> Any:
         at = ids.index(run_id) if run_id in ids else 0
         return ids[at - 1] if at > 0 else None
 
+    async def review_queue(
+        loaded: LoadedRun, query: Mapping[str, str]
+    ) -> tuple[frozenset[int], str, dict[str, str]]:
+        pick = query.get("pick", settings.pick)
+        sample = _number(query.get("sample"), "sample", settings.sample)
+        seed = _number(query.get("seed"), "seed", settings.seed)
+        picked = pick_rows(
+            loaded.report,
+            pick=pick,  # type: ignore[arg-type]  # pick_rows checks it
+            sample=sample,
+            seed=seed or 0,
+            labels=await store().labels(loaded.id),
+        )
+        only = positions(loaded, picked)
+        drawn = "" if sample is None else f", a random sample of {sample} (seed {seed or 0})"
+        keep = {k: v for k, v in query.items() if k in ("pick", "sample", "seed")}
+        return only, f"{pick}{drawn}: {len(only)} rows", keep
+
     async def run(request: Request, *, queue: bool = False) -> Response:
         run_id = request.path_params["run_id"]
         try:
@@ -211,12 +237,21 @@ def create_app(settings: ViewSettings) -> Any:
         query = request.query_params
         wanted = query.get("filter", "all")
         search = query.get("q", "")[:500]
+        only: frozenset[int] | None = None
+        described: str | None = None
+        keep: dict[str, str] = {}
+        if queue:
+            try:
+                only, described, keep = await review_queue(loaded, query)
+            except ValueError as exc:
+                return _error(400, str(exc))
         page = select(
             loaded,
             filter=wanted if wanted in FILTER_KEYS else "all",
             query=search,
             page=_page_number(query.get("page")),
             size=PAGE_ROWS,
+            only=only,
         )
         view = RunView(
             run=loaded,
@@ -226,7 +261,9 @@ def create_app(settings: ViewSettings) -> Any:
             token=settings.token,
             labels=await labels_by_row(store(), loaded),
             previous=await previous_run(loaded.id, loaded.name),
-            queue=None,
+            queue=described,
+            only=only,
+            keep=keep,
         )
         return _html(run_page(view))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,15 @@ if TYPE_CHECKING:
     from .._reporting._results import EvaluationRow
     from .._store import RunStore
 
-__all__ = ["FILTER_KEYS", "PAGE_ROWS", "LoadedRun", "RowPage", "RunCache", "select"]
+__all__ = [
+    "FILTER_KEYS",
+    "PAGE_ROWS",
+    "LoadedRun",
+    "RowPage",
+    "RunCache",
+    "positions",
+    "select",
+]
 
 PAGE_ROWS = 50
 """Rows on one page of a run."""
@@ -67,14 +76,18 @@ class LoadedRun:
             repeated=any(row.repeat for row in rows),
         )
 
-    def counts(self) -> dict[str, int]:
-        """Rows per filter key."""
+    def counts(self, only: Collection[int] | None = None) -> dict[str, int]:
+        """Rows per filter key (among the positions ``only``, when given)."""
         counts = dict.fromkeys(FILTER_KEYS, 0)
-        for row, flaky in zip(self.rows, self.flaky, strict=True):
+        total = 0
+        for position, (row, flaky) in enumerate(zip(self.rows, self.flaky, strict=True)):
+            if only is not None and position not in only:
+                continue
+            total += 1
             counts[row.outcome.value] += 1
             counts["flaky"] += flaky
-        counts["all"] = len(self.rows)
-        counts["not-passed"] = len(self.rows) - counts["passed"]
+        counts["all"] = total
+        counts["not-passed"] = total - counts["passed"]
         return counts
 
 
@@ -112,13 +125,24 @@ class RowPage:
     first: int
 
 
-def select(run: LoadedRun, *, filter: str, query: str, page: int, size: int) -> RowPage:
+def select(
+    run: LoadedRun,
+    *,
+    filter: str,
+    query: str,
+    page: int,
+    size: int,
+    only: Collection[int] | None = None,
+) -> RowPage:
     """The page ``page`` (0-based, clamped) of the rows of ``run`` that ``filter`` keeps and
-    that hold every word of ``query`` (case-insensitive)."""
+    that hold every word of ``query`` (case-insensitive), among the positions ``only`` (the
+    review queue's rows) when given."""
     terms = query.lower().split()
     outcome = None if filter in ("all", "not-passed", "flaky") else filter
     kept: list[int] = []
     for position, (row, text) in enumerate(zip(run.rows, run.texts, strict=True)):
+        if only is not None and position not in only:
+            continue
         if outcome is not None and row.outcome.value != outcome:
             continue
         if filter == "not-passed" and row.passed:
@@ -170,6 +194,10 @@ class RunCache:
                     self._runs.popitem(last=False)
             return loaded
 
-    def forget(self, run_id: str) -> None:
-        """Drop ``run_id`` from the cache (its labels changed)."""
-        self._runs.pop(run_id, None)
+
+def positions(run: LoadedRun, rows: Iterable[EvaluationRow]) -> frozenset[int]:
+    """The positions in ``run`` of ``rows`` (rows of its report)."""
+    where = {(row.name, row.repeat, row.strategy): i for i, row in enumerate(run.rows)}
+    return frozenset(
+        where[key] for row in rows if (key := (row.name, row.repeat, row.strategy)) in where
+    )

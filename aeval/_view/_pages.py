@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
@@ -103,10 +103,12 @@ def _page(title: str, body: list[str]) -> str:
     return html_page(title=escape(title), style=STYLE, body=body, script=SCRIPT, same_origin=True)
 
 
-def run_href(run_id: str, **query: str | int) -> str:
-    """The address of a run's page, with the query's non-default values."""
-    kept = {k: v for k, v in query.items() if v not in ("", "all", 0)}
-    return f"/runs/{quote(run_id, safe='')}" + (f"?{urlencode(kept)}" if kept else "")
+def run_href(run_id: str, *, review: bool = False, **query: str | int | None) -> str:
+    """The address of a run's page (its review queue with ``review``), with the query's
+    values that are not the defaults."""
+    kept = {k: v for k, v in query.items() if v not in ("", "all", 0, None)}
+    path = f"/runs/{quote(run_id, safe='')}" + ("/review" if review else "")
+    return path + (f"?{urlencode(kept)}" if kept else "")
 
 
 def runs_page(runs: Sequence[RunSummary], *, store: str) -> str:
@@ -161,6 +163,8 @@ class RunView:
         labels: The labels of the rows shown, by their position in the run.
         previous: The run of the same name before this one, if any.
         queue: The review queue's description when the page shows it, else ``None``.
+        only: The positions of the queue's rows, when the page shows it.
+        keep: What the page's links keep in their query (the queue's pick, sample, seed).
     """
 
     run: LoadedRun
@@ -171,27 +175,37 @@ class RunView:
     labels: Mapping[int, RowLabels]
     previous: str | None = None
     queue: str | None = None
+    only: frozenset[int] | None = None
+    keep: Mapping[str, str] = field(default_factory=dict)
+
+    def href(self, **query: str | int | None) -> str:
+        """The address of this page with ``query`` (and what it keeps)."""
+        return run_href(self.run.id, review=self.queue is not None, **self.keep, **query)
 
 
 def _filters(view: RunView) -> list[str]:
-    counts = view.run.counts()
+    counts = view.run.counts(view.only)
     links = "".join(
-        f'<a href="{escape(run_href(view.run.id, filter=key, q=view.query))}" '
+        f'<a href="{escape(view.href(filter=key, q=view.query))}" '
         f'data-filter="{key}" aria-current="{str(key == view.filter).lower()}">'
         f"{label} ({counts[key]})</a> "
         for key, label in ROW_FILTERS
     )
     page = view.page
     last = page.first + len(page.rows)
-    shown = f"Showing {page.matching} of {len(view.run.rows)} rows" + (
+    total = counts["all"]
+    shown = f"Showing {page.matching} of {total} rows" + (
         f" ({page.first + 1}–{last} on this page)" if page.pages > 1 else ""
     )
     return [
         '<div class="filters">',
         f'<nav role="group" aria-label="Show rows">{links}</nav>',
-        f'<form id="search-form" method="get" action="{escape(run_href(view.run.id))}" '
-        'role="search">',
+        f'<form id="search-form" method="get" action="{escape(view.href())}" role="search">',
         f'<input type="hidden" name="filter" value="{escape(view.filter)}">',
+        *(
+            f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">'
+            for k, v in view.keep.items()
+        ),
         '<label for="search">Search</label> <input type="search" id="search" name="q" '
         f'value="{escape(view.query)}" autocomplete="off" '
         'placeholder="sample, strategy, output, error…"> <button type="submit">Search</button>',
@@ -207,7 +221,7 @@ def _pager(view: RunView) -> list[str]:
         return []
 
     def link(number: int, text: str, rel: str) -> str:
-        href = run_href(view.run.id, filter=view.filter, q=view.query, page=number + 1)
+        href = view.href(filter=view.filter, q=view.query, page=number + 1)
         return f'<a id="{rel}" rel="{rel}" href="{escape(href)}">{text}</a>'
 
     parts = [link(page.page - 1, "Previous", "prev")] if page.page > 0 else []
@@ -245,7 +259,7 @@ def run_page(view: RunView) -> str:
         query = urlencode({"old": view.previous, "new": run.id})
         links.append((f"/compare?{query}", "Compare with the previous run"))
     links.append(
-        (run_href(run.id), "All rows") if view.queue else (f"{run_href(run.id)}/review", "Review")
+        (run_href(run.id), "All rows") if view.queue else (run_href(run.id, review=True), "Review")
     )
     banner = partial_banner(report)
     facts = "".join(
