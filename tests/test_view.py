@@ -9,10 +9,11 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -24,6 +25,7 @@ from aeval._cli import main
 from aeval._reporting._run_info import RunInfo
 from aeval._view import ViewSettings, bind, server_for
 
+_T = TypeVar("_T")
 ROOT = Path(__file__).resolve().parent.parent
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -77,7 +79,14 @@ def store_runs(path: Path, *reports: EvaluationReport, name: str = "geo") -> lis
         async with RunStore(path) as store:
             return [await store.save(r, name, git_dirty=False) for r in reports]
 
-    return anyio.run(save)
+    return in_thread(save)
+
+
+def in_thread(function: Callable[[], Awaitable[_T]]) -> _T:
+    """``anyio.run(function)`` in a thread of its own (the browser tests' Playwright holds an
+    event loop in this one)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, function).result()
 
 
 @contextmanager
@@ -325,7 +334,7 @@ def test_a_label_needs_the_token_the_origin_and_json(store: Path) -> None:
             "no such row": post_label(settings, run, sample="sample 999"),
         }
         codes = {why: response.status_code for why, response in refused.items()}
-        stored = anyio.run(labels_of, store, run)
+        stored = labels_of(store, run)
         accepted = post_label(settings, run)
         with client(settings) as http:
             page = http.get(f"/runs/{run}", params={"q": "sample 0"}).text
@@ -351,16 +360,21 @@ def test_a_label_needs_the_token_the_origin_and_json(store: Path) -> None:
         "verdict": "fail",
         "note": "wrong city",
     }
-    assert anyio.run(labels_of, store, run) == [("sample 0", "ana", "fail", False)]
+    assert labels_of(store, run) == [("sample 0", "ana", "fail", False)]
     assert (
         '<li data-reviewer="ana" data-verdict="fail" data-stale="false">ana: '
         "<strong>fail</strong>: wrong city</li>"
     ) in page
 
 
-async def labels_of(path: Path, run: str) -> list[tuple[str, str, str, bool]]:
-    async with RunStore(path) as store:
-        return [(x.sample, x.reviewer, x.verdict, x.stale) for x in await store.labels(run)]
+def labels_of(path: Path, run: str) -> list[tuple[str, str, str, bool]]:
+    """(sample, reviewer, verdict, stale) of each label of ``run`` in the store at ``path``."""
+
+    async def read() -> list[tuple[str, str, str, bool]]:
+        async with RunStore(path) as store:
+            return [(x.sample, x.reviewer, x.verdict, x.stale) for x in await store.labels(run)]
+
+    return in_thread(read)
 
 
 def test_a_label_shows_stale_in_a_run_whose_output_changed(store: Path) -> None:
