@@ -19,6 +19,7 @@ from urllib.parse import quote
 import anyio
 import httpx
 import pytest
+from _benchmarks import quick_figures
 
 from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample, RunStore
 from aeval._cli import main
@@ -417,3 +418,21 @@ def test_the_review_queue_shows_the_picked_rows_reproducibly(store: Path) -> Non
     assert bad.status_code == 400 and "pick is one of" in bad.text
     assert f'href="/runs/{run}/review">Review</a>' in run_page
     assert len(samples(run_page)) == 30
+
+
+def test_the_benchmark_prints_each_page(tmp_path: Path) -> None:
+    done, figures = quick_figures("bench_view.py", tmp_path / "view.json")
+    assert "aeval view over a 5,000-row run (quick mode)" in done.stdout
+    assert set(figures["figures"]["pages"]) == {
+        "first page (cold)",
+        "first page (warm)",
+        "page 50",
+        "failed filter",
+        "search",
+        "review queue",
+        "runs list",
+    }
+    assert (
+        figures["figures"]["pages"]["search"]["bytes"]
+        < figures["figures"]["pages"]["first page (warm)"]["bytes"]
+    ), "the search keeps one row"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,8 @@ class LoadedRun:
         flaky: Whether each row's (sample, strategy) pair is flaky.
         texts: Each row's search text, lowercased.
         repeated: Whether the run repeated samples.
+        where: Each row's position, by ``(sample, repeat, strategy)``.
+        totals: Rows per filter key.
     """
 
     id: str
@@ -60,35 +62,43 @@ class LoadedRun:
     flaky: tuple[bool, ...]
     texts: tuple[str, ...]
     repeated: bool
+    where: Mapping[tuple[str, int, str | None], int]
+    totals: Mapping[str, int]
 
     @classmethod
     def of(cls, run_id: str, name: str, report: EvaluationReport) -> LoadedRun:
         """Index ``report`` for filtering and search."""
         pairs = {(case.sample, case.strategy) for case in report.flaky}
         rows = tuple(failures_first(report.evaluations))
+        flaky = tuple((row.name, row.strategy) in pairs for row in rows)
         return cls(
             id=run_id,
             name=name,
             report=report,
             rows=rows,
-            flaky=tuple((row.name, row.strategy) in pairs for row in rows),
+            flaky=flaky,
             texts=tuple(_search_text(row) for row in rows),
             repeated=any(row.repeat for row in rows),
+            where={(row.name, row.repeat, row.strategy): i for i, row in enumerate(rows)},
+            totals=_counts(rows, flaky, None),
         )
 
-    def counts(self, only: Collection[int] | None = None) -> dict[str, int]:
+    def counts(self, only: Collection[int] | None = None) -> Mapping[str, int]:
         """Rows per filter key (among the positions ``only``, when given)."""
-        counts = dict.fromkeys(FILTER_KEYS, 0)
-        total = 0
-        for position, (row, flaky) in enumerate(zip(self.rows, self.flaky, strict=True)):
-            if only is not None and position not in only:
-                continue
-            total += 1
-            counts[row.outcome.value] += 1
-            counts["flaky"] += flaky
-        counts["all"] = total
-        counts["not-passed"] = total - counts["passed"]
-        return counts
+        return self.totals if only is None else _counts(self.rows, self.flaky, only)
+
+
+def _counts(
+    rows: Sequence[EvaluationRow], flaky: Sequence[bool], only: Collection[int] | None
+) -> dict[str, int]:
+    counts = dict.fromkeys(FILTER_KEYS, 0)
+    positions = range(len(rows)) if only is None else only
+    for position in positions:
+        counts[rows[position].outcome.value] += 1
+        counts["flaky"] += flaky[position]
+    counts["all"] = len(positions)
+    counts["not-passed"] = counts["all"] - counts["passed"]
+    return counts
 
 
 def _search_text(row: EvaluationRow) -> str:
@@ -139,10 +149,13 @@ def select(
     review queue's rows) when given."""
     terms = query.lower().split()
     outcome = None if filter in ("all", "not-passed", "flaky") else filter
+    candidates: Iterable[int] = range(len(run.rows)) if only is None else sorted(only)
     kept: list[int] = []
-    for position, (row, text) in enumerate(zip(run.rows, run.texts, strict=True)):
-        if only is not None and position not in only:
-            continue
+    if filter == "all" and not terms:
+        kept = list(candidates)
+        candidates = ()
+    for position in candidates:
+        row, text = run.rows[position], run.texts[position]
         if outcome is not None and row.outcome.value != outcome:
             continue
         if filter == "not-passed" and row.passed:

@@ -47,7 +47,7 @@ class RowLabels:
 
 async def labels_by_row(store: RunStore, run: LoadedRun) -> dict[int, RowLabels]:
     """The labels of ``run``'s rows, by the row's position in :attr:`LoadedRun.rows`."""
-    positions = {(row.name, row.repeat, row.strategy): i for i, row in enumerate(run.rows)}
+    positions = run.where
     found: dict[int, list[ShownLabel]] = {}
     for label in await store.labels(run.id):
         position = positions.get(label.key)
