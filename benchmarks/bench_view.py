@@ -37,8 +37,7 @@ import anyio
 import httpx
 from _machine import machine
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aeval import (
     EvaluationReport,
@@ -48,6 +47,8 @@ from aeval import (
     RunInfo,
     RunStore,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def build(count: int) -> EvaluationReport:
