@@ -132,18 +132,23 @@ def test_browse_filter_search_label_by_keyboard_reload_and_compare(
         expect(status).to_have_text("Saved: sample 6 fail")
         page.keyboard.press("k")
         expect(page.locator(f"{ROWS}.current")).to_have_attribute("data-sample", "sample 3")
+        page.locator(f'{ROWS}[data-sample="sample 9"] button[data-verdict="pass"]').click()
+        expect(status).to_have_text("Saved: sample 9 pass")
+        expect(page.locator(f"{ROWS}.current")).to_have_attribute("data-sample", "sample 9")
 
         page.reload()
         assert labels(page) == {
             "sample 0": ("pass", "false", "ana: pass"),
             "sample 3": ("fail", "false", "ana: fail"),
             "sample 6": ("fail", "false", "ana: fail: capital is wrong"),
+            "sample 9": ("pass", "false", "ana: pass"),
         }
         assert page.get_by_label("Reviewer").input_value() == "ana", "the name is kept"
     assert labels_of(store, old) == [
         ("sample 0", "ana", "pass", False),
         ("sample 3", "ana", "fail", False),
         ("sample 6", "ana", "fail", False),
+        ("sample 9", "ana", "pass", False),
     ]
 
     (new,) = store_runs(store, report(12, changed=frozenset({0})))
