@@ -1,5 +1,5 @@
 """The ``aeval`` command: ``run``, ``merge``, ``report``, ``runs``, ``history``, ``compare``,
-``calibrate``, ``dataset`` and ``schema``.
+``calibrate``, ``dataset``, ``view`` and ``schema``.
 
 Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed (or
 no row could be scored), 2 a configuration or usage error (the message, on stderr, names the
@@ -56,6 +56,7 @@ from ._parser import build_parser
 from ._process import exit_past, lingering_threads
 from ._run_command import rescore, run_command
 from ._schema import schema_text
+from ._view import view_command
 
 __all__ = [
     "EXIT_BASELINE",
@@ -143,6 +144,8 @@ def _command(argv: Sequence[str] | None) -> int:
             )
         if args.command == "merge":
             return merge(args)
+        if args.command == "view":
+            return view_command(args)
         if args.command == "rescore":
             return rescore(args)
         return run_command(args)

@@ -18,6 +18,7 @@ from ._dataset import add_dataset_command
 from ._scale import (
     add_merge_store_options,
 )
+from ._view import add_view_command
 
 MAX_CONCURRENCY = 100_000
 MAX_REPEATS = 10_000
@@ -302,5 +303,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="also show the runs of single shards (aeval run --shard), left out by default",
     )
 
+    add_view_command(commands)
     commands.add_parser("schema", help="print the JSON Schema of the configuration file")
     return parser
