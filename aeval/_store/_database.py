@@ -435,6 +435,21 @@ class RunDatabase:
             raise self._damaged(ValueError(f"{ref}: its header: {exc}")) from exc
         return EvaluationReport(rows, run=info)
 
+    def read_run(
+        self, ref: str, operation: Callable[[sqlite3.Connection, int, str], _T]
+    ) -> _T:
+        """``operation(connection, seq, id)`` on the run ``ref`` names (shard runs counted),
+        in one read transaction.
+
+        Raises:
+            RunNotFoundError: No run matches.
+        """
+        parsed = parse_ref(ref)
+        found = self._read(lambda c: operation(c, *self._resolve(c, parsed, True)))
+        if found is None:
+            raise self._missing(parsed)
+        return found
+
     def _run_of(self, connection: sqlite3.Connection, ref: Ref) -> tuple[int, str, str]:
         seq, run_id = self._resolve(connection, ref)
         name = connection.execute("SELECT name FROM runs WHERE seq = ?", (seq,)).fetchone()[0]

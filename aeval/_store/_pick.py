@@ -18,6 +18,8 @@ __all__ = [
     "PICKS",
     "REVIEW_QUEUED",
     "Pick",
+    "check_pick",
+    "draw",
     "is_disagreement",
     "is_uncertain",
     "judges_split",
@@ -77,7 +79,8 @@ def is_uncertain(row: EvaluationRow, margin: float = DEFAULT_MARGIN) -> bool:
     return abs(score - threshold) <= margin + 1e-12
 
 
-def _check(pick: object, sample: object, margin: object) -> None:
+def check_pick(pick: object, sample: object, margin: object) -> None:
+    """Raise ``ValueError`` for an unknown pick, a sample size below 1, a margin outside 0-1."""
     if pick not in PICKS:
         raise ValueError(f"pick is one of {', '.join(PICKS)}, got {pick!r}")
     if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int)):
@@ -123,7 +126,7 @@ def pick_rows(
     Example:
         >>> rows = pick_rows(report, pick="uncertain", sample=20, seed=7)  # doctest: +SKIP
     """
-    _check(pick, sample, margin)
+    check_pick(pick, sample, margin)
     rows = report.evaluations if isinstance(report, EvaluationReport) else tuple(report)
     by_row: dict[Key, list[RowLabel]] = {}
     for found in labels:
@@ -144,7 +147,13 @@ def pick_rows(
             if row.sample.metadata.get(REVIEW_QUEUED) is True
             and not any(not found.stale for found in by_row.get(_key(row), ()))
         ]
-    if sample is None or sample >= len(chosen):
-        return tuple(chosen)
-    drawn = sorted(random.Random(seed).sample(range(len(chosen)), sample))
-    return tuple(chosen[index] for index in drawn)
+    drawn = draw(len(chosen), sample, seed)
+    return tuple(chosen) if drawn is None else tuple(chosen[index] for index in drawn)
+
+
+def draw(count: int, sample: int | None, seed: int) -> list[int] | None:
+    """The indices (sorted) of the ``sample`` rows drawn among ``count`` picked ones with
+    ``seed``; ``None`` when every one is kept (no sample, or one as large as the pick)."""
+    if sample is None or sample >= count:
+        return None
+    return sorted(random.Random(seed).sample(range(count), sample))

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from os import PathLike
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -28,6 +28,9 @@ from ._review import LabelCalibration, calibrate_labels
 from ._rows import RowEncoder
 from ._schema import LOCK_TIMEOUT
 from ._values import HistoryPoint, RunSummary, Since, parse_since
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["DEFAULT_STORE_PATH", "RunStore", "StoreSink", "config_digest"]
 
@@ -216,6 +219,13 @@ class RunStore:
             RunNotFoundError: No run matches.
         """
         return await self._run(partial(self._database.load, ref, shards=shards))
+
+    async def _read_run(
+        self, ref: str, operation: Callable[[sqlite3.Connection, int, str], _T]
+    ) -> _T:
+        """``operation(connection, seq, id)`` on the run ``ref`` names, in the store's thread
+        (for ``_pages``)."""
+        return await self._run(self._database.read_run, ref, operation)
 
     async def add_label(
         self,

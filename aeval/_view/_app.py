@@ -35,10 +35,10 @@ import orjson
 
 from .._compare import compare_loaded, load_side
 from .._exceptions import AevalError, ComparisonError, RunNotFoundError
-from .._store import RunStore, pick_rows
+from .._store import RunStore
 from ..formatters._history import History
 from ..formatters._registry import render
-from ._data import FILTER_KEYS, PAGE_ROWS, LoadedRun, RunCache, positions, select
+from ._data import FILTER_KEYS, PAGE_ROWS, LoadedRun, RunCache, select
 from ._pages import (
     RunView,
     error_page,
@@ -216,14 +216,14 @@ def create_app(settings: ViewSettings) -> Any:
         pick = query.get("pick", settings.pick)
         sample = _number(query.get("sample"), "sample", settings.sample)
         seed = _number(query.get("seed"), "seed", settings.seed)
-        picked = pick_rows(
-            loaded.report,
-            pick=pick,  # type: ignore[arg-type]  # pick_rows checks it
+        picked = await cache().pages.pick(
+            loaded.index,
+            pick=pick,  # type: ignore[arg-type]  # pick_ids checks it
             sample=sample,
             seed=seed or 0,
             labels=await store().labels(loaded.id),
         )
-        only = positions(loaded, picked)
+        only = frozenset(loaded.index.where[row_id] for row_id in picked)
         drawn = "" if sample is None else f", a random sample of {sample} (seed {seed or 0})"
         keep = {k: v for k, v in query.items() if k in ("pick", "sample", "seed")}
         return only, f"{pick}{drawn}: {len(only)} rows", keep
@@ -245,7 +245,8 @@ def create_app(settings: ViewSettings) -> Any:
                 only, described, keep = await review_queue(loaded, query)
             except ValueError as exc:
                 return _error(400, str(exc))
-        page = select(
+        page = await select(
+            cache().pages,
             loaded,
             filter=wanted if wanted in FILTER_KEYS else "all",
             query=search,
@@ -286,7 +287,8 @@ def create_app(settings: ViewSettings) -> Any:
             try:
                 loaded = await cache().get(ref)
                 ids.append(loaded.id)
-                sides.append(await load_side(loaded.report, role=role, label=f"run {loaded.id}"))
+                report = await store().load(loaded.id, shards=True)
+                sides.append(await load_side(report, role=role, label=f"run {loaded.id}"))
             except RunNotFoundError as exc:
                 return _error(404, f"the {role}: {exc}")
             except ComparisonError as exc:

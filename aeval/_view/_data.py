@@ -1,24 +1,28 @@
-"""The rows of a stored run as ``aeval view`` serves them: loaded once, filtered, searched and
-cut into pages on the server, so a page of a 100,000-row run is a page, not the run."""
+"""The rows of a stored run as ``aeval view`` serves them: indexed once from the store's
+columns, filtered, searched and cut into pages on the server, and only the page's rows read
+and decoded, so a page of a 100,000-row run is a page, not the run."""
 
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
 
 from .._display import display_value
-from ..formatters._header import failures_first, parameters_text
+from ..formatters._header import parameters_text
 from ..formatters._html_rows import ROW_FILTERS
+
+from .._store._pages import RunPages
 
 if TYPE_CHECKING:
     from .._reporting._report import EvaluationReport
     from .._reporting._results import EvaluationRow
     from .._store import RunStore
+    from .._store._pages import RunIndex
 
 __all__ = [
     "FILTER_KEYS",
@@ -26,7 +30,6 @@ __all__ = [
     "LoadedRun",
     "RowPage",
     "RunCache",
-    "positions",
     "select",
 ]
 
@@ -36,69 +39,53 @@ PAGE_ROWS = 50
 FILTER_KEYS = frozenset(key for key, _ in ROW_FILTERS)
 
 _SEARCH_LENGTH = 4000
+_SEARCH_BATCH = 2000
 
 
-@dataclass(frozen=True, slots=True)
 class LoadedRun:
-    """A stored run held in memory: its report, its rows failures first, which are flaky,
-    and each row's lowercased search text.
+    """A stored run as the viewer holds it: its index (read from the store's columns, no row
+    decoded) and the search texts of the rows a search has decoded so far.
 
-    Attributes:
-        id: The run's id.
-        name: The run's name.
-        report: The report the store rebuilt.
-        rows: The rows, failures first (the order of the HTML report).
-        flaky: Whether each row's (sample, strategy) pair is flaky.
-        texts: Each row's search text, lowercased.
-        repeated: Whether the run repeated samples.
-        where: Each row's position, by ``(sample, repeat, strategy)``.
-        totals: Rows per filter key.
+    Args:
+        index: The run's index.
     """
 
-    id: str
-    name: str
-    report: EvaluationReport
-    rows: tuple[EvaluationRow, ...]
-    flaky: tuple[bool, ...]
-    texts: tuple[str, ...]
-    repeated: bool
-    where: Mapping[tuple[str, int, str | None], int]
-    totals: Mapping[str, int]
+    __slots__ = ("_keys", "index", "texts")
 
-    @classmethod
-    def of(cls, run_id: str, name: str, report: EvaluationReport) -> LoadedRun:
-        """Index ``report`` for filtering and search."""
-        pairs = {(case.sample, case.strategy) for case in report.flaky}
-        rows = tuple(failures_first(report.evaluations))
-        flaky = tuple((row.name, row.strategy) in pairs for row in rows)
-        return cls(
-            id=run_id,
-            name=name,
-            report=report,
-            rows=rows,
-            flaky=flaky,
-            texts=tuple(_search_text(row) for row in rows),
-            repeated=any(row.repeat for row in rows),
-            where={(row.name, row.repeat, row.strategy): i for i, row in enumerate(rows)},
-            totals=_counts(rows, flaky, None),
-        )
+    def __init__(self, index: RunIndex) -> None:
+        self.index = index
+        self.texts: dict[int, str] = {}
+        self._keys: dict[tuple[str, int, str | None], int] | None = None
+
+    @property
+    def id(self) -> str:
+        """The run's id."""
+        return self.index.id
+
+    @property
+    def name(self) -> str:
+        """The run's name."""
+        return self.index.name
+
+    @property
+    def report(self) -> EvaluationReport:
+        """The run's header, counts, score and interval (a report without rows)."""
+        return self.index.head
+
+    @property
+    def repeated(self) -> bool:
+        """Whether the run repeated samples."""
+        return self.index.repeated
 
     def counts(self, only: Collection[int] | None = None) -> Mapping[str, int]:
         """Rows per filter key (among the positions ``only``, when given)."""
-        return self.totals if only is None else _counts(self.rows, self.flaky, only)
+        return self.index.counts(only)
 
-
-def _counts(
-    rows: Sequence[EvaluationRow], flaky: Sequence[bool], only: Collection[int] | None
-) -> dict[str, int]:
-    counts = dict.fromkeys(FILTER_KEYS, 0)
-    positions = range(len(rows)) if only is None else only
-    for position in positions:
-        counts[rows[position].outcome.value] += 1
-        counts["flaky"] += flaky[position]
-    counts["all"] = len(positions)
-    counts["not-passed"] = counts["all"] - counts["passed"]
-    return counts
+    def position(self, key: tuple[str, int, str | None]) -> int | None:
+        """The position of the row ``(sample, repeat, strategy)``, if the run has it."""
+        if self._keys is None:
+            self._keys = {found: i for i, found in enumerate(self.index.keys)}
+        return self._keys.get(key)
 
 
 def _search_text(row: EvaluationRow) -> str:
@@ -120,8 +107,8 @@ class RowPage:
     """One page of the rows a filter and a search keep.
 
     Attributes:
-        rows: The page's rows with their position in :attr:`LoadedRun.rows` and whether
-            each is flaky.
+        rows: The page's rows with their position in the run (see
+            :attr:`~aeval._store._pages.RunIndex.ids`) and whether each is flaky.
         matching: Rows the filter and the search keep.
         page: The page shown (0-based, within range).
         pages: Pages of matching rows (at least 1).
@@ -135,7 +122,8 @@ class RowPage:
     first: int
 
 
-def select(
+async def select(
+    pages: RunPages,
     run: LoadedRun,
     *,
     filter: str,
@@ -146,71 +134,94 @@ def select(
 ) -> RowPage:
     """The page ``page`` (0-based, clamped) of the rows of ``run`` that ``filter`` keeps and
     that hold every word of ``query`` (case-insensitive), among the positions ``only`` (the
-    review queue's rows) when given."""
+    review queue's rows) when given; only the page's rows (and a search's candidates) are
+    read from the store."""
     terms = query.lower().split()
-    outcome = None if filter in ("all", "not-passed", "flaky") else filter
-    candidates: Iterable[int] = range(len(run.rows)) if only is None else sorted(only)
-    kept: list[int] = []
-    if filter == "all" and not terms:
+    index = run.index
+    outcomes = index.outcomes
+    candidates: Iterable[int] = range(len(index.ids)) if only is None else sorted(only)
+    if filter == "all":
         kept = list(candidates)
-        candidates = ()
-    for position in candidates:
-        row, text = run.rows[position], run.texts[position]
-        if outcome is not None and row.outcome.value != outcome:
-            continue
-        if filter == "not-passed" and row.passed:
-            continue
-        if filter == "flaky" and not run.flaky[position]:
-            continue
-        if all(term in text for term in terms):
-            kept.append(position)
-    pages = max(1, math.ceil(len(kept) / size))
-    page = min(max(page, 0), pages - 1)
+    elif filter == "not-passed":
+        kept = [p for p in candidates if outcomes[p] != "passed"]
+    elif filter == "flaky":
+        kept = [p for p in candidates if p in index.flaky]
+    else:
+        kept = [p for p in candidates if outcomes[p] == filter]
+    if terms:
+        kept = await _search(pages, run, kept, terms)
+    pages_count = max(1, math.ceil(len(kept) / size))
+    page = min(max(page, 0), pages_count - 1)
     first = page * size
-    shown = tuple((i, run.rows[i], run.flaky[i]) for i in kept[first : first + size])
-    return RowPage(rows=shown, matching=len(kept), page=page, pages=pages, first=first)
+    shown = kept[first : first + size]
+    rows = await pages.rows(index, [index.ids[p] for p in shown])
+    return RowPage(
+        rows=tuple((p, rows[index.ids[p]], p in index.flaky) for p in shown),
+        matching=len(kept),
+        page=page,
+        pages=pages_count,
+        first=first,
+    )
+
+
+async def _search(
+    pages: RunPages, run: LoadedRun, kept: list[int], terms: list[str]
+) -> list[int]:
+    """The positions among ``kept`` whose row's search text holds every word of ``terms``:
+    SQLite narrows them to the rows that may match, and only those are decoded (once)."""
+    index = run.index
+    possible = await pages.candidates(index, terms)
+    if possible is not None:
+        kept = [p for p in kept if index.ids[p] in possible]
+    missing = [index.ids[p] for p in kept if index.ids[p] not in run.texts]
+    for start in range(0, len(missing), _SEARCH_BATCH):
+        rows = await pages.rows(index, missing[start : start + _SEARCH_BATCH])
+        run.texts.update(
+            await anyio.to_thread.run_sync(
+                lambda rows=rows: {i: _search_text(row) for i, row in rows.items()}
+            )
+        )
+    texts = run.texts
+    return [p for p in kept if all(term in texts[index.ids[p]] for term in terms)]
 
 
 class RunCache:
-    """The last few runs loaded, so that paging through a large run reads the store once.
+    """The last few runs indexed, so that paging through a large run reads its index once.
 
-    A run with no end recorded (still going on, or killed) is read again each time, so its
-    new rows show.
+    A run with no end recorded (still going on, or killed) is indexed again when it has
+    new rows (its last row id changed) or has ended since.
+
+    Args:
+        store: The run store.
+        size: How many runs are kept.
     """
 
     def __init__(self, store: RunStore, *, size: int = 3) -> None:
+        self.pages = RunPages(store)
         self._store = store
         self._size = size
         self._runs: OrderedDict[str, LoadedRun] = OrderedDict()
         self._lock = anyio.Lock()
 
     async def get(self, run_id: str) -> LoadedRun:
-        """The run ``run_id`` (an exact id or a ref), loaded and indexed.
+        """The run ``run_id`` (an exact id or a ref), indexed.
 
         Raises:
             RunNotFoundError: No run matches.
         """
         async with self._lock:
             held = self._runs.get(run_id)
+            if held is None:
+                run_id = await self._store.resolve(run_id, shards=True)
+                held = self._runs.get(run_id)
             if held is not None:
-                self._runs.move_to_end(run_id)
-                return held
-            resolved = await self._store.resolve(run_id, shards=True)
-            report = await self._store.load(resolved, shards=True)
-            names = {run.id: run.name for run in await self._store.runs(shards=True)}
-            loaded = await anyio.to_thread.run_sync(
-                LoadedRun.of, resolved, names.get(resolved, resolved), report
-            )
-            if report.run.finished_at is not None:
-                self._runs[resolved] = loaded
-                while len(self._runs) > self._size:
-                    self._runs.popitem(last=False)
+                index = held.index
+                if index.finished or await self.pages.stamp(run_id) == index.stamp:
+                    self._runs.move_to_end(run_id)
+                    return held
+            loaded = LoadedRun(await self.pages.index(run_id))
+            self._runs[run_id] = loaded
+            self._runs.move_to_end(run_id)
+            while len(self._runs) > self._size:
+                self._runs.popitem(last=False)
             return loaded
-
-
-def positions(run: LoadedRun, rows: Iterable[EvaluationRow]) -> frozenset[int]:
-    """The positions in ``run`` of ``rows`` (rows of its report)."""
-    where = {(row.name, row.repeat, row.strategy): i for i, row in enumerate(run.rows)}
-    return frozenset(
-        where[key] for row in rows if (key := (row.name, row.repeat, row.strategy)) in where
-    )

@@ -46,11 +46,10 @@ class RowLabels:
 
 
 async def labels_by_row(store: RunStore, run: LoadedRun) -> dict[int, RowLabels]:
-    """The labels of ``run``'s rows, by the row's position in :attr:`LoadedRun.rows`."""
-    positions = run.where
+    """The labels of ``run``'s rows, by the row's position in the run."""
     found: dict[int, list[ShownLabel]] = {}
     for label in await store.labels(run.id):
-        position = positions.get(label.key)
+        position = run.position(label.key)
         if position is not None:
             found.setdefault(position, []).append(
                 ShownLabel(label.reviewer, label.verdict, label.note, label.stale)

@@ -1,0 +1,408 @@
+"""A stored run read a page at a time (for ``aeval view``): its rows' order and outcomes from
+their columns, its header figures from SQL sums, and only the rows a page shows decoded.
+
+A run's :class:`RunIndex` holds, per row, its id, outcome and ``(sample, repeat, strategy)``
+in the order of the HTML report (rows that did not pass first, each group in report order:
+sample, repeat, then strategy order), and a report with the run's header, counts, score,
+interval and model usage but no rows. Paging, the outcome filters and the counts are read from
+it; a search asks SQLite for the rows that may match (:func:`search_candidates`) and a review
+pick for the rows that may qualify (:func:`pick_ids`), then decodes those alone and applies
+the exact test.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from .._reporting._codec import row_from_dict
+from .._reporting._report import EvaluationReport
+from .._reporting._results import EvaluationRow, Outcome
+from .._reporting._values import ModelUsage, ReportParts
+from .._samples._labels import REVIEW_QUEUED
+from ._columns import run_info
+from ._labels import RowLabel
+from ._pick import DEFAULT_MARGIN, Pick, check_pick, draw, pick_rows
+from ._rows import overall_moments, row_range
+
+if TYPE_CHECKING:
+    from ._store import RunStore
+
+__all__ = [
+    "RunIndex",
+    "RunPages",
+    "index_run",
+    "pick_ids",
+    "read_rows",
+    "run_stamp",
+    "search_candidates",
+    "search_pieces",
+]
+
+Key = tuple[str, int, str | None]
+Stamp = tuple[float | None, int | None]
+
+_PASSED = Outcome.PASSED.value
+_CHUNK = 500
+_USAGE = ("retries", "prompt_tokens", "completion_tokens", "cost")
+_PIECE = re.compile(r"[a-z0-9]+")
+_ESCAPE = re.compile(r"[xu][0-9a-f]")
+_SHOWN_ONLY = ("function", "none")
+_LOWERED_TO_ASCII = ("\u0130", "\u212a")
+"""The characters outside ASCII whose ``str.lower()`` holds an ASCII letter (İ, the Kelvin
+sign): SQLite's ``lower()`` leaves them as they are."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunIndex:
+    """A stored run's rows in the order its pages show them, with what the filters read.
+
+    Attributes:
+        id: The run's id.
+        name: The run's name.
+        seq: The run's number in the store.
+        head: A report with the run's header, counts, score, interval and model usage, and
+            no rows (``holds_all_rows`` is false).
+        ids: The rows' ids: those that did not pass, then those that passed, each in report
+            order (the HTML report's order); a row's *position* is its place here.
+        outcomes: Each position's outcome (``"passed"``, ``"failed"``…).
+        keys: Each position's ``(sample, repeat, strategy)``.
+        order: The positions in report order.
+        flaky: The positions whose (sample, strategy) repeats disagree.
+        repeated: Whether the run repeated samples.
+        stamp: The run's end and last row id when read (a run still written changes it).
+        where: Each row id's position.
+    """
+
+    id: str
+    name: str
+    seq: int
+    head: EvaluationReport
+    ids: tuple[int, ...]
+    outcomes: tuple[str, ...]
+    keys: tuple[Key, ...]
+    order: tuple[int, ...]
+    flaky: frozenset[int]
+    repeated: bool
+    stamp: Stamp
+    where: Mapping[int, int] = field(repr=False)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run's end is recorded (no row will be added)."""
+        return self.stamp[0] is not None
+
+    def counts(self, only: Iterable[int] | None = None) -> dict[str, int]:
+        """Rows per outcome, ``flaky``, ``all`` and ``not-passed`` (among the positions
+        ``only``, when given)."""
+        counts = {outcome.value: 0 for outcome in Outcome}
+        positions = range(len(self.ids)) if only is None else list(only)
+        outcomes = self.outcomes
+        for position in positions:
+            counts[outcomes[position]] += 1
+        counts["flaky"] = len(self.flaky.intersection(positions))
+        counts["all"] = len(positions)
+        counts["not-passed"] = counts["all"] - counts[_PASSED]
+        return counts
+
+
+def run_stamp(connection: sqlite3.Connection, seq: int) -> Stamp:
+    """The run's end (``None`` while it is written) and its last row id (its primary key
+    range, read in log time)."""
+    first, last = row_range(seq)
+    finished = connection.execute("SELECT finished_at FROM runs WHERE seq = ?", (seq,)).fetchone()
+    found = connection.execute(
+        "SELECT max(id) FROM rows WHERE id BETWEEN ? AND ?", (first, last)
+    ).fetchone()
+    return (None if finished is None else finished[0]), found[0]
+
+
+def _positions_of_strategies(
+    connection: sqlite3.Connection, first: int, last: int, records: Sequence[tuple[Any, ...]]
+) -> dict[int, int]:
+    """The strategy position of the rows that share their (sample, repeat) with another."""
+    seen: dict[tuple[object, object], int] = {}
+    shared: set[tuple[object, object]] = set()
+    for record in records:
+        key = (record[1], record[2])
+        if key in seen:
+            shared.add(key)
+        seen[key] = 1
+    if not shared:
+        return {}
+    found = connection.execute(
+        "SELECT id, json_extract(data, '$.position') FROM rows WHERE id BETWEEN ? AND ?",
+        (first, last),
+    )
+    wanted = {record[0] for record in records if (record[1], record[2]) in shared}
+    return {row_id: position or 0 for row_id, position in found if row_id in wanted}
+
+
+def _usage(connection: sqlite3.Connection, first: int, last: int) -> ModelUsage:
+    sums = ", ".join(
+        f"sum(CASE WHEN json_type(data, '$.metadata.{key}') IN ('integer', 'real') "
+        f"THEN json_extract(data, '$.metadata.{key}') END)"
+        for key in _USAGE
+    )
+    found = connection.execute(
+        f"SELECT {sums} FROM rows WHERE id BETWEEN ? AND ? AND instr(data, '\"metadata\":') > 0",
+        (first, last),
+    ).fetchone()
+    retries, prompt, completion, cost = (value or 0 for value in found)
+    return ModelUsage(
+        retries=retries, prompt_tokens=prompt, completion_tokens=completion, cost=float(cost)
+    )
+
+
+def _call_time(connection: sqlite3.Connection, first: int, last: int) -> float:
+    found = connection.execute(
+        "SELECT sum(json_extract(data, '$.duration')) FROM rows WHERE id IN "
+        "(SELECT min(id) FROM rows WHERE id BETWEEN ? AND ? GROUP BY idx, repeat)",
+        (first, last),
+    ).fetchone()
+    return float(found[0] or 0.0)
+
+
+def _flaky(records: Sequence[tuple[Any, ...]], where: Mapping[int, int]) -> frozenset[int]:
+    pairs: dict[tuple[object, object], list[int]] = {}
+    passed: dict[tuple[object, object], int] = {}
+    for record in records:
+        pair = (record[1], record[5])
+        pairs.setdefault(pair, []).append(where[record[0]])
+        passed[pair] = passed.get(pair, 0) + (record[3] == _PASSED)
+    return frozenset(
+        position
+        for pair, positions in pairs.items()
+        if 0 < passed[pair] < len(positions)
+        for position in positions
+    )
+
+
+def index_run(connection: sqlite3.Connection, seq: int, run_id: str) -> RunIndex:
+    """Read the run ``seq``'s index: its rows' columns (not their data) and its header's
+    figures, from SQL.
+
+    Raises:
+        ValueError: The run's header or summary cannot be read.
+    """
+    first, last = row_range(seq)
+    stamp = run_stamp(connection, seq)
+    name, header = connection.execute(
+        "SELECT name, header FROM runs WHERE seq = ?", (seq,)
+    ).fetchone()
+    info = run_info(header)
+    records: list[tuple[Any, ...]] = connection.execute(
+        "SELECT id, idx, repeat, outcome, sample, strategy FROM rows WHERE id BETWEEN ? AND ?",
+        (first, last),
+    ).fetchall()
+    positions = _positions_of_strategies(connection, first, last, records)
+    records.sort(key=lambda r: (r[1], r[2], positions.get(r[0], 0), r[0]))
+    shown = [r for r in records if r[3] != _PASSED] + [r for r in records if r[3] == _PASSED]
+    where = {record[0]: position for position, record in enumerate(shown)}
+    moments, counts = overall_moments(connection, seq)
+    repeated = any(record[2] for record in records)
+    head = EvaluationReport.from_parts(
+        ReportParts(
+            rows=(),
+            counts={outcome: counts.get(outcome.value, 0) for outcome in Outcome},
+            tags={},
+            strategies={},
+            function_errors=0,
+            calls=0,
+            samples=moments.clusters,
+            moments=moments,
+            run=info,
+            holds_all_rows=False,
+            usage=_usage(connection, first, last),
+            repeats=None,
+            call_time=_call_time(connection, first, last) if info.started_at is None else 0.0,
+        )
+    )
+    return RunIndex(
+        id=run_id,
+        name=name,
+        seq=seq,
+        head=head,
+        ids=tuple(record[0] for record in shown),
+        outcomes=tuple(record[3] for record in shown),
+        keys=tuple((record[4], record[2], record[5]) for record in shown),
+        order=tuple(where[record[0]] for record in records),
+        flaky=_flaky(records, where) if repeated else frozenset(),
+        repeated=repeated,
+        stamp=stamp,
+        where=where,
+    )
+
+
+def read_rows(connection: sqlite3.Connection, ids: Iterable[int]) -> dict[int, EvaluationRow]:
+    """The rows ``ids``, decoded, by id.
+
+    Raises:
+        ValueError: A row cannot be read (the message names it).
+    """
+    wanted = list(ids)
+    rows: dict[int, EvaluationRow] = {}
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        found = connection.execute(
+            f"SELECT id, data FROM rows WHERE id IN ({', '.join('?' * len(chunk))})", chunk
+        )
+        for row_id, data in found:
+            try:
+                rows[row_id] = row_from_dict(orjson.loads(data))
+            except (ValueError, TypeError, orjson.JSONDecodeError) as exc:
+                number = (row_id & 0xFFFFFFFF) + 1
+                raise ValueError(f"row {number}: {exc}") from exc
+    return rows
+
+
+def search_pieces(terms: Iterable[str]) -> list[str]:
+    """The pieces of the (lowercased) search words that a row holding the word in its search
+    text holds in its stored line too: runs of ASCII letters and digits, but those the text
+    alone may show (``function`` for a row without a strategy, ``None`` in a dict, ``07`` of
+    ``1e-07``, ``x01`` or ``u200b`` of an escape in a dict's repr)."""
+    pieces: list[str] = []
+    for term in terms:
+        for piece in _PIECE.findall(term):
+            if any(piece in word for word in _SHOWN_ONLY) or piece.startswith("0"):
+                continue
+            if _ESCAPE.match(piece) is None and piece not in pieces:
+                pieces.append(piece)
+    return pieces
+
+
+def search_candidates(
+    connection: sqlite3.Connection, seq: int, terms: Iterable[str]
+) -> frozenset[int] | None:
+    """The ids of the rows of run ``seq`` that may hold every word of ``terms`` in their
+    search text (a superset: the caller tests each); ``None`` when no word narrows them."""
+    pieces = search_pieces(terms)
+    if not pieces:
+        return None
+    first, last = row_range(seq)
+    odd = " OR ".join("instr(data, ?) > 0" for _ in _LOWERED_TO_ASCII)
+    found = connection.execute(
+        "SELECT id FROM rows WHERE id BETWEEN ? AND ? AND "
+        + " AND ".join("instr(lower(data), ?) > 0" for _ in pieces)
+        + f" UNION SELECT id FROM rows WHERE id BETWEEN ? AND ? AND ({odd})",
+        (first, last, *pieces, first, last, *_LOWERED_TO_ASCII),
+    )
+    return frozenset(row_id for (row_id,) in found)
+
+
+def _pick_candidates(
+    connection: sqlite3.Connection, seq: int, pick: Pick, margin: float
+) -> set[int]:
+    """The ids of the rows that may qualify for ``pick`` (disagreements, uncertain, queued)."""
+    first, last = row_range(seq)
+    if pick == "disagreements":
+        condition = "instr(data, '\"agreement\":') > 0 OR instr(data, '\"judges\":') > 0"
+        values: tuple[object, ...] = ()
+    elif pick == "uncertain":
+        condition = (
+            "outcome != 'skipped' AND (outcome IN ('unscored', 'error') OR score IS NULL "
+            "OR instr(data, '\"threshold\":') > 0 OR abs(score - 0.5) <= ?)"
+        )
+        values = (margin + 1e-9,)
+    else:
+        condition = "instr(data, ?) > 0"
+        values = (orjson.dumps(REVIEW_QUEUED).decode() + ":",)
+    found = connection.execute(
+        f"SELECT id FROM rows WHERE id BETWEEN ? AND ? AND ({condition})", (first, last, *values)
+    )
+    return {row_id for (row_id,) in found}
+
+
+def pick_ids(
+    connection: sqlite3.Connection,
+    index: RunIndex,
+    *,
+    pick: Pick = "all",
+    sample: int | None = None,
+    seed: int = 0,
+    labels: Sequence[RowLabel] = (),
+    margin: float = DEFAULT_MARGIN,
+) -> tuple[int, ...]:
+    """The ids of the rows :func:`~aeval._store.pick_rows` picks in the run of ``index``
+    (same arguments), in report order: the same rows for the same seed, decoding only the
+    rows that may qualify (none for ``all`` and ``failures``).
+
+    Raises:
+        ValueError: An unknown pick, a sample size below 1, a margin outside 0-1.
+    """
+    check_pick(pick, sample, margin)
+    in_order = [index.ids[position] for position in index.order]
+    chosen: list[int]
+    if pick == "all":
+        chosen = in_order
+    elif pick == "failures":
+        outcome = {index.ids[p]: index.outcomes[p] for p in range(len(index.ids))}
+        chosen = [i for i in in_order if outcome[i] not in (_PASSED, Outcome.SKIPPED.value)]
+    else:
+        candidates = _pick_candidates(connection, index.seq, pick, margin)
+        keys = {label.key for label in labels}
+        candidates |= {index.ids[p] for p, key in enumerate(index.keys) if key in keys}
+        wanted = [i for i in in_order if i in candidates]
+        decoded = read_rows(connection, wanted)
+        rows = [decoded[i] for i in wanted]
+        ids = {id(row): row_id for row_id, row in zip(wanted, rows, strict=True)}
+        chosen = [ids[id(row)] for row in pick_rows(rows, pick=pick, labels=labels, margin=margin)]
+    drawn = draw(len(chosen), sample, seed)
+    return tuple(chosen) if drawn is None else tuple(chosen[i] for i in drawn)
+
+
+class RunPages:
+    """A stored run read a page at a time: the viewer's access to the store.
+
+    Args:
+        store: The run store.
+    """
+
+    def __init__(self, store: RunStore) -> None:
+        self._store = store
+
+    async def index(self, ref: str) -> RunIndex:
+        """The index of the run ``ref`` names (shard runs counted).
+
+        Raises:
+            RunNotFoundError: No run matches.
+            StoreError: The run cannot be read.
+        """
+        return await self._store._read_run(ref, index_run)
+
+    async def stamp(self, run_id: str) -> Stamp:
+        """The run's end and last row id now (see :attr:`RunIndex.stamp`)."""
+        return await self._store._read_run(run_id, lambda c, seq, _: run_stamp(c, seq))
+
+    async def rows(self, index: RunIndex, ids: Sequence[int]) -> dict[int, EvaluationRow]:
+        """The rows ``ids`` of the run of ``index``, decoded, by id."""
+        if not ids:
+            return {}
+        return await self._store._read_run(index.id, lambda c, _, __: read_rows(c, ids))
+
+    async def candidates(self, index: RunIndex, terms: Sequence[str]) -> frozenset[int] | None:
+        """The ids of the rows that may hold every word of ``terms`` (see
+        :func:`search_candidates`)."""
+        return await self._store._read_run(
+            index.id, lambda c, seq, _: search_candidates(c, seq, terms)
+        )
+
+    async def pick(
+        self,
+        index: RunIndex,
+        *,
+        pick: Pick = "all",
+        sample: int | None = None,
+        seed: int = 0,
+        labels: Sequence[RowLabel] = (),
+    ) -> tuple[int, ...]:
+        """The ids of the rows ``pick_rows`` picks (see :func:`pick_ids`)."""
+        call: Callable[[sqlite3.Connection, int, str], tuple[int, ...]] = (
+            lambda c, _, __: pick_ids(c, index, pick=pick, sample=sample, seed=seed, labels=labels)
+        )
+        return await self._store._read_run(index.id, call)
