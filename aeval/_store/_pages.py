@@ -25,10 +25,11 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow, Outcome
 from .._reporting._values import ModelUsage, ReportParts
 from .._samples._labels import REVIEW_QUEUED
+from .._util._stats import ClusteredMean
 from ._columns import run_info
 from ._labels import RowLabel
 from ._pick import DEFAULT_MARGIN, Pick, check_pick, draw, pick_rows
-from ._rows import overall_moments, row_range
+from ._rows import row_range
 
 if TYPE_CHECKING:
     from ._store import RunStore
@@ -71,7 +72,9 @@ class RunIndex:
         ids: The rows' ids: those that did not pass, then those that passed, each in report
             order (the HTML report's order); a row's *position* is its place here.
         outcomes: Each position's outcome (``"passed"``, ``"failed"``…).
-        keys: Each position's ``(sample, repeat, strategy)``.
+        samples: Each position's sample.
+        repeats: Each position's repeat.
+        strategies: Each position's strategy.
         order: The positions in report order.
         flaky: The positions whose (sample, strategy) repeats disagree.
         repeated: Whether the run repeated samples.
@@ -85,12 +88,18 @@ class RunIndex:
     head: EvaluationReport
     ids: tuple[int, ...]
     outcomes: tuple[str, ...]
-    keys: tuple[Key, ...]
+    samples: tuple[str, ...]
+    repeats: tuple[int, ...]
+    strategies: tuple[str | None, ...]
     order: tuple[int, ...]
     flaky: frozenset[int]
     repeated: bool
     stamp: Stamp
     where: Mapping[int, int] = field(repr=False)
+
+    def keys(self) -> Iterable[Key]:
+        """Each position's ``(sample, repeat, strategy)``, in order."""
+        return zip(self.samples, self.repeats, self.strategies, strict=True)
 
     @property
     def finished(self) -> bool:
@@ -122,25 +131,13 @@ def run_stamp(connection: sqlite3.Connection, seq: int) -> Stamp:
     return (None if finished is None else finished[0]), found[0]
 
 
-def _positions_of_strategies(
-    connection: sqlite3.Connection, first: int, last: int, records: Sequence[tuple[Any, ...]]
-) -> dict[int, int]:
-    """The strategy position of the rows that share their (sample, repeat) with another."""
-    seen: dict[tuple[object, object], int] = {}
-    shared: set[tuple[object, object]] = set()
-    for record in records:
-        key = (record[1], record[2])
-        if key in seen:
-            shared.add(key)
-        seen[key] = 1
-    if not shared:
-        return {}
+def _strategy_positions(connection: sqlite3.Connection, first: int, last: int) -> dict[int, int]:
+    """Each row's strategy position (read only when two rows share a sample and repeat)."""
     found = connection.execute(
         "SELECT id, json_extract(data, '$.position') FROM rows WHERE id BETWEEN ? AND ?",
         (first, last),
     )
-    wanted = {record[0] for record in records if (record[1], record[2]) in shared}
-    return {row_id: position or 0 for row_id, position in found if row_id in wanted}
+    return {row_id: position or 0 for row_id, position in found}
 
 
 def _usage(connection: sqlite3.Connection, first: int, last: int) -> ModelUsage:
@@ -157,6 +154,43 @@ def _usage(connection: sqlite3.Connection, first: int, last: int) -> ModelUsage:
     return ModelUsage(
         retries=retries, prompt_tokens=prompt, completion_tokens=completion, cost=float(cost)
     )
+
+
+def _moments(records: Sequence[tuple[Any, ...]]) -> tuple[ClusteredMean, dict[str, int], bool]:
+    """The clustered sums of the rows' pass/fail (samples are the clusters; see ``_rows``),
+    the rows per outcome, and whether two rows share a (sample, repeat); ``records`` are in
+    sample order."""
+    counts = dict.fromkeys((outcome.value for outcome in Outcome), 0)
+    clusters = squares = cross = sizes = 0
+    n = passed = 0
+    shared = False
+    sample = call = None
+    for record in records:
+        outcome = record[3]
+        counts[outcome] += 1
+        if record[1] != sample:
+            if n:
+                clusters += 1
+                squares += passed * passed
+                cross += passed * n
+                sizes += n * n
+            sample, n, passed = record[1], 0, 0
+        elif record[2] == call:
+            shared = True
+        call = record[2]
+        n += 1
+        passed += outcome == _PASSED
+    if n:
+        clusters += 1
+        squares += passed * passed
+        cross += passed * n
+        sizes += n * n
+    rows = len(records)
+    total = counts[_PASSED]
+    moments = ClusteredMean(
+        rows, float(total), clusters, float(squares), float(cross), float(sizes)
+    )
+    return moments, counts, shared
 
 
 def _call_time(connection: sqlite3.Connection, first: int, last: int) -> float:
@@ -200,16 +234,19 @@ def index_run(connection: sqlite3.Connection, seq: int, run_id: str) -> RunIndex
         "SELECT id, idx, repeat, outcome, sample, strategy FROM rows WHERE id BETWEEN ? AND ?",
         (first, last),
     ).fetchall()
-    positions = _positions_of_strategies(connection, first, last, records)
-    records.sort(key=lambda r: (r[1], r[2], positions.get(r[0], 0), r[0]))
+    records.sort(key=lambda r: (r[1], r[2], r[0]))
+    moments, counts, shared = _moments(records)
+    if shared:
+        positions = _strategy_positions(connection, first, last)
+        records.sort(key=lambda r: (r[1], r[2], positions[r[0]], r[0]))
     shown = [r for r in records if r[3] != _PASSED] + [r for r in records if r[3] == _PASSED]
-    where = {record[0]: position for position, record in enumerate(shown)}
-    moments, counts = overall_moments(connection, seq)
-    repeated = any(record[2] for record in records)
+    columns = list(zip(*shown, strict=True)) or [(), (), (), (), (), ()]
+    where = dict(zip(columns[0], range(len(shown)), strict=True))
+    repeated = any(columns[2])
     head = EvaluationReport.from_parts(
         ReportParts(
             rows=(),
-            counts={outcome: counts.get(outcome.value, 0) for outcome in Outcome},
+            counts={outcome: counts[outcome.value] for outcome in Outcome},
             tags={},
             strategies={},
             function_errors=0,
@@ -228,10 +265,12 @@ def index_run(connection: sqlite3.Connection, seq: int, run_id: str) -> RunIndex
         name=name,
         seq=seq,
         head=head,
-        ids=tuple(record[0] for record in shown),
-        outcomes=tuple(record[3] for record in shown),
-        keys=tuple((record[4], record[2], record[5]) for record in shown),
-        order=tuple(where[record[0]] for record in records),
+        ids=columns[0],
+        outcomes=columns[3],
+        samples=columns[4],
+        repeats=columns[2],
+        strategies=columns[5],
+        order=tuple(map(where.__getitem__, [record[0] for record in records])),
         flaky=_flaky(records, where) if repeated else frozenset(),
         repeated=repeated,
         stamp=stamp,
@@ -346,7 +385,7 @@ def pick_ids(
     else:
         candidates = _pick_candidates(connection, index.seq, pick, margin)
         keys = {label.key for label in labels}
-        candidates |= {index.ids[p] for p, key in enumerate(index.keys) if key in keys}
+        candidates |= {index.ids[p] for p, key in enumerate(index.keys()) if key in keys}
         wanted = [i for i in in_order if i in candidates]
         decoded = read_rows(connection, wanted)
         rows = [decoded[i] for i in wanted]

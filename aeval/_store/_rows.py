@@ -28,7 +28,6 @@ __all__ = [
     "Group",
     "RowEncoder",
     "Summary",
-    "overall_moments",
     "row_range",
     "summarise",
     "summary_of",
@@ -143,34 +142,21 @@ class Summary:
     groups: Mapping[tuple[str, str], Group] = field(default_factory=dict)
 
 
-def _overall(connection: sqlite3.Connection, seq: int) -> tuple[_Sums, dict[str, int]]:
+def summarise(connection: sqlite3.Connection, seq: int) -> Summary:
+    """Counts and scores of a run's rows, overall, per strategy and per tag (see module doc)."""
     first, last = row_range(seq)
+    where = "WHERE id BETWEEN ? AND ?"
     outcomes = [outcome.value for outcome in Outcome]
     per_outcome = ", ".join(f"sum(outcome = '{name}') AS o{i}" for i, name in enumerate(outcomes))
     totals = ", ".join(f"sum(o{i})" for i in range(len(outcomes)))
     found = connection.execute(
         f"SELECT {_CLUSTER_SUMS}, {totals} FROM (SELECT count(*) AS n, {_PASSED} AS s, "
-        f"{per_outcome} FROM rows WHERE id BETWEEN ? AND ? GROUP BY idx)",
+        f"{per_outcome} FROM rows {where} GROUP BY idx)",
         (first, last),
     ).fetchone()
     overall = _Sums()
     overall.add(found[:6])
-    return overall, {name: found[6 + i] or 0 for i, name in enumerate(outcomes)}
-
-
-def overall_moments(
-    connection: sqlite3.Connection, seq: int
-) -> tuple[ClusteredMean, dict[str, int]]:
-    """The clustered sums of a run's rows (its score's interval) and its rows per outcome."""
-    overall, counts = _overall(connection, seq)
-    return overall.moments(), counts
-
-
-def summarise(connection: sqlite3.Connection, seq: int) -> Summary:
-    """Counts and scores of a run's rows, overall, per strategy and per tag (see module doc)."""
-    first, last = row_range(seq)
-    where = "WHERE id BETWEEN ? AND ?"
-    overall, counts = _overall(connection, seq)
+    counts = {name: found[6 + i] or 0 for i, name in enumerate(outcomes)}
     groups: dict[tuple[str, str], _Sums] = {}
     for kind, column in (("strategy", "strategy"), ("tag", "tags")):
         found = connection.execute(

@@ -84,7 +84,7 @@ class LoadedRun:
     def position(self, key: tuple[str, int, str | None]) -> int | None:
         """The position of the row ``(sample, repeat, strategy)``, if the run has it."""
         if self._keys is None:
-            self._keys = {found: i for i, found in enumerate(self.index.keys)}
+            self._keys = {found: i for i, found in enumerate(self.index.keys())}
         return self._keys.get(key)
 
 
