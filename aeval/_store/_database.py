@@ -445,10 +445,10 @@ class RunDatabase:
             RunNotFoundError: No run matches.
         """
         parsed = parse_ref(ref)
-        found = self._read(lambda c: operation(c, *self._resolve(c, parsed, True)))
+        found = self._read(lambda c: (operation(c, *self._resolve(c, parsed, True)),))
         if found is None:
             raise self._missing(parsed)
-        return found
+        return found[0]
 
     def _run_of(self, connection: sqlite3.Connection, ref: Ref) -> tuple[int, str, str]:
         seq, run_id = self._resolve(connection, ref)
