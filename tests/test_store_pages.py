@@ -44,9 +44,11 @@ def _row(index: int, repeat: int, position: int, rng: random.Random) -> Evaluati
         metadata={"review_queued": True} if index % 7 == 3 else {},
     )
     outcome = rng.choice(list(Outcome))
-    score = {Outcome.PASSED: 1.0, Outcome.FAILED: 0.0, Outcome.ERROR: 0.0}.get(
-        outcome, rng.choice([None, 0.45, 0.8])
-    )
+    score = {
+        Outcome.PASSED: rng.choice([1.0, 0.55]),
+        Outcome.FAILED: rng.choice([0.0, 0.42]),
+        Outcome.ERROR: 0.0,
+    }.get(outcome, rng.choice([None, 0.45, 0.8]))
     metadata: dict[str, Any] = {}
     if position == 1:
         metadata = {"prompt_tokens": 10 + index, "completion_tokens": 2, "cost": 0.001}
