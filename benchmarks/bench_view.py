@@ -5,14 +5,19 @@ each), starts ``aeval view`` on it in its own process (``--port 0``), and times,
 from this process, each page from request to last byte:
 
 - ``first page (cold)``: the run's first page when the server has not read the run yet (it
-  loads the run from the store and indexes it for search);
-- ``first page (warm)``: the same page again, the run in memory;
-- ``page 1000``, ``failed filter``, ``search`` (one sample by its words), ``review queue``
-  (``--pick failures --sample 50``): each warm;
+  indexes the run from the store's columns and reads the page's 50 rows);
+- ``first page (warm)``: the same page again, the run's index in memory;
+- ``page 1000``, ``failed filter``, ``search`` (one sample by its words), ``search every
+  row`` (a word of every row: its first repetition decodes every row once, for its search
+  text; the others reuse the texts), ``review queue`` (``--pick failures --sample 50``):
+  each warm;
 - ``runs list``.
 
 Each warm figure is the median of the repetitions (min–max in brackets); the size of each page
-is printed too (a page holds 50 rows whatever the run's size). Usage::
+is printed too (a page holds 50 rows whatever the run's size). The baseline, measured in the
+same process on the same store: ``RunStore.load`` of the run, the whole report rebuilt from
+its rows (what the viewer did on a run's first page before it read pages from SQLite).
+Usage::
 
     python benchmarks/bench_view.py              # 100,000 rows, 5 repetitions
     python benchmarks/bench_view.py --quick --json out.json
@@ -78,6 +83,13 @@ async def store(path: Path, report: EvaluationReport) -> str:
         return await opened.save(report, "bench", git_dirty=False)
 
 
+async def load_time(path: Path, run: str) -> float:
+    async with RunStore(path) as opened:
+        start = time.perf_counter()
+        await opened.load(run)
+        return time.perf_counter() - start
+
+
 def timed(http: httpx.Client, path: str) -> tuple[float, int]:
     start = time.perf_counter()
     response = http.get(path)
@@ -113,8 +125,11 @@ def main() -> None:
             finally:
                 server.send_signal(signal.SIGINT)
                 server.wait(60)
+        baseline = anyio.run(load_time, path, run)
+    figures["baseline"] = {"RunStore.load": baseline}
     mode = " (quick mode)" if args.quick else ""
     print(f"aeval view over a {rows:,}-row run{mode} (stored in {built:.1f} s)")
+    print(f"  baseline: RunStore.load of the run {baseline * 1000:8.1f} ms")
     for name, entry in figures["pages"].items():
         times = entry["seconds"]
         spread = f" [{min(times) * 1000:.0f}–{max(times) * 1000:.0f}]" if len(times) > 1 else ""
@@ -137,6 +152,7 @@ def measure(http: httpx.Client, run: str, rows: int, repeats: int) -> dict[str, 
         (f"page {last}", f"/runs/{run}?page={last}"),
         ("failed filter", f"/runs/{run}?filter=failed&page=2"),
         ("search", f"/runs/{run}?q=country+number+{rows - 1}%3F"),
+        ("search every row", f"/runs/{run}?q=capital&page=3"),
         ("review queue", f"/runs/{run}/review"),
         ("runs list", "/"),
     ):

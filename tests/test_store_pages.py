@@ -15,7 +15,7 @@ from aeval._reporting._codec import row_to_dict
 from aeval._reporting._results import ErrorInfo
 from aeval._store import pick_rows
 from aeval._store._database import RunDatabase, RunStart
-from aeval._store._pages import RunPages, search_pieces
+from aeval._store._pages import RunPages, search_pieces, unlike_rows
 from aeval._store._rows import RowEncoder
 from aeval._view._data import FILTER_KEYS, LoadedRun, RunCache, _search_text, select
 from aeval.formatters._header import failures_first, header_facts, partial_banner, score_text
@@ -282,3 +282,41 @@ async def test_a_run_still_written_is_read_again_a_finished_one_is_kept(tmp_path
         other = store_shuffled(path, made, seed=4)[2]
         await cache.get(other)
         assert await cache.get(run_id) is not ended, "the cache holds one run"
+
+
+def test_a_search_tests_every_row_whose_text_is_not_its_json(tmp_path: Path) -> None:
+    cases: list[tuple[str, Any, Any, bool]] = [
+        ('text ,"output":"x" and ,"expected_output":{', "plain", "City", False),
+        ("null", None, None, False),
+        ("nested", {"output": "inner", "expected_output": "inner"}, "City", True),
+        ("list", ["a", "b"], "City", True),
+        ("number", 3.5, "City", True),
+        ("bool", True, None, True),
+        ("expected dict", "plain", {"city": "Paris"}, True),
+        ("kelvin", "5\u212a", "City", True),
+        ("dotted", "plain", "İzmir", True),
+    ]
+    made = [
+        EvaluationRow(
+            sample=EvaluationSample(name, [name], expected),
+            strategy="Exact",
+            output=output,
+            outcome=Outcome.PASSED,
+            score=1.0,
+            index=number,
+        )
+        for number, (name, output, expected, _) in enumerate(cases)
+    ]
+    database, seq, _ = store_shuffled(tmp_path / "runs.sqlite", made)
+    found = database._read(lambda connection: unlike_rows(connection, seq))
+    assert found is not None
+    names = database._read(
+        lambda connection: {
+            row_id: name
+            for row_id, name in connection.execute(
+                f"SELECT id, sample FROM rows WHERE id IN ({', '.join('?' * len(found))})",
+                tuple(found),
+            )
+        }
+    )
+    assert sorted((names or {}).values()) == sorted(name for name, *_, odd in cases if odd)

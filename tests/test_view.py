@@ -423,12 +423,15 @@ def test_the_review_queue_shows_the_picked_rows_reproducibly(store: Path) -> Non
 def test_the_benchmark_prints_each_page(tmp_path: Path) -> None:
     done, figures = quick_figures("bench_view.py", tmp_path / "view.json")
     assert "aeval view over a 5,000-row run (quick mode)" in done.stdout
+    assert "baseline: RunStore.load of the run" in done.stdout
+    assert figures["figures"]["baseline"]["RunStore.load"] > 0
     assert set(figures["figures"]["pages"]) == {
         "first page (cold)",
         "first page (warm)",
         "page 50",
         "failed filter",
         "search",
+        "search every row",
         "review queue",
         "runs list",
     }

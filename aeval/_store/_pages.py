@@ -43,6 +43,7 @@ __all__ = [
     "run_stamp",
     "search_candidates",
     "search_pieces",
+    "unlike_rows",
 ]
 
 Key = tuple[str, int, str | None]
@@ -56,7 +57,18 @@ _ESCAPE = re.compile(r"[xu][0-9a-f]")
 _SHOWN_ONLY = ("function", "none")
 _LOWERED_TO_ASCII = ("\u0130", "\u212a")
 """The characters outside ASCII whose ``str.lower()`` holds an ASCII letter (İ, the Kelvin
-sign): SQLite's ``lower()`` leaves them as they are."""
+sign), which ``LIKE`` does not match with that letter."""
+_NOT_TEXT = (
+    "instr(CAST(data AS BLOB), CAST(',\"{key}\":' AS BLOB)) NOT IN "
+    "(instr(CAST(data AS BLOB), CAST(',\"{key}\":\"' AS BLOB)), "
+    "instr(CAST(data AS BLOB), CAST(',\"{key}\":null,' AS BLOB)))"
+)
+"""Whether a row's top-level ``key`` (``output``, ``expected_output``) is neither text nor
+null: a stored line is ``row_to_dict`` in its key order (name, index, repeat, position,
+strategy, outcome, score, output, expected_output…), and ``,"`` never occurs inside a JSON
+string (its quotes are escaped), so the first ``,"output":`` is the row's own once the keys
+before it (never nested) are passed, and the first ``,"expected_output":`` follows a text or
+null output."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,10 +313,11 @@ def read_rows(connection: sqlite3.Connection, ids: Iterable[int]) -> dict[int, E
 
 
 def search_pieces(terms: Iterable[str]) -> list[str]:
-    """The pieces of the (lowercased) search words that a row holding the word in its search
-    text holds in its stored line too: runs of ASCII letters and digits, but those the text
-    alone may show (``function`` for a row without a strategy, ``None`` in a dict, ``07`` of
-    ``1e-07``, ``x01`` or ``u200b`` of an escape in a dict's repr)."""
+    """The pieces of the (lowercased) search words that a row whose search text holds the
+    word holds in its stored line too, when its output and expected output are text or
+    null: runs of ASCII letters and digits, but those its other values' text may show alone
+    (``function`` for a row without a strategy; ``None``, ``07`` of ``1e-07``, ``x01`` or
+    ``u200b`` of an escape, in the text of a parameter that is a list or a dict)."""
     pieces: list[str] = []
     for term in terms:
         for piece in _PIECE.findall(term):
@@ -318,18 +331,32 @@ def search_pieces(terms: Iterable[str]) -> list[str]:
 def search_candidates(
     connection: sqlite3.Connection, seq: int, terms: Iterable[str]
 ) -> frozenset[int] | None:
-    """The ids of the rows of run ``seq`` that may hold every word of ``terms`` in their
-    search text (a superset: the caller tests each); ``None`` when no word narrows them."""
+    """The ids of the rows of run ``seq`` whose stored line holds every piece of ``terms``
+    (:func:`search_pieces`; ``LIKE`` ignores the case of ASCII letters, as ``str.lower``
+    does); ``None`` when no word narrows them. With :func:`unlike_rows`, a superset of the
+    rows whose search text holds every word: the caller tests each."""
     pieces = search_pieces(terms)
     if not pieces:
         return None
     first, last = row_range(seq)
-    odd = " OR ".join("instr(data, ?) > 0" for _ in _LOWERED_TO_ASCII)
     found = connection.execute(
         "SELECT id FROM rows WHERE id BETWEEN ? AND ? AND "
-        + " AND ".join("instr(lower(data), ?) > 0" for _ in pieces)
-        + f" UNION SELECT id FROM rows WHERE id BETWEEN ? AND ? AND ({odd})",
-        (first, last, *pieces, first, last, *_LOWERED_TO_ASCII),
+        + " AND ".join("data LIKE ?" for _ in pieces),
+        (first, last, *(f"%{piece}%" for piece in pieces)),
+    )
+    return frozenset(row_id for (row_id,) in found)
+
+
+def unlike_rows(connection: sqlite3.Connection, seq: int) -> frozenset[int]:
+    """The ids of the rows of run ``seq`` whose search text may hold words their stored line
+    lacks: an output or expected output that is neither text nor null (a list, a dict, a
+    number, a transcript: its text is not its JSON), or a character whose lowercase is ASCII
+    (İ, K), which ``LIKE`` does not match with its ASCII letter."""
+    first, last = row_range(seq)
+    found = connection.execute(
+        f"SELECT id FROM rows WHERE id BETWEEN ? AND ? AND ({_NOT_TEXT.format(key='output')} "
+        f"OR {_NOT_TEXT.format(key='expected_output')} OR data LIKE ? OR data LIKE ?)",
+        (first, last, *(f"%{odd}%" for odd in _LOWERED_TO_ASCII)),
     )
     return frozenset(row_id for (row_id,) in found)
 
@@ -424,9 +451,13 @@ class RunPages:
             return {}
         return await self._store._read_run(index.id, lambda c, _, __: read_rows(c, ids))
 
+    async def unlike(self, index: RunIndex) -> frozenset[int]:
+        """The ids of the rows a search always tests (see :func:`unlike_rows`)."""
+        return await self._store._read_run(index.id, lambda c, seq, _: unlike_rows(c, seq))
+
     async def candidates(self, index: RunIndex, terms: Sequence[str]) -> frozenset[int] | None:
-        """The ids of the rows that may hold every word of ``terms`` (see
-        :func:`search_candidates`)."""
+        """The ids of the rows whose stored line holds every word of ``terms`` (see
+        :func:`search_candidates`; add :meth:`unlike`'s)."""
         return await self._store._read_run(
             index.id, lambda c, seq, _: search_candidates(c, seq, terms)
         )

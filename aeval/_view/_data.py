@@ -44,17 +44,19 @@ _SEARCH_BATCH = 2000
 
 class LoadedRun:
     """A stored run as the viewer holds it: its index (read from the store's columns, no row
-    decoded) and the search texts of the rows a search has decoded so far.
+    decoded), the search texts of the rows a search has decoded so far, and the rows every
+    search tests (``unlike``, read at the first search).
 
     Args:
         index: The run's index.
     """
 
-    __slots__ = ("_keys", "index", "texts")
+    __slots__ = ("_keys", "index", "texts", "unlike")
 
     def __init__(self, index: RunIndex) -> None:
         self.index = index
         self.texts: dict[int, str] = {}
+        self.unlike: frozenset[int] | None = None
         self._keys: dict[tuple[str, int, str | None], int] | None = None
 
     @property
@@ -172,6 +174,9 @@ async def _search(
     index = run.index
     possible = await pages.candidates(index, terms)
     if possible is not None:
+        if run.unlike is None:
+            run.unlike = await pages.unlike(index)
+        possible |= run.unlike
         kept = [p for p in kept if index.ids[p] in possible]
     missing = [index.ids[p] for p in kept if index.ids[p] not in run.texts]
     for start in range(0, len(missing), _SEARCH_BATCH):
