@@ -435,9 +435,7 @@ class RunDatabase:
             raise self._damaged(ValueError(f"{ref}: its header: {exc}")) from exc
         return EvaluationReport(rows, run=info)
 
-    def read_run(
-        self, ref: str, operation: Callable[[sqlite3.Connection, int, str], _T]
-    ) -> _T:
+    def read_run(self, ref: str, operation: Callable[[sqlite3.Connection, int, str], _T]) -> _T:
         """``operation(connection, seq, id)`` on the run ``ref`` names (shard runs counted),
         in one read transaction.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +60,7 @@ _LOWERED_TO_ASCII = ("\u0130", "\u212a")
 sign), which ``LIKE`` does not match with that letter."""
 _NOT_TEXT = (
     "instr(CAST(data AS BLOB), CAST(',\"{key}\":' AS BLOB)) NOT IN "
-    "(instr(CAST(data AS BLOB), CAST(',\"{key}\":\"' AS BLOB)), "
+    '(instr(CAST(data AS BLOB), CAST(\',"{key}":"\' AS BLOB)), '
     "instr(CAST(data AS BLOB), CAST(',\"{key}\":null,' AS BLOB)))"
 )
 """Whether a row's top-level ``key`` (``output``, ``expected_output``) is neither text nor
@@ -472,7 +472,8 @@ class RunPages:
         labels: Sequence[RowLabel] = (),
     ) -> tuple[int, ...]:
         """The ids of the rows ``pick_rows`` picks (see :func:`pick_ids`)."""
-        call: Callable[[sqlite3.Connection, int, str], tuple[int, ...]] = (
-            lambda c, _, __: pick_ids(c, index, pick=pick, sample=sample, seed=seed, labels=labels)
-        )
+
+        def call(connection: sqlite3.Connection, _: int, __: str) -> tuple[int, ...]:
+            return pick_ids(connection, index, pick=pick, sample=sample, seed=seed, labels=labels)
+
         return await self._store._read_run(index.id, call)

@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 import anyio
 
 from .._display import display_value
+from .._store._pages import RunPages
 from ..formatters._header import parameters_text
 from ..formatters._html_rows import ROW_FILTERS
-
-from .._store._pages import RunPages
 
 if TYPE_CHECKING:
     from .._reporting._report import EvaluationReport
@@ -88,6 +87,10 @@ class LoadedRun:
         if self._keys is None:
             self._keys = {found: i for i, found in enumerate(self.index.keys())}
         return self._keys.get(key)
+
+
+def _search_texts(rows: Mapping[int, EvaluationRow]) -> dict[int, str]:
+    return {row_id: _search_text(row) for row_id, row in rows.items()}
 
 
 def _search_text(row: EvaluationRow) -> str:
@@ -166,9 +169,7 @@ async def select(
     )
 
 
-async def _search(
-    pages: RunPages, run: LoadedRun, kept: list[int], terms: list[str]
-) -> list[int]:
+async def _search(pages: RunPages, run: LoadedRun, kept: list[int], terms: list[str]) -> list[int]:
     """The positions among ``kept`` whose row's search text holds every word of ``terms``:
     SQLite narrows them to the rows that may match, and only those are decoded (once)."""
     index = run.index
@@ -181,11 +182,7 @@ async def _search(
     missing = [index.ids[p] for p in kept if index.ids[p] not in run.texts]
     for start in range(0, len(missing), _SEARCH_BATCH):
         rows = await pages.rows(index, missing[start : start + _SEARCH_BATCH])
-        run.texts.update(
-            await anyio.to_thread.run_sync(
-                lambda rows=rows: {i: _search_text(row) for i, row in rows.items()}
-            )
-        )
+        run.texts.update(await anyio.to_thread.run_sync(_search_texts, rows))
     texts = run.texts
     return [p for p in kept if all(term in texts[index.ids[p]] for term in terms)]
 
