@@ -402,22 +402,24 @@ def pick_ids(
         ValueError: An unknown pick, a sample size below 1, a margin outside 0-1.
     """
     check_pick(pick, sample, margin)
-    in_order = [index.ids[position] for position in index.order]
+    ids, outcomes = index.ids, index.outcomes
     chosen: list[int]
     if pick == "all":
-        chosen = in_order
+        chosen = [ids[p] for p in index.order]
     elif pick == "failures":
-        outcome = {index.ids[p]: index.outcomes[p] for p in range(len(index.ids))}
-        chosen = [i for i in in_order if outcome[i] not in (_PASSED, Outcome.SKIPPED.value)]
+        left_out = (_PASSED, Outcome.SKIPPED.value)
+        chosen = [ids[p] for p in index.order if outcomes[p] not in left_out]
     else:
         candidates = _pick_candidates(connection, index.seq, pick, margin)
         keys = {label.key for label in labels}
-        candidates |= {index.ids[p] for p, key in enumerate(index.keys()) if key in keys}
-        wanted = [i for i in in_order if i in candidates]
+        if keys:
+            candidates |= {ids[p] for p, key in enumerate(index.keys()) if key in keys}
+        wanted = [ids[p] for p in index.order if ids[p] in candidates]
         decoded = read_rows(connection, wanted)
         rows = [decoded[i] for i in wanted]
-        ids = {id(row): row_id for row_id, row in zip(wanted, rows, strict=True)}
-        chosen = [ids[id(row)] for row in pick_rows(rows, pick=pick, labels=labels, margin=margin)]
+        by_row = {id(row): row_id for row_id, row in zip(wanted, rows, strict=True)}
+        picked = pick_rows(rows, pick=pick, labels=labels, margin=margin)
+        chosen = [by_row[id(row)] for row in picked]
     drawn = draw(len(chosen), sample, seed)
     return tuple(chosen) if drawn is None else tuple(chosen[i] for i in drawn)
 
