@@ -159,7 +159,7 @@ def _usage(connection: sqlite3.Connection, first: int, last: int) -> ModelUsage:
         for key in _USAGE
     )
     found = connection.execute(
-        f"SELECT {sums} FROM rows WHERE id BETWEEN ? AND ? AND instr(data, '\"metadata\":') > 0",
+        f"SELECT {sums} FROM rows WHERE id BETWEEN ? AND ? AND data LIKE '%\"metadata\":%'",
         (first, last),
     ).fetchone()
     retries, prompt, completion, cost = (value or 0 for value in found)
