@@ -11,13 +11,20 @@ from typing import Any
 import pytest
 
 from aeval import EvaluationReport, EvaluationRow, EvaluationSample, Outcome, RunInfo, RunStore
-from aeval._reporting._codec import row_to_dict
+from aeval._reporting._codec import row_from_dict, row_to_dict
 from aeval._reporting._results import ErrorInfo
 from aeval._store import pick_rows
 from aeval._store._database import RunDatabase, RunStart
 from aeval._store._pages import RunPages, search_pieces, unlike_rows
 from aeval._store._rows import RowEncoder
-from aeval._view._data import FILTER_KEYS, LoadedRun, RunCache, _search_text, select
+from aeval._view._data import (
+    FILTER_KEYS,
+    LoadedRun,
+    RunCache,
+    _line_text,
+    _search_text,
+    select,
+)
 from aeval.formatters._header import failures_first, header_facts, partial_banner, score_text
 
 pytestmark = pytest.mark.anyio
@@ -36,9 +43,16 @@ OUTPUTS: tuple[Any, ...] = (
 
 
 def _row(index: int, repeat: int, position: int, rng: random.Random) -> EvaluationRow:
+    parameters: Any = [f"Question {index}?"]
+    if index % 4 == 1:
+        parameters = {"question": f"Question {index}?", "lang": None}
+    elif index % 4 == 2:
+        parameters = [f"Question {index}?", None, [1, None]]
+    elif index % 4 == 3:
+        parameters = [f"Question {index}?", None, "fr"]
     sample = EvaluationSample(
         f"sample {index}",
-        [f"Question {index}?"],
+        parameters,
         f"City {index}",
         tags=["geo", f"t{index % 3}"],
         metadata={"review_queued": True} if index % 7 == 3 else {},
@@ -67,7 +81,9 @@ def _row(index: int, repeat: int, position: int, rng: random.Random) -> Evaluati
         score=score,
         explanation=f"because {index}/{position}",
         metadata=metadata,
-        error=ErrorInfo("ValueError", f"boom {index}") if outcome is Outcome.ERROR else None,
+        error=ErrorInfo("ValueError", f"boom {index}" * (index % 2))
+        if outcome is Outcome.ERROR
+        else None,
         duration=0.25,
         index=index,
         repeat=repeat,
@@ -318,3 +334,14 @@ def test_a_search_tests_every_row_whose_text_is_not_its_json(tmp_path: Path) -> 
         ).fetchall()
     )
     assert sorted(name for (name,) in names or ()) == sorted(n for n, *_, odd in cases if odd)
+
+
+def test_the_text_of_a_plain_line_is_the_text_of_its_row() -> None:
+    made = rows(40)
+    plain = 0
+    for row in made:
+        text = _line_text(row_to_dict(row_from_dict(row_to_dict(row))))
+        if text is not None:
+            plain += 1
+            assert text == _search_text(row_from_dict(row_to_dict(row))), row.name
+    assert plain > 20, "most rows take the quick way"

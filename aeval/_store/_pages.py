@@ -39,6 +39,7 @@ __all__ = [
     "RunPages",
     "index_run",
     "pick_ids",
+    "read_lines",
     "read_rows",
     "run_stamp",
     "search_candidates",
@@ -312,6 +313,20 @@ def read_rows(connection: sqlite3.Connection, ids: Iterable[int]) -> dict[int, E
     return rows
 
 
+def read_lines(connection: sqlite3.Connection, ids: Iterable[int]) -> dict[int, str]:
+    """The stored lines (``rows.jsonl`` lines) of the rows ``ids``, by id."""
+    wanted = list(ids)
+    lines: dict[int, str] = {}
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        lines.update(
+            connection.execute(
+                f"SELECT id, data FROM rows WHERE id IN ({', '.join('?' * len(chunk))})", chunk
+            )
+        )
+    return lines
+
+
 def search_pieces(terms: Iterable[str]) -> list[str]:
     """The pieces of the (lowercased) search words that a row whose search text holds the
     word holds in its stored line too, when its output and expected output are text or
@@ -452,6 +467,10 @@ class RunPages:
         if not ids:
             return {}
         return await self._store._read_run(index.id, lambda c, _, __: read_rows(c, ids))
+
+    async def lines(self, index: RunIndex, ids: Sequence[int]) -> dict[int, str]:
+        """The stored lines of the rows ``ids`` of the run of ``index``, by id."""
+        return await self._store._read_run(index.id, lambda c, _, __: read_lines(c, ids))
 
     async def unlike(self, index: RunIndex) -> frozenset[int]:
         """The ids of the rows a search always tests (see :func:`unlike_rows`)."""

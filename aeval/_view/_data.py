@@ -8,11 +8,13 @@ import math
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
+import orjson
 
 from .._display import display_value
+from .._reporting._codec import row_from_dict
 from .._store._pages import RunPages
 from ..formatters._header import parameters_text
 from ..formatters._html_rows import ROW_FILTERS
@@ -89,8 +91,52 @@ class LoadedRun:
         return self._keys.get(key)
 
 
-def _search_texts(rows: Mapping[int, EvaluationRow]) -> dict[int, str]:
-    return {row_id: _search_text(row) for row_id, row in rows.items()}
+def _search_texts(lines: Mapping[int, str]) -> dict[int, str]:
+    texts = {}
+    for row_id, line in lines.items():
+        data = orjson.loads(line)
+        text = _line_text(data)
+        texts[row_id] = _search_text(row_from_dict(data)) if text is None else text
+    return texts
+
+
+def _plain(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def _line_text(data: Mapping[str, Any]) -> str | None:
+    """The search text of a stored line whose values are all text or null (as
+    :func:`_search_text` makes it from the row), without rebuilding the row; ``None`` for
+    another line (a list, dict, number or transcript shows otherwise than its JSON)."""
+    output, expected = data.get("output"), data.get("expected_output")
+    if not (_plain(output) and _plain(expected)):
+        return None
+    items = data.get("parameters") or []
+    named = any(isinstance(item, Mapping) for item in items)
+    pairs = [(i.get("name"), i.get("value")) if named else (None, i) for i in items]
+    if not all(_plain(value) and _plain(name) for name, value in pairs):
+        return None
+    values = ["null" if value is None else value for _, value in pairs]
+    if any(name is not None for name, _ in pairs):
+        shown = ", ".join(
+            v if n is None else f"{n}={v}" for (n, _), v in zip(pairs, values, strict=True)
+        )
+    else:
+        shown = "[" + ", ".join(values) + "]"
+    error = data.get("error")
+    parts = [
+        data["name"],
+        data.get("strategy") or "function",
+        *(data.get("tags") or ()),
+        data.get("explanation") or "",
+        ""
+        if error is None
+        else (f"{error['type']}: {error['message']}" if error.get("message") else error["type"]),
+        shown,
+        "null" if expected is None else expected,
+        "null" if output is None else output,
+    ]
+    return "\n".join(part[:_SEARCH_LENGTH] for part in parts if part).lower()
 
 
 def _search_text(row: EvaluationRow) -> str:
@@ -181,8 +227,8 @@ async def _search(pages: RunPages, run: LoadedRun, kept: list[int], terms: list[
         kept = [p for p in kept if index.ids[p] in possible]
     missing = [index.ids[p] for p in kept if index.ids[p] not in run.texts]
     for start in range(0, len(missing), _SEARCH_BATCH):
-        rows = await pages.rows(index, missing[start : start + _SEARCH_BATCH])
-        run.texts.update(await anyio.to_thread.run_sync(_search_texts, rows))
+        lines = await pages.lines(index, missing[start : start + _SEARCH_BATCH])
+        run.texts.update(await anyio.to_thread.run_sync(_search_texts, lines))
     texts = run.texts
     return [p for p in kept if all(term in texts[index.ids[p]] for term in terms)]
 
