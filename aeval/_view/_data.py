@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,10 +52,12 @@ class LoadedRun:
         index: The run's index.
     """
 
-    __slots__ = ("_keys", "index", "texts", "unlike")
+    __slots__ = ("_kept", "_keys", "_totals", "index", "texts", "unlike")
 
     def __init__(self, index: RunIndex) -> None:
         self.index = index
+        self._kept: dict[str, Sequence[int]] = {}
+        self._totals: Mapping[str, int] | None = None
         self.texts: dict[int, str] = {}
         self.unlike: frozenset[int] | None = None
         self._keys: dict[tuple[str, int, str | None], int] | None = None
@@ -82,7 +84,33 @@ class LoadedRun:
 
     def counts(self, only: Collection[int] | None = None) -> Mapping[str, int]:
         """Rows per filter key (among the positions ``only``, when given)."""
-        return self.index.counts(only)
+        if only is not None:
+            return self.index.counts(only)
+        if self._totals is None:
+            self._totals = self.index.counts()
+        return self._totals
+
+    def kept(self, filter: str, only: Collection[int] | None = None) -> Sequence[int]:
+        """The positions ``filter`` keeps, in order (among ``only``, when given; the run's
+        own are kept for the next page)."""
+        held = self._kept.get(filter) if only is None else None
+        if held is not None:
+            return held
+        index = self.index
+        outcomes = index.outcomes
+        candidates: Sequence[int] = range(len(index.ids)) if only is None else sorted(only)
+        kept: Sequence[int]
+        if filter == "all":
+            kept = candidates
+        elif filter == "not-passed":
+            kept = [p for p in candidates if outcomes[p] != "passed"]
+        elif filter == "flaky":
+            kept = [p for p in candidates if p in index.flaky]
+        else:
+            kept = [p for p in candidates if outcomes[p] == filter]
+        if only is None:
+            self._kept[filter] = kept
+        return kept
 
     def position(self, key: tuple[str, int, str | None]) -> int | None:
         """The position of the row ``(sample, repeat, strategy)``, if the run has it."""
@@ -189,18 +217,9 @@ async def select(
     read from the store."""
     terms = query.lower().split()
     index = run.index
-    outcomes = index.outcomes
-    candidates: Iterable[int] = range(len(index.ids)) if only is None else sorted(only)
-    if filter == "all":
-        kept = list(candidates)
-    elif filter == "not-passed":
-        kept = [p for p in candidates if outcomes[p] != "passed"]
-    elif filter == "flaky":
-        kept = [p for p in candidates if p in index.flaky]
-    else:
-        kept = [p for p in candidates if outcomes[p] == filter]
+    kept: Sequence[int] = run.kept(filter, only)
     if terms:
-        kept = await _search(pages, run, kept, terms)
+        kept = await _search(pages, run, list(kept), terms)
     pages_count = max(1, math.ceil(len(kept) / size))
     page = min(max(page, 0), pages_count - 1)
     first = page * size
