@@ -41,24 +41,26 @@ FILTER_KEYS = frozenset(key for key, _ in ROW_FILTERS)
 
 _SEARCH_LENGTH = 4000
 _SEARCH_BATCH = 2000
+_SEARCHES_KEPT = 8
 
 
 class LoadedRun:
     """A stored run as the viewer holds it: its index (read from the store's columns, no row
-    decoded), the search texts of the rows a search has decoded so far, and the rows every
-    search tests (``unlike``, read at the first search).
+    decoded), the search texts of the rows a search has decoded so far, the rows every
+    search tests (``unlike``, read at the first search), and the last searches' rows.
 
     Args:
         index: The run's index.
     """
 
-    __slots__ = ("_kept", "_keys", "_totals", "index", "texts", "unlike")
+    __slots__ = ("_kept", "_keys", "_totals", "index", "searches", "texts", "unlike")
 
     def __init__(self, index: RunIndex) -> None:
         self.index = index
         self._kept: dict[str, Sequence[int]] = {}
         self._totals: Mapping[str, int] | None = None
         self.texts: dict[int, str] = {}
+        self.searches: OrderedDict[tuple[str, tuple[str, ...]], list[int]] = OrderedDict()
         self.unlike: frozenset[int] | None = None
         self._keys: dict[tuple[str, int, str | None], int] | None = None
 
@@ -219,7 +221,17 @@ async def select(
     index = run.index
     kept: Sequence[int] = run.kept(filter, only)
     if terms:
-        kept = await _search(pages, run, list(kept), terms)
+        key = (filter, tuple(terms))
+        found = run.searches.get(key) if only is None else None
+        if found is None:
+            found = await _search(pages, run, list(kept), terms)
+            if only is None:
+                run.searches[key] = found
+                while len(run.searches) > _SEARCHES_KEPT:
+                    run.searches.popitem(last=False)
+        else:
+            run.searches.move_to_end(key)
+        kept = found
     pages_count = max(1, math.ceil(len(kept) / size))
     page = min(max(page, 0), pages_count - 1)
     first = page * size
