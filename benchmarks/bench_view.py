@@ -7,10 +7,10 @@ from this process, each page from request to last byte:
 - ``first page (cold)``: the run's first page when the server has not read the run yet (it
   indexes the run from the store's columns and reads the page's 50 rows);
 - ``first page (warm)``: the same page again, the run's index in memory;
-- ``page 1000``, ``failed filter``, ``search`` (one sample by its words), ``search every
-  row`` (a word of every row: its first repetition decodes every row once, for its search
-  text; the others reuse the texts), ``review queue`` (``--pick failures --sample 50``):
-  each warm;
+- ``page 1000``, ``failed filter``, ``search`` (one sample by its words, another sample at
+  each repetition), ``search every row`` (a word of every row, another word at each
+  repetition: the first decodes every row once, for its search text; the others reuse the
+  texts), ``review queue`` (``--pick failures --sample 50``): each warm;
 - ``runs list``.
 
 Each warm figure is the median of the repetitions (min–max in brackets); the size of each page
@@ -54,6 +54,8 @@ from aeval import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+_EVERY_ROW = ("capital", "country", "number", "what", "city")
+"""Words of every row: each repetition of ``search every row`` searches another."""
 
 
 def build(count: int) -> EvaluationReport:
@@ -151,14 +153,15 @@ def measure(http: httpx.Client, run: str, rows: int, repeats: int) -> dict[str, 
         ("first page (warm)", f"/runs/{run}"),
         (f"page {last}", f"/runs/{run}?page={last}"),
         ("failed filter", f"/runs/{run}?filter=failed&page=2"),
-        ("search", f"/runs/{run}?q=country+number+{rows - 1}%3F"),
-        ("search every row", f"/runs/{run}?q=capital&page=3"),
+        ("search", f"/runs/{run}?q=country+number+{{last_row}}%3F"),
+        ("search every row", f"/runs/{run}?q={{word}}&page=3"),
         ("review queue", f"/runs/{run}/review"),
         ("runs list", "/"),
     ):
         times = []
-        for _ in range(repeats):
-            elapsed, size = timed(http, path)
+        for repeat in range(repeats):
+            word = _EVERY_ROW[repeat % len(_EVERY_ROW)]
+            elapsed, size = timed(http, path.format(last_row=rows - 1 - repeat, word=word))
             times.append(elapsed)
         pages[name] = {"seconds": times, "bytes": size}
     return {"rows": rows, "repeats": repeats, "pages": pages}

@@ -248,8 +248,12 @@ async def select(
 
 async def _search(pages: RunPages, run: LoadedRun, kept: list[int], terms: list[str]) -> list[int]:
     """The positions among ``kept`` whose row's search text holds every word of ``terms``:
-    SQLite narrows them to the rows that may match, and only those are decoded (once)."""
+    SQLite narrows them to the rows that may match, and only those are decoded (once);
+    once every row's text is held, the texts alone answer."""
     index = run.index
+    texts = run.texts
+    if len(texts) == len(index.ids):
+        return [p for p in kept if all(term in texts[index.ids[p]] for term in terms)]
     possible = await pages.candidates(index, terms)
     if possible is not None:
         if run.unlike is None:
@@ -260,7 +264,6 @@ async def _search(pages: RunPages, run: LoadedRun, kept: list[int], terms: list[
     for start in range(0, len(missing), _SEARCH_BATCH):
         lines = await pages.lines(index, missing[start : start + _SEARCH_BATCH])
         run.texts.update(await anyio.to_thread.run_sync(_search_texts, lines))
-    texts = run.texts
     return [p for p in kept if all(term in texts[index.ids[p]] for term in terms)]
 
 
