@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -439,3 +440,19 @@ def test_the_benchmark_prints_each_page(tmp_path: Path) -> None:
         figures["figures"]["pages"]["search"]["bytes"]
         < figures["figures"]["pages"]["first page (warm)"]["bytes"]
     ), "the search keeps one row"
+
+
+def test_a_damaged_row_or_a_bad_ref_is_an_error_page_naming_it(store: Path) -> None:
+    (run,) = store_runs(store, report(12))
+    with sqlite3.connect(store) as connection:
+        connection.execute(
+            "UPDATE rows SET data = '{\"name\": 1}' WHERE id = (SELECT min(id) FROM rows)"
+        )
+    with viewer(store) as settings, client(settings) as http:
+        damaged = http.get(f"/runs/{run}")
+        passed = http.get(f"/runs/{run}", params={"filter": "passed"})
+        bad_ref = http.get("/runs/geo@yesterday")
+    assert damaged.status_code == 500
+    assert str(store) in damaged.text and f"{run}: row 1: field" in damaged.text
+    assert passed.status_code == 200, "pages without the row are served"
+    assert bad_ref.status_code == 404 and "geo@yesterday" in bad_ref.text

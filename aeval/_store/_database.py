@@ -441,9 +441,13 @@ class RunDatabase:
 
         Raises:
             RunNotFoundError: No run matches.
+            StoreError: ``operation`` found a row or header it cannot read (``ValueError``).
         """
         parsed = parse_ref(ref)
-        found = self._read(lambda c: (operation(c, *self._resolve(c, parsed, True)),))
+        try:
+            found = self._read(lambda c: (operation(c, *self._resolve(c, parsed, True)),))
+        except ValueError as exc:
+            raise self._damaged(ValueError(f"{ref}: {exc}")) from exc
         if found is None:
             raise self._missing(parsed)
         return found[0]

@@ -492,7 +492,14 @@ class RunPages:
         seed: int = 0,
         labels: Sequence[RowLabel] = (),
     ) -> tuple[int, ...]:
-        """The ids of the rows ``pick_rows`` picks (see :func:`pick_ids`)."""
+        """The ids of the rows ``pick_rows`` picks (see :func:`pick_ids`).
+
+        Raises:
+            ValueError: An unknown pick, a sample size below 1.
+            StoreError: A row that may qualify cannot be read.
+        """
+
+        check_pick(pick, sample, DEFAULT_MARGIN)
 
         def call(connection: sqlite3.Connection, _: int, __: str) -> tuple[int, ...]:
             return pick_ids(connection, index, pick=pick, sample=sample, seed=seed, labels=labels)

@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
 import orjson
 
 from .._compare import compare_loaded, load_side
-from .._exceptions import AevalError, ComparisonError, RunNotFoundError
+from .._exceptions import AevalError, ComparisonError, RunNotFoundError, StoreError
 from .._store import RunStore
 from ..formatters._history import History
 from ..formatters._registry import render
@@ -229,10 +229,17 @@ def create_app(settings: ViewSettings) -> Any:
         return only, f"{pick}{drawn}: {len(only)} rows", keep
 
     async def run(request: Request, *, queue: bool = False) -> Response:
-        run_id = request.path_params["run_id"]
         try:
-            loaded = await cache().get(run_id)
+            return await run_rows(request, queue)
         except RunNotFoundError as exc:
+            return _error(404, str(exc))
+        except StoreError as exc:
+            return _error(500, str(exc))
+
+    async def run_rows(request: Request, queue: bool) -> Response:
+        try:
+            loaded = await cache().get(request.path_params["run_id"])
+        except ValueError as exc:
             return _error(404, str(exc))
         query = request.query_params
         wanted = query.get("filter", "all")
