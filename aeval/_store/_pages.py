@@ -5,9 +5,9 @@ A run's :class:`RunIndex` holds, per row, its id, outcome and ``(sample, repeat,
 in the order of the HTML report (rows that did not pass first, each group in report order:
 sample, repeat, then strategy order), and a report with the run's header, counts, score,
 interval and model usage but no rows. Paging, the outcome filters and the counts are read from
-it; a search asks SQLite for the rows that may match (:func:`search_candidates`) and a review
-pick for the rows that may qualify (:func:`pick_ids`), then decodes those alone and applies
-the exact test.
+it; a search asks SQLite for the rows that may match (:func:`search_candidates`, with
+:func:`unlike_rows`) and a review pick for the rows that may qualify (:func:`pick_ids`), then
+decodes those alone and applies the exact test. :class:`RunPages` is the viewer's access.
 """
 
 from __future__ import annotations
