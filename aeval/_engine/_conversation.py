@@ -23,9 +23,10 @@ import anyio
 from .._conversation import Conversation, ConversationEnding, Transcript, Turn
 from .._exceptions import AbandonedCallsError
 from .._samples import EvaluationSample
-from .._samples._conversation_keys import is_conversation
+from .._samples._conversation_keys import SIMULATED_USER, is_conversation
 from ..trace._context import Recorder, activate, deactivate, make_current
 from ._callables import stray_cancellation
+from ._executor import unindexed
 from ._run import Run, SampleTimeout, TargetInterrupt
 from ._simulated import UserModel, UserModelError, UserUsage
 from ._tools import tool_source
@@ -70,17 +71,31 @@ def takes_conversation(function: Callable[..., Any]) -> bool | None:
 
 
 def check_conversation_kinds(
-    kind: bool | None, name: str, samples: Sequence[EvaluationSample]
+    kind: bool | None, name: str, samples: Sequence[object], *, user_model: bool
 ) -> None:
-    """Refuse, before the run, samples of the kind the target does not take.
+    """Refuse, before the run, samples of the kind the target does not take, and simulated
+    users with no user model to play them (items that are not samples are left to the run,
+    which names them).
 
     Raises:
         TypeError: Naming the first such sample and what to change.
     """
-    if kind is None:
-        return
-    for sample in samples:
+    for item in samples:
+        sample = unindexed(item)
+        if not isinstance(sample, EvaluationSample):
+            continue
         check_conversation_kind(kind, name, sample)
+        if not user_model and kind is not False:
+            _check_user_model(sample, user_model=False)
+
+
+def _check_user_model(sample: EvaluationSample, *, user_model: bool) -> None:
+    if not user_model and SIMULATED_USER in sample.metadata:
+        raise TypeError(
+            f"Sample {sample.name!r} has a simulated user (user:), but the Scorer has no "
+            "user model to play it: pass Scorer(user_model=ChatModel) (user-model: in a "
+            "config), or script the conversation with turns: [...]"
+        )
 
 
 def check_conversation_kind(kind: bool | None, name: str, sample: EvaluationSample) -> None:
@@ -148,13 +163,7 @@ class ConversationRun(Run):
         failure: _TurnFailure | None = None
         ended: ConversationEnding = "script"
         tools = None if self._live else tool_source(settings.tools, sample, repeat)
-        user = sample.user
-        if user is not None and self.user_model is None:
-            raise TypeError(
-                f"Sample {sample.name!r} has a simulated user (user:), but the Scorer has no "
-                "user model to play it: pass Scorer(user_model=ChatModel) (user-model: in a "
-                "config), or script the conversation with turns: [...]"
-            )
+        _check_user_model(sample, user_model=self.user_model is not None)
         usage = self.user_model.usage() if self.user_model is not None else None
         state: dict[str, Any] = {}
         conversation_id = f"{sample.name}#{repeat}"

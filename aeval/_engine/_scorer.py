@@ -402,12 +402,11 @@ class Scorer:
         bound = bind_function(function)
         if kind:  # takes the conversation whole
             bound = BoundFunction(function, None, bound.name)
-        if isinstance(samples, Sequence) and (bound.signature is not None or kind is not None):
-            checked = [check_sample(unindexed(item), i) for i, item in enumerate(samples)]
-            check_conversation_kinds(kind, bound.name, checked)
-            if bound.signature is not None and kind is False:
-                for sample in checked:
-                    bound.check(sample)
+        if isinstance(samples, Sequence):
+            check_conversation_kinds(kind, bound.name, samples, user_model=self._user is not None)
+            if bound.signature is not None:
+                for index, item in enumerate(samples):
+                    bound.check(check_sample(unindexed(item), index))
         settings = RunSettings(
             concurrency=self.concurrency,
             timeout=self.timeout,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._model_types import ChatMessage, ChatResponse
+from .._reporting._values import USER_MODEL_KEY
 from ..abc import ChatModel
 
 if TYPE_CHECKING:
@@ -34,8 +35,6 @@ __all__ = [
 
 GOAL_REACHED = "GOAL REACHED"
 """The user model's whole reply when the simulated user's goal is reached."""
-USER_MODEL_KEY = "user_model"
-"""The row metadata key of the user model's calls and tokens for one conversation."""
 
 _SYSTEM = """\
 You play a user talking to an AI assistant, to test the assistant.
