@@ -202,9 +202,11 @@ async def test_simulated_users_stop_at_the_goal_or_at_max_turns_and_are_counted(
         EvaluationSample("goal", user=SimulatedUser("a traveller", "a price", ("Go to Goa",), 5)),
         EvaluationSample("max", user=SimulatedUser("stubborn", "never", ("Go to Goa",), 3)),
     ]
-    async with OpenAICompatibleServer(handler=_user_model) as server:
-        async with OpenAIChatModel("user", base_url=server.base_url) as model:
-            report = await Scorer(user_model=model).evaluate(samples, travel_agent, answered)
+    async with (
+        OpenAICompatibleServer(handler=_user_model) as server,
+        OpenAIChatModel("user", base_url=server.base_url) as model,
+    ):
+        report = await Scorer(user_model=model).evaluate(samples, travel_agent, answered)
     goal, most = report.evaluations
     assert isinstance(goal.output, Transcript) and goal.output.ended == "goal"
     assert [t.user for t in goal.output.turns] == ["Go to Goa", "Go to Mysore"]
@@ -222,9 +224,11 @@ async def test_simulated_users_stop_at_the_goal_or_at_max_turns_and_are_counted(
 
 async def test_a_malformed_user_model_reply_is_an_error_row_quoting_it() -> None:
     sample = EvaluationSample("mumble", user=SimulatedUser("mumbles", "g", ("Go to Goa",), 4))
-    async with OpenAICompatibleServer(handler=_user_model) as server:
-        async with OpenAIChatModel("user", base_url=server.base_url) as model:
-            report = await Scorer(user_model=model).evaluate([sample], travel_agent, answered)
+    async with (
+        OpenAICompatibleServer(handler=_user_model) as server,
+        OpenAIChatModel("user", base_url=server.base_url) as model,
+    ):
+        report = await Scorer(user_model=model).evaluate([sample], travel_agent, answered)
     (row,) = report.evaluations
     assert row.error is not None and row.error.type == "UserModelError"
     assert "'ok GOAL REACHED I think'" in row.error.message
