@@ -143,9 +143,14 @@ async def test_the_conversation_timeout_bounds_the_whole_conversation() -> None:
     report = await Scorer(conversation_timeout=0.05).evaluate([sample], target, answered)
     (row,) = report.evaluations
     assert row.error is not None and row.error.type == "TimeoutError"
-    assert "conversation_timeout" in row.error.message and "after 2 turn(s)" in row.error.message
+    assert "conversation_timeout" in row.error.message
+    assert "after 2 answered turn(s)" in row.error.message
     assert isinstance(row.output, Transcript) and row.output.ended == "timeout"
-    assert [t.assistant for t in row.output.turns] == ["answer 1", "answer 2"]
+    assert [(t.user, t.assistant) for t in row.output.turns] == [
+        ("a", "answer 1"),
+        ("b", "answer 2"),
+        ("c", None),
+    ]
     with pytest.raises(ValueError, match="conversation_timeout must be a positive"):
         Scorer(conversation_timeout=0)
 
@@ -299,3 +304,20 @@ async def test_a_thousand_concurrent_conversations_keep_memory_flat() -> None:
     three_rounds, _ = await _peak_memory(3000, 1000)
     # what grows with the number of conversations run (not in flight) would triple the peak
     assert three_rounds < 1.5 * one_round
+
+
+async def test_rescoring_a_stored_run_judges_its_transcripts_again(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    samples = [EvaluationSample("trip", turns=["Go to Goa", "Go to Mysore"])]
+    async with JsonlSink(path) as sink:
+        await Scorer(sinks=[sink]).evaluate(samples, travel_agent, answered)
+    seen: list[Any] = []
+
+    def mysore_last(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        seen.append(output)
+        return EvaluationResult.from_boolean("Mysore" in output.last)
+
+    report = await Scorer().rescore(path, mysore_last)
+    (row,) = report.evaluations
+    assert row.passed and isinstance(seen[0], Transcript) and len(seen[0]) == 2
+    assert row.trace is not None and len(row.trace.tool_calls) == 2

@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .._conversation import Conversation, ConversationEnding, Transcript, Turn
+from .._conversation import (
+    Conversation,
+    ConversationEnding,
+    ScriptedTurn,
+    SimulatedUser,
+    Transcript,
+    Turn,
+)
 from .._exceptions import AbandonedCallsError
 from .._samples import EvaluationSample
 from .._samples._conversation_keys import SIMULATED_USER, is_conversation
@@ -165,6 +172,7 @@ class ConversationRun(Run):
         tools = None if self._live else tool_source(settings.tools, sample, repeat)
         _check_user_model(sample, user_model=self.user_model is not None)
         usage = self.user_model.usage() if self.user_model is not None else None
+        script, user = sample.turns, sample.user
         state: dict[str, Any] = {}
         conversation_id = f"{sample.name}#{repeat}"
         try:
@@ -172,7 +180,7 @@ class ConversationRun(Run):
                 number = 0
                 while True:
                     number += 1
-                    message, end = await self._next_message(sample, number, turns, usage)
+                    message, end = await self._next_message(script, user, number, turns, usage)
                     if end is not None:
                         ended = end
                         break
@@ -184,7 +192,8 @@ class ConversationRun(Run):
                 failure = _TurnFailure(
                     SampleTimeout(
                         f"the conversation did not finish within {self.conversation_timeout:g} s "
-                        f"(Scorer conversation_timeout), after {len(turns)} turn(s)"
+                        "(Scorer conversation_timeout), after "
+                        f"{sum(turn.assistant is not None for turn in turns)} answered turn(s)"
                     ),
                     "timeout",
                 )
@@ -223,12 +232,15 @@ class ConversationRun(Run):
                 deactivate(made)
 
     async def _next_message(
-        self, sample: EvaluationSample, number: int, turns: list[Turn], usage: UserUsage | None
+        self,
+        script: tuple[ScriptedTurn, ...],
+        user: SimulatedUser | None,
+        number: int,
+        turns: list[Turn],
+        usage: UserUsage | None,
     ) -> tuple[str, ConversationEnding | None]:
         """The user's message of turn ``number``, or why the conversation ends."""
-        user = sample.user
         if user is None:
-            script = sample.turns
             return (script[number - 1].user, None) if number <= len(script) else ("", "script")
         if number > user.max_turns:
             return "", "max-turns"
@@ -252,7 +264,7 @@ class ConversationRun(Run):
     ) -> Turn:
         """Call the target for one user turn; a failure ends the conversation."""
         settings = self.settings
-        history = [message for turn in turns for message in _messages(turn)]
+        history = [entry for turn in turns for entry in _messages(turn)]
         history.append({"role": "user", "content": message})
         conversation = Conversation(tuple(history), conversation_id, state, number)
         recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
@@ -267,7 +279,8 @@ class ConversationRun(Run):
             error: BaseException = exc
             if isinstance(exc, self._cancelled()):
                 stray = stray_cancellation(exc, "the function under test")
-                if stray is None:
+                if stray is None:  # the conversation's time ran out, or the run stopped
+                    turns.append(Turn(message, None, recorder.snapshot(), perf_counter() - started))
                     raise
                 error = stray
             elif isinstance(exc, AbandonedCallsError):
