@@ -321,3 +321,29 @@ async def test_rescoring_a_stored_run_judges_its_transcripts_again(tmp_path: Pat
     (row,) = report.evaluations
     assert row.passed and isinstance(seen[0], Transcript) and len(seen[0]) == 2
     assert row.trace is not None and len(row.trace.tool_calls) == 2
+
+
+async def same_every_repeat(conversation: Conversation) -> str:
+    city = conversation.last.removeprefix("Go to ")
+    return f"{city} costs {await get_price(city)}"
+
+
+async def test_the_user_cache_asks_once_per_transcript_and_counts_every_call() -> None:
+    from aeval import JudgeCache
+
+    sample = EvaluationSample("goal", user=SimulatedUser("a traveller", "a price", ("Go to Goa",)))
+    async with (
+        OpenAICompatibleServer(handler=_user_model) as server,
+        OpenAIChatModel("user", base_url=server.base_url) as model,
+    ):
+        scorer = Scorer(user_model=model, user_cache=JudgeCache(None), repeats=3)
+        report = await scorer.evaluate([sample], same_every_repeat, answered)
+    assert len(server.requests) == 2  # the first repeat asks; the others are served
+    assert report.usage.user_model_calls == 6 and report.conversations == {"goal": 3}
+    first, *others = report.evaluations
+    assert first.metadata["user_model"]["cached"] == 0
+    assert [row.metadata["user_model"]["cached"] for row in others] == [2, 2]
+    assert all(row.metadata["user_model"]["prompt_tokens"] == 0 for row in others)
+    assert report.usage.prompt_tokens == first.metadata["user_model"]["prompt_tokens"] > 0
+    with pytest.raises(TypeError, match="user_cache must be an aeval.JudgeCache"):
+        Scorer(user_model=model, user_cache="cache.sqlite")

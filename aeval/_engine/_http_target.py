@@ -4,6 +4,9 @@ The request is built from the sample's parameters: ``{name}`` and ``{0}`` placeh
 the URL (URL-encoded) and in the strings of the JSON body template. A body string that is
 exactly one placeholder takes the parameter's value with its JSON type; a placeholder
 inside longer text is replaced by the value's text. ``{{`` and ``}}`` are literal braces.
+A conversation sample calls the endpoint once per turn, filling the templates from
+``{messages}``, ``{conversation_id}``, ``{last}`` and ``{turn}`` (:func:`conversation_fields`);
+without a body template its body is ``{"messages": [...], "conversation_id": "..."}``.
 
 ``timeout`` bounds the whole call, connection, request and body together: a slow trickle
 of bytes cannot outlast it (:class:`HttpTimeoutError`). The answer is read from the JSON
