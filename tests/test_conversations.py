@@ -345,5 +345,5 @@ async def test_the_user_cache_asks_once_per_transcript_and_counts_every_call() -
     assert [row.metadata["user_model"]["cached"] for row in others] == [2, 2]
     assert all(row.metadata["user_model"]["prompt_tokens"] == 0 for row in others)
     assert report.usage.prompt_tokens == first.metadata["user_model"]["prompt_tokens"] > 0
-    with pytest.raises(TypeError, match="user_cache must be an aeval.JudgeCache"):
+    with pytest.raises(TypeError, match=r"user_cache must be an aeval\.JudgeCache"):
         Scorer(user_model=model, user_cache="cache.sqlite")
