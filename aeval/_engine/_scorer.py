@@ -126,6 +126,10 @@ class Scorer:
             each of its turns); a conversation that takes longer is error rows whose output
             is the transcript so far.
 
+    A conversation sample (``turns:`` or ``user:``) is one conversation per repeat: its
+    target is called once per user turn with an ``aeval.Conversation``, and its rows' output
+    is the ``aeval.Transcript`` (see docs/conversations-engine.md).
+
     Each (sample, repeat) is traced: the tool calls, model calls and retrievals made while
     it ran are its rows' ``trace`` (``None`` when nothing was recorded), also on error rows,
     and strategies see it through ``aeval.trace.current()``.
@@ -261,6 +265,8 @@ class Scorer:
                 (``Samples.stream("big.jsonl")``) consumed lazily. Items may be
                 :class:`IndexedSample` to keep their index in a larger dataset.
             function: ``async def f(params)`` or ``def f(params)``; receives ``Parameters``.
+                A conversation target (first parameter annotated ``aeval.Conversation``) is
+                called once per user turn of conversation samples (``turns``/``user``).
             *strategies: Objects with ``evaluate(sample, output)`` (sync or async) or plain
                 functions with that signature.
 

@@ -232,10 +232,11 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                 "promptTokens": report.usage.prompt_tokens,
                 "completionTokens": report.usage.completion_tokens,
                 "cost": report.usage.cost,
-                "userModelCalls": report.usage.user_model_calls,
             },
         }
     )
+    if report.usage.user_model_calls:
+        document["usage"]["userModelCalls"] = report.usage.user_model_calls
     if report.conversations:
         document["conversations"] = dict(report.conversations)
     if report.repeat_statistics is not None:
