@@ -270,3 +270,29 @@ def test_the_pytest_plugin_makes_one_test_per_conversation(pytester: pytest.Pyte
         ]
     )
     result.stdout.fnmatch_lines(["*Case 'broken': the conversation ended with RuntimeError: down*"])
+
+
+def test_streamed_jsonl_conversations_run_and_mismatches_are_named(
+    tmp_path: Path, cli: Cli
+) -> None:
+    (tmp_path / "bot.py").write_text(BOT, encoding="utf-8")
+    lines = [
+        {"name": f"c{n}", "turns": ["Plan a trip", {"user": "more", "must-contain": ["x"]}]}
+        for n in range(3)
+    ]
+    (tmp_path / "chats.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8"
+    )
+    config = "samples: chats.jsonl\ntarget: bot:reply\nstrategies:\n  - name: not_blank\n"
+    write_config(tmp_path, config)
+    result = cli("run", tmp_path / "aeval.yaml", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    outputs = _outputs(tmp_path / "aeval-results" / "rows.jsonl")
+    assert sorted(outputs) == ["c0", "c1", "c2"]
+    assert outputs["c2"]["turns"][1]["assistant"] == "c2#0: Plan a trip / more"
+
+    (tmp_path / "plain.py").write_text("def answer(question):\n    return question\n")
+    write_config(tmp_path, config.replace("bot:reply", "plain:answer"))
+    refused = cli("run", tmp_path / "aeval.yaml", "--quiet", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "Sample 'c0' is a conversation (turns: or user:)" in refused.stderr
