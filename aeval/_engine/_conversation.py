@@ -30,10 +30,10 @@ from .._conversation import (
 )
 from .._exceptions import AbandonedCallsError
 from .._samples import EvaluationSample
-from .._samples._conversation_keys import SIMULATED_USER, is_conversation
+from .._samples._conversation_keys import SIMULATED_USER, TURNS, is_conversation
 from ..trace._context import Recorder, activate, deactivate, make_current
 from ._callables import stray_cancellation
-from ._executor import unindexed
+from ._executor import IndexedSample
 from ._run import Run, SampleTimeout, TargetInterrupt
 from ._simulated import UserModel, UserModelError, UserUsage
 from ._tools import tool_source
@@ -82,17 +82,22 @@ def check_conversation_kinds(
 ) -> None:
     """Refuse, before the run, samples of the kind the target does not take, and simulated
     users with no user model to play them (items that are not samples are left to the run,
-    which names them).
+    which names them). One pass of two dict lookups per sample.
 
     Raises:
         TypeError: Naming the first such sample and what to change.
     """
+    if kind is None and user_model:
+        return
     for item in samples:
-        sample = unindexed(item)
+        sample = item.sample if type(item) is IndexedSample else item
         if not isinstance(sample, EvaluationSample):
             continue
-        check_conversation_kind(kind, name, sample)
-        if not user_model and kind is not False:
+        metadata = sample.metadata
+        simulated = SIMULATED_USER in metadata
+        if (simulated or TURNS in metadata) is not kind:
+            check_conversation_kind(kind, name, sample)
+        if simulated and not user_model:
             _check_user_model(sample, user_model=False)
 
 
