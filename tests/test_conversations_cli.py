@@ -116,6 +116,9 @@ def test_conversations_shard_and_merge_into_the_rows_of_one_run(
         (directory / f"s{index}").rename(directory / "shards" / f"s{index}")
     merged = cli("merge", directory / "shards", "--config", config, "--output", directory / "m")
     assert merged.returncode == 0, merged.stdout + merged.stderr
+    merged_report = json.loads((directory / "m" / "report.json").read_text())
+    assert merged_report["conversations"] == {"script": 1, "error": 1, "goal": 1}
+    assert merged_report["usage"]["userModelCalls"] == 2
     merged_rows = _outputs(directory / "m" / "rows.jsonl")
     assert merged_rows["trip"]["turns"][0]["duration"] >= 0
     assert _timeless(merged_rows) == _timeless(_outputs(directory / "whole" / "rows.jsonl"))
