@@ -72,6 +72,7 @@ def test_simulated_user_loads_from_jsonl(tmp_path: Path) -> None:
         ("  user: {persona: p, goal: g, max-turns: 0}\n", 2, "'user.max-turns' must be"),
         ("  user: {persona: p, goal: g, first: [a, b], max-turns: 1}\n", 2, "less than the 2"),
         ("  turns: [Hi]\n  user: {persona: p, goal: g}\n", 3, "has both 'turns'"),
+        ("  parameters: []\n  metadata: {turns: 3}\n", 3, "'metadata' holds 'turns'"),
     ],
 )
 def test_malformed_conversation_keys_name_file_line_and_sample(
@@ -113,3 +114,7 @@ def test_python_fields_keep_the_signature_and_copy_through_metadata() -> None:
         EvaluationSample("x", turns=[3])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="max_turns"):
         EvaluationSample("x", user=SimulatedUser("p", "g", ("a", "b"), 1))
+    with pytest.raises(ValueError, match=r"Sample 'x': metadata 'turns' holds a conversation"):
+        EvaluationSample("x", metadata={"turns": 3})
+    with pytest.raises(ValueError, match=r"metadata 'simulated_user' holds a simulated user"):
+        EvaluationSample("x", metadata={"simulated_user": "bob"})

@@ -24,6 +24,7 @@ __all__ = [
     "SIMULATED_USER",
     "TURNS",
     "TURN_KEYS",
+    "check_conversation_metadata",
     "conversation_metadata",
     "is_conversation",
     "read_conversation_keys",
@@ -143,6 +144,16 @@ def read_conversation_keys(
     """The metadata entries of a sample's ``turns:``/``user:``, the first problem and its key."""
     turns: Any = item.get("turns")
     user: Any = item.get("user")
+    metadata = item.get("metadata")
+    if isinstance(metadata, Mapping) and (TURNS in metadata or SIMULATED_USER in metadata):
+        key = TURNS if TURNS in metadata else SIMULATED_USER
+        return (
+            {},
+            f"'metadata' holds {key!r}, the key a conversation is kept under: write the "
+            "conversation as turns: [...] or user: {...} at the sample's top level, or rename "
+            "the metadata key",
+            "metadata",
+        )
     if turns is None and user is None:
         return {}, None, None
     if turns is not None and user is not None:
@@ -225,6 +236,42 @@ def conversation_metadata(
     if not entries:
         raise ValueError(f"Sample {name!r}: turns must hold at least one user message")
     return {TURNS: entries}
+
+
+def check_conversation_metadata(name: str, metadata: Mapping[str, Any]) -> None:
+    """Check the conversation keys of a sample's metadata (set by hand, or read back).
+
+    Raises:
+        ValueError: ``turns`` is not a non-empty list of messages (texts or mappings with a
+            ``user`` text), or ``simulated_user`` lacks its persona, goal or turns.
+    """
+    entries = metadata.get(TURNS)
+    if entries is not None and (
+        not isinstance(entries, list | tuple)
+        or not entries
+        or not all(
+            isinstance(entry, str)
+            or (isinstance(entry, Mapping) and isinstance(entry.get("user"), str))
+            for entry in entries
+        )
+    ):
+        raise ValueError(
+            f"Sample {name!r}: metadata 'turns' holds a conversation's turns, a non-empty list "
+            f"of messages, got {entries!r}: pass turns=[...] to EvaluationSample, or rename "
+            "the metadata key"
+        )
+    user = metadata.get(SIMULATED_USER)
+    if user is not None and not (
+        isinstance(user, Mapping)
+        and isinstance(user.get("persona"), str)
+        and isinstance(user.get("goal"), str)
+        and isinstance(user.get("max_turns", 6), int)
+    ):
+        raise ValueError(
+            f"Sample {name!r}: metadata 'simulated_user' holds a simulated user (persona, "
+            f"goal, first, max_turns), got {user!r}: pass user=SimulatedUser(...) to "
+            "EvaluationSample, or rename the metadata key"
+        )
 
 
 def scripted_turns(metadata: Mapping[str, Any]) -> tuple[ScriptedTurn, ...]:

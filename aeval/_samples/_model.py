@@ -219,6 +219,10 @@ class EvaluationSample:
             from ._conversation_keys import conversation_metadata
 
             entries.update(conversation_metadata(name, turns, user))
+        elif "turns" in entries or "simulated_user" in entries:
+            from ._conversation_keys import check_conversation_metadata
+
+            check_conversation_metadata(name, entries)
         object.__setattr__(self, "metadata", MappingProxyType(entries))
 
     def __hash__(self) -> int:
