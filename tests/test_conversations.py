@@ -176,6 +176,14 @@ async def test_mismatched_samples_and_targets_are_refused_before_the_run() -> No
         await Scorer().evaluate([conversation, plain], conversational, answered)
     assert calls == []
 
+    async def whole(params: aeval.Parameters) -> str:
+        calls.append(params)
+        return "x"
+
+    with pytest.raises(TypeError, match=r"Sample 'chat' is a conversation .*whole takes"):
+        await Scorer().evaluate(_stream([plain, conversation]), whole, answered)
+    assert calls == [plain.parameters]
+
 
 async def test_a_simulated_user_without_a_user_model_is_an_error() -> None:
     sample = EvaluationSample("sim", user=SimulatedUser("p", "g", ("hi",), 3))

@@ -139,7 +139,9 @@ class ConversationRun(Run):
 
     Args:
         kind: ``True`` when the target takes only conversations, ``None`` when it takes
-            single-turn samples too (those run as in a plain run).
+            single-turn samples too (those run as in a plain run), ``False`` when it takes
+            only single-turn samples from a source checked as it is read (a conversation
+            sample stops the run, named).
         user_model: Plays the simulated users (``Scorer(user_model=...)``).
         conversation_timeout: Seconds one whole conversation may take.
     """
@@ -158,10 +160,12 @@ class ConversationRun(Run):
 
     async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
         if not is_conversation(sample):
-            if self.kind is None:
+            if self.kind is not True:
                 await super()._evaluate_sample(sample, index, repeat)
                 return
             check_conversation_kind(True, self.function.name, sample)
+        elif self.kind is False:
+            check_conversation_kind(False, self.function.name, sample)
         self.tally.in_flight += 1
         try:
             await self._converse(sample, index, repeat)

@@ -430,7 +430,7 @@ class Scorer:
             conversation_timeout=self.conversation_timeout,
         )
         parts = (settings, samples, bound, is_async_callable(function), prepared, self._tally)
-        if kind is False:
+        if kind is False and isinstance(samples, Sequence):
             run = Run(*parts)
         else:
             run = ConversationRun(
