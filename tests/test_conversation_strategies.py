@@ -203,6 +203,11 @@ async def test_an_inner_error_is_an_error_row_naming_the_turn() -> None:
     ]
 
 
+async def test_an_empty_transcript_fails() -> None:
+    result = await EachTurn(NotBlankStrategy()).evaluate(SCRIPTED, Transcript())
+    assert (result.passed, result.explanation) == (False, "the conversation has no turns")
+
+
 def test_each_turn_repr_and_name() -> None:
     assert repr(EachTurn(ContainsStrategy())) == "EachTurn(strategy='ContainsStrategy')"
     assert EachTurn(ContainsStrategy(), name="turns").name == "turns"

@@ -196,8 +196,8 @@ class EachTurn(NamedStrategy):
         """Judge every turn of the transcript ``output``; see the class documentation."""
         transcript = _transcript(output, self.name)
         if not transcript.turns:
-            return EvaluationResult.failing(
-                "the conversation has no turns", {"turns": [], "failed_turn": None}
+            return EvaluationResult(
+                False, 0.0, "the conversation has no turns", {"turns": [], "failed_turn": None}
             )
         verdicts: list[dict[str, Any]] = []
         first: tuple[int, Turn, EvaluationResult] | None = None
