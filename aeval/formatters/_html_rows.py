@@ -389,21 +389,22 @@ def _visible(text: str) -> str:
     return text if text.isascii() and text.isprintable() else valid_html(text)
 
 
+def _visible_value(value: Any) -> Any:
+    """``value`` with every text in it (lists of texts, nested) as the static rows show it."""
+    if isinstance(value, str):
+        return _visible(value)
+    if isinstance(value, list):
+        return [_visible_value(item) for item in value]
+    return value
+
+
 def _record(
     row: EvaluationRow, *, repeated: bool, flaky: bool, include_details: bool
 ) -> dict[str, Any]:
     """The row as the script reads it, its text as the static rows show it; keys of empty
     values are left out."""
     record = _raw_record(row, repeated=repeated, flaky=flaky, include_details=include_details)
-    for key, value in record.items():
-        if isinstance(value, str):
-            record[key] = _visible(value)
-        elif isinstance(value, list):
-            record[key] = [
-                _visible(item) if isinstance(item, str) else [_visible(text) for text in item]
-                for item in value
-            ]
-    return record
+    return {key: _visible_value(value) for key, value in record.items()}
 
 
 def _raw_record(
