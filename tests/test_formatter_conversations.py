@@ -95,7 +95,7 @@ def test_html_script_builds_turns_only_on_pages_with_conversations() -> None:
     code, _ = scripts(root)
     assert "row.C" in code.text()
     [policy] = [m for m in root.find_all("meta") if m.attrs.get("http-equiv")]
-    assert csp_source(code.text()) in policy.attrs["content"]
+    assert csp_source(code.text()) in policy.attr("content")
     [record] = row_data(root)
     assert record["Cs"].startswith("3 turns;")
     titles = [(turn[0], turn[1]) for turn in record["C"]]
