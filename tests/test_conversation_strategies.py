@@ -17,9 +17,10 @@ from aeval.strategies import (
     EachTurn,
     NotBlankStrategy,
     ToolCalledStrategy,
+    ToolPolicyStrategy,
     ToolSequenceStrategy,
 )
-from aeval.strategies.conversation import render_transcript, turn_sample
+from aeval.strategies.conversation import each_turn_sample, render_transcript
 from aeval.trace import ToolCall, Trace, current, using
 
 pytestmark = pytest.mark.anyio
@@ -47,44 +48,50 @@ TRIP = Transcript(
 
 SCRIPTED = EvaluationSample(
     "trip",
-    metadata={
-        "must_contain": ["conversation-wide"],
-        "expected_tools": ["whole", "conversation"],
-        "tool_fixtures": {"note": "kept"},
-        "turns": (
-            ScriptedTurn(
-                "Plan a 3-day trip to Mysore",
-                {"must_contain": ["Palace"], "expected_tools": ["get_weather"]},
-            ),
-            ScriptedTurn("Make it cheaper: my budget is 5000 rupees", {"must_contain": ["5000"]}),
-            ScriptedTurn(
-                "How much is the bus?",
-                {"must_contain": ["350"], "expected_tools": ["get_ticket_price"]},
-            ),
+    metadata={"tool_fixtures": {"note": "kept"}},
+    turns=[
+        ScriptedTurn(
+            "Plan a 3-day trip to Mysore",
+            {"must_contain": ["Palace"], "expected_tools": ["get_weather"]},
         ),
-    },
+        ScriptedTurn("Make it cheaper: my budget is 5000 rupees", {"must_contain": ["5000"]}),
+        ScriptedTurn(
+            "How much is the bus?",
+            {"must_contain": ["350"], "expected_tools": ["get_ticket_price"]},
+        ),
+    ],
 )
 
 
-def test_turn_sample_holds_the_turns_own_expectations_not_the_conversations() -> None:
-    first = turn_sample(SCRIPTED, 1, "Plan a 3-day trip to Mysore")
-    assert first.name == "trip turn 1"
+def test_each_turn_sample_holds_the_turns_expectations_and_its_user_message() -> None:
+    first = each_turn_sample(SCRIPTED, 1, "Plan a 3-day trip to Mysore")
+    assert first.name == "trip"
     assert first.parameters.as_dict() == {"question": "Plan a 3-day trip to Mysore"}
     assert dict(first.metadata) == {
         "tool_fixtures": {"note": "kept"},
         "must_contain": ["Palace"],
         "expected_tools": ["get_weather"],
-        "turn": 1,
     }
-    second = turn_sample(SCRIPTED, 2, "Make it cheaper")
+    second = each_turn_sample(SCRIPTED, 2, "Make it cheaper")
     assert "expected_tools" not in second.metadata
     assert second.metadata["must_contain"] == ["5000"]
-    beyond = turn_sample(SCRIPTED, 7, "a simulated turn")
+    beyond = each_turn_sample(SCRIPTED, 7, "a simulated turn")
     assert "must_contain" not in beyond.metadata
-    expected = EvaluationSample(
-        "e", metadata={"turns": (ScriptedTurn("hi", {"expected_output": "hello"}),)}
+    said = ScriptedTurn("hi", {"expected_output": "hello"})
+    expected = EvaluationSample("e", turns=[said, "bye"])
+    assert each_turn_sample(expected, 1, "hi").expected_output == "hello"
+    assert each_turn_sample(expected, 2, "bye").expected_output is None
+
+
+async def test_a_turns_own_list_replaces_the_conversations_for_that_turn() -> None:
+    sample = EvaluationSample(
+        "wide",
+        metadata={"must_contain": ["rupees"]},
+        turns=[ScriptedTurn("Plan", {"must_contain": ["Palace"]}), "Budget?"],
     )
-    assert turn_sample(expected, 1, "hi").expected_output == "hello"
+    transcript = Transcript((Turn("Plan", "Mysore Palace"), Turn("Budget?", "5000 rupees")))
+    result = await EachTurn(ContainsStrategy()).evaluate(sample, transcript)
+    assert result.passed is True, result.explanation
 
 
 async def test_each_turn_passes_when_every_turn_passes_with_the_turns_own_lists() -> None:
@@ -121,8 +128,17 @@ async def test_each_turn_gives_agent_strategies_each_turns_own_trace() -> None:
     verdicts = result.metadata["turns"]
     assert [v["outcome"] for v in verdicts] == ["passed", "failed", "passed"]
     assert result.metadata["failed_turn"] == 2
-    # turn 2 has no expected tools of its own and no trace: the agent strategy says so
-    assert "trip turn 2" in verdicts[1]["explanation"]
+    # turn 2 expects no tool of its own; it called none (other turns were traced)
+    assert verdicts[1]["explanation"].startswith("Sample 'trip' has no expected-tools")
+
+
+async def test_a_turn_that_recorded_nothing_among_traced_turns_called_nothing() -> None:
+    policy = await EachTurn(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(SCRIPTED, TRIP)
+    assert policy.passed is True, policy.explanation
+    untraced = Transcript(tuple(Turn(turn.user, turn.assistant) for turn in TRIP.turns))
+    missing = await EachTurn(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(SCRIPTED, untraced)
+    assert missing.passed is False
+    assert missing.explanation is not None and "No trace was recorded" in missing.explanation
 
 
 async def test_a_turn_without_an_answer_fails_with_a_clear_reason() -> None:
@@ -242,7 +258,7 @@ async def test_conversation_judge_against_a_real_server_reads_the_whole_transcri
     from aeval.testing import OpenAICompatibleServer, Reply
 
     goal = EvaluationSample(
-        "trip", metadata={"user": SimulatedUser("a student", "a trip under 5000 rupees")}
+        "trip", user=SimulatedUser("a student", "a trip under 5000 rupees", first=("Plan",))
     )
     async with (
         OpenAICompatibleServer([Reply.text("True.", usage=(120, 2))]) as server,

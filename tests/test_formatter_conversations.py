@@ -35,13 +35,11 @@ TRANSCRIPT = Transcript(
 )
 SAMPLE = EvaluationSample(
     "trip",
-    metadata={
-        "turns": (
-            ScriptedTurn("Plan a trip", {"must_contain": ["Palace"]}),
-            ScriptedTurn("Budget", {"must_contain": ["5000"]}),
-            ScriptedTurn("Bus price?", {"must_contain": ["350"]}),
-        )
-    },
+    turns=[
+        ScriptedTurn("Plan a trip", {"must_contain": ["Palace"]}),
+        ScriptedTurn("Budget", {"must_contain": ["5000"]}),
+        ScriptedTurn("Bus price?", {"must_contain": ["350"]}),
+    ],
 )
 
 

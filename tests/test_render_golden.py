@@ -161,18 +161,14 @@ def _conversation_rows() -> list[aeval.EvaluationRow]:
         )
     )
     failed = aeval.Transcript((*transcript.turns[:1], aeval.Turn("And then?", None)), "error")
-    turns = {
-        "metadata": {
-            "turns": (
-                ScriptedTurn("Plan a 3-day trip to Mysore", {"must_contain": ["Palace"]}),
-                ScriptedTurn("Make it cheaper", {"must_contain": ["5000"]}),
-                ScriptedTurn("How much is the bus?", {"must_contain": ["350"]}),
-            )
-        }
-    }
+    turns = [
+        ScriptedTurn("Plan a 3-day trip to Mysore", {"must_contain": ["Palace"]}),
+        ScriptedTurn("Make it cheaper", {"must_contain": ["5000"]}),
+        ScriptedTurn("How much is the bus?", {"must_contain": ["350"]}),
+    ]
     samples = (
-        aeval.EvaluationSample("trip", **turns),
-        aeval.EvaluationSample("trip-cut-off", **turns),
+        aeval.EvaluationSample("trip", turns=turns),
+        aeval.EvaluationSample("trip-cut-off", turns=turns),
     )
     each = EachTurn(ContainsStrategy())
     sequence = ToolSequenceStrategy(["get_weather", "get_ticket_price"], order="exact")

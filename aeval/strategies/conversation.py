@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._conversation import ScriptedTurn, SimulatedUser, Transcript, Turn
+from .._conversation import Transcript, Turn
 from .._engine._callables import apply_strategy, prepare_strategies, strategy_name
 from .._reporting._results import EvaluationResult
 from .._samples import EvaluationSample
+from .._samples._conversation_keys import turn_sample
 from .._util._numbers import truncate
 from ..abc import ChatModel
-from ..trace import current, render_trace, using
-from ..trace._keys import EXPECTED_TOOL_ARGUMENTS, EXPECTED_TOOLS, FORBIDDEN_TOOLS
+from ..trace import Trace, current, render_trace, using
 from ._base import NamedStrategy
 from .judge import Aggregate, AiJudgeStrategy
 
@@ -33,71 +33,35 @@ __all__ = [
     "ConversationJudgeStrategy",
     "EachTurn",
     "EachTurnStrategy",
+    "each_turn_sample",
     "render_transcript",
-    "turn_sample",
 ]
 
-TURN_EXPECTATIONS = frozenset(
-    {
-        "expected_output",
-        "must_contain",
-        "must_not_contain",
-        EXPECTED_TOOLS,
-        FORBIDDEN_TOOLS,
-        EXPECTED_TOOL_ARGUMENTS,
-    }
-)
-"""The metadata keys that hold for one answer: a turn's own, never the conversation's."""
-
 _EXCERPT = 60
+_NOTHING_CALLED = Trace()
 
 
-def _scripted_turns(sample: EvaluationSample) -> tuple[ScriptedTurn, ...]:
-    turns = getattr(sample, "turns", None)
-    if turns is None:
-        turns = sample.metadata.get("turns")
-    if not isinstance(turns, Sequence) or isinstance(turns, str):
-        return ()
-    return tuple(turn for turn in turns if isinstance(turn, ScriptedTurn))
+def each_turn_sample(sample: EvaluationSample, number: int, user: str) -> EvaluationSample:
+    """The sample turn ``number`` (from 1) of a conversation is judged against.
 
-
-def _simulated_user(sample: EvaluationSample) -> SimulatedUser | None:
-    user = getattr(sample, "user", None)
-    if user is None:
-        user = sample.metadata.get("user")
-    return user if isinstance(user, SimulatedUser) else None
-
-
-def turn_sample(sample: EvaluationSample, number: int, user: str) -> EvaluationSample:
-    """The sample one turn of a conversation is judged against.
-
-    It keeps ``sample``'s name (with the turn number), tags and metadata, without the
-    conversation's answer expectations (``must_contain``, ``expected_tools``, ... hold for one
-    answer, so a conversation-wide list would be read as every turn's); the turn's own
-    expectations (``turns: [{user: ..., must-contain: [...]}]``) take their place, its
-    ``expected_output`` becomes the sample's expected output, and its user message is the
-    ``question`` parameter.
+    It is :func:`turn_sample`'s (the conversation sample's metadata, without the conversation
+    keys, with the scripted turn's expectations merged in: a turn's ``must_contain`` replaces
+    the sample's; its expected output is the turn's ``expected_output`` when it has one, else
+    the sample's), with the turn's user message as its ``question`` parameter, so a judge's
+    ``{question}`` is what the user asked on that turn.
 
     Args:
         sample: The conversation sample.
         number: The turn's number, from 1.
         user: The turn's user message.
     """
-    scripted = _scripted_turns(sample)
-    own: Mapping[str, Any] = scripted[number - 1].expectations if number <= len(scripted) else {}
-    metadata = {
-        key: value
-        for key, value in sample.metadata.items()
-        if key not in TURN_EXPECTATIONS and key not in ("turns", "user")
-    }
-    metadata.update((key, value) for key, value in own.items() if key != "expected_output")
-    metadata["turn"] = number
+    base = turn_sample(sample, number)
     return EvaluationSample(
-        f"{sample.name} turn {number}",
+        base.name,
         {"question": user},
-        own.get("expected_output"),
-        tags=sample.tags,
-        metadata=metadata,
+        base.expected_output,
+        tags=base.tags,
+        metadata=base.metadata,
     )
 
 
@@ -127,12 +91,13 @@ def _outcome(result: EvaluationResult) -> str:
 class EachTurn(NamedStrategy):
     """Applies a single-turn strategy to every assistant turn of a conversation.
 
-    Each turn is judged as a sample of its own (:func:`turn_sample`): its answer is the
+    Each turn is judged as a sample of its own (:func:`each_turn_sample`): its answer is the
     output, its user message the ``question``, its own expectations
-    (``turns: [{user: ..., must-contain: [...], expected-tools: [...]}]``) the sample's, so a
-    strategy built without explicit lists (``ContainsStrategy()``, ``ToolCalledStrategy()``)
-    reads each turn's. The turn's trace is the current one while it is judged, so agent
-    strategies see only that turn's calls. A sync strategy runs as the Scorer runs it (in a
+    (``turns: [{user: ..., must-contain: [...], expected-tools: [...]}]``) merged over the
+    conversation sample's, so a strategy built without explicit lists (``ContainsStrategy()``,
+    ``ToolCalledStrategy()``) reads each turn's. The turn's trace is the current one while it
+    is judged, so agent strategies see only that turn's calls (a turn that recorded nothing
+    while others did called nothing: its trace is empty). A sync strategy runs as the Scorer runs it (in a
     worker thread unless it is a cheap inline check), an async one on the event loop.
 
     The row passes when every turn passes. Its score is the share of turns that passed (a
@@ -177,17 +142,20 @@ class EachTurn(NamedStrategy):
         """The strategy applied to each turn."""
         return self._strategy
 
-    async def _turn(self, sample: EvaluationSample, number: int, turn: Turn) -> EvaluationResult:
+    async def _turn(
+        self, sample: EvaluationSample, number: int, turn: Turn, *, traced: bool
+    ) -> EvaluationResult:
         if turn.assistant is None:
             return EvaluationResult.failing(
                 "the turn has no answer: the target raised or ran out of time on it"
             )
         inner = self._inner
-        with using(turn.trace):
+        trace = turn.trace if turn.trace is not None or not traced else _NOTHING_CALLED
+        with using(trace):
             return await apply_strategy(
                 inner.evaluate,
                 inner.name,
-                turn_sample(sample, number, turn.user),
+                each_turn_sample(sample, number, turn.user),
                 turn.assistant,
                 inline=inner.inline,
             )
@@ -199,11 +167,12 @@ class EachTurn(NamedStrategy):
             return EvaluationResult(
                 False, 0.0, "the conversation has no turns", {"turns": [], "failed_turn": None}
             )
+        traced = any(turn.trace is not None for turn in transcript.turns)
         verdicts: list[dict[str, Any]] = []
         first: tuple[int, Turn, EvaluationResult] | None = None
         for number, turn in enumerate(transcript.turns, 1):
             try:
-                result = await self._turn(sample, number, turn)
+                result = await self._turn(sample, number, turn, traced=traced)
             except Exception as exc:
                 exc.add_note(f"{self.name}: raised on turn {number} ({_excerpt(turn.user)!r})")
                 raise
@@ -381,7 +350,7 @@ class ConversationJudgeStrategy(AiJudgeStrategy):
     def render(self, sample: EvaluationSample, output: Any) -> str:
         """The prompt the judge receives for the transcript ``output`` of ``sample``."""
         transcript = _transcript(output, self.name)
-        user = _simulated_user(sample)
+        user = sample.user
         goal = "" if user is None else f"The user's goal: {user.goal}\n"
         prompt = self.prompt.replace("{goal}", goal).replace(
             "{response}", render_transcript(transcript)
