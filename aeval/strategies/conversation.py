@@ -97,8 +97,9 @@ class EachTurn(NamedStrategy):
     conversation sample's, so a strategy built without explicit lists (``ContainsStrategy()``,
     ``ToolCalledStrategy()``) reads each turn's. The turn's trace is the current one while it
     is judged, so agent strategies see only that turn's calls (a turn that recorded nothing
-    while others did called nothing: its trace is empty). A sync strategy runs as the Scorer runs it (in a
-    worker thread unless it is a cheap inline check), an async one on the event loop.
+    while others did called nothing: its trace is empty). A sync strategy runs as the Scorer
+    runs it (in a worker thread unless it is a cheap inline check), an async one on the event
+    loop.
 
     The row passes when every turn passes. Its score is the share of turns that passed (a
     ten-turn conversation with one bad turn scores 0.9 and fails). Its explanation names the
