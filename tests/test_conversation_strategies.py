@@ -207,6 +207,26 @@ async def test_each_turn_runs_sync_strategies_in_worker_threads_with_the_turns_t
     assert threaded.score == pytest.approx(2 / 3)
 
 
+async def test_each_turn_of_a_judge_counts_every_turns_calls_in_the_usage() -> None:
+    from aeval.strategies import AiJudgeStrategy
+    from aeval.models import TokenUsage
+    from aeval.testing import FakeChatModel
+
+    model = FakeChatModel(["true", "false", "true"], usage=TokenUsage(40, 2))
+    judge = AiJudgeStrategy(model, "Question: {question}\nAnswer: {response}\nGood? true/false")
+    report = await Scorer().evaluate([SCRIPTED], lambda: TRIP, EachTurn(judge))
+    [row] = report.evaluations
+    assert row.metadata["failed_turn"] == 2
+    asked = [call.messages[-1].content for call in model.calls]
+    assert [text.splitlines()[0] for text in asked] == [
+        "Question: Plan a 3-day trip to Mysore",
+        "Question: Make it cheaper: my budget is 5000 rupees",
+        "Question: How much is the bus?",
+    ]
+    assert (row.metadata["prompt_tokens"], row.metadata["completion_tokens"]) == (120, 6)
+    assert (report.usage.prompt_tokens, report.usage.completion_tokens) == (120, 6)
+
+
 async def test_an_inner_error_is_an_error_row_naming_the_turn() -> None:
     class Broken:
         def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:

@@ -39,6 +39,7 @@ __all__ = [
 
 _EXCERPT = 60
 _NOTHING_CALLED = Trace()
+_USAGE = ("prompt_tokens", "completion_tokens", "retries", "cost")
 
 
 def each_turn_sample(sample: EvaluationSample, number: int, user: str) -> EvaluationSample:
@@ -107,7 +108,9 @@ class EachTurn(NamedStrategy):
     strategy's explanation. A turn with no answer (it raised or timed out) does not pass.
     The metadata holds ``turns``, one verdict per turn (``turn``, ``outcome``, ``score``,
     ``explanation``), and ``failed_turn``, the first turn that did not pass (the reports mark
-    it); ``None`` when all passed.
+    it); ``None`` when all passed. A judged inner strategy's ``prompt_tokens``,
+    ``completion_tokens``, ``retries`` and ``cost`` are summed over the turns, so the report's
+    usage counts every turn's calls.
 
     A row whose output is not a :class:`~aeval.Transcript` (a single-turn sample) is an error
     row saying the strategy needs a conversation sample.
@@ -170,6 +173,7 @@ class EachTurn(NamedStrategy):
             )
         traced = any(turn.trace is not None for turn in transcript.turns)
         verdicts: list[dict[str, Any]] = []
+        usage: dict[str, float] = {}
         first: tuple[int, Turn, EvaluationResult] | None = None
         for number, turn in enumerate(transcript.turns, 1):
             try:
@@ -187,10 +191,15 @@ class EachTurn(NamedStrategy):
             )
             if first is None and not result.passed:
                 first = (number, turn, result)
+            for key in _USAGE:
+                value = result.metadata.get(key)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    usage[key] = usage.get(key, 0) + value
         passed = sum(verdict["outcome"] == "passed" for verdict in verdicts)
         metadata: dict[str, Any] = {
             "turns": verdicts,
             "failed_turn": None if first is None else first[0],
+            **usage,
         }
         score = passed / len(verdicts)
         if first is None:
