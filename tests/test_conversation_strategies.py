@@ -208,8 +208,8 @@ async def test_each_turn_runs_sync_strategies_in_worker_threads_with_the_turns_t
 
 
 async def test_each_turn_of_a_judge_counts_every_turns_calls_in_the_usage() -> None:
-    from aeval.strategies import AiJudgeStrategy
     from aeval.models import TokenUsage
+    from aeval.strategies import AiJudgeStrategy
     from aeval.testing import FakeChatModel
 
     model = FakeChatModel(["true", "false", "true"], usage=TokenUsage(40, 2))
