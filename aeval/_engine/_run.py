@@ -352,9 +352,13 @@ class Run:
         index: int,
         repeat: int,
         trace: Trace | None = None,
+        *,
+        output: Any = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         """One error row per strategy (one without strategies): every sample weighs the same;
-        each holds what the sample's trace recorded before the failure."""
+        each holds what the sample's trace recorded before the failure, and ``output`` (a
+        conversation's transcript so far); ``extra`` joins the first row's metadata."""
         self.aggregator.count_sample(repeat=repeat, failed=True)
         self.tally.samples_done += 1
         if isinstance(exc, SampleTimeout):
@@ -367,12 +371,14 @@ class Run:
         if not targets:
             targets.append((None, 0))
         metadata = retries_of(exc)
+        if extra is not None:
+            metadata = {**(metadata or {}), **extra}
         for name, position in targets:
             await self._add(
                 EvaluationRow.from_error(
                     sample,
                     name,
-                    None,
+                    output,
                     error,
                     duration=duration,
                     index=index,

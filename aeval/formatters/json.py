@@ -232,9 +232,12 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                 "promptTokens": report.usage.prompt_tokens,
                 "completionTokens": report.usage.completion_tokens,
                 "cost": report.usage.cost,
+                "userModelCalls": report.usage.user_model_calls,
             },
         }
     )
+    if report.conversations:
+        document["conversations"] = dict(report.conversations)
     if report.repeat_statistics is not None:
         document["repeats"] = _repeats(report.repeat_statistics)
     if report.calibration:
@@ -438,6 +441,13 @@ def _moments(data: Mapping[str, Any] | None) -> ClusteredMean:
     )
 
 
+def _conversations(data: Any) -> dict[str, int]:
+    if data is None:
+        return {}
+    counts = read_mapping(data, "conversations")
+    return {ending: _count(counts, ending) for ending in counts}
+
+
 def report_from_json(text: str | bytes) -> EvaluationReport:
     """Rebuild the report a ``report.json`` was written from (this module's format).
 
@@ -555,6 +565,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                     prompt_tokens=_count(usage, "promptTokens"),
                     completion_tokens=_count(usage, "completionTokens"),
                     cost=read_number(usage["cost"], "cost", low=0.0),
+                    user_model_calls=_count(usage, "userModelCalls", 0),
                 ),
                 repeats=repeats,
                 calibration={
@@ -562,6 +573,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                     for name, c in (data.get("calibration") or {}).items()
                 },
                 judges={name: _read_judges(j) for name, j in (data.get("judges") or {}).items()},
+                conversations=_conversations(data.get("conversations")),
             )
         )
     except FormatError:
