@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from aeval import EvaluationResult, EvaluationSample, Outcome, Scorer, Transcript, Turn
+from aeval import (
+    Conversation,
+    EvaluationResult,
+    EvaluationSample,
+    Outcome,
+    Scorer,
+    Transcript,
+    Turn,
+)
 from aeval._conversation import ScriptedTurn, SimulatedUser
 from aeval.strategies import (
     BudgetStrategy,
@@ -21,6 +29,7 @@ from aeval.strategies import (
     ToolSequenceStrategy,
 )
 from aeval.strategies.conversation import each_turn_sample, render_transcript
+from aeval.testing import FakeChatModel
 from aeval.trace import ToolCall, Trace, current, using
 
 pytestmark = pytest.mark.anyio
@@ -214,7 +223,7 @@ async def test_each_turn_of_a_judge_counts_every_turns_calls_in_the_usage() -> N
 
     model = FakeChatModel(["true", "false", "true"], usage=TokenUsage(40, 2))
     judge = AiJudgeStrategy(model, "Question: {question}\nAnswer: {response}\nGood? true/false")
-    report = await Scorer().evaluate([SCRIPTED], lambda: TRIP, EachTurn(judge))
+    report = await Scorer().evaluate([SCRIPTED], replay, EachTurn(judge))
     [row] = report.evaluations
     assert row.metadata["failed_turn"] == 2
     asked = [call.messages[-1].content for call in model.calls]
@@ -262,6 +271,13 @@ def test_whole_conversation_agent_checks_read_the_combined_trace() -> None:
     assert budget.explanation is not None and "3" in budget.explanation
 
 
+async def replay(conversation: Conversation) -> str:
+    """A conversation target that gives TRIP's answers, turn by turn."""
+    answer = TRIP.turns[conversation.turn - 1].assistant
+    assert answer is not None
+    return answer
+
+
 # --- the conversation judge ------------------------------------------------------------------
 
 
@@ -278,15 +294,20 @@ async def test_conversation_judge_against_a_real_server_reads_the_whole_transcri
     from aeval.testing import OpenAICompatibleServer, Reply
 
     goal = EvaluationSample(
-        "trip", user=SimulatedUser("a student", "a trip under 5000 rupees", first=("Plan",))
+        "trip",
+        user=SimulatedUser(
+            "a student", "a trip under 5000 rupees", first=("Plan a 3-day trip to Mysore",)
+        ),
+    )
+    user_model = FakeChatModel(
+        ["Make it cheaper: my budget is 5000 rupees", "How much is the bus?", "GOAL REACHED"]
     )
     async with (
         OpenAICompatibleServer([Reply.text("True.", usage=(120, 2))]) as server,
         OpenAIChatModel("judge-model", base_url=server.base_url) as model,
     ):
-        report = await Scorer().evaluate(
-            [goal], lambda: TRIP, ConversationJudgeStrategy(model, prices={"judge-model": (1, 2)})
-        )
+        judge = ConversationJudgeStrategy(model, prices={"judge-model": (1, 2)})
+        report = await Scorer(user_model=user_model).evaluate([goal], replay, judge)
         [request] = server.requests
     [row] = report.evaluations
     assert row.outcome is Outcome.PASSED
@@ -298,6 +319,8 @@ async def test_conversation_judge_against_a_real_server_reads_the_whole_transcri
     assert prompt.rstrip().endswith("Answer true if it did and false if it did not.")
     assert (report.usage.prompt_tokens, report.usage.completion_tokens) == (120, 2)
     assert row.metadata["criteria"][0].startswith("The assistant reached")
+    assert isinstance(row.output, Transcript) and row.output.ended == "goal"
+    assert len(user_model.calls) == 3
 
 
 async def test_structured_conversation_judge_scores_on_its_scale_with_own_criteria() -> None:
@@ -331,7 +354,7 @@ async def test_an_unreadable_conversation_verdict_is_unscored_after_one_reask() 
         OpenAICompatibleServer(["It depends.", "Hard to say."]) as server,
         OpenAIChatModel("judge-model", base_url=server.base_url) as model,
     ):
-        report = await Scorer().evaluate([SCRIPTED], lambda: TRIP, ConversationJudgeStrategy(model))
+        report = await Scorer().evaluate([SCRIPTED], replay, ConversationJudgeStrategy(model))
         assert len(server.requests) == 2
     [row] = report.evaluations
     assert row.outcome is Outcome.UNSCORED
@@ -358,3 +381,54 @@ def test_conversation_judge_rejects_bad_criteria() -> None:
         ConversationJudgeStrategy(FakeChatModel([]), criteria="be nice")
     with pytest.raises(ValueError, match="non-blank"):
         ConversationJudgeStrategy(FakeChatModel([]), criteria=["ok", " "])
+
+
+# --- through the conversation engine -----------------------------------------------------------
+
+
+async def planner(conversation: Conversation) -> str:
+    """A conversation target that calls a tool on turns 1 and 3 and raises on a 'boom'."""
+    from aeval.trace import record_tool_call
+
+    if "boom" in conversation.last:
+        raise RuntimeError("the planner fell over")
+    if conversation.turn == 1:
+        record_tool_call("get_weather", {"city": "Mysore"}, result="sunny")
+        return "Mysore Palace, sunny"
+    if conversation.turn == 3:
+        record_tool_call("get_ticket_price", {"to": "Mysore"}, result="350")
+        return "The bus is 350 rupees"
+    return "A 5000 rupee plan"
+
+
+async def test_through_the_engine_each_turn_sees_its_trace_and_the_whole_sees_all() -> None:
+    report = await Scorer().evaluate(
+        [SCRIPTED],
+        planner,
+        EachTurn(ContainsStrategy()),
+        EachTurn(ToolCalledStrategy()),
+        ToolSequenceStrategy(["get_weather", "get_ticket_price"], order="exact"),
+        BudgetStrategy(max_tool_calls=1),
+    )
+    rows = {row.strategy: row for row in report.evaluations}
+    assert rows["EachTurn(ContainsStrategy)"].outcome is Outcome.PASSED
+    per_turn = rows["EachTurn(ToolCalledStrategy)"]
+    # turn 2 expects no tool of its own: its row says so, the other turns pass
+    assert [v["outcome"] for v in per_turn.metadata["turns"]] == ["passed", "failed", "passed"]
+    assert rows["ToolSequenceStrategy"].outcome is Outcome.PASSED
+    budget = rows["BudgetStrategy"]
+    assert budget.outcome is Outcome.FAILED
+    assert budget.trace is not None
+    assert budget.trace.tool_names() == ("get_weather", "get_ticket_price")
+
+
+async def test_through_the_engine_a_turn_that_raises_fails_each_turn_on_that_turn() -> None:
+    sample = EvaluationSample("boom", turns=["Plan a trip to Mysore", "boom now", "never asked"])
+    report = await Scorer().evaluate([sample], planner, EachTurn(NotBlankStrategy()))
+    [row] = report.evaluations
+    transcript = row.output
+    assert isinstance(transcript, Transcript)
+    assert transcript.ended == "error"
+    assert [turn.assistant for turn in transcript.turns] == ["Mysore Palace, sunny", None]
+    assert row.outcome is Outcome.ERROR
+    assert row.error is not None and "the planner fell over" in row.error.message

@@ -25,6 +25,22 @@ def example() -> dict[str, Any]:
     return module
 
 
+def said(transcript: object) -> tuple[object, ...]:
+    """What a transcript says and does, without its timings."""
+    assert isinstance(transcript, Transcript)
+    return tuple(
+        (
+            turn.user,
+            turn.assistant,
+            tuple(
+                (call.name, tuple(call.arguments.items()), call.result)
+                for call in (turn.trace.tool_calls if turn.trace else ())
+            ),
+        )
+        for turn in transcript.turns
+    )
+
+
 async def test_the_conversation_passes_every_check_on_every_repeat_and_none_is_flaky(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -47,7 +63,7 @@ async def test_the_conversation_passes_every_check_on_every_repeat_and_none_is_f
     assert sorted(transcripts) == list(range(10))
     first = transcripts[0]
     assert isinstance(first, Transcript)
-    assert all(transcript == first for transcript in transcripts.values())
+    assert len({said(transcript) for transcript in transcripts.values()}) == 1
     assert [turn.user for turn in first.turns] == [
         "Plan a 2-day trip to Mysore",
         "Make it cheaper: my budget is ₹3,000",
