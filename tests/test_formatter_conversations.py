@@ -123,3 +123,17 @@ def test_terminal_failures_name_the_failing_turn() -> None:
     assert "turn 2 of 3 ('Budget <5000> | *cheap*') did not pass ContainsStrategy" in (
         out.getvalue()
     )
+
+
+def test_a_row_read_back_from_rows_jsonl_renders_the_same() -> None:
+    import orjson
+
+    from aeval._reporting._codec import row_from_dict, row_to_dict
+
+    row = judged_row(trace=TRANSCRIPT.trace)
+    back = row_from_dict(orjson.loads(orjson.dumps(row_to_dict(row))))
+    assert isinstance(back.output, Transcript)
+    assert back.metadata["failed_turn"] == 2
+    before, after = EvaluationReport([row]), EvaluationReport([back])
+    for fmt in ("markdown", "html"):
+        assert after.format(fmt) == before.format(fmt)
