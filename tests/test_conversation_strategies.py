@@ -236,16 +236,24 @@ async def test_each_turn_of_a_judge_counts_every_turns_calls_in_the_usage() -> N
     assert (report.usage.prompt_tokens, report.usage.completion_tokens) == (120, 6)
 
 
-async def test_an_inner_error_is_an_error_row_naming_the_turn() -> None:
+async def test_an_inner_error_is_an_error_row_naming_the_turn_with_its_retries() -> None:
     class Broken:
         def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
-            raise ValueError("no good")
+            if "from Bangalore" in output:
+                error = ConnectionError("judge unreachable")
+                error.retries = 2  # type: ignore[attr-defined]
+                raise error
+            return EvaluationResult.passing()
 
-    with pytest.raises(ValueError, match="no good") as caught:
-        await EachTurn(Broken()).evaluate(SCRIPTED, TRIP)
-    assert caught.value.__notes__ == [
-        "EachTurn(Broken): raised on turn 1 ('Plan a 3-day trip to Mysore')"
-    ]
+    report = await Scorer().evaluate([SCRIPTED], replay, EachTurn(Broken()))
+    [row] = report.evaluations
+    assert row.outcome is Outcome.ERROR
+    assert row.error is not None
+    assert str(row.error) == (
+        "RuntimeError: EachTurn(Broken): the strategy raised on turn 3 ('How much is the "
+        "bus?'): ConnectionError: judge unreachable"
+    )
+    assert report.usage.retries == 2
 
 
 async def test_an_empty_transcript_fails() -> None:

@@ -18,6 +18,7 @@ from .._engine._callables import apply_strategy, prepare_strategies, strategy_na
 from .._reporting._results import EvaluationResult
 from .._samples import EvaluationSample
 from .._samples._conversation_keys import turn_sample
+from .._util._jsonsafe import safe_str
 from .._util._numbers import truncate
 from ..abc import ChatModel
 from ..trace import Trace, current, render_trace, using
@@ -81,6 +82,23 @@ def _transcript(output: Any, who: str) -> Transcript:
     )
 
 
+def _turn_error(
+    who: str, number: int, turn: Turn, exc: Exception, usage: Mapping[str, float]
+) -> RuntimeError:
+    """The error of a row whose inner strategy raised on a turn: it names the turn, and
+    carries the retries of that call and of the turns before it to the row."""
+    said = safe_str(exc)
+    error = RuntimeError(
+        f"{who}: the strategy raised on turn {number} ({_excerpt(turn.user)!r}): "
+        f"{type(exc).__name__}" + (f": {said}" if said else "")
+    )
+    retries = getattr(exc, "retries", 0)
+    total = int(usage.get("retries", 0)) + (retries if isinstance(retries, int) else 0)
+    if total:
+        error.retries = total  # type: ignore[attr-defined]
+    return error
+
+
 def _outcome(result: EvaluationResult) -> str:
     if result.skipped:
         return "skipped"
@@ -113,7 +131,9 @@ class EachTurn(NamedStrategy):
     usage counts every turn's calls.
 
     A row whose output is not a :class:`~aeval.Transcript` (a single-turn sample) is an error
-    row saying the strategy needs a conversation sample.
+    row saying the strategy needs a conversation sample; an inner strategy that raises on a
+    turn makes an error row naming the turn and the error (its retries, and those of the
+    turns before it, counted).
 
     Args:
         strategy: The strategy applied to each turn (anything a Scorer accepts).
@@ -179,8 +199,7 @@ class EachTurn(NamedStrategy):
             try:
                 result = await self._turn(sample, number, turn, traced=traced)
             except Exception as exc:
-                exc.add_note(f"{self.name}: raised on turn {number} ({_excerpt(turn.user)!r})")
-                raise
+                raise _turn_error(self.name, number, turn, exc, usage) from exc
             verdicts.append(
                 {
                     "turn": number,
