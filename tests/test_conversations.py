@@ -202,9 +202,11 @@ async def test_simulated_users_stop_at_the_goal_or_at_max_turns_and_are_counted(
         EvaluationSample("goal", user=SimulatedUser("a traveller", "a price", ("Go to Goa",), 5)),
         EvaluationSample("max", user=SimulatedUser("stubborn", "never", ("Go to Goa",), 3)),
     ]
-    async with OpenAICompatibleServer(handler=_user_model) as server:
-        async with OpenAIChatModel("user", base_url=server.base_url) as model:
-            report = await Scorer(user_model=model).evaluate(samples, travel_agent, answered)
+    async with (
+        OpenAICompatibleServer(handler=_user_model) as server,
+        OpenAIChatModel("user", base_url=server.base_url) as model,
+    ):
+        report = await Scorer(user_model=model).evaluate(samples, travel_agent, answered)
     goal, most = report.evaluations
     assert isinstance(goal.output, Transcript) and goal.output.ended == "goal"
     assert [t.user for t in goal.output.turns] == ["Go to Goa", "Go to Mysore"]
@@ -222,9 +224,11 @@ async def test_simulated_users_stop_at_the_goal_or_at_max_turns_and_are_counted(
 
 async def test_a_malformed_user_model_reply_is_an_error_row_quoting_it() -> None:
     sample = EvaluationSample("mumble", user=SimulatedUser("mumbles", "g", ("Go to Goa",), 4))
-    async with OpenAICompatibleServer(handler=_user_model) as server:
-        async with OpenAIChatModel("user", base_url=server.base_url) as model:
-            report = await Scorer(user_model=model).evaluate([sample], travel_agent, answered)
+    async with (
+        OpenAICompatibleServer(handler=_user_model) as server,
+        OpenAIChatModel("user", base_url=server.base_url) as model,
+    ):
+        report = await Scorer(user_model=model).evaluate([sample], travel_agent, answered)
     (row,) = report.evaluations
     assert row.error is not None and row.error.type == "UserModelError"
     assert "'ok GOAL REACHED I think'" in row.error.message
@@ -249,3 +253,49 @@ async def test_transcripts_round_trip_through_rows_jsonl_and_report_json(tmp_pat
     assert [row.output for row in again.evaluations] == [row.output for row in report.evaluations]
     assert again.conversations == {"script": 1, "error": 1}
     assert again.usage == report.usage
+
+
+async def _peak_memory(conversations: int, concurrency: int) -> tuple[int, int]:
+    """The tracemalloc peak of a run of ``conversations`` three-turn conversations, and the
+    most conversations that were in flight at once (all ``concurrency`` of them are held at
+    their first turn until that many have started)."""
+    import tracemalloc
+
+    started = anyio.Event()
+    state = {"open": 0, "most": 0}
+
+    async def target(conversation: Conversation) -> str:
+        if conversation.turn == 1:
+            state["open"] += 1
+            state["most"] = max(state["most"], state["open"])
+            if state["open"] >= concurrency:
+                started.set()
+            await started.wait()
+        if conversation.turn == 3:
+            state["open"] -= 1
+        return f"answer {conversation.turn} " + "x" * 200
+
+    samples = (
+        EvaluationSample(f"c{number}", turns=["one", "two", "three"])
+        for number in range(conversations)
+    )
+    tracemalloc.start()
+    try:
+        report = await Scorer(concurrency=concurrency, keep="none").evaluate(
+            samples, target, answered
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert report.passed_count == conversations and report.conversations == {
+        "script": conversations
+    }
+    return peak, state["most"]
+
+
+async def test_a_thousand_concurrent_conversations_keep_memory_flat() -> None:
+    one_round, most = await _peak_memory(1000, 1000)
+    assert most == 1000
+    three_rounds, _ = await _peak_memory(3000, 1000)
+    # what grows with the number of conversations run (not in flight) would triple the peak
+    assert three_rounds < 1.5 * one_round

@@ -45,7 +45,7 @@ from ._workers import AsyncWork, run_workers
 
 if TYPE_CHECKING:
     from .._reporting._aggregator import KeepRows
-    from ..abc import Executor, Sink
+    from ..abc import ChatModel, Executor, Sink
     from ._redact import Redactor
 
 __all__ = [
@@ -75,6 +75,9 @@ class RunSettings:
     executor: Executor | None
     tools: Tools = "live"
     trace_limits: TraceLimits = DEFAULT_LIMITS
+    user_model: ChatModel | None = None
+    user_cache: Any = None
+    conversation_timeout: float | None = None
 
 
 class Tally:
@@ -246,6 +249,9 @@ class Run:
             warn=self._warnings.append,
             tools=settings.tools,
             trace_limits=settings.trace_limits,
+            user_model=settings.user_model,
+            user_cache=settings.user_cache,
+            conversation_timeout=settings.conversation_timeout,
         )
         try:
             await settings.executor.execute(job, self._deliver)

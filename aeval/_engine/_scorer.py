@@ -400,7 +400,7 @@ class Scorer:
         prepared = prepare_strategies(strategies)
         kind = takes_conversation(function)
         bound = bind_function(function)
-        if kind:  # takes the conversation whole
+        if kind is not False:  # takes the conversation (or the parameters) whole
             bound = BoundFunction(function, None, bound.name)
         if isinstance(samples, Sequence):
             check_conversation_kinds(kind, bound.name, samples, user_model=self._user is not None)
@@ -419,6 +419,9 @@ class Scorer:
             executor=self.executor,
             tools=self.tools,
             trace_limits=self.trace_limits,
+            user_model=self.user_model,
+            user_cache=self.user_cache,
+            conversation_timeout=self.conversation_timeout,
         )
         parts = (settings, samples, bound, is_async_callable(function), prepared, self._tally)
         if kind is False:
