@@ -354,6 +354,19 @@ async def test_structured_conversation_judge_scores_on_its_scale_with_own_criter
     assert "criteria=['The budget is kept.']" in repr(judge)
 
 
+async def test_the_conversation_judge_asks_once_per_identical_transcript_with_a_cache() -> None:
+    from aeval import JudgeCache
+    from aeval.models import TokenUsage
+
+    model = FakeChatModel(["true"], usage=TokenUsage(100, 1))
+    judge = ConversationJudgeStrategy(model, cache=JudgeCache(path=None))
+    report = await Scorer(repeats=3, concurrency=1).evaluate([SCRIPTED], replay, judge)
+    assert len(model.calls) == 1
+    assert [row.outcome for row in report.evaluations] == [Outcome.PASSED] * 3
+    assert sorted(row.metadata["cached"] for row in report.evaluations) == [False, True, True]
+    assert report.usage.prompt_tokens == 100
+
+
 async def test_an_unreadable_conversation_verdict_is_unscored_after_one_reask() -> None:
     from aeval.models.openai import OpenAIChatModel
     from aeval.testing import OpenAICompatibleServer
