@@ -402,6 +402,8 @@ def test_conversation_judge_rejects_bad_criteria() -> None:
         ConversationJudgeStrategy(FakeChatModel([]), criteria="be nice")
     with pytest.raises(ValueError, match="non-blank"):
         ConversationJudgeStrategy(FakeChatModel([]), criteria=["ok", " "])
+    with pytest.raises(ValueError, match=r"holding \{response\} \(the transcript"):
+        ConversationJudgeStrategy(FakeChatModel([]), prompt="Judge {criteria}")
 
 
 # --- through the conversation engine -----------------------------------------------------------
@@ -453,3 +455,19 @@ async def test_through_the_engine_a_turn_that_raises_fails_each_turn_on_that_tur
     assert [turn.assistant for turn in transcript.turns] == ["Mysore Palace, sunny", None]
     assert row.outcome is Outcome.ERROR
     assert row.error is not None and "the planner fell over" in row.error.message
+
+
+async def test_a_custom_conversation_prompt_gets_criteria_goal_and_transcript() -> None:
+    model = FakeChatModel(["false"])
+    judge = ConversationJudgeStrategy(
+        model,
+        criteria=["Polite."],
+        prompt="Criteria:\n{criteria}\n{goal}Transcript:\n{response}\nPass? true/false",
+    )
+    result = await judge.evaluate(SCRIPTED, Transcript((Turn("hi", "go away"),)))
+    assert result.passed is False
+    [call] = model.calls
+    assert call.messages[-1].content == (
+        "Criteria:\n1. Polite.\nTranscript:\nTurn 1\nUser: hi\nAssistant: go away\n\n"
+        "(The conversation ended: script.)\nPass? true/false"
+    )

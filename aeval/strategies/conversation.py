@@ -350,6 +350,11 @@ class ConversationJudgeStrategy(AiJudgeStrategy):
             raise ValueError(
                 f"criteria must be a non-empty list of non-blank texts, got {list(criteria)!r}"
             )
+        if prompt is not None and (not isinstance(prompt, str) or "{response}" not in prompt):
+            raise ValueError(
+                "prompt must be a string holding {response} (the transcript, turn by turn) and "
+                f"may hold {{criteria}} and {{goal}}, got {truncate(repr(prompt), 80)}"
+            )
         self._criteria = tuple(criteria)
         listed = "\n".join(f"{index}. {item}" for index, item in enumerate(criteria, 1))
         template = CONVERSATION_PROMPT if prompt is None else prompt
