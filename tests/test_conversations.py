@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from rich.console import Console
 
 import aeval
 from aeval import (
@@ -233,6 +235,15 @@ async def test_simulated_users_stop_at_the_goal_or_at_max_turns_and_are_counted(
     prompt = server.requests[0].messages
     assert "a traveller" in prompt[0]["content"] and "GOAL REACHED" in prompt[0]["content"]
     assert "USER: Go to Goa" in prompt[1]["content"]
+    for fmt in ("markdown", "html"):
+        shown = report.format(fmt)
+        assert "4 simulated-user calls" in shown, fmt
+        assert "2 (1 goal reached, 1 at max turns)" in shown, fmt
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=200, color_system=None)
+    report.print(console=console)
+    printed = buffer.getvalue()
+    assert "4 simulated-user calls" in printed and "1 goal reached, 1 at max turns" in printed
 
 
 async def test_a_malformed_user_model_reply_is_an_error_row_quoting_it() -> None:
