@@ -263,7 +263,17 @@ async def test_chat(case, eval_assert):
 def test_the_pytest_plugin_makes_one_test_per_conversation(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", chats=CHATS)
     pytester.makepyfile(test_chat=PYTEST_FILE)
-    result = pytester.runpytest("-v", "-p", "no:cacheprovider", "-p", "no:randomly")
+    result = pytester.runpytest(
+        "-v",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:benchmark",
+        "-p",
+        "no:hypothesispytest",
+    )
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
         [
