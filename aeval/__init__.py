@@ -6,7 +6,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from . import trace as trace
-from ._conversation import Conversation, Transcript, Turn
+from ._conversation import Conversation, ScriptedTurn, SimulatedUser, Transcript, Turn
 from ._engine._builder import Evaluation, EvaluationBuilder, EvaluationRunner
 from ._engine._executor import IndexedSample
 from ._engine._scorer import RowStream, Scorer, ScorerStatistics
@@ -239,7 +239,9 @@ __all__ = [
     "Scorer",
     "ScorerClosedError",
     "ScorerStatistics",
+    "ScriptedTurn",
     "Shard",
+    "SimulatedUser",
     "Sink",
     "StoreError",
     "StoreSink",
