@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from aeval import EvaluationReport, EvaluationRow, EvaluationSample, Outcome, RunInfo, RunStore
+from aeval import (
+    EvaluationReport,
+    EvaluationRow,
+    EvaluationSample,
+    Outcome,
+    RunInfo,
+    RunStore,
+    Transcript,
+    Turn,
+)
 from aeval._reporting._codec import row_from_dict, row_to_dict
 from aeval._reporting._results import ErrorInfo
 from aeval._store import pick_rows
@@ -351,3 +360,43 @@ def test_the_text_of_a_plain_line_is_the_text_of_its_row() -> None:
             plain += 1
             assert text == _search_text(row_from_dict(row_to_dict(row))), row.name
     assert plain > 20, "most rows take the quick way"
+
+
+def conversation_rows() -> list[EvaluationRow]:
+    """Conversation rows (a transcript output, two strategies), every ending, the simulated
+    user's usage."""
+    made = []
+    endings = ("goal", "max-turns", "goal", "error", "script", "timeout")
+    for index, ended in enumerate(endings):
+        turns = (Turn("Hi", "Hello [2]"), Turn("Book it", None if ended == "error" else "Done"))
+        for position, strategy in enumerate(("EachTurn", "Judge")):
+            made.append(
+                EvaluationRow(
+                    sample=EvaluationSample(f"trip {index}", ["plan"], None),
+                    strategy=strategy,
+                    output=Transcript(turns, ended),
+                    outcome=Outcome.PASSED if index % 2 else Outcome.FAILED,
+                    score=1.0 if index % 2 else 0.0,
+                    metadata={"user_model": {"calls": 2, "prompt_tokens": 7, "cost": 0.5}}
+                    if position == 0
+                    else {"prompt_tokens": 3},
+                    index=index,
+                    position=position,
+                )
+            )
+    return made
+
+
+async def test_a_conversation_run_reads_as_its_report(tmp_path: Path) -> None:
+    _, _, run_id = store_shuffled(tmp_path / "runs.sqlite", conversation_rows())
+    store, run, report = await loaded_pair(tmp_path / "runs.sqlite", run_id)
+    async with store:
+        assert report.conversations and report.usage.user_model_calls == 12
+        assert header_facts(run.report) == header_facts(report)
+        for query in ("assistant", "[2]", "no answer", "book it done", "hello"):
+            page = await select(
+                RunPages(store), LoadedRun(run.index), filter="all", query=query, page=0, size=99
+            )
+            expected = reference(report, filter="all", query=query)
+            assert keys(row for _, row, _ in page.rows) == expected, query
+            assert expected or query == "book it done"

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .._conversation._codec import TAG, TRANSCRIPT
 from .._reporting._codec import row_from_dict
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow, Outcome
-from .._reporting._values import ModelUsage, ReportParts
+from .._reporting._values import USER_MODEL_KEY, ModelUsage, ReportParts
 from .._samples._labels import REVIEW_QUEUED
 from .._util._stats import ClusteredMean
 from ._columns import run_info
@@ -153,20 +154,47 @@ def _strategy_positions(connection: sqlite3.Connection, first: int, last: int) -
     return {row_id: position or 0 for row_id, position in found}
 
 
-def _usage(connection: sqlite3.Connection, first: int, last: int) -> ModelUsage:
-    sums = ", ".join(
-        f"sum(CASE WHEN json_type(data, '$.metadata.{key}') IN ('integer', 'real') "
-        f"THEN json_extract(data, '$.metadata.{key}') END)"
+def _sums(path: str) -> str:
+    return ", ".join(
+        f"sum(CASE WHEN json_type(data, '{path}.{key}') IN ('integer', 'real') "
+        f"THEN json_extract(data, '{path}.{key}') END)"
         for key in _USAGE
     )
+
+
+def _usage(connection: sqlite3.Connection, first: int, last: int) -> ModelUsage:
+    """What the rows' metadata say model calls cost, summed as the aggregator sums them
+    (the strategies' keys, and the simulated user's under ``user_model``)."""
+    user = f"$.metadata.{USER_MODEL_KEY}"
     found = connection.execute(
-        f"SELECT {sums} FROM rows WHERE id BETWEEN ? AND ? AND data LIKE '%\"metadata\":%'",
+        f"SELECT {_sums('$.metadata')}, {_sums(user)}, "
+        f"sum(CASE WHEN json_type(data, '{user}.calls') = 'integer' "
+        f"THEN json_extract(data, '{user}.calls') END) "
+        f"FROM rows WHERE id BETWEEN ? AND ? AND data LIKE '%\"metadata\":%'",
         (first, last),
     ).fetchone()
-    retries, prompt, completion, cost = (value or 0 for value in found)
+    sums = [value or 0 for value in found]
+    retries, prompt, completion, cost = (a + b for a, b in zip(sums[:4], sums[4:8], strict=True))
     return ModelUsage(
-        retries=retries, prompt_tokens=prompt, completion_tokens=completion, cost=float(cost)
+        retries=retries,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=float(cost),
+        user_model_calls=sums[8],
     )
+
+
+def _conversations(connection: sqlite3.Connection, first: int, last: int) -> dict[str, int]:
+    """Conversations per ending (a transcript output's, on each sample and repeat's first
+    strategy), in the order the rows first show each ending."""
+    found: list[tuple[str, int]] = connection.execute(
+        "SELECT json_extract(data, '$.output.ended'), count(*) FROM rows "
+        "WHERE id BETWEEN ? AND ? AND data LIKE ? "
+        f"AND json_extract(data, '$.output.\"{TAG}\"') = ? "
+        "AND json_extract(data, '$.position') = 0 GROUP BY 1 ORDER BY min(id)",
+        (first, last, f'%"{TAG}":"{TRANSCRIPT}"%', TRANSCRIPT),
+    ).fetchall()
+    return dict(found)
 
 
 def _moments(records: Sequence[tuple[Any, ...]]) -> tuple[ClusteredMean, dict[str, int], bool]:
@@ -271,6 +299,7 @@ def index_run(connection: sqlite3.Connection, seq: int, run_id: str) -> RunIndex
             usage=_usage(connection, first, last),
             repeats=None,
             call_time=_call_time(connection, first, last) if info.started_at is None else 0.0,
+            conversations=_conversations(connection, first, last),
         )
     )
     return RunIndex(
