@@ -20,6 +20,7 @@ from aeval import (
     Transcript,
     Turn,
 )
+from aeval._conversation import ConversationEnding
 from aeval._reporting._codec import row_from_dict, row_to_dict
 from aeval._reporting._results import ErrorInfo
 from aeval._store import pick_rows
@@ -366,7 +367,14 @@ def conversation_rows() -> list[EvaluationRow]:
     """Conversation rows (a transcript output, two strategies), every ending, the simulated
     user's usage."""
     made = []
-    endings = ("goal", "max-turns", "goal", "error", "script", "timeout")
+    endings: tuple[ConversationEnding, ...] = (
+        "goal",
+        "max-turns",
+        "goal",
+        "error",
+        "script",
+        "timeout",
+    )
     for index, ended in enumerate(endings):
         turns = (Turn("Hi", "Hello [2]"), Turn("Book it", None if ended == "error" else "Done"))
         for position, strategy in enumerate(("EachTurn", "Judge")):
