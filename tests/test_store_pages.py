@@ -305,6 +305,8 @@ async def test_a_run_still_written_is_read_again_a_finished_one_is_kept(tmp_path
         cache = RunCache(store, size=1)
         first = await cache.get(run_id)
         assert await cache.get(run_id) is first, "nothing new: the index is kept"
+        partial = await cache.report(first)
+        assert len(partial.evaluations) == 8 and await cache.report(first) is not partial
         assert len(first.index.ids) == 8
         encoder = RowEncoder()
         database.add_rows(seq, 8, [encoder(row) for row in made[8:]])
@@ -313,6 +315,8 @@ async def test_a_run_still_written_is_read_again_a_finished_one_is_kept(tmp_path
         database.finish(seq, RunInfo(started_at=1.0, finished_at=2.0, complete=True), ())
         ended = await cache.get(run_id)
         assert ended.index.finished and await cache.get(run_id) is ended
+        whole = await cache.report(ended)
+        assert len(whole.evaluations) == len(made) and await cache.report(ended) is whole
         other = store_shuffled(path, made, seed=4)[2]
         await cache.get(other)
         assert await cache.get(run_id) is not ended, "the cache holds one run"

@@ -294,7 +294,7 @@ def create_app(settings: ViewSettings) -> Any:
             try:
                 loaded = await cache().get(ref)
                 ids.append(loaded.id)
-                report = await store().load(loaded.id, shards=True)
+                report = await cache().report(loaded)
                 sides.append(await load_side(report, role=role, label=f"run {loaded.id}"))
             except RunNotFoundError as exc:
                 return _error(404, f"the {role}: {exc}")

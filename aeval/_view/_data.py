@@ -42,6 +42,7 @@ FILTER_KEYS = frozenset(key for key, _ in ROW_FILTERS)
 _SEARCH_LENGTH = 4000
 _SEARCH_BATCH = 2000
 _SEARCHES_KEPT = 8
+_REPORTS_KEPT = 2
 
 
 class LoadedRun:
@@ -268,7 +269,8 @@ async def _search(pages: RunPages, run: LoadedRun, kept: list[int], terms: list[
 
 
 class RunCache:
-    """The last few runs indexed, so that paging through a large run reads its index once.
+    """The last few runs indexed, so that paging through a large run reads its index once
+    (and the last two whole reports a comparison loaded).
 
     A run with no end recorded (still going on, or killed) is indexed again when it has
     new rows (its last row id changed) or has ended since.
@@ -283,6 +285,7 @@ class RunCache:
         self._store = store
         self._size = size
         self._runs: OrderedDict[str, LoadedRun] = OrderedDict()
+        self._reports: OrderedDict[str, EvaluationReport] = OrderedDict()
         self._lock = anyio.Lock()
 
     async def get(self, run_id: str) -> LoadedRun:
@@ -307,3 +310,18 @@ class RunCache:
             while len(self._runs) > self._size:
                 self._runs.popitem(last=False)
             return loaded
+
+    async def report(self, run: LoadedRun) -> EvaluationReport:
+        """The whole report of ``run`` (a comparison needs every row), kept for the last two
+        runs that have ended."""
+        async with self._lock:
+            held = self._reports.get(run.id)
+            if held is not None:
+                self._reports.move_to_end(run.id)
+                return held
+            report = await self._store.load(run.id, shards=True)
+            if run.index.finished:
+                self._reports[run.id] = report
+                while len(self._reports) > _REPORTS_KEPT:
+                    self._reports.popitem(last=False)
+            return report
