@@ -9,13 +9,23 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from aeval import EvaluationResult, EvaluationSample, SampleLoadError, Samples, Scorer
+from aeval import (
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    SampleLoadError,
+    Samples,
+    Scorer,
+)
+from aeval._cli._run import _FlushingSink
 from aeval._engine._callables import BoundFunction
 from aeval._samples import _loaders
 from aeval._samples._formats import parse_jsonl_lines
 from aeval._samples._plain import plain_sample
+from aeval.abc import BaseSink
 
 pytestmark = pytest.mark.anyio
 
@@ -222,3 +232,50 @@ async def test_a_streamed_sample_that_does_not_fit_comes_after_the_rows_before_i
         await Scorer(2).evaluate(Samples.stream(path), chat, agrees)
 
     assert sorted(called) == ["q0", "q1", "q2", "q3"]
+
+
+class _SlowFirstSink(BaseSink):
+    """Holds its first row until ``release`` is set; records every call's start and end."""
+
+    def __init__(self) -> None:
+        self.release = anyio.Event()
+        self.held = anyio.Event()
+        self.calls: list[str] = []
+        self.inside = 0
+        self.most_inside = 0
+
+    async def send(self, row: EvaluationRow) -> None:
+        self.inside += 1
+        self.most_inside = max(self.most_inside, self.inside)
+        self.calls.append(row.name)
+        if row.name == "s0":
+            self.held.set()
+            await self.release.wait()
+        self.inside -= 1
+
+    async def flush(self) -> None:
+        self.calls.append("flush")
+
+
+def _row(name: str) -> EvaluationRow:
+    return EvaluationRow.from_result(
+        EvaluationSample(name, ["q"], "q"), "exact", "q", EvaluationResult.from_boolean(True)
+    )
+
+
+async def test_the_command_lines_sink_wrapper_lets_one_call_in_at_a_time() -> None:
+    sink = _SlowFirstSink()
+    flushing = _FlushingSink(sink)
+    async with anyio.create_task_group() as group:
+        group.start_soon(flushing.send, _row("s0"))
+        await sink.held.wait()
+        for i in range(1, 4):
+            group.start_soon(flushing.send, _row(f"s{i}"))
+        group.start_soon(flushing.flush)
+        await anyio.wait_all_tasks_blocked()
+        assert sink.calls == ["s0"]
+        sink.release.set()
+    assert sink.most_inside == 1
+    assert sorted(sink.calls) == sorted(["s0", "s1", "s2", "s3", "flush"])
+    await flushing.send(_row("s4"))
+    assert sink.calls[-1] == "s4"

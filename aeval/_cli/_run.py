@@ -106,11 +106,16 @@ class _FlushingSink:
     every finished row on disk. A periodic flush that fails does not stop the run: the
     sink's next call raises the same error, so the Scorer drops the sink and says so, as
     for any failing sink.
+
+    One call reaches the sink at a time (a write must not overlap another). A call that finds
+    the sink busy waits until it is idle, with every other waiting call: not a lock handed
+    from task to task, which at a row per worker would keep every worker queued for it.
     """
 
     def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
-        self._lock = anyio.Lock()
+        self._busy = False
+        self._idle: anyio.Event | None = None
         self._pending = False
         self._facts = dict(facts or {})
         self._failed: Exception | None = None
@@ -122,28 +127,53 @@ class _FlushingSink:
         if self._failed is not None:
             raise self._failed
 
+    async def _enter(self) -> None:
+        while self._busy:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()
+        self._busy = True
+
+    def _leave(self) -> None:
+        self._busy = False
+        idle, self._idle = self._idle, None
+        if idle is not None:
+            idle.set()
+
     async def send(self, row: EvaluationRow) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             self._check()
             await self._sink.send(row)
             self._pending = True
+        finally:
+            self._leave()
 
     async def flush(self) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             self._check()
             await self._sink.flush()
             self._pending = False
+        finally:
+            self._leave()
 
     async def run_started(self, run: RunInfo) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             await self._sink.run_started(run.replace(**self._facts))
             self._pending = True
+        finally:
+            self._leave()
 
     async def run_finished(self, run: RunInfo) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             self._check()
             await self._sink.run_finished(run.replace(**self._facts))
             self._pending = True
+        finally:
+            self._leave()
 
     async def run(self) -> None:
         while self._failed is None:
