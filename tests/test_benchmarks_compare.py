@@ -1,5 +1,6 @@
-"""Smoke tests of benchmarks/compare.py (the regression guard) and bench_stream_run.py: they
-run and print their figures in the expected shape. No timing is checked."""
+"""Smoke tests of benchmarks/compare.py (the regression guard), bench_stream_run.py and
+bench_import.py: they run and print their figures in the expected shape. No timing is
+checked."""
 
 from __future__ import annotations
 
@@ -61,3 +62,20 @@ def test_stream_run_prints_every_engine_and_the_goals(tmp_path: Path) -> None:
         "aeval run (subprocess)",
     }
     assert all(run["samples"] == 2000 for runs in figure["runs"].values() for run in runs)
+
+
+def test_import_benchmark_prints_both_sides_and_the_goals(tmp_path: Path) -> None:
+    done, figures = quick_figures("bench_import.py", tmp_path / "import.json")
+
+    assert "import aeval (quick mode)" in done.stdout
+    assert "goal: import aeval <= 60 ms in-process" in done.stdout
+    assert "goal: fresh import aeval <= 1.5x anyio + orjson" in done.stdout
+    best = figures["figures"]["best"]
+    assert set(best) == {
+        "python alone",
+        "anyio + orjson (baseline)",
+        "import aeval",
+        "from aeval import Scorer, Samples",
+    }
+    assert all(len(runs["wall_ms"]) == 2 for runs in figures["figures"]["runs"].values())
+    assert best["from aeval import Scorer, Samples"]["importtime_ms"] > 0
