@@ -36,6 +36,7 @@ import orjson
 from _machine import machine
 
 ROOT = Path(__file__).resolve().parent.parent
+TREE = {"aeval": ROOT}  # whose aeval the children import: this checkout unless --tree says
 CONCURRENCY = 100
 GOAL_SECONDS = 1.0
 GOAL_RATIO = 10.0
@@ -140,7 +141,7 @@ def child_main(engine: str, path: str) -> int:
 def _child(engine: str, path: Path) -> dict[str, Any]:
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(TREE["aeval"]), os.environ.get("PYTHONPATH", "")]),
     }
     done = subprocess.run(
         [sys.executable, __file__, "--child", engine, str(path)],
@@ -155,7 +156,9 @@ def _child(engine: str, path: Path) -> dict[str, Any]:
 def _cli(folder: Path) -> dict[str, Any]:
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(folder), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(TREE["aeval"]), str(folder), os.environ.get("PYTHONPATH", "")]
+        ),
     }
     started = time.perf_counter()
     done = subprocess.run(
@@ -241,15 +244,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3, help="repetitions (default 3)")
     parser.add_argument("--million", action="store_true", help="also 1,000,000 samples, once")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--tree", type=Path, help="measure the aeval of another checkout (the figures before)"
+    )
     parser.add_argument("--child", nargs=2, metavar=("ENGINE", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         return child_main(*args.child)
+    if args.tree is not None:
+        TREE["aeval"] = args.tree.resolve()
     info = machine("aeval-engine", "anyio", "orjson")
     mode = " (quick mode)" if args.quick else ""
     print(f"Streamed JSONL run end to end{mode}: {info['date']}")
     print(f"Python {info['python']}, {info['cpus']} CPUs ({info['cpu']}), {info['memory']}")
-    print(f"load average {info['load_average']}")
+    print(f"load average {info['load_average']}; aeval from {TREE['aeval']}")
     figures = [measure(2_000 if args.quick else 100_000, 1 if args.quick else args.reps)]
     report(figures[0])
     if args.million:
