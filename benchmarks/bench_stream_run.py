@@ -6,12 +6,12 @@ which reads the file a line at a time and parses each line with ``orjson.loads``
 in the same run. And ``aeval run`` on that file (a subprocess, wall time) in at most 2 s.
 
 Each figure is one fresh subprocess (the engines alternate their order between
-repetitions); the figure is the median wall time, the range in brackets, and the median CPU time
-(what a busy shared machine disturbs least; the command's includes its start). Peak memory is the growth of
-the child's RSS high-water mark over the measured part (``/proc/self/clear_refs``). Rows
-printed, for the split of the time: ``Samples.stream`` alone (the loader) and the same
-Scorer over the samples already in a list (the engine per row; the list's memory is not
-flat, and its load is not timed).
+repetitions): the median wall time, the range in brackets, and the median CPU time (what a
+busy shared machine disturbs least; the command's includes its start). Peak memory is the
+growth of the child's RSS high-water mark over the measured part
+(``/proc/self/clear_refs``). Rows printed, for the split of the time: ``Samples.stream``
+alone (the loader) and the same Scorer over the samples already in a list (the engine per
+row; the list's memory is not flat, and its load is not timed).
 
 Usage::
 
