@@ -101,7 +101,20 @@ if TYPE_CHECKING:
         registered_loaders,
         unregister_loader,
     )
-    from ._store import HistoryPoint, RunStore, RunSummary, StoreSink
+    from ._store import (
+        HistoryPoint,
+        Label,
+        LabelCalibration,
+        ReviewerAgreement,
+        ReviewerPair,
+        RowLabel,
+        RunStore,
+        RunSummary,
+        StoreSink,
+        calibrate_labels,
+        output_digest,
+        pick_rows,
+    )
     from .abc import Executor
     from .strategies._cache import CacheStatistics, JudgeCache
     from .trace._tool import tool
@@ -191,9 +204,17 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "._store": (
         "HistoryPoint",
+        "Label",
+        "LabelCalibration",
+        "ReviewerAgreement",
+        "ReviewerPair",
+        "RowLabel",
         "RunStore",
         "RunSummary",
         "StoreSink",
+        "calibrate_labels",
+        "output_digest",
+        "pick_rows",
     ),
     ".abc": ("Executor",),
     ".strategies._cache": (
@@ -274,6 +295,8 @@ __all__ = [
     "JudgeCache",
     "JudgeCounts",
     "JudgeStatistics",
+    "Label",
+    "LabelCalibration",
     "MergeError",
     "MissingExtraError",
     "ModelConfigurationError",
@@ -293,6 +316,9 @@ __all__ = [
     "ReportAssert",
     "ReportParts",
     "ReportWriteError",
+    "ReviewerAgreement",
+    "ReviewerPair",
+    "RowLabel",
     "RowStream",
     "RunInfo",
     "RunNotFoundError",
@@ -319,10 +345,13 @@ __all__ = [
     "UnmockedToolCall",
     "assert_that",
     "calibrate",
+    "calibrate_labels",
     "compare",
     "compare_sync",
     "evaluate_sync",
     "merge_reports",
+    "output_digest",
+    "pick_rows",
     "read_rows",
     "read_run",
     "register_loader",

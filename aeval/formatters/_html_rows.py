@@ -43,7 +43,15 @@ if TYPE_CHECKING:
     from .._reporting._results import EvaluationRow
     from ..trace import Trace
 
-__all__ = ["CELL_LENGTH", "PAGE_SIZE", "SCRIPT", "TRACE_SCRIPT", "rows_section"]
+__all__ = [
+    "CELL_LENGTH",
+    "PAGE_SIZE",
+    "ROW_FILTERS",
+    "SCRIPT",
+    "TRACE_SCRIPT",
+    "row_html",
+    "rows_section",
+]
 
 CELL_LENGTH = 300
 """Longest explanation or error shown in the table of rows; the details hold more."""
@@ -538,3 +546,13 @@ def _json(metadata: Mapping[str, Any]) -> str:
     text, notes = _json_text(metadata)
     stand_ins = "".join(f'<p class="note">{escape(note)}</p>' for note in notes)
     return _pre(text) + stand_ins
+
+
+ROW_FILTERS = _FILTERS
+"""The filters of the rows, ``(key, label)``: ``all``, ``not-passed``, each outcome, ``flaky``."""
+
+
+def row_html(row: EvaluationRow, *, flaky: bool = False, repeated: bool = False) -> str:
+    """One row of the table as the report writes it without scripts, its details included
+    (``aeval view`` serves the rows of a run a page at a time with it)."""
+    return _row(row, repeated=repeated, flaky=flaky, include_details=True)

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from .._reporting._judging import Calibration, JudgeStatistics
     from .._reporting._report import EvaluationReport, RepeatStatistics
 
-__all__ = ["JsonFormatter", "report_from_json", "report_to_dict"]
+__all__ = ["JsonFormatter", "calibration_data", "report_from_json", "report_to_dict"]
 
 _DEFAULTS: dict[str, Any] = {"pretty": True}
 FORMAT_VERSION = 2
@@ -238,7 +238,9 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
     if report.repeat_statistics is not None:
         document["repeats"] = _repeats(report.repeat_statistics)
     if report.calibration:
-        document["calibration"] = {name: _calibration(c) for name, c in report.calibration.items()}
+        document["calibration"] = {
+            name: calibration_data(c) for name, c in report.calibration.items()
+        }
     if report.judge_statistics:
         document["judges"] = {name: _judges(j) for name, j in report.judge_statistics.items()}
     if run.gate is not None:
@@ -263,7 +265,8 @@ def _repeats(stats: RepeatStatistics) -> dict[str, Any]:
     }
 
 
-def _calibration(calibration: Calibration) -> dict[str, Any]:
+def calibration_data(calibration: Calibration) -> dict[str, Any]:
+    """A calibration as the ``calibration`` entries of ``report.json`` hold it."""
     stats = calibration.statistics
     interval = calibration.kappa_interval()
     return {
