@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
+    JsonlSink,
     SampleLoadError,
     Samples,
     Scorer,
@@ -279,3 +281,26 @@ async def test_the_command_lines_sink_wrapper_lets_one_call_in_at_a_time() -> No
     assert sorted(sink.calls) == sorted(["s0", "s1", "s2", "s3", "flush"])
     await flushing.send(_row("s4"))
     assert sink.calls[-1] == "s4"
+
+
+async def test_rows_jsonl_writes_a_chunk_in_one_call_to_a_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    real = anyio.to_thread.run_sync
+
+    async def counting(function: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(getattr(function, "__name__", repr(function)))
+        return await real(function, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    sink = JsonlSink(tmp_path / "out" / "rows.jsonl")
+    for i in range(3):
+        await sink.send(_row(f"s{i}"))
+    await sink.flush()
+    await sink.send(_row("s3"))
+    await sink.flush()
+
+    assert calls == ["_write_file", "_write_file"]
+    lines = (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines()
+    assert [json.loads(line)["name"] for line in lines] == ["s0", "s1", "s2", "s3"]
