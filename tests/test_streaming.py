@@ -22,11 +22,13 @@ from aeval import (
     Samples,
     Scorer,
 )
-from aeval._cli._run import _FlushingSink
+from aeval._cli._run import _FlushingSink, _Tagged
 from aeval._engine._callables import BoundFunction
+from aeval._engine._shards import Shard, ShardStream
 from aeval._samples import _loaders
 from aeval._samples._formats import parse_jsonl_lines
 from aeval._samples._plain import plain_sample
+from aeval._samples._sources import CountedStream, count_lines
 from aeval.abc import BaseSink
 
 pytestmark = pytest.mark.anyio
@@ -304,3 +306,27 @@ async def test_rows_jsonl_writes_a_chunk_in_one_call_to_a_worker_thread(
     assert calls == ["_write_file", "_write_file"]
     lines = (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines()
     assert [json.loads(line)["name"] for line in lines] == ["s0", "s1", "s2", "s3"]
+
+
+async def test_tagged_and_sharded_streams_hand_out_batches_with_the_whole_datasets_index(
+    tmp_path: Path,
+) -> None:
+    items = [
+        {"name": f"s{i}", "parameters": ["q"], "tags": ["even" if i % 2 == 0 else "odd"]}
+        for i in range(40)
+    ]
+    path = str(_write(tmp_path / "s.jsonl", items))
+    counted = CountedStream([path], count_lines([path]))
+    tagged = _Tagged(counted, frozenset({"even"}))
+    shard = Shard.parse("1/2")
+
+    tagged_batches = [batch async for batch in tagged.sample_batches()]
+    sharded = [batch async for batch in ShardStream(counted, shard, 0).sample_batches()]
+
+    assert len(tagged_batches) == 1
+    assert [sample.name for sample in tagged_batches[0]] == [f"s{i}" for i in range(0, 40, 2)]
+    assert [sample.name async for sample in tagged] == [f"s{i}" for i in range(0, 40, 2)]
+    assert len(sharded) == 1
+    assert [(item.index, item.sample.name) for item in sharded[0]] == [
+        (i, f"s{i}") for i in range(40) if shard.holds(f"s{i}")
+    ]

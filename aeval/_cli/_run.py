@@ -53,7 +53,7 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
-from .._samples._sources import CountedStream, count_lines, is_url, streams
+from .._samples._sources import CountedStream, batches_of, count_lines, is_url, streams
 from .._store import StoreSink
 from .._util._groups import unwrap_single_group
 from ..abc import BaseSink
@@ -320,9 +320,20 @@ class _Tagged:
         self.tags = tags
 
     async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        async for sample in self.samples:
-            if not self.tags.isdisjoint(sample.tags):
+        async for batch in self.sample_batches():
+            for sample in batch:
                 yield sample
+
+    async def sample_batches(self) -> AsyncIterator[list[EvaluationSample]]:
+        batches = batches_of(self.samples)
+        tags = self.tags
+        try:
+            async for batch in batches:
+                kept = [sample for sample in batch if not tags.isdisjoint(sample.tags)]
+                if kept:
+                    yield kept
+        finally:
+            await batches.aclose()
 
 
 def _check_templates(
