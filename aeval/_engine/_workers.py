@@ -77,6 +77,7 @@ class AsyncWork:
         repeats: int,
         check: Callable[[EvaluationSample], None] | None,
     ) -> None:
+        self._source = samples
         self._batches = batches_of(samples)
         self._repeats = repeats
         self._check = check
@@ -133,3 +134,6 @@ class AsyncWork:
 
     async def aclose(self) -> None:
         await self._batches.aclose()
+        aclose = getattr(self._source, "aclose", None)  # also when no batch was read
+        if aclose is not None:
+            await aclose()
