@@ -330,3 +330,25 @@ async def test_tagged_and_sharded_streams_hand_out_batches_with_the_whole_datase
     assert [(item.index, item.sample.name) for item in sharded[0]] == [
         (i, f"s{i}") for i in range(40) if shard.holds(f"s{i}")
     ]
+
+
+async def test_stopping_a_counted_stream_after_one_sample_closes_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files: list[Any] = []
+    real_open = anyio.open_file
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        file = await real_open(*args, **kwargs)
+        files.append(file.wrapped)
+        return file
+
+    monkeypatch.setattr(anyio, "open_file", spy)
+    items = [ITEMS[0] | {"name": f"s{i}", "tags": ["x"]} for i in range(9)]
+    path = str(_write(tmp_path / "s.jsonl", items))
+    for stream in (CountedStream([path], 9), _Tagged(CountedStream([path], 9), frozenset("x"))):
+        iterator = aiter(stream)
+        assert (await anext(iterator)).name == "s0"
+        await iterator.aclose()  # type: ignore[attr-defined]
+    assert len(files) == 2
+    assert all(file.closed for file in files)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 from collections import Counter
 from collections.abc import (
+    AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
     Callable,
@@ -320,11 +321,15 @@ class _Tagged:
         self.tags = tags
 
     async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        async for batch in self.sample_batches():
-            for sample in batch:
-                yield sample
+        batches = self.sample_batches()
+        try:
+            async for batch in batches:
+                for sample in batch:
+                    yield sample
+        finally:
+            await batches.aclose()  # closes the file when the reader stops early
 
-    async def sample_batches(self) -> AsyncIterator[list[EvaluationSample]]:
+    async def sample_batches(self) -> AsyncGenerator[list[EvaluationSample], None]:
         batches = batches_of(self.samples)
         tags = self.tags
         try:

@@ -10,7 +10,7 @@ of merged shards sort as those of one run.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 
 from .._exceptions import MergeError
@@ -128,11 +128,15 @@ class ShardStream:
         return self.count
 
     async def __aiter__(self) -> AsyncIterator[IndexedSample]:
-        async for batch in self.sample_batches():
-            for item in batch:
-                yield item
+        batches = self.sample_batches()
+        try:
+            async for batch in batches:
+                for item in batch:
+                    yield item
+        finally:
+            await batches.aclose()  # closes the file when the reader stops early
 
-    async def sample_batches(self) -> AsyncIterator[list[IndexedSample]]:
+    async def sample_batches(self) -> AsyncGenerator[list[IndexedSample], None]:
         """The shard's samples with their index in the whole dataset, a batch of the source
         at a time (see ``batches_of``)."""
         batches = batches_of(self.samples)

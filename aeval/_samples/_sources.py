@@ -121,11 +121,15 @@ class CountedStream:
         return self.count
 
     async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        async for batch in self.sample_batches():
-            for sample in batch:
-                yield sample
+        batches = self.sample_batches()
+        try:
+            async for batch in batches:
+                for sample in batch:
+                    yield sample
+        finally:
+            await batches.aclose()  # closes the file when the reader stops early
 
-    async def sample_batches(self) -> AsyncIterator[Sequence[EvaluationSample]]:
+    async def sample_batches(self) -> AsyncGenerator[Sequence[EvaluationSample], None]:
         """The samples a chunk of a file at a time; a sample ``check`` refuses comes after
         the samples before it (its error is raised on the next read)."""
         check = self.check
