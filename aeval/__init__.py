@@ -63,7 +63,7 @@ if TYPE_CHECKING:
         compare,
         compare_sync,
     )
-    from ._conversation import Conversation, Transcript, Turn
+    from ._conversation import Conversation, ScriptedTurn, SimulatedUser, Transcript, Turn
     from ._engine._builder import Evaluation, EvaluationBuilder, EvaluationRunner
     from ._engine._executor import IndexedSample
     from ._engine._scorer import RowStream, Scorer, ScorerStatistics
@@ -131,6 +131,8 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "._conversation": (
         "Conversation",
+        "ScriptedTurn",
+        "SimulatedUser",
         "Transcript",
         "Turn",
     ),
@@ -332,7 +334,9 @@ __all__ = [
     "Scorer",
     "ScorerClosedError",
     "ScorerStatistics",
+    "ScriptedTurn",
     "Shard",
+    "SimulatedUser",
     "Sink",
     "StoreError",
     "StoreSink",

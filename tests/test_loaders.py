@@ -798,7 +798,7 @@ def test_broken_entry_point_names_itself(monkeypatch: pytest.MonkeyPatch) -> Non
 KNOWN = (
     "a sample has only the keys name, parameters, expected-output, expected-outputs, tags, "
     "metadata, label, must-contain, must-not-contain, expected-tools, forbidden-tools, "
-    "expected-tool-arguments, tools, context, relevant-ids"
+    "expected-tool-arguments, tools, context, relevant-ids, turns, user"
 )
 CUSTOM = "or put custom fields under 'metadata:' (metadata: {owner: support})"
 

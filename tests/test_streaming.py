@@ -98,6 +98,8 @@ async def test_the_fast_path_builds_the_samples_the_full_builder_does(tmp_path: 
         {"name": "x", "parameters": ["q"], "tags": "smoke"},
         {"name": "x", "parameters": ["q"], "tags": [1]},
         {"name": "x", "parameters": ["q"], "metadata": [1]},
+        {"name": "x", "parameters": ["q"], "metadata": {"turns": ["hi"]}},
+        {"name": "x", "turns": ["hi"]},
         ["not", "a", "mapping"],
     ],
 )

@@ -33,6 +33,7 @@ from anyio import CancelScope
 from anyio.abc import TaskStatus
 
 from .._engine._callables import bind_function
+from .._engine._conversation import check_conversation_kind, takes_conversation
 from .._engine._executor import Executor
 from .._engine._http_target import (
     HttpSpec,
@@ -378,7 +379,8 @@ async def _check_signature(
     that does not fit stops the run with the same message).
     """
     bound = bind_function(function)
-    if bound.signature is None:
+    kind = takes_conversation(function)
+    if bound.signature is None and kind is None:
         return
     if isinstance(samples, Samples):
         checked: Sequence[EvaluationSample] = samples
@@ -395,7 +397,9 @@ async def _check_signature(
                 await aclose()
     for sample in checked:
         try:
-            bound.check(sample)
+            check_conversation_kind(kind, bound.name, sample)
+            if kind is False and bound.signature is not None:
+                bound.check(sample)
         except TypeError as exc:
             raise config.error(("target",), str(exc)) from None
 
@@ -484,6 +488,8 @@ async def execute(
             redact=secrets,
             executor=executor,
             tools=tools,
+            user_model=built.user_model,
+            conversation_timeout=config.conversation_timeout,
         )
         planned = len(samples) * config.repeats if isinstance(samples, Sized) else 0
         stop = _Stop()

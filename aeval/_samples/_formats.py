@@ -19,6 +19,7 @@ import yaml
 
 from .._exceptions import SampleLoadError
 from ._agent_keys import AGENT_KEYS, CONTEXT_KEY, RELEVANT_IDS_KEY, read_agent_keys
+from ._conversation_keys import CONVERSATION_KEYS, read_conversation_keys
 from ._json_lines import JsonLines
 from ._labels import LABEL_KEY, read_label
 from ._limits import depth_message, may_nest_too_deep, too_deep, yaml_limit_problem
@@ -165,6 +166,7 @@ SAMPLE_KEYS = (
     *AGENT_KEYS,
     CONTEXT_KEY,
     RELEVANT_IDS_KEY,
+    *CONVERSATION_KEYS,
 )
 """Every key a sample of a YAML, JSON or JSONL file may have, in the order messages list
 them. Any other key is refused (custom fields go under ``metadata``); a new key is added
@@ -230,14 +232,14 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
     if not name.strip():
         raise fail(f"{label} has a blank 'name': give every sample a unique, non-blank name")
 
-    if "parameters" not in item:
+    if "parameters" not in item and not any(key in item for key in CONVERSATION_KEYS):
         raise fail(
             "no 'parameters'"
             + _typo_hint(item, "parameters")
             + ': add a list of values (parameters: ["..."]) or a mapping of named values',
             sample=name,
         )
-    parameters = item["parameters"]
+    parameters = item.get("parameters", [])
     if isinstance(parameters, Mapping):
         for key in parameters:
             if not isinstance(key, str):
@@ -320,6 +322,9 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
             )
         checks[key.replace("-", "_")] = texts
     agent, problem, key = read_agent_keys(item)
+    if problem is None:
+        conversation, problem, key = read_conversation_keys(item)
+        agent.update(conversation)
     if problem is not None:
         raise fail(problem, key, name)
     if checks or agent:

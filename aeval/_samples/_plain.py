@@ -21,6 +21,8 @@ PLAIN_KEYS = frozenset(("name", "parameters", "expected-output", "tags", "metada
 """The keys an item of the fast path may have (a subset of ``SAMPLE_KEYS``)."""
 
 _MISSING: Any = object()
+_CONVERSATION_METADATA = frozenset(("turns", "simulated_user"))
+"""Metadata keys that ``EvaluationSample`` checks as a conversation's: the full path."""
 
 
 def plain_sample(item: Any) -> EvaluationSample | None:
@@ -49,7 +51,9 @@ def plain_sample(item: Any) -> EvaluationSample | None:
     else:
         return None
     metadata = item.get("metadata")
-    if metadata is not None and type(metadata) is not dict:
+    if metadata is not None and (
+        type(metadata) is not dict or not _CONVERSATION_METADATA.isdisjoint(metadata)
+    ):
         return None
     return checked_sample(
         name, parameters_of(parameters), item.get("expected-output"), tags, metadata

@@ -235,6 +235,10 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
             },
         }
     )
+    if report.usage.user_model_calls:
+        document["usage"]["userModelCalls"] = report.usage.user_model_calls
+    if report.conversations:
+        document["conversations"] = dict(report.conversations)
     if report.repeat_statistics is not None:
         document["repeats"] = _repeats(report.repeat_statistics)
     if report.calibration:
@@ -441,6 +445,13 @@ def _moments(data: Mapping[str, Any] | None) -> ClusteredMean:
     )
 
 
+def _conversations(data: Any) -> dict[str, int]:
+    if data is None:
+        return {}
+    counts = read_mapping(data, "conversations")
+    return {ending: _count(counts, ending) for ending in counts}
+
+
 def report_from_json(text: str | bytes) -> EvaluationReport:
     """Rebuild the report a ``report.json`` was written from (this module's format).
 
@@ -558,6 +569,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                     prompt_tokens=_count(usage, "promptTokens"),
                     completion_tokens=_count(usage, "completionTokens"),
                     cost=read_number(usage["cost"], "cost", low=0.0),
+                    user_model_calls=_count(usage, "userModelCalls", 0),
                 ),
                 repeats=repeats,
                 calibration={
@@ -565,6 +577,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                     for name, c in (data.get("calibration") or {}).items()
                 },
                 judges={name: _read_judges(j) for name, j in (data.get("judges") or {}).items()},
+                conversations=_conversations(data.get("conversations")),
             )
         )
     except FormatError:
