@@ -1209,7 +1209,7 @@ async def test_stream_reads_lazily_and_closes_on_early_stop(
     (in_tmp / "big.jsonl").write_text("".join(lines))
     monkeypatch.setattr(_loaders, "_CHUNK_SIZE", 128)
 
-    async with contextlib.aclosing(stream_jsonl("big.jsonl")) as stream:  # type: ignore[type-var]
+    async with contextlib.aclosing(stream_jsonl("big.jsonl")) as stream:
         names = []
         async for sample in stream:
             names.append(sample.name)

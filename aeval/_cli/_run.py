@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 from collections import Counter
 from collections.abc import (
+    AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
     Callable,
@@ -54,7 +55,7 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
-from .._samples._sources import CountedStream, count_lines, is_url, streams
+from .._samples._sources import CountedStream, batches_of, count_lines, is_url, streams
 from .._store import StoreSink
 from .._util._groups import unwrap_single_group
 from ..abc import BaseSink
@@ -107,11 +108,16 @@ class _FlushingSink:
     every finished row on disk. A periodic flush that fails does not stop the run: the
     sink's next call raises the same error, so the Scorer drops the sink and says so, as
     for any failing sink.
+
+    One call reaches the sink at a time (a write must not overlap another). A call that finds
+    the sink busy waits until it is idle, with every other waiting call: not a lock handed
+    from task to task, which at a row per worker would keep every worker queued for it.
     """
 
     def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
-        self._lock = anyio.Lock()
+        self._busy = False
+        self._idle: anyio.Event | None = None
         self._pending = False
         self._facts = dict(facts or {})
         self._failed: Exception | None = None
@@ -123,28 +129,53 @@ class _FlushingSink:
         if self._failed is not None:
             raise self._failed
 
+    async def _enter(self) -> None:
+        while self._busy:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()
+        self._busy = True
+
+    def _leave(self) -> None:
+        self._busy = False
+        idle, self._idle = self._idle, None
+        if idle is not None:
+            idle.set()
+
     async def send(self, row: EvaluationRow) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             self._check()
             await self._sink.send(row)
             self._pending = True
+        finally:
+            self._leave()
 
     async def flush(self) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             self._check()
             await self._sink.flush()
             self._pending = False
+        finally:
+            self._leave()
 
     async def run_started(self, run: RunInfo) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             await self._sink.run_started(run.replace(**self._facts))
             self._pending = True
+        finally:
+            self._leave()
 
     async def run_finished(self, run: RunInfo) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             self._check()
             await self._sink.run_finished(run.replace(**self._facts))
             self._pending = True
+        finally:
+            self._leave()
 
     async def run(self) -> None:
         while self._failed is None:
@@ -291,9 +322,24 @@ class _Tagged:
         self.tags = tags
 
     async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        async for sample in self.samples:
-            if not self.tags.isdisjoint(sample.tags):
-                yield sample
+        batches = self.sample_batches()
+        try:
+            async for batch in batches:
+                for sample in batch:
+                    yield sample
+        finally:
+            await batches.aclose()  # closes the file when the reader stops early
+
+    async def sample_batches(self) -> AsyncGenerator[list[EvaluationSample], None]:
+        batches = batches_of(self.samples)
+        tags = self.tags
+        try:
+            async for batch in batches:
+                kept = [sample for sample in batch if not tags.isdisjoint(sample.tags)]
+                if kept:
+                    yield kept
+        finally:
+            await batches.aclose()
 
 
 def _check_templates(

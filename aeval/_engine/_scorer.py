@@ -9,7 +9,7 @@ from os import PathLike
 from typing import Any
 
 import anyio
-from anyio.abc import ObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._exceptions import ScorerClosedError
 from .._reporting._aggregator import KeepRows
@@ -369,7 +369,7 @@ class Scorer:
             try:
                 async with send:
                     with suppress(TargetInterrupt):
-                        await run.execute(_advancing(send.send, progress))
+                        await run.execute(_advancing(_sender(send), progress))
             finally:
                 if progress is not None:
                     progress.stop(interrupted=not run.finished)
@@ -444,6 +444,23 @@ class Scorer:
         return run
 
 
+def _sender(send: MemoryObjectSendStream[EvaluationRow]) -> Emit:
+    """Puts each row in the stream's buffer without yielding to the reader for each one.
+
+    A row that fits in the buffer goes in at once; the worker that finished it goes on, and
+    the reader, woken once, takes every row buffered by then (:meth:`RowStream._iterate`).
+    A full buffer waits for the reader, as before.
+    """
+
+    async def emit(row: EvaluationRow) -> None:
+        try:
+            send.send_nowait(row)
+        except anyio.WouldBlock:
+            await send.send(row)
+
+    return emit
+
+
 def _advancing(emit: Emit | None, progress: RunProgress | None) -> Emit | None:
     """``emit``, also moving ``progress`` on with each row."""
     if progress is None:
@@ -460,7 +477,7 @@ def _advancing(emit: Emit | None, progress: RunProgress | None) -> Emit | None:
 class RowStream:
     """The rows of a running evaluation, in completion order (see :meth:`Scorer.stream`)."""
 
-    def __init__(self, receive: ObjectReceiveStream[EvaluationRow], run: Run) -> None:
+    def __init__(self, receive: MemoryObjectReceiveStream[EvaluationRow], run: Run) -> None:
         self._receive = receive
         self._run = run
 
@@ -468,7 +485,17 @@ class RowStream:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[EvaluationRow]:
-        async for row in self._receive:
+        receive = self._receive
+        while True:
+            try:
+                row = receive.receive_nowait()
+            except anyio.WouldBlock:
+                try:
+                    row = await receive.receive()
+                except anyio.EndOfStream:
+                    return
+            except anyio.EndOfStream:
+                return
             yield row
 
     @property

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from .._conversation import ScriptedTurn, SimulatedUser
 
-__all__ = ["EvaluationSample", "Parameters", "Samples"]
+__all__ = ["EvaluationSample", "Parameters", "Samples", "checked_sample", "parameters_of"]
 
 _MISSING: Any = object()
 
@@ -251,6 +251,45 @@ class EvaluationSample:
     def has_any_tag(self, tags: Iterable[str]) -> bool:
         """Whether the sample carries at least one of ``tags``."""
         return any(tag in self.tags for tag in tags)
+
+
+_new = object.__new__
+_SETTERS = tuple(
+    EvaluationSample.__dict__[name].__set__
+    for name in ("name", "parameters", "expected_output", "tags", "metadata")
+)
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def parameters_of(values: list[Any] | dict[str, Any]) -> Parameters:
+    """``Parameters(values)`` for a list, or a dict with string keys, already checked."""
+    params = _new(Parameters)
+    if isinstance(values, list):
+        params._values = tuple(values)
+        params._names = (None,) * len(values)
+    else:
+        params._values = tuple(values.values())
+        params._names = tuple(values)
+    return params
+
+
+def checked_sample(
+    name: str,
+    parameters: Parameters,
+    expected_output: Any,
+    tags: tuple[str, ...],
+    metadata: dict[str, Any] | None,
+) -> EvaluationSample:
+    """The sample of values a loader has already checked as ``EvaluationSample`` would: a
+    non-blank name and string tags (the fast path of large sample files)."""
+    sample = _new(EvaluationSample)
+    set_name, set_parameters, set_expected, set_tags, set_metadata = _SETTERS
+    set_name(sample, name)
+    set_parameters(sample, parameters)
+    set_expected(sample, expected_output)
+    set_tags(sample, tags)
+    set_metadata(sample, _EMPTY if metadata is None else MappingProxyType(dict(metadata)))
+    return sample
 
 
 class Samples(Sequence[EvaluationSample]):
