@@ -5,6 +5,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+import aeval
+
 from aeval import (
     ErrorInfo,
     EvaluationReport,
@@ -21,6 +23,7 @@ from aeval import (
     row_to_dict,
 )
 from aeval.formatters.json import report_from_json, report_to_dict
+from aeval.strategies import NotBlankStrategy
 
 pytestmark = pytest.mark.anyio
 
@@ -52,6 +55,26 @@ def test_row_round_trip() -> None:
     for row in sample_rows():
         data = orjson.loads(orjson.dumps(row_to_dict(row)))
         assert row_from_dict(data) == row
+
+
+async def test_unnamed_parameters_that_are_mappings_round_trip_everywhere(tmp_path: Path) -> None:
+    samples = [
+        EvaluationSample("one", [{"x": 1}, "q"], "e"),
+        EvaluationSample("entry-like", [{"name": "lang", "value": "en"}], "e"),
+    ]
+    for sample in samples:
+        row = EvaluationRow.from_result(sample, "s", "e", EvaluationResult.passing())
+        read = row_from_dict(orjson.loads(orjson.dumps(row_to_dict(row))))
+        assert read.sample.parameters == sample.parameters
+        assert read.sample.parameters.names == (None,) * len(sample.parameters.values)
+    report = await Scorer().evaluate(samples, lambda *args: "e", NotBlankStrategy())
+    assert [r.sample.parameters for r in report_from_json(report.format("json")).evaluations] == [
+        s.parameters for s in samples
+    ]
+    async with aeval.RunStore(tmp_path / "runs.sqlite") as store:
+        run_id = await store.save(report, name="params")
+        loaded = await store.load(run_id)
+    assert [r.sample.parameters for r in loaded.evaluations] == [s.parameters for s in samples]
 
 
 def test_one_codec_writes_both_wire_shapes_and_reads_them_back() -> None:

@@ -51,8 +51,14 @@ RUN_END_RECORD = "run_end"
 
 
 def parameters_to_data(params: Parameters) -> list[Any]:
-    """Parameters as JSON-ready data: a list of values, or of ``{name, value}`` when named."""
-    if any(name is not None for name in params.names):
+    """Parameters as JSON-ready data: a list of values, or of ``{name, value}`` when named.
+
+    Unnamed values are written in the ``{name, value}`` form too when one of them is a
+    mapping, so that reading them back cannot take that mapping for an entry.
+    """
+    if any(name is not None for name in params.names) or any(
+        isinstance(value, Mapping) for value in params.values
+    ):
         return [
             {"name": name, "value": value}
             for name, value in zip(params.names, params.values, strict=True)
