@@ -25,6 +25,7 @@ from ..trace._context import Recorder, activate, deactivate, idle, make_current
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
+    apply_inline,
     apply_to_row,
     retries_of,
     strategy_threads,
@@ -140,12 +141,17 @@ class Run:
         self._cancelled = anyio.get_cancelled_exc_class
         self.remote: Remote | None = None
         self._warnings: list[str] = []
+        self._timed_out = {
+            s.name: functools.partial(_strategy_timed_out, s.name) for s in strategies
+        }
+        self._plain = not settings.sinks and not settings.redactor
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
         settings = self.settings
         self.tally.runs += 1
         self._emit = emit
+        self._plain = emit is None and not settings.sinks and not settings.redactor
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
         if self.remote is None:  # sync functions and sync strategies run in its threads
@@ -335,9 +341,31 @@ class Run:
             made = None if trace is None and self._idle else make_current(trace)
             try:
                 for strategy in self.strategies:
-                    await self._add(
-                        await self._apply(strategy, sample, output, duration, index, repeat, trace)
-                    )
+                    if strategy.direct:
+                        row = apply_inline(
+                            strategy,
+                            sample,
+                            output,
+                            duration=duration,
+                            index=index,
+                            repeat=repeat,
+                            seconds=settings.timeout,
+                            timed_out=self._timed_out[strategy.name],
+                            tracebacks=settings.tracebacks,
+                            reraise=_RERAISE,
+                            trace=trace,
+                        )
+                        if type(row) is not EvaluationRow:
+                            row = await row
+                    else:
+                        row = await self._apply(
+                            strategy, sample, output, duration, index, repeat, trace
+                        )
+                    if self._plain:
+                        self.aggregator.add(row)
+                        self.tally.rows_done += 1
+                    else:
+                        await self._add(row)
             finally:
                 if made is not None:
                     deactivate(made)
@@ -410,9 +438,9 @@ class Run:
             index=index,
             repeat=repeat,
             seconds=self.settings.timeout,
-            timed_out=functools.partial(_strategy_timed_out, strategy.name),
+            timed_out=self._timed_out[strategy.name],
             tracebacks=self.settings.tracebacks,
-            reraise=(AbandonedCallsError,),
+            reraise=_RERAISE,
             trace=trace,
         )
 
@@ -424,6 +452,9 @@ class Run:
         await self.sinks.send(row)
         if self._emit is not None:
             await self._emit(row)
+
+
+_RERAISE = (AbandonedCallsError,)
 
 
 def _strategy_timed_out(name: str, seconds: float) -> str:

@@ -47,6 +47,9 @@ __all__ = [
 ]
 
 
+_EQUAL = EvaluationResult.passing(1.0, "Output equals the expected output")
+
+
 class ExactMatchStrategy(TextStrategy):
     """Passes when the output equals the sample's expected output.
 
@@ -67,7 +70,7 @@ class ExactMatchStrategy(TextStrategy):
         True
     """
 
-    __slots__ = ("_case_sensitive", "_strip")
+    __slots__ = ("_case_sensitive", "_exact", "_strip")
 
     def __init__(
         self, *, strip: bool = False, case_sensitive: bool = True, name: str | None = None
@@ -75,6 +78,7 @@ class ExactMatchStrategy(TextStrategy):
         super().__init__(name=name)
         self._strip = check_flag(strip, "strip")
         self._case_sensitive = check_flag(case_sensitive, "case_sensitive")
+        self._exact = case_sensitive and not strip
 
     def _config(self) -> dict[str, Any]:
         return {"strip": self._strip, "case_sensitive": self._case_sensitive}
@@ -103,6 +107,12 @@ class ExactMatchStrategy(TextStrategy):
     def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
         """Compare ``output`` with ``sample.expected_output``."""
         expected = sample.expected_output
+        if type(expected) is str and type(output) is str:
+            if self._exact:
+                if expected == output:
+                    return _EQUAL
+            elif self._normalize(expected) == self._normalize(output):
+                return _EQUAL
         if expected is None:
             return EvaluationResult.failing(
                 f"Sample {sample.name!r} has no expected output to compare with"
@@ -110,7 +120,7 @@ class ExactMatchStrategy(TextStrategy):
         if output is None:
             return super().evaluate(sample, output)
         if self._matches(expected, output):
-            return EvaluationResult.passing(1.0, "Output equals the expected output")
+            return _EQUAL
         if is_sequence(expected):
             for index, candidate in enumerate(expected):
                 if self._matches(candidate, output):
