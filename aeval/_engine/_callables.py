@@ -17,6 +17,7 @@ from .._reporting._results import (
     ErrorInfo,
     EvaluationResult,
     EvaluationRow,
+    Outcome,
     StrayCancellation,
     safe_str,
 )
@@ -41,6 +42,8 @@ __all__ = [
     "strategy_name",
 ]
 
+_PASSED = Outcome.PASSED
+_FAILED = Outcome.FAILED
 _THREADS: ContextVar[DaemonThreads | None] = ContextVar("aeval_strategy_threads", default=None)
 
 
@@ -432,21 +435,27 @@ def apply_inline(
             failure.__cause__ = exc
         row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
         return row.error(failure, started, tracebacks)
-    if type(result) is EvaluationResult:
-        return EvaluationRow.from_result(
+    if type(result) is EvaluationResult and result.score is not None and not result.skipped:
+        return EvaluationRow(  # EvaluationRow.from_result, without its keywords' cost
             sample,
             strategy.name,
             output,
-            result,
-            duration=duration,
-            strategy_duration=perf_counter() - started,
-            index=index,
-            repeat=repeat,
-            position=strategy.position,
-            timestamp=timestamp,
-            trace=trace,
+            _PASSED if result.passed else _FAILED,
+            result.score,
+            result.explanation,
+            result.metadata,
+            None,
+            duration,
+            perf_counter() - started,
+            index,
+            repeat,
+            strategy.position,
+            timestamp,
+            trace,
         )
     row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
+    if isinstance(result, EvaluationResult):
+        return row.result(result, started)
     if not inspect.isawaitable(result):
         try:
             return row.result(_checked(result, strategy.name), started)

@@ -21,7 +21,7 @@ from .._util._groups import unwrap_single_group
 from .._version import __version__
 from ..trace import Replay, Trace, TraceLimits
 from ..trace._bounds import DEFAULT_LIMITS
-from ..trace._context import Recorder, activate, deactivate, idle, make_current
+from ..trace._context import RECORDER, Recorder, activate, deactivate, idle, make_current
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
@@ -145,6 +145,7 @@ class Run:
             s.name: functools.partial(_strategy_timed_out, s.name) for s in strategies
         }
         self._plain = not settings.sinks and not settings.redactor
+        self._await: Callable[[Parameters], Awaitable[Any]] | None = None
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
@@ -152,6 +153,7 @@ class Run:
         self.tally.runs += 1
         self._emit = emit
         self._plain = emit is None and not settings.sinks and not settings.redactor
+        self._await = self.call if self.is_async and settings.timeout is None else None
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
         if self.remote is None:  # sync functions and sync strategies run in its threads
@@ -295,6 +297,14 @@ class Run:
             return await result
         return result
 
+    async def _call_sample(self, sample: EvaluationSample) -> Any:
+        """Call the function under test on ``sample`` (the path of every call that is not
+        a plain await of an async function without a timeout, see ``_evaluate_sample``)."""
+        timeout = self.settings.timeout
+        if timeout is None:
+            return await self._call_function(sample.parameters)
+        return await self._call_with_timeout(sample.parameters, timeout)
+
     async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
         settings = self.settings
         self.tally.in_flight += 1
@@ -304,14 +314,21 @@ class Run:
             try:
                 tools = None if self._live else tool_source(settings.tools, sample, repeat)
                 recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
-                tokens = activate(recorder)  # recording(), without a generator's cost per sample
+                if self._idle:  # activate(), without its cost: no trace is current here
+                    tokens = None
+                    token = RECORDER.set(recorder)
+                else:
+                    tokens = activate(recorder)
                 try:
-                    if settings.timeout is None:
-                        output = await self._call_function(sample.parameters)
+                    if self._await is not None:
+                        output = await self._await(sample.parameters)
                     else:
-                        output = await self._call_with_timeout(sample.parameters, settings.timeout)
+                        output = await self._call_sample(sample)
                 finally:
-                    deactivate(tokens)
+                    if tokens is None:
+                        RECORDER.reset(token)
+                    else:
+                        deactivate(tokens)
             except BaseException as exc:
                 failure: BaseException = exc
                 if isinstance(exc, self._cancelled()):

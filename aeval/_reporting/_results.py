@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._util._jsonsafe import int_text, safe_str
+from .._util._slots import fast_slots_init
 from ..trace import Trace
 
 if TYPE_CHECKING:
@@ -225,6 +226,7 @@ class ErrorInfo:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
+@fast_slots_init
 @dataclass(frozen=True, slots=True)
 class EvaluationRow:
     """One (sample, repeat, strategy) evaluation in a report.
