@@ -406,19 +406,19 @@ def apply_inline(
     strategy: PreparedStrategy,
     sample: EvaluationSample,
     output: Any,
-    *,
     duration: float,
     index: int,
-    repeat: int = 0,
+    repeat: int,
+    trace: Trace | None,
     seconds: float | None,
     timed_out: Callable[[float], str],
     tracebacks: bool,
-    timestamp: float | None = None,
     reraise: tuple[type[Exception], ...] = (),
-    trace: Trace | None = None,
+    timestamp: float | None = None,
 ) -> EvaluationRow | Awaitable[EvaluationRow]:
     """:func:`apply_to_row` for a ``direct`` strategy (a sync callable that runs on the event
-    loop), called without a coroutine: the row, made the same way.
+    loop), called without a coroutine (and positionally: this is the per-row path): the row,
+    made the same way.
 
     A sync call cannot be interrupted, so ``seconds`` only bounds an awaitable the strategy
     returned (then the return value is a coroutine that awaits it, as :func:`apply_to_row`

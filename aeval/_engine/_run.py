@@ -220,6 +220,15 @@ class Run:
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.settings.repeats
         check = self.function.signature is not None and not isinstance(self.samples, Sequence)
+        if repeats == 1 and not check:
+            for index, item in enumerate(samples):
+                if type(item) is EvaluationSample:
+                    yield index, 0, item
+                elif type(item) is IndexedSample:
+                    yield item.index, 0, item.sample
+                else:
+                    yield index, 0, check_sample(item, index)
+            return
         for position, item in enumerate(samples):
             if type(item) is IndexedSample:
                 index, sample = item.index, item.sample
@@ -363,14 +372,14 @@ class Run:
                             strategy,
                             sample,
                             output,
-                            duration=duration,
-                            index=index,
-                            repeat=repeat,
-                            seconds=settings.timeout,
-                            timed_out=self._timed_out[strategy.name],
-                            tracebacks=settings.tracebacks,
-                            reraise=_RERAISE,
-                            trace=trace,
+                            duration,
+                            index,
+                            repeat,
+                            trace,
+                            settings.timeout,
+                            self._timed_out[strategy.name],
+                            settings.tracebacks,
+                            _RERAISE,
                         )
                         if type(row) is not EvaluationRow:
                             row = await row
