@@ -25,7 +25,8 @@ from .._engine._threads import DaemonThreads
 from .._reporting._results import EvaluationRow, Outcome
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._version import __version__
-from ..trace import Capture, Trace, using
+from ..trace import Capture, Trace
+from ..trace._context import deactivate, idle, make_current
 from ._job import Job, apply_to_job
 from ._reading import EvaluatorState, OnlineReading
 from ._sampling import Sampler, SampleRates
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["OnlineEvaluator", "logger"]
 
 logger = logging.getLogger("aeval.online")
+_ERROR = Outcome.ERROR
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -177,6 +179,7 @@ class OnlineEvaluator(OnlineReading):
         self._run: RunInfo | None = None
         self._accounts = Accounts()
         self._seq = 0
+        self._queued = 0
 
     def __repr__(self) -> str:
         names = ", ".join(s.name for s in self.strategies)
@@ -404,6 +407,7 @@ class OnlineEvaluator(OnlineReading):
                 "flight): responses are dropped and counted; see statistics().queue_full",
             )
             return False
+        self._queued += 1
         if self._idle.is_set():
             self._idle = anyio.Event()
         return True
@@ -466,6 +470,7 @@ class OnlineEvaluator(OnlineReading):
                 job = await receive.receive()
             except anyio.EndOfStream:
                 return
+            self._queued -= 1
             self._accounts.in_flight += 1
             settled = False
             try:
@@ -490,7 +495,7 @@ class OnlineEvaluator(OnlineReading):
                 self._accounts.in_flight -= 1
                 if not settled:  # cancelled at the drain deadline
                     self._accounts.unfinished += 1
-                if not self._accounts.in_flight and not receive.statistics().current_buffer_used:
+                if not self._accounts.in_flight and not self._queued:
                     self._idle.set()
 
     async def _evaluate(self, job: Job) -> None:
@@ -500,17 +505,18 @@ class OnlineEvaluator(OnlineReading):
             self._accounts.invalid += 1
             self._log_once("sample", f"a response could not become a sample: {exc}")
             return
-        with using(job.trace):
-            rows = [
-                await apply_to_job(
-                    self.strategies[i],
-                    sample,
-                    job,
-                    seconds=self.timeout,
-                    tracebacks=self.tracebacks,
+        trace = job.trace
+        made = None if trace is None and idle() else make_current(trace)  # using(trace)
+        try:
+            rows: list[EvaluationRow] = []
+            for i in job.selected:
+                row = apply_to_job(
+                    self.strategies[i], sample, job, seconds=self.timeout, tracebacks=self.tracebacks
                 )
-                for i in job.selected
-            ]
+                rows.append(row if type(row) is EvaluationRow else await row)
+        finally:
+            if made is not None:
+                deactivate(made)
         if self.sinks:
             with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
                 await self._deliver(rows, job)
@@ -522,7 +528,9 @@ class OnlineEvaluator(OnlineReading):
             rows = [self._redactor.row(row) for row in rows]
         self._window.add(rows, self._clock())
         self._accounts.rows += len(rows)
-        self._accounts.errors += sum(row.outcome is Outcome.ERROR for row in rows)
+        for row in rows:
+            if row.outcome is _ERROR:
+                self._accounts.errors += 1
         if self.sinks:
             async with self._sink_lock:
                 for row in rows:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from typing import Any
 
-from .._engine._callables import PreparedStrategy, apply_to_row
+from .._engine._callables import PreparedStrategy, apply_inline, apply_to_row
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
 from ..trace import Trace
@@ -78,17 +78,33 @@ def _timed_out(seconds: float) -> str:
     return f"the strategy did not finish within {seconds:g} s (online timeout)"
 
 
-async def apply_to_job(
+def apply_to_job(
     strategy: PreparedStrategy,
     sample: EvaluationSample,
     job: Job,
     *,
     seconds: float | None,
     tracebacks: bool,
-) -> EvaluationRow:
+) -> EvaluationRow | Awaitable[EvaluationRow]:
     """The row of one strategy on one response: an error row if it raised or took longer
-    than ``seconds`` (``None``: no limit)."""
-    return await apply_to_row(
+    than ``seconds`` (``None``: no limit). A sync strategy that runs on the event loop gives
+    its row at once (:func:`apply_inline`); any other, an awaitable of it."""
+    if strategy.direct:
+        return apply_inline(
+            strategy,
+            sample,
+            job.output,
+            job.duration,
+            job.seq,
+            0,
+            job.trace,
+            seconds,
+            _timed_out,
+            tracebacks,
+            (),
+            job.timestamp,
+        )
+    return apply_to_row(
         strategy,
         sample,
         job.output,

@@ -223,14 +223,17 @@ class ContainsStrategy(TextStrategy):
                         "must_contain="
                     )
         must = must or ()
-        haystack = text if self._case_sensitive else text.casefold()
-
-        def contains(needle: str) -> bool:
-            return (needle if self._case_sensitive else needle.casefold()) in haystack
-
-        found = [needle for needle in must if contains(needle)]
-        missing = [needle for needle in must if not contains(needle)]
-        forbidden = [needle for needle in must_not if contains(needle)]
+        if self._case_sensitive:
+            found = [needle for needle in must if needle in text]
+            missing = (
+                [needle for needle in must if needle not in text] if len(found) < len(must) else []
+            )
+            forbidden = [needle for needle in must_not if needle in text]
+        else:
+            haystack = text.casefold()
+            found = [needle for needle in must if needle.casefold() in haystack]
+            missing = [needle for needle in must if needle.casefold() not in haystack]
+            forbidden = [needle for needle in must_not if needle.casefold() in haystack]
 
         if self._mode == "all":
             checks, satisfied = len(must), len(found)
