@@ -14,8 +14,9 @@ Scenarios (see benchmarks/README.md and docs/performance.md):
 * ``overhead``: a run whose target records nothing (20,000 samples, identity plus one
   checkpoint, concurrency 100): the Scorer as it is against the same Scorer with tracing off,
   side by side, alternating order. "Off" replaces the engine's trace hooks (the
-  ``Recorder`` made per sample, ``activate``/``deactivate`` around the call and
-  ``make_current`` around the strategies) with no-ops for that run: the engine without the
+  ``Recorder`` made per sample, setting the recorder's context variable around the call
+  (``activate``/``deactivate``) and ``make_current`` around the strategies) with no-ops for
+  that run: the engine without the
   trace wiring. A plain-asyncio baseline (Semaphore + gather)
   gives the scale. Target: tracing on <= 1.05x tracing off, per sample.
 
@@ -369,12 +370,22 @@ def _off_make_current(trace: Any) -> None:
     return None
 
 
+class _NoVar:
+    """Stands for the recorder's context variable, which the engine sets directly."""
+
+    def set(self, value: Any) -> None:
+        return None
+
+    def reset(self, token: Any) -> None:
+        return None
+
+
 @contextlib.contextmanager
 def tracing_off() -> Iterator[None]:
     """The engine without its trace hooks: no recorder per sample, no current trace."""
-    names = ("Recorder", "activate", "deactivate", "make_current")
+    names = ("Recorder", "activate", "deactivate", "make_current", "RECORDER")
     saved = [getattr(engine_run, name) for name in names]
-    off = (_NoRecorder, _off_activate, _off_deactivate, _off_make_current)
+    off = (_NoRecorder, _off_activate, _off_deactivate, _off_make_current, _NoVar())
     for name, hook in zip(names, off, strict=True):
         setattr(engine_run, name, hook)
     try:
