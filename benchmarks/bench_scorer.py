@@ -9,7 +9,7 @@ Scenarios (see benchmarks/README.md and docs/performance.md):
   a shared machine it is the steadier figure. The check is the built-in
   ``ExactMatchStrategy`` (a text check, run on the event loop); a third row runs the same
   check as a plain function, which the Scorer runs in a worker thread, to show what that
-  hand-off costs.
+  hand-off costs; a fourth the same function marked ``@inline`` (run on the event loop).
 * ``efficiency``: ideal / actual wall time for 2,000 samples of 50 ms latency at concurrency
   100 and 500. Target: >= 0.9 at 500.
 * ``memory``: peak RSS growth of a fresh subprocess evaluating samples streamed from JSONL
@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aeval import EvaluationResult, EvaluationSample, Samples, Scorer
 from aeval._samples import Parameters
-from aeval.strategies import ExactMatchStrategy
+from aeval.strategies import ExactMatchStrategy, inline
 
 OVERHEAD_TARGET = 0.35
 OVERHEAD_TARGET_US = 3.0
@@ -100,6 +100,12 @@ QUICK = Settings(
 def equals(sample: EvaluationSample, output: Any) -> EvaluationResult:
     """The equality check: the baseline calls it; as a strategy it is a plain function, which
     the Scorer runs in a worker thread (it might block)."""
+    return EvaluationResult.from_boolean(output == sample.expected_output)
+
+
+@inline
+def equals_on_loop(sample: EvaluationSample, output: Any) -> EvaluationResult:
+    """The same check, marked ``@inline``: the Scorer calls it on the event loop."""
     return EvaluationResult.from_boolean(output == sample.expected_output)
 
 
@@ -238,6 +244,7 @@ async def scenario_overhead(settings: Settings) -> dict[str, Any]:
         ("identity", identity, EXACT_MATCH),
         ("identity+checkpoint", identity_checkpoint, EXACT_MATCH),
         ("identity, check in a thread", identity, equals),
+        ("identity, check @inline", identity, equals_on_loop),
     ):
         runs = await interleaved(samples, function, c, settings.reps, strategy)
         a, b = median_wall(runs["aeval"]), median_wall(runs["baseline"])

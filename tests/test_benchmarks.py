@@ -55,6 +55,7 @@ def test_overhead_figures(quick_run: tuple[str, dict[str, Any]]) -> None:
         "identity",
         "identity+checkpoint",
         "identity, check in a thread",
+        "identity, check @inline",
     ]
     for variant in variants:
         assert variant["aeval_passed"] == [2000]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import rubrics as rubrics
-from ._base import NamedStrategy, Strategy, TextStrategy
+from ._base import NamedStrategy, Strategy, TextStrategy, inline
 from ._gated import Gated, GatedStrategy
 from .agent import (
     BudgetStrategy,
@@ -64,4 +64,5 @@ __all__ = [
     "ToolPolicyStrategy",
     "ToolSequenceStrategy",
     "cosine_similarity",
+    "inline",
 ]
