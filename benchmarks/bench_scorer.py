@@ -290,8 +290,11 @@ async def scenario_overhead(settings: Settings) -> dict[str, Any]:
     headers += ["passed", "target"]
     print(table(headers, rows))
     first = variants[0]["aeval_us_per_sample"]
-    print(f"    target: <= {OVERHEAD_TARGET:g}x the baseline (about {OVERHEAD_TARGET_US:g} us per ", end="")
-    print(f"sample where it was set); here {first:.2f} us per sample")
+    print(
+        f"    target: <= {OVERHEAD_TARGET:g}x the baseline (about {OVERHEAD_TARGET_US:g} us ",
+        end="",
+    )
+    print(f"per sample where it was set); here {first:.2f} us per sample")
     return {"variants": variants, "verdict": variants[0]["verdict"]}
 
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -382,7 +382,7 @@ class Run:
                             _RERAISE,
                         )
                         if type(row) is not EvaluationRow:
-                            row = await row
+                            row = await cast("Awaitable[EvaluationRow]", row)
                     else:
                         row = await self._apply(
                             strategy, sample, output, duration, index, repeat, trace

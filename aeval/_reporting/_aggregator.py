@@ -471,11 +471,11 @@ class RowAggregator:
         strategies = {name: counter.moments.copy() for name, counter in self._strategies.items()}
         if self._single_rows:
             moments.add_singletons(sum(self._counts.values()), self._counts[_PASSED])
-            for tag, counter in self._tags.items():
-                tags[tag].add_singletons(counter.total, counter.passed)
+            for tag, tagged in self._tags.items():
+                tags[tag].add_singletons(tagged.total, tagged.passed)
         if self._single_pairs:
-            for name, counter in self._strategies.items():
-                strategies[name].add_singletons(counter.total, counter.passed)
+            for name, counted in self._strategies.items():
+                strategies[name].add_singletons(counted.total, counted.passed)
         repeat_stats = _RepeatCounter()
         repeat_stats.absorb(self._repeat_stats)
         for sample in self._open.values():

@@ -49,7 +49,7 @@ def fast_slots_init(cls: _T) -> _T:
         body.append(f"    _set_{name}(self, {name})\n")
     namespace["_MISSING"] = dataclasses.MISSING
     source = f"def __init__(self, {', '.join(parameters)}):\n{''.join(body)}"
-    exec(source, namespace)  # noqa: S102 - built from the dataclass's own field names
+    exec(source, namespace)
     init = namespace["__init__"]
     original = cls.__dict__["__init__"]
     init.__qualname__ = original.__qualname__

@@ -6,9 +6,9 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -511,9 +511,15 @@ class OnlineEvaluator(OnlineReading):
             rows: list[EvaluationRow] = []
             for i in job.selected:
                 row = apply_to_job(
-                    self.strategies[i], sample, job, seconds=self.timeout, tracebacks=self.tracebacks
+                    self.strategies[i],
+                    sample,
+                    job,
+                    seconds=self.timeout,
+                    tracebacks=self.tracebacks,
                 )
-                rows.append(row if type(row) is EvaluationRow else await row)
+                if type(row) is not EvaluationRow:
+                    row = await cast("Awaitable[EvaluationRow]", row)
+                rows.append(row)
         finally:
             if made is not None:
                 deactivate(made)

@@ -262,23 +262,19 @@ class Recorder:
 
     def _locked(self) -> threading.Lock:
         """This recorder's lock, made on first use: most recordings never need one."""
-        lock = self._lock
-        if lock is None:
+        if self._lock is None:
             with _MAKING:
-                lock = self._lock
-                if lock is None:
-                    lock = self._lock = threading.Lock()
-        return lock
+                if self._lock is None:
+                    self._lock = threading.Lock()
+        return self._lock
 
     def _list(self) -> list[_Entry]:
         """The list of events, made by the first one: most samples record nothing."""
-        events = self._events
-        if events is None:
+        if self._events is None:
             with _MAKING:
-                events = self._events
-                if events is None:
-                    events = self._events = []
-        return events
+                if self._events is None:
+                    self._events = []
+        return self._events
 
     def _frozen(self, raw: _RawToolCall, started: int) -> ToolCall:
         name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
