@@ -74,8 +74,9 @@ class OnlineEvaluator(OnlineReading):
     Args:
         *strategies: What a Scorer accepts: objects with ``evaluate(sample, output)``, sync
             or async, or plain functions; ``Gated`` strategies work as offline. Sync ones
-            run in worker threads (the built-in text checks on the event loop), so one that
-            blocks never stalls the service's loop. The sample a
+            run in worker threads (the built-in text checks and those marked
+            ``aeval.strategies.inline`` on the event loop), so one that blocks never stalls
+            the service's loop. The sample a
             strategy receives is built from the response: its name, the inputs as
             parameters, no expected output, the tags and the metadata given at submission.
         sample_rates: The share of responses each strategy runs on, in [0, 1]: one number
