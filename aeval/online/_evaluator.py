@@ -42,6 +42,9 @@ __all__ = ["OnlineEvaluator", "logger"]
 
 logger = logging.getLogger("aeval.online")
 _ERROR = Outcome.ERROR
+_BATCH = 8
+"""Responses a worker takes from the queue per turn of the event loop: queued ones are
+evaluated without a turn each, and the loop still gets its turn every few responses."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -466,11 +469,21 @@ class OnlineEvaluator(OnlineReading):
 
     async def _worker(self) -> None:
         receive = self._receive
+        taken = _BATCH
         while True:
-            try:
-                job = await receive.receive()
-            except anyio.EndOfStream:
-                return
+            job: Job | None = None
+            if taken < _BATCH:  # the responses already queued, without a turn of the loop each
+                try:
+                    job = receive.receive_nowait()
+                    taken += 1
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    job = None
+            if job is None:
+                try:
+                    job = await receive.receive()
+                except anyio.EndOfStream:
+                    return
+                taken = 1
             self._queued -= 1
             self._accounts.in_flight += 1
             settled = False
