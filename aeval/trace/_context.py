@@ -245,7 +245,7 @@ class Recorder:
             name,
             owned,
             result,
-            _failure(error),
+            None if error is None else _failure(error),
             mocked,
             ended_ns,
             ended,
