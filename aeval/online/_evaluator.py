@@ -329,9 +329,11 @@ class OnlineEvaluator(OnlineReading):
             Whether the response was queued for evaluation: ``False`` when it was sampled
             out or dropped (both counted), and for a call from another thread (queued later).
         """
-        if isinstance(trace, Capture):
+        if trace is None or type(trace) is Trace:
+            pass
+        elif isinstance(trace, Capture):
             trace = trace.trace
-        elif trace is not None and not isinstance(trace, Trace):
+        elif not isinstance(trace, Trace):
             self._accounts.refuse()
             self._log_once(
                 "trace",
@@ -384,22 +386,23 @@ class OnlineEvaluator(OnlineReading):
 
     def _accept(self, job: Job) -> bool:
         """Count, draw and queue one response (on the loop's thread)."""
-        self._accounts.submitted += 1
-        self._seq += 1
-        job.seq = self._seq
+        accounts = self._accounts
+        accounts.submitted += 1
+        self._seq = job.seq = self._seq + 1
         if self._state != "running":
-            self._accounts.not_running += 1
+            accounts.not_running += 1
             return False
         try:
             selected = self.sampler.select(job.inputs, job.output)
         except Exception as exc:
-            self._accounts.invalid += 1
+            accounts.invalid += 1
             self._log_once("rate", f"the sample rate function raised {type(exc).__name__}: {exc}")
             return False
-        self._accounts.strategies_out += len(self.strategies) - len(selected)
-        if not selected:
-            self._accounts.sampled_out += 1
-            return False
+        if len(selected) < len(self.strategies):
+            accounts.strategies_out += len(self.strategies) - len(selected)
+            if not selected:
+                accounts.sampled_out += 1
+                return False
         job.selected = selected
         try:
             self._send.send_nowait(job)
