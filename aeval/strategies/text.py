@@ -9,6 +9,7 @@ was wrong and attaches metadata a report can show.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -265,18 +266,25 @@ class ContainsStrategy(TextStrategy):
             )
         if problems:
             return EvaluationResult(False, satisfied / checks, sentence(problems), metadata)
-        good = []
-        if self._mode == "all" and must:
-            good.append(
-                "found the required text"
-                if len(must) == 1
-                else f"found all {len(must)} required texts"
-            )
-        elif must:
-            good.append(f"found {len(found)} of {len(must)} texts: {show_values(found)}")
+        if self._mode == "all" or not must:
+            return EvaluationResult(True, 1.0, _all_found(len(must), len(must_not)), metadata)
+        good = [f"found {len(found)} of {len(must)} texts: {show_values(found)}"]
         if must_not:
             good.append(f"found none of {plural(len(must_not), 'forbidden text')}")
         return EvaluationResult(True, 1.0, sentence(good), metadata)
+
+
+@functools.lru_cache(maxsize=64)
+def _all_found(required: int, forbidden: int) -> str:
+    """The explanation of a pass with every required text found and no forbidden one."""
+    good = []
+    if required:
+        good.append(
+            "found the required text" if required == 1 else f"found all {required} required texts"
+        )
+    if forbidden:
+        good.append(f"found none of {plural(forbidden, 'forbidden text')}")
+    return sentence(good)
 
 
 class RegexStrategy(TextStrategy):
