@@ -415,7 +415,9 @@ async def baseline(samples: Samples, concurrency: int) -> int:
     return sum(await asyncio.gather(*(one(sample) for sample in samples)))
 
 
-async def _side(side: str, samples: Samples, concurrency: int) -> tuple[float, int]:
+async def _side(side: str, samples: Samples, concurrency: int) -> tuple[float, int, float]:
+    """Wall seconds, rows passed and CPU seconds (``process_time``) of one run."""
+    cpu = process_time()
     started = perf_counter()
     if side == "baseline":
         passed = await baseline(samples, concurrency)
@@ -426,7 +428,7 @@ async def _side(side: str, samples: Samples, concurrency: int) -> tuple[float, i
     else:
         report = await Scorer(concurrency).evaluate(samples, silent, NotBlankStrategy())
         passed = report.passed_count
-    return perf_counter() - started, passed
+    return perf_counter() - started, passed, process_time() - cpu
 
 
 async def scenario_overhead(settings: Settings) -> dict[str, Any]:
@@ -437,39 +439,45 @@ async def scenario_overhead(settings: Settings) -> dict[str, Any]:
     sides = ("on", "off", "baseline")
     for side in sides:
         await _side(side, samples[:50], c)
-    runs: dict[str, list[tuple[float, int]]] = {side: [] for side in sides}
+    runs: dict[str, list[tuple[float, int, float]]] = {side: [] for side in sides}
     for rep in range(settings.reps):
         order = sides if rep % 2 == 0 else tuple(reversed(sides))
         for side in order:
             runs[side].append(await _side(side, samples, c))
-    us = {side: statistics.median(w for w, _ in runs[side]) / n * 1e6 for side in sides}
+    us = {side: statistics.median(w for w, *_ in runs[side]) / n * 1e6 for side in sides}
+    cpu = {side: statistics.median(c for *_, c in runs[side]) / n * 1e6 for side in sides}
     ratio = us["on"] / us["off"]
+    cpu_ratio = cpu["on"] / cpu["off"]
     above_on, above_off = us["on"] - us["baseline"], us["off"] - us["baseline"]
     rows = []
     for side, label in (("on", "tracing on"), ("off", "tracing off"), ("baseline", "baseline")):
-        walls = [w for w, _ in runs[side]]
+        walls = [w for w, *_ in runs[side]]
         rows.append(
             [
                 label,
                 f"{statistics.median(walls):.4f} [{min(walls):.4f}-{max(walls):.4f}]",
                 f"{us[side]:.2f}",
-                f"{min(p for _, p in runs[side])}/{n}",
+                f"{cpu[side]:.2f}",
+                f"{min(p for _, p, _ in runs[side])}/{n}",
             ]
         )
-    print(table(["run", "wall s", "us/sample", "passed"], rows))
+    print(table(["run", "wall s", "us/sample", "cpu us/sample", "passed"], rows))
     result = verdict(ratio <= OVERHEAD_TARGET)
     print(
         f"tracing on / off: {ratio:.3f} per sample ({(ratio - 1) * 100:+.1f} %), "
         f"{us['on'] - us['off']:+.2f} us/sample; above the baseline: "
         f"{above_on:.2f} vs {above_off:.2f} us/sample; {result} (<= {OVERHEAD_TARGET:g}x)"
     )
+    print(f"CPU time on / off: {cpu_ratio:.3f} per sample ({(cpu_ratio - 1) * 100:+.1f} %)")
     return {
         "n": n,
         "concurrency": c,
         "us_per_sample": us,
-        "walls": {side: [w for w, _ in runs[side]] for side in sides},
-        "passed": {side: [p for _, p in runs[side]] for side in sides},
+        "walls": {side: [w for w, *_ in runs[side]] for side in sides},
+        "passed": {side: [p for _, p, _ in runs[side]] for side in sides},
         "ratio": ratio,
+        "cpu_us_per_sample": cpu,
+        "cpu_ratio": cpu_ratio,
         "added_us_per_sample": us["on"] - us["off"],
         "verdict": result,
     }
