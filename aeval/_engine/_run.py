@@ -307,8 +307,10 @@ class Run:
         return result
 
     async def _call_sample(self, sample: EvaluationSample) -> Any:
-        """Call the function under test on ``sample`` (the path of every call that is not
-        a plain await of an async function without a timeout, see ``_evaluate_sample``)."""
+        """Call the function under test on ``sample``: every call but the plain await of an
+        async function without a timeout (``self._await``), which ``_evaluate_sample`` makes
+        itself, the hot path. A sample that needs another way to call the target (a
+        conversation's turns) takes this path: test the sample beside ``self._await``."""
         timeout = self.settings.timeout
         if timeout is None:
             return await self._call_function(sample.parameters)
