@@ -16,7 +16,7 @@ from .._exceptions import AbandonedCallsError
 from .._reporting._report import Aggregator
 from .._reporting._results import ErrorInfo, EvaluationRow
 from .._reporting._run_info import RunInfo, current_git_commit
-from .._samples import EvaluationSample, Parameters
+from .._samples import EvaluationSample, Parameters, Samples
 from .._util._groups import unwrap_single_group
 from .._version import __version__
 from ..trace import Replay, Trace, TraceLimits
@@ -187,6 +187,9 @@ class Run:
                     await self._run_remote(self.remote)
                 elif isinstance(self.samples, AsyncIterable):
                     await self._run_async_source(self.samples, max(workers, 1))
+                elif settings.repeats == 1 and type(self.samples) is Samples:
+                    plain = enumerate(self.samples)  # shared: each worker takes the next
+                    await run_workers(max(workers, 1), self._plain_worker, plain)
                 else:
                     work = self._work(iter(self.samples))
                     await run_workers(max(workers, 1), self._worker, work)
@@ -217,18 +220,15 @@ class Run:
                 warnings = (*self._warnings, *self.sinks.warnings)
                 self.aggregator.finish(complete=complete, warnings=warnings, finished_at=now)
 
+    async def _plain_worker(self, work: Iterator[tuple[int, EvaluationSample]]) -> None:
+        """A worker of a run over ``Samples`` without repeats: every item is a sample already
+        checked (when the run was made), so no generator sits between it and the samples."""
+        for index, sample in work:
+            await self._evaluate_sample(sample, index, 0)
+
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.settings.repeats
         check = self.function.signature is not None and not isinstance(self.samples, Sequence)
-        if repeats == 1 and not check:
-            for index, item in enumerate(samples):
-                if type(item) is EvaluationSample:
-                    yield index, 0, item
-                elif type(item) is IndexedSample:
-                    yield item.index, 0, item.sample
-                else:
-                    yield index, 0, check_sample(item, index)
-            return
         for position, item in enumerate(samples):
             if type(item) is IndexedSample:
                 index, sample = item.index, item.sample
