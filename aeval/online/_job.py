@@ -8,6 +8,7 @@ from typing import Any
 from .._engine._callables import PreparedStrategy, apply_inline, apply_to_row
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
+from .._samples._model import ParametersTypes
 from ..trace import Trace
 
 __all__ = ["Job", "apply_to_job"]
@@ -67,11 +68,12 @@ class Job:
         )
 
 
-def _parameters(inputs: Any) -> Parameters:
-    """A response's inputs as parameters: a mapping is named, a list positional, else one."""
-    if isinstance(inputs, Parameters | Mapping | list | tuple):
-        return Parameters(inputs)
-    return Parameters([inputs])
+def _parameters(inputs: Any) -> ParametersTypes:
+    """A response's inputs as parameters: a mapping is named, a list positional, else one
+    (``EvaluationSample`` makes the ``Parameters``, once)."""
+    if type(inputs) is dict or isinstance(inputs, Parameters | Mapping | list | tuple):
+        return inputs
+    return [inputs]
 
 
 def _timed_out(seconds: float) -> str:
