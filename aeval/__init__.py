@@ -1,18 +1,15 @@
-"""aeval: an asyncio-native evaluation engine for AI-infused applications."""
+"""aeval: an asyncio-native evaluation engine for AI-infused applications.
+
+``import aeval`` loads only this module, the version and the exceptions: every other public
+name loads its module on first use (:data:`_LAZY`), so a program (or a command) pays for the
+engine, the reports, the sample formats and their dependencies only when it uses them.
+"""
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING
 
-from . import trace as trace
-from ._conversation import Conversation, Transcript, Turn
-from ._engine._builder import Evaluation, EvaluationBuilder, EvaluationRunner
-from ._engine._executor import IndexedSample
-from ._engine._scorer import RowStream, Scorer, ScorerStatistics
-from ._engine._shards import Shard, merge_reports
-from ._engine._sinks import JsonlSink, Sink
-from ._engine._sync import evaluate_sync
 from ._exceptions import (
     AbandonedCallsError,
     AevalError,
@@ -52,37 +49,11 @@ from ._exceptions import (
     ToolTimeoutError,
     UnmockedToolCall,
 )
-from ._reporting._assertions import ReportAssert, assert_that
-from ._reporting._codec import read_rows, read_run, row_from_dict, row_to_dict
-from ._reporting._judging import Calibration, Disagreement, JudgeCounts, JudgeStatistics, calibrate
-from ._reporting._report import (
-    Aggregator,
-    EvaluationReport,
-    FlakyCase,
-    ModelUsage,
-    RepeatStatistics,
-    ReportParts,
-    StrategyStatistics,
-    TagStatistics,
-)
-from ._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
-from ._reporting._run_info import RunInfo
-from ._samples import EvaluationSample, Parameters, Samples
-from ._samples._loaders import (
-    DownloadLimits,
-    HTTPSampleLoader,
-    HttpSampleLoader,
-    SampleLoader,
-    register_loader,
-    registered_loaders,
-    unregister_loader,
-)
 from ._util._publish import claim as _claim, publish as _publish
 from ._version import __version__ as __version__
-from .abc import Executor
-from .trace._tool import tool
 
 if TYPE_CHECKING:
+    from . import trace as trace
     from ._compare import (
         ChangedPair,
         Comparison,
@@ -92,29 +63,182 @@ if TYPE_CHECKING:
         compare,
         compare_sync,
     )
-    from ._store import HistoryPoint, RunStore, RunSummary, StoreSink
+    from ._conversation import Conversation, ScriptedTurn, SimulatedUser, Transcript, Turn
+    from ._engine._builder import Evaluation, EvaluationBuilder, EvaluationRunner
+    from ._engine._executor import IndexedSample
+    from ._engine._scorer import RowStream, Scorer, ScorerStatistics
+    from ._engine._shards import Shard, merge_reports
+    from ._engine._sinks import JsonlSink, Sink
+    from ._engine._sync import evaluate_sync
+    from ._reporting._assertions import ReportAssert, assert_that
+    from ._reporting._codec import read_rows, read_run, row_from_dict, row_to_dict
+    from ._reporting._judging import (
+        Calibration,
+        Disagreement,
+        JudgeCounts,
+        JudgeStatistics,
+        calibrate,
+    )
+    from ._reporting._report import (
+        Aggregator,
+        EvaluationReport,
+        FlakyCase,
+        ModelUsage,
+        RepeatStatistics,
+        ReportParts,
+        StrategyStatistics,
+        TagStatistics,
+    )
+    from ._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
+    from ._reporting._run_info import RunInfo
+    from ._samples import EvaluationSample, Parameters, Samples
+    from ._samples._loaders import (
+        DownloadLimits,
+        HTTPSampleLoader,
+        HttpSampleLoader,
+        SampleLoader,
+        register_loader,
+        registered_loaders,
+        unregister_loader,
+    )
+    from ._store import (
+        HistoryPoint,
+        Label,
+        LabelCalibration,
+        ReviewerAgreement,
+        ReviewerPair,
+        RowLabel,
+        RunStore,
+        RunSummary,
+        StoreSink,
+        calibrate_labels,
+        output_digest,
+        pick_rows,
+    )
+    from .abc import Executor
     from .strategies._cache import CacheStatistics, JudgeCache
+    from .trace._tool import tool
 
-_LAZY = {
-    **dict.fromkeys(
-        (
-            "ChangedPair",
-            "Comparison",
-            "ComparisonAssert",
-            "PairKey",
-            "RunSource",
-            "compare",
-            "compare_sync",
-        ),
-        "._compare",
+_LAZY_MODULES: dict[str, tuple[str, ...]] = {
+    "._compare": (
+        "ChangedPair",
+        "Comparison",
+        "ComparisonAssert",
+        "PairKey",
+        "RunSource",
+        "compare",
+        "compare_sync",
     ),
-    **dict.fromkeys(("HistoryPoint", "RunStore", "RunSummary", "StoreSink"), "._store"),
-    **dict.fromkeys(("CacheStatistics", "JudgeCache"), ".strategies._cache"),
+    "._conversation": (
+        "Conversation",
+        "ScriptedTurn",
+        "SimulatedUser",
+        "Transcript",
+        "Turn",
+    ),
+    "._engine._builder": (
+        "Evaluation",
+        "EvaluationBuilder",
+        "EvaluationRunner",
+    ),
+    "._engine._executor": ("IndexedSample",),
+    "._engine._scorer": (
+        "RowStream",
+        "Scorer",
+        "ScorerStatistics",
+    ),
+    "._engine._shards": (
+        "Shard",
+        "merge_reports",
+    ),
+    "._engine._sinks": (
+        "JsonlSink",
+        "Sink",
+    ),
+    "._engine._sync": ("evaluate_sync",),
+    "._reporting._assertions": (
+        "ReportAssert",
+        "assert_that",
+    ),
+    "._reporting._codec": (
+        "read_rows",
+        "read_run",
+        "row_from_dict",
+        "row_to_dict",
+    ),
+    "._reporting._judging": (
+        "Calibration",
+        "Disagreement",
+        "JudgeCounts",
+        "JudgeStatistics",
+        "calibrate",
+    ),
+    "._reporting._report": (
+        "Aggregator",
+        "EvaluationReport",
+        "FlakyCase",
+        "ModelUsage",
+        "RepeatStatistics",
+        "ReportParts",
+        "StrategyStatistics",
+        "TagStatistics",
+    ),
+    "._reporting._results": (
+        "ErrorInfo",
+        "EvaluationResult",
+        "EvaluationRow",
+        "Outcome",
+    ),
+    "._reporting._run_info": ("RunInfo",),
+    "._samples": (
+        "EvaluationSample",
+        "Parameters",
+        "Samples",
+    ),
+    "._samples._loaders": (
+        "DownloadLimits",
+        "HTTPSampleLoader",
+        "HttpSampleLoader",
+        "SampleLoader",
+        "register_loader",
+        "registered_loaders",
+        "unregister_loader",
+    ),
+    "._store": (
+        "HistoryPoint",
+        "Label",
+        "LabelCalibration",
+        "ReviewerAgreement",
+        "ReviewerPair",
+        "RowLabel",
+        "RunStore",
+        "RunSummary",
+        "StoreSink",
+        "calibrate_labels",
+        "output_digest",
+        "pick_rows",
+    ),
+    ".abc": ("Executor",),
+    ".strategies._cache": (
+        "CacheStatistics",
+        "JudgeCache",
+    ),
+    ".trace._tool": ("tool",),
 }
-"""Public names whose modules (SQLite, the statistics of comparisons) load on first use."""
+"""Each module of the package and the public names it defines, loaded on first use."""
+
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
+"""Public names whose modules load on first use: every name but the exceptions."""
+
+
+_SUBPACKAGES = {"trace": ".trace"}
+"""Subpackages reached as attributes (``aeval.trace``), imported on first use."""
 
 
 def __getattr__(name: str) -> object:
+    subpackage = _SUBPACKAGES.get(name)
+    if subpackage is not None:
+        return importlib.import_module(subpackage, __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'aeval' has no attribute {name!r}")
@@ -173,6 +297,8 @@ __all__ = [
     "JudgeCache",
     "JudgeCounts",
     "JudgeStatistics",
+    "Label",
+    "LabelCalibration",
     "MergeError",
     "MissingExtraError",
     "ModelConfigurationError",
@@ -192,6 +318,9 @@ __all__ = [
     "ReportAssert",
     "ReportParts",
     "ReportWriteError",
+    "ReviewerAgreement",
+    "ReviewerPair",
+    "RowLabel",
     "RowStream",
     "RunInfo",
     "RunNotFoundError",
@@ -205,7 +334,9 @@ __all__ = [
     "Scorer",
     "ScorerClosedError",
     "ScorerStatistics",
+    "ScriptedTurn",
     "Shard",
+    "SimulatedUser",
     "Sink",
     "StoreError",
     "StoreSink",
@@ -218,10 +349,13 @@ __all__ = [
     "UnmockedToolCall",
     "assert_that",
     "calibrate",
+    "calibrate_labels",
     "compare",
     "compare_sync",
     "evaluate_sync",
     "merge_reports",
+    "output_digest",
+    "pick_rows",
     "read_rows",
     "read_run",
     "register_loader",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -145,9 +145,14 @@ class TravelAgent:
 
     async def chat(self, question: str) -> str:
         """Answer ``question``, calling the tools the model asks for."""
+        return await self.complete([{"role": "user", "content": question}])
+
+    async def complete(self, history: Sequence[Mapping[str, Any]]) -> str:
+        """Answer the last message of ``history`` (role/content messages, oldest first),
+        calling the tools the model asks for."""
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": question},
+            *(dict(message) for message in history),
         ]
         for _ in range(MAX_STEPS):
             body = {"model": MODEL, "messages": messages, "tools": TOOL_SPECS}

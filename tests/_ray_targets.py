@@ -61,3 +61,11 @@ def get_weather(city: str) -> str:
 async def weather_agent(params: Parameters) -> str:
     """Ask for the weather of the first parameter, through the tool."""
     return get_weather(str(params[0]))
+
+
+async def chat(conversation: aeval.Conversation) -> str:
+    """A conversation target: counts its turns in the state; a ``boom`` message raises."""
+    if conversation.last == "boom":
+        raise RuntimeError("boom")
+    conversation.state["turns"] = conversation.state.get("turns", 0) + 1
+    return f"{conversation.id} heard {conversation.last} ({conversation.state['turns']})"

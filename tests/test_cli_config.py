@@ -38,8 +38,9 @@ def test_the_example_config_is_valid() -> None:
         (
             {"colour": 2},
             "colour: unknown key; expected one of 'description', 'samples', "
-            "'target', 'strategies', 'concurrency', 'timeout', 'repeats', 'thresholds', 'output', "
-            "'name', 'labels', 'store', 'tools', 'pythonpath'",
+            "'target', 'strategies', 'concurrency', 'timeout', 'conversation_timeout', "
+            "'user_model', 'repeats', 'thresholds', 'output', 'name', 'labels', 'store', "
+            "'tools', 'pythonpath'",
         ),
         ({"concurrency": 0}, "concurrency: must be at least 1, got 0"),
         ({"concurrency": 2.5}, "concurrency: expected an integer, got 2.5"),

@@ -42,6 +42,7 @@ OWNERS: dict[str, str] = {
     "aeval/online/_otel.py": "otel",
     "aeval/trace/otel": "otel",
     "aeval/strategies/pii.py": "pii",
+    "aeval/_view/": "view",
     "examples/": "examples",
 }
 # What the program that loads a file provides: pytest loads the plugin, so it is there.

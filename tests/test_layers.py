@@ -17,15 +17,15 @@ Bottom to top (a module imports only from its own layer or below):
 5. engine: ``aeval._engine`` (the Scorer, a run, workers, threads, callables, executors,
    sinks, shards, sync, the builder, redaction, progress, the HTTP target)
 6. strategies: ``aeval.strategies``
-7. history: ``aeval._store`` (the run store only), ``aeval._compare`` (the statistics of
-   comparing two runs only)
+7. history: ``aeval._store`` (the run store, its labels and what is read from them alone),
+   ``aeval._compare`` (the statistics of comparing two runs only)
 8. formatters: ``aeval.formatters``, every rendering of every subject (reports, comparisons,
    histories, run lists, suite reports, the terminal's tables)
 9. online evaluation: ``aeval.online`` (the evaluator a live service runs)
 10. the cluster executor: ``aeval.ray`` (a Scorer's samples on Ray workers)
 11. the testing kit: ``aeval.testing``
-12. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._pytest_plugin``,
-   ``aeval.pytest_plugin``, ``aeval.__main__``
+12. the edges: ``aeval`` itself, ``aeval._cli``, ``aeval._view`` (the ``aeval view`` web
+   app), ``aeval._pytest_plugin``, ``aeval.pytest_plugin``, ``aeval.__main__``
 
 Imports under ``if TYPE_CHECKING:`` are types only and do not count. An import inside a
 function (loaded when it runs) may reach up only through the documented facades: the report
@@ -70,7 +70,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("aeval.online",),
     ("aeval.ray",),
     ("aeval.testing",),
-    ("aeval", "aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin", "aeval.__main__"),
+    (
+        "aeval",
+        "aeval._cli",
+        "aeval._view",
+        "aeval._pytest_plugin",
+        "aeval.pytest_plugin",
+        "aeval.__main__",
+    ),
 ]
 
 FACADES = {
@@ -83,7 +90,7 @@ FACADES = {
     ("aeval._engine._rescore", "aeval._compare._refs"),
 }
 
-EDGES = ("aeval._cli", "aeval._pytest_plugin", "aeval.pytest_plugin")
+EDGES = ("aeval._cli", "aeval._view", "aeval._pytest_plugin", "aeval.pytest_plugin")
 
 
 @dataclass(frozen=True)
@@ -172,7 +179,9 @@ def problems(imports: list[Import]) -> list[str]:
             continue
         importer, target = layer_of(item.importer), layer_of(item.target)
         if any(_within(item.target, edge) for edge in EDGES) and importer != len(LAYERS) - 1:
-            found.append(f"{where}: only the edges import the command line or the pytest plugin")
+            found.append(
+                f"{where}: only the edges import the command line, the viewer or the pytest plugin"
+            )
         if _within(item.importer, "aeval.strategies") and any(
             _within(item.target, banned)
             for banned in ("aeval.formatters", "aeval._engine._scorer", "aeval._cli")
@@ -247,7 +256,13 @@ def test_the_package_keeps_its_layers() -> None:
             "aeval.formatters.html",
             "from .._cli._config import ConfigError\n",
             "aeval.formatters.html:1 imports aeval._cli._config: only the edges import the "
-            "command line or the pytest plugin",
+            "command line, the viewer or the pytest plugin",
+        ),
+        (
+            "aeval._store._store",
+            "from .._view import serve\n",
+            "aeval._store._store:1 imports aeval._view: only the edges import the command line, "
+            "the viewer or the pytest plugin",
         ),
         (
             "aeval._engine._sinks",

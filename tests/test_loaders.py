@@ -798,7 +798,7 @@ def test_broken_entry_point_names_itself(monkeypatch: pytest.MonkeyPatch) -> Non
 KNOWN = (
     "a sample has only the keys name, parameters, expected-output, expected-outputs, tags, "
     "metadata, label, must-contain, must-not-contain, expected-tools, forbidden-tools, "
-    "expected-tool-arguments, tools, context, relevant-ids"
+    "expected-tool-arguments, tools, context, relevant-ids, turns, user"
 )
 CUSTOM = "or put custom fields under 'metadata:' (metadata: {owner: support})"
 
@@ -1209,7 +1209,7 @@ async def test_stream_reads_lazily_and_closes_on_early_stop(
     (in_tmp / "big.jsonl").write_text("".join(lines))
     monkeypatch.setattr(_loaders, "_CHUNK_SIZE", 128)
 
-    async with contextlib.aclosing(stream_jsonl("big.jsonl")) as stream:  # type: ignore[type-var]
+    async with contextlib.aclosing(stream_jsonl("big.jsonl")) as stream:
         names = []
         async for sample in stream:
             names.append(sample.name)

@@ -258,3 +258,28 @@ def test_the_scale_benchmark_runs_in_quick_mode(ray_session: Any, tmp_path: Path
     assert all(p["rows"] == 100 for p in figures["io"]["points"])
     assert figures["cpu"]["verdict"] in ("PASS", "MISS")
     assert figures["ceiling"]["points"][1]["rows_per_s"] > 0
+
+
+async def test_conversations_run_on_ray_as_in_process(ray_session: Any) -> None:
+    samples = Samples(
+        [
+            EvaluationSample("chat", turns=["hi", "again", "bye"]),
+            EvaluationSample("crash", turns=["hi", "boom", "never"]),
+        ]
+    )
+    local = await Scorer(2, repeats=2, tracebacks=False).evaluate(
+        samples, targets.chat, targets.equals
+    )
+    remote = await Scorer(2, repeats=2, tracebacks=False, executor=executor()).evaluate(
+        samples, targets.chat, targets.equals
+    )
+    strip = [
+        (r.index, r.repeat, r.outcome, [(t.user, t.assistant) for t in r.output.turns])
+        for r in remote.evaluations
+    ]
+    assert strip == [
+        (r.index, r.repeat, r.outcome, [(t.user, t.assistant) for t in r.output.turns])
+        for r in local.evaluations
+    ]
+    assert remote.conversations == local.conversations == {"script": 2, "error": 2}
+    assert remote.evaluations[2].output.ended == "error"

@@ -11,7 +11,10 @@ rows (``partial.jsonl``). From them the test renders, through public entry point
   extension) and as tables (``comparison.print``);
 - the history of the three runs, stored in a run store the test builds (run ids fixed), in
   every format of ``aeval history`` and ``aeval runs``, tables included;
-- the pytest suite report (Markdown and JSON).
+- the pytest suite report (Markdown and JSON);
+- a report of conversation rows (:func:`conversation_report`: a three-turn transcript judged
+  by ``EachTurn`` and a whole-conversation tool check, with a long, a markup-laden and an
+  unanswered turn) in Markdown, HTML and on the terminal.
 
 Each rendering, with the path of ``tests/data/golden`` written ``DATA``, must equal
 ``tests/data/golden/expected/<name>``. After a deliberate change of a rendering, regenerate
@@ -136,6 +139,86 @@ def renderings_of_suites() -> Iterator[tuple[str, str]]:
     yield "suite.json", suite.render_json(generated=GENERATED)
 
 
+def _conversation_rows() -> list[aeval.EvaluationRow]:
+    from aeval._conversation import ScriptedTurn
+    from aeval.strategies import ContainsStrategy, EachTurn, ToolSequenceStrategy
+    from aeval.trace import ToolCall, Trace, using
+
+    weather = Trace(tool_calls=(ToolCall("get_weather", {"city": "Mysore"}, "sunny, 31C"),))
+    price = Trace(
+        tool_calls=(
+            ToolCall(
+                "get_ticket_price", {"origin": "Bangalore", "destination": "Mysore"}, "350 INR"
+            ),
+        )
+    )
+    plan = "Day 1: Mysore Palace. " + "Then walk the gardens and the market. " * 60
+    transcript = aeval.Transcript(
+        (
+            aeval.Turn("Plan a 3-day trip to Mysore", plan, weather),
+            aeval.Turn("Make it cheaper: my budget is 5000 rupees", "A <b>9000</b> | *plan*"),
+            aeval.Turn("How much is the bus?", "The bus costs 350 rupees.", price),
+        )
+    )
+    failed = aeval.Transcript((*transcript.turns[:1], aeval.Turn("And then?", None)), "error")
+    turns = [
+        ScriptedTurn("Plan a 3-day trip to Mysore", {"must_contain": ["Palace"]}),
+        ScriptedTurn("Make it cheaper", {"must_contain": ["5000"]}),
+        ScriptedTurn("How much is the bus?", {"must_contain": ["350"]}),
+    ]
+    samples = (
+        aeval.EvaluationSample("trip", turns=turns),
+        aeval.EvaluationSample("trip-cut-off", turns=turns),
+    )
+    each = EachTurn(ContainsStrategy())
+    sequence = ToolSequenceStrategy(["get_weather", "get_ticket_price"], order="exact")
+
+    async def judged() -> list[aeval.EvaluationRow]:
+        rows = []
+        for index, (sample, output) in enumerate(zip(samples, (transcript, failed), strict=True)):
+            result = await each.evaluate(sample, output)
+            rows.append(
+                aeval.EvaluationRow.from_result(
+                    sample, each.name, output, result, duration=1.5, index=index
+                )
+            )
+            with using(output.trace):
+                whole = sequence.evaluate(sample, output)
+            rows.append(
+                aeval.EvaluationRow.from_result(
+                    sample,
+                    sequence.name,
+                    output,
+                    whole,
+                    duration=1.5,
+                    index=index,
+                    position=1,
+                    trace=output.trace,
+                )
+            )
+        return rows
+
+    return anyio.run(judged)
+
+
+def renderings_of_conversations() -> Iterator[tuple[str, str]]:
+    run = report_of("baseline").run
+    assert run is not None
+    rows = _conversation_rows()
+    run = replace(
+        run,
+        samples_expected=2,
+        complete=True,
+        strategies=("EachTurn(ContainsStrategy)", "ToolSequenceStrategy"),
+    )
+    report = EvaluationReport(rows, run=run)
+    for fmt in ("markdown", "html"):
+        yield f"report-conversation.{fmt}", report.format(fmt)
+    shown, out = console()
+    report.print(shown)
+    yield "report-conversation.terminal", out.getvalue()
+
+
 def unpadded(text: str) -> str:
     """``text`` without the spaces that end its lines: a terminal table pads every line to its
     widest cell, and a temporary path's length (pytest-xdist's worker folders) moves it."""
@@ -152,6 +235,7 @@ def test_every_rendering_matches_its_golden_file(
             *renderings_of_comparisons(tmp_path / "comparisons"),
             *renderings_of_history(tmp_path, cli, monkeypatch),
             *renderings_of_suites(),
+            *renderings_of_conversations(),
         ]
     }
     if UPDATE:

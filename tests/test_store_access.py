@@ -153,6 +153,7 @@ def test_aeval_run_refuses_a_read_only_store_before_it_runs(stored: Path, projec
 def test_an_older_read_only_store_is_read_without_upgrading_it(stored: Path) -> None:
     connection = sqlite3.connect(stored, isolation_level=None)
     connection.execute("UPDATE runs SET header = json_set(header, '$.shard', '1/2') WHERE seq = 1")
+    connection.execute("DROP TABLE labels")
     connection.execute("ALTER TABLE runs DROP COLUMN shard")
     connection.execute("UPDATE aeval_schema SET version = 1")
     connection.close()
@@ -213,3 +214,29 @@ async def test_rows_held_for_a_locked_store_are_bounded(tmp_path: Path) -> None:
     await store.aclose()
     with pytest.raises(ValueError, match="buffer must be an integer >= 1"):
         StoreSink(store, "bot", buffer=0)
+
+
+def test_labels_are_read_from_read_only_stores_old_and_new(stored: Path) -> None:
+    async def label() -> None:
+        async with RunStore(stored) as store:
+            await store.add_label(
+                "latest", sample="s0", strategy="check", reviewer="ann", verdict="fail"
+            )
+
+    anyio.run(label)
+    read_only(stored.parent)
+    calibrated = aeval("calibrate", "latest", "--store", stored, "--format", "json")
+    assert calibrated.returncode == 0, calibrated.stderr
+    assert json.loads(calibrated.stdout)["review"]["falsePass"] == 1
+    stored.parent.chmod(0o755)
+    connection = sqlite3.connect(stored, isolation_level=None)
+    connection.execute("DROP TABLE labels")
+    connection.execute("UPDATE aeval_schema SET version = 2")
+    connection.close()
+    read_only(stored.parent)
+    older = aeval("calibrate", "latest", "--store", stored)
+    assert older.returncode == 2
+    assert "no current review label in this run" in older.stderr
+    connection = sqlite3.connect(f"file:{stored}?mode=ro", uri=True)
+    assert connection.execute("SELECT version FROM aeval_schema").fetchone() == (2,)
+    connection.close()

@@ -50,9 +50,11 @@ def version_of(path: Path) -> int:
 
 
 def downgrade_to_version_1(path: Path) -> None:
-    """Make ``path`` a file as aeval wrote it at schema version 1 (no ``runs.shard``)."""
+    """Make ``path`` a file as aeval wrote it at schema version 1 (no ``runs.shard``, no
+    ``labels``)."""
     connection = sqlite3.connect(path, isolation_level=None)
     try:
+        connection.execute("DROP TABLE labels")
         connection.execute("ALTER TABLE runs DROP COLUMN shard")
         connection.execute("UPDATE aeval_schema SET version = 1")
     finally:
@@ -78,7 +80,7 @@ def test_a_new_store_is_at_the_latest_version(tmp_path: Path) -> None:
     database = RunDatabase(path)
     database.check()
     database.close()
-    assert version_of(path) == SCHEMA_VERSION == 2
+    assert version_of(path) == SCHEMA_VERSION == 3
     connection = sqlite3.connect(path)
     try:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -119,7 +121,7 @@ def test_a_version_1_store_gets_the_shard_of_each_run(tmp_path: Path) -> None:
         (shard, "1/2"),
     ]
     new.close()
-    assert version_of(path) == 2
+    assert version_of(path) == 3
 
 
 def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:

@@ -8,10 +8,13 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._engine._callables import prepare_strategies
 from ._config import ConfigError, RunConfig
+
+if TYPE_CHECKING:
+    from ..abc import ChatModel
 
 __all__ = ["Built", "build_strategies", "import_object", "import_paths"]
 
@@ -30,6 +33,7 @@ class Built:
 
     strategies: tuple[object, ...]
     resources: tuple[object, ...]
+    user_model: ChatModel | None = None
 
 
 def import_paths(config: RunConfig) -> list[str]:
@@ -333,7 +337,15 @@ def build_strategies(config: RunConfig) -> Built:
     resources: list[object] = []
     for index, entry in enumerate(config.strategies):
         strategies.append(_build_one(config, ("strategies", index), entry, resources))
-    return Built(tuple(strategies), tuple(resources))
+    user_model = None
+    if config.user_model is not None:
+        from ..models.openai import OpenAIChatModel
+
+        spec = config.user_model
+        options = _model_options(config, ("user_model",), spec)
+        user_model = OpenAIChatModel(spec.get("model"), **options)
+        resources.append(user_model)
+    return Built(tuple(strategies), tuple(resources), user_model)
 
 
 def _build_one(

@@ -113,6 +113,8 @@ class RunConfig:
         pythonpath: Folders put first on ``sys.path`` to import the target and strategies.
         tools: Where ``@aeval.tool`` functions get their results: ``"live"``, ``"fixtures"``
             or ``"replay:REF"`` (``None`` when the file does not say).
+        conversation_timeout: Seconds per conversation, ``None`` for no limit.
+        user_model: The chat model entry of the simulated users, ``None`` when absent.
         lines: Line numbers of the keys, for messages found after validation.
     """
 
@@ -136,6 +138,8 @@ class RunConfig:
     store: Path | Literal[False] | None = None
     pythonpath: tuple[Path, ...] = ()
     tools: str | None = None
+    conversation_timeout: float | None = None
+    user_model: Mapping[str, Any] | None = None
     lines: Mapping[tuple[PathPart, ...], int] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
     )
@@ -321,5 +325,9 @@ def load_config(path: str | Path) -> RunConfig:
         store=store if store is None or store is False else Path(_resolve(base, store)),
         pythonpath=tuple(Path(_resolve(base, folder)) for folder in _strings(pythonpath)),
         tools=_tools(base, data.get("tools")),
+        conversation_timeout=None
+        if data.get("conversation_timeout") is None
+        else float(data["conversation_timeout"]),
+        user_model=data.get("user_model"),
         lines=MappingProxyType(lines),
     )

@@ -1,5 +1,5 @@
-"""The ``aeval`` command: ``run``, ``merge``, ``report``, ``runs``, ``history``, ``compare`` and
-``schema``.
+"""The ``aeval`` command: ``run``, ``merge``, ``report``, ``runs``, ``history``, ``compare``,
+``calibrate``, ``dataset``, ``view`` and ``schema``.
 
 Exit codes: 0 every threshold (and gate) met, 1 a threshold or a comparison's gate missed (or
 no row could be scored), 2 a configuration or usage error (the message, on stderr, names the
@@ -30,8 +30,10 @@ from .._exceptions import (
     SampleLoadError,
     StoreError,
 )
+from ._calibrate import run_calibrate
 from ._compare import run_compare
 from ._config import ConfigError
+from ._dataset import run_dataset
 from ._exits import (
     EXIT_BASELINE,
     EXIT_CONFIG,
@@ -54,6 +56,7 @@ from ._parser import build_parser
 from ._process import exit_past, lingering_threads
 from ._run_command import rescore, run_command
 from ._schema import schema_text
+from ._view import view_command
 
 __all__ = [
     "EXIT_BASELINE",
@@ -102,6 +105,10 @@ def _command(argv: Sequence[str] | None) -> int:
             return EXIT_OK
         if args.command == "compare":
             return run_compare(args)
+        if args.command == "calibrate":
+            return run_calibrate(args)
+        if args.command == "dataset":
+            return run_dataset(args)
         if args.command == "report":
             if not args.rows.is_file():
                 return error(f"{args.rows}: no such file")
@@ -137,6 +144,8 @@ def _command(argv: Sequence[str] | None) -> int:
             )
         if args.command == "merge":
             return merge(args)
+        if args.command == "view":
+            return view_command(args)
         if args.command == "rescore":
             return rescore(args)
         return run_command(args)

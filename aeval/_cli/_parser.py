@@ -11,11 +11,14 @@ from pathlib import Path
 from .._engine._shards import Shard
 from ..formatters._registry import FormatChoices
 from ._agents import add_rescore_command, tools_option
+from ._calibrate import add_calibrate_command
 from ._compare import add_compare_command, add_gate_options
 from ._config import ErrorLimit
+from ._dataset import add_dataset_command
 from ._scale import (
     add_merge_store_options,
 )
+from ._view import add_view_command
 
 MAX_CONCURRENCY = 100_000
 MAX_REPEATS = 10_000
@@ -254,6 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_compare_command(commands)
+    add_calibrate_command(commands)
+    add_dataset_command(commands)
     runs = commands.add_parser(
         "runs",
         help="list the runs in the run store",
@@ -298,5 +303,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="also show the runs of single shards (aeval run --shard), left out by default",
     )
 
+    add_view_command(commands)
     commands.add_parser("schema", help="print the JSON Schema of the configuration file")
     return parser

@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 from collections import Counter
 from collections.abc import (
+    AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
     Callable,
@@ -32,6 +33,7 @@ from anyio import CancelScope
 from anyio.abc import TaskStatus
 
 from .._engine._callables import bind_function
+from .._engine._conversation import check_conversation_kind, takes_conversation
 from .._engine._executor import Executor
 from .._engine._http_target import (
     HttpSpec,
@@ -53,7 +55,7 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
-from .._samples._sources import CountedStream, count_lines, is_url, streams
+from .._samples._sources import CountedStream, batches_of, count_lines, is_url, streams
 from .._store import StoreSink
 from .._util._groups import unwrap_single_group
 from ..abc import BaseSink
@@ -106,11 +108,16 @@ class _FlushingSink:
     every finished row on disk. A periodic flush that fails does not stop the run: the
     sink's next call raises the same error, so the Scorer drops the sink and says so, as
     for any failing sink.
+
+    One call reaches the sink at a time (a write must not overlap another). A call that finds
+    the sink busy waits until it is idle, with every other waiting call: not a lock handed
+    from task to task, which at a row per worker would keep every worker queued for it.
     """
 
     def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
-        self._lock = anyio.Lock()
+        self._busy = False
+        self._idle: anyio.Event | None = None
         self._pending = False
         self._facts = dict(facts or {})
         self._failed: Exception | None = None
@@ -122,28 +129,53 @@ class _FlushingSink:
         if self._failed is not None:
             raise self._failed
 
+    async def _enter(self) -> None:
+        while self._busy:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()
+        self._busy = True
+
+    def _leave(self) -> None:
+        self._busy = False
+        idle, self._idle = self._idle, None
+        if idle is not None:
+            idle.set()
+
     async def send(self, row: EvaluationRow) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             self._check()
             await self._sink.send(row)
             self._pending = True
+        finally:
+            self._leave()
 
     async def flush(self) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             self._check()
             await self._sink.flush()
             self._pending = False
+        finally:
+            self._leave()
 
     async def run_started(self, run: RunInfo) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             await self._sink.run_started(run.replace(**self._facts))
             self._pending = True
+        finally:
+            self._leave()
 
     async def run_finished(self, run: RunInfo) -> None:
-        async with self._lock:
+        await self._enter()
+        try:
             self._check()
             await self._sink.run_finished(run.replace(**self._facts))
             self._pending = True
+        finally:
+            self._leave()
 
     async def run(self) -> None:
         while self._failed is None:
@@ -290,9 +322,24 @@ class _Tagged:
         self.tags = tags
 
     async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        async for sample in self.samples:
-            if not self.tags.isdisjoint(sample.tags):
-                yield sample
+        batches = self.sample_batches()
+        try:
+            async for batch in batches:
+                for sample in batch:
+                    yield sample
+        finally:
+            await batches.aclose()  # closes the file when the reader stops early
+
+    async def sample_batches(self) -> AsyncGenerator[list[EvaluationSample], None]:
+        batches = batches_of(self.samples)
+        tags = self.tags
+        try:
+            async for batch in batches:
+                kept = [sample for sample in batch if not tags.isdisjoint(sample.tags)]
+                if kept:
+                    yield kept
+        finally:
+            await batches.aclose()
 
 
 def _check_templates(
@@ -332,7 +379,8 @@ async def _check_signature(
     that does not fit stops the run with the same message).
     """
     bound = bind_function(function)
-    if bound.signature is None:
+    kind = takes_conversation(function)
+    if bound.signature is None and kind is None:
         return
     if isinstance(samples, Samples):
         checked: Sequence[EvaluationSample] = samples
@@ -349,7 +397,9 @@ async def _check_signature(
                 await aclose()
     for sample in checked:
         try:
-            bound.check(sample)
+            check_conversation_kind(kind, bound.name, sample)
+            if kind is False and bound.signature is not None:
+                bound.check(sample)
         except TypeError as exc:
             raise config.error(("target",), str(exc)) from None
 
@@ -438,6 +488,8 @@ async def execute(
             redact=secrets,
             executor=executor,
             tools=tools,
+            user_model=built.user_model,
+            conversation_timeout=config.conversation_timeout,
         )
         planned = len(samples) * config.repeats if isinstance(samples, Sized) else 0
         stop = _Stop()

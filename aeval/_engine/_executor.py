@@ -167,6 +167,9 @@ class ExecutorJob:
         warn: Adds a warning to the run's report (a worker that died, …).
         tools: As for the Scorer: where ``@aeval.tool`` functions get their results.
         trace_limits: As for the Scorer.
+        user_model: As for the Scorer: plays the simulated users of conversation samples.
+        user_cache: As for the Scorer.
+        conversation_timeout: As for the Scorer.
     """
 
     feed: SampleFeed
@@ -181,6 +184,9 @@ class ExecutorJob:
     warn: Callable[[str], None]
     tools: Tools = "live"
     trace_limits: TraceLimits = DEFAULT_LIMITS
+    user_model: object | None = None
+    user_cache: object | None = None
+    conversation_timeout: float | None = None
 
 
 Deliver = Callable[[Sequence[EvaluationRow]], Awaitable[None]]

@@ -4,6 +4,9 @@ The request is built from the sample's parameters: ``{name}`` and ``{0}`` placeh
 the URL (URL-encoded) and in the strings of the JSON body template. A body string that is
 exactly one placeholder takes the parameter's value with its JSON type; a placeholder
 inside longer text is replaced by the value's text. ``{{`` and ``}}`` are literal braces.
+A conversation sample calls the endpoint once per turn, filling the templates from
+``{messages}``, ``{conversation_id}``, ``{last}`` and ``{turn}`` (:func:`conversation_fields`);
+without a body template its body is ``{"messages": [...], "conversation_id": "..."}``.
 
 ``timeout`` bounds the whole call, connection, request and body together: a slow trickle
 of bytes cannot outlast it (:class:`HttpTimeoutError`). The answer is read from the JSON
@@ -32,6 +35,7 @@ from urllib.parse import quote
 import anyio
 import httpx
 
+from .._conversation import Conversation
 from .._exceptions import (
     HttpResponseError,
     HttpResponseTooLargeError,
@@ -45,6 +49,7 @@ from ._callables import strategy_name
 from ._redact import Redactor
 
 __all__ = [
+    "CONVERSATION_FIELDS",
     "DEFAULT_HTTP_TIMEOUT",
     "HttpResponseError",
     "HttpResponseTooLargeError",
@@ -55,6 +60,7 @@ __all__ = [
     "StatusRecorder",
     "TemplateError",
     "check_templates",
+    "conversation_fields",
     "header_secrets",
     "resolve_headers",
 ]
@@ -148,8 +154,28 @@ def _fill(template: Any, params: Parameters) -> Any:
     return template
 
 
+CONVERSATION_FIELDS = ("messages", "conversation_id", "last", "turn")
+"""The placeholders of a conversation sample's request (see :func:`conversation_fields`)."""
+_CONVERSATION_EXAMPLE = Parameters(dict.fromkeys(CONVERSATION_FIELDS))
+
+
+def conversation_fields(conversation: Conversation) -> Parameters:
+    """What a conversation turn's request is filled from: ``{messages}`` (the history as
+    role/content objects, this turn's user message last), ``{conversation_id}``, ``{last}``
+    (this turn's user message) and ``{turn}`` (its number, from 1)."""
+    return Parameters(
+        {
+            "messages": [dict(message) for message in conversation.messages],
+            "conversation_id": conversation.id,
+            "last": conversation.last,
+            "turn": conversation.turn,
+        }
+    )
+
+
 def check_templates(spec: HttpSpec, samples: Iterable[EvaluationSample]) -> None:
-    """Check that every placeholder of the URL and body exists in every sample.
+    """Check that every placeholder of the URL and body exists in every sample (for a
+    conversation sample: is one of :data:`CONVERSATION_FIELDS`).
 
     Raises:
         TemplateError: A sample lacks a parameter a placeholder names (the first such sample).
@@ -159,10 +185,19 @@ def check_templates(spec: HttpSpec, samples: Iterable[EvaluationSample]) -> None
         if not names:
             continue
         for sample in samples:
+            conversation = sample.is_conversation
+            fields = _CONVERSATION_EXAMPLE if conversation else sample.parameters
             for name in names:
                 try:
-                    _lookup(sample.parameters, name)
+                    _lookup(fields, name)
                 except (IndexError, KeyError):
+                    if conversation:
+                        raise TemplateError(
+                            (key,),
+                            f"the placeholder {{{name}}} is not a field of conversation sample "
+                            f"{sample.name!r}: a conversation's request has "
+                            + ", ".join(f"{{{field}}}" for field in CONVERSATION_FIELDS),
+                        ) from None
                     raise TemplateError(
                         (key,),
                         f"the placeholder {{{name}}} names a parameter that sample "
@@ -224,7 +259,13 @@ def _extract(data: Any, path: str) -> Any:
 
 
 class HttpTarget:
-    """Calls the endpoint of an :class:`HttpSpec` for one sample's parameters.
+    """Calls the endpoint of an :class:`HttpSpec` for one sample's parameters, or for one
+    turn of a conversation sample.
+
+    A conversation turn's request is filled from :func:`conversation_fields` instead of the
+    parameters; without a ``body`` template its JSON body is
+    ``{"messages": [...], "conversation_id": "..."}``. The answer (at ``response_path``) is
+    the assistant's message of that turn.
 
     Args:
         spec: The endpoint.
@@ -247,14 +288,24 @@ class HttpTarget:
         self._headers = dict(headers)
         self._redactor = Redactor(secrets)
 
-    async def __call__(self, params: Parameters) -> Any:
+    accepts_conversations = True
+    """The Scorer gives it single-turn samples and conversation turns alike."""
+
+    async def __call__(self, params: Parameters | Conversation) -> Any:
         """Send the request and return the answer found at ``response_path``."""
         spec = self._spec
         _STATUS.set(None)
+        turn = type(params) is Conversation
+        if turn:
+            assert isinstance(params, Conversation)
+            params = conversation_fields(params)
+        assert isinstance(params, Parameters)
         url = _fill_text(spec.url, params, encode=True)
         request: dict[str, Any] = {"headers": self._headers, "timeout": spec.timeout}
         if spec.has_body:
             request["json"] = _fill(spec.body, params)
+        elif turn:
+            request["json"] = {"messages": params["messages"], "conversation_id": params[1]}
         try:
             with anyio.fail_after(spec.timeout):
                 async with self._client.stream(spec.method, url, **request) as response:

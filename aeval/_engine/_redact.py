@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .._conversation import Transcript, Turn
 from .._reporting._results import ErrorInfo, EvaluationRow
 from ..trace import redact_trace
 
@@ -75,7 +76,21 @@ class Redactor:
             return items if isinstance(value, list) else tuple(items)
         if isinstance(value, Mapping):
             return {k: self.value(v, _depth=_depth + 1) for k, v in value.items()}
+        if type(value) is Transcript:
+            return self._transcript(value)
         return value
+
+    def _transcript(self, transcript: Transcript) -> Transcript:
+        turns = tuple(
+            Turn(
+                self.text(turn.user),
+                None if turn.assistant is None else self.text(turn.assistant),
+                None if turn.trace is None else redact_trace(turn.trace, self.value),
+                turn.duration,
+            )
+            for turn in transcript.turns
+        )
+        return Transcript(turns, transcript.ended)
 
     def row(self, row: EvaluationRow) -> EvaluationRow:
         """``row`` with its output, explanation, metadata, error and trace cleaned."""

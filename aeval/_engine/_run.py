@@ -46,7 +46,7 @@ from ._workers import AsyncWork, run_workers
 
 if TYPE_CHECKING:
     from .._reporting._aggregator import KeepRows
-    from ..abc import Executor, Sink
+    from ..abc import ChatModel, Executor, Sink
     from ._redact import Redactor
 
 __all__ = [
@@ -76,6 +76,9 @@ class RunSettings:
     executor: Executor | None
     tools: Tools = "live"
     trace_limits: TraceLimits = DEFAULT_LIMITS
+    user_model: ChatModel | None = None
+    user_cache: Any = None
+    conversation_timeout: float | None = None
 
 
 class Tally:
@@ -263,6 +266,9 @@ class Run:
             warn=self._warnings.append,
             tools=settings.tools,
             trace_limits=settings.trace_limits,
+            user_model=settings.user_model,
+            user_cache=settings.user_cache,
+            conversation_timeout=settings.conversation_timeout,
         )
         try:
             await settings.executor.execute(job, self._deliver)
@@ -408,9 +414,13 @@ class Run:
         index: int,
         repeat: int,
         trace: Trace | None = None,
+        *,
+        output: Any = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         """One error row per strategy (one without strategies): every sample weighs the same;
-        each holds what the sample's trace recorded before the failure."""
+        each holds what the sample's trace recorded before the failure, and ``output`` (a
+        conversation's transcript so far); ``extra`` joins the first row's metadata."""
         self.aggregator.count_sample(repeat=repeat, failed=True)
         self.tally.samples_done += 1
         if isinstance(exc, SampleTimeout):
@@ -423,12 +433,14 @@ class Run:
         if not targets:
             targets.append((None, 0))
         metadata = retries_of(exc)
+        if extra is not None:
+            metadata = {**(metadata or {}), **extra}
         for name, position in targets:
             await self._add(
                 EvaluationRow.from_error(
                     sample,
                     name,
-                    None,
+                    output,
                     error,
                     duration=duration,
                     index=index,

@@ -9,20 +9,29 @@ from os import PathLike
 from typing import Any
 
 import anyio
-from anyio.abc import ObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._exceptions import ScorerClosedError
 from .._reporting._aggregator import KeepRows
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._util._groups import unwrap_single_group
+from ..abc import ChatModel
 from ..trace import TraceLimits
-from ._callables import bind_function, is_async_callable, prepare_strategies, retries_of
+from ._callables import (
+    BoundFunction,
+    bind_function,
+    is_async_callable,
+    prepare_strategies,
+    retries_of,
+)
+from ._conversation import ConversationRun, check_conversation_kinds, takes_conversation
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
 from ._rescore import rescore_report
 from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt
+from ._simulated import UserModel
 from ._sinks import Sink
 from ._tools import Tools, check_tools
 
@@ -112,6 +121,16 @@ class Scorer:
             ``UnmockedToolCall`` (never a live call), even if the function caught it.
         trace_limits: How much of each recorded argument and result a row's trace keeps
             (``aeval.trace.TraceLimits``).
+        user_model: The chat model that plays the simulated users of conversation samples
+            (``user:``); see docs/conversations-engine.md.
+        user_cache: A :class:`~aeval.JudgeCache` the user model's calls go through.
+        conversation_timeout: Seconds one whole conversation may take (``timeout`` bounds
+            each of its turns); a conversation that takes longer is error rows whose output
+            is the transcript so far.
+
+    A conversation sample (``turns:`` or ``user:``) is one conversation per repeat: its
+    target is called once per user turn with an ``aeval.Conversation``, and its rows' output
+    is the ``aeval.Transcript`` (see docs/conversations-engine.md).
 
     Each (sample, repeat) is traced: the tool calls, model calls and retrievals made while
     it ran are its rows' ``trace`` (``None`` when nothing was recorded), also on error rows,
@@ -137,6 +156,9 @@ class Scorer:
         progress: bool = False,
         tools: Tools = "live",
         trace_limits: TraceLimits | None = None,
+        user_model: ChatModel | None = None,
+        user_cache: Any = None,
+        conversation_timeout: float | None = None,
     ) -> None:
         if executor is not None and not isinstance(executor, Executor):
             raise TypeError(
@@ -171,6 +193,15 @@ class Scorer:
         self.trace_limits = TraceLimits() if trace_limits is None else trace_limits
         if isinstance(redact, str):
             raise TypeError("redact takes a list of secrets, not one string: write [secret]")
+        if conversation_timeout is not None and not conversation_timeout > 0:
+            raise ValueError(
+                "conversation_timeout must be a positive number of seconds, got "
+                f"{conversation_timeout!r}"
+            )
+        self.user_model = user_model
+        self.user_cache = user_cache
+        self._user = None if user_model is None else UserModel(user_model, user_cache)
+        self.conversation_timeout = conversation_timeout
         self.max_abandoned = max_abandoned
         self.redactor = Redactor(redact)
         self.concurrency = concurrency
@@ -236,6 +267,8 @@ class Scorer:
                 (``Samples.stream("big.jsonl")``) consumed lazily. Items may be
                 :class:`IndexedSample` to keep their index in a larger dataset.
             function: ``async def f(params)`` or ``def f(params)``; receives ``Parameters``.
+                A conversation target (first parameter annotated ``aeval.Conversation``) is
+                called once per user turn of conversation samples (``turns``/``user``).
             *strategies: Objects with ``evaluate(sample, output)`` (sync or async) or plain
                 functions with that signature.
 
@@ -338,7 +371,7 @@ class Scorer:
             try:
                 async with send:
                     with suppress(TargetInterrupt):
-                        await run.execute(_advancing(send.send, progress))
+                        await run.execute(_advancing(_sender(send), progress))
             finally:
                 if progress is not None:
                     progress.stop(interrupted=not run.finished)
@@ -373,10 +406,15 @@ class Scorer:
                 f"{type(samples).__name__}"
             )
         prepared = prepare_strategies(strategies)
+        kind = takes_conversation(function)
         bound = bind_function(function)
-        if bound.signature is not None and isinstance(samples, Sequence):
-            for index, item in enumerate(samples):
-                bound.check(check_sample(unindexed(item), index))
+        if kind is not False:  # takes the conversation (or the parameters) whole
+            bound = BoundFunction(function, None, bound.name)
+        if isinstance(samples, Sequence):
+            check_conversation_kinds(kind, bound.name, samples, user_model=self._user is not None)
+            if bound.signature is not None:
+                for index, item in enumerate(samples):
+                    bound.check(check_sample(unindexed(item), index))
         settings = RunSettings(
             concurrency=self.concurrency,
             timeout=self.timeout,
@@ -389,11 +427,40 @@ class Scorer:
             executor=self.executor,
             tools=self.tools,
             trace_limits=self.trace_limits,
+            user_model=self.user_model,
+            user_cache=self.user_cache,
+            conversation_timeout=self.conversation_timeout,
         )
-        run = Run(settings, samples, bound, is_async_callable(function), prepared, self._tally)
+        parts = (settings, samples, bound, is_async_callable(function), prepared, self._tally)
+        if kind is False and isinstance(samples, Sequence):
+            run = Run(*parts)
+        else:
+            run = ConversationRun(
+                *parts,
+                kind=kind,
+                user_model=self._user,
+                conversation_timeout=self.conversation_timeout,
+            )
         if self.executor is not None:
             run.remote = (function, tuple(strategies), self.executor.prepare(function, strategies))
         return run
+
+
+def _sender(send: MemoryObjectSendStream[EvaluationRow]) -> Emit:
+    """Puts each row in the stream's buffer without yielding to the reader for each one.
+
+    A row that fits in the buffer goes in at once; the worker that finished it goes on, and
+    the reader, woken once, takes every row buffered by then (:meth:`RowStream._iterate`).
+    A full buffer waits for the reader, as before.
+    """
+
+    async def emit(row: EvaluationRow) -> None:
+        try:
+            send.send_nowait(row)
+        except anyio.WouldBlock:
+            await send.send(row)
+
+    return emit
 
 
 def _advancing(emit: Emit | None, progress: RunProgress | None) -> Emit | None:
@@ -412,7 +479,7 @@ def _advancing(emit: Emit | None, progress: RunProgress | None) -> Emit | None:
 class RowStream:
     """The rows of a running evaluation, in completion order (see :meth:`Scorer.stream`)."""
 
-    def __init__(self, receive: ObjectReceiveStream[EvaluationRow], run: Run) -> None:
+    def __init__(self, receive: MemoryObjectReceiveStream[EvaluationRow], run: Run) -> None:
         self._receive = receive
         self._run = run
 
@@ -420,7 +487,17 @@ class RowStream:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[EvaluationRow]:
-        async for row in self._receive:
+        receive = self._receive
+        while True:
+            try:
+                row = receive.receive_nowait()
+            except anyio.WouldBlock:
+                try:
+                    row = await receive.receive()
+                except anyio.EndOfStream:
+                    return
+            except anyio.EndOfStream:
+                return
             yield row
 
     @property

@@ -10,7 +10,7 @@ of merged shards sort as those of one run.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 
 from .._exceptions import MergeError
@@ -18,6 +18,7 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._reporting._run_info import RunInfo
 from .._samples import EvaluationSample
+from .._samples._sources import batches_of
 from ._executor import IndexedSample
 
 __all__ = ["DatasetDigest", "Shard", "ShardStream", "merge_reports", "shard_of"]
@@ -127,18 +128,31 @@ class ShardStream:
         return self.count
 
     async def __aiter__(self) -> AsyncIterator[IndexedSample]:
-        iterator = aiter(self.samples)
+        batches = self.sample_batches()
+        try:
+            async for batch in batches:
+                for item in batch:
+                    yield item
+        finally:
+            await batches.aclose()  # closes the file when the reader stops early
+
+    async def sample_batches(self) -> AsyncGenerator[list[IndexedSample], None]:
+        """The shard's samples with their index in the whole dataset, a batch of the source
+        at a time (see ``batches_of``)."""
+        batches = batches_of(self.samples)
         holds = self.shard.holds
         index = 0
         try:
-            async for sample in iterator:
-                if holds(sample.name):
-                    yield IndexedSample(index, sample)
-                index += 1
+            async for batch in batches:
+                held = []
+                for sample in batch:
+                    if holds(sample.name):
+                        held.append(IndexedSample(index, sample))
+                    index += 1
+                if held:
+                    yield held
         finally:
-            aclose = getattr(iterator, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await batches.aclose()
 
 
 def _shard_of_run(run: RunInfo, where: str) -> Shard | None:

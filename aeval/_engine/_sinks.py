@@ -8,6 +8,7 @@ from os import PathLike
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import orjson
 
 from .._reporting._codec import RUN_END_RECORD, RUN_RECORD, row_line
@@ -24,11 +25,11 @@ _FLUSH_BYTES = 64 * 1024
 class JsonlSink(BaseSink):
     """Appends each finished row to a JSONL file, one JSON object per line.
 
-    Rows are buffered and written in chunks through anyio's file API (a worker thread, on
-    asyncio and trio alike); :meth:`flush` (called by the Scorer at the end of every run,
-    including a cancelled one) writes the rest and closes the file, so the file holds every
-    finished row. The first write truncates the file unless
-    ``append=True``; later runs through the same sink append.
+    Rows are buffered and written in chunks, each in one call to a worker thread (on asyncio
+    and trio alike; a cancellation waits for the chunk to be written); :meth:`flush` (called
+    by the Scorer at the end of every run, including a cancelled one) writes the rest and
+    closes the file, so the file holds every finished row. The first write truncates the
+    file unless ``append=True``; later runs through the same sink append.
 
     Args:
         path: The file to write.
@@ -73,9 +74,12 @@ class JsonlSink(BaseSink):
         self._buffer.clear()
         self._size = 0
         truncate, self._truncate = self._truncate, False
-        await anyio.Path(self.path.parent).mkdir(parents=True, exist_ok=True)
-        async with await anyio.open_file(self.path, "wb" if truncate else "ab") as handle:
-            await handle.write(data)
+        await anyio.to_thread.run_sync(self._write_file, data, truncate)
+
+    def _write_file(self, data: bytes, truncate: bool) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "wb" if truncate else "ab") as handle:
+            handle.write(data)
 
     async def flush(self) -> None:
         """Write every buffered row."""

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import AsyncIterable, Callable, Coroutine
+from collections.abc import AsyncIterable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import anyio
 
 from .._samples import EvaluationSample
+from .._samples._sources import batches_of
 from ._executor import IndexedSample, check_sample
 
 __all__ = ["AsyncWork", "run_workers", "running_asyncio"]
@@ -57,10 +58,17 @@ def running_asyncio() -> Any:
 
 
 class AsyncWork:
-    """Hands ``(index, repeat, sample)`` from an async iterable to workers, one at a time.
+    """Hands ``(index, repeat, sample)`` from an async iterable to workers.
 
-    Each worker pulls the next item itself under a lock, so no feeder task or channel sits
-    between the source and the workers, and nothing is read ahead of the work in flight.
+    Each worker takes the next item itself: from the items already read when there are some
+    (no lock, no suspension), else under a lock it reads the next batch of the source (a
+    chunk of a JSONL file, or one item of any other source: see ``batches_of``). No feeder
+    task or channel sits between the source and the workers, and nothing is read ahead of
+    the batch in hand. An error of the source, or a sample ``check`` refuses, is raised by
+    the worker that reaches it, once the samples before it have been handed out.
+
+    ``check`` binds a sample's parameters to the function's signature, so it is called once
+    per distinct set of parameter names.
     """
 
     def __init__(
@@ -69,28 +77,44 @@ class AsyncWork:
         repeats: int,
         check: Callable[[EvaluationSample], None] | None,
     ) -> None:
-        self._iterator = aiter(samples)
+        self._source = samples
+        self._batches = batches_of(samples)
         self._repeats = repeats
         self._check = check
+        self._fits: set[tuple[str | None, ...]] = set()
         self._lock = anyio.Lock(fast_acquire=True)
         self._pending: deque[tuple[int, int, EvaluationSample]] = deque()
         self._index = 0
         self._exhausted = False
+        self._failure: Exception | None = None
 
     async def next(self) -> tuple[int, int, EvaluationSample] | None:
+        pending = self._pending
+        if pending:
+            return pending.popleft()
         async with self._lock:
-            if self._pending:
-                return self._pending.popleft()
-            if self._exhausted:
-                return None
-            try:
-                item = await anext(self._iterator)
-            except StopAsyncIteration:
-                self._exhausted = True
-                return None
-            except BaseException:
-                self._exhausted = True  # raised once, by this worker; the others stop
-                raise
+            while not pending:
+                if self._failure is not None:
+                    failure, self._failure = self._failure, None
+                    raise failure
+                if self._exhausted:
+                    return None
+                try:
+                    batch = await anext(self._batches)
+                except StopAsyncIteration:
+                    self._exhausted = True
+                    return None
+                except BaseException:
+                    self._exhausted = True  # raised once, by this worker; the others stop
+                    raise
+                self._take(batch)
+            return pending.popleft()
+
+    def _take(self, batch: Sequence[EvaluationSample | IndexedSample]) -> None:
+        append = self._pending.append
+        repeats = range(self._repeats)
+        check = self._check
+        for item in batch:
             index = self._index
             self._index = index + 1
             try:
@@ -98,15 +122,18 @@ class AsyncWork:
                     index, sample = item.index, item.sample
                 else:
                     sample = check_sample(item, index)
-                if self._check is not None:
-                    self._check(sample)
-            except Exception:
+                if check is not None and (names := sample.parameters.names) not in self._fits:
+                    check(sample)
+                    self._fits.add(names)
+            except Exception as exc:
+                self._failure = exc
                 self._exhausted = True
-                raise
-            self._pending.extend((index, repeat, sample) for repeat in range(1, self._repeats))
-            return index, 0, sample
+                return
+            for repeat in repeats:
+                append((index, repeat, sample))
 
     async def aclose(self) -> None:
-        aclose = getattr(self._iterator, "aclose", None)
+        await self._batches.aclose()
+        aclose = getattr(self._source, "aclose", None)  # also when no batch was read
         if aclose is not None:
             await aclose()

@@ -6,16 +6,20 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .._conversation import Transcript
 from .._engine._callables import PreparedStrategy, is_async_callable, prepare_strategies
 from .._engine._sync import running_loop
 from .._reporting._report import EvaluationReport
 from .._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
 from .._samples import EvaluationSample
 from .._util._numbers import format_number, truncate
+
+if TYPE_CHECKING:
+    from ..abc import ChatModel
 
 __all__ = ["EvalAssert", "EvalAssertion", "StrategyScore", "check_threshold"]
 
@@ -252,6 +256,53 @@ class EvalAssert:
             except Exception as exc:
                 scores.append(StrategyScore(strategy.name, None, ErrorInfo.from_exception(exc)))
         return self._finish(sample, answer, scores)
+
+    async def converse(
+        self,
+        target: Callable[..., Any],
+        *,
+        turn_timeout: float | None = None,
+        conversation_timeout: float | None = None,
+        user_model: ChatModel | None = None,
+    ) -> Transcript:
+        """Hold this case's conversation with ``target`` and return its transcript.
+
+        The case is a conversation sample (``turns:`` or ``user:``); ``target`` is called once
+        per user turn with an :class:`~aeval.Conversation`, as a Scorer calls it. Check the
+        transcript with :meth:`assert_eval_async` (e.g. ``EachTurn(...)``).
+
+        Args:
+            target: ``async def reply(conversation: aeval.Conversation) -> str`` (or sync).
+            turn_timeout: Seconds per turn.
+            conversation_timeout: Seconds for the whole conversation.
+            user_model: Plays a simulated user (``user:``).
+
+        Raises:
+            AssertionError: A turn raised or timed out (the message shows the transcript so
+                far), or the user model failed.
+            TypeError: The case is not a conversation, or ``target`` does not take one.
+        """
+        from .._engine._scorer import Scorer
+
+        def keep(sample: EvaluationSample, output: Any) -> EvaluationResult:
+            return EvaluationResult.from_boolean(True)
+
+        scorer = Scorer(
+            timeout=turn_timeout,
+            conversation_timeout=conversation_timeout,
+            user_model=user_model,
+        )
+        report = await scorer.evaluate([self._case], target, keep)
+        (row,) = report.evaluations
+        transcript = row.output
+        if not isinstance(transcript, Transcript):
+            raise TypeError(f"Case {self._case.name!r} is not a conversation (turns: or user:)")
+        if row.error is not None:
+            raise AssertionError(
+                f"Case {self._case.name!r}: the conversation ended with {row.error} "
+                f"({transcript.ended}) after:\n{transcript}"
+            )
+        return transcript
 
     def _prepare(self, strategies: Sequence[object]) -> tuple[PreparedStrategy, ...]:
         if not strategies:

@@ -9,11 +9,13 @@ from typing import Any, Literal, Self
 
 import orjson
 
+from .._conversation import Transcript
 from .._util._stats import MomentsCounter, pass_at_k, pass_hat_k
 from ._judging import LABEL_KEY, CalibrationCounter, JudgeCounter
 from ._results import EvaluationRow, Outcome, safe_str
 from ._run_info import RunInfo
 from ._values import (
+    USER_MODEL_KEY,
     FlakyCase,
     ModelUsage,
     RepeatStatistics,
@@ -31,17 +33,23 @@ _FAILED = Outcome.FAILED
 
 
 class _UsageCounter:
-    __slots__ = ("completion_tokens", "cost", "prompt_tokens", "retries")
+    __slots__ = ("completion_tokens", "cost", "prompt_tokens", "retries", "user_model_calls")
 
     def __init__(self) -> None:
-        self.retries = self.prompt_tokens = self.completion_tokens = 0
+        self.retries = self.prompt_tokens = self.completion_tokens = self.user_model_calls = 0
         self.cost = 0.0
 
     def add(self, metadata: Mapping[str, Any]) -> None:
-        for key in self.__slots__:
+        for key in ("completion_tokens", "cost", "prompt_tokens", "retries"):
             value = metadata.get(key)
             if isinstance(value, int | float) and not isinstance(value, bool):
                 setattr(self, key, getattr(self, key) + value)
+        user = metadata.get(USER_MODEL_KEY)
+        if isinstance(user, Mapping):
+            self.add(user)
+            calls = user.get("calls")
+            if isinstance(calls, int) and not isinstance(calls, bool):
+                self.user_model_calls += calls
 
     def absorb(self, other: _UsageCounter) -> None:
         for key in self.__slots__:
@@ -53,6 +61,7 @@ class _UsageCounter:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
             cost=self.cost,
+            user_model_calls=self.user_model_calls,
         )
 
 
@@ -237,6 +246,7 @@ class RowAggregator:
         "_calibration",
         "_calls",
         "_counts",
+        "_endings",
         "_finished",
         "_function_errors",
         "_judging",
@@ -278,6 +288,7 @@ class RowAggregator:
         self._started: float | None = None
         self._finished: float | None = None
         self._usage = _UsageCounter()
+        self._endings: dict[str, int] = {}
         self._calibration: dict[str, CalibrationCounter] = {}
         self._judging: dict[str, JudgeCounter] = {}
         self._moments = MomentsCounter()
@@ -398,6 +409,9 @@ class RowAggregator:
             strategy.score_sum += score
         if not (self._single_rows and self._single_pairs):
             self._count_clusters(row, passed, strategy)
+        if type(row.output) is Transcript and row.position == 0:
+            ended = row.output.ended
+            self._endings[ended] = self._endings.get(ended, 0) + 1
         metadata = row.metadata
         if metadata:
             self._usage.add(metadata)
@@ -509,6 +523,8 @@ class RowAggregator:
                 into.moments.absorb(strategies[name])
             merged._function_errors += source._function_errors
             merged._usage.absorb(source._usage)
+            for ending, count in source._endings.items():
+                merged._endings[ending] = merged._endings.get(ending, 0) + count
             for name, calibration in source._calibration.items():
                 merged._calibration.setdefault(name, CalibrationCounter(name)).absorb(calibration)
             for name, judging in source._judging.items():
@@ -555,6 +571,7 @@ class RowAggregator:
             repeats=repeat_stats.freeze(),
             calibration={name: c.freeze() for name, c in self._calibration.items()},
             judges={name: j.freeze() for name, j in self._judging.items()},
+            conversations=dict(self._endings),
         )
 
 

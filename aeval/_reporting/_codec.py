@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 import anyio
 import orjson
 
+from .._conversation import Transcript
+from .._conversation._codec import is_transcript_data, transcript_from_data, transcript_to_data
 from .._exceptions import SampleLoadError
 from .._samples import EvaluationSample, Parameters
 from .._util._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
@@ -29,6 +31,7 @@ __all__ = [
     "RUN_END_RECORD",
     "RUN_RECORD",
     "error_to_data",
+    "output_to_data",
     "parameters_to_data",
     "read_rows",
     "read_run",
@@ -65,6 +68,17 @@ def error_to_data(error: ErrorInfo) -> dict[str, Any]:
     return data
 
 
+def output_to_data(output: Any) -> Any:
+    """A row's output as JSON-ready data: a transcript in its tagged form, else itself."""
+    return transcript_to_data(output) if type(output) is Transcript else output
+
+
+def _output_from(data: Any) -> Any:
+    if type(data) is dict and is_transcript_data(data):
+        return transcript_from_data(data)
+    return data
+
+
 def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
     """A row as plain JSON-ready data (the JSONL line format)."""
     sample = row.sample
@@ -77,7 +91,7 @@ def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
         "strategy": row.strategy,
         "outcome": row.outcome.value,
         "score": row.score,
-        "output": row.output,
+        "output": output_to_data(row.output),
         "expected_output": sample.expected_output,
         "explanation": row.explanation,
         "duration": row.duration,
@@ -191,7 +205,7 @@ def row_from_dict(data: Mapping[str, Any]) -> EvaluationRow:
     return EvaluationRow(
         sample=sample,
         strategy=_text(data, "strategy"),
-        output=get("output"),
+        output=_output_from(get("output")),
         outcome=outcome,
         score=score,
         explanation=_text(data, "explanation"),
@@ -302,7 +316,7 @@ def row_to_report_entry(row: EvaluationRow) -> dict[str, Any]:
         "name": row.name,
         "passed": row.passed,
         "expectedOutput": row.expected_output,
-        "actualOutput": row.output,
+        "actualOutput": output_to_data(row.output),
     }
     if row.tags:
         entry["tags"] = row.tags

@@ -54,6 +54,7 @@ class EvaluationReport:
         "_calibration",
         "_call_time",
         "_calls",
+        "_conversations",
         "_counts",
         "_function_errors",
         "_holds_all_rows",
@@ -83,6 +84,7 @@ class EvaluationReport:
     _repeats: RepeatStatistics | None
     _calibration: Mapping[str, Calibration]
     _judges: Mapping[str, JudgeStatistics]
+    _conversations: Mapping[str, int]
 
     def __init__(self, rows: Iterable[EvaluationRow] = (), *, run: RunInfo | None = None) -> None:
         aggregator = RowAggregator()
@@ -128,6 +130,7 @@ class EvaluationReport:
         self._repeats = parts.repeats
         self._calibration = dict(parts.calibration)
         self._judges = dict(parts.judges)
+        self._conversations = dict(parts.conversations)
 
     def with_run(self, run: RunInfo) -> EvaluationReport:
         """A copy of this report with another header (e.g. one read back from a file)."""
@@ -256,6 +259,14 @@ class EvaluationReport:
     def usage(self) -> ModelUsage:
         """Retries, tokens and cost of the strategies' model calls, summed over every row."""
         return self._usage
+
+    @property
+    def conversations(self) -> Mapping[str, int]:
+        """Conversations (sample and repeat) per ending: ``script`` (the script ran out),
+        ``goal`` and ``max-turns`` (a simulated user stopped), ``error`` and ``timeout``;
+        empty without conversation samples. The user model's calls and tokens are in
+        :attr:`usage`."""
+        return self._conversations
 
     @property
     def calibration(self) -> Mapping[str, Calibration]:

@@ -18,6 +18,7 @@ __all__ = [
     "ReportParts",
     "StrategyStatistics",
     "TagStatistics",
+    "USER_MODEL_KEY",
     "percent_interval",
 ]
 
@@ -28,18 +29,26 @@ def percent_interval(moments: ClusteredMean, confidence: float) -> tuple[float, 
     return (100.0 * low, 100.0 * high)
 
 
+USER_MODEL_KEY = "user_model"
+"""The row metadata key of the user model's usage over one simulated conversation."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelUsage:
-    """What model calls made by strategies cost over a run.
+    """What model calls made by strategies, and by simulated users, cost over a run.
 
     Strategies report it per row in their result metadata under the keys ``retries``,
-    ``prompt_tokens``, ``completion_tokens`` and ``cost``; the aggregator sums them.
+    ``prompt_tokens``, ``completion_tokens`` and ``cost``; the user model of simulated
+    conversations under ``user_model`` (its ``calls``, ``prompt_tokens``,
+    ``completion_tokens`` and ``retries``); the aggregator sums them. ``user_model_calls``
+    counts the user model's calls (its tokens are in the totals).
     """
 
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    user_model_calls: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -186,6 +195,8 @@ class ReportParts:
         judges: Judge statistics per strategy.
         call_time: The summed durations of the calls (the duration of a report without a
             start and finish time).
+        conversations: Conversations per ending (``script``, ``goal``, ``max-turns``,
+            ``error``, ``timeout``); empty without conversation samples.
     """
 
     rows: tuple[EvaluationRow, ...]
@@ -203,3 +214,4 @@ class ReportParts:
     calibration: Mapping[str, Calibration] = field(default_factory=dict)
     judges: Mapping[str, JudgeStatistics] = field(default_factory=dict)
     call_time: float = 0.0
+    conversations: Mapping[str, int] = field(default_factory=dict)

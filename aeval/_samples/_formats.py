@@ -8,7 +8,6 @@ lines are found only when an error needs them, so valid files parse at orjson's 
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,10 +19,14 @@ import yaml
 
 from .._exceptions import SampleLoadError
 from ._agent_keys import AGENT_KEYS, CONTEXT_KEY, RELEVANT_IDS_KEY, read_agent_keys
+from ._conversation_keys import CONVERSATION_KEYS, read_conversation_keys
+from ._json_lines import JsonLines
 from ._labels import LABEL_KEY, read_label
-from ._limits import depth_message, too_deep, yaml_limit_problem
+from ._limits import depth_message, may_nest_too_deep, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
+from ._plain import plain_sample
 from ._sources import JSONL_EXTENSIONS
+from ._utf8 import BOM, decode_utf8, invalid_utf8_at, not_utf8
 
 __all__ = [
     "BOM",
@@ -32,13 +35,14 @@ __all__ = [
     "Parsed",
     "describe",
     "empty_error",
+    "JsonlBatch",
     "format_of",
     "parse_jsonl_line",
+    "parse_jsonl_lines",
 ]
 
 _YAML_EXTENSIONS = (".yaml", ".yml")
 _JSON_EXTENSIONS = (".json",)
-BOM = b"\xef\xbb\xbf"
 
 
 def _yaml_loader() -> Any:
@@ -112,27 +116,6 @@ class _YamlLines:
         return self.item(index)
 
 
-class _JsonLines:
-    """Item lines of a JSON array, found only when an error needs them."""
-
-    __slots__ = ("_data", "_lines")
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._lines: list[int] | None = None
-
-    def label(self, index: int) -> str:
-        return f"item {index + 1}"
-
-    def item(self, index: int) -> int | None:
-        if self._lines is None:
-            self._lines = _json_item_lines(self._data)
-        return self._lines[index] if index < len(self._lines) else None
-
-    def key(self, index: int, key: str) -> int | None:
-        return self.item(index)
-
-
 class _JsonlLines:
     __slots__ = ("_numbers",)
 
@@ -147,32 +130,6 @@ class _JsonlLines:
 
     def key(self, index: int, key: str) -> int | None:
         return self._numbers[index]
-
-
-def _json_item_lines(data: bytes) -> list[int]:
-    text = data.decode("utf-8", errors="replace")
-    decoder = json.JSONDecoder()
-    lines: list[int] = []
-    position = _skip_space(text, 0)
-    if position >= len(text) or text[position] != "[":
-        return lines
-    position = _skip_space(text, position + 1)
-    try:
-        while position < len(text) and text[position] != "]":
-            lines.append(text.count("\n", 0, position) + 1)
-            _, end = decoder.raw_decode(text, position)
-            position = _skip_space(text, end)
-            if position < len(text) and text[position] == ",":
-                position = _skip_space(text, position + 1)
-    except ValueError:
-        pass
-    return lines
-
-
-def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position] in " \t\r\n":
-        position += 1
-    return position
 
 
 def describe(value: Any) -> str:
@@ -209,6 +166,7 @@ SAMPLE_KEYS = (
     *AGENT_KEYS,
     CONTEXT_KEY,
     RELEVANT_IDS_KEY,
+    *CONVERSATION_KEYS,
 )
 """Every key a sample of a YAML, JSON or JSONL file may have, in the order messages list
 them. Any other key is refused (custom fields go under ``metadata``); a new key is added
@@ -274,14 +232,14 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
     if not name.strip():
         raise fail(f"{label} has a blank 'name': give every sample a unique, non-blank name")
 
-    if "parameters" not in item:
+    if "parameters" not in item and not any(key in item for key in CONVERSATION_KEYS):
         raise fail(
             "no 'parameters'"
             + _typo_hint(item, "parameters")
             + ': add a list of values (parameters: ["..."]) or a mapping of named values',
             sample=name,
         )
-    parameters = item["parameters"]
+    parameters = item.get("parameters", [])
     if isinstance(parameters, Mapping):
         for key in parameters:
             if not isinstance(key, str):
@@ -364,6 +322,9 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
             )
         checks[key.replace("-", "_")] = texts
     agent, problem, key = read_agent_keys(item)
+    if problem is None:
+        conversation, problem, key = read_conversation_keys(item)
+        agent.update(conversation)
     if problem is not None:
         raise fail(problem, key, name)
     if checks or agent:
@@ -408,42 +369,6 @@ def _top_level_error(value: Any, source: str, fmt: str, line: int | None) -> Sam
     )
 
 
-def _invalid_utf8_at(data: bytes) -> int | None:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start
-    return None
-
-
-def _not_utf8(
-    data: bytes, position: int, source: str, *, first_line: int = 1, offset: int = 0
-) -> SampleLoadError:
-    """The error for the byte at ``position`` of ``data``, which is not UTF-8.
-
-    ``data`` may be a part of the file: its first line is ``first_line`` of the file and its
-    first byte is at ``offset``.
-    """
-    line_start = data.rfind(b"\n", 0, position) + 1
-    if line_start == 0 and offset == 0 and data.startswith(BOM):
-        line_start = len(BOM)
-    column = len(data[line_start:position].decode("utf-8")) + 1
-    return SampleLoadError(
-        f"the file is not UTF-8 text (invalid byte 0x{data[position]:02X} at column {column}, "
-        f"byte offset {offset + position}): save it as UTF-8",
-        source=source,
-        line=first_line + data.count(b"\n", 0, position),
-    )
-
-
-def _decode(data: bytes, source: str) -> str:
-    text = data.removeprefix(BOM)
-    try:
-        return text.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _not_utf8(data, len(data) - len(text) + exc.start, source) from exc
-
-
 def _check_yaml_limits(text: str, source: str) -> None:
     loader = _yaml_loader()(text)
     try:
@@ -455,7 +380,7 @@ def _check_yaml_limits(text: str, source: str) -> None:
 
 
 def _parse_yaml(data: bytes, source: str) -> Parsed:
-    text = _decode(data, source)
+    text = decode_utf8(data, source)
     loader = _yaml_loader()(text)
     try:
         _check_yaml_limits(text, source)
@@ -497,9 +422,9 @@ def _parse_json(file: bytes, source: str) -> Parsed:
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        position = _invalid_utf8_at(file)
+        position = invalid_utf8_at(file)
         if position is not None:
-            raise _not_utf8(file, position, source) from exc
+            raise not_utf8(file, position, source) from exc
         if exc.msg.startswith(_ORJSON_DEPTH):
             reason = depth_message("the document", f"line {exc.lineno}, column {exc.colno}")
         else:
@@ -510,7 +435,7 @@ def _parse_json(file: bytes, source: str) -> Parsed:
         start = len(data) - len(data.lstrip())
         line = data.count(b"\n", 0, start) + 1
         raise _top_level_error(document, source, "json", line)
-    lines = _JsonLines(data)
+    lines = JsonLines(data)
     samples = _build_all(document, source, lines)
     if too_deep(document):
         index = next(i for i, item in enumerate(document) if too_deep(item, 2))
@@ -524,9 +449,9 @@ def _jsonl_item(raw: bytes, number: int, source: str, offset: int) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        position = _invalid_utf8_at(raw)
+        position = invalid_utf8_at(raw)
         if position is not None:
-            raise _not_utf8(raw, position, source, first_line=number, offset=offset) from exc
+            raise not_utf8(raw, position, source, first_line=number, offset=offset) from exc
         if exc.msg.startswith(_ORJSON_DEPTH):
             reason = depth_message("the line", f"column {exc.colno}")
         else:
@@ -554,24 +479,79 @@ def parse_jsonl_line(raw: bytes, number: int, source: str, *, offset: int) -> Ev
     return _build_sample(item, 0, source, _JsonlLines([number]))
 
 
-def _parse_jsonl(data: bytes, source: str) -> Parsed:
-    items: list[Any] = []
+@dataclass(frozen=True, slots=True)
+class JsonlBatch:
+    """The samples of consecutive JSONL lines, up to the first problem.
+
+    Attributes:
+        samples: The samples of the lines before the first problem, in order.
+        numbers: The line number of each sample.
+        error: The first problem, which names its line; ``None`` when there is none.
+    """
+
+    samples: list[EvaluationSample]
+    numbers: list[int]
+    error: SampleLoadError | None = None
+
+
+def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int) -> JsonlBatch:
+    """Parse consecutive JSONL lines (blank ones skipped) into samples.
+
+    The lines are parsed together, their depth checked once and plain items built by
+    :func:`~aeval._samples._plain.plain_sample`; at the first problem (or a blank line) they
+    are parsed again one at a time, which finds it with its line, column and message.
+
+    Args:
+        lines: The lines, without their newlines.
+        number: The 1-based number of the first line.
+        source: The file, for messages.
+        offset: Where the first line starts in the file, to locate a byte that is not UTF-8.
+    """
+    loads = orjson.loads
+    try:
+        items = [loads(raw) for raw in lines]
+    except orjson.JSONDecodeError:
+        return _parse_one_by_one(lines, number, source, offset)
+    if may_nest_too_deep(lines) and too_deep(items, 0):
+        return _parse_one_by_one(lines, number, source, offset)
+    samples: list[EvaluationSample] = []
+    for position, item in enumerate(items):
+        sample = plain_sample(item)
+        if sample is None:
+            try:
+                sample = _build_sample(item, 0, source, _JsonlLines([number + position]))
+            except SampleLoadError as exc:
+                return JsonlBatch(samples, list(range(number, number + position)), exc)
+        samples.append(sample)
+    return JsonlBatch(samples, list(range(number, number + len(lines))))
+
+
+def _parse_one_by_one(lines: list[bytes], number: int, source: str, offset: int) -> JsonlBatch:
     samples: list[EvaluationSample] = []
     numbers: list[int] = []
+    try:
+        for raw in lines:
+            if raw.strip():
+                samples.append(parse_jsonl_line(raw, number, source, offset=offset))
+                numbers.append(number)
+            number += 1
+            offset += len(raw) + 1
+    except SampleLoadError as exc:
+        return JsonlBatch(samples, numbers, exc)
+    return JsonlBatch(samples, numbers)
+
+
+def _parse_jsonl(data: bytes, source: str) -> Parsed:
     offset = len(BOM) if data.startswith(BOM) else 0
-    for number, raw in enumerate(data[offset:].split(b"\n"), start=1):
-        if raw.strip():
-            item = _jsonl_item(raw, number, source, offset)
-            samples.append(_build_sample(item, 0, source, _JsonlLines([number])))
-            items.append(item)
-            numbers.append(number)
-        offset += len(raw) + 1
-    if not numbers:
+    lines = data[offset:].split(b"\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    batch = parse_jsonl_lines(lines, 1, source, offset)
+    if batch.error is not None:
+        raise batch.error
+    if not batch.samples:
         raise empty_error(source, "jsonl")
-    if too_deep(items, 0):  # once for all lines: far cheaper than a check per line
-        index = next(i for i, item in enumerate(items) if too_deep(item))
-        raise _deep_line_error(source, numbers[index])
-    return Parsed(source, samples, _JsonlLines(numbers))
+    return Parsed(source, batch.samples, _JsonlLines(batch.numbers))
 
 
 PARSERS: dict[str, Callable[[bytes, str], Parsed]] = {  # format -> parse(data, source)

@@ -5,10 +5,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["LABEL_KEY", "read_label"]
+__all__ = ["LABEL_KEY", "REVIEW_QUEUED", "read_label"]
 
 LABEL_KEY = "label"
 """The sample metadata key holding the human verdict (the ``label`` field of sample files)."""
+
+REVIEW_QUEUED = "review_queued"
+"""The sample metadata key (``True``) of a live response queued for human review
+(``OnlineEvaluator(review_rate=...)``)."""
 
 _LABEL_WORDS = {
     "pass": True,

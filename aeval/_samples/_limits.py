@@ -22,6 +22,8 @@ Attributes:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add
 from typing import Any
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "MAX_YAML_ALIAS_TEXT",
     "LimitProblem",
     "depth_message",
+    "may_nest_too_deep",
     "too_deep",
     "yaml_limit_problem",
 ]
@@ -169,3 +172,14 @@ def too_deep(value: Any, depth: int = 1) -> bool:
         level = below
         depth += 1
     return False
+
+
+def may_nest_too_deep(lines: list[bytes]) -> bool:
+    """Whether a JSON text of ``lines`` may nest deeper than :data:`MAX_NESTING_DEPTH`.
+
+    A line cannot nest deeper than it has ``[`` and ``{``, and counting them is much cheaper
+    than walking the parsed values (:func:`too_deep`), which only the lines with more need.
+    """
+    count = bytes.count
+    opened = map(add, map(count, lines, repeat(b"[")), map(count, lines, repeat(b"{")))
+    return max(opened, default=0) > MAX_NESTING_DEPTH

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,7 @@ from ._formats import (
     describe,
     empty_error,
     format_of,
-    parse_jsonl_line,
+    parse_jsonl_lines,
 )
 from ._model import EvaluationSample, Samples
 from ._sources import is_url
@@ -43,6 +44,7 @@ __all__ = [
     "JsonSampleLoader",
     "JsonlSampleLoader",
     "SampleLoader",
+    "SampleStream",
     "YamlSampleLoader",
     "load_sources",
     "load_sources_sync",
@@ -465,17 +467,61 @@ def load_sources_sync(sources: Iterable[str | os.PathLike[str]]) -> Samples:
     return _merge([_load_one(source) for source in _check_sources(sources)])
 
 
-async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[EvaluationSample]:
+class SampleStream:
+    """The samples of a local JSONL file, read lazily a chunk at a time (what
+    ``Samples.stream`` returns).
+
+    An async iterator of samples; :meth:`sample_batches` hands out the rest a chunk's worth at a
+    time, which is how a Scorer's workers read it. Stopping early is safe: ``aclose()``
+    closes the file.
+    """
+
+    __slots__ = ("_batches", "_buffer")
+
+    def __init__(self, source: str | os.PathLike[str]) -> None:
+        self._batches = _jsonl_batches(source)
+        self._buffer: deque[EvaluationSample] = deque()
+
+    def __aiter__(self) -> SampleStream:
+        return self
+
+    async def __anext__(self) -> EvaluationSample:
+        buffer = self._buffer
+        while not buffer:
+            buffer.extend(await anext(self._batches))
+        return buffer.popleft()
+
+    async def sample_batches(self) -> AsyncIterator[list[EvaluationSample]]:
+        """The samples not read yet, in lists of those that one chunk of the file held."""
+        if self._buffer:
+            rest = list(self._buffer)
+            self._buffer.clear()
+            yield rest
+        async for batch in self._batches:
+            yield batch
+
+    async def aclose(self) -> None:
+        """Stop reading and close the file."""
+        await self._batches.aclose()
+
+
+def stream_jsonl(source: str | os.PathLike[str]) -> SampleStream:
     """Yield the samples of a local JSONL file lazily, reading it in chunks.
 
     Blank lines are skipped. Names are not checked for duplicates, so memory stays bounded
-    by the longest line. Stopping early is safe: close the iterator (``aclose()`` or
-    ``contextlib.aclosing``) and the file closes.
+    by the longest line (and the samples of one chunk). Stopping early is safe: close the
+    iterator (``aclose()`` or ``contextlib.aclosing``) and the file closes.
 
     Raises:
         SampleLoadError: The file is missing, empty, or a line is invalid (the error names
-            the line).
+            the line); the samples of the lines before an invalid one are yielded first.
     """
+    return SampleStream(source)
+
+
+async def _jsonl_batches(
+    source: str | os.PathLike[str],
+) -> AsyncGenerator[list[EvaluationSample], None]:
     src = _check_source(source)
     file_url = _file_url_error(src)
     if file_url is not None:
@@ -511,16 +557,23 @@ async def stream_jsonl(source: str | os.PathLike[str]) -> AsyncIterator[Evaluati
             pieces.append(chunk[:cut])
             complete = b"".join(pieces)
             pieces = [chunk[cut + 1 :]]
-            for raw in complete.split(b"\n"):
-                number += 1
-                if raw.strip():
-                    found = True
-                    yield parse_jsonl_line(raw, number, src, offset=offset)
-                offset += len(raw) + 1
+            lines = complete.split(b"\n")
+            batch = parse_jsonl_lines(lines, number + 1, src, offset)
+            number += len(lines)
+            offset += len(complete) + 1
+            if batch.samples:
+                found = True
+                yield batch.samples
+            if batch.error is not None:
+                raise batch.error
         rest = b"".join(pieces)
         if rest.strip():
-            found = True
-            yield parse_jsonl_line(rest, number + 1, src, offset=offset)
+            batch = parse_jsonl_lines([rest], number + 1, src, offset)
+            if batch.samples:
+                found = True
+                yield batch.samples
+            if batch.error is not None:
+                raise batch.error
         if not found:
             raise empty_error(src, "jsonl")
     finally:

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, overload
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["EvaluationSample", "Parameters", "Samples"]
+    from .._conversation import ScriptedTurn, SimulatedUser
+
+__all__ = ["EvaluationSample", "Parameters", "Samples", "checked_sample", "parameters_of"]
 
 _MISSING: Any = object()
 
@@ -175,6 +177,12 @@ class EvaluationSample:
         expected_output: The reference answer; a value or a list of acceptable values.
         tags: Labels used to filter samples and to break scores down.
         metadata: Free-form data carried into the report.
+
+    A conversation sample is built with ``turns=`` (the user messages of a scripted
+    conversation, each a ``str`` or an :class:`~aeval.ScriptedTurn` with its own
+    expectations) or ``user=`` (an :class:`~aeval.SimulatedUser`); both are kept in
+    ``metadata`` (keys ``turns`` and ``simulated_user``) and read back by :attr:`turns` and
+    :attr:`user`.
     """
 
     name: str
@@ -191,6 +199,8 @@ class EvaluationSample:
         *,
         tags: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
+        turns: Iterable[str | ScriptedTurn] | None = None,
+        user: SimulatedUser | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"Sample name must be a non-blank string, got {name!r}")
@@ -204,14 +214,82 @@ class EvaluationSample:
         object.__setattr__(self, "parameters", Parameters(parameters))
         object.__setattr__(self, "expected_output", expected_output)
         object.__setattr__(self, "tags", tags)
-        object.__setattr__(self, "metadata", MappingProxyType(dict(metadata or {})))
+        entries = dict(metadata or {})
+        if turns is not None or user is not None:
+            from ._conversation_keys import conversation_metadata
+
+            entries.update(conversation_metadata(name, turns, user))
+        elif "turns" in entries or "simulated_user" in entries:
+            from ._conversation_keys import check_conversation_metadata
+
+            check_conversation_metadata(name, entries)
+        object.__setattr__(self, "metadata", MappingProxyType(entries))
 
     def __hash__(self) -> int:
         return hash(self.name)
 
+    @property
+    def turns(self) -> tuple[ScriptedTurn, ...]:
+        """The user turns of a scripted conversation, empty for any other sample."""
+        from ._conversation_keys import scripted_turns
+
+        return scripted_turns(self.metadata)
+
+    @property
+    def user(self) -> SimulatedUser | None:
+        """The simulated user of a simulated conversation, else ``None``."""
+        from ._conversation_keys import simulated_user
+
+        return simulated_user(self.metadata)
+
+    @property
+    def is_conversation(self) -> bool:
+        """Whether this sample is a conversation (``turns`` or ``user``)."""
+        metadata = self.metadata
+        return "turns" in metadata or "simulated_user" in metadata
+
     def has_any_tag(self, tags: Iterable[str]) -> bool:
         """Whether the sample carries at least one of ``tags``."""
         return any(tag in self.tags for tag in tags)
+
+
+_new = object.__new__
+_SETTERS = tuple(
+    EvaluationSample.__dict__[name].__set__
+    for name in ("name", "parameters", "expected_output", "tags", "metadata")
+)
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def parameters_of(values: list[Any] | dict[str, Any]) -> Parameters:
+    """``Parameters(values)`` for a list, or a dict with string keys, already checked."""
+    params = _new(Parameters)
+    if isinstance(values, list):
+        params._values = tuple(values)
+        params._names = (None,) * len(values)
+    else:
+        params._values = tuple(values.values())
+        params._names = tuple(values)
+    return params
+
+
+def checked_sample(
+    name: str,
+    parameters: Parameters,
+    expected_output: Any,
+    tags: tuple[str, ...],
+    metadata: dict[str, Any] | None,
+) -> EvaluationSample:
+    """The sample of values a loader has already checked as ``EvaluationSample`` would: a
+    non-blank name and string tags (the fast path of large sample files)."""
+    sample = _new(EvaluationSample)
+    set_name, set_parameters, set_expected, set_tags, set_metadata = _SETTERS
+    set_name(sample, name)
+    set_parameters(sample, parameters)
+    set_expected(sample, expected_output)
+    set_tags(sample, tags)
+    set_metadata(sample, _EMPTY if metadata is None else MappingProxyType(dict(metadata)))
+    return sample
 
 
 class Samples(Sequence[EvaluationSample]):

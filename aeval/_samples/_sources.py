@@ -8,14 +8,25 @@ whole by their loaders. Comparisons read a run from the same kinds of files
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Sequence,
+)
+from typing import Any, TypeVar
 
 from ._model import EvaluationSample, Samples
+
+_T = TypeVar("_T")
 
 __all__ = [
     "JSONL_EXTENSIONS",
     "RUN_FILE_SUFFIXES",
     "CountedStream",
+    "batches_of",
     "count_lines",
     "is_url",
     "streams",
@@ -40,6 +51,41 @@ def streams(sources: str | Iterable[str]) -> bool:
     return all(
         not is_url(source) and source.lower().endswith(JSONL_EXTENSIONS) for source in sources
     )
+
+
+def batches_of(samples: AsyncIterable[_T]) -> AsyncGenerator[Sequence[_T], None]:
+    """The items of ``samples`` in consecutive lists: a chunk's worth at a time from a source
+    that reads that way (its ``sample_batches()``, as JSONL streams have), else one by one, so
+    that nothing is read ahead of what is asked for. Closing the result closes ``samples``.
+    """
+    batches = getattr(samples, "sample_batches", None)
+    if callable(batches):
+        return _closing(batches(), samples)
+    return _one_by_one(samples)
+
+
+async def _closing(batches: AsyncIterator[Any], source: object) -> AsyncGenerator[Any, None]:
+    try:
+        async for batch in batches:
+            yield batch
+    finally:
+        await _aclose(batches)
+        await _aclose(source)
+
+
+async def _one_by_one(samples: AsyncIterable[_T]) -> AsyncGenerator[Sequence[_T], None]:
+    iterator = aiter(samples)
+    try:
+        async for item in iterator:
+            yield (item,)
+    finally:
+        await _aclose(iterator)
+
+
+async def _aclose(iterator: object) -> None:
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 def count_lines(paths: Iterable[str]) -> int:
@@ -75,14 +121,30 @@ class CountedStream:
         return self.count
 
     async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        for source in self.sources:
-            samples = Samples.stream(source)
-            try:
-                async for sample in samples:
-                    if self.check is not None:
-                        self.check(sample)
+        batches = self.sample_batches()
+        try:
+            async for batch in batches:
+                for sample in batch:
                     yield sample
+        finally:
+            await batches.aclose()  # closes the file when the reader stops early
+
+    async def sample_batches(self) -> AsyncGenerator[Sequence[EvaluationSample], None]:
+        """The samples a chunk of a file at a time; a sample ``check`` refuses comes after
+        the samples before it (its error is raised on the next read)."""
+        check = self.check
+        for source in self.sources:
+            batches = batches_of(Samples.stream(source))
+            try:
+                async for batch in batches:
+                    if check is not None:
+                        for position, sample in enumerate(batch):
+                            try:
+                                check(sample)
+                            except Exception:
+                                if position:
+                                    yield batch[:position]
+                                raise
+                    yield batch
             finally:
-                aclose = getattr(samples, "aclose", None)
-                if aclose is not None:
-                    await aclose()
+                await _aclose(batches)

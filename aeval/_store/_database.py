@@ -24,7 +24,8 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import Outcome
 from .._reporting._run_info import RunInfo
 from ._columns import COUNT_COLUMNS, RUN_HEAD, run_info, run_summary, stored_group, texts
-from ._missing import SHOWN, names_there, why_no_id, why_not_latest
+from ._labels import Label, RowLabel, check_label, check_row, insert_label, row_labels
+from ._missing import SHOWN, require_group, require_name, why_no_id, why_not_latest
 from ._refs import Ref, parse_ref
 from ._rows import EncodedRow, Group, RowEncoder, Summary, row_range, summarise, summary_of
 from ._schema import (
@@ -434,6 +435,42 @@ class RunDatabase:
             raise self._damaged(ValueError(f"{ref}: its header: {exc}")) from exc
         return EvaluationReport(rows, run=info)
 
+    def _run_of(self, connection: sqlite3.Connection, ref: Ref) -> tuple[int, str, str]:
+        seq, run_id = self._resolve(connection, ref)
+        name = connection.execute("SELECT name FROM runs WHERE seq = ?", (seq,)).fetchone()[0]
+        return seq, run_id, name
+
+    def add_label(
+        self,
+        ref: str,
+        *,
+        sample: str,
+        strategy: str | None,
+        repeat: int = 0,
+        reviewer: str,
+        verdict: str,
+        note: str | None = None,
+    ) -> Label:
+        """Label the row ``(sample, repeat, strategy)`` of the run ``ref`` (see RunStore)."""
+        parsed = parse_ref(ref)
+        row = check_row(sample, repeat, strategy)
+        checked = check_label(reviewer, verdict, note)
+        if not self.path.exists():
+            raise self._missing(parsed)
+        return self._write(
+            lambda connection: insert_label(
+                connection, self._run_of(connection, parsed), row, *checked
+            )
+        )
+
+    def labels(self, ref: str, *, reviewer: str | None = None) -> tuple[RowLabel, ...]:
+        """The labels that stand for the rows of the run ``ref`` (see RunStore)."""
+        parsed = parse_ref(ref)
+        found = self._read(lambda c: row_labels(c, self._run_of(c, parsed), reviewer))
+        if found is None:
+            raise self._missing(parsed)
+        return found
+
     def history(
         self,
         name: str,
@@ -453,7 +490,7 @@ class RunDatabase:
             group = ("strategy", strategy)
 
         def select(connection: sqlite3.Connection) -> list[HistoryPoint]:
-            self._require_name(connection, name, shards)
+            require_name(connection, self.path, name, shards)
             runs = connection.execute(
                 "SELECT seq, id, started_at, complete, git_commit, git_dirty, labels, shard, "
                 "rows, passed, samples, score, ci_low, ci_high FROM runs WHERE name = ? "
@@ -486,7 +523,7 @@ class RunDatabase:
                     )
                 )
             if group is not None and not points:
-                self._require_group(connection, name, group)
+                require_group(connection, name, group)
             return points
 
         points = self._read(select)
@@ -495,44 +532,6 @@ class RunDatabase:
                 f"no run named {name!r}: {self.path} does not exist yet", path=self.path, ref=name
             )
         return points
-
-    def _require_name(self, connection: sqlite3.Connection, name: str, shards: bool) -> None:
-        found = connection.execute(
-            "SELECT count(*), count(shard) FROM runs WHERE name = ?", (name,)
-        ).fetchone()
-        if found[0] > (0 if shards else found[1]):
-            return
-        if found[0]:
-            raise RunNotFoundError(
-                f"{self.path} holds only the runs of single shards of {name!r} ({found[1]}), "
-                "which history leaves out: merge them with `aeval merge`, which records the "
-                "merged run, or include them with --shards (shards=True)",
-                path=self.path,
-                ref=name,
-            )
-        raise RunNotFoundError(
-            f"no run named {name!r} in {self.path}: {names_there(connection)}",
-            path=self.path,
-            ref=name,
-        )
-
-    def _require_group(
-        self, connection: sqlite3.Connection, name: str, group: tuple[str, str]
-    ) -> None:
-        kind, key = group
-        seen = [
-            found
-            for (found,) in connection.execute(
-                "SELECT DISTINCT key FROM run_groups JOIN runs ON run = seq "
-                "WHERE name = ? AND kind = ? ORDER BY key",
-                (name, kind),
-            )
-        ]
-        if key in seen:
-            return
-        plural = "tags" if kind == "tag" else "strategies"
-        shown = ", ".join(repr(item) for item in seen) or "none"
-        raise ValueError(f"no run of {name!r} has rows of the {kind} {key!r}; {plural}: {shown}")
 
     def _group(
         self,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from .._exceptions import RunNotFoundError
 from ._refs import Ref
 
-__all__ = ["SHOWN", "names_there", "why_no_id", "why_not_latest"]
+__all__ = ["SHOWN", "names_there", "require_group", "require_name", "why_no_id", "why_not_latest"]
 
 SHOWN = 8
 """Most runs or names a message lists."""
@@ -77,3 +78,43 @@ def why_no_id(connection: sqlite3.Connection, path: Path, ref: Ref) -> str:
         f"no run has that id{hint}; a reference is a run id, latest, latest~N or "
         f"NAME@latest~N; the latest runs are {shown}"
     )
+
+
+def require_name(connection: sqlite3.Connection, path: Path, name: str, shards: bool) -> None:
+    """Raise :class:`RunNotFoundError` unless history has runs of ``name``."""
+    found = connection.execute(
+        "SELECT count(*), count(shard) FROM runs WHERE name = ?", (name,)
+    ).fetchone()
+    if found[0] > (0 if shards else found[1]):
+        return
+    if found[0]:
+        raise RunNotFoundError(
+            f"{path} holds only the runs of single shards of {name!r} ({found[1]}), "
+            "which history leaves out: merge them with `aeval merge`, which records the "
+            "merged run, or include them with --shards (shards=True)",
+            path=path,
+            ref=name,
+        )
+    raise RunNotFoundError(
+        f"no run named {name!r} in {path}: {names_there(connection)}",
+        path=path,
+        ref=name,
+    )
+
+
+def require_group(connection: sqlite3.Connection, name: str, group: tuple[str, str]) -> None:
+    """Raise ``ValueError`` unless a run of ``name`` has rows of the tag or strategy ``group``."""
+    kind, key = group
+    seen = [
+        found
+        for (found,) in connection.execute(
+            "SELECT DISTINCT key FROM run_groups JOIN runs ON run = seq "
+            "WHERE name = ? AND kind = ? ORDER BY key",
+            (name, kind),
+        )
+    ]
+    if key in seen:
+        return
+    plural = "tags" if kind == "tag" else "strategies"
+    shown = ", ".join(repr(item) for item in seen) or "none"
+    raise ValueError(f"no run of {name!r} has rows of the {kind} {key!r}; {plural}: {shown}")

@@ -12,7 +12,7 @@ operation that still meets "database is locked" is retried with a random back-of
 :data:`LOCK_TIMEOUT` seconds have passed. Transactions are short (one batch of rows), so a
 writer never holds the lock for long.
 
-Schema, version 2 (version 1 without ``runs.shard``)::
+Schema, version 3 (version 2 without ``labels``; version 1 without ``runs.shard`` either)::
 
     runs        one row per run: seq (INTEGER PRIMARY KEY), id (the short id users see),
                 name, started_at, finished_at (NULL until the run ends), complete, header
@@ -26,6 +26,10 @@ Schema, version 2 (version 1 without ``runs.shard``)::
                 data, the row exactly as a line of rows.jsonl
     run_groups  the summary per tag and per strategy: (run, kind, key) → rows, passed,
                 samples, score, ci_low, ci_high
+    labels      the reviewers' labels (see ``_labels``): name, sample, strategy ('' for
+                none), output_sha256, reviewer, verdict, note, labelled_at, run (the id of
+                the run it was made in), repeat; unique per (name, sample, strategy,
+                reviewer, output_sha256)
 """
 
 from __future__ import annotations
@@ -168,9 +172,35 @@ def _add_shards(connection: sqlite3.Connection) -> None:
     )
 
 
+_LABELS_TABLE = """
+    CREATE TABLE {prefix}labels (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        sample TEXT NOT NULL,
+        strategy TEXT NOT NULL,
+        output_sha256 TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'fail')),
+        note TEXT,
+        labelled_at REAL NOT NULL,
+        run TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        UNIQUE (name, sample, strategy, reviewer, output_sha256)
+    )
+"""
+"""The ``labels`` table (``strategy`` is ``''`` for a row without one)."""
+
+
+def _add_labels(connection: sqlite3.Connection, prefix: str = "") -> None:
+    connection.execute(_LABELS_TABLE.format(prefix=prefix))
+    if not prefix:
+        connection.execute("CREATE INDEX labels_by_sample ON labels (name, sample)")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, their rows and their scores per tag and strategy", _create_version_1),
     Migration(2, "the shard of each run, so that shard runs stay out of history", _add_shards),
+    Migration(3, "the reviewers' labels of outputs", _add_labels),
 )
 """Every step, in order; a new schema adds a step here and never edits an old one."""
 
@@ -333,7 +363,10 @@ def _shard_view(connection: sqlite3.Connection) -> None:
     )
 
 
-_READ_AS_NEWER = {(1, 2): _shard_view}
+_READ_AS_NEWER: dict[tuple[int, int], Callable[[sqlite3.Connection], None]] = {
+    (1, 2): _shard_view,
+    (2, 3): partial(_add_labels, prefix="temp."),
+}
 """How a read-only connection reads an older file as the next version (temporary views)."""
 
 

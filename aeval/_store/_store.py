@@ -23,6 +23,8 @@ from .._reporting._run_info import RunInfo, current_git_commit
 from ..abc import BaseSink
 from ._database import RunDatabase, RunStart
 from ._git import git_dirty_async
+from ._labels import Label, RowLabel
+from ._review import LabelCalibration, calibrate_labels
 from ._rows import RowEncoder
 from ._schema import LOCK_TIMEOUT
 from ._values import HistoryPoint, RunSummary, Since, parse_since
@@ -214,6 +216,86 @@ class RunStore:
             RunNotFoundError: No run matches.
         """
         return await self._run(partial(self._database.load, ref, shards=shards))
+
+    async def add_label(
+        self,
+        ref: str,
+        *,
+        sample: str,
+        strategy: str | None,
+        repeat: int = 0,
+        reviewer: str,
+        verdict: str,
+        note: str | None = None,
+    ) -> Label:
+        """Record a reviewer's verdict on one row of a stored run; return the label.
+
+        The label is kept under the run's name for the output the row holds (its SHA-256,
+        computed from the stored row, so a label always judges an output that was shown).
+        Labelling the same output again, by the same reviewer, replaces the earlier label.
+        Every run of the name whose row has that output shows the label as current; a run
+        whose output differs shows it as stale (see :meth:`labels`).
+
+        Args:
+            ref: The run (see :meth:`resolve`).
+            sample: The row's sample name.
+            strategy: The row's strategy (``None`` for the row of a run without one).
+            repeat: The row's repeat (0-based).
+            reviewer: Who labels (a non-empty name).
+            verdict: ``"pass"`` or ``"fail"`` (any case).
+            note: Why, optionally.
+
+        Raises:
+            RunNotFoundError: No run matches ``ref``.
+            ValueError: The run has no such row (the message lists what it has), the
+                verdict is not pass/fail, or the reviewer is empty.
+            StoreError: The store cannot be written.
+        """
+        return await self._run(
+            partial(
+                self._database.add_label,
+                ref,
+                sample=sample,
+                strategy=strategy,
+                repeat=repeat,
+                reviewer=reviewer,
+                verdict=verdict,
+                note=note,
+            )
+        )
+
+    async def labels(self, ref: str, *, reviewer: str | None = None) -> tuple[RowLabel, ...]:
+        """The labels of the rows of a stored run, in row order, each current or stale.
+
+        For each row and each reviewer who labelled its sample and strategy: the reviewer's
+        label of the row's output (``stale=False``), or, when the reviewer labelled another
+        output only, the latest such label (``stale=True``: shown, never used to calibrate).
+
+        Args:
+            ref: The run (see :meth:`resolve`).
+            reviewer: Only this reviewer's labels.
+
+        Raises:
+            RunNotFoundError: No run matches ``ref``.
+        """
+        return await self._run(partial(self._database.labels, ref, reviewer=reviewer))
+
+    async def calibrate(
+        self, ref: str, *, strategy: str | None = None, reviewer: str | None = None
+    ) -> LabelCalibration:
+        """A strategy's stored verdicts in the run ``ref`` against its stored labels.
+
+        See :func:`aeval.calibrate_labels`, which this calls with the run's report and labels
+        (no model call).
+
+        Raises:
+            RunNotFoundError: No run matches ``ref``.
+            ValueError: No current label, or no strategy to calibrate (the message says).
+        """
+        run_id = await self.resolve(ref)
+        report = await self.load(run_id)
+        labels = await self.labels(run_id)
+        return calibrate_labels(report, labels, strategy=strategy, reviewer=reviewer)
 
     async def runs(
         self, name: str | None = None, *, last: int | None = None, shards: bool = False

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Kappa",
     "MomentsCounter",
     "cohen_kappa",
+    "fleiss_kappa",
     "normal_quantile",
     "pass_at_k",
     "pass_hat_k",
@@ -303,3 +305,43 @@ def cohen_kappa(table: tuple[tuple[int, int], tuple[int, int]]) -> Kappa | None:
     c = (kappa - expected * (1.0 - kappa)) ** 2
     variance = (a + b - c) / ((1.0 - expected) ** 2 * n)
     return Kappa(kappa, math.sqrt(max(variance, 0.0)), observed, expected, n)
+
+
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float | None:
+    """Fleiss' kappa of items each rated by the same number of raters.
+
+    ``counts`` holds one row per item: how many raters put it in each category. With n
+    raters per item, N items and p_j the share of all ratings in category j::
+
+        P_i = (Σ_j n_ij² − n) / (n (n − 1)),  P̄ = mean P_i,  Pe = Σ_j p_j²
+        κ = (P̄ − Pe) / (1 − Pe)
+
+    Returns:
+        ``None`` without items, with fewer than two raters, or when every rating is of one
+        category (chance agreement is 1 and kappa 0 / 0).
+
+    Raises:
+        ValueError: Items rated by different numbers of raters, or a negative count.
+    """
+    if not counts:
+        return None
+    raters = sum(counts[0])
+    for row in counts:
+        if sum(row) != raters or any(count < 0 for count in row):
+            raise ValueError(
+                f"Fleiss' kappa needs every item rated by the same number of raters ({raters}), "
+                f"got counts {list(row)}"
+            )
+    if raters < 2:
+        return None
+    items = len(counts)
+    agreement = math.fsum(
+        (math.fsum(count * count for count in row) - raters) / (raters * (raters - 1))
+        for row in counts
+    )
+    observed = agreement / items
+    shares = [math.fsum(row[j] for row in counts) / (items * raters) for j in range(len(counts[0]))]
+    expected = math.fsum(share * share for share in shares)
+    if expected >= 1.0:
+        return None
+    return (observed - expected) / (1.0 - expected)

@@ -3,7 +3,7 @@ banner, the score with its interval, and each row's inputs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .._display import display_value
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .._samples import EvaluationSample
 
 __all__ = [
+    "conversations_text",
     "failures_first",
     "gate_text",
     "header_facts",
@@ -85,12 +86,29 @@ def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
             f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens · "
             f"{usage.retries} retries"
         )
+        if usage.user_model_calls:
+            line += f" · {usage.user_model_calls} simulated-user calls"
         facts.append(("Model usage", f"{line} · ${usage.cost:.4f}" if usage.cost else line))
+    if report.conversations:
+        facts.append(("Conversations", conversations_text(report.conversations)))
     if run.gate is not None:
         facts.append(("Gate", gate_text(run.gate)))
     for warning in report.warnings:
         facts.append(("Warning", warning))
     return facts
+
+
+def conversations_text(endings: Mapping[str, int]) -> str:
+    """``3 (2 goal reached, 1 at max turns)``: the conversations and why they ended."""
+    words = {
+        "script": "script done",
+        "goal": "goal reached",
+        "max-turns": "at max turns",
+        "error": "ended by an error",
+        "timeout": "timed out",
+    }
+    parts = [f"{count} {words.get(ending, ending)}" for ending, count in endings.items() if count]
+    return f"{sum(endings.values())} ({', '.join(parts)})"
 
 
 def gate_text(gate: Gate) -> str:

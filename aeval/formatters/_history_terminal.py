@@ -14,7 +14,7 @@ from .._util._numbers import format_interval, format_percent
 from ._history import History, commit_text, sparkline, utc
 from ._terminal import plain, print_line, print_table, terminal_console
 
-__all__ = ["print_history", "print_runs"]
+__all__ = ["print_history", "print_runs", "run_note"]
 
 
 def _print_whole(console: Console, table: Table) -> None:
@@ -47,7 +47,8 @@ def _score(score: float, interval: tuple[float, float]) -> str:
     return f"{format_percent(score)} {format_interval(score, interval)}"
 
 
-def _note(run: RunSummary) -> str:
+def run_note(run: RunSummary) -> str:
+    """The note of a run in a list of runs: its shard, whether it is partial, its labels."""
     parts = [] if run.shard is None else [f"shard {run.shard}"]
     if run.partial:
         expected = f" of {run.samples_expected}" if run.samples_expected is not None else ""
@@ -80,7 +81,7 @@ def print_runs(
             plain(commit_text(run.git_commit, run.git_dirty)),
             _score(run.score, run.interval),
             str(run.samples),
-            plain(_note(run)),
+            plain(run_note(run)),
         )
     _print_whole(console, table)
     if total > len(runs):

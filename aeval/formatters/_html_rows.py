@@ -36,14 +36,29 @@ from .._util._numbers import format_percent
 from ._escape import HTML_SUSPECT, html_forbidden, valid_html
 from ._header import failures_first, parameters_text, truncated
 from ._page import filter_script
-from ._trace_view import event_views, trace_summary
+from ._trace_view import event_views, timeline_html, trace_summary
+from ._transcript_view import (
+    CONVERSATION_SCRIPT,
+    conversation_html,
+    conversation_record,
+    shows_turn_traces,
+    transcript_of,
+)
 
 if TYPE_CHECKING:
     from .._reporting._report import EvaluationReport
     from .._reporting._results import EvaluationRow
-    from ..trace import Trace
 
-__all__ = ["CELL_LENGTH", "PAGE_SIZE", "SCRIPT", "TRACE_SCRIPT", "rows_section"]
+__all__ = [
+    "CELL_LENGTH",
+    "PAGE_SIZE",
+    "ROW_FILTERS",
+    "SCRIPT",
+    "TRACE_SCRIPT",
+    "row_html",
+    "rows_script",
+    "rows_section",
+]
 
 CELL_LENGTH = 300
 """Longest explanation or error shown in the table of rows; the details hold more."""
@@ -239,6 +254,16 @@ SCRIPT = filter_script(_ROWS_SCRIPT.replace("/*trace*/\n", ""))
 TRACE_SCRIPT = filter_script(_ROWS_SCRIPT.replace("/*trace*/\n", _TRACE_SCRIPT))
 """The page's script when some row has a trace: it also builds each row's timeline."""
 
+
+def rows_script(*, traced: bool, conversations: bool) -> str:
+    """The page's script: with the timeline builder when some row shows a trace, and the
+    turns builder when some row is a conversation (so other reports keep their page)."""
+    if not conversations:
+        return TRACE_SCRIPT if traced else SCRIPT
+    parts = CONVERSATION_SCRIPT + (_TRACE_SCRIPT if traced else "")
+    return filter_script(_ROWS_SCRIPT.replace("/*trace*/\n", parts))
+
+
 _SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028"}
 _SCRIPT_UNSAFE["\u2029"] = "\\u2029"
 _SCRIPT_UNSAFE_PATTERN = re.compile("[<>&\u2028\u2029]")
@@ -366,21 +391,22 @@ def _visible(text: str) -> str:
     return text if text.isascii() and text.isprintable() else valid_html(text)
 
 
+def _visible_value(value: Any) -> Any:
+    """``value`` with every text in it (lists of texts, nested) as the static rows show it."""
+    if isinstance(value, str):
+        return _visible(value)
+    if isinstance(value, list):
+        return [_visible_value(item) for item in value]
+    return value
+
+
 def _record(
     row: EvaluationRow, *, repeated: bool, flaky: bool, include_details: bool
 ) -> dict[str, Any]:
     """The row as the script reads it, its text as the static rows show it; keys of empty
     values are left out."""
     record = _raw_record(row, repeated=repeated, flaky=flaky, include_details=include_details)
-    for key, value in record.items():
-        if isinstance(value, str):
-            record[key] = _visible(value)
-        elif isinstance(value, list):
-            record[key] = [
-                _visible(item) if isinstance(item, str) else [_visible(text) for text in item]
-                for item in value
-            ]
-    return record
+    return {key: _visible_value(value) for key, value in record.items()}
 
 
 def _raw_record(
@@ -422,7 +448,10 @@ def _raw_record(
     record["y"] = truncated(display_value(row.output))
     if row.error is not None and row.error.traceback:
         record["b"] = truncated(row.error.traceback)
-    if row.trace is not None:
+    transcript = transcript_of(row)
+    if transcript is not None:
+        record.update(conversation_record(transcript, row.metadata))
+    if row.trace is not None and (transcript is None or not shows_turn_traces(transcript)):
         record["Ts"] = trace_summary(row.trace)
         record["T"] = [view.parts() for view in event_views(row.trace)]
     for key, metadata in (("m", sample.metadata), ("M", row.metadata)):
@@ -475,10 +504,15 @@ def _pre(text: str) -> str:
 
 def _details(row: EvaluationRow, explanation: str) -> str:
     sample = row.sample
+    transcript = transcript_of(row)
     items = [
         ("Parameters", _pre(parameters_text(sample))),
         ("Expected output", _pre(display_value(sample.expected_output))),
-        ("Output", _pre(display_value(row.output))),
+        (
+            ("Output", _pre(display_value(row.output)))
+            if transcript is None
+            else ("Conversation", conversation_html(transcript, row.metadata))
+        ),
     ]
     if sample.tags:
         items.append(("Tags", escape(", ".join(sample.tags))))
@@ -497,8 +531,8 @@ def _details(row: EvaluationRow, explanation: str) -> str:
             else ""
         )
         items.append(("Error", f"{said}{_pre(str(error))}{trace}"))
-    if row.trace is not None:
-        items.append(("Trace", _timeline(row.trace)))
+    if row.trace is not None and (transcript is None or not shows_turn_traces(transcript)):
+        items.append(("Trace", timeline_html(row.trace)))
     if sample.metadata:
         items.append(("Sample metadata", _json(sample.metadata)))
     if row.metadata:
@@ -509,22 +543,6 @@ def _details(row: EvaluationRow, explanation: str) -> str:
     items.append(("Duration", durations))
     body = "".join(f"<dt>{label}</dt><dd>{value}</dd>" for label, value in items)
     return f"<details><summary>Details</summary><dl>{body}</dl></details>"
-
-
-def _timeline(trace: Trace) -> str:
-    """The trace as a collapsed ordered list of its events, each value in a ``<pre>``."""
-    events = []
-    for view in event_views(trace):
-        parts = [f"<p>{escape(view.title)}</p>"]
-        if view.input:
-            parts.append(f'<p class="muted">{view.input_label}</p>{_pre(view.input)}')
-        if view.label:
-            parts.append(f'<p class="muted">{view.label}</p>{_pre(view.output)}')
-        events.append(f"<li>{''.join(parts)}</li>")
-    return (
-        f"<details><summary>{escape(trace_summary(trace))}</summary>"
-        f'<ol class="trace">{"".join(events)}</ol></details>'
-    )
 
 
 def _json_text(metadata: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
@@ -538,3 +556,13 @@ def _json(metadata: Mapping[str, Any]) -> str:
     text, notes = _json_text(metadata)
     stand_ins = "".join(f'<p class="note">{escape(note)}</p>' for note in notes)
     return _pre(text) + stand_ins
+
+
+ROW_FILTERS = _FILTERS
+"""The filters of the rows, ``(key, label)``: ``all``, ``not-passed``, each outcome, ``flaky``."""
+
+
+def row_html(row: EvaluationRow, *, flaky: bool = False, repeated: bool = False) -> str:
+    """One row of the table as the report writes it without scripts, its details included
+    (``aeval view`` serves the rows of a run a page at a time with it)."""
+    return _row(row, repeated=repeated, flaky=flaky, include_details=True)

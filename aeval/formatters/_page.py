@@ -89,13 +89,13 @@ def filter_script(body: str) -> str:
     return _SCRIPT_START + body + _SCRIPT_END
 
 
-def policy(*, style: str, script: str | None = None) -> str:
-    """The Content-Security-Policy of a page with ``style`` and ``script`` inline."""
+def policy(*, style: str, script: str | None = None, same_origin: bool = False) -> str:
+    """The Content-Security-Policy of a page with ``style`` and ``script`` inline; with
+    ``same_origin`` (a page ``aeval view`` serves) its forms and scripts may also reach the
+    server that served it, and nothing else."""
     scripts = "" if script is None else f"script-src '{csp_hash(script)}'; "
-    return (
-        f"default-src 'none'; {scripts}style-src '{csp_hash(style)}'; "
-        "form-action 'none'; base-uri 'none'"
-    )
+    reach = "connect-src 'self'; form-action 'self'" if same_origin else "form-action 'none'"
+    return f"default-src 'none'; {scripts}style-src '{csp_hash(style)}'; {reach}; base-uri 'none'"
 
 
 def html_page(
@@ -105,6 +105,7 @@ def html_page(
     body: Sequence[str],
     script: str | None = None,
     run_script: bool = True,
+    same_origin: bool = False,
 ) -> str:
     """One self-contained page.
 
@@ -115,8 +116,10 @@ def html_page(
         script: The page's script, admitted by the policy.
         run_script: Whether the page includes the script (a report without rows has none to
             filter; its policy still admits the script).
+        same_origin: Whether the page may submit forms and send requests to the server
+            that served it (see :func:`policy`).
     """
-    csp = policy(style=style, script=script)
+    csp = policy(style=style, script=script, same_origin=same_origin)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',

@@ -16,6 +16,7 @@ from .._reporting._judging import JUDGE_COLUMNS, judge_rows, panel_line
 from .._reporting._report import partial_note
 from .._reporting._run_info import timestamp
 from .._util._numbers import describe_score, format_interval, format_percent, truncate
+from ._header import conversations_text
 from ._terminal import plain, print_line, print_table, terminal_console
 
 if TYPE_CHECKING:
@@ -135,7 +136,10 @@ def print_report(
     usage = report.usage
     if usage.retries or usage.total_tokens or usage.cost:
         cost = f", ${usage.cost:.4f}" if usage.cost else ""
-        add("model usage", f"{usage.total_tokens} tokens, {usage.retries} retries{cost}")
+        calls = f", {usage.user_model_calls} simulated-user calls" if usage.user_model_calls else ""
+        add("model usage", f"{usage.total_tokens} tokens, {usage.retries} retries{calls}{cost}")
+    if report.conversations:
+        add("conversations", conversations_text(report.conversations))
     print_table(console, overview)
     _tags(console, report, minimum)
     _strategies(console, report)

@@ -5,6 +5,7 @@ length; escaping is the caller's, as for every other field."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
 import orjson
@@ -12,7 +13,14 @@ import orjson
 from ..trace import ModelCall, Retrieval, ToolCall, Trace
 from ._header import truncated
 
-__all__ = ["COMPACT_LENGTH", "EventView", "compact_lines", "event_views", "trace_summary"]
+__all__ = [
+    "COMPACT_LENGTH",
+    "EventView",
+    "compact_lines",
+    "event_views",
+    "timeline_html",
+    "trace_summary",
+]
 
 COMPACT_LENGTH = 200
 """Characters shown of each argument or result on a compact line."""
@@ -158,3 +166,24 @@ def compact_lines(trace: Trace, *, limit: int = COMPACT_LENGTH) -> list[str]:
                 f"{f' ({ids}{more})' if ids else ''}"
             )
     return lines
+
+
+def _pre(text: str) -> str:
+    return f"<pre>{escape(text)}</pre>"
+
+
+def timeline_html(trace: Trace) -> str:
+    """The trace as the HTML report's collapsed timeline: an ordered list of its events, each
+    value (cut by :func:`event_views`) escaped in a ``<pre>``."""
+    events = []
+    for view in event_views(trace):
+        parts = [f"<p>{escape(view.title)}</p>"]
+        if view.input:
+            parts.append(f'<p class="muted">{view.input_label}</p>{_pre(view.input)}')
+        if view.label:
+            parts.append(f'<p class="muted">{view.label}</p>{_pre(view.output)}')
+        events.append(f"<li>{''.join(parts)}</li>")
+    return (
+        f"<details><summary>{escape(trace_summary(trace))}</summary>"
+        f'<ol class="trace">{"".join(events)}</ol></details>'
+    )

@@ -39,7 +39,7 @@ from ._header import (
     score_text,
     truncated,
 )
-from ._html_rows import CELL_LENGTH, SCRIPT, TRACE_SCRIPT, rows_section
+from ._html_rows import CELL_LENGTH, rows_script, rows_section
 from ._page import (
     BASE_STYLE,
     DETAILS_STYLE,
@@ -51,6 +51,7 @@ from ._page import (
     html_page,
     main_style,
 )
+from ._transcript_view import transcript_of
 
 if TYPE_CHECKING:
     from .._reporting._judging import Calibration
@@ -206,9 +207,12 @@ def _counts(report: EvaluationReport) -> str:
 
 def _script(report: EvaluationReport, *, details: bool) -> str:
     """The rows' script; with the timeline builder only when some row's details show a trace,
-    so a report without traces is the page it always was."""
-    traced = details and any(row.trace is not None for row in report.evaluations)
-    return TRACE_SCRIPT if traced else SCRIPT
+    and the turns builder only when some row is a conversation, so a report without either
+    is the page it always was."""
+    rows = report.evaluations
+    traced = details and any(row.trace is not None for row in rows)
+    conversations = details and any(transcript_of(row) is not None for row in rows)
+    return rows_script(traced=traced, conversations=conversations)
 
 
 def _facts(report: EvaluationReport) -> str:

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from .._reporting._judging import Calibration, JudgeStatistics
     from .._reporting._report import EvaluationReport, RepeatStatistics
 
-__all__ = ["JsonFormatter", "report_from_json", "report_to_dict"]
+__all__ = ["JsonFormatter", "calibration_data", "report_from_json", "report_to_dict"]
 
 _DEFAULTS: dict[str, Any] = {"pretty": True}
 FORMAT_VERSION = 2
@@ -235,10 +235,16 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
             },
         }
     )
+    if report.usage.user_model_calls:
+        document["usage"]["userModelCalls"] = report.usage.user_model_calls
+    if report.conversations:
+        document["conversations"] = dict(report.conversations)
     if report.repeat_statistics is not None:
         document["repeats"] = _repeats(report.repeat_statistics)
     if report.calibration:
-        document["calibration"] = {name: _calibration(c) for name, c in report.calibration.items()}
+        document["calibration"] = {
+            name: calibration_data(c) for name, c in report.calibration.items()
+        }
     if report.judge_statistics:
         document["judges"] = {name: _judges(j) for name, j in report.judge_statistics.items()}
     if run.gate is not None:
@@ -263,7 +269,8 @@ def _repeats(stats: RepeatStatistics) -> dict[str, Any]:
     }
 
 
-def _calibration(calibration: Calibration) -> dict[str, Any]:
+def calibration_data(calibration: Calibration) -> dict[str, Any]:
+    """A calibration as the ``calibration`` entries of ``report.json`` hold it."""
     stats = calibration.statistics
     interval = calibration.kappa_interval()
     return {
@@ -438,6 +445,13 @@ def _moments(data: Mapping[str, Any] | None) -> ClusteredMean:
     )
 
 
+def _conversations(data: Any) -> dict[str, int]:
+    if data is None:
+        return {}
+    counts = read_mapping(data, "conversations")
+    return {ending: _count(counts, ending) for ending in counts}
+
+
 def report_from_json(text: str | bytes) -> EvaluationReport:
     """Rebuild the report a ``report.json`` was written from (this module's format).
 
@@ -555,6 +569,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                     prompt_tokens=_count(usage, "promptTokens"),
                     completion_tokens=_count(usage, "completionTokens"),
                     cost=read_number(usage["cost"], "cost", low=0.0),
+                    user_model_calls=_count(usage, "userModelCalls", 0),
                 ),
                 repeats=repeats,
                 calibration={
@@ -562,6 +577,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                     for name, c in (data.get("calibration") or {}).items()
                 },
                 judges={name: _read_judges(j) for name, j in (data.get("judges") or {}).items()},
+                conversations=_conversations(data.get("conversations")),
             )
         )
     except FormatError:

@@ -71,6 +71,7 @@ from ._header import (
     truncated,
 )
 from ._trace_view import compact_lines, trace_summary
+from ._transcript_view import conversation_markdown, shows_turn_traces, transcript_of
 
 if TYPE_CHECKING:
     from .._reporting._judging import Calibration
@@ -364,7 +365,9 @@ def _details(row: EvaluationRow, repeated: bool, flaky: Flaky) -> list[str]:
             else "- The call failed."
         )
     lines += _section("Inputs", parameters_text(row.sample))
-    lines += _section("Result", display_value(row.output))
+    transcript = transcript_of(row)
+    if transcript is None:
+        lines += _section("Result", display_value(row.output))
     lines += _section("Expected Output", display_value(row.expected_output))
     error = str(row.error) if row.error is not None else None
     if row.explanation and row.explanation != error:
@@ -374,7 +377,9 @@ def _details(row: EvaluationRow, repeated: bool, flaky: Flaky) -> list[str]:
     claims = row.metadata.get("claims")
     if isinstance(claims, list) and claims:
         lines += _claims_section(claims)
-    if row.trace is not None:
+    if transcript is not None:
+        lines += conversation_markdown(transcript, row.metadata)
+    if row.trace is not None and (transcript is None or not shows_turn_traces(transcript)):
         lines += _trace_section(row.trace)
     return lines
 

@@ -29,7 +29,7 @@ from ..trace import Capture, Trace
 from ..trace._context import deactivate, idle, make_current
 from ._job import Job, apply_to_job
 from ._reading import EvaluatorState, OnlineReading
-from ._sampling import Sampler, SampleRates
+from ._sampling import Sampler, SampleRates, review_sampler
 from ._setup import check_options, sinks_of, telemetry_for, threadsafe_caller
 from ._statistics import Accounts
 from ._watch import watch_calls
@@ -101,6 +101,10 @@ class OnlineEvaluator(OnlineReading):
             finish, as one run named ``name`` (partial until the evaluator closes), so
             ``await store.average_score(name, since=...)`` covers more than the in-memory
             window and ``aeval history`` shows the service next to offline runs.
+        review_rate: The share of evaluated responses queued for human review (0-1): their
+            rows carry ``review_queued: true`` in the sample's metadata, so the stored run's
+            queue is ``pick_rows(report, pick="queued")`` (``aeval view --pick queued``).
+            Drawn apart from ``sample_rates``, reproducibly with ``seed``.
         timeout: Seconds one strategy may take on one response; past it the row is an error
             row (``TimeoutError``). ``None``: no limit of our own (a model client has its own).
         name: Names the evaluator in logs and the responses submitted without a name
@@ -138,6 +142,7 @@ class OnlineEvaluator(OnlineReading):
         sink: Sink | Sequence[Sink] | None = None,
         sink_timeout: float | None = 10.0,
         store: RunStore | None = None,
+        review_rate: float = 0.0,
         timeout: float | None = None,
         name: str = "online",
         resolution: float = 10.0,
@@ -162,6 +167,8 @@ class OnlineEvaluator(OnlineReading):
         sinks = sinks_of(sink, store, name)
         self.strategies: tuple[PreparedStrategy, ...] = prepare_strategies(strategies)
         self.sampler = Sampler(tuple(s.name for s in self.strategies), sample_rates, seed=seed)
+        self.review_rate = review_rate
+        self._review = review_sampler(review_rate, seed)
         self.queue_size = queue_size
         self.concurrency = concurrency
         self.drain_timeout = float(drain_timeout)
@@ -404,6 +411,7 @@ class OnlineEvaluator(OnlineReading):
                 accounts.sampled_out += 1
                 return False
         job.selected = selected
+        job.review = self._review()
         try:
             self._send.send_nowait(job)
         except anyio.WouldBlock:

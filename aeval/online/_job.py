@@ -8,6 +8,7 @@ from typing import Any
 from .._engine._callables import PreparedStrategy, apply_inline, apply_to_row
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
+from .._samples._labels import REVIEW_QUEUED
 from .._samples._model import ParametersTypes
 from ..trace import Trace
 
@@ -24,6 +25,7 @@ class Job:
         "name",
         "output",
         "prefix",
+        "review",
         "selected",
         "seq",
         "span",
@@ -57,14 +59,19 @@ class Job:
         self.duration = duration
         self.seq = 0
         self.selected: tuple[int, ...] = ()
+        self.review = False
 
     def sample(self, prefix: str) -> EvaluationSample:
-        """The sample its strategies receive, named ``{prefix}-{seq}`` when it has no name."""
+        """The sample its strategies receive, named ``{prefix}-{seq}`` when it has no name;
+        a response queued for review says so in its metadata (``review_queued: true``)."""
+        metadata = self.metadata
+        if self.review:
+            metadata = {**(metadata or {}), REVIEW_QUEUED: True}
         return EvaluationSample(
             self.name or f"{self.prefix or prefix}-{self.seq}",
             _parameters(self.inputs),
             tags=self.tags,
-            metadata=self.metadata,
+            metadata=metadata,
         )
 
 

@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
-__all__ = ["RateFunction", "SampleRates", "Sampler"]
+__all__ = ["RateFunction", "SampleRates", "Sampler", "review_sampler"]
 
 RateFunction: TypeAlias = Callable[[str, Any, Any], float]
 """``rate(strategy_name, inputs, output) -> float`` in [0, 1], asked per response."""
@@ -96,3 +96,19 @@ class Sampler:
                 for name in self._names
             )
         return tuple(i for i in self._all if u < rates[i])
+
+
+def review_sampler(rate: object, seed: int | None) -> Callable[[], bool]:
+    """Draws, per evaluated response, whether it is queued for review (``rate`` of them).
+
+    The draws are apart from the strategies' (another stream), and reproducible for a
+    ``seed`` and the same sequence of responses.
+
+    Raises:
+        TypeError, ValueError: ``rate`` is not a number between 0 and 1.
+    """
+    value = _check_rate(rate, "review_rate")
+    if value == 0.0:
+        return lambda: False
+    draw = random.Random(None if seed is None else f"review:{seed}").random
+    return lambda: draw() < value

@@ -232,6 +232,9 @@ class RayExecutor:
             "max_abandoned": job.max_abandoned,
             "tools": job.tools,
             "trace_limits": job.trace_limits,
+            "user_model": job.user_model,
+            "user_cache": job.user_cache,
+            "conversation_timeout": job.conversation_timeout,
         }
         options: dict[str, Any] = {"num_cpus": self.cpus_per_worker, "max_restarts": 0}
         if self.runtime_env:

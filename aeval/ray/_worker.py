@@ -110,6 +110,9 @@ class EvaluationWorker:
             max_abandoned=settings["max_abandoned"],
             tools=settings.get("tools", "live"),
             trace_limits=settings.get("trace_limits"),
+            user_model=settings.get("user_model"),
+            user_cache=settings.get("user_cache"),
+            conversation_timeout=settings.get("conversation_timeout"),
         )
         try:
             async with scorer.stream(self._samples(), self._function, *self._strategies) as rows:

@@ -12,6 +12,13 @@ from .agent import (
     ToolPolicyStrategy,
     ToolSequenceStrategy,
 )
+from .conversation import (
+    CONVERSATION_CRITERIA,
+    CONVERSATION_PROMPT,
+    ConversationJudgeStrategy,
+    EachTurn,
+    EachTurnStrategy,
+)
 from .grounding import (
     AnswerRelevancyStrategy,
     ContextPrecisionStrategy,
@@ -37,10 +44,15 @@ __all__ = [
     "AiJudgeStrategy",
     "AnswerRelevancyStrategy",
     "BudgetStrategy",
+    "CONVERSATION_CRITERIA",
+    "CONVERSATION_PROMPT",
     "ContainsStrategy",
     "ContextPrecisionStrategy",
     "ContextRecallStrategy",
+    "ConversationJudgeStrategy",
     "DEFAULT_PROMPT",
+    "EachTurn",
+    "EachTurnStrategy",
     "ExactMatchStrategy",
     "FaithfulnessStrategy",
     "Gated",

@@ -1,0 +1,361 @@
+"""The ``aeval view`` web application (Starlette): its routes and its guard.
+
+Every page is built on the server from the store; a run's rows are filtered, searched and cut
+into pages there. Every response carries a Content-Security-Policy (a page's inline style and
+script admitted by their hashes, no other source, no framing), ``nosniff`` and no referrer.
+The guard answers only requests whose ``Host`` is the address the server is bound to (a page
+of another site reaching it through DNS rebinding names its own host), and a label is
+written only when its request carries the process's token (in the pages the server serves),
+comes from the server's own origin and holds JSON.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import MissingExtraError
+
+try:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, JSONResponse, Response
+    from starlette.routing import Route
+except ImportError as exc:  # pragma: no cover - the extra is installed in development
+    raise MissingExtraError(
+        "aeval view serves its pages with Starlette and uvicorn, which are not installed: "
+        "pip install 'aeval-engine[view]'"
+    ) from exc
+
+import orjson
+
+from .._compare import compare_loaded, load_side
+from .._exceptions import AevalError, ComparisonError, RunNotFoundError
+from .._store import RunStore, pick_rows
+from ..formatters._history import History
+from ..formatters._registry import render
+from ._data import FILTER_KEYS, PAGE_ROWS, LoadedRun, RunCache, positions, select
+from ._pages import (
+    RunView,
+    error_page,
+    framed_page,
+    page_policy,
+    run_href,
+    run_page,
+    runs_page,
+)
+from ._review import LabelRequest, labels_by_row
+
+__all__ = ["ViewSettings", "create_app"]
+
+_BODY_LIMIT = 64 * 1024
+_Scope = MutableMapping[str, Any]
+_Message = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
+_ASGI = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
+_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+_DEFAULT_POLICY = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+
+@dataclass(frozen=True, slots=True)
+class ViewSettings:
+    """What an ``aeval view`` server serves and to whom.
+
+    Attributes:
+        store: The run store's path.
+        host: The address the server is bound to.
+        port: The port it listens on.
+        token: The process's token: a label's request must carry it.
+        pick: The review queue's rows (``all``, ``failures``, ``disagreements``,
+            ``uncertain``).
+        sample: How many picked rows the queue shows (a reproducible random sample).
+        seed: The sample's seed.
+    """
+
+    store: Path
+    host: str
+    port: int
+    token: str
+    pick: str = "all"
+    sample: int | None = None
+    seed: int = 0
+
+    @property
+    def authority(self) -> str:
+        """``127.0.0.1:8765``: the ``Host`` every request must name."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:8765``: the ``Origin`` of the pages the server serves."""
+        return f"http://{self.authority}"
+
+    def hosts(self) -> frozenset[str]:
+        """The ``Host`` values accepted: the bound address (and ``localhost`` on loopback)."""
+        hosts = {self.authority}
+        if self.host in ("127.0.0.1", "::1"):
+            hosts.add(f"localhost:{self.port}")
+        return frozenset(hosts)
+
+
+class _Guard:
+    """Refuses requests to another host; adds the safety headers to every response."""
+
+    def __init__(self, app: _ASGI, settings: ViewSettings) -> None:
+        self._app = app
+        self._hosts = settings.hosts()
+        self._authority = settings.authority
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        host = headers.get(b"host", b"").decode("latin-1")
+        if host not in self._hosts:
+            response = Response(
+                f"aeval view answers requests addressed to {self._authority} only "
+                f"(this one names Host: {host[:100]!r})\n",
+                status_code=403,
+                media_type="text/plain",
+            )
+            await response(scope, receive, self._secured(send))
+            return
+        await self._app(scope, receive, self._secured(send))
+
+    @staticmethod
+    def _secured(send: _Send) -> _Send:
+        async def secured(message: _Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {name.lower() for name, _ in headers}
+                headers += [(n, v) for n, v in _HEADERS if n not in names]
+                if b"content-security-policy" not in names:
+                    headers.append((b"content-security-policy", _DEFAULT_POLICY))
+                message["headers"] = headers
+            await send(message)
+
+        return secured
+
+
+def _html(page: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(
+        page, status_code=status, headers={"Content-Security-Policy": page_policy(page)}
+    )
+
+
+def _error(status: int, message: str) -> HTMLResponse:
+    return _html(error_page(status, message), status)
+
+
+def _refused(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _page_number(text: str | None) -> int:
+    if text is None or len(text) > 9:
+        return 0
+    try:
+        return max(int(text), 1) - 1
+    except ValueError:
+        return 0
+
+
+def _number(text: str | None, name: str, default: int | None) -> int | None:
+    if text is None or text == "":
+        return default
+    if len(text) > 12 or not text.lstrip("-").isdigit():
+        raise ValueError(f"?{name}= is a whole number, got {text[:20]!r}")
+    return int(text)
+
+
+def create_app(settings: ViewSettings) -> Any:
+    """The ASGI application of ``aeval view`` over the store in ``settings`` (it opens the
+    store when the server starts and closes it when the server stops)."""
+    state: dict[str, Any] = {}
+
+    def store() -> RunStore:
+        held: RunStore = state["store"]
+        return held
+
+    def cache() -> RunCache:
+        held: RunCache = state["cache"]
+        return held
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with RunStore(settings.store) as opened:
+            state["store"] = opened
+            state["cache"] = RunCache(opened)
+            yield
+
+    async def runs(request: Request) -> Response:
+        listed = await store().runs()
+        return _html(runs_page(listed, store=str(settings.store)))
+
+    async def previous_run(run_id: str, name: str) -> str | None:
+        ids = [run.id for run in await store().runs(name)]
+        at = ids.index(run_id) if run_id in ids else 0
+        return ids[at - 1] if at > 0 else None
+
+    async def review_queue(
+        loaded: LoadedRun, query: Mapping[str, str]
+    ) -> tuple[frozenset[int], str, dict[str, str]]:
+        pick = query.get("pick", settings.pick)
+        sample = _number(query.get("sample"), "sample", settings.sample)
+        seed = _number(query.get("seed"), "seed", settings.seed)
+        picked = pick_rows(
+            loaded.report,
+            pick=pick,  # type: ignore[arg-type]  # pick_rows checks it
+            sample=sample,
+            seed=seed or 0,
+            labels=await store().labels(loaded.id),
+        )
+        only = positions(loaded, picked)
+        drawn = "" if sample is None else f", a random sample of {sample} (seed {seed or 0})"
+        keep = {k: v for k, v in query.items() if k in ("pick", "sample", "seed")}
+        return only, f"{pick}{drawn}: {len(only)} rows", keep
+
+    async def run(request: Request, *, queue: bool = False) -> Response:
+        run_id = request.path_params["run_id"]
+        try:
+            loaded = await cache().get(run_id)
+        except RunNotFoundError as exc:
+            return _error(404, str(exc))
+        query = request.query_params
+        wanted = query.get("filter", "all")
+        search = query.get("q", "")[:500]
+        only: frozenset[int] | None = None
+        described: str | None = None
+        keep: dict[str, str] = {}
+        if queue:
+            try:
+                only, described, keep = await review_queue(loaded, query)
+            except ValueError as exc:
+                return _error(400, str(exc))
+        page = select(
+            loaded,
+            filter=wanted if wanted in FILTER_KEYS else "all",
+            query=search,
+            page=_page_number(query.get("page")),
+            size=PAGE_ROWS,
+            only=only,
+        )
+        view = RunView(
+            run=loaded,
+            page=page,
+            filter=wanted if wanted in FILTER_KEYS else "all",
+            query=search,
+            token=settings.token,
+            labels=await labels_by_row(store(), loaded),
+            previous=await previous_run(loaded.id, loaded.name),
+            queue=described,
+            only=only,
+            keep=keep,
+        )
+        return _html(run_page(view))
+
+    async def history(request: Request) -> Response:
+        name = request.path_params["name"]
+        try:
+            points = await store().history(name)
+        except (ValueError, RunNotFoundError) as exc:
+            return _error(404, str(exc))
+        page = render("history", "html", History(name, points))
+        return _html(framed_page(page))
+
+    async def compare(request: Request) -> Response:
+        sides = []
+        ids = []
+        for role, key in (("baseline", "old"), ("candidate", "new")):
+            ref = request.query_params.get(key)
+            if not ref:
+                return _error(400, f"the comparison needs ?old=RUN&new=RUN ({key} is missing)")
+            try:
+                loaded = await cache().get(ref)
+                ids.append(loaded.id)
+                sides.append(await load_side(loaded.report, role=role, label=f"run {loaded.id}"))
+            except RunNotFoundError as exc:
+                return _error(404, f"the {role}: {exc}")
+            except ComparisonError as exc:
+                return _error(400, str(exc))
+        try:
+            comparison = compare_loaded(sides[0], sides[1])
+        except ComparisonError as exc:
+            return _error(400, str(exc))
+        page = render("comparison", "html", comparison)
+        links = [
+            (run_href(ids[0]), f"Baseline {ids[0]}"),
+            (run_href(ids[1]), f"Candidate {ids[1]}"),
+        ]
+        return _html(framed_page(page, links))
+
+    async def label(request: Request) -> Response:
+        given = request.headers.get("x-aeval-token", "")
+        if not hmac.compare_digest(given.encode(), settings.token.encode()):
+            return _refused(403, "missing or wrong token: label from a page aeval view served")
+        if request.headers.get("origin") != settings.origin:
+            return _refused(403, f"labels are taken from pages of {settings.origin} only")
+        if request.headers.get("sec-fetch-site", "same-origin") != "same-origin":
+            return _refused(403, "labels are taken from the viewer's own pages only")
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _refused(415, "a label is posted as application/json")
+        body = await request.body()
+        if len(body) > _BODY_LIMIT:
+            return _refused(413, f"a label's request is at most {_BODY_LIMIT} bytes")
+        try:
+            wanted = LabelRequest.parse(orjson.loads(body))
+            stored = await store().add_label(
+                wanted.run,
+                sample=wanted.sample,
+                strategy=wanted.strategy,
+                repeat=wanted.repeat,
+                reviewer=wanted.reviewer,
+                verdict="pass" if wanted.verdict == "pass" else "fail",
+                note=wanted.note,
+            )
+        except orjson.JSONDecodeError as exc:
+            return _refused(400, f"the body is not JSON: {exc}")
+        except RunNotFoundError as exc:
+            return _refused(404, str(exc))
+        except (ValueError, AevalError) as exc:
+            return _refused(400, str(exc))
+        return JSONResponse(
+            {
+                "label": {
+                    "sample": stored.sample,
+                    "strategy": stored.strategy,
+                    "reviewer": stored.reviewer,
+                    "verdict": stored.verdict,
+                    "note": stored.note,
+                }
+            }
+        )
+
+    async def review(request: Request) -> Response:
+        return await run(request, queue=True)
+
+    app = Starlette(
+        routes=[
+            Route("/", runs),
+            Route("/runs/{run_id}", run),
+            Route("/runs/{run_id}/review", review),
+            Route("/history/{name:path}", history),
+            Route("/compare", compare),
+            Route("/api/labels", label, methods=["POST"]),
+        ],
+        lifespan=lifespan,
+    )
+    return _Guard(app, settings)

@@ -1,0 +1,128 @@
+"""The one script of the viewer's pages: review by keyboard and by mouse.
+
+It is inline, admitted by its hash in the page's Content-Security-Policy. It keeps the
+reviewer's name in ``localStorage``, moves between rows (``j``/``k``), labels the current row
+pass or fail (``p``/``f``, or its buttons) with the note typed in its note field (``n`` goes
+there, Enter comes back), and posts each label with the process's token from the page; it
+builds what it shows from text, never from markup.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SCRIPT"]
+
+SCRIPT = """
+(() => {
+  "use strict";
+  const review = document.getElementById("review");
+  const table = document.getElementById("rows");
+  if (!review) return;
+  const status = document.getElementById("status");
+  const reviewer = document.getElementById("reviewer");
+  const key = "aeval-reviewer";
+  try {
+    reviewer.value = localStorage.getItem(key) || "";
+  } catch (refused) {
+    reviewer.value = "";
+  }
+  reviewer.addEventListener("change", () => {
+    try {
+      localStorage.setItem(key, reviewer.value.trim());
+    } catch (refused) {
+      // Without storage the name lasts as long as the page.
+    }
+  });
+  const rows = table ? Array.from(table.querySelectorAll("tbody tr[data-row]")) : [];
+  let current = -1;
+  function select(index) {
+    if (!rows.length) return;
+    if (current >= 0) {
+      rows[current].classList.remove("current");
+      rows[current].removeAttribute("aria-current");
+    }
+    current = Math.min(Math.max(index, 0), rows.length - 1);
+    rows[current].classList.add("current");
+    rows[current].setAttribute("aria-current", "true");
+    rows[current].scrollIntoView({ block: "nearest" });
+  }
+  function say(text) {
+    status.textContent = text;
+  }
+  function shown(row, label) {
+    const list = row.querySelector("ul.labels");
+    for (const item of Array.from(list.children)) {
+      if (item.dataset.reviewer === label.reviewer) item.remove();
+    }
+    const item = document.createElement("li");
+    item.dataset.reviewer = label.reviewer;
+    item.dataset.verdict = label.verdict;
+    item.dataset.stale = "false";
+    const verdict = document.createElement("strong");
+    verdict.textContent = label.verdict;
+    item.append(`${label.reviewer}: `, verdict, label.note ? `: ${label.note}` : "");
+    list.append(item);
+  }
+  async function label(row, verdict) {
+    const name = reviewer.value.trim();
+    if (!name) {
+      say("Type your name in Reviewer first.");
+      reviewer.focus();
+      return;
+    }
+    try {
+      localStorage.setItem(key, name);
+    } catch (refused) {
+      // Without storage the name lasts as long as the page.
+    }
+    const note = row.querySelector("input.note").value.trim();
+    const body = { run: review.dataset.run, sample: row.dataset.sample,
+      strategy: row.dataset.strategy ?? null, repeat: Number(row.dataset.repeat), verdict,
+      note, reviewer: name };
+    let answer;
+    try {
+      const response = await fetch("/api/labels", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Aeval-Token": review.dataset.token },
+        body: JSON.stringify(body),
+        credentials: "same-origin",
+      });
+      answer = await response.json();
+      if (!response.ok) {
+        say(`Not saved: ${answer.error}`);
+        return;
+      }
+    } catch (failed) {
+      say(`Not saved: ${failed}`);
+      return;
+    }
+    shown(row, answer.label);
+    say(`Saved: ${answer.label.sample} ${verdict}`);
+  }
+  for (const [index, row] of rows.entries()) {
+    row.addEventListener("click", (event) => {
+      if (!(event.target instanceof HTMLInputElement)) select(index);
+      const button = event.target.closest("button[data-verdict]");
+      if (button) label(row, button.dataset.verdict);
+    });
+    row.querySelector("input.note").addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === "Escape") {
+        event.preventDefault();
+        event.target.blur();
+      }
+    });
+  }
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) return;
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "j") select(current + 1);
+    else if (event.key === "k") select(current - 1);
+    else if (current < 0) return;
+    else if (event.key === "p") label(rows[current], "pass");
+    else if (event.key === "f") label(rows[current], "fail");
+    else if (event.key === "n") rows[current].querySelector("input.note").focus();
+    else return;
+    event.preventDefault();
+  });
+})();
+"""

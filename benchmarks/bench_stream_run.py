@@ -1,0 +1,277 @@
+"""A streamed JSONL run end to end, against reading and parsing the same file with orjson.
+
+Issue 25's goal: 100,000 samples streamed from JSONL with ``keep="failures"`` in at most 1 s,
+end to end (the parse, the run, the report), with flat memory: within 10x of the baseline,
+which reads the file a line at a time and parses each line with ``orjson.loads``, measured
+in the same run. And ``aeval run`` on that file (a subprocess, wall time) in at most 2 s.
+
+Each figure is one fresh subprocess (the engines alternate their order between
+repetitions): the median wall time, the range in brackets, and the median CPU time (what a
+busy shared machine disturbs least; the command's includes its start). Peak memory is the
+growth of the child's RSS high-water mark over the measured part
+(``/proc/self/clear_refs``). Rows printed, for the split of the time: ``Samples.stream``
+alone (the loader) and the same Scorer over the samples already in a list (the engine per
+row; the list's memory is not flat, and its load is not timed).
+
+Usage::
+
+    python benchmarks/bench_stream_run.py                  # 100,000 samples, medians of 3
+    python benchmarks/bench_stream_run.py --million        # also 1,000,000 samples, once
+    python benchmarks/bench_stream_run.py --quick --json out.json   # 2,000 samples, once
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+from _machine import machine
+
+ROOT = Path(__file__).resolve().parent.parent
+TREE = {"aeval": ROOT}  # whose aeval the children import: this checkout unless --tree says
+CONCURRENCY = 100
+GOAL_SECONDS = 1.0
+GOAL_RATIO = 10.0
+GOAL_CLI_SECONDS = 2.0
+
+TARGET = """
+async def answer(text: str) -> str:
+    return text
+"""
+
+CONFIG = """
+samples: samples.jsonl
+target: bench_target:answer
+concurrency: 100
+strategies: [{name: exact_match}]
+output: {dir: out, formats: [json]}
+"""
+
+ENGINES = ("orjson (baseline)", "aeval", "Samples.stream alone", "aeval over a list")
+
+
+def write_dataset(path: Path, count: int) -> None:
+    """``count`` samples; every hundredth expects another answer, so 1 % fail."""
+    with path.open("wb") as handle:
+        for i in range(count):
+            text = f"input-{i}"
+            expected = "other" if i % 100 == 0 else text
+            item = {"name": f"s{i}", "parameters": [text], "expected-output": expected}
+            handle.write(orjson.dumps(item) + b"\n")
+
+
+def _status_mb(field: str) -> float | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear_refs:
+            clear_refs.write("5")
+    except OSError:
+        pass
+
+
+async def _child_run(engine: str, path: str) -> tuple[float, int]:
+    from aeval import Samples, Scorer
+    from aeval.strategies import ExactMatchStrategy
+
+    async def identity(text: str) -> str:
+        return text
+
+    if engine == "Samples.stream alone":
+        started = time.perf_counter()
+        count = 0
+        async for _ in Samples.stream(path):
+            count += 1
+        return time.perf_counter() - started, count
+    scorer = Scorer(CONCURRENCY, keep="failures")
+    if engine == "aeval over a list":
+        samples = await Samples.load(path)
+        started = time.perf_counter()
+        report = await scorer.evaluate(samples, identity, ExactMatchStrategy())
+    else:
+        started = time.perf_counter()
+        report = await scorer.evaluate(Samples.stream(path), identity, ExactMatchStrategy())
+    return time.perf_counter() - started, report.sample_count
+
+
+def _parse_with_orjson(path: str) -> tuple[float, int]:
+    started = time.perf_counter()
+    count = 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                orjson.loads(line)
+                count += 1
+    return time.perf_counter() - started, count
+
+
+def child_main(engine: str, path: str) -> int:
+    import anyio
+
+    import aeval.strategies  # noqa: F401 - imported before the memory is measured
+
+    before = _status_mb("VmRSS") or 0.0
+    _reset_peak()
+    cpu = time.process_time()
+    if engine == "orjson (baseline)":
+        seconds, count = _parse_with_orjson(path)
+    else:
+        seconds, count = anyio.run(_child_run, engine, path)
+    cpu = time.process_time() - cpu
+    peak = _status_mb("VmHWM") or before
+    figures = {"seconds": seconds, "cpu": cpu, "samples": count, "growth_mb": peak - before}
+    print(json.dumps(figures))
+    return 0
+
+
+def _child(engine: str, path: Path) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TREE["aeval"]), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", engine, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _cli(folder: Path) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(TREE["aeval"]), str(folder), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aeval", "run", "aeval.yaml", "--quiet", "--no-store"],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        env=env,
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"aeval run exited {code}")
+    report = json.loads((folder / "out" / "report.json").read_text())
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"seconds": seconds, "cpu": cpu, "samples": report["samples"]}
+
+
+def measure(count: int, reps: int, *, cli: bool = True) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {engine: [] for engine in ENGINES}
+    if cli:
+        runs["aeval run (subprocess)"] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        path = folder / "samples.jsonl"
+        write_dataset(path, count)
+        (folder / "bench_target.py").write_text(TARGET)
+        (folder / "aeval.yaml").write_text(CONFIG)
+        order = list(runs)
+        for rep in range(reps):
+            for engine in order if rep % 2 == 0 else reversed(order):
+                if engine == "aeval run (subprocess)":
+                    runs[engine].append(_cli(folder))
+                else:
+                    runs[engine].append(_child(engine, path))
+    return {"samples": count, "runs": runs, "medians": _medians(runs)}
+
+
+def _medians(runs: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for engine, each in runs.items():
+        seconds = [run["seconds"] for run in each]
+        out[engine] = {
+            "seconds": statistics.median(seconds),
+            "min": min(seconds),
+            "max": max(seconds),
+            "cpu": statistics.median(run["cpu"] for run in each),
+        }
+        if "growth_mb" in each[0]:
+            out[engine]["growth_mb"] = statistics.median(run["growth_mb"] for run in each)
+    return out
+
+
+def report(figures: dict[str, Any]) -> None:
+    medians = figures["medians"]
+    count = figures["samples"]
+    base = medians["orjson (baseline)"]["seconds"]
+    print(f"\n{count:,} samples, concurrency {CONCURRENCY}, keep='failures'")
+    header = f"{'wall s (min-max)':>26}{'CPU s':>8}{'us/sample':>11}{'x baseline':>12}"
+    print(f"{'engine':<26}{header}{'peak +MB':>10}")
+    for engine, figure in medians.items():
+        seconds = figure["seconds"]
+        span = f"{seconds:.3f} ({figure['min']:.3f}-{figure['max']:.3f})"
+        growth = f"{figure['growth_mb']:.1f}" if "growth_mb" in figure else "-"
+        print(
+            f"{engine:<26}{span:>26}{figure['cpu']:>8.3f}{seconds / count * 1e6:>11.2f}"
+            f"{seconds / base:>11.1f}x{growth:>10}"
+        )
+    aeval = medians["aeval"]["seconds"]
+    verdict = "PASS" if aeval / base <= GOAL_RATIO else "MISS"
+    print(f"goal: aeval within {GOAL_RATIO:g}x the baseline: {aeval / base:.1f}x {verdict}")
+    if count == 100_000:
+        verdict = "PASS" if aeval <= GOAL_SECONDS else "MISS"
+        print(f"goal: aeval <= {GOAL_SECONDS:g} s at 100,000 samples: {aeval:.3f} s {verdict}")
+        if "aeval run (subprocess)" in medians:
+            cli = medians["aeval run (subprocess)"]["seconds"]
+            verdict = "PASS" if cli <= GOAL_CLI_SECONDS else "MISS"
+            print(f"goal: aeval run <= {GOAL_CLI_SECONDS:g} s: {cli:.3f} s {verdict}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2,000 samples, one repetition")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions (default 3)")
+    parser.add_argument("--million", action="store_true", help="also 1,000,000 samples, once")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--tree", type=Path, help="measure the aeval of another checkout (the figures before)"
+    )
+    parser.add_argument("--child", nargs=2, metavar=("ENGINE", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child_main(*args.child)
+    if args.tree is not None:
+        TREE["aeval"] = args.tree.resolve()
+    info = machine("aeval-engine", "anyio", "orjson")
+    mode = " (quick mode)" if args.quick else ""
+    print(f"Streamed JSONL run end to end{mode}: {info['date']}")
+    print(f"Python {info['python']}, {info['cpus']} CPUs ({info['cpu']}), {info['memory']}")
+    print(f"load average {info['load_average']}; aeval from {TREE['aeval']}")
+    figures = [measure(2_000 if args.quick else 100_000, 1 if args.quick else args.reps)]
+    report(figures[0])
+    if args.million:
+        figures.append(measure(1_000_000, 1, cli=False))
+        report(figures[1])
+    if args.json:
+        args.json.write_text(json.dumps({"machine": info, "figures": figures}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,356 @@
+"""Streamed JSONL at speed (issue 25): lines parsed a chunk at a time, plain items built on a
+fast path that gives the same samples, workers fed a batch at a time, signatures checked once
+per shape, and every line-numbered message kept."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from aeval import (
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    JsonlSink,
+    SampleLoadError,
+    Samples,
+    Scorer,
+)
+from aeval._cli._run import _FlushingSink, _Tagged
+from aeval._engine._callables import BoundFunction
+from aeval._engine._shards import Shard, ShardStream
+from aeval._samples import _loaders
+from aeval._samples._formats import parse_jsonl_lines
+from aeval._samples._plain import plain_sample
+from aeval._samples._sources import CountedStream, count_lines
+from aeval.abc import BaseSink
+
+pytestmark = pytest.mark.anyio
+
+ITEMS: list[dict[str, Any]] = [
+    {"name": "plain", "parameters": ["q"], "expected-output": "a"},
+    {"name": "named", "parameters": {"question": "q", "lang": "en"}, "expected-output": [1]},
+    {"name": "tagged", "parameters": [], "tags": ["smoke", "x"], "metadata": {"owner": "o"}},
+    {"name": "no expected", "parameters": [{"deep": [1, [2]]}]},
+    {"name": "outputs", "parameters": ["q"], "expected-outputs": ["a", "b"]},
+    {"name": "context", "parameters": ["q"], "context": "a passage", "label": "pass"},
+    {"name": "checks", "parameters": ["q"], "must-contain": "a", "metadata": {"k": 1}},
+]
+
+
+def agrees(sample: EvaluationSample, output: object) -> EvaluationResult:
+    return EvaluationResult.from_boolean(output == sample.expected_output)
+
+
+def _fields(sample: EvaluationSample) -> tuple[Any, ...]:
+    return (
+        sample.name,
+        sample.parameters.names,
+        sample.parameters.values,
+        sample.expected_output,
+        sample.tags,
+        dict(sample.metadata),
+        type(sample.metadata).__name__,
+    )
+
+
+def _write(path: Path, items: Sequence[object]) -> Path:
+    path.write_text("".join(json.dumps(item) + "\n" for item in items))
+    return path
+
+
+async def test_the_fast_path_builds_the_samples_the_full_builder_does(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", ITEMS)
+    one_by_one = [
+        parse_jsonl_lines([json.dumps(item).encode()], 1, "s.jsonl", 0).samples[0] for item in ITEMS
+    ]
+    loaded = await Samples.load(path)
+    streamed = [sample async for sample in Samples.stream(path)]
+
+    expected = [
+        EvaluationSample("plain", ["q"], "a"),
+        EvaluationSample("named", {"question": "q", "lang": "en"}, [1]),
+        EvaluationSample("tagged", [], None, tags=["smoke", "x"], metadata={"owner": "o"}),
+        EvaluationSample("no expected", [{"deep": [1, [2]]}]),
+    ]
+    assert [_fields(s) for s in streamed[:4]] == [_fields(s) for s in expected]
+    assert [_fields(s) for s in streamed] == [_fields(s) for s in loaded]
+    assert [_fields(s) for s in streamed] == [_fields(s) for s in one_by_one]
+    assert streamed[4].expected_output == ["a", "b"]
+    assert dict(streamed[5].metadata) == {"context": ["a passage"], "label": "pass"}
+    assert dict(streamed[6].metadata) == {"k": 1, "must_contain": ["a"]}
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"name": "x", "parameters": ["q"], "other": 1},
+        {"name": " ", "parameters": ["q"]},
+        {"name": 3, "parameters": ["q"]},
+        {"name": "x"},
+        {"name": "x", "parameters": "q"},
+        {"name": "x", "parameters": ["q"], "tags": "smoke"},
+        {"name": "x", "parameters": ["q"], "tags": [1]},
+        {"name": "x", "parameters": ["q"], "metadata": [1]},
+        {"name": "x", "parameters": ["q"], "metadata": {"turns": ["hi"]}},
+        {"name": "x", "turns": ["hi"]},
+        ["not", "a", "mapping"],
+    ],
+)
+def test_anything_but_a_plain_item_takes_the_full_builder(item: object) -> None:
+    assert plain_sample(item) is None
+
+
+async def test_a_stream_hands_out_a_chunk_of_samples_at_a_time(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", [ITEMS[0] | {"name": f"s{i}"} for i in range(50)])
+    stream = _loaders.SampleStream(path)
+
+    first = await anext(stream)
+    batches = [batch async for batch in stream.sample_batches()]
+
+    assert first.name == "s0"
+    assert len(batches) == 1
+    assert [sample.name for sample in batches[0]] == [f"s{i}" for i in range(1, 50)]
+
+
+@pytest.mark.parametrize("chunk", [64, 64 * 1024])
+async def test_a_bad_line_comes_after_every_sample_before_it_with_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(_loaders, "_CHUNK_SIZE", chunk)
+    good = [ITEMS[0] | {"name": f"s{i}"} for i in range(5)]
+    path = _write(tmp_path / "s.jsonl", [*good, {"name": "bad", "parameters": "q"}, ITEMS[0]])
+
+    names: list[str] = []
+    with pytest.raises(SampleLoadError) as info:
+        async for sample in Samples.stream(path):
+            names.append(sample.name)
+
+    assert names == [f"s{i}" for i in range(5)]
+    assert info.value.line == 6
+    assert info.value.sample == "bad"
+    assert "'parameters' must be a list" in str(info.value)
+
+
+def test_a_deep_line_among_shallow_ones_is_found_by_its_number() -> None:
+    deep: object = "x"
+    for _ in range(101):
+        deep = [deep]
+    lines = [json.dumps(item).encode() for item in (ITEMS[0], ITEMS[1], {"name": "d"}, ITEMS[2])]
+    lines[2] = json.dumps({"name": "d", "parameters": deep}).encode()
+
+    batch = parse_jsonl_lines(lines, 10, "s.jsonl", 0)
+
+    assert [sample.name for sample in batch.samples] == ["plain", "named"]
+    assert batch.numbers == [10, 11]
+    assert batch.error is not None and batch.error.line == 12
+    assert "nests deeper than 100 levels" in str(batch.error)
+
+
+class _BatchesOnly:
+    """A source that can only be read in batches: iterating it one by one fails."""
+
+    def __init__(self, batches: list[list[EvaluationSample]]) -> None:
+        self.batches = batches
+        self.closed = False
+
+    def __aiter__(self) -> AsyncIterator[EvaluationSample]:
+        raise AssertionError("the workers read a batched source one sample at a time")
+
+    async def sample_batches(self) -> AsyncIterator[list[EvaluationSample]]:
+        for batch in self.batches:
+            yield batch
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_the_workers_read_a_batched_source_a_batch_at_a_time() -> None:
+    source = _BatchesOnly(
+        [
+            [EvaluationSample(f"s{i}", [f"q{i}"], f"q{i}") for i in range(3)],
+            [EvaluationSample(f"s{i}", [f"q{i}"], f"q{i}") for i in range(3, 5)],
+        ]
+    )
+
+    async def echo(question: str) -> str:
+        return question
+
+    report = await Scorer(2, repeats=2).evaluate(source, echo, agrees)
+
+    assert report.passed_count == 10
+    assert sorted((row.index, row.repeat) for row in report.evaluations) == [
+        (i, r) for i in range(5) for r in range(2)
+    ]
+    assert source.closed
+
+
+async def test_a_streamed_signature_is_checked_once_per_shape_of_parameters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked: list[str] = []
+    real = BoundFunction.check
+
+    def counting(self: BoundFunction, sample: EvaluationSample) -> None:
+        checked.append(sample.name)
+        real(self, sample)
+
+    monkeypatch.setattr(BoundFunction, "check", counting)
+    items = [
+        *({"name": f"p{i}", "parameters": [f"q{i}"], "expected-output": f"q{i}"} for i in range(4)),
+        *(
+            {"name": f"n{i}", "parameters": {"question": "q"}, "expected-output": "q"}
+            for i in range(3)
+        ),
+    ]
+    path = _write(tmp_path / "s.jsonl", items)
+
+    async def chat(question: str) -> str:
+        return question
+
+    report = await Scorer(3).evaluate(Samples.stream(path), chat, agrees)
+
+    assert report.passed_count == 7
+    assert checked == ["p0", "n0"]
+
+
+async def test_a_streamed_sample_that_does_not_fit_comes_after_the_rows_before_it(
+    tmp_path: Path,
+) -> None:
+    items: list[dict[str, Any]] = [
+        {"name": f"s{i}", "parameters": [f"q{i}"], "expected-output": f"q{i}"} for i in range(6)
+    ]
+    items.insert(4, {"name": "wrong", "parameters": {"topic": "x"}})
+    path = _write(tmp_path / "s.jsonl", items)
+    called: list[str] = []
+
+    async def chat(question: str) -> str:
+        called.append(question)
+        return question
+
+    with pytest.raises(TypeError, match=r"sample 'wrong'.*missing a required argument"):
+        await Scorer(2).evaluate(Samples.stream(path), chat, agrees)
+
+    assert sorted(called) == ["q0", "q1", "q2", "q3"]
+
+
+class _SlowFirstSink(BaseSink):
+    """Holds its first row until ``release`` is set; records every call's start and end."""
+
+    def __init__(self) -> None:
+        self.release = anyio.Event()
+        self.held = anyio.Event()
+        self.calls: list[str] = []
+        self.inside = 0
+        self.most_inside = 0
+
+    async def send(self, row: EvaluationRow) -> None:
+        self.inside += 1
+        self.most_inside = max(self.most_inside, self.inside)
+        self.calls.append(row.name)
+        if row.name == "s0":
+            self.held.set()
+            await self.release.wait()
+        self.inside -= 1
+
+    async def flush(self) -> None:
+        self.calls.append("flush")
+
+
+def _row(name: str) -> EvaluationRow:
+    return EvaluationRow.from_result(
+        EvaluationSample(name, ["q"], "q"), "exact", "q", EvaluationResult.from_boolean(True)
+    )
+
+
+async def test_the_command_lines_sink_wrapper_lets_one_call_in_at_a_time() -> None:
+    sink = _SlowFirstSink()
+    flushing = _FlushingSink(sink)
+    async with anyio.create_task_group() as group:
+        group.start_soon(flushing.send, _row("s0"))
+        await sink.held.wait()
+        for i in range(1, 4):
+            group.start_soon(flushing.send, _row(f"s{i}"))
+        group.start_soon(flushing.flush)
+        await anyio.wait_all_tasks_blocked()
+        assert sink.calls == ["s0"]
+        sink.release.set()
+    assert sink.most_inside == 1
+    assert sorted(sink.calls) == sorted(["s0", "s1", "s2", "s3", "flush"])
+    await flushing.send(_row("s4"))
+    assert sink.calls[-1] == "s4"
+
+
+async def test_rows_jsonl_writes_a_chunk_in_one_call_to_a_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    real = anyio.to_thread.run_sync
+
+    async def counting(function: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(getattr(function, "__name__", repr(function)))
+        return await real(function, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    sink = JsonlSink(tmp_path / "out" / "rows.jsonl")
+    for i in range(3):
+        await sink.send(_row(f"s{i}"))
+    await sink.flush()
+    await sink.send(_row("s3"))
+    await sink.flush()
+
+    assert calls == ["_write_file", "_write_file"]
+    lines = (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines()
+    assert [json.loads(line)["name"] for line in lines] == ["s0", "s1", "s2", "s3"]
+
+
+async def test_tagged_and_sharded_streams_hand_out_batches_with_the_whole_datasets_index(
+    tmp_path: Path,
+) -> None:
+    items = [
+        {"name": f"s{i}", "parameters": ["q"], "tags": ["even" if i % 2 == 0 else "odd"]}
+        for i in range(40)
+    ]
+    path = str(_write(tmp_path / "s.jsonl", items))
+    counted = CountedStream([path], count_lines([path]))
+    tagged = _Tagged(counted, frozenset({"even"}))
+    shard = Shard.parse("1/2")
+
+    tagged_batches = [batch async for batch in tagged.sample_batches()]
+    sharded = [batch async for batch in ShardStream(counted, shard, 0).sample_batches()]
+
+    assert len(tagged_batches) == 1
+    assert [sample.name for sample in tagged_batches[0]] == [f"s{i}" for i in range(0, 40, 2)]
+    assert [sample.name async for sample in tagged] == [f"s{i}" for i in range(0, 40, 2)]
+    assert len(sharded) == 1
+    assert [(item.index, item.sample.name) for item in sharded[0]] == [
+        (i, f"s{i}") for i in range(40) if shard.holds(f"s{i}")
+    ]
+
+
+async def test_stopping_a_counted_stream_after_one_sample_closes_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files: list[Any] = []
+    real_open = anyio.open_file
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        file = await real_open(*args, **kwargs)
+        files.append(file.wrapped)
+        return file
+
+    monkeypatch.setattr(anyio, "open_file", spy)
+    items = [ITEMS[0] | {"name": f"s{i}", "tags": ["x"]} for i in range(9)]
+    path = str(_write(tmp_path / "s.jsonl", items))
+    for stream in (CountedStream([path], 9), _Tagged(CountedStream([path], 9), frozenset("x"))):
+        iterator = aiter(stream)
+        assert (await anext(iterator)).name == "s0"
+        await iterator.aclose()  # type: ignore[attr-defined]
+    assert len(files) == 2
+    assert all(file.closed for file in files)

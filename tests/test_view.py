@@ -1,0 +1,438 @@
+"""``aeval view`` over HTTP: a real uvicorn server on 127.0.0.1 started by each test, read and
+posted to with httpx (the browser tests, in ``test_view_browser.py``, use these helpers)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import anyio
+import httpx
+import pytest
+from _benchmarks import quick_figures
+
+from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample, RunStore
+from aeval._cli import main
+from aeval._reporting._run_info import RunInfo
+from aeval._view import ViewSettings, bind, server_for
+
+_T = TypeVar("_T")
+ROOT = Path(__file__).resolve().parent.parent
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def report(
+    count: int = 12,
+    *,
+    changed: frozenset[int] = frozenset(),
+    hostile: str | None = None,
+    complete: bool = True,
+) -> EvaluationReport:
+    """``count`` rows of the strategy ``Exact``, every third one failed; the outputs of the
+    samples in ``changed`` differ; ``hostile`` goes into every field a user writes."""
+    rows = []
+    for index in range(count):
+        name = f"sample {index}" if hostile is None else f"{hostile} {index}"
+        sample = EvaluationSample(
+            name,
+            [f"What is the capital of country {index}?" + (hostile or "")],
+            f"City {index}",
+            tags=["geo"],
+            metadata={"id": index, **({"note": hostile} if hostile else {})},
+        )
+        failed = index % 3 == 0
+        explanation = f"Expected 'City {index}'" + (hostile or "")
+        result = (
+            EvaluationResult.failing(0.0, explanation)
+            if failed
+            else EvaluationResult.passing(explanation=explanation)
+        )
+        output = f"Town {index}" if failed else f"City {index}"
+        if index in changed:
+            output += " (changed)"
+        if hostile is not None:
+            output += hostile
+        rows.append(EvaluationRow.from_result(sample, "Exact", output, result, index=index))
+    run = RunInfo(
+        started_at=1764530000.0,
+        finished_at=1764530100.0,
+        complete=complete,
+        git_commit=COMMIT,
+        samples_expected=count if complete else count + 5,
+    )
+    return EvaluationReport(rows, run=run)
+
+
+def store_runs(path: Path, *reports: EvaluationReport, name: str = "geo") -> list[str]:
+    """Save ``reports`` as runs of ``name`` in the store at ``path``; their ids."""
+
+    async def save() -> list[str]:
+        async with RunStore(path) as store:
+            return [await store.save(r, name, git_dirty=False) for r in reports]
+
+    return in_thread(save)
+
+
+def in_thread(function: Callable[[], Awaitable[_T]]) -> _T:
+    """``anyio.run(function)`` in a thread of its own (the browser tests' Playwright holds an
+    event loop in this one)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, function).result()
+
+
+@contextmanager
+def viewer(store: Path, **options: Any) -> Iterator[ViewSettings]:
+    """``aeval view`` over ``store`` on a free port of 127.0.0.1, in a thread, until the block
+    ends; ready (its lifespan done) when the block starts."""
+    sock = bind("127.0.0.1", 0)
+    server, settings = server_for(sock, store, **options)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            thread.join(0.01)
+            if not thread.is_alive():
+                raise RuntimeError("the viewer stopped before it started")
+        yield settings
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return tmp_path / "runs.sqlite"
+
+
+def client(settings: ViewSettings) -> httpx.Client:
+    return httpx.Client(base_url=settings.origin, timeout=30)
+
+
+def post_label(settings: ViewSettings, run: str, **changes: Any) -> httpx.Response:
+    body = {
+        "run": run,
+        "sample": "sample 0",
+        "strategy": "Exact",
+        "repeat": 0,
+        "verdict": "fail",
+        "note": "wrong city",
+        "reviewer": "ana",
+    }
+    headers = {
+        "X-Aeval-Token": settings.token,
+        "Origin": settings.origin,
+        "Content-Type": "application/json",
+    }
+    headers.update(changes.pop("headers", {}))
+    body.update(changes)
+    with client(settings) as http:
+        return http.post("/api/labels", json=body, headers={k: v for k, v in headers.items() if v})
+
+
+def test_import_aeval_loads_neither_starlette_nor_uvicorn() -> None:
+    code = (
+        "import sys, aeval, aeval._cli\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn')"
+        " or m.startswith('aeval._view'))\n"
+        "print(loaded)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_view_without_the_extra_names_it(store: Path) -> None:
+    store_runs(store, report())
+    code = (
+        "import sys\n"
+        "sys.modules['starlette'] = None\n"
+        "from aeval._cli import main\n"
+        f"sys.exit(main(['view', '--store', {str(store)!r}, '--port', '0']))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 2
+    assert "pip install 'aeval-engine[view]'" in out.stderr
+
+
+def test_view_without_a_store_says_where_it_looked(tmp_path: Path, capsys: Any) -> None:
+    assert main(["view", "--store", str(tmp_path / "none.sqlite")]) == 2
+    assert "none.sqlite: no run store there" in capsys.readouterr().err
+
+
+def test_view_on_a_taken_port_says_so(store: Path, capsys: Any) -> None:
+    store_runs(store, report())
+    taken = bind("127.0.0.1", 0)
+    try:
+        port = taken.getsockname()[1]
+        assert main(["view", "--store", str(store), "--port", str(port)]) == 2
+    finally:
+        taken.close()
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_the_command_prints_its_address_serves_and_exits_130_on_ctrl_c(store: Path) -> None:
+    store_runs(store, report())
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen(
+        [sys.executable, "-m", "aeval", "view", "--store", str(store), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        try:
+            line = process.stdout.readline()
+            found = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
+            assert found, line
+            response = httpx.get(found.group(1) + "/", timeout=30)
+            assert response.status_code == 200
+            assert "<h1>Runs</h1>" in response.text
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(30)
+        errors = process.stderr.read()
+    assert process.returncode == 130, errors
+    assert "Traceback" not in errors
+
+
+def test_the_runs_page_lists_each_run_with_links(store: Path) -> None:
+    first, second = store_runs(store, report(), report(changed=frozenset({1})))
+    (partial,) = store_runs(store, report(complete=False), name="other")
+    with viewer(store) as settings, client(settings) as http:
+        page = http.get("/").text
+    rows = re.findall(r'<tr data-run="([^"]+)">(.*?)</tr>', page)
+    assert [run for run, _ in rows] == [partial, second, first], "newest first"
+    cells = dict(rows)
+    assert "67.00%" in cells[first] or "66.67%" in cells[first]
+    assert "complete" in cells[first] and "partial" in cells[partial]
+    assert f"<td>{COMMIT[:10]}</td>" in cells[first]
+    assert "partial (12 of 17 samples)" in cells[partial]
+    assert f'href="/runs/{first}"' in cells[first]
+    assert 'href="/history/geo"' in cells[first]
+    assert f'href="/compare?old={first}&amp;new={second}"' in cells[second]
+    assert "/compare?" not in cells[first], "the first run of a name has nothing to compare to"
+
+
+def test_a_run_page_filters_searches_and_pages_on_the_server(store: Path) -> None:
+    (run,) = store_runs(store, report(120))
+    with viewer(store) as settings, client(settings) as http:
+        first = http.get(f"/runs/{run}").text
+        failed = http.get(f"/runs/{run}", params={"filter": "failed"}).text
+        searched = http.get(f"/runs/{run}", params={"q": "Country 17?"}).text
+        last = http.get(f"/runs/{run}", params={"page": "3"}).text
+        beyond = http.get(f"/runs/{run}", params={"page": "99", "filter": "bogus"}).text
+
+    def outcomes(page: str) -> list[str]:
+        return re.findall(r'<tr data-row="\d+"[^>]* data-outcome="(\w+)"', page)
+
+    assert len(outcomes(first)) == 50
+    assert outcomes(first)[:40] == ["failed"] * 40, "failures first"
+    assert "Showing 120 of 120 rows (1–50 on this page)" in first
+    assert "Page 1 of 3" in first and 'rel="next"' in first and 'rel="prev"' not in first
+    assert outcomes(failed) == ["failed"] * 40
+    assert 'data-filter="failed" aria-current="true">Failed (40)' in failed
+    assert re.findall(r'data-sample="([^"]+)"', searched) == ["sample 117", "sample 17"]
+    assert "Showing 2 of 120 rows" in searched, "every word, in any field, any case"
+    assert len(outcomes(last)) == 20 and "Page 3 of 3" in last
+    assert "Page 3 of 3" in beyond, "a page past the end shows the last one"
+    assert 'data-filter="all" aria-current="true"' in beyond, "an unknown filter shows all"
+
+
+def test_every_page_carries_a_strict_policy_and_refuses_other_hosts(store: Path) -> None:
+    old, new = store_runs(store, report(), report(changed=frozenset({1})))
+    with viewer(store) as settings, client(settings) as http:
+        for path in ("/", f"/runs/{old}", "/history/geo", f"/compare?old={old}&new={new}"):
+            response = http.get(path)
+            assert response.status_code == 200, path
+            policy = response.headers["content-security-policy"]
+            assert policy.startswith("default-src 'none'"), path
+            assert "unsafe-inline" not in policy and "http" not in policy, path
+            assert "frame-ancestors 'none'" in policy
+            assert response.headers["x-content-type-options"] == "nosniff"
+            meta = re.search(
+                r'http-equiv="Content-Security-Policy" content="([^"]+)"', response.text
+            )
+            assert meta and policy.startswith(meta.group(1)), "the header is the page's own"
+        rebound = http.get("/", headers={"Host": f"evil.example:{settings.port}"})
+        wrong_port = http.get("/", headers={"Host": "127.0.0.1:1"})
+        missing = http.get("/api/labels")
+    assert rebound.status_code == 403 and "evil.example" in rebound.text
+    assert wrong_port.status_code == 403
+    assert missing.status_code == 405
+
+
+def test_history_and_comparison_pages_are_the_formatters_pages(store: Path) -> None:
+    old, new = store_runs(store, report(), report(changed=frozenset({1, 3})))
+    with viewer(store) as settings, client(settings) as http:
+        history = http.get("/history/geo").text
+        comparison = http.get("/compare", params={"old": old, "new": new}).text
+        unknown = http.get("/compare", params={"old": old, "new": "no-such-run"})
+        file_ref = http.get("/compare", params={"old": old, "new": str(ROOT / "pyproject.toml")})
+        run_page = http.get(f"/runs/{new}").text
+    assert "<svg" in history and old in history and new in history
+    assert "History of geo" in history and '<a href="/">All runs</a>' in history
+    assert "Changed rows" in comparison or "changed" in comparison.lower()
+    assert f'<a href="/runs/{old}">Baseline {old}</a>' in comparison
+    assert unknown.status_code == 404 and "no-such-run" in unknown.text
+    assert file_ref.status_code == 404, "a side is a stored run, never a file on disk"
+    assert f'href="/compare?old={old}&amp;new={new}"' in run_page
+    assert 'href="/history/geo"' in run_page
+
+
+def test_a_run_of_100k_rows_serves_a_bounded_page(store: Path) -> None:
+    big = report(100_000)
+    (run,) = store_runs(store, big)
+    with viewer(store) as settings, client(settings) as http:
+        first = http.get(f"/runs/{run}")
+        later = http.get(f"/runs/{run}", params={"page": "1500", "q": "country 99999?"})
+    assert first.status_code == 200
+    assert first.text.count('<tr data-row="') == 50
+    assert len(first.content) < 500_000, "a page holds its rows, not the run's"
+    assert "Showing 100000 of 100000 rows (1–50 on this page)" in first.text
+    assert "Page 1 of 2000" in first.text
+    assert re.findall(r'data-sample="([^"]+)"', later.text) == ["sample 99999"]
+
+
+def test_hostile_values_are_escaped_in_every_page(store: Path) -> None:
+    hostile = "<img src=x onerror=alert(1)>\"'</script><script>alert(2)</script>"
+    (run,) = store_runs(store, report(4, hostile=hostile), name=hostile)
+    with viewer(store) as settings, client(settings) as http:
+        pages = [http.get("/").text, http.get(f"/runs/{run}").text]
+        pages.append(http.get(f"/history/{quote(hostile, safe='')}").text)
+    for page in pages:
+        assert "<img src=x" not in page and "<script>alert" not in page
+        assert "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_a_label_needs_the_token_the_origin_and_json(store: Path) -> None:
+    (run,) = store_runs(store, report())
+    with viewer(store) as settings:
+        refused = {
+            "no token": post_label(settings, run, headers={"X-Aeval-Token": ""}),
+            "wrong token": post_label(settings, run, headers={"X-Aeval-Token": "guess"}),
+            "other origin": post_label(settings, run, headers={"Origin": "http://evil.example"}),
+            "no origin": post_label(settings, run, headers={"Origin": ""}),
+            "cross-site": post_label(settings, run, headers={"Sec-Fetch-Site": "cross-site"}),
+            "rebound host": post_label(settings, run, headers={"Host": "evil.example"}),
+            "form": post_label(
+                settings, run, headers={"Content-Type": "application/x-www-form-urlencoded"}
+            ),
+            "bad verdict": post_label(settings, run, verdict="maybe"),
+            "no such row": post_label(settings, run, sample="sample 999"),
+        }
+        codes = {why: response.status_code for why, response in refused.items()}
+        stored = labels_of(store, run)
+        accepted = post_label(settings, run)
+        with client(settings) as http:
+            page = http.get(f"/runs/{run}", params={"q": "sample 0"}).text
+    assert codes == {
+        "no token": 403,
+        "wrong token": 403,
+        "other origin": 403,
+        "no origin": 403,
+        "cross-site": 403,
+        "rebound host": 403,
+        "form": 415,
+        "bad verdict": 400,
+        "no such row": 400,
+    }
+    assert "token" in refused["no token"].json()["error"]
+    assert "sample 999" in refused["no such row"].json()["error"]
+    assert stored == [], "no refused request wrote a label"
+    assert accepted.status_code == 200, accepted.text
+    assert accepted.json()["label"] == {
+        "sample": "sample 0",
+        "strategy": "Exact",
+        "reviewer": "ana",
+        "verdict": "fail",
+        "note": "wrong city",
+    }
+    assert labels_of(store, run) == [("sample 0", "ana", "fail", False)]
+    assert (
+        '<li data-reviewer="ana" data-verdict="fail" data-stale="false">ana: '
+        "<strong>fail</strong>: wrong city</li>"
+    ) in page
+
+
+def labels_of(path: Path, run: str) -> list[tuple[str, str, str, bool]]:
+    """(sample, reviewer, verdict, stale) of each label of ``run`` in the store at ``path``."""
+
+    async def read() -> list[tuple[str, str, str, bool]]:
+        async with RunStore(path) as store:
+            return [(x.sample, x.reviewer, x.verdict, x.stale) for x in await store.labels(run)]
+
+    return in_thread(read)
+
+
+def test_a_label_shows_stale_in_a_run_whose_output_changed(store: Path) -> None:
+    (old,) = store_runs(store, report())
+    with viewer(store) as settings:
+        assert post_label(settings, old, sample="sample 1", verdict="pass").status_code == 200
+        assert post_label(settings, old, sample="sample 2", verdict="pass").status_code == 200
+    (new,) = store_runs(store, report(changed=frozenset({1})))
+    with viewer(store) as settings, client(settings) as http:
+        page = http.get(f"/runs/{new}").text
+    labelled = dict(
+        re.findall(r'data-sample="(sample \d+)".*?<ul class="labels">(.*?)</ul>', page, re.S)
+    )
+    assert 'data-stale="true"' in labelled["sample 1"]
+    assert '<span class="stale">stale</span>' in labelled["sample 1"]
+    assert 'data-stale="false"' in labelled["sample 2"]
+    assert labelled["sample 3"] == ""
+
+
+def test_the_review_queue_shows_the_picked_rows_reproducibly(store: Path) -> None:
+    (run,) = store_runs(store, report(30))
+    with viewer(store, pick="failures", sample=4, seed=7) as settings, client(settings) as http:
+        queue = http.get(f"/runs/{run}/review").text
+        again = http.get(f"/runs/{run}/review").text
+        other_seed = http.get(f"/runs/{run}/review", params={"seed": "8"}).text
+        everything = http.get(f"/runs/{run}/review", params={"pick": "all"}).text
+        bad = http.get(f"/runs/{run}/review", params={"pick": "some"})
+        run_page = http.get(f"/runs/{run}").text
+
+    def samples(page: str) -> list[str]:
+        return re.findall(r'data-sample="([^"]+)"', page)
+
+    assert len(samples(queue)) == 4 and samples(queue) == samples(again)
+    assert all(int(name.split()[1]) % 3 == 0 for name in samples(queue)), "failures only"
+    assert samples(other_seed) != samples(queue)
+    assert "Review queue: failures, a random sample of 4 (seed 7): 4 rows." in queue
+    assert len(samples(everything)) == 4, "the sample still applies"
+    assert "Review queue: all, a random sample of 4 (seed 7)" in everything
+    assert f'action="/runs/{run}/review"' in queue
+    assert bad.status_code == 400 and "pick is one of" in bad.text
+    assert f'href="/runs/{run}/review">Review</a>' in run_page
+    assert len(samples(run_page)) == 30
+
+
+def test_the_benchmark_prints_each_page(tmp_path: Path) -> None:
+    done, figures = quick_figures("bench_view.py", tmp_path / "view.json")
+    assert "aeval view over a 5,000-row run (quick mode)" in done.stdout
+    assert set(figures["figures"]["pages"]) == {
+        "first page (cold)",
+        "first page (warm)",
+        "page 50",
+        "failed filter",
+        "search",
+        "review queue",
+        "runs list",
+    }
+    assert (
+        figures["figures"]["pages"]["search"]["bytes"]
+        < figures["figures"]["pages"]["first page (warm)"]["bytes"]
+    ), "the search keeps one row"
