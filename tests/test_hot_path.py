@@ -248,7 +248,7 @@ def test_one_row_clusters_counted_from_the_pass_counts_give_the_same_report(
 async def test_the_per_sample_path_makes_few_python_calls() -> None:
     """A deterministic guard of the hot path (issue 25): the Python function calls the
     engine makes per sample, in a run of an async target and one built-in check. Before
-    issue 25 a sample took 40.6 such calls (the target's own included); now 12.6."""
+    issue 25 a sample took 40.6 such calls (the target's own included); now 11.6."""
     samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(400))
 
     async def target(params: Parameters) -> Any:
