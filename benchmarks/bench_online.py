@@ -13,6 +13,12 @@ per request. Two scenarios:
   within 5 %.
 - ``saturated``: no model latency, so the service's CPU is the limit and any work added to
   its event loop shows as lost throughput (reported, no goal).
+- ``cpu``: in one process, no HTTP: the CPU time (``process_time``) one response costs an
+  ``OnlineEvaluator`` with the example's two structural checks (``NotBlankStrategy``,
+  ``ContainsStrategy``), from ``submit`` to its rows in the window, and the thread time
+  (``thread_time``) of the ``submit`` calls alone. The baseline, measured in the same run,
+  alternating, is the same two checks called by hand on each response (a sample built, both
+  ``evaluate`` calls). Goals (issue 25): <= 10 us per response, ``submit`` <= 2 us.
 
 Usage::
 
@@ -37,12 +43,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpx
 from _machine import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE = ROOT / "examples" / "online_service.py"
 SIDES = ("with", "without")
+REFUSALS = ["I cannot", "I don't know"]  # as examples/online_service.py
+sys.path.insert(0, str(ROOT))
 
 
 def free_port() -> int:
@@ -181,6 +190,91 @@ def scenario(
     return figures
 
 
+CPU_GOAL_US = 10.0
+SUBMIT_GOAL_US = 2.0
+
+
+async def online_cpu(count: int) -> tuple[float, float, int]:
+    """CPU seconds for ``count`` responses through an evaluator, the submit calls' thread
+    seconds, and the rows made."""
+    from aeval.online import OnlineEvaluator
+    from aeval.strategies import ContainsStrategy, NotBlankStrategy
+
+    checks = (NotBlankStrategy(), ContainsStrategy(must_not_contain=REFUSALS))
+    async with OnlineEvaluator(*checks, queue_size=count, flush_interval=None) as online:
+        submit = online.submit
+        answers = [f"Paris is the capital of France ({i})." for i in range(count)]
+        submitting = 0.0
+        started = time.process_time()
+        for start in range(0, count, 100):
+            before = time.thread_time()
+            for i in range(start, min(start + 100, count)):
+                submit({"question": "capital of France?"}, answers[i])
+            submitting += time.thread_time() - before
+            await anyio.lowlevel.checkpoint()
+        await online.join()
+        spent = time.process_time() - started
+        rows = online.statistics().rows
+    return spent, submitting, rows
+
+
+def by_hand_cpu(count: int) -> float:
+    """CPU seconds for the same two checks called by hand on ``count`` responses."""
+    from aeval import EvaluationSample, Parameters
+    from aeval.strategies import ContainsStrategy, NotBlankStrategy
+
+    checks = (NotBlankStrategy(), ContainsStrategy(must_not_contain=REFUSALS))
+    answers = [f"Paris is the capital of France ({i})." for i in range(count)]
+    started = time.process_time()
+    passed = 0
+    for i in range(count):
+        sample = EvaluationSample(f"r-{i}", Parameters({"question": "capital of France?"}))
+        for check in checks:
+            passed += check.evaluate(sample, answers[i]).passed
+    assert passed == 2 * count
+    return time.process_time() - started
+
+
+def scenario_cpu(count: int, reps: int) -> dict[str, Any]:
+    """The ``cpu`` scenario: medians of ``reps`` alternating runs of ``count`` responses."""
+    online: list[tuple[float, float, int]] = []
+    by_hand: list[float] = []
+    anyio.run(online_cpu, 100)
+    by_hand_cpu(100)
+    for rep in range(reps):
+        for side in ("online", "by hand") if rep % 2 == 0 else ("by hand", "online"):
+            if side == "online":
+                online.append(anyio.run(online_cpu, count))
+            else:
+                by_hand.append(by_hand_cpu(count))
+    per_response = statistics.median(spent for spent, _, _ in online) / count * 1e6
+    per_submit = statistics.median(submitting for _, submitting, _ in online) / count * 1e6
+    baseline = statistics.median(by_hand) / count * 1e6
+    met = per_response <= CPU_GOAL_US and per_submit <= SUBMIT_GOAL_US
+    return {
+        "responses": count,
+        "reps": reps,
+        "cpu_us_per_response": per_response,
+        "submit_us": per_submit,
+        "by_hand_cpu_us_per_response": baseline,
+        "rows": [rows for _, _, rows in online],
+        "runs_us": [spent / count * 1e6 for spent, _, _ in online],
+        "verdict": "PASS" if met else "MISS",
+    }
+
+
+def print_cpu(figures: dict[str, Any]) -> None:
+    print()
+    print(f"cpu: {figures['responses']} responses in process, two structural checks, ", end="")
+    print(f"medians of {figures['reps']}")
+    print(
+        f"online {figures['cpu_us_per_response']:.2f} us CPU per response "
+        f"(submit {figures['submit_us']:.2f} us); the same checks by hand "
+        f"{figures['by_hand_cpu_us_per_response']:.2f} us ({figures['verdict']}, goal <= "
+        f"{CPU_GOAL_US:g} us per response and <= {SUBMIT_GOAL_US:g} us per submit)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="few requests, one repetition")
@@ -189,7 +283,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--requests", type=int, default=1000, help="per repetition and side")
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--scenarios",
+        default="model,saturated,cpu",
+        help="which to run, comma-separated (default: model,saturated,cpu)",
+    )
+    parser.add_argument("--cpu-responses", type=int, default=20_000, help="for the cpu scenario")
     args = parser.parse_args(argv)
+    chosen = set(args.scenarios.split(","))
     count, reps = (200, 1) if args.quick else (args.requests, args.reps)
     info = machine("aeval-engine", "anyio", "httpx", "starlette", "uvicorn")
     title = "aeval online evaluation benchmark" + (" (quick mode)" if args.quick else "")
@@ -199,10 +300,16 @@ def main(argv: list[str] | None = None) -> int:
         f"{count} requests per side and repetition at concurrency {args.concurrency}, "
         f"medians of {reps}; with = checks on 100 %, the judge on 10 %, rows to JSONL"
     )
-    judge, judge_url = start_judge()
     results: dict[str, Any] = {"quick": args.quick, "machine": info, "scenarios": {}}
+    if "cpu" in chosen:
+        responses = 2000 if args.quick else args.cpu_responses
+        results["scenarios"]["cpu"] = cpu = scenario_cpu(responses, max(reps, 3))
+        print_cpu(cpu)
+    judge, judge_url = start_judge()
     try:
         for name, latency in (("model", args.latency), ("saturated", 0.0)):
+            if name not in chosen:
+                continue
             figures = scenario(name, latency, count, args.concurrency, reps, judge_url)
             results["scenarios"][name] = figures
             print()

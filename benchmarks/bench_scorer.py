@@ -3,9 +3,13 @@
 Scenarios (see benchmarks/README.md and docs/performance.md):
 
 * ``overhead``: per-sample cost at zero latency (20,000 samples, concurrency 100).
-  Target: aeval <= 2x the baseline. The check is the built-in ``ExactMatchStrategy`` (a text
-  check, run on the event loop); a third row runs the same check as a plain function, which
-  the Scorer runs in a worker thread, to show what that hand-off costs.
+  Target (issue 25): aeval <= 0.35x the baseline's wall time, which on the machine the
+  target was set on is <= 3 us per sample; the verdict is on the ratio, the machine-free
+  form. The CPU time of the process (``process_time``) is printed beside the wall time: on
+  a shared machine it is the steadier figure. The check is the built-in
+  ``ExactMatchStrategy`` (a text check, run on the event loop); a third row runs the same
+  check as a plain function, which the Scorer runs in a worker thread, to show what that
+  hand-off costs; a fourth the same function marked ``@inline`` (run on the event loop).
 * ``efficiency``: ideal / actual wall time for 2,000 samples of 50 ms latency at concurrency
   100 and 500. Target: >= 0.9 at 500.
 * ``memory``: peak RSS growth of a fresh subprocess evaluating samples streamed from JSONL
@@ -36,7 +40,7 @@ import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from time import perf_counter
+from time import perf_counter, process_time
 from typing import Any
 
 import anyio
@@ -48,9 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aeval import EvaluationResult, EvaluationSample, Samples, Scorer
 from aeval._samples import Parameters
-from aeval.strategies import ExactMatchStrategy
+from aeval.strategies import ExactMatchStrategy, inline
 
-OVERHEAD_TARGET = 2.0
+OVERHEAD_TARGET = 0.35
+OVERHEAD_TARGET_US = 3.0
 EFFICIENCY_TARGET = 0.9
 EFFICIENCY_TARGET_CONCURRENCY = 500
 MEMORY_FLAT_MB = 5.0
@@ -95,6 +100,12 @@ QUICK = Settings(
 def equals(sample: EvaluationSample, output: Any) -> EvaluationResult:
     """The equality check: the baseline calls it; as a strategy it is a plain function, which
     the Scorer runs in a worker thread (it might block)."""
+    return EvaluationResult.from_boolean(output == sample.expected_output)
+
+
+@inline
+def equals_on_loop(sample: EvaluationSample, output: Any) -> EvaluationResult:
+    """The same check, marked ``@inline``: the Scorer calls it on the event loop."""
     return EvaluationResult.from_boolean(output == sample.expected_output)
 
 
@@ -163,10 +174,19 @@ async def aeval_run(
     return report.passed_count
 
 
-async def timed(run: Awaitable[int]) -> tuple[float, int]:
+Timing = tuple[float, int, float]
+"""One run: wall seconds, rows passed, CPU seconds of this process (``process_time``)."""
+
+
+async def timed(run: Awaitable[int]) -> Timing:
+    cpu = process_time()
     started = perf_counter()
     passed = await run
-    return perf_counter() - started, passed
+    return perf_counter() - started, passed, process_time() - cpu
+
+
+def median_cpu(runs: list[Timing]) -> float:
+    return statistics.median(cpu for *_, cpu in runs)
 
 
 async def interleaved(
@@ -175,12 +195,12 @@ async def interleaved(
     concurrency: int,
     reps: int,
     strategy: object = EXACT_MATCH,
-) -> dict[str, list[tuple[float, int]]]:
+) -> dict[str, list[Timing]]:
     """Warm both sides up, then alternate them ``reps`` times so they share the noise."""
     warm = samples[:50]
     await aeval_run(warm, function, concurrency, strategy=strategy)
     await baseline(warm, function, concurrency)
-    runs: dict[str, list[tuple[float, int]]] = {"aeval": [], "baseline": []}
+    runs: dict[str, list[Timing]] = {"aeval": [], "baseline": []}
     for rep in range(reps):
         order = ("aeval", "baseline") if rep % 2 == 0 else ("baseline", "aeval")
         for side in order:
@@ -192,8 +212,8 @@ async def interleaved(
     return runs
 
 
-def median_wall(runs: list[tuple[float, int]]) -> float:
-    return statistics.median(wall for wall, _ in runs)
+def median_wall(runs: list[Timing]) -> float:
+    return statistics.median(wall for wall, *_ in runs)
 
 
 def verdict(ok: bool) -> str:
@@ -208,8 +228,8 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def spread(runs: list[tuple[float, int]]) -> str:
-    walls = [wall for wall, _ in runs]
+def spread(runs: list[Timing]) -> str:
+    walls = [wall for wall, *_ in runs]
     return f"{min(walls):.4f}-{max(walls):.4f}"
 
 
@@ -224,10 +244,12 @@ async def scenario_overhead(settings: Settings) -> dict[str, Any]:
         ("identity", identity, EXACT_MATCH),
         ("identity+checkpoint", identity_checkpoint, EXACT_MATCH),
         ("identity, check in a thread", identity, equals),
+        ("identity, check @inline", identity, equals_on_loop),
     ):
         runs = await interleaved(samples, function, c, settings.reps, strategy)
         a, b = median_wall(runs["aeval"]), median_wall(runs["baseline"])
         ratio = a / b
+        cpu_a, cpu_b = median_cpu(runs["aeval"]), median_cpu(runs["baseline"])
         variant: dict[str, Any] = {
             "function": label,
             "n": n,
@@ -237,10 +259,13 @@ async def scenario_overhead(settings: Settings) -> dict[str, Any]:
             "aeval_us_per_sample": a / n * 1e6,
             "baseline_us_per_sample": b / n * 1e6,
             "ratio": ratio,
-            "aeval_passed": [p for _, p in runs["aeval"]],
-            "baseline_passed": [p for _, p in runs["baseline"]],
-            "aeval_walls": [w for w, _ in runs["aeval"]],
-            "baseline_walls": [w for w, _ in runs["baseline"]],
+            "aeval_cpu_us_per_sample": cpu_a / n * 1e6,
+            "baseline_cpu_us_per_sample": cpu_b / n * 1e6,
+            "cpu_ratio": cpu_a / cpu_b,
+            "aeval_passed": [p for _, p, *_ in runs["aeval"]],
+            "baseline_passed": [p for _, p, *_ in runs["baseline"]],
+            "aeval_walls": [w for w, *_ in runs["aeval"]],
+            "baseline_walls": [w for w, *_ in runs["baseline"]],
             "verdict": verdict(ratio <= OVERHEAD_TARGET),
         }
         variants.append(variant)
@@ -252,6 +277,8 @@ async def scenario_overhead(settings: Settings) -> dict[str, Any]:
                 f"{variant['aeval_us_per_sample']:.2f}",
                 f"{variant['baseline_us_per_sample']:.2f}",
                 f"{ratio:.2f}",
+                f"{variant['aeval_cpu_us_per_sample']:.2f} / "
+                f"{variant['baseline_cpu_us_per_sample']:.2f} ({variant['cpu_ratio']:.2f})",
                 f"{min(variant['aeval_passed'])}/{n}",
                 f"{variant['verdict']} (<= {OVERHEAD_TARGET:g}x)"
                 if strategy is EXACT_MATCH
@@ -259,8 +286,15 @@ async def scenario_overhead(settings: Settings) -> dict[str, Any]:
             ]
         )
     headers = ["function", "aeval wall s", "baseline wall s", "aeval us/sample"]
-    headers += ["baseline us/sample", "ratio", "passed", "target"]
+    headers += ["baseline us/sample", "ratio", "cpu us/sample aeval / baseline (ratio)"]
+    headers += ["passed", "target"]
     print(table(headers, rows))
+    first = variants[0]["aeval_us_per_sample"]
+    print(
+        f"    target: <= {OVERHEAD_TARGET:g}x the baseline (about {OVERHEAD_TARGET_US:g} us ",
+        end="",
+    )
+    print(f"per sample where it was set); here {first:.2f} us per sample")
     return {"variants": variants, "verdict": variants[0]["verdict"]}
 
 
@@ -285,13 +319,13 @@ async def scenario_efficiency(settings: Settings) -> dict[str, Any]:
             "baseline_wall_s": b,
             "aeval_efficiency": ideal / a,
             "baseline_efficiency": ideal / b,
-            "aeval_best_efficiency": ideal / min(w for w, _ in runs["aeval"]),
-            "baseline_best_efficiency": ideal / min(w for w, _ in runs["baseline"]),
+            "aeval_best_efficiency": ideal / min(w for w, *_ in runs["aeval"]),
+            "baseline_best_efficiency": ideal / min(w for w, *_ in runs["baseline"]),
             "ratio": a / b,
-            "aeval_passed": [p for _, p in runs["aeval"]],
-            "baseline_passed": [p for _, p in runs["baseline"]],
-            "aeval_walls": [w for w, _ in runs["aeval"]],
-            "baseline_walls": [w for w, _ in runs["baseline"]],
+            "aeval_passed": [p for _, p, *_ in runs["aeval"]],
+            "baseline_passed": [p for _, p, *_ in runs["baseline"]],
+            "aeval_walls": [w for w, *_ in runs["aeval"]],
+            "baseline_walls": [w for w, *_ in runs["baseline"]],
         }
         target = "-"
         if c == EFFICIENCY_TARGET_CONCURRENCY:

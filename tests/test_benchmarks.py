@@ -32,7 +32,7 @@ def test_prints_every_scenario_with_its_baseline(quick_run: tuple[str, dict[str,
     ):
         assert header in stdout
     assert re.search(
-        r"^identity +\S+ \[.*\] +\S+ \[.*\] .* 2000/2000 +(PASS|MISS) \(<= 2x\)$",
+        r"^identity +\S+ \[.*\] +\S+ \[.*\] .* 2000/2000 +(PASS|MISS) \(<= 0\.35x\)$",
         stdout,
         re.MULTILINE,
     )
@@ -55,6 +55,7 @@ def test_overhead_figures(quick_run: tuple[str, dict[str, Any]]) -> None:
         "identity",
         "identity+checkpoint",
         "identity, check in a thread",
+        "identity, check @inline",
     ]
     for variant in variants:
         assert variant["aeval_passed"] == [2000]
@@ -64,7 +65,11 @@ def test_overhead_figures(quick_run: tuple[str, dict[str, Any]]) -> None:
             variant["aeval_wall_s"] / variant["baseline_wall_s"]
         )
         assert variant["aeval_us_per_sample"] == pytest.approx(variant["aeval_wall_s"] / 2000 * 1e6)
-        assert variant["verdict"] == ("PASS" if variant["ratio"] <= 2 else "MISS")
+        assert variant["verdict"] == ("PASS" if variant["ratio"] <= 0.35 else "MISS")
+        assert variant["aeval_cpu_us_per_sample"] > 0 and variant["baseline_cpu_us_per_sample"] > 0
+        assert variant["cpu_ratio"] == pytest.approx(
+            variant["aeval_cpu_us_per_sample"] / variant["baseline_cpu_us_per_sample"]
+        )
 
 
 def test_efficiency_figures(quick_run: tuple[str, dict[str, Any]]) -> None:

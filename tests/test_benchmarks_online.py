@@ -53,3 +53,23 @@ def test_figures_and_accounts(quick_run: tuple[str, dict[str, Any]]) -> None:
         assert accounts["submitted"] == 250  # the warm-up's 50 and the 200 measured
         assert accounts["evaluated"] + accounts["sampled_out"] + accounts["dropped"] == 250
     assert "verdict" not in figures["scenarios"]["saturated"]
+
+
+def test_cpu_scenario_prints_its_figures_and_baseline(
+    quick_run: tuple[str, dict[str, Any]],
+) -> None:
+    stdout, figures = quick_run
+    cpu = figures["scenarios"]["cpu"]
+    assert (cpu["responses"], cpu["reps"]) == (2000, 3)
+    assert cpu["rows"] == [4000, 4000, 4000]  # two checks on every response, none dropped
+    assert cpu["cpu_us_per_response"] > 0 and cpu["by_hand_cpu_us_per_response"] > 0
+    assert 0 < cpu["submit_us"] < cpu["cpu_us_per_response"]
+    met = cpu["cpu_us_per_response"] <= 10 and cpu["submit_us"] <= 2
+    assert cpu["verdict"] == ("PASS" if met else "MISS")
+    assert "cpu: 2000 responses in process, two structural checks, medians of 3" in stdout
+    assert re.search(
+        rf"^online {cpu['cpu_us_per_response']:.2f} us CPU per response \(submit "
+        rf"{cpu['submit_us']:.2f} us\); the same checks by hand .* \({cpu['verdict']}, goal",
+        stdout,
+        re.MULTILINE,
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from _benchmarks import quick_figures
 
 
@@ -30,6 +31,10 @@ def test_every_trace_holds_its_own_calls_and_the_figures_are_printed(tmp_path: P
     overhead = figures["overhead"]
     assert overhead["passed"] == {"on": [2000], "off": [2000], "baseline": [2000]}
     assert re.search(r"^tracing on / off: \d+\.\d+ per sample", stdout, re.MULTILINE)
+    assert overhead["cpu_ratio"] == pytest.approx(
+        overhead["cpu_us_per_sample"]["on"] / overhead["cpu_us_per_sample"]["off"]
+    )
+    assert re.search(rf"^CPU time on / off: {overhead['cpu_ratio']:.3f} per sample", stdout, re.M)
     assert re.search(
         r"^summary: isolation PASS, cost (PASS|MISS), overhead (PASS|MISS)$", stdout, re.MULTILINE
     )

@@ -17,6 +17,7 @@ from .._reporting._results import (
     ErrorInfo,
     EvaluationResult,
     EvaluationRow,
+    Outcome,
     StrayCancellation,
     safe_str,
 )
@@ -28,6 +29,7 @@ from ._workers import running_asyncio
 __all__ = [
     "BoundFunction",
     "PreparedStrategy",
+    "apply_inline",
     "apply_strategy",
     "apply_to_row",
     "bind_function",
@@ -40,6 +42,8 @@ __all__ = [
     "strategy_name",
 ]
 
+_PASSED = Outcome.PASSED
+_FAILED = Outcome.FAILED
 _THREADS: ContextVar[DaemonThreads | None] = ContextVar("aeval_strategy_threads", default=None)
 
 
@@ -174,13 +178,15 @@ StrategyCall = Callable[[EvaluationSample, Any], EvaluationResult | Awaitable[Ev
 
 @dataclass(frozen=True, slots=True)
 class PreparedStrategy:
-    """A strategy ready to call: its unique name in the run, its evaluate callable, and
-    whether that runs on the event loop (see :func:`runs_inline`)."""
+    """A strategy ready to call: its unique name in the run, its evaluate callable, whether
+    that runs on the event loop (see :func:`runs_inline`), and whether it is a sync callable
+    that does (``direct``: called straight from the worker, see :func:`apply_inline`)."""
 
     name: str
     evaluate: StrategyCall
     position: int
     inline: bool = True
+    direct: bool = False
 
 
 def runs_inline(evaluate: object) -> bool:
@@ -237,7 +243,9 @@ def prepare_strategies(strategies: Sequence[object]) -> tuple[PreparedStrategy, 
         count = seen.get(base, 0) + 1
         seen[base] = count
         name = base if count == 1 else f"{base}#{count}"
-        prepared.append(PreparedStrategy(name, evaluate, position, runs_inline(evaluate)))
+        inline = runs_inline(evaluate)
+        direct = inline and not is_async_callable(evaluate)
+        prepared.append(PreparedStrategy(name, evaluate, position, inline, direct))
     return tuple(prepared)
 
 
@@ -293,24 +301,35 @@ async def apply_strategy(
             result = evaluate(sample, output)
         else:
             result = await threads.run(functools.partial(evaluate, sample), output)
-        if inspect.isawaitable(result):
+        if type(result) is not EvaluationResult and inspect.isawaitable(result):
             result = await result
     except Exception:
         raise
     except BaseException as exc:
-        if isinstance(exc, anyio.get_cancelled_exc_class()):
-            stray = stray_cancellation(exc, f"strategy {name}")
-            if stray is None:
-                raise
-            raise stray from exc
-        if isinstance(exc, GeneratorExit):
-            raise
-        raise RuntimeError(
-            f"strategy {name} raised {type(exc).__name__}"
-            + (f" ({safe_str(exc)})" if safe_str(exc) else "")
-            + ": a strategy cannot stop the run; return an EvaluationResult or raise an "
-            "Exception"
-        ) from exc
+        raise _strategy_interrupt(exc, name) from exc
+    return _checked(result, name)
+
+
+def _strategy_interrupt(exc: BaseException, name: str) -> BaseException:
+    """What a strategy's ``BaseException`` that is not an ``Exception`` becomes: raised as it
+    is (a real cancellation, ``GeneratorExit``), a :class:`StrayCancellation`, or a
+    ``RuntimeError`` naming the strategy (``SystemExit``, ``KeyboardInterrupt``, …)."""
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        stray = stray_cancellation(exc, f"strategy {name}")
+        if stray is None:
+            raise exc
+        return stray
+    if isinstance(exc, GeneratorExit):
+        raise exc
+    return RuntimeError(
+        f"strategy {name} raised {type(exc).__name__}"
+        + (f" ({safe_str(exc)})" if safe_str(exc) else "")
+        + ": a strategy cannot stop the run; return an EvaluationResult or raise an "
+        "Exception"
+    )
+
+
+def _checked(result: object, name: str) -> EvaluationResult:
     if not isinstance(result, EvaluationResult):
         raise TypeError(
             f"strategy {name} returned {type(result).__name__}, expected an "
@@ -362,6 +381,7 @@ async def apply_to_row(
         reraise: Errors that stop the run instead of becoming an error row.
         trace: The sample's trace, kept on the row.
     """
+    row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
     started = perf_counter()
     try:
         if seconds is None:
@@ -374,46 +394,182 @@ async def apply_to_row(
                     strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
                 )
             if scope.cancelled_caught:
-                return EvaluationRow.from_error(
-                    sample,
-                    strategy.name,
-                    output,
-                    ErrorInfo("TimeoutError", timed_out(seconds)),
-                    duration=duration,
-                    strategy_duration=perf_counter() - started,
-                    index=index,
-                    repeat=repeat,
-                    position=strategy.position,
-                    timestamp=timestamp,
-                    trace=trace,
-                )
+                return row.timed_out(timed_out(seconds), started)
     except reraise:
         raise
     except Exception as exc:
-        return EvaluationRow.from_error(
+        return row.error(exc, started, tracebacks)
+    return row.result(result, started)
+
+
+def apply_inline(
+    strategy: PreparedStrategy,
+    sample: EvaluationSample,
+    output: Any,
+    duration: float,
+    index: int,
+    repeat: int,
+    trace: Trace | None,
+    seconds: float | None,
+    timed_out: Callable[[float], str],
+    tracebacks: bool,
+    reraise: tuple[type[Exception], ...] = (),
+    timestamp: float | None = None,
+) -> EvaluationRow | Awaitable[EvaluationRow]:
+    """:func:`apply_to_row` for a ``direct`` strategy (a sync callable that runs on the event
+    loop), called without a coroutine (and positionally: this is the per-row path): the row,
+    made the same way.
+
+    A sync call cannot be interrupted, so ``seconds`` only bounds an awaitable the strategy
+    returned (then the return value is a coroutine that awaits it, as :func:`apply_to_row`
+    does, and gives the row).
+    """
+    started = perf_counter()
+    try:
+        result = strategy.evaluate(sample, output)
+    except reraise:
+        raise
+    except BaseException as exc:
+        failure = exc if isinstance(exc, Exception) else _strategy_interrupt(exc, strategy.name)
+        if failure is not exc:
+            failure.__cause__ = exc
+        row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
+        return row.error(failure, started, tracebacks)
+    if type(result) is EvaluationResult and result.score is not None and not result.skipped:
+        return EvaluationRow(  # EvaluationRow.from_result, without its keywords' cost
             sample,
             strategy.name,
             output,
-            ErrorInfo.from_exception(exc, with_traceback=tracebacks),
-            duration=duration,
-            strategy_duration=perf_counter() - started,
-            index=index,
-            repeat=repeat,
-            position=strategy.position,
-            metadata=retries_of(exc),
-            timestamp=timestamp,
-            trace=trace,
+            _PASSED if result.passed else _FAILED,
+            result.score,
+            result.explanation,
+            result.metadata,
+            None,
+            duration,
+            perf_counter() - started,
+            index,
+            repeat,
+            strategy.position,
+            timestamp,
+            trace,
         )
-    return EvaluationRow.from_result(
-        sample,
-        strategy.name,
-        output,
-        result,
-        duration=duration,
-        strategy_duration=perf_counter() - started,
-        index=index,
-        repeat=repeat,
-        position=strategy.position,
-        timestamp=timestamp,
-        trace=trace,
+    row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
+    if isinstance(result, EvaluationResult):
+        return row.result(result, started)
+    if not inspect.isawaitable(result):
+        try:
+            return row.result(_checked(result, strategy.name), started)
+        except TypeError as exc:
+            return row.error(exc, started, tracebacks)
+    return _settle(row, result, started, seconds, timed_out, tracebacks, reraise)
+
+
+async def _settle(
+    row: _RowMaker,
+    pending: Awaitable[Any],
+    started: float,
+    seconds: float | None,
+    timed_out: Callable[[float], str],
+    tracebacks: bool,
+    reraise: tuple[type[Exception], ...],
+) -> EvaluationRow:
+    name = row.strategy.name
+
+    async def settle() -> EvaluationResult:
+        try:
+            result = await pending
+        except Exception:
+            raise
+        except BaseException as exc:
+            raise _strategy_interrupt(exc, name) from exc
+        return _checked(result, name)
+
+    try:
+        if seconds is None:
+            result = await settle()
+        else:
+            with anyio.move_on_after(seconds) as scope:
+                result = await settle()
+            if scope.cancelled_caught:
+                return row.timed_out(timed_out(seconds), started)
+    except reraise:
+        raise
+    except Exception as exc:
+        return row.error(exc, started, tracebacks)
+    return row.result(result, started)
+
+
+class _RowMaker:
+    """The parts of one strategy's row known before it runs; makes the row once it has."""
+
+    __slots__ = (
+        "duration",
+        "index",
+        "output",
+        "repeat",
+        "sample",
+        "strategy",
+        "timestamp",
+        "trace",
     )
+
+    def __init__(
+        self,
+        strategy: PreparedStrategy,
+        sample: EvaluationSample,
+        output: Any,
+        duration: float,
+        index: int,
+        repeat: int,
+        timestamp: float | None,
+        trace: Trace | None,
+    ) -> None:
+        self.strategy = strategy
+        self.sample = sample
+        self.output = output
+        self.duration = duration
+        self.index = index
+        self.repeat = repeat
+        self.timestamp = timestamp
+        self.trace = trace
+
+    def result(self, result: EvaluationResult, started: float) -> EvaluationRow:
+        return EvaluationRow.from_result(
+            self.sample,
+            self.strategy.name,
+            self.output,
+            result,
+            duration=self.duration,
+            strategy_duration=perf_counter() - started,
+            index=self.index,
+            repeat=self.repeat,
+            position=self.strategy.position,
+            timestamp=self.timestamp,
+            trace=self.trace,
+        )
+
+    def error(self, exc: BaseException, started: float, tracebacks: bool) -> EvaluationRow:
+        return self._error(
+            ErrorInfo.from_exception(exc, with_traceback=tracebacks), started, retries_of(exc)
+        )
+
+    def timed_out(self, message: str, started: float) -> EvaluationRow:
+        return self._error(ErrorInfo("TimeoutError", message), started, None)
+
+    def _error(
+        self, error: ErrorInfo, started: float, metadata: dict[str, int] | None
+    ) -> EvaluationRow:
+        return EvaluationRow.from_error(
+            self.sample,
+            self.strategy.name,
+            self.output,
+            error,
+            duration=self.duration,
+            strategy_duration=perf_counter() - started,
+            index=self.index,
+            repeat=self.repeat,
+            position=self.strategy.position,
+            metadata=metadata,
+            timestamp=self.timestamp,
+            trace=self.trace,
+        )

@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -16,15 +16,16 @@ from .._exceptions import AbandonedCallsError
 from .._reporting._report import Aggregator
 from .._reporting._results import ErrorInfo, EvaluationRow
 from .._reporting._run_info import RunInfo, current_git_commit
-from .._samples import EvaluationSample, Parameters
+from .._samples import EvaluationSample, Parameters, Samples
 from .._util._groups import unwrap_single_group
 from .._version import __version__
 from ..trace import Replay, Trace, TraceLimits
 from ..trace._bounds import DEFAULT_LIMITS
-from ..trace._context import Recorder, activate, deactivate, idle, make_current
+from ..trace._context import RECORDER, Recorder, activate, deactivate, idle, make_current
 from ._callables import (
     BoundFunction,
     PreparedStrategy,
+    apply_inline,
     apply_to_row,
     retries_of,
     strategy_threads,
@@ -143,12 +144,19 @@ class Run:
         self._cancelled = anyio.get_cancelled_exc_class
         self.remote: Remote | None = None
         self._warnings: list[str] = []
+        self._timed_out = {
+            s.name: functools.partial(_strategy_timed_out, s.name) for s in strategies
+        }
+        self._plain = not settings.sinks and not settings.redactor
+        self._await: Callable[[Parameters], Awaitable[Any]] | None = None
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
         settings = self.settings
         self.tally.runs += 1
         self._emit = emit
+        self._plain = emit is None and not settings.sinks and not settings.redactor
+        self._await = self.call if self.is_async and settings.timeout is None else None
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
         if self.remote is None:  # sync functions and sync strategies run in its threads
@@ -182,6 +190,9 @@ class Run:
                     await self._run_remote(self.remote)
                 elif isinstance(self.samples, AsyncIterable):
                     await self._run_async_source(self.samples, max(workers, 1))
+                elif settings.repeats == 1 and type(self.samples) is Samples:
+                    plain = enumerate(self.samples)  # shared: each worker takes the next
+                    await run_workers(max(workers, 1), self._plain_worker, plain)
                 else:
                     work = self._work(iter(self.samples))
                     await run_workers(max(workers, 1), self._worker, work)
@@ -211,6 +222,12 @@ class Run:
                 # a sink that failed at the end is in the report, if not in its own records
                 warnings = (*self._warnings, *self.sinks.warnings)
                 self.aggregator.finish(complete=complete, warnings=warnings, finished_at=now)
+
+    async def _plain_worker(self, work: Iterator[tuple[int, EvaluationSample]]) -> None:
+        """A worker of a run over ``Samples`` without repeats: every item is a sample already
+        checked (when the run was made), so no generator sits between it and the samples."""
+        for index, sample in work:
+            await self._evaluate_sample(sample, index, 0)
 
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.settings.repeats
@@ -295,6 +312,16 @@ class Run:
             return await result
         return result
 
+    async def _call_sample(self, sample: EvaluationSample) -> Any:
+        """Call the function under test on ``sample``: every call but the plain await of an
+        async function without a timeout (``self._await``), which ``_evaluate_sample`` makes
+        itself, the hot path. A sample that needs another way to call the target (a
+        conversation's turns) takes this path: test the sample beside ``self._await``."""
+        timeout = self.settings.timeout
+        if timeout is None:
+            return await self._call_function(sample.parameters)
+        return await self._call_with_timeout(sample.parameters, timeout)
+
     async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
         settings = self.settings
         self.tally.in_flight += 1
@@ -304,14 +331,21 @@ class Run:
             try:
                 tools = None if self._live else tool_source(settings.tools, sample, repeat)
                 recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
-                tokens = activate(recorder)  # recording(), without a generator's cost per sample
+                if self._idle:  # activate(), without its cost: no trace is current here
+                    tokens = None
+                    token = RECORDER.set(recorder)
+                else:
+                    tokens = activate(recorder)
                 try:
-                    if settings.timeout is None:
-                        output = await self._call_function(sample.parameters)
+                    if self._await is not None:
+                        output = await self._await(sample.parameters)
                     else:
-                        output = await self._call_with_timeout(sample.parameters, settings.timeout)
+                        output = await self._call_sample(sample)
                 finally:
-                    deactivate(tokens)
+                    if tokens is None:
+                        RECORDER.reset(token)
+                    else:
+                        deactivate(tokens)
             except BaseException as exc:
                 failure: BaseException = exc
                 if isinstance(exc, self._cancelled()):
@@ -341,9 +375,31 @@ class Run:
             made = None if trace is None and self._idle else make_current(trace)
             try:
                 for strategy in self.strategies:
-                    await self._add(
-                        await self._apply(strategy, sample, output, duration, index, repeat, trace)
-                    )
+                    if strategy.direct:
+                        row = apply_inline(
+                            strategy,
+                            sample,
+                            output,
+                            duration,
+                            index,
+                            repeat,
+                            trace,
+                            settings.timeout,
+                            self._timed_out[strategy.name],
+                            settings.tracebacks,
+                            _RERAISE,
+                        )
+                        if type(row) is not EvaluationRow:
+                            row = await cast("Awaitable[EvaluationRow]", row)
+                    else:
+                        row = await self._apply(
+                            strategy, sample, output, duration, index, repeat, trace
+                        )
+                    if self._plain:
+                        self.aggregator.add(row)
+                        self.tally.rows_done += 1
+                    else:
+                        await self._add(row)
             finally:
                 if made is not None:
                     deactivate(made)
@@ -422,9 +478,9 @@ class Run:
             index=index,
             repeat=repeat,
             seconds=self.settings.timeout,
-            timed_out=functools.partial(_strategy_timed_out, strategy.name),
+            timed_out=self._timed_out[strategy.name],
             tracebacks=self.settings.tracebacks,
-            reraise=(AbandonedCallsError,),
+            reraise=_RERAISE,
             trace=trace,
         )
 
@@ -436,6 +492,9 @@ class Run:
         await self.sinks.send(row)
         if self._emit is not None:
             await self._emit(row)
+
+
+_RERAISE = (AbandonedCallsError,)
 
 
 def _strategy_timed_out(name: str, seconds: float) -> str:

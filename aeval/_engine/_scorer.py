@@ -71,7 +71,9 @@ class Scorer:
     plain functions run in daemon worker threads, at most ``concurrency`` at once, never on the
     event loop. Each strategy then runs, in the order given, on that output: sync strategies in
     those threads too (a strategy that blocks cannot stall the loop, and ``timeout`` bounds
-    it), except the built-in text checks, which are pure and cheap and run on the loop.
+    it), except the built-in text checks, which are pure and cheap and run on the loop, and
+    those marked :func:`aeval.strategies.inline` (on the loop too, where ``timeout`` cannot
+    interrupt them).
 
     Every (sample, repeat, strategy) yields exactly one row. A function under test that raises
     (``SystemExit`` and other ``BaseException`` included) or times out yields one error row per

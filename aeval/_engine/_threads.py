@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -36,6 +37,8 @@ class _Call(Generic[_T]):
         "error",
         "finished",
         "function",
+        "future",
+        "loop",
         "result",
         "token",
     )
@@ -44,12 +47,35 @@ class _Call(Generic[_T]):
         self.function = function
         self.argument = argument
         self.context = contextvars.copy_context()
-        self.done = anyio.Event()
-        self.token = anyio.lowlevel.current_token()
+        self.loop = _running_loop()
+        if self.loop is not None:  # on asyncio: a future the thread completes without waiting
+            self.future: Any = self.loop.create_future()
+            self.done: anyio.Event | None = None
+            self.token: Any = None
+        else:
+            self.future = None
+            self.done = anyio.Event()
+            self.token = anyio.lowlevel.current_token()
         self.result: _T | None = None
         self.error: BaseException | None = None
         self.finished = False
         self.abandoned = False
+
+
+def _running_loop() -> Any:
+    """The running asyncio loop, else ``None`` (trio, or no asyncio imported)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _wake(future: Any) -> None:
+    if not future.done():  # a cancelled wait (an abandoned call) is done already
+        future.set_result(None)
 
 
 class DaemonThreads:
@@ -96,7 +122,11 @@ class DaemonThreads:
         call: _Call[_T] = _Call(function, argument)
         self._submit(call)
         try:
-            await call.done.wait()
+            if call.future is not None:
+                await call.future
+            else:
+                assert call.done is not None
+                await call.done.wait()
         except BaseException:
             with self._lock:
                 if not call.finished and not call.abandoned:
@@ -144,11 +174,15 @@ class DaemonThreads:
                 if not closed:
                     self._idle.append(inbox)
             if not abandoned:
-                from anyio.from_thread import run_sync
-
                 try:
-                    run_sync(call.done.set, token=call.token)
-                except RuntimeError:
+                    if call.loop is not None:
+                        call.loop.call_soon_threadsafe(_wake, call.future)
+                    else:
+                        from anyio.from_thread import run_sync
+
+                        assert call.done is not None
+                        run_sync(call.done.set, token=call.token)
+                except RuntimeError:  # the loop is closed
                     return
             if closed:
                 return

@@ -27,7 +27,9 @@ from ._values import (
 __all__ = ["KeepRows", "RowAggregator"]
 
 KeepRows = Literal["all", "failures", "none"]
-_SORT_KEY = attrgetter("sort_key")
+_SORT_KEY = attrgetter("index", "repeat", "position")  # EvaluationRow.sort_key, in C
+_PASSED = Outcome.PASSED
+_FAILED = Outcome.FAILED
 
 
 class _UsageCounter:
@@ -81,23 +83,6 @@ class _StrategyCounter:
         self.skipped = self.scored = 0
         self.score_sum = 0.0
         self.moments = MomentsCounter()
-
-    def count(self, row: EvaluationRow) -> None:
-        self.total += 1
-        outcome = row.outcome
-        if outcome is Outcome.PASSED:
-            self.passed += 1
-        elif outcome is Outcome.FAILED:
-            self.failed += 1
-        elif outcome is Outcome.UNSCORED:
-            self.unscored += 1
-        elif outcome is Outcome.SKIPPED:
-            self.skipped += 1
-        else:
-            self.errors += 1
-        if row.score is not None and outcome in (Outcome.PASSED, Outcome.FAILED):
-            self.scored += 1
-            self.score_sum += row.score
 
     def absorb_counts(self, other: _StrategyCounter) -> None:
         for key in ("total", "passed", "failed", "unscored", "errors", "skipped", "scored"):
@@ -275,6 +260,8 @@ class RowAggregator:
         "_rows_per_sample",
         "_run",
         "_samples",
+        "_single_pairs",
+        "_single_rows",
         "_started",
         "_strategies",
         "_tags",
@@ -312,6 +299,10 @@ class RowAggregator:
         self._rows_per_sample = (
             None if strategies is None or repeats is None else max(1, strategies) * repeats
         )
+        # one row per sample, or per (sample, strategy) pair: each row is a cluster of its
+        # own, whose sums follow from the pass counts (see _closed), so nothing per row
+        self._single_rows = self._rows_per_sample == 1
+        self._single_pairs = repeats == 1
         self._run = RunInfo()
 
     @property
@@ -388,22 +379,39 @@ class RowAggregator:
         """Account for one row."""
         outcome = row.outcome
         self._counts[outcome] += 1
-        passed = outcome is Outcome.PASSED
-        tags = self._tags
-        for tag in row.sample.tags:
-            counter = tags.get(tag)
-            if counter is None:
-                counter = tags[tag] = _TagCounter()
-            counter.total += 1
-            counter.passed += passed
+        passed = outcome is _PASSED
+        sample = row.sample
+        if sample.tags:
+            tags = self._tags
+            for tag in sample.tags:
+                counter = tags.get(tag)
+                if counter is None:
+                    counter = tags[tag] = _TagCounter()
+                counter.total += 1
+                counter.passed += passed
         strategy = self._strategies.get(row.strategy)
         if strategy is None:
             strategy = self._strategies[row.strategy] = _StrategyCounter()
-        strategy.count(row)
-        self._count_clusters(row, passed, strategy)
-        output = row.output
-        if type(output) is Transcript and row.position == 0:
-            self._endings[output.ended] = self._endings.get(output.ended, 0) + 1
+        strategy.total += 1
+        if passed:
+            strategy.passed += 1
+        elif outcome is _FAILED:
+            strategy.failed += 1
+        elif outcome is Outcome.UNSCORED:
+            strategy.unscored += 1
+        elif outcome is Outcome.SKIPPED:
+            strategy.skipped += 1
+        else:
+            strategy.errors += 1
+        score = row.score
+        if score is not None and (passed or outcome is _FAILED):
+            strategy.scored += 1
+            strategy.score_sum += score
+        if not (self._single_rows and self._single_pairs):
+            self._count_clusters(row, passed, strategy)
+        if type(row.output) is Transcript and row.position == 0:
+            ended = row.output.ended
+            self._endings[ended] = self._endings.get(ended, 0) + 1
         metadata = row.metadata
         if metadata:
             self._usage.add(metadata)
@@ -413,7 +421,7 @@ class RowAggregator:
                 if judging is None:
                     judging = self._judging[row.strategy] = JudgeCounter()
                 judging.add(row, records)
-        sample_metadata = row.sample.metadata
+        sample_metadata = sample.metadata
         if sample_metadata and row.strategy is not None:
             label = sample_metadata.get(LABEL_KEY)
             if label is not None:
@@ -426,12 +434,7 @@ class RowAggregator:
             self._rows.append(row)
 
     def _count_clusters(self, row: EvaluationRow, passed: bool, strategy: _StrategyCounter) -> None:
-        value = 1.0 if passed else 0.0
-        if self._rows_per_sample == 1:
-            self._moments.add_cluster(1, value)
-            for tag in row.sample.tags:
-                self._tags[tag].moments.add_cluster(1, value)
-        else:
+        if not self._single_rows:
             sample = self._open.get(row.index)
             if sample is None:
                 sample = self._open[row.index] = _OpenSample(row.sample.name, row.sample.tags)
@@ -442,8 +445,7 @@ class RowAggregator:
             if sample.rows == self._rows_per_sample:
                 del self._open[row.index]
                 self._close_sample(sample)
-        if self._repeats == 1:
-            strategy.moments.add_cluster(1, value)
+        if self._single_pairs:
             return
         key = (row.index, row.strategy)
         pair = self._pairs.get(key)
@@ -481,6 +483,13 @@ class RowAggregator:
         moments = self._moments.copy()
         tags = {tag: counter.moments.copy() for tag, counter in self._tags.items()}
         strategies = {name: counter.moments.copy() for name, counter in self._strategies.items()}
+        if self._single_rows:
+            moments.add_singletons(sum(self._counts.values()), self._counts[_PASSED])
+            for tag, tagged in self._tags.items():
+                tags[tag].add_singletons(tagged.total, tagged.passed)
+        if self._single_pairs:
+            for name, counted in self._strategies.items():
+                strategies[name].add_singletons(counted.total, counted.passed)
         repeat_stats = _RepeatCounter()
         repeat_stats.absorb(self._repeat_stats)
         for sample in self._open.values():

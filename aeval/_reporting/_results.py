@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._util._jsonsafe import int_text, safe_str
+from .._util._slots import fast_slots_init
 from ..trace import Trace
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 def _freeze(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
     if not metadata:
         return _EMPTY
+    if type(metadata) is dict:
+        return MappingProxyType(metadata.copy())
     if not isinstance(metadata, Mapping):
         raise TypeError(f"metadata must be a mapping, got {type(metadata).__name__}")
     return MappingProxyType(dict(metadata))
@@ -88,22 +91,22 @@ class EvaluationResult:
         *,
         skipped: bool = False,
     ) -> None:
-        if not isinstance(passed, bool):
+        if passed is not True and passed is not False:
             raise TypeError(f"passed must be a bool, got {passed!r}")
         if score is None:
             if passed:
                 raise ValueError("An unscored result cannot pass: give it a score")
-        else:
+        elif type(score) is not float or not 0.0 <= score <= 1.0:  # NaN fails the range too
             score = _check_score(score)
         if skipped and (passed or score is not None):
             raise ValueError("A skipped result neither passes nor has a score")
-        if explanation is not None and not isinstance(explanation, str):
-            explanation = str(explanation)
-        object.__setattr__(self, "passed", passed)
-        object.__setattr__(self, "score", score)
-        object.__setattr__(self, "explanation", explanation)
-        object.__setattr__(self, "metadata", _freeze(metadata))
-        object.__setattr__(self, "skipped", bool(skipped))
+        if explanation is not None and type(explanation) is not str:
+            explanation = explanation if isinstance(explanation, str) else str(explanation)
+        _set_passed(self, passed)  # object.__setattr__, without looking the names up
+        _set_score(self, score)
+        _set_explanation(self, explanation)
+        _set_metadata(self, _freeze(metadata))
+        _set_skipped(self, skipped is True or bool(skipped))
 
     @classmethod
     def passing(cls, score: float = 1.0, explanation: str | None = None) -> EvaluationResult:
@@ -160,6 +163,12 @@ class EvaluationResult:
             self.passed, self.score, explanation, self.metadata, skipped=self.skipped
         )
 
+
+_set_passed = EvaluationResult.__dict__["passed"].__set__
+_set_score = EvaluationResult.__dict__["score"].__set__
+_set_explanation = EvaluationResult.__dict__["explanation"].__set__
+_set_metadata = EvaluationResult.__dict__["metadata"].__set__
+_set_skipped = EvaluationResult.__dict__["skipped"].__set__
 
 ErrorSource = Literal["function", "strategy"]
 
@@ -225,6 +234,7 @@ class ErrorInfo:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
+@fast_slots_init
 @dataclass(frozen=True, slots=True)
 class EvaluationRow:
     """One (sample, repeat, strategy) evaluation in a report.

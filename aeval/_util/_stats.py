@@ -172,6 +172,16 @@ class MomentsCounter:
         self.cluster_cross += value * size
         self.cluster_size_sq += size * size
 
+    def add_singletons(self, rows: int, passed: int) -> None:
+        """Count ``rows`` clusters of one row each, ``passed`` of them worth 1 and the rest 0:
+        ``add_cluster(1, 1.0)`` ``passed`` times and ``add_cluster(1, 0.0)`` for the others."""
+        self.rows += rows
+        self.total += passed
+        self.clusters += rows
+        self.cluster_sq += passed
+        self.cluster_cross += passed
+        self.cluster_size_sq += rows
+
     def absorb(self, other: MomentsCounter) -> None:
         """Add another counter's clusters (disjoint from this one's)."""
         self.rows += other.rows

@@ -6,9 +6,9 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -25,7 +25,8 @@ from .._engine._threads import DaemonThreads
 from .._reporting._results import EvaluationRow, Outcome
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._version import __version__
-from ..trace import Capture, Trace, using
+from ..trace import Capture, Trace
+from ..trace._context import deactivate, idle, make_current
 from ._job import Job, apply_to_job
 from ._reading import EvaluatorState, OnlineReading
 from ._sampling import Sampler, SampleRates, review_sampler
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
 __all__ = ["OnlineEvaluator", "logger"]
 
 logger = logging.getLogger("aeval.online")
+_ERROR = Outcome.ERROR
+_BATCH = 8
+"""Responses a worker takes from the queue per turn of the event loop: queued ones are
+evaluated without a turn each, and the loop still gets its turn every few responses."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -72,8 +77,9 @@ class OnlineEvaluator(OnlineReading):
     Args:
         *strategies: What a Scorer accepts: objects with ``evaluate(sample, output)``, sync
             or async, or plain functions; ``Gated`` strategies work as offline. Sync ones
-            run in worker threads (the built-in text checks on the event loop), so one that
-            blocks never stalls the service's loop. The sample a
+            run in worker threads (the built-in text checks and those marked
+            ``aeval.strategies.inline`` on the event loop), so one that blocks never stalls
+            the service's loop. The sample a
             strategy receives is built from the response: its name, the inputs as
             parameters, no expected output, the tags and the metadata given at submission.
         sample_rates: The share of responses each strategy runs on, in [0, 1]: one number
@@ -184,6 +190,7 @@ class OnlineEvaluator(OnlineReading):
         self._run: RunInfo | None = None
         self._accounts = Accounts()
         self._seq = 0
+        self._queued = 0
 
     def __repr__(self) -> str:
         names = ", ".join(s.name for s in self.strategies)
@@ -329,9 +336,11 @@ class OnlineEvaluator(OnlineReading):
             Whether the response was queued for evaluation: ``False`` when it was sampled
             out or dropped (both counted), and for a call from another thread (queued later).
         """
-        if isinstance(trace, Capture):
+        if trace is None or type(trace) is Trace:
+            pass
+        elif isinstance(trace, Capture):
             trace = trace.trace
-        elif trace is not None and not isinstance(trace, Trace):
+        elif not isinstance(trace, Trace):
             self._accounts.refuse()
             self._log_once(
                 "trace",
@@ -384,22 +393,23 @@ class OnlineEvaluator(OnlineReading):
 
     def _accept(self, job: Job) -> bool:
         """Count, draw and queue one response (on the loop's thread)."""
-        self._accounts.submitted += 1
-        self._seq += 1
-        job.seq = self._seq
+        accounts = self._accounts
+        accounts.submitted += 1
+        self._seq = job.seq = self._seq + 1
         if self._state != "running":
-            self._accounts.not_running += 1
+            accounts.not_running += 1
             return False
         try:
             selected = self.sampler.select(job.inputs, job.output)
         except Exception as exc:
-            self._accounts.invalid += 1
+            accounts.invalid += 1
             self._log_once("rate", f"the sample rate function raised {type(exc).__name__}: {exc}")
             return False
-        self._accounts.strategies_out += len(self.strategies) - len(selected)
-        if not selected:
-            self._accounts.sampled_out += 1
-            return False
+        if len(selected) < len(self.strategies):
+            accounts.strategies_out += len(self.strategies) - len(selected)
+            if not selected:
+                accounts.sampled_out += 1
+                return False
         job.selected = selected
         job.review = self._review()
         try:
@@ -412,6 +422,7 @@ class OnlineEvaluator(OnlineReading):
                 "flight): responses are dropped and counted; see statistics().queue_full",
             )
             return False
+        self._queued += 1
         if self._idle.is_set():
             self._idle = anyio.Event()
         return True
@@ -469,11 +480,22 @@ class OnlineEvaluator(OnlineReading):
 
     async def _worker(self) -> None:
         receive = self._receive
+        taken = _BATCH
         while True:
-            try:
-                job = await receive.receive()
-            except anyio.EndOfStream:
-                return
+            job: Job | None = None
+            if taken < _BATCH:  # the responses already queued, without a turn of the loop each
+                try:
+                    job = receive.receive_nowait()
+                    taken += 1
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    job = None
+            if job is None:
+                try:
+                    job = await receive.receive()
+                except anyio.EndOfStream:
+                    return
+                taken = 1
+            self._queued -= 1
             self._accounts.in_flight += 1
             settled = False
             try:
@@ -498,7 +520,7 @@ class OnlineEvaluator(OnlineReading):
                 self._accounts.in_flight -= 1
                 if not settled:  # cancelled at the drain deadline
                     self._accounts.unfinished += 1
-                if not self._accounts.in_flight and not receive.statistics().current_buffer_used:
+                if not self._accounts.in_flight and not self._queued:
                     self._idle.set()
 
     async def _evaluate(self, job: Job) -> None:
@@ -508,17 +530,24 @@ class OnlineEvaluator(OnlineReading):
             self._accounts.invalid += 1
             self._log_once("sample", f"a response could not become a sample: {exc}")
             return
-        with using(job.trace):
-            rows = [
-                await apply_to_job(
+        trace = job.trace
+        made = None if trace is None and idle() else make_current(trace)  # using(trace)
+        try:
+            rows: list[EvaluationRow] = []
+            for i in job.selected:
+                row = apply_to_job(
                     self.strategies[i],
                     sample,
                     job,
                     seconds=self.timeout,
                     tracebacks=self.tracebacks,
                 )
-                for i in job.selected
-            ]
+                if type(row) is not EvaluationRow:
+                    row = await cast("Awaitable[EvaluationRow]", row)
+                rows.append(row)
+        finally:
+            if made is not None:
+                deactivate(made)
         if self.sinks:
             with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
                 await self._deliver(rows, job)
@@ -530,7 +559,9 @@ class OnlineEvaluator(OnlineReading):
             rows = [self._redactor.row(row) for row in rows]
         self._window.add(rows, self._clock())
         self._accounts.rows += len(rows)
-        self._accounts.errors += sum(row.outcome is Outcome.ERROR for row in rows)
+        for row in rows:
+            if row.outcome is _ERROR:
+                self._accounts.errors += 1
         if self.sinks:
             async with self._sink_lock:
                 for row in rows:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from typing import Any
 
-from .._engine._callables import PreparedStrategy, apply_to_row
+from .._engine._callables import PreparedStrategy, apply_inline, apply_to_row
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
 from .._samples._labels import REVIEW_QUEUED
+from .._samples._model import ParametersTypes
 from ..trace import Trace
 
 __all__ = ["Job", "apply_to_job"]
@@ -74,28 +75,45 @@ class Job:
         )
 
 
-def _parameters(inputs: Any) -> Parameters:
-    """A response's inputs as parameters: a mapping is named, a list positional, else one."""
-    if isinstance(inputs, Parameters | Mapping | list | tuple):
-        return Parameters(inputs)
-    return Parameters([inputs])
+def _parameters(inputs: Any) -> ParametersTypes:
+    """A response's inputs as parameters: a mapping is named, a list positional, else one
+    (``EvaluationSample`` makes the ``Parameters``, once)."""
+    if type(inputs) is dict or isinstance(inputs, Parameters | Mapping | list | tuple):
+        return inputs
+    return [inputs]
 
 
 def _timed_out(seconds: float) -> str:
     return f"the strategy did not finish within {seconds:g} s (online timeout)"
 
 
-async def apply_to_job(
+def apply_to_job(
     strategy: PreparedStrategy,
     sample: EvaluationSample,
     job: Job,
     *,
     seconds: float | None,
     tracebacks: bool,
-) -> EvaluationRow:
+) -> EvaluationRow | Awaitable[EvaluationRow]:
     """The row of one strategy on one response: an error row if it raised or took longer
-    than ``seconds`` (``None``: no limit)."""
-    return await apply_to_row(
+    than ``seconds`` (``None``: no limit). A sync strategy that runs on the event loop gives
+    its row at once (:func:`apply_inline`); any other, an awaitable of it."""
+    if strategy.direct:
+        return apply_inline(
+            strategy,
+            sample,
+            job.output,
+            job.duration,
+            job.seq,
+            0,
+            job.trace,
+            seconds,
+            _timed_out,
+            tracebacks,
+            (),
+            job.timestamp,
+        )
+    return apply_to_row(
         strategy,
         sample,
         job.output,

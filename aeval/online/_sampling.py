@@ -44,7 +44,7 @@ class Sampler:
         TypeError: A rate is not a number, or ``rates`` is none of the accepted kinds.
     """
 
-    __slots__ = ("_all", "_function", "_names", "_random", "_rates")
+    __slots__ = ("_all", "_always", "_function", "_names", "_random", "_rates")
 
     def __init__(self, names: tuple[str, ...], rates: SampleRates | None, *, seed: int | None):
         self._names = names
@@ -68,6 +68,7 @@ class Sampler:
         else:
             self._rates = (_check_rate(rates, "sample_rates"),) * len(names)
         self._all = tuple(range(len(names)))
+        self._always = self._function is None and all(rate >= 1.0 for rate in self._rates)
 
     @property
     def rates(self) -> Mapping[str, float] | None:
@@ -83,6 +84,8 @@ class Sampler:
             Exception: Whatever a rate function raised, or a ``TypeError``/``ValueError`` for
                 a rate it returned outside [0, 1].
         """
+        if self._always:  # every strategy on every response: no draw can change that
+            return self._all
         u = self._random()
         if self._function is None:
             rates = self._rates

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import rubrics as rubrics
-from ._base import NamedStrategy, Strategy, TextStrategy
+from ._base import NamedStrategy, Strategy, TextStrategy, inline
 from ._gated import Gated, GatedStrategy
 from .agent import (
     BudgetStrategy,
@@ -76,4 +76,5 @@ __all__ = [
     "ToolPolicyStrategy",
     "ToolSequenceStrategy",
     "cosine_similarity",
+    "inline",
 ]

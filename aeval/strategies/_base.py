@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .._reporting._results import EvaluationResult
 from ..abc import Strategy
@@ -10,7 +10,9 @@ from ..abc import Strategy
 if TYPE_CHECKING:
     from .._samples import EvaluationSample
 
-__all__ = ["NamedStrategy", "Strategy", "TextStrategy"]
+__all__ = ["NamedStrategy", "Strategy", "TextStrategy", "inline"]
+
+_S = TypeVar("_S")
 
 _OUTPUT_IS_NONE = EvaluationResult.failing("output is None")
 
@@ -76,3 +78,55 @@ class TextStrategy(NamedStrategy):
 
     def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
         raise NotImplementedError(f"{type(self).__name__} must implement _evaluate_text")
+
+
+def inline(strategy: _S) -> _S:
+    """Mark a sync strategy as pure and quick: it runs on the event loop, not in a thread.
+
+    A plain (sync) strategy may block (an HTTP call to a moderation API), so by default the
+    Scorer and the online evaluator call it in a worker thread: the loop stays responsive
+    and ``timeout=`` abandons a call that hangs. The hand-off costs far more than a check
+    that only computes (measured in docs/performance.md: tens of microseconds a row, against
+    a few for the check itself). Mark such a strategy with ``@inline`` and it is called on
+    the event loop, as the built-in text checks are.
+
+    The price: a call on the event loop cannot be interrupted. ``timeout=`` does not stop a
+    marked strategy that runs long (it bounds only an awaitable it returns), and while it
+    runs nothing else on the loop does. Mark only strategies that return quickly and never
+    wait on I/O.
+
+    Works on a function (or a ``functools.partial``), on a class whose instances have a
+    sync ``evaluate`` method, and on such an instance when it can take an attribute.
+
+    Example:
+        >>> from aeval import EvaluationResult
+        >>> @inline
+        ... def short_enough(sample, output):
+        ...     return EvaluationResult.from_boolean(len(output) <= 200)
+
+    Args:
+        strategy: The strategy to mark.
+
+    Returns:
+        The same strategy, marked.
+
+    Raises:
+        TypeError: ``strategy`` is an ``async`` callable (it runs on the loop already), or
+            an instance that cannot take the mark (mark its class instead).
+    """
+    from .._engine._callables import is_async_callable
+
+    target = getattr(strategy, "evaluate", strategy)
+    if is_async_callable(target):
+        raise TypeError(
+            f"{strategy!r} is async: it runs on the event loop already; @inline is for "
+            "sync strategies"
+        )
+    try:
+        strategy._runs_inline = True  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        raise TypeError(
+            f"{type(strategy).__name__} instances cannot be marked (no attribute can be set "
+            f"on them): mark the class instead, @inline on class {type(strategy).__name__}"
+        ) from None
+    return strategy

@@ -9,6 +9,7 @@ was wrong and attaches metadata a report can show.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 
+_EQUAL = EvaluationResult.passing(1.0, "Output equals the expected output")
+
+
 class ExactMatchStrategy(TextStrategy):
     """Passes when the output equals the sample's expected output.
 
@@ -67,7 +71,7 @@ class ExactMatchStrategy(TextStrategy):
         True
     """
 
-    __slots__ = ("_case_sensitive", "_strip")
+    __slots__ = ("_case_sensitive", "_exact", "_strip")
 
     def __init__(
         self, *, strip: bool = False, case_sensitive: bool = True, name: str | None = None
@@ -75,6 +79,7 @@ class ExactMatchStrategy(TextStrategy):
         super().__init__(name=name)
         self._strip = check_flag(strip, "strip")
         self._case_sensitive = check_flag(case_sensitive, "case_sensitive")
+        self._exact = case_sensitive and not strip
 
     def _config(self) -> dict[str, Any]:
         return {"strip": self._strip, "case_sensitive": self._case_sensitive}
@@ -103,6 +108,12 @@ class ExactMatchStrategy(TextStrategy):
     def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
         """Compare ``output`` with ``sample.expected_output``."""
         expected = sample.expected_output
+        if type(expected) is str and type(output) is str:
+            if self._exact:
+                if expected == output:
+                    return _EQUAL
+            elif self._normalize(expected) == self._normalize(output):
+                return _EQUAL
         if expected is None:
             return EvaluationResult.failing(
                 f"Sample {sample.name!r} has no expected output to compare with"
@@ -110,7 +121,7 @@ class ExactMatchStrategy(TextStrategy):
         if output is None:
             return super().evaluate(sample, output)
         if self._matches(expected, output):
-            return EvaluationResult.passing(1.0, "Output equals the expected output")
+            return _EQUAL
         if is_sequence(expected):
             for index, candidate in enumerate(expected):
                 if self._matches(candidate, output):
@@ -213,14 +224,17 @@ class ContainsStrategy(TextStrategy):
                         "must_contain="
                     )
         must = must or ()
-        haystack = text if self._case_sensitive else text.casefold()
-
-        def contains(needle: str) -> bool:
-            return (needle if self._case_sensitive else needle.casefold()) in haystack
-
-        found = [needle for needle in must if contains(needle)]
-        missing = [needle for needle in must if not contains(needle)]
-        forbidden = [needle for needle in must_not if contains(needle)]
+        if self._case_sensitive:
+            found = [needle for needle in must if needle in text]
+            missing = (
+                [needle for needle in must if needle not in text] if len(found) < len(must) else []
+            )
+            forbidden = [needle for needle in must_not if needle in text]
+        else:
+            haystack = text.casefold()
+            found = [needle for needle in must if needle.casefold() in haystack]
+            missing = [needle for needle in must if needle.casefold() not in haystack]
+            forbidden = [needle for needle in must_not if needle.casefold() in haystack]
 
         if self._mode == "all":
             checks, satisfied = len(must), len(found)
@@ -252,18 +266,25 @@ class ContainsStrategy(TextStrategy):
             )
         if problems:
             return EvaluationResult(False, satisfied / checks, sentence(problems), metadata)
-        good = []
-        if self._mode == "all" and must:
-            good.append(
-                "found the required text"
-                if len(must) == 1
-                else f"found all {len(must)} required texts"
-            )
-        elif must:
-            good.append(f"found {len(found)} of {len(must)} texts: {show_values(found)}")
+        if self._mode == "all" or not must:
+            return EvaluationResult(True, 1.0, _all_found(len(must), len(must_not)), metadata)
+        good = [f"found {len(found)} of {len(must)} texts: {show_values(found)}"]
         if must_not:
             good.append(f"found none of {plural(len(must_not), 'forbidden text')}")
         return EvaluationResult(True, 1.0, sentence(good), metadata)
+
+
+@functools.lru_cache(maxsize=64)
+def _all_found(required: int, forbidden: int) -> str:
+    """The explanation of a pass with every required text found and no forbidden one."""
+    good = []
+    if required:
+        good.append(
+            "found the required text" if required == 1 else f"found all {required} required texts"
+        )
+    if forbidden:
+        good.append(f"found none of {plural(forbidden, 'forbidden text')}")
+    return sentence(good)
 
 
 class RegexStrategy(TextStrategy):

@@ -55,6 +55,8 @@ Tokens = tuple[Token["Recorder | None"], "Token[Trace | None] | None"]
 SEQUENCE = itertools.count()
 """Start order across recorders (``next(SEQUENCE)``)."""
 _EMPTY = Trace()
+_MAKING = threading.Lock()
+"""Held while a recorder makes its lock or its list of events (once each, at most)."""
 
 
 class ToolSource(Protocol):
@@ -157,8 +159,8 @@ class Recorder:
         self.tools = tools
         self.unmocked: UnmockedToolCall | None = None
         self._redact = redact
-        self._lock = threading.Lock()
-        self._events: list[_Entry] = []
+        self._lock: threading.Lock | None = None  # made on first use (see _locked)
+        self._events: list[_Entry] | None = None  # made by the first event (see _list)
         self._truncated = 0
         self._dropped = 0
 
@@ -184,11 +186,12 @@ class Recorder:
     def add(self, pending: Pending, event: ToolCall | ModelCall | Retrieval) -> None:
         """Keep ``event``, which started at ``pending`` (thread-safe)."""
         cuts = event.truncated if isinstance(event, ToolCall) else 0
-        with self._lock:
-            if len(self._events) >= self.limits.max_events:
+        with self._locked():
+            events = self._list()
+            if len(events) >= self.limits.max_events:
                 self._dropped += 1
                 return
-            self._events.append((pending[1], pending[0], event))
+            events.append((pending[1], pending[0], event))
             self._truncated += cuts
 
     def add_tool_call(
@@ -242,18 +245,36 @@ class Recorder:
             name,
             owned,
             result,
-            _failure(error),
+            None if error is None else _failure(error),
             mocked,
             ended_ns,
             ended,
             pending[2],
         )
         events = self._events
+        if events is None:
+            events = self._list()
         if len(events) < limits.max_events:
             events.append((pending[1], pending[0], raw))  # atomic: _settled() trims a race
         else:
-            with self._lock:
+            with self._locked():
                 self._dropped += 1
+
+    def _locked(self) -> threading.Lock:
+        """This recorder's lock, made on first use: most recordings never need one."""
+        if self._lock is None:
+            with _MAKING:
+                if self._lock is None:
+                    self._lock = threading.Lock()
+        return self._lock
+
+    def _list(self) -> list[_Entry]:
+        """The list of events, made by the first one: most samples record nothing."""
+        if self._events is None:
+            with _MAKING:
+                if self._events is None:
+                    self._events = []
+        return self._events
 
     def _frozen(self, raw: _RawToolCall, started: int) -> ToolCall:
         name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
@@ -285,8 +306,8 @@ class Recorder:
 
     def _settled(self) -> tuple[list[tuple[int, int, _Event]], int, int]:
         """Every event so far, the raw tool calls frozen once (in place), and the counts."""
-        with self._lock:
-            events = self._events
+        with self._locked():
+            events = self._list()
             extra = len(events) - self.limits.max_events
             if extra > 0:
                 del events[-extra:]
@@ -303,11 +324,12 @@ class Recorder:
         """Keep every event of ``other`` too, in their start order (an inner recording's,
         such as a watched call's inside a sample, so the sample's trace still holds them)."""
         events, truncated, dropped = other._settled()
-        with other._lock:
+        with other._locked():
             unmocked = other.unmocked
-        with self._lock:
-            room = max(0, self.limits.max_events - len(self._events))
-            self._events.extend(events[:room])
+        with self._locked():
+            mine = self._list()
+            room = max(0, self.limits.max_events - len(mine))
+            mine.extend(events[:room])
             self._dropped += dropped + max(0, len(events) - room)
             self._truncated += truncated
         if unmocked is not None:
@@ -315,7 +337,7 @@ class Recorder:
 
     def note_unmocked(self, error: UnmockedToolCall) -> None:
         """Remember the first call that had nothing to serve."""
-        with self._lock:
+        with self._locked():
             if self.unmocked is None:
                 self.unmocked = error
 
