@@ -6,7 +6,6 @@ import orjson
 import pytest
 
 import aeval
-
 from aeval import (
     ErrorInfo,
     EvaluationReport,
