@@ -192,7 +192,8 @@ class Run:
                     await self._run_async_source(self.samples, max(workers, 1))
                 elif settings.repeats == 1 and type(self.samples) is Samples:
                     plain = enumerate(self.samples)  # shared: each worker takes the next
-                    await run_workers(max(workers, 1), self._plain_worker, plain)
+                    worker = self._direct_worker if self._direct() else self._plain_worker
+                    await run_workers(max(workers, 1), worker, plain)
                 else:
                     work = self._work(iter(self.samples))
                     await run_workers(max(workers, 1), self._worker, work)
@@ -228,6 +229,82 @@ class Run:
         checked (when the run was made), so no generator sits between it and the samples."""
         for index, sample in work:
             await self._evaluate_sample(sample, index, 0)
+
+    def _direct(self) -> bool:
+        """Whether ``_direct_worker`` makes the rows ``_evaluate_sample`` would: an async
+        target awaited as it is, live tools, nothing recorded or current around the run,
+        every strategy direct, each row only counted, the per-sample step not overridden."""
+        return (
+            self._plain
+            and self._await is not None
+            and self._live
+            and self._idle
+            and all(s.direct for s in self.strategies)
+            and type(self)._evaluate_sample is Run._evaluate_sample
+        )
+
+    async def _direct_worker(self, work: Iterator[tuple[int, EvaluationSample]]) -> None:
+        """``_plain_worker`` and ``_evaluate_sample`` in one loop, for the runs ``_direct``
+        admits (the common one: an async target and built-in checks): the same steps, with
+        no coroutine, keyword call or lookup per sample beyond the ones they need."""
+        settings = self.settings
+        tally = self.tally
+        aggregator = self.aggregator
+        count_sample = aggregator.count_sample
+        add = aggregator.add
+        call = self._await
+        assert call is not None
+        limits, redact, tracebacks = settings.trace_limits, self._redact, settings.tracebacks
+        strategies = [(s, self._timed_out[s.name]) for s in self.strategies]
+        set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
+        row_type = EvaluationRow
+        for index, sample in work:
+            tally.in_flight += 1
+            try:
+                started = perf_counter()
+                recorder = Recorder(limits=limits, tools=None, redact=redact)
+                token = set_recorder(recorder)
+                try:
+                    output = await call(sample.parameters)
+                except BaseException as exc:
+                    reset_recorder(token)
+                    await self._call_failed(exc, sample, index, 0, started, recorder)
+                    continue
+                reset_recorder(token)
+                duration = perf_counter() - started
+                trace = recorder.snapshot()
+                if recorder.unmocked is not None:
+                    await self._add_call_failure(
+                        sample, recorder.unmocked, duration, index, 0, trace
+                    )
+                    continue
+                count_sample()
+                tally.samples_done += 1
+                made = None if trace is None else make_current(trace)
+                try:
+                    for strategy, timed_out in strategies:
+                        row = apply_inline(
+                            strategy,
+                            sample,
+                            output,
+                            duration,
+                            index,
+                            0,
+                            trace,
+                            None,
+                            timed_out,
+                            tracebacks,
+                            _RERAISE,
+                        )
+                        if type(row) is not row_type:
+                            row = await cast("Awaitable[EvaluationRow]", row)
+                        add(row)
+                        tally.rows_done += 1
+                finally:
+                    if made is not None:
+                        deactivate(made)
+            finally:
+                tally.in_flight -= 1
 
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.settings.repeats
@@ -347,21 +424,7 @@ class Run:
                     else:
                         deactivate(tokens)
             except BaseException as exc:
-                failure: BaseException = exc
-                if isinstance(exc, self._cancelled()):
-                    stray = stray_cancellation(exc, "the function under test")
-                    if stray is None:
-                        raise
-                    failure = stray
-                elif isinstance(exc, AbandonedCallsError):
-                    raise
-                elif isinstance(exc, KeyboardInterrupt):
-                    raise TargetInterrupt(exc) from None
-                duration = perf_counter() - started
-                trace = None if recorder is None else recorder.snapshot()
-                if recorder is not None and recorder.unmocked is not None:
-                    failure = recorder.unmocked
-                await self._add_call_failure(sample, failure, duration, index, repeat, trace)
+                await self._call_failed(exc, sample, index, repeat, started, recorder)
                 return
             duration = perf_counter() - started
             trace = recorder.snapshot()
@@ -405,6 +468,33 @@ class Run:
                     deactivate(made)
         finally:
             self.tally.in_flight -= 1
+
+    async def _call_failed(
+        self,
+        exc: BaseException,
+        sample: EvaluationSample,
+        index: int,
+        repeat: int,
+        started: float,
+        recorder: Recorder | None,
+    ) -> None:
+        """The call of the function under test on ``sample`` raised ``exc``: its error rows,
+        unless ``exc`` stops the run (raised again, or as ``TargetInterrupt``)."""
+        failure: BaseException = exc
+        if isinstance(exc, self._cancelled()):
+            stray = stray_cancellation(exc, "the function under test")
+            if stray is None:
+                raise exc
+            failure = stray
+        elif isinstance(exc, AbandonedCallsError):
+            raise exc
+        elif isinstance(exc, KeyboardInterrupt):
+            raise TargetInterrupt(exc) from None
+        duration = perf_counter() - started
+        trace = None if recorder is None else recorder.snapshot()
+        if recorder is not None and recorder.unmocked is not None:
+            failure = recorder.unmocked
+        await self._add_call_failure(sample, failure, duration, index, repeat, trace)
 
     async def _add_call_failure(
         self,

@@ -249,8 +249,10 @@ class RowAggregator:
         "_endings",
         "_finished",
         "_function_errors",
+        "_in_order",
         "_judging",
         "_keep",
+        "_last_index",
         "_moments",
         "_open",
         "_pairs",
@@ -302,6 +304,9 @@ class RowAggregator:
         # one row per sample, or per (sample, strategy) pair: each row is a cluster of its
         # own, whose sums follow from the pass counts (see _closed), so nothing per row
         self._single_rows = self._rows_per_sample == 1
+        # one row per sample: rows added with rising indexes are in report order already
+        self._in_order = self._single_rows
+        self._last_index = -1
         self._single_pairs = repeats == 1
         self._run = RunInfo()
 
@@ -431,6 +436,11 @@ class RowAggregator:
                 calibration.add(row, label)
         keep = self._keep
         if keep == "all" or (keep == "failures" and not passed):
+            if self._in_order:
+                if row.index > self._last_index:
+                    self._last_index = row.index
+                else:
+                    self._in_order = False
             self._rows.append(row)
 
     def _count_clusters(self, row: EvaluationRow, passed: bool, strategy: _StrategyCounter) -> None:
@@ -548,7 +558,7 @@ class RowAggregator:
         """A snapshot of everything counted so far, rows in sample then strategy order."""
         moments, tag_moments, strategy_moments, repeat_stats = self._closed()
         return ReportParts(
-            rows=tuple(sorted(self._rows, key=_SORT_KEY)),
+            rows=tuple(self._rows if self._in_order else sorted(self._rows, key=_SORT_KEY)),
             counts={o: self._counts[o] for o in Outcome},
             tags={
                 tag: TagStatistics(
