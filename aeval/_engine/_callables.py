@@ -22,6 +22,7 @@ from .._reporting._results import (
     safe_str,
 )
 from .._samples import EvaluationSample, Parameters
+from .._util._slots import fast_slots_maker
 from ..trace import Trace
 from ._threads import DaemonThreads
 from ._workers import running_asyncio
@@ -44,6 +45,7 @@ __all__ = [
 
 _PASSED = Outcome.PASSED
 _FAILED = Outcome.FAILED
+_make_row = fast_slots_maker(EvaluationRow)
 _THREADS: ContextVar[DaemonThreads | None] = ContextVar("aeval_strategy_threads", default=None)
 
 
@@ -436,7 +438,7 @@ def apply_inline(
         row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
         return row.error(failure, started, tracebacks)
     if type(result) is EvaluationResult and result.score is not None and not result.skipped:
-        return EvaluationRow(  # EvaluationRow.from_result, without its keywords' cost
+        return _make_row(  # EvaluationRow.from_result, without its keywords' cost
             sample,
             strategy.name,
             output,

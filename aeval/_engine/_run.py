@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import time
+from sys import getrefcount
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
 from dataclasses import dataclass
 from time import perf_counter
@@ -258,11 +259,15 @@ class Run:
         strategies = [(s, self._timed_out[s.name]) for s in self.strategies]
         set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
         row_type = EvaluationRow
+        spare: Recorder | None = None
         for index, sample in work:
             tally.in_flight += 1
             try:
                 started = perf_counter()
-                recorder = Recorder(limits=limits, tools=None, redact=redact)
+                if spare is None:
+                    recorder = Recorder(limits=limits, tools=None, redact=redact)
+                else:
+                    recorder, spare = spare, None
                 token = set_recorder(recorder)
                 try:
                     output = await call(sample.parameters)
@@ -278,6 +283,10 @@ class Run:
                         sample, recorder.unmocked, duration, index, 0, trace
                     )
                     continue
+                if trace is None and getrefcount(recorder) == _UNSHARED:
+                    # it recorded nothing and nothing else holds it (no task or thread the
+                    # call started kept its context): the next sample can record into it
+                    spare = recorder
                 count_sample()
                 tally.samples_done += 1
                 made = None if trace is None else make_current(trace)
@@ -585,6 +594,8 @@ class Run:
 
 
 _RERAISE = (AbandonedCallsError,)
+_UNSHARED = 2
+"""``sys.getrefcount`` of an object only a local variable holds (the call's argument is one)."""
 
 
 def _strategy_timed_out(name: str, seconds: float) -> str:

@@ -5,16 +5,23 @@ name, value)``, which looks the name up through the class on every call. This on
 slot through its member descriptor instead (the same effect, the same checks of nothing):
 measured here, a 15-field row is made in about half the time. The signature, the defaults and
 the frozen ``__setattr__`` stay as they are.
+
+:func:`fast_slots_maker` goes further for the one call site that makes most rows: a function
+taking every field positionally that fills an instance of an unfrozen twin class (same slots,
+same base, so the same memory layout) with plain attribute stores, then gives it the frozen
+class (``__class__`` assignment, which CPython allows between layout-compatible classes).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["fast_slots_init"]
+__all__ = ["fast_slots_init", "fast_slots_maker"]
 
 _T = TypeVar("_T", bound=type)
+_I = TypeVar("_I")
 
 
 def fast_slots_init(cls: _T) -> _T:
@@ -58,3 +65,35 @@ def fast_slots_init(cls: _T) -> _T:
     init.__doc__ = original.__doc__
     cls.__init__ = init  # type: ignore[misc]
     return cls
+
+
+def fast_slots_maker(cls: type[_I]) -> Callable[..., _I]:
+    """A function making an instance of the frozen slotted dataclass ``cls`` from all of its
+    fields, positionally in field order: the instance ``cls(*fields)`` makes, in less time.
+
+    Raises:
+        TypeError: ``cls`` is not a slotted dataclass of ``object`` whose fields are all set
+            by ``__init__``, without ``__post_init__`` or keyword-only fields.
+    """
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    if (
+        "__slots__" not in cls.__dict__
+        or cls.__bases__ != (object,)
+        or hasattr(cls, "__post_init__")
+        or any(not f.init or f.kw_only for f in fields)
+    ):
+        raise TypeError(f"{cls.__name__} is not a plain slotted dataclass")
+    names = [field.name for field in fields]
+    twin = type(f"_{cls.__name__}Twin", (object,), {"__slots__": tuple(cls.__slots__)})
+    namespace: dict[str, Any] = {"_new_object": object.__new__, "_twin": twin, "_cls": cls}
+    stores = "".join(f"    self.{name} = {name}\n" for name in names)
+    source = (
+        f"def make({', '.join(names)}):\n"
+        f"    self = _new_object(_twin)\n{stores}    self.__class__ = _cls\n    return self\n"
+    )
+    exec(source, namespace)
+    make: Callable[..., _I] = namespace["make"]
+    make.__qualname__ = f"make_{cls.__name__}"
+    make.__module__ = cls.__module__
+    make(*([None] * len(names)))  # a layout CPython refuses fails here, not on a hot path
+    return make
