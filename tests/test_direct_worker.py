@@ -1,0 +1,270 @@
+"""The Scorer's direct worker (issue 25, round 2): the rows of the general path, with less work.
+
+An async target awaited as it is, live tools and direct strategies take ``Run._direct_worker``;
+a timeout sends the same run down the general path (``_evaluate_sample``). These tests pin
+that both make the same rows, that a recorder a worker reuses never carries anything from
+one sample into another, that the aggregator sorts only rows out of order, and the Python
+calls per sample (counted with ``sys.setprofile``, never timed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import sys
+from typing import Any
+
+import pytest
+
+from aeval import EvaluationResult, EvaluationSample, Outcome, Parameters, Samples, Scorer
+from aeval._engine._run import Run
+from aeval._reporting._aggregator import RowAggregator
+from aeval._reporting._results import EvaluationRow
+from aeval._util._slots import fast_slots_maker
+from aeval.strategies import ExactMatchStrategy, inline
+from aeval.trace import Trace, record_tool_call
+from aeval.trace._context import current_recorder
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def direct_runs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each run took the direct worker."""
+    taken: list[bool] = []
+    original = Run._direct
+
+    def spy(self: Run) -> bool:
+        taken.append(original(self))
+        return taken[-1]
+
+    monkeypatch.setattr(Run, "_direct", spy)
+    return taken
+
+
+async def _target(params: Parameters) -> Any:
+    text = params.values[0]
+    if text.endswith("3"):
+        raise ValueError(f"no answer for {text}")
+    if text.endswith("5"):
+        record_tool_call("lookup", {"q": text}, result="found")
+    if text.endswith("7"):
+        await asyncio.sleep(0)
+    return text.upper() if text.endswith("1") else text
+
+
+@inline
+def _varied(sample: EvaluationSample, output: Any) -> Any:
+    name = sample.name
+    if name.endswith("2"):
+        return EvaluationResult.unscored("no verdict", {"why": "two"})
+    if name.endswith("4"):
+        raise RuntimeError("the check broke")
+    if name.endswith("6"):
+        return EvaluationResult.skip("gated")
+    if name.endswith("8"):
+        return "not a result"
+    return EvaluationResult.failing(0.25, "low").with_metadata({"n": len(name)})
+
+
+def _view(row: EvaluationRow) -> tuple[Any, ...]:
+    trace = row.trace
+    calls = None if trace is None else [(c.name, dict(c.arguments)) for c in trace.tool_calls]
+    error = None if row.error is None else (row.error.type, row.error.message, row.error.source)
+    fields = dataclasses.replace(
+        row, duration=0.0, strategy_duration=0.0, trace=None, error=None
+    )
+    return fields, calls, error
+
+
+async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
+    direct_runs: list[bool],
+) -> None:
+    samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(60))
+    strategies = (ExactMatchStrategy(), _varied)
+    direct = await Scorer(7).evaluate(samples, _target, *strategies)
+    general = await Scorer(7, timeout=60).evaluate(samples, _target, *strategies)
+    assert direct_runs == [True, False]
+    assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
+    assert len(direct.evaluations) == 120
+    assert direct.counts == general.counts
+    assert direct.function_error_count == general.function_error_count == 6
+    assert direct.complete and general.complete
+    assert direct.strategy_statistics == general.strategy_statistics
+
+
+async def test_a_reused_recorder_never_gets_a_late_record_of_a_task_left_behind(
+    direct_runs: list[bool],
+) -> None:
+    """Sample 0 leaves a task behind (it holds sample 0's context); sample 1, on the same
+    worker, lets it record: into sample 0's recorder, never into sample 1's."""
+    release = asyncio.Event()
+    left: list[asyncio.Task[None]] = []
+
+    async def late() -> None:
+        await release.wait()
+        record_tool_call("late", {})
+
+    async def target(params: Parameters) -> Any:
+        step = params.values[0]
+        if step == 0:
+            left.append(asyncio.get_running_loop().create_task(late()))
+        elif step == 1:
+            release.set()
+            await left[0]
+        return step
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(4))
+    report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
+    assert direct_runs == [True]
+    assert report.passed_count == 4
+    assert [row.trace for row in report.evaluations] == [None] * 4
+
+
+async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context(
+    direct_runs: list[bool],
+) -> None:
+    kept: list[contextvars.Context] = []
+
+    async def target(params: Parameters) -> Any:
+        step = params.values[0]
+        if step == 0:
+            kept.append(contextvars.copy_context())
+        elif step == 2:
+            kept[0].run(record_tool_call, "kept", {})
+        return step
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(4))
+    report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
+    assert direct_runs == [True]
+    assert [row.trace for row in report.evaluations] == [None] * 4
+    recorder = kept[0].run(current_recorder)
+    assert recorder is not None
+    trace = recorder.snapshot()
+    assert trace is not None and [c.name for c in trace.tool_calls] == ["kept"]
+
+
+async def test_a_recorder_that_recorded_is_never_reused(direct_runs: list[bool]) -> None:
+    async def target(params: Parameters) -> Any:
+        if params.values[0] % 2 == 0:
+            record_tool_call("even", {"n": params.values[0]})
+        return params.values[0]
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(6))
+    report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
+    assert direct_runs == [True]
+    traces: list[Trace | None] = [row.trace for row in report.evaluations]
+    for index, trace in enumerate(traces):
+        if index % 2:
+            assert trace is None
+        else:
+            assert trace is not None
+            assert [dict(c.arguments) for c in trace.tool_calls] == [{"n": index}]
+
+
+async def test_the_direct_path_makes_few_python_calls(direct_runs: list[bool]) -> None:
+    """The engine's Python calls per sample on the direct path: 11.7 in round 1, the
+    target's own two (``target``, ``Parameters.values``) and the check's one included."""
+    samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(400))
+
+    async def target(params: Parameters) -> Any:
+        return params.values[0]
+
+    scorer = Scorer(20)
+    await scorer.evaluate(samples[:10], target, ExactMatchStrategy())
+    calls = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        report = await scorer.evaluate(samples, target, ExactMatchStrategy())
+    finally:
+        sys.setprofile(None)
+    assert direct_runs == [True, True]
+    assert report.passed_count == 400
+    assert calls / 400 <= 10.0, f"{calls / 400:.2f} Python calls per sample"
+
+
+def _row(index: int, position: int = 0) -> EvaluationRow:
+    sample = EvaluationSample(f"s{index}")
+    return EvaluationRow(sample, "st", "out", Outcome.PASSED, 1.0, index=index, position=position)
+
+
+def _sorts(aggregator: RowAggregator) -> tuple[tuple[EvaluationRow, ...], int]:
+    sorts = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal sorts
+        if event == "c_call" and arg is sorted:
+            sorts += 1
+
+    sys.setprofile(count)
+    try:
+        rows = aggregator.parts().rows
+    finally:
+        sys.setprofile(None)
+    return rows, sorts
+
+
+@pytest.mark.parametrize(
+    ("order", "sorts"),
+    [([0, 1, 2, 5, 9], 0), ([0, 2, 1, 3], 1), ([0, 1, 1, 2], 1), ([3, 2, 1, 0], 1)],
+)
+def test_the_aggregator_sorts_only_rows_out_of_order(order: list[int], sorts: int) -> None:
+    aggregator = RowAggregator(strategies=1, repeats=1)
+    rows = [_row(index) for index in order]
+    for row in rows:
+        aggregator.add(row)
+    held, made = _sorts(aggregator)
+    assert made == sorts
+    assert list(held) == sorted(rows, key=lambda r: r.sort_key)
+
+
+def test_rows_of_several_strategies_are_always_sorted() -> None:
+    aggregator = RowAggregator(strategies=2, repeats=1)
+    rows = [_row(0, 1), _row(0, 0), _row(1, 0), _row(1, 1)]
+    for row in rows:
+        aggregator.add(row)
+    held, made = _sorts(aggregator)
+    assert made == 1
+    assert [(r.index, r.position) for r in held] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+
+
+def test_the_row_maker_makes_the_row_init_makes() -> None:
+    make = fast_slots_maker(EvaluationRow)
+    sample = EvaluationSample("s", ["x"], "x", tags=("t",))
+    values = (sample, "st", "x", Outcome.FAILED, 0.5, "why", {"k": 1}, None, 1.5, 0.25, 3, 1, 2)
+    made = make(*values, 12.0, None)
+    assert type(made) is EvaluationRow
+    assert made == EvaluationRow(*values, 12.0, None)
+    names = [field.name for field in dataclasses.fields(EvaluationRow)]
+    assert [getattr(made, name) for name in names] == [*values, 12.0, None]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.score = 1.0  # type: ignore[misc]
+    assert dataclasses.replace(made, score=0.75).score == 0.75
+
+    @dataclasses.dataclass
+    class Unslotted:
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Base:
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Derived(Base):
+        b: int
+
+    for cls in (Unslotted, Derived):
+        with pytest.raises(TypeError, match="not a plain slotted dataclass"):
+            fast_slots_maker(cls)
