@@ -34,7 +34,10 @@ __all__ = [
     "apply_strategy",
     "apply_to_row",
     "bind_function",
+    "inline_failure",
+    "inline_result",
     "is_async_callable",
+    "make_row",
     "prepare_strategies",
     "retries_of",
     "runs_inline",
@@ -45,7 +48,8 @@ __all__ = [
 
 _PASSED = Outcome.PASSED
 _FAILED = Outcome.FAILED
-_make_row = fast_slots_maker(EvaluationRow)
+make_row = fast_slots_maker(EvaluationRow)
+"""``EvaluationRow(*all_15_fields)``, faster (see ``fast_slots_maker``): for the per-row path."""
 _THREADS: ContextVar[DaemonThreads | None] = ContextVar("aeval_strategy_threads", default=None)
 
 
@@ -432,13 +436,21 @@ def apply_inline(
     except reraise:
         raise
     except BaseException as exc:
-        failure = exc if isinstance(exc, Exception) else _strategy_interrupt(exc, strategy.name)
-        if failure is not exc:
-            failure.__cause__ = exc
-        row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
-        return row.error(failure, started, tracebacks)
+        return inline_failure(
+            strategy,
+            sample,
+            output,
+            duration,
+            index,
+            repeat,
+            trace,
+            exc,
+            started,
+            tracebacks,
+            timestamp,
+        )
     if type(result) is EvaluationResult and result.score is not None and not result.skipped:
-        return _make_row(  # EvaluationRow.from_result, without its keywords' cost
+        return make_row(  # EvaluationRow.from_result, without its keywords' cost
             sample,
             strategy.name,
             output,
@@ -455,6 +467,64 @@ def apply_inline(
             timestamp,
             trace,
         )
+    return inline_result(
+        strategy,
+        sample,
+        output,
+        duration,
+        index,
+        repeat,
+        trace,
+        result,
+        started,
+        seconds,
+        timed_out,
+        tracebacks,
+        reraise,
+        timestamp,
+    )
+
+
+def inline_failure(
+    strategy: PreparedStrategy,
+    sample: EvaluationSample,
+    output: Any,
+    duration: float,
+    index: int,
+    repeat: int,
+    trace: Trace | None,
+    exc: BaseException,
+    started: float,
+    tracebacks: bool,
+    timestamp: float | None = None,
+) -> EvaluationRow:
+    """The row of a direct strategy that raised ``exc`` (not one of ``reraise``; see
+    :func:`apply_inline`): an interrupt becomes the error it is in :func:`apply_to_row`."""
+    failure = exc if isinstance(exc, Exception) else _strategy_interrupt(exc, strategy.name)
+    if failure is not exc:
+        failure.__cause__ = exc
+    row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
+    return row.error(failure, started, tracebacks)
+
+
+def inline_result(
+    strategy: PreparedStrategy,
+    sample: EvaluationSample,
+    output: Any,
+    duration: float,
+    index: int,
+    repeat: int,
+    trace: Trace | None,
+    result: Any,
+    started: float,
+    seconds: float | None,
+    timed_out: Callable[[float], str],
+    tracebacks: bool,
+    reraise: tuple[type[Exception], ...] = (),
+    timestamp: float | None = None,
+) -> EvaluationRow | Awaitable[EvaluationRow]:
+    """The row of what a direct strategy returned (see :func:`apply_inline`), every case
+    but the scored ``EvaluationResult`` that the callers make into a row themselves."""
     row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
     if isinstance(result, EvaluationResult):
         return row.result(result, started)

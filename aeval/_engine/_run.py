@@ -15,7 +15,7 @@ import anyio
 
 from .._exceptions import AbandonedCallsError
 from .._reporting._report import Aggregator
-from .._reporting._results import ErrorInfo, EvaluationRow
+from .._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._samples import EvaluationSample, Parameters, Samples
 from .._util._groups import unwrap_single_group
@@ -28,6 +28,9 @@ from ._callables import (
     PreparedStrategy,
     apply_inline,
     apply_to_row,
+    inline_failure,
+    inline_result,
+    make_row,
     retries_of,
     strategy_threads,
     stray_cancellation,
@@ -256,9 +259,11 @@ class Run:
         call = self._await
         assert call is not None
         limits, redact, tracebacks = settings.trace_limits, self._redact, settings.tracebacks
-        strategies = [(s, self._timed_out[s.name]) for s in self.strategies]
+        strategies = [
+            (s, s.evaluate, s.name, s.position, self._timed_out[s.name]) for s in self.strategies
+        ]
         set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
-        row_type = EvaluationRow
+        row_type, result_type = EvaluationRow, EvaluationResult
         spare: Recorder | None = None
         for index, sample in work:
             tally.in_flight += 1
@@ -291,22 +296,68 @@ class Run:
                 tally.samples_done += 1
                 made = None if trace is None else make_current(trace)
                 try:
-                    for strategy, timed_out in strategies:
-                        row = apply_inline(
-                            strategy,
-                            sample,
-                            output,
-                            duration,
-                            index,
-                            0,
-                            trace,
-                            None,
-                            timed_out,
-                            tracebacks,
-                            _RERAISE,
-                        )
-                        if type(row) is not row_type:
-                            row = await cast("Awaitable[EvaluationRow]", row)
+                    for strategy, evaluate, name, position, timed_out in strategies:
+                        begun = perf_counter()  # apply_inline, without its call
+                        try:
+                            result = evaluate(sample, output)
+                        except _RERAISE:
+                            raise
+                        except BaseException as exc:
+                            row = inline_failure(
+                                strategy,
+                                sample,
+                                output,
+                                duration,
+                                index,
+                                0,
+                                trace,
+                                exc,
+                                begun,
+                                tracebacks,
+                            )
+                        else:
+                            if (
+                                type(result) is result_type
+                                and result.score is not None
+                                and not result.skipped
+                            ):
+                                row = make_row(
+                                    sample,
+                                    name,
+                                    output,
+                                    _PASSED if result.passed else _FAILED,
+                                    result.score,
+                                    result.explanation,
+                                    result.metadata,
+                                    None,
+                                    duration,
+                                    perf_counter() - begun,
+                                    index,
+                                    0,
+                                    position,
+                                    None,
+                                    trace,
+                                )
+                            else:
+                                made_row = inline_result(
+                                    strategy,
+                                    sample,
+                                    output,
+                                    duration,
+                                    index,
+                                    0,
+                                    trace,
+                                    result,
+                                    begun,
+                                    None,
+                                    timed_out,
+                                    tracebacks,
+                                    _RERAISE,
+                                )
+                                if type(made_row) is row_type:
+                                    row = made_row
+                                else:
+                                    row = await cast("Awaitable[EvaluationRow]", made_row)
                         add(row)
                         tally.rows_done += 1
                 finally:
@@ -594,6 +645,7 @@ class Run:
 
 
 _RERAISE = (AbandonedCallsError,)
+_PASSED, _FAILED = Outcome.PASSED, Outcome.FAILED
 _UNSHARED = 2
 """``sys.getrefcount`` of an object only a local variable holds (the call's argument is one)."""
 
