@@ -15,6 +15,7 @@ import dataclasses
 import sys
 from typing import Any
 
+import anyio
 import pytest
 
 from aeval import EvaluationResult, EvaluationSample, Outcome, Parameters, Samples, Scorer
@@ -86,9 +87,7 @@ def _view(row: EvaluationRow) -> tuple[Any, ...]:
     trace = row.trace
     calls = None if trace is None else [(c.name, dict(c.arguments)) for c in trace.tool_calls]
     error = None if row.error is None else (row.error.type, row.error.message, row.error.source)
-    fields = dataclasses.replace(
-        row, duration=0.0, strategy_duration=0.0, trace=None, error=None
-    )
+    fields = dataclasses.replace(row, duration=0.0, strategy_duration=0.0, trace=None, error=None)
     return fields, calls, error
 
 
@@ -103,9 +102,61 @@ async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
     assert len(direct.evaluations) == 120
     assert direct.counts == general.counts
+    assert (direct.call_count, direct.sample_count) == (general.call_count, general.sample_count)
+    assert direct.call_count == 60
     assert direct.function_error_count == general.function_error_count == 6
     assert direct.complete and general.complete
     assert direct.strategy_statistics == general.strategy_statistics
+
+
+@pytest.mark.parametrize("exc_type", [SystemExit, GeneratorExit, ValueError])
+async def test_the_direct_worker_makes_error_rows_of_what_the_target_raises(
+    direct_runs: list[bool], exc_type: type[BaseException]
+) -> None:
+    async def target(params: Parameters) -> Any:
+        if params.values[0] == 1:
+            raise exc_type("no")
+        return params.values[0]
+
+    samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(3))
+    report = await Scorer(2).evaluate(samples, target, ExactMatchStrategy())
+    assert direct_runs == [True]
+    assert [r.outcome for r in report.evaluations] == [
+        Outcome.PASSED,
+        Outcome.ERROR,
+        Outcome.PASSED,
+    ]
+    error = report.evaluations[1].error
+    assert error is not None and (error.type, error.message) == (exc_type.__name__, "no")
+    assert (report.call_count, report.sample_count, report.function_error_count) == (3, 3, 1)
+    assert report.complete
+
+
+def test_a_keyboard_interrupt_from_the_target_stops_a_direct_run() -> None:
+    taken: list[bool] = []
+
+    async def target(params: Parameters) -> Any:
+        if params.values[0] == 2:
+            raise KeyboardInterrupt
+        return params.values[0]
+
+    async def main() -> None:
+        samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(5))
+        run = Run._direct
+
+        def spy(self: Run) -> bool:
+            taken.append(run(self))
+            return taken[-1]
+
+        Run._direct = spy  # type: ignore[method-assign]
+        try:
+            await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
+        finally:
+            Run._direct = run  # type: ignore[method-assign]
+
+    with pytest.raises(KeyboardInterrupt):
+        anyio.run(main)  # asyncio re-raises KeyboardInterrupt out of its loop: a loop of our own
+    assert taken == [True]
 
 
 async def test_a_reused_recorder_never_gets_a_late_record_of_a_task_left_behind(

@@ -89,6 +89,15 @@ def check_conversation_kinds(
     """
     if kind is None and user_model:
         return
+    if kind is False:  # only conversations to refuse: a sample without metadata is none
+        for item in samples:
+            sample = item.sample if type(item) is IndexedSample else item
+            if type(sample) is not EvaluationSample and not isinstance(sample, EvaluationSample):
+                continue
+            metadata = sample.metadata
+            if metadata and (SIMULATED_USER in metadata or TURNS in metadata):
+                check_conversation_kind(False, name, sample)
+        return
     for item in samples:
         sample = item.sample if type(item) is IndexedSample else item
         if not isinstance(sample, EvaluationSample):

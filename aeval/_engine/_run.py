@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-from sys import getrefcount
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
 from dataclasses import dataclass
+from sys import getrefcount
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, cast
 
@@ -254,7 +254,6 @@ class Run:
         settings = self.settings
         tally = self.tally
         aggregator = self.aggregator
-        count_sample = aggregator.count_sample
         add = aggregator.add
         call = self._await
         assert call is not None
@@ -265,81 +264,47 @@ class Run:
         set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
         row_type, result_type = EvaluationRow, EvaluationResult
         spare: Recorder | None = None
-        for index, sample in work:
-            tally.in_flight += 1
-            try:
-                started = perf_counter()
-                if spare is None:
-                    recorder = Recorder(limits=limits, tools=None, redact=redact)
-                else:
-                    recorder, spare = spare, None
-                token = set_recorder(recorder)
+        returned = 0  # calls that returned: counted in the aggregator as the worker ends
+        try:
+            for index, sample in work:
+                tally.in_flight += 1
                 try:
-                    output = await call(sample.parameters)
-                except BaseException as exc:
+                    started = perf_counter()
+                    if spare is None:
+                        recorder = Recorder(limits=limits, tools=None, redact=redact)
+                    else:
+                        recorder, spare = spare, None
+                    token = set_recorder(recorder)
+                    try:
+                        output = await call(sample.parameters)
+                    except BaseException as exc:
+                        reset_recorder(token)
+                        await self._call_failed(exc, sample, index, 0, started, recorder)
+                        continue
                     reset_recorder(token)
-                    await self._call_failed(exc, sample, index, 0, started, recorder)
-                    continue
-                reset_recorder(token)
-                duration = perf_counter() - started
-                trace = recorder.snapshot()
-                if recorder.unmocked is not None:
-                    await self._add_call_failure(
-                        sample, recorder.unmocked, duration, index, 0, trace
-                    )
-                    continue
-                if trace is None and getrefcount(recorder) == _UNSHARED:
-                    # it recorded nothing and nothing else holds it (no task or thread the
-                    # call started kept its context): the next sample can record into it
-                    spare = recorder
-                count_sample()
-                tally.samples_done += 1
-                made = None if trace is None else make_current(trace)
-                try:
-                    for strategy, evaluate, name, position, timed_out in strategies:
-                        begun = perf_counter()  # apply_inline, without its call
-                        try:
-                            result = evaluate(sample, output)
-                        except _RERAISE:
-                            raise
-                        except BaseException as exc:
-                            row = inline_failure(
-                                strategy,
-                                sample,
-                                output,
-                                duration,
-                                index,
-                                0,
-                                trace,
-                                exc,
-                                begun,
-                                tracebacks,
-                            )
-                        else:
-                            if (
-                                type(result) is result_type
-                                and result.score is not None
-                                and not result.skipped
-                            ):
-                                row = make_row(
-                                    sample,
-                                    name,
-                                    output,
-                                    _PASSED if result.passed else _FAILED,
-                                    result.score,
-                                    result.explanation,
-                                    result.metadata,
-                                    None,
-                                    duration,
-                                    perf_counter() - begun,
-                                    index,
-                                    0,
-                                    position,
-                                    None,
-                                    trace,
-                                )
-                            else:
-                                made_row = inline_result(
+                    duration = perf_counter() - started
+                    trace = recorder.snapshot()
+                    if recorder.unmocked is not None:
+                        await self._add_call_failure(
+                            sample, recorder.unmocked, duration, index, 0, trace
+                        )
+                        continue
+                    if trace is None and getrefcount(recorder) == _UNSHARED:
+                        # it recorded nothing and nothing else holds it (no task or thread the
+                        # call started kept its context): the next sample can record into it
+                        spare = recorder
+                    returned += 1
+                    tally.samples_done += 1
+                    made = None if trace is None else make_current(trace)
+                    try:
+                        for strategy, evaluate, name, position, timed_out in strategies:
+                            begun = perf_counter()  # apply_inline, without its call
+                            try:
+                                result = evaluate(sample, output)
+                            except _RERAISE:
+                                raise
+                            except BaseException as exc:
+                                row = inline_failure(
                                     strategy,
                                     sample,
                                     output,
@@ -347,24 +312,62 @@ class Run:
                                     index,
                                     0,
                                     trace,
-                                    result,
+                                    exc,
                                     begun,
-                                    None,
-                                    timed_out,
                                     tracebacks,
-                                    _RERAISE,
                                 )
-                                if type(made_row) is row_type:
-                                    row = made_row
+                            else:
+                                if (
+                                    type(result) is result_type
+                                    and result.score is not None
+                                    and not result.skipped
+                                ):
+                                    row = make_row(
+                                        sample,
+                                        name,
+                                        output,
+                                        _PASSED if result.passed else _FAILED,
+                                        result.score,
+                                        result.explanation,
+                                        result.metadata,
+                                        None,
+                                        duration,
+                                        perf_counter() - begun,
+                                        index,
+                                        0,
+                                        position,
+                                        None,
+                                        trace,
+                                    )
                                 else:
-                                    row = await cast("Awaitable[EvaluationRow]", made_row)
-                        add(row)
-                        tally.rows_done += 1
+                                    made_row = inline_result(
+                                        strategy,
+                                        sample,
+                                        output,
+                                        duration,
+                                        index,
+                                        0,
+                                        trace,
+                                        result,
+                                        begun,
+                                        None,
+                                        timed_out,
+                                        tracebacks,
+                                        _RERAISE,
+                                    )
+                                    if type(made_row) is row_type:
+                                        row = made_row
+                                    else:
+                                        row = await cast("Awaitable[EvaluationRow]", made_row)
+                            add(row)
+                            tally.rows_done += 1
+                    finally:
+                        if made is not None:
+                            deactivate(made)
                 finally:
-                    if made is not None:
-                        deactivate(made)
-            finally:
-                tally.in_flight -= 1
+                    tally.in_flight -= 1
+        finally:
+            aggregator.count_calls(returned)
 
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.settings.repeats

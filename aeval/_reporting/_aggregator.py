@@ -245,6 +245,7 @@ class RowAggregator:
     __slots__ = (
         "_calibration",
         "_calls",
+        "_clusters",
         "_counts",
         "_endings",
         "_finished",
@@ -308,6 +309,7 @@ class RowAggregator:
         self._in_order = self._single_rows
         self._last_index = -1
         self._single_pairs = repeats == 1
+        self._clusters = not (self._single_rows and self._single_pairs)
         self._run = RunInfo()
 
     @property
@@ -380,6 +382,12 @@ class RowAggregator:
         if failed:
             self._function_errors += 1
 
+    def count_calls(self, calls: int) -> None:
+        """Count ``calls`` calls of the function under test that returned, each the first
+        (repeat 0) of its sample: ``count_sample()`` that many times, at once."""
+        self._calls += calls
+        self._samples += calls
+
     def add(self, row: EvaluationRow) -> None:
         """Account for one row."""
         outcome = row.outcome
@@ -412,7 +420,7 @@ class RowAggregator:
         if score is not None and (passed or outcome is _FAILED):
             strategy.scored += 1
             strategy.score_sum += score
-        if not (self._single_rows and self._single_pairs):
+        if self._clusters:
             self._count_clusters(row, passed, strategy)
         if type(row.output) is Transcript and row.position == 0:
             ended = row.output.ended

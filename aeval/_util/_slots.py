@@ -84,7 +84,7 @@ def fast_slots_maker(cls: type[_I]) -> Callable[..., _I]:
     ):
         raise TypeError(f"{cls.__name__} is not a plain slotted dataclass")
     names = [field.name for field in fields]
-    twin = type(f"_{cls.__name__}Twin", (object,), {"__slots__": tuple(cls.__slots__)})
+    twin = type(f"_{cls.__name__}Twin", (object,), {"__slots__": tuple(cls.__dict__["__slots__"])})
     namespace: dict[str, Any] = {"_new_object": object.__new__, "_twin": twin, "_cls": cls}
     stores = "".join(f"    self.{name} = {name}\n" for name in names)
     source = (
