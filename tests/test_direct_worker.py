@@ -13,13 +13,23 @@ import asyncio
 import contextvars
 import dataclasses
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from aeval import EvaluationResult, EvaluationSample, Outcome, Parameters, Samples, Scorer
+from aeval import (
+    EvaluationResult,
+    EvaluationSample,
+    Outcome,
+    Parameters,
+    Samples,
+    Scorer,
+    read_run,
+)
 from aeval._engine._run import Run
+from aeval._engine._sinks import JsonlSink
 from aeval._reporting._aggregator import RowAggregator
 from aeval._reporting._results import EvaluationRow
 from aeval._util._slots import fast_slots_maker
@@ -51,13 +61,14 @@ def direct_runs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 async def _target(params: Parameters) -> Any:
     text = params.values[0]
-    if text.endswith("3"):
+    word = text.split()[0]
+    if word.endswith("3"):
         raise ValueError(f"no answer for {text}")
-    if text.endswith("5"):
+    if word.endswith("5"):
         record_tool_call("lookup", {"q": text}, result="found")
-    if text.endswith("7"):
+    if word.endswith("7"):
         await asyncio.sleep(0)
-    return text.upper() if text.endswith("1") else text
+    return text.upper() if word.endswith("1") else text
 
 
 async def _later(score: float) -> EvaluationResult:
@@ -107,6 +118,31 @@ async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
     assert direct.function_error_count == general.function_error_count == 6
     assert direct.complete and general.complete
     assert direct.strategy_statistics == general.strategy_statistics
+
+
+async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(
+    direct_runs: list[bool], tmp_path: Path
+) -> None:
+    secret = "sk-test-0123456789"
+    samples = Samples(
+        EvaluationSample(f"s{i}", [f"in{i} {secret}"], f"in{i} {secret}") for i in range(30)
+    )
+    strategies = (ExactMatchStrategy(), _varied)
+    reports = []
+    for name, timeout in (("direct", None), ("general", 60.0)):
+        sink = JsonlSink(tmp_path / f"{name}.jsonl")
+        scorer = Scorer(3, timeout=timeout, sinks=[sink], redact=[secret])
+        reports.append(await scorer.evaluate(samples, _target, *strategies))
+    assert direct_runs == [True, False]
+    direct, general = reports
+    assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
+    assert secret not in repr([r.output for r in direct.evaluations])
+    assert "[REDACTED]" in repr([r.output for r in direct.evaluations])
+    sent = [await read_run(tmp_path / f"{name}.jsonl") for name in ("direct", "general")]
+    assert [_view(r) for r in sent[0][0]] == [_view(r) for r in sent[1][0]]
+    assert len(sent[0][0]) == 60
+    traced = [r.trace for r in sent[0][0] if r.trace is not None]
+    assert traced and secret not in repr(traced)
 
 
 @pytest.mark.parametrize("exc_type", [SystemExit, GeneratorExit, ValueError])
@@ -229,7 +265,7 @@ async def test_a_recorder_that_recorded_is_never_reused(direct_runs: list[bool])
 
 
 async def test_the_direct_path_makes_few_python_calls(direct_runs: list[bool]) -> None:
-    """The engine's Python calls per sample on the direct path: 11.7 in round 1, the
+    """The Python calls per sample on the direct path (7.8 now; 11.7 in round 1), the
     target's own two (``target``, ``Parameters.values``) and the check's one included."""
     samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(400))
 
@@ -252,7 +288,7 @@ async def test_the_direct_path_makes_few_python_calls(direct_runs: list[bool]) -
         sys.setprofile(None)
     assert direct_runs == [True, True]
     assert report.passed_count == 400
-    assert calls / 400 <= 10.0, f"{calls / 400:.2f} Python calls per sample"
+    assert calls / 400 <= 8.5, f"{calls / 400:.2f} Python calls per sample"
 
 
 def _row(index: int, position: int = 0) -> EvaluationRow:

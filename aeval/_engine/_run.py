@@ -237,10 +237,9 @@ class Run:
     def _direct(self) -> bool:
         """Whether ``_direct_worker`` makes the rows ``_evaluate_sample`` would: an async
         target awaited as it is, live tools, nothing recorded or current around the run,
-        every strategy direct, each row only counted, the per-sample step not overridden."""
+        every strategy direct, the per-sample step not overridden."""
         return (
-            self._plain
-            and self._await is not None
+            self._await is not None
             and self._live
             and self._idle
             and all(s.direct for s in self.strategies)
@@ -263,6 +262,7 @@ class Run:
         ]
         set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
         row_type, result_type = EvaluationRow, EvaluationResult
+        plain = self._plain
         spare: Recorder | None = None
         returned = 0  # calls that returned: counted in the aggregator as the worker ends
         try:
@@ -359,8 +359,11 @@ class Run:
                                         row = made_row
                                     else:
                                         row = await cast("Awaitable[EvaluationRow]", made_row)
-                            add(row)
-                            tally.rows_done += 1
+                            if plain:
+                                add(row)
+                                tally.rows_done += 1
+                            else:
+                                await self._add(row)  # redacted, sent to the sinks
                     finally:
                         if made is not None:
                             deactivate(made)
