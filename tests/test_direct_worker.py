@@ -13,6 +13,7 @@ import asyncio
 import contextvars
 import dataclasses
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -102,22 +103,37 @@ def _view(row: EvaluationRow) -> tuple[Any, ...]:
     return fields, calls, error
 
 
+def _source(kind: str, samples: Samples) -> Any:
+    if kind != "async":
+        return samples if kind == "samples" else list(samples)
+
+    async def stream() -> AsyncIterator[EvaluationSample]:
+        for sample in samples:
+            yield sample
+
+    return stream()
+
+
+@pytest.mark.parametrize(("kind", "repeats"), [("samples", 1), ("list", 2), ("async", 2)])
 async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
-    direct_runs: list[bool],
+    direct_runs: list[bool], kind: str, repeats: int
 ) -> None:
     samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(60))
     strategies = (ExactMatchStrategy(), _varied)
-    direct = await Scorer(7).evaluate(samples, _target, *strategies)
-    general = await Scorer(7, timeout=60).evaluate(samples, _target, *strategies)
+    direct = await Scorer(7, repeats=repeats).evaluate(_source(kind, samples), _target, *strategies)
+    general = await Scorer(7, repeats=repeats, timeout=60).evaluate(
+        _source(kind, samples), _target, *strategies
+    )
     assert direct_runs == [True, False]
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
-    assert len(direct.evaluations) == 120
+    assert len(direct.evaluations) == 120 * repeats
     assert direct.counts == general.counts
     assert (direct.call_count, direct.sample_count) == (general.call_count, general.sample_count)
-    assert direct.call_count == 60
-    assert direct.function_error_count == general.function_error_count == 6
+    assert (direct.call_count, direct.sample_count) == (60 * repeats, 60)
+    assert direct.function_error_count == general.function_error_count == 6 * repeats
     assert direct.complete and general.complete
     assert direct.strategy_statistics == general.strategy_statistics
+    assert direct.repeat_statistics == general.repeat_statistics
 
 
 async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(
@@ -143,6 +159,26 @@ async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(
     assert len(sent[0][0]) == 60
     traced = [r.trace for r in sent[0][0] if r.trace is not None]
     assert traced and secret not in repr(traced)
+
+
+async def test_a_streamed_direct_run_refuses_a_conversation_as_the_general_path_does(
+    direct_runs: list[bool],
+) -> None:
+    plain = EvaluationSample("plain", ["q"], "q")
+    chat = EvaluationSample("chat", turns=["hi"])
+
+    async def whole(params: Parameters) -> Any:
+        return params.values[0]
+
+    refusals = []
+    for timeout in (None, 60.0):
+        with pytest.raises(TypeError, match=r"Sample 'chat' is a conversation") as info:
+            stream = _source("async", Samples([plain, chat]))
+            await Scorer(1, timeout=timeout).evaluate(stream, whole, ExactMatchStrategy())
+        refusals.append((str(info.value), info.value.__notes__))
+    assert direct_runs == [True, False]
+    assert refusals[0] == refusals[1]
+    assert refusals[0][1] == ["aeval: 1 row(s) had finished when the run stopped."]
 
 
 @pytest.mark.parametrize("exc_type", [SystemExit, GeneratorExit, ValueError])

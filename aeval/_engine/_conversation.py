@@ -12,6 +12,7 @@ whose output is the transcript so far.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -136,6 +137,11 @@ def check_conversation_kind(kind: bool | None, name: str, sample: EvaluationSamp
     )
 
 
+def _refuse_conversation(name: str, sample: EvaluationSample) -> None:
+    if is_conversation(sample):
+        check_conversation_kind(False, name, sample)
+
+
 class _TurnFailure(Exception):
     def __init__(self, error: BaseException, ended: ConversationEnding) -> None:
         super().__init__(str(error))
@@ -166,6 +172,8 @@ class ConversationRun(Run):
         self.kind = kind
         self.user_model = user_model
         self.conversation_timeout = conversation_timeout
+        if kind is False:  # single-turn samples only: _evaluate_sample is this check, then Run's
+            self.sample_check = functools.partial(_refuse_conversation, self.function.name)
 
     async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
         if not is_conversation(sample):

@@ -153,6 +153,9 @@ class Run:
         }
         self._plain = not settings.sinks and not settings.redactor
         self._await: Callable[[Parameters], Awaitable[Any]] | None = None
+        self.sample_check: Callable[[EvaluationSample], None] | None = None
+        """What a subclass's ``_evaluate_sample`` does before ``Run``'s, when that is all it
+        adds (it raises to stop the run): the direct worker calls it instead."""
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
@@ -200,7 +203,8 @@ class Run:
                     await run_workers(max(workers, 1), worker, plain)
                 else:
                     work = self._work(iter(self.samples))
-                    await run_workers(max(workers, 1), self._worker, work)
+                    each = self._direct_worker if self._direct() else self._worker
+                    await run_workers(max(workers, 1), each, work)
             self.finished = complete = True
         except TargetInterrupt as exc:
             self.interrupted = exc.interrupt
@@ -243,13 +247,22 @@ class Run:
             and self._live
             and self._idle
             and all(s.direct for s in self.strategies)
-            and type(self)._evaluate_sample is Run._evaluate_sample
+            and (
+                type(self)._evaluate_sample is Run._evaluate_sample or self.sample_check is not None
+            )
         )
 
-    async def _direct_worker(self, work: Iterator[tuple[int, EvaluationSample]]) -> None:
-        """``_plain_worker`` and ``_evaluate_sample`` in one loop, for the runs ``_direct``
-        admits (the common one: an async target and built-in checks): the same steps, with
-        no coroutine, keyword call or lookup per sample beyond the ones they need."""
+    async def _direct_worker(
+        self,
+        work: Iterator[tuple[Any, ...]] | AsyncWork,
+    ) -> None:
+        """A worker (``_plain_worker``, ``_worker`` or ``_async_worker``, by the type of
+        ``work``) and ``_evaluate_sample`` in one loop, for the runs ``_direct`` admits (the
+        common one: an async target and built-in checks): the same steps, with no coroutine,
+        keyword call or lookup per sample beyond the ones they need."""
+        source = work if isinstance(work, AsyncWork) else None
+        items = None if isinstance(work, AsyncWork) else work
+        pairs = type(work) is enumerate  # (index, sample): repeat 0
         settings = self.settings
         tally = self.tally
         aggregator = self.aggregator
@@ -263,10 +276,30 @@ class Run:
         set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
         row_type, result_type = EvaluationRow, EvaluationResult
         plain = self._plain
+        check = self.sample_check
         spare: Recorder | None = None
-        returned = 0  # calls that returned: counted in the aggregator as the worker ends
+        returned = firsts = 0  # calls that returned (of repeat 0): counted as the worker ends
+        index: int
+        sample: EvaluationSample
+        repeat = 0
         try:
-            for index, sample in work:
+            while True:
+                if items is not None:
+                    item = next(items, None)
+                    if item is None:
+                        break
+                    if pairs:
+                        index, sample = item
+                    else:
+                        index, repeat, sample = item
+                else:
+                    assert source is not None
+                    triple = await source.next()
+                    if triple is None:
+                        break
+                    index, repeat, sample = triple
+                if check is not None:
+                    check(sample)
                 tally.in_flight += 1
                 try:
                     started = perf_counter()
@@ -279,14 +312,14 @@ class Run:
                         output = await call(sample.parameters)
                     except BaseException as exc:
                         reset_recorder(token)
-                        await self._call_failed(exc, sample, index, 0, started, recorder)
+                        await self._call_failed(exc, sample, index, repeat, started, recorder)
                         continue
                     reset_recorder(token)
                     duration = perf_counter() - started
                     trace = recorder.snapshot()
                     if recorder.unmocked is not None:
                         await self._add_call_failure(
-                            sample, recorder.unmocked, duration, index, 0, trace
+                            sample, recorder.unmocked, duration, index, repeat, trace
                         )
                         continue
                     if trace is None and getrefcount(recorder) == _UNSHARED:
@@ -294,6 +327,7 @@ class Run:
                         # call started kept its context): the next sample can record into it
                         spare = recorder
                     returned += 1
+                    firsts += repeat == 0
                     tally.samples_done += 1
                     made = None if trace is None else make_current(trace)
                     try:
@@ -310,7 +344,7 @@ class Run:
                                     output,
                                     duration,
                                     index,
-                                    0,
+                                    repeat,
                                     trace,
                                     exc,
                                     begun,
@@ -334,7 +368,7 @@ class Run:
                                         duration,
                                         perf_counter() - begun,
                                         index,
-                                        0,
+                                        repeat,
                                         position,
                                         None,
                                         trace,
@@ -346,7 +380,7 @@ class Run:
                                         output,
                                         duration,
                                         index,
-                                        0,
+                                        repeat,
                                         trace,
                                         result,
                                         begun,
@@ -370,7 +404,7 @@ class Run:
                 finally:
                     tally.in_flight -= 1
         finally:
-            aggregator.count_calls(returned)
+            aggregator.count_calls(returned, firsts)
 
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.settings.repeats
@@ -435,8 +469,9 @@ class Run:
     ) -> None:
         check = self.function.check if self.function.signature is not None else None
         work = AsyncWork(samples, self.settings.repeats, check)
+        worker = self._direct_worker if self._direct() else self._async_worker
         try:
-            await run_workers(workers, self._async_worker, work)
+            await run_workers(workers, worker, work)
         finally:
             with anyio.CancelScope(shield=True):
                 await work.aclose()

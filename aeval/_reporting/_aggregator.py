@@ -382,11 +382,11 @@ class RowAggregator:
         if failed:
             self._function_errors += 1
 
-    def count_calls(self, calls: int) -> None:
-        """Count ``calls`` calls of the function under test that returned, each the first
-        (repeat 0) of its sample: ``count_sample()`` that many times, at once."""
+    def count_calls(self, calls: int, samples: int) -> None:
+        """Count ``calls`` calls of the function under test that returned, ``samples`` of
+        them the first (repeat 0) of their sample: ``count_sample`` for each, at once."""
         self._calls += calls
-        self._samples += calls
+        self._samples += samples
 
     def add(self, row: EvaluationRow) -> None:
         """Account for one row."""
