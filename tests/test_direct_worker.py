@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import inspect
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -400,3 +401,29 @@ def test_the_row_maker_makes_the_row_init_makes() -> None:
     for cls in (Unslotted, Derived):
         with pytest.raises(TypeError, match="not a plain slotted dataclass"):
             fast_slots_maker(cls)
+
+
+async def test_parameters_are_bound_once_per_shape_and_a_misfit_still_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    binds = 0
+    bind = inspect.Signature.bind
+
+    def counted(self: inspect.Signature, *args: Any, **kwargs: Any) -> inspect.BoundArguments:
+        nonlocal binds
+        binds += 1
+        return bind(self, *args, **kwargs)
+
+    monkeypatch.setattr(inspect.Signature, "bind", counted)
+
+    async def ask(question: str, style: str = "short") -> str:
+        return f"{question}/{style}"
+
+    samples = [EvaluationSample(f"p{i}", [f"q{i}"], f"q{i}/short") for i in range(50)]
+    samples += [EvaluationSample(f"n{i}", {"question": f"q{i}"}, f"q{i}/short") for i in range(50)]
+    report = await Scorer(5).evaluate(samples, ask, ExactMatchStrategy())
+    assert report.passed_count == 100
+    assert binds == 2  # one positional shape, one named
+    misfit = EvaluationSample("bad", {"query": "q"}, "q")
+    with pytest.raises(TypeError, match=r"cannot take the parameters of sample 'bad'"):
+        await Scorer(5).evaluate([*samples, misfit], ask, ExactMatchStrategy())

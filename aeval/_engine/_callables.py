@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
 
@@ -97,14 +97,21 @@ class BoundFunction:
     call: Callable[[Parameters], Any]
     signature: inspect.Signature | None
     name: str
+    fits: set[tuple[str | None, ...]] = field(default_factory=set, compare=False, repr=False)
+    """The parameter names (``Parameters.names``) seen to fit the signature: whether
+    parameters bind depends on their names and count alone, so each is bound once."""
 
     def check(self, sample: EvaluationSample) -> None:
         """Raise ``TypeError`` when ``sample``'s parameters do not fit the signature."""
         if self.signature is None:
             return
+        names = sample.parameters.names
+        if names in self.fits:
+            return
         args, kwargs = _split(sample.parameters)
         try:
             self.signature.bind(*args, **kwargs)
+            self.fits.add(names)
         except TypeError as exc:
             bare = self.signature.replace(
                 parameters=[
@@ -160,6 +167,9 @@ def bind_function(function: Callable[..., Any]) -> BoundFunction:
             return BoundFunction(function, None, name)
 
     def call(params: Parameters) -> Any:
+        names = params.names
+        if not any(names):
+            return function(*params.values)
         args, kwargs = _split(params)
         return function(*args, **kwargs)
 
