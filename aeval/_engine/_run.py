@@ -687,8 +687,16 @@ class Run:
 
 _RERAISE = (AbandonedCallsError,)
 _PASSED, _FAILED = Outcome.PASSED, Outcome.FAILED
-_UNSHARED = 2
-"""``sys.getrefcount`` of an object only a local variable holds (the call's argument is one)."""
+
+
+def _unshared() -> int:
+    probe = object()
+    return getrefcount(probe)
+
+
+_UNSHARED = _unshared()
+"""``sys.getrefcount`` of an object only a local variable holds (2 on CPython 3.11: the
+variable and the call's argument), measured rather than assumed, as interpreters differ."""
 
 
 def _strategy_timed_out(name: str, seconds: float) -> str:
