@@ -7,7 +7,6 @@ import inspect
 import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
 from dataclasses import dataclass
-from sys import getrefcount
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, cast
 
@@ -15,7 +14,7 @@ import anyio
 
 from .._exceptions import AbandonedCallsError
 from .._reporting._report import Aggregator
-from .._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
+from .._reporting._results import ErrorInfo, EvaluationRow
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._samples import EvaluationSample, Parameters, Samples
 from .._util._groups import unwrap_single_group
@@ -28,13 +27,11 @@ from ._callables import (
     PreparedStrategy,
     apply_inline,
     apply_to_row,
-    inline_failure,
-    inline_result,
-    make_row,
     retries_of,
     strategy_threads,
     stray_cancellation,
 )
+from ._direct import RERAISE as _RERAISE, direct_worker
 from ._executor import (
     ExecutorJob,
     FunctionUnderTest,
@@ -239,9 +236,10 @@ class Run:
             await self._evaluate_sample(sample, index, 0)
 
     def _direct(self) -> bool:
-        """Whether ``_direct_worker`` makes the rows ``_evaluate_sample`` would: an async
-        target awaited as it is, live tools, nothing recorded or current around the run,
-        every strategy direct, the per-sample step not overridden."""
+        """Whether ``direct_worker`` (module ``_direct``) makes the rows ``_evaluate_sample``
+        would: an async target awaited as it is, live tools, nothing recorded or current
+        around the run, every strategy direct, the per-sample step not overridden (or only
+        preceded by ``sample_check``)."""
         return (
             self._await is not None
             and self._live
@@ -252,159 +250,8 @@ class Run:
             )
         )
 
-    async def _direct_worker(
-        self,
-        work: Iterator[tuple[Any, ...]] | AsyncWork,
-    ) -> None:
-        """A worker (``_plain_worker``, ``_worker`` or ``_async_worker``, by the type of
-        ``work``) and ``_evaluate_sample`` in one loop, for the runs ``_direct`` admits (the
-        common one: an async target and built-in checks): the same steps, with no coroutine,
-        keyword call or lookup per sample beyond the ones they need."""
-        source = work if isinstance(work, AsyncWork) else None
-        items = None if isinstance(work, AsyncWork) else work
-        pairs = type(work) is enumerate  # (index, sample): repeat 0
-        settings = self.settings
-        tally = self.tally
-        aggregator = self.aggregator
-        add = aggregator.add
-        call = self._await
-        assert call is not None
-        limits, redact, tracebacks = settings.trace_limits, self._redact, settings.tracebacks
-        strategies = [
-            (s, s.evaluate, s.name, s.position, self._timed_out[s.name]) for s in self.strategies
-        ]
-        set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
-        row_type, result_type = EvaluationRow, EvaluationResult
-        plain = self._plain
-        check = self.sample_check
-        spare: Recorder | None = None
-        returned = firsts = 0  # calls that returned (of repeat 0): counted as the worker ends
-        index: int
-        sample: EvaluationSample
-        repeat = 0
-        try:
-            while True:
-                if items is not None:
-                    item = next(items, None)
-                    if item is None:
-                        break
-                    if pairs:
-                        index, sample = item
-                    else:
-                        index, repeat, sample = item
-                else:
-                    assert source is not None
-                    triple = await source.next()
-                    if triple is None:
-                        break
-                    index, repeat, sample = triple
-                if check is not None:
-                    check(sample)
-                tally.in_flight += 1
-                try:
-                    started = perf_counter()
-                    if spare is None:
-                        recorder = Recorder(limits=limits, tools=None, redact=redact)
-                    else:
-                        recorder, spare = spare, None
-                    token = set_recorder(recorder)
-                    try:
-                        output = await call(sample.parameters)
-                    except BaseException as exc:
-                        reset_recorder(token)
-                        await self._call_failed(exc, sample, index, repeat, started, recorder)
-                        continue
-                    reset_recorder(token)
-                    duration = perf_counter() - started
-                    trace = recorder.snapshot()
-                    if recorder.unmocked is not None:
-                        await self._add_call_failure(
-                            sample, recorder.unmocked, duration, index, repeat, trace
-                        )
-                        continue
-                    if trace is None and getrefcount(recorder) == _UNSHARED:
-                        # it recorded nothing and nothing else holds it (no task or thread the
-                        # call started kept its context): the next sample can record into it
-                        spare = recorder
-                    returned += 1
-                    firsts += repeat == 0
-                    tally.samples_done += 1
-                    made = None if trace is None else make_current(trace)
-                    try:
-                        for strategy, evaluate, name, position, timed_out in strategies:
-                            begun = perf_counter()  # apply_inline, without its call
-                            try:
-                                result = evaluate(sample, output)
-                            except _RERAISE:
-                                raise
-                            except BaseException as exc:
-                                row = inline_failure(
-                                    strategy,
-                                    sample,
-                                    output,
-                                    duration,
-                                    index,
-                                    repeat,
-                                    trace,
-                                    exc,
-                                    begun,
-                                    tracebacks,
-                                )
-                            else:
-                                if (
-                                    type(result) is result_type
-                                    and result.score is not None
-                                    and not result.skipped
-                                ):
-                                    row = make_row(
-                                        sample,
-                                        name,
-                                        output,
-                                        _PASSED if result.passed else _FAILED,
-                                        result.score,
-                                        result.explanation,
-                                        result.metadata,
-                                        None,
-                                        duration,
-                                        perf_counter() - begun,
-                                        index,
-                                        repeat,
-                                        position,
-                                        None,
-                                        trace,
-                                    )
-                                else:
-                                    made_row = inline_result(
-                                        strategy,
-                                        sample,
-                                        output,
-                                        duration,
-                                        index,
-                                        repeat,
-                                        trace,
-                                        result,
-                                        begun,
-                                        None,
-                                        timed_out,
-                                        tracebacks,
-                                        _RERAISE,
-                                    )
-                                    if type(made_row) is row_type:
-                                        row = made_row
-                                    else:
-                                        row = await cast("Awaitable[EvaluationRow]", made_row)
-                            if plain:
-                                add(row)
-                                tally.rows_done += 1
-                            else:
-                                await self._add(row)  # redacted, sent to the sinks
-                    finally:
-                        if made is not None:
-                            deactivate(made)
-                finally:
-                    tally.in_flight -= 1
-        finally:
-            aggregator.count_calls(returned, firsts)
+    async def _direct_worker(self, work: Iterator[tuple[Any, ...]] | AsyncWork) -> None:
+        await direct_worker(self, work)
 
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         repeats = self.settings.repeats
@@ -683,20 +530,6 @@ class Run:
         await self.sinks.send(row)
         if self._emit is not None:
             await self._emit(row)
-
-
-_RERAISE = (AbandonedCallsError,)
-_PASSED, _FAILED = Outcome.PASSED, Outcome.FAILED
-
-
-def _unshared() -> int:
-    probe = object()
-    return getrefcount(probe)
-
-
-_UNSHARED = _unshared()
-"""``sys.getrefcount`` of an object only a local variable holds (2 on CPython 3.11: the
-variable and the call's argument), measured rather than assumed, as interpreters differ."""
 
 
 def _strategy_timed_out(name: str, seconds: float) -> str:
