@@ -427,3 +427,21 @@ async def test_parameters_are_bound_once_per_shape_and_a_misfit_still_named(
     misfit = EvaluationSample("bad", {"query": "q"}, "q")
     with pytest.raises(TypeError, match=r"cannot take the parameters of sample 'bad'"):
         await Scorer(5).evaluate([*samples, misfit], ask, ExactMatchStrategy())
+
+
+async def test_a_direct_run_cancelled_from_outside_stops_and_raises_nothing(
+    direct_runs: list[bool],
+) -> None:
+    never = asyncio.Event()
+    with anyio.CancelScope() as scope:
+
+        async def target(params: Parameters) -> Any:
+            if params.values[0] == 3:
+                scope.cancel()
+                await never.wait()
+            return params.values[0]
+
+        samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(10))
+        await Scorer(2).evaluate(samples, target, ExactMatchStrategy())
+    assert scope.cancelled_caught
+    assert direct_runs == [True]
