@@ -31,7 +31,7 @@ try:
         sys.exit(f"ci: the viewer's run list does not show the stored run {run_id}")
     if "default-src" not in policy:
         sys.exit("ci: the viewer sent no Content-Security-Policy")
-    print(f"ci: '.[view]' alone serves the stored run {run_id} at {found.group(0)}")
+    sys.stdout.write(f"ci: '.[view]' alone serves the stored run {run_id} at {found.group(0)}\n")
 finally:
     server.send_signal(signal.SIGINT)
     server.wait(timeout=30)
