@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from threading import get_ident
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
@@ -15,6 +16,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from .._engine._callables import (
     PreparedStrategy,
+    apply_inline,
     prepare_strategies,
     strategy_threads,
     stray_cancellation,
@@ -27,7 +29,7 @@ from .._reporting._run_info import RunInfo, current_git_commit
 from .._version import __version__
 from ..trace import Capture, Trace
 from ..trace._context import deactivate, idle, make_current
-from ._job import Job, apply_to_job
+from ._job import Job, apply_to_job, timed_out
 from ._reading import EvaluatorState, OnlineReading
 from ._sampling import Sampler, SampleRates, review_sampler
 from ._setup import check_options, sinks_of, telemetry_for, threadsafe_caller
@@ -181,6 +183,10 @@ class OnlineEvaluator(OnlineReading):
         self._clock = clock
         self._window = Window(resolution=resolution, retention=retention)
         self._telemetry = telemetry_for(otel)
+        self._capture: Callable[[], Any] | None = (
+            None if self._telemetry is None else self._telemetry.capture
+        )
+        self._draws_review = review_rate != 0
         self._state: EvaluatorState = "new"
         self._loop_thread: int | None = None
         self._call_soon: Callable[..., object] | None = None
@@ -362,7 +368,7 @@ class OnlineEvaluator(OnlineReading):
         trace: Trace | None = None,
     ) -> bool:
         try:
-            telemetry = self._telemetry
+            capture = self._capture
             job = Job(
                 inputs,
                 output,
@@ -371,11 +377,11 @@ class OnlineEvaluator(OnlineReading):
                 tags,
                 metadata,
                 self._clock(),
-                telemetry.capture() if telemetry is not None else None,
+                None if capture is None else capture(),
                 duration,
                 trace,
             )
-            if threading.get_ident() == self._loop_thread:
+            if get_ident() == self._loop_thread:
                 return self._accept(job)
             call_soon = self._call_soon
             if call_soon is None or self._state != "running":
@@ -399,8 +405,9 @@ class OnlineEvaluator(OnlineReading):
         if self._state != "running":
             accounts.not_running += 1
             return False
+        sampler = self.sampler
         try:
-            selected = self.sampler.select(job.inputs, job.output)
+            selected = sampler.every or sampler.select(job.inputs, job.output)
         except Exception as exc:
             accounts.invalid += 1
             self._log_once("rate", f"the sample rate function raised {type(exc).__name__}: {exc}")
@@ -411,7 +418,8 @@ class OnlineEvaluator(OnlineReading):
                 accounts.sampled_out += 1
                 return False
         job.selected = selected
-        job.review = self._review()
+        if self._draws_review:
+            job.review = self._review()
         try:
             self._send.send_nowait(job)
         except anyio.WouldBlock:
@@ -534,14 +542,28 @@ class OnlineEvaluator(OnlineReading):
         made = None if trace is None and idle() else make_current(trace)  # using(trace)
         try:
             rows: list[EvaluationRow] = []
+            strategies = self.strategies
             for i in job.selected:
-                row = apply_to_job(
-                    self.strategies[i],
-                    sample,
-                    job,
-                    seconds=self.timeout,
-                    tracebacks=self.tracebacks,
-                )
+                strategy = strategies[i]
+                if strategy.direct:  # apply_to_job's first case, without its call
+                    row = apply_inline(
+                        strategy,
+                        sample,
+                        job.output,
+                        job.duration,
+                        job.seq,
+                        0,
+                        trace,
+                        self.timeout,
+                        timed_out,
+                        self.tracebacks,
+                        (),
+                        job.timestamp,
+                    )
+                else:
+                    row = apply_to_job(
+                        strategy, sample, job, seconds=self.timeout, tracebacks=self.tracebacks
+                    )
                 if type(row) is not EvaluationRow:
                     row = await cast("Awaitable[EvaluationRow]", row)
                 rows.append(row)
@@ -558,10 +580,11 @@ class OnlineEvaluator(OnlineReading):
         if self._redactor:
             rows = [self._redactor.row(row) for row in rows]
         self._window.add(rows, self._clock())
-        self._accounts.rows += len(rows)
+        accounts = self._accounts
+        accounts.rows += len(rows)
         for row in rows:
             if row.outcome is _ERROR:
-                self._accounts.errors += 1
+                accounts.errors += 1
         if self.sinks:
             async with self._sink_lock:
                 for row in rows:

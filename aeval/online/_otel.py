@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.context import get_current
 
 from .._reporting._results import EvaluationRow
 from .._version import __version__
@@ -48,8 +49,15 @@ class Telemetry:
         self._tracer = trace.get_tracer("aeval.online", __version__)
 
     def capture(self) -> Any:
-        """The current span when one is being traced, else ``None`` (nothing to report to)."""
-        span = trace.get_current_span()
+        """The current span when one is being traced, else ``None`` (nothing to report to).
+
+        An empty OpenTelemetry context (no span, nothing attached: a service that is not
+        traced) is answered without looking further: this runs on every submitted response.
+        """
+        context = get_current()
+        if not context:
+            return None
+        span = trace.get_current_span(context)
         return span if span.get_span_context().is_valid else None
 
     def emit(self, span: Any, rows: Sequence[EvaluationRow], response: str) -> None:

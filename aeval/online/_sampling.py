@@ -44,7 +44,7 @@ class Sampler:
         TypeError: A rate is not a number, or ``rates`` is none of the accepted kinds.
     """
 
-    __slots__ = ("_all", "_always", "_function", "_names", "_random", "_rates")
+    __slots__ = ("_all", "_always", "_function", "_names", "_random", "_rates", "every")
 
     def __init__(self, names: tuple[str, ...], rates: SampleRates | None, *, seed: int | None):
         self._names = names
@@ -69,6 +69,9 @@ class Sampler:
             self._rates = (_check_rate(rates, "sample_rates"),) * len(names)
         self._all = tuple(range(len(names)))
         self._always = self._function is None and all(rate >= 1.0 for rate in self._rates)
+        self.every: tuple[int, ...] = self._all if self._always else ()
+        """What :meth:`select` returns when every strategy runs on every response, else
+        empty (the draw is needed): read without a call per response."""
 
     @property
     def rates(self) -> Mapping[str, float] | None:
