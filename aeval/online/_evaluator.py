@@ -28,8 +28,9 @@ from .._reporting._results import EvaluationRow, Outcome
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._version import __version__
 from ..trace import Capture, Trace
-from ..trace._context import deactivate, idle, make_current
+from ..trace._context import Tokens, deactivate, idle, make_current
 from ._job import Job, apply_to_job, timed_out
+from ._queue import JobQueue
 from ._reading import EvaluatorState, OnlineReading
 from ._sampling import Sampler, SampleRates, review_sampler
 from ._setup import check_options, sinks_of, telemetry_for, threadsafe_caller
@@ -38,6 +39,7 @@ from ._watch import watch_calls
 from ._window import Window
 
 if TYPE_CHECKING:
+    from .._samples import EvaluationSample
     from .._store import RunStore
 
 __all__ = ["OnlineEvaluator", "logger"]
@@ -49,6 +51,7 @@ _BATCH = 8
 evaluated without a turn each, and the loop still gets its turn every few responses."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_new_job = object.__new__
 
 
 class OnlineEvaluator(OnlineReading):
@@ -209,7 +212,7 @@ class OnlineEvaluator(OnlineReading):
             raise RuntimeError(
                 f"this OnlineEvaluator is {self._state}: an evaluator runs once; create a new one"
             )
-        self._send, self._receive = anyio.create_memory_object_stream[Job](self.queue_size)
+        self._queue: JobQueue[Job] = JobQueue(self.queue_size)
         self._sink_lock = anyio.Lock()
         self._idle = anyio.Event()
         self._idle.set()  # nothing queued yet
@@ -259,7 +262,7 @@ class OnlineEvaluator(OnlineReading):
             self._state = "closed" if self._state == "new" else self._state
             return
         self._state = "closing"
-        self._send.close()
+        self._queue.close()
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(self.drain_timeout):
                 await self._pool_done.wait()
@@ -269,13 +272,8 @@ class OnlineEvaluator(OnlineReading):
             self._threads.close()
             if self._flusher is not None:
                 self._flusher.cancel()
-            while True:
-                try:
-                    self._receive.receive_nowait()
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
+            while self._queue.get_nowait() is not None:
                 self._accounts.unfinished += 1
-            self._receive.close()
             self._state = "closed"
             self._idle.set()
             dropped = self._accounts.dropped()
@@ -369,18 +367,20 @@ class OnlineEvaluator(OnlineReading):
     ) -> bool:
         try:
             capture = self._capture
-            job = Job(
-                inputs,
-                output,
-                name,
-                prefix,
-                tags,
-                metadata,
-                self._clock(),
-                None if capture is None else capture(),
-                duration,
-                trace,
-            )
+            job = _new_job(Job)  # Job(...) without its __init__'s call: this is per response
+            job.inputs = inputs
+            job.output = output
+            job.name = name
+            job.prefix = prefix
+            job.tags = tags
+            job.metadata = metadata
+            job.timestamp = self._clock()
+            job.span = None if capture is None else capture()
+            job.duration = duration
+            job.trace = trace
+            job.seq = 0
+            job.selected = ()
+            job.review = False
             if get_ident() == self._loop_thread:
                 return self._accept(job)
             call_soon = self._call_soon
@@ -420,10 +420,8 @@ class OnlineEvaluator(OnlineReading):
         job.selected = selected
         if self._draws_review:
             job.review = self._review()
-        try:
-            self._send.send_nowait(job)
-        except anyio.WouldBlock:
-            self._accounts.queue_full += 1
+        if not self._queue.put(job):
+            accounts.queue_full += 1
             self._log_once(
                 "full",
                 f"the queue is full ({self.queue_size} waiting, {self.concurrency} in "
@@ -487,27 +485,25 @@ class OnlineEvaluator(OnlineReading):
             self._pool_done.set()
 
     async def _worker(self) -> None:
-        receive = self._receive
+        queue = self._queue
         taken = _BATCH
         while True:
             job: Job | None = None
             if taken < _BATCH:  # the responses already queued, without a turn of the loop each
-                try:
-                    job = receive.receive_nowait()
-                    taken += 1
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    job = None
+                job = queue.get_nowait()
+                taken += 1
             if job is None:
-                try:
-                    job = await receive.receive()
-                except anyio.EndOfStream:
+                job = await queue.get()
+                if job is None:
                     return
                 taken = 1
             self._queued -= 1
             self._accounts.in_flight += 1
             settled = False
             try:
-                await self._evaluate(job)
+                pending = self._evaluate(job)
+                if pending is not None:
+                    await pending
                 settled = True
             except BaseException as exc:
                 cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
@@ -531,13 +527,15 @@ class OnlineEvaluator(OnlineReading):
                 if not self._accounts.in_flight and not self._queued:
                     self._idle.set()
 
-    async def _evaluate(self, job: Job) -> None:
+    def _evaluate(self, job: Job) -> Awaitable[None] | None:
+        """Evaluate ``job`` and deliver its rows: at once (``None``) when its strategies give
+        their rows at once and no sink is waited for, else the awaitable that finishes it."""
         try:
             sample = job.sample(self.name)
         except Exception as exc:
             self._accounts.invalid += 1
             self._log_once("sample", f"a response could not become a sample: {exc}")
-            return
+            return None
         trace = job.trace
         made = None if trace is None and idle() else make_current(trace)  # using(trace)
         try:
@@ -565,18 +563,46 @@ class OnlineEvaluator(OnlineReading):
                         strategy, sample, job, seconds=self.timeout, tracebacks=self.tracebacks
                     )
                 if type(row) is not EvaluationRow:
+                    handed, made = made, None  # the rest deactivates it
+                    return self._evaluate_rest(job, sample, rows, row, handed)
+                rows.append(row)
+        finally:
+            if made is not None:
+                deactivate(made)
+        return self._deliver(rows, job)
+
+    async def _evaluate_rest(
+        self,
+        job: Job,
+        sample: EvaluationSample,
+        rows: list[EvaluationRow],
+        pending: EvaluationRow | Awaitable[EvaluationRow],
+        made: Tokens | None,
+    ) -> None:
+        """:meth:`_evaluate` from the first row that has to be awaited (``pending``)."""
+        try:
+            rows.append(await cast("Awaitable[EvaluationRow]", pending))
+            for i in job.selected[len(rows) :]:
+                row = apply_to_job(
+                    self.strategies[i],
+                    sample,
+                    job,
+                    seconds=self.timeout,
+                    tracebacks=self.tracebacks,
+                )
+                if type(row) is not EvaluationRow:
                     row = await cast("Awaitable[EvaluationRow]", row)
                 rows.append(row)
         finally:
             if made is not None:
                 deactivate(made)
-        if self.sinks:
-            with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
-                await self._deliver(rows, job)
-        else:
-            await self._deliver(rows, job)  # never suspends without sinks
+        delivering = self._deliver(rows, job)
+        if delivering is not None:
+            await delivering
 
-    async def _deliver(self, rows: list[EvaluationRow], job: Job) -> None:
+    def _deliver(self, rows: list[EvaluationRow], job: Job) -> Awaitable[None] | None:
+        """Count ``rows`` in the window and the accounts, then send them: at once without
+        sinks (``None``), else the awaitable that sends them to the sinks."""
         if self._redactor:
             rows = [self._redactor.row(row) for row in rows]
         self._window.add(rows, self._clock())
@@ -586,10 +612,20 @@ class OnlineEvaluator(OnlineReading):
             if row.outcome is _ERROR:
                 accounts.errors += 1
         if self.sinks:
+            return self._to_sinks(rows, job)
+        self._report(rows, job)
+        return None
+
+    async def _to_sinks(self, rows: list[EvaluationRow], job: Job) -> None:
+        with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
             async with self._sink_lock:
                 for row in rows:
                     await self._sink_group.send(row)
             self._log_sink_failures()
+            self._report(rows, job)
+
+    def _report(self, rows: list[EvaluationRow], job: Job) -> None:
+        """Report ``rows`` to OpenTelemetry, and count the response evaluated."""
         if job.span is not None and self._telemetry is not None:
             try:
                 self._telemetry.emit(job.span, rows, rows[0].name)

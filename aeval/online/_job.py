@@ -9,7 +9,7 @@ from .._engine._callables import PreparedStrategy, apply_inline, apply_to_row
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
 from .._samples._labels import REVIEW_QUEUED
-from .._samples._model import ParametersTypes, checked_sample
+from .._samples._model import ParametersTypes, checked_sample, parameters_of
 from ..trace import Trace
 
 __all__ = ["Job", "apply_to_job", "timed_out"]
@@ -83,7 +83,7 @@ class Job:
         ):
             return checked_sample(
                 name or f"{self.prefix or prefix}-{self.seq}",
-                Parameters(_parameters(self.inputs)),
+                _parameters_now(self.inputs),
                 None,
                 tags,
                 metadata,
@@ -98,6 +98,17 @@ class Job:
 
 _CONVERSATION = frozenset(("turns", "simulated_user"))
 """The metadata keys of a conversation sample, which ``EvaluationSample`` checks."""
+
+
+def _parameters_now(inputs: Any) -> Parameters:
+    """``Parameters(_parameters(inputs))``; a dict with string keys without its checks."""
+    if type(inputs) is dict:
+        for key in inputs:
+            if type(key) is not str:
+                break
+        else:
+            return parameters_of(inputs)
+    return Parameters(_parameters(inputs))
 
 
 def _parameters(inputs: Any) -> ParametersTypes:
