@@ -183,6 +183,7 @@ class OnlineEvaluator(OnlineReading):
         self.flush_interval = flush_interval
         self.tracebacks = tracebacks
         self._redactor = Redactor(redact)
+        self._redacting = bool(self._redactor)
         self._clock = clock
         self._window = Window(resolution=resolution, retention=retention)
         self._telemetry = telemetry_for(otel)
@@ -603,7 +604,7 @@ class OnlineEvaluator(OnlineReading):
     def _deliver(self, rows: list[EvaluationRow], job: Job) -> Awaitable[None] | None:
         """Count ``rows`` in the window and the accounts, then send them: at once without
         sinks (``None``), else the awaitable that sends them to the sinks."""
-        if self._redactor:
+        if self._redacting:
             rows = [self._redactor.row(row) for row in rows]
         self._window.add(rows, self._clock())
         accounts = self._accounts
