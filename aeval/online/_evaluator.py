@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from threading import get_ident
+from time import perf_counter
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
@@ -46,9 +47,11 @@ __all__ = ["OnlineEvaluator", "logger"]
 
 logger = logging.getLogger("aeval.online")
 _ERROR = Outcome.ERROR
-_BATCH = 8
-"""Responses a worker takes from the queue per turn of the event loop: queued ones are
-evaluated without a turn each, and the loop still gets its turn every few responses."""
+_TURN = 0.0005
+"""Seconds a worker goes on taking queued responses before it lets the event loop have a
+turn: queued ones are evaluated without a turn each (a turn costs more than a cheap check),
+and the loop is never held much longer than this per worker (one response's evaluation at
+most)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _new_job = object.__new__
@@ -487,17 +490,16 @@ class OnlineEvaluator(OnlineReading):
 
     async def _worker(self) -> None:
         queue = self._queue
-        taken = _BATCH
+        turn_ends = 0.0
         while True:
             job: Job | None = None
-            if taken < _BATCH:  # the responses already queued, without a turn of the loop each
+            if perf_counter() < turn_ends:  # queued responses, without a turn of the loop each
                 job = queue.get_nowait()
-                taken += 1
             if job is None:
                 job = await queue.get()
                 if job is None:
                     return
-                taken = 1
+                turn_ends = perf_counter() + _TURN
             self._queued -= 1
             self._accounts.in_flight += 1
             settled = False
