@@ -230,7 +230,7 @@ async def test_submit_and_evaluation_stay_within_their_python_call_budgets() -> 
     assert (stats.submitted, stats.evaluated, stats.rows, stats.dropped) == (400, 400, 800, 0)
     # 16 calls per submit and 31.7 per response evaluated (the two checks' own included)
     # before issue 25's second round
-    assert per_submit <= 10, f"{per_submit:.1f} Python calls per submit"
+    assert per_submit <= 6, f"{per_submit:.1f} Python calls per submit"
     per_response = calls / 400
     assert per_response <= 29, f"{per_response:.1f} Python calls per response evaluated"
 

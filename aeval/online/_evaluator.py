@@ -220,6 +220,7 @@ class OnlineEvaluator(OnlineReading):
         self._sink_lock = anyio.Lock()
         self._idle = anyio.Event()
         self._idle.set()  # nothing queued yet
+        self._idle_now = True  # whether _idle is set, read without its calls per response
         self._pool_done = anyio.Event()
         self._threads = DaemonThreads(max_abandoned=max(16, 4 * self.concurrency))
         self._loop_thread = threading.get_ident()
@@ -280,6 +281,7 @@ class OnlineEvaluator(OnlineReading):
                 self._accounts.unfinished += 1
             self._state = "closed"
             self._idle.set()
+            self._idle_now = True
             dropped = self._accounts.dropped()
             if self._accounts.unfinished:
                 logger.warning(
@@ -433,8 +435,9 @@ class OnlineEvaluator(OnlineReading):
             )
             return False
         self._queued += 1
-        if self._idle.is_set():
+        if self._idle_now:
             self._idle = anyio.Event()
+            self._idle_now = False
         return True
 
     @overload
@@ -529,6 +532,7 @@ class OnlineEvaluator(OnlineReading):
                     self._accounts.unfinished += 1
                 if not self._accounts.in_flight and not self._queued:
                     self._idle.set()
+                    self._idle_now = True
 
     def _evaluate(self, job: Job) -> Awaitable[None] | None:
         """Evaluate ``job`` and deliver its rows: at once (``None``) when its strategies give
