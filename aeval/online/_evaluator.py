@@ -413,7 +413,7 @@ class OnlineEvaluator(OnlineReading):
             return False
         sampler = self.sampler
         try:
-            selected = sampler.every or sampler.select(job.inputs, job.output)
+            selected = sampler._every or sampler.select(job.inputs, job.output)
         except Exception as exc:
             accounts.invalid += 1
             self._log_once("rate", f"the sample rate function raised {type(exc).__name__}: {exc}")
