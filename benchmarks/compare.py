@@ -38,6 +38,7 @@ CASES: dict[str, str] = {
     "stream": "Scorer: N samples streamed from JSONL, keep='failures'",
     "load": "Samples.load of a JSONL file of N samples",
     "tiny": "an empty case: the plumbing alone (for the tests)",
+    "online": "OnlineEvaluator: CPU seconds for N responses, two text checks on each",
 }
 """Every case: what it measures. N is 20,000 unless ``--samples`` says (2,000 with --quick)."""
 
@@ -101,6 +102,32 @@ def _case_load(options: dict[str, Any]) -> float:
     return time.perf_counter() - started
 
 
+def _case_online(options: dict[str, Any]) -> float:
+    import time
+
+    import anyio
+    import anyio.lowlevel
+
+    from aeval.online import OnlineEvaluator
+    from aeval.strategies import ContainsStrategy, NotBlankStrategy
+
+    count = options["n"]
+    checks = (NotBlankStrategy(), ContainsStrategy(must_not_contain=["I cannot"]))
+    answers = [f"Paris is the capital of France ({i})." for i in range(count)]
+
+    async def run() -> float:
+        async with OnlineEvaluator(*checks, queue_size=count, flush_interval=None) as online:
+            started = time.process_time()
+            for start in range(0, count, 100):
+                for i in range(start, min(start + 100, count)):
+                    online.submit({"question": "capital of France?"}, answers[i])
+                await anyio.lowlevel.checkpoint()
+            await online.join()
+            return time.process_time() - started
+
+    return anyio.run(run)
+
+
 def _case_tiny(_: dict[str, Any]) -> float:
     import time
 
@@ -117,6 +144,7 @@ _RUNNERS: dict[str, Callable[[dict[str, Any]], float]] = {
     "stream": _case_stream,
     "load": _case_load,
     "tiny": _case_tiny,
+    "online": _case_online,
 }
 
 

@@ -7,6 +7,8 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from threading import get_ident
+from time import perf_counter
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
@@ -15,6 +17,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from .._engine._callables import (
     PreparedStrategy,
+    apply_inline,
     prepare_strategies,
     strategy_threads,
     stray_cancellation,
@@ -26,8 +29,9 @@ from .._reporting._results import EvaluationRow, Outcome
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._version import __version__
 from ..trace import Capture, Trace
-from ..trace._context import deactivate, idle, make_current
-from ._job import Job, apply_to_job
+from ..trace._context import Tokens, deactivate, idle, make_current
+from ._job import Job, apply_to_job, timed_out
+from ._queue import JobQueue
 from ._reading import EvaluatorState, OnlineReading
 from ._sampling import Sampler, SampleRates, review_sampler
 from ._setup import check_options, sinks_of, telemetry_for, threadsafe_caller
@@ -36,17 +40,21 @@ from ._watch import watch_calls
 from ._window import Window
 
 if TYPE_CHECKING:
+    from .._samples import EvaluationSample
     from .._store import RunStore
 
 __all__ = ["OnlineEvaluator", "logger"]
 
 logger = logging.getLogger("aeval.online")
 _ERROR = Outcome.ERROR
-_BATCH = 8
-"""Responses a worker takes from the queue per turn of the event loop: queued ones are
-evaluated without a turn each, and the loop still gets its turn every few responses."""
+_TURN = 0.0005
+"""Seconds a worker goes on taking queued responses before it lets the event loop have a
+turn: queued ones are evaluated without a turn each (a turn costs more than a cheap check),
+and the loop is never held much longer than this per worker (one response's evaluation at
+most)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_new_job = object.__new__
 
 
 class OnlineEvaluator(OnlineReading):
@@ -178,9 +186,14 @@ class OnlineEvaluator(OnlineReading):
         self.flush_interval = flush_interval
         self.tracebacks = tracebacks
         self._redactor = Redactor(redact)
+        self._redacting = bool(self._redactor)
         self._clock = clock
         self._window = Window(resolution=resolution, retention=retention)
         self._telemetry = telemetry_for(otel)
+        self._capture: Callable[[], Any] | None = (
+            None if self._telemetry is None else self._telemetry.capture
+        )
+        self._draws_review = review_rate != 0
         self._state: EvaluatorState = "new"
         self._loop_thread: int | None = None
         self._call_soon: Callable[..., object] | None = None
@@ -203,10 +216,11 @@ class OnlineEvaluator(OnlineReading):
             raise RuntimeError(
                 f"this OnlineEvaluator is {self._state}: an evaluator runs once; create a new one"
             )
-        self._send, self._receive = anyio.create_memory_object_stream[Job](self.queue_size)
+        self._queue: JobQueue[Job] = JobQueue(self.queue_size)
         self._sink_lock = anyio.Lock()
         self._idle = anyio.Event()
         self._idle.set()  # nothing queued yet
+        self._idle_now = True  # whether _idle is set, read without its calls per response
         self._pool_done = anyio.Event()
         self._threads = DaemonThreads(max_abandoned=max(16, 4 * self.concurrency))
         self._loop_thread = threading.get_ident()
@@ -253,7 +267,7 @@ class OnlineEvaluator(OnlineReading):
             self._state = "closed" if self._state == "new" else self._state
             return
         self._state = "closing"
-        self._send.close()
+        self._queue.close()
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(self.drain_timeout):
                 await self._pool_done.wait()
@@ -263,15 +277,11 @@ class OnlineEvaluator(OnlineReading):
             self._threads.close()
             if self._flusher is not None:
                 self._flusher.cancel()
-            while True:
-                try:
-                    self._receive.receive_nowait()
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
+            while self._queue.get_nowait() is not None:
                 self._accounts.unfinished += 1
-            self._receive.close()
             self._state = "closed"
             self._idle.set()
+            self._idle_now = True
             dropped = self._accounts.dropped()
             if self._accounts.unfinished:
                 logger.warning(
@@ -362,20 +372,22 @@ class OnlineEvaluator(OnlineReading):
         trace: Trace | None = None,
     ) -> bool:
         try:
-            telemetry = self._telemetry
-            job = Job(
-                inputs,
-                output,
-                name,
-                prefix,
-                tags,
-                metadata,
-                self._clock(),
-                telemetry.capture() if telemetry is not None else None,
-                duration,
-                trace,
-            )
-            if threading.get_ident() == self._loop_thread:
+            capture = self._capture
+            job = _new_job(Job)  # Job(...) without its __init__'s call: this is per response
+            job.inputs = inputs
+            job.output = output
+            job.name = name
+            job.prefix = prefix
+            job.tags = tags
+            job.metadata = metadata
+            job.timestamp = self._clock()
+            job.span = None if capture is None else capture()
+            job.duration = duration
+            job.trace = trace
+            job.seq = 0
+            job.selected = ()
+            job.review = False
+            if get_ident() == self._loop_thread:
                 return self._accept(job)
             call_soon = self._call_soon
             if call_soon is None or self._state != "running":
@@ -399,8 +411,9 @@ class OnlineEvaluator(OnlineReading):
         if self._state != "running":
             accounts.not_running += 1
             return False
+        sampler = self.sampler
         try:
-            selected = self.sampler.select(job.inputs, job.output)
+            selected = sampler._every or sampler.select(job.inputs, job.output)
         except Exception as exc:
             accounts.invalid += 1
             self._log_once("rate", f"the sample rate function raised {type(exc).__name__}: {exc}")
@@ -411,11 +424,10 @@ class OnlineEvaluator(OnlineReading):
                 accounts.sampled_out += 1
                 return False
         job.selected = selected
-        job.review = self._review()
-        try:
-            self._send.send_nowait(job)
-        except anyio.WouldBlock:
-            self._accounts.queue_full += 1
+        if self._draws_review:
+            job.review = self._review()
+        if not self._queue.put(job):
+            accounts.queue_full += 1
             self._log_once(
                 "full",
                 f"the queue is full ({self.queue_size} waiting, {self.concurrency} in "
@@ -423,8 +435,9 @@ class OnlineEvaluator(OnlineReading):
             )
             return False
         self._queued += 1
-        if self._idle.is_set():
+        if self._idle_now:
             self._idle = anyio.Event()
+            self._idle_now = False
         return True
 
     @overload
@@ -479,27 +492,24 @@ class OnlineEvaluator(OnlineReading):
             self._pool_done.set()
 
     async def _worker(self) -> None:
-        receive = self._receive
-        taken = _BATCH
+        queue = self._queue
+        turn_ends = 0.0
         while True:
             job: Job | None = None
-            if taken < _BATCH:  # the responses already queued, without a turn of the loop each
-                try:
-                    job = receive.receive_nowait()
-                    taken += 1
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    job = None
+            if perf_counter() < turn_ends:  # queued responses, without a turn of the loop each
+                job = queue.get_nowait()
             if job is None:
-                try:
-                    job = await receive.receive()
-                except anyio.EndOfStream:
+                job = await queue.get()
+                if job is None:
                     return
-                taken = 1
+                turn_ends = perf_counter() + _TURN
             self._queued -= 1
             self._accounts.in_flight += 1
             settled = False
             try:
-                await self._evaluate(job)
+                pending = self._evaluate(job)
+                if pending is not None:
+                    await pending
                 settled = True
             except BaseException as exc:
                 cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
@@ -522,19 +532,64 @@ class OnlineEvaluator(OnlineReading):
                     self._accounts.unfinished += 1
                 if not self._accounts.in_flight and not self._queued:
                     self._idle.set()
+                    self._idle_now = True
 
-    async def _evaluate(self, job: Job) -> None:
+    def _evaluate(self, job: Job) -> Awaitable[None] | None:
+        """Evaluate ``job`` and deliver its rows: at once (``None``) when its strategies give
+        their rows at once and no sink is waited for, else the awaitable that finishes it."""
         try:
             sample = job.sample(self.name)
         except Exception as exc:
             self._accounts.invalid += 1
             self._log_once("sample", f"a response could not become a sample: {exc}")
-            return
+            return None
         trace = job.trace
         made = None if trace is None and idle() else make_current(trace)  # using(trace)
         try:
             rows: list[EvaluationRow] = []
+            strategies = self.strategies
             for i in job.selected:
+                strategy = strategies[i]
+                if strategy.direct:  # apply_to_job's first case, without its call
+                    row = apply_inline(
+                        strategy,
+                        sample,
+                        job.output,
+                        job.duration,
+                        job.seq,
+                        0,
+                        trace,
+                        self.timeout,
+                        timed_out,
+                        self.tracebacks,
+                        (),
+                        job.timestamp,
+                    )
+                else:
+                    row = apply_to_job(
+                        strategy, sample, job, seconds=self.timeout, tracebacks=self.tracebacks
+                    )
+                if type(row) is not EvaluationRow:
+                    handed, made = made, None  # the rest deactivates it
+                    return self._evaluate_rest(job, sample, rows, row, handed)
+                rows.append(row)
+        finally:
+            if made is not None:
+                deactivate(made)
+        return self._deliver(rows, job)
+
+    async def _evaluate_rest(
+        self,
+        job: Job,
+        sample: EvaluationSample,
+        rows: list[EvaluationRow],
+        pending: EvaluationRow | Awaitable[EvaluationRow],
+        made: Tokens | None,
+    ) -> None:
+        """:meth:`_evaluate` from the first row that has to be awaited (``pending``)."""
+        try:
+            rows.append(await cast("Awaitable[EvaluationRow]", pending))
+            for i in job.selected[len(rows) :]:
                 row = apply_to_job(
                     self.strategies[i],
                     sample,
@@ -548,25 +603,36 @@ class OnlineEvaluator(OnlineReading):
         finally:
             if made is not None:
                 deactivate(made)
-        if self.sinks:
-            with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
-                await self._deliver(rows, job)
-        else:
-            await self._deliver(rows, job)  # never suspends without sinks
+        delivering = self._deliver(rows, job)
+        if delivering is not None:
+            await delivering
 
-    async def _deliver(self, rows: list[EvaluationRow], job: Job) -> None:
-        if self._redactor:
+    def _deliver(self, rows: list[EvaluationRow], job: Job) -> Awaitable[None] | None:
+        """Count ``rows`` in the window and the accounts, then send them: at once without
+        sinks (``None``), else the awaitable that sends them to the sinks."""
+        if self._redacting:
             rows = [self._redactor.row(row) for row in rows]
         self._window.add(rows, self._clock())
-        self._accounts.rows += len(rows)
+        accounts = self._accounts
+        accounts.rows += len(rows)
         for row in rows:
             if row.outcome is _ERROR:
-                self._accounts.errors += 1
+                accounts.errors += 1
         if self.sinks:
+            return self._to_sinks(rows, job)
+        self._report(rows, job)
+        return None
+
+    async def _to_sinks(self, rows: list[EvaluationRow], job: Job) -> None:
+        with anyio.CancelScope(shield=True):  # delivered whole, also at the deadline
             async with self._sink_lock:
                 for row in rows:
                     await self._sink_group.send(row)
             self._log_sink_failures()
+            self._report(rows, job)
+
+    def _report(self, rows: list[EvaluationRow], job: Job) -> None:
+        """Report ``rows`` to OpenTelemetry, and count the response evaluated."""
         if job.span is not None and self._telemetry is not None:
             try:
                 self._telemetry.emit(job.span, rows, rows[0].name)

@@ -9,10 +9,10 @@ from .._engine._callables import PreparedStrategy, apply_inline, apply_to_row
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
 from .._samples._labels import REVIEW_QUEUED
-from .._samples._model import ParametersTypes
+from .._samples._model import ParametersTypes, checked_sample, parameters_of
 from ..trace import Trace
 
-__all__ = ["Job", "apply_to_job"]
+__all__ = ["Job", "apply_to_job", "timed_out"]
 
 
 class Job:
@@ -63,16 +63,52 @@ class Job:
 
     def sample(self, prefix: str) -> EvaluationSample:
         """The sample its strategies receive, named ``{prefix}-{seq}`` when it has no name;
-        a response queued for review says so in its metadata (``review_queued: true``)."""
+        a response queued for review says so in its metadata (``review_queued: true``).
+
+        Made as ``EvaluationSample(...)`` makes it; a response whose name, tags and metadata
+        need no more checks than those done here (the usual one) skips the constructor's.
+        """
         metadata = self.metadata
         if self.review:
             metadata = {**(metadata or {}), REVIEW_QUEUED: True}
+        name = self.name
+        tags = self.tags
+        if (
+            (name is None or (type(name) is str and name.strip()))
+            and type(tags) is tuple
+            and (not tags or all(type(tag) is str for tag in tags))
+            and (
+                metadata is None or (type(metadata) is dict and not metadata.keys() & _CONVERSATION)
+            )
+        ):
+            return checked_sample(
+                name or f"{self.prefix or prefix}-{self.seq}",
+                _parameters_now(self.inputs),
+                None,
+                tags,
+                metadata,
+            )
         return EvaluationSample(
-            self.name or f"{self.prefix or prefix}-{self.seq}",
+            name or f"{self.prefix or prefix}-{self.seq}",
             _parameters(self.inputs),
-            tags=self.tags,
+            tags=tags,
             metadata=metadata,
         )
+
+
+_CONVERSATION = frozenset(("turns", "simulated_user"))
+"""The metadata keys of a conversation sample, which ``EvaluationSample`` checks."""
+
+
+def _parameters_now(inputs: Any) -> Parameters:
+    """``Parameters(_parameters(inputs))``; a dict with string keys without its checks."""
+    if type(inputs) is dict:
+        for key in inputs:
+            if type(key) is not str:
+                break
+        else:
+            return parameters_of(inputs)
+    return Parameters(_parameters(inputs))
 
 
 def _parameters(inputs: Any) -> ParametersTypes:
@@ -83,7 +119,7 @@ def _parameters(inputs: Any) -> ParametersTypes:
     return [inputs]
 
 
-def _timed_out(seconds: float) -> str:
+def timed_out(seconds: float) -> str:
     return f"the strategy did not finish within {seconds:g} s (online timeout)"
 
 
@@ -108,7 +144,7 @@ def apply_to_job(
             0,
             job.trace,
             seconds,
-            _timed_out,
+            timed_out,
             tracebacks,
             (),
             job.timestamp,
@@ -120,7 +156,7 @@ def apply_to_job(
         duration=job.duration,
         index=job.seq,
         seconds=seconds,
-        timed_out=_timed_out,
+        timed_out=timed_out,
         tracebacks=tracebacks,
         timestamp=job.timestamp,
         trace=job.trace,

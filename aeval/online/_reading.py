@@ -28,10 +28,10 @@ class OnlineReading:
 
     def statistics(self) -> OnlineStatistics:
         """A snapshot of the accounts (see :class:`OnlineStatistics`); never waits."""
-        receive = getattr(self, "_receive", None)
+        queue = getattr(self, "_queue", None)
         depth = 0
-        if receive is not None and self._state != "closed":
-            depth = receive.statistics().current_buffer_used
+        if queue is not None and self._state != "closed":
+            depth = len(queue)
         return self._accounts.snapshot(
             queue_depth=depth, queue_size=self.queue_size, concurrency=self.concurrency
         )

@@ -44,7 +44,7 @@ class Sampler:
         TypeError: A rate is not a number, or ``rates`` is none of the accepted kinds.
     """
 
-    __slots__ = ("_all", "_always", "_function", "_names", "_random", "_rates")
+    __slots__ = ("_all", "_always", "_every", "_function", "_names", "_random", "_rates")
 
     def __init__(self, names: tuple[str, ...], rates: SampleRates | None, *, seed: int | None):
         self._names = names
@@ -69,6 +69,9 @@ class Sampler:
             self._rates = (_check_rate(rates, "sample_rates"),) * len(names)
         self._all = tuple(range(len(names)))
         self._always = self._function is None and all(rate >= 1.0 for rate in self._rates)
+        # what select() returns when no draw can change it (else empty): the evaluator reads
+        # it without a call per response
+        self._every: tuple[int, ...] = self._all if self._always else ()
 
     @property
     def rates(self) -> Mapping[str, float] | None:

@@ -100,21 +100,28 @@ class Window:
     def add(self, rows: Iterable[EvaluationRow], now: float) -> None:
         """Count ``rows`` (each by its ``timestamp``, else ``now``)."""
         resolution = self.resolution
+        last = None  # the rows of one response share their moment: one bucket look-up
+        bucket: dict[_Key, list[float]] | None = None
         for row in rows:
             moment = row.timestamp if row.timestamp is not None else now
             index = int(moment // resolution)
-            bucket = self._buckets.get(index)
-            if bucket is None:
-                if index < self._oldest:
-                    continue
-                bucket = self._buckets[index] = {}
-                self._forget(now)
+            if index != last:
+                last = index
+                bucket = self._buckets.get(index)
+                if bucket is None:
+                    if index < self._oldest:
+                        continue
+                    bucket = self._buckets[index] = {}
+                    self._forget(now)
+            elif bucket is None:
+                continue
             slot = _SLOT[row.outcome]
             score = row.score if slot in (_PASSED, _FAILED) else None
             strategy = row.strategy
-            keys: list[_Key] = [(strategy, None)]
-            if row.sample.tags:
-                keys += [(strategy, tag) for tag in row.sample.tags]
+            tags = row.sample.tags
+            keys: tuple[_Key, ...] = ((strategy, None),)
+            if tags:
+                keys += tuple((strategy, tag) for tag in tags)
             for key in keys:
                 counter = bucket.get(key)
                 if counter is None:

@@ -1,0 +1,255 @@
+"""Online evaluation's per-response path (issue 25): the same samples, rows and counts, made
+with less work.
+
+No timings: bench_online.py measures the speed. These tests pin what the fast paths must keep
+(the sample the constructor makes, the queue's bound and hand-over, the window's counts) and
+the work they must not do again (Python calls per response, counted with ``sys.setprofile``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import pytest
+from anyio import wait_all_tasks_blocked
+
+from aeval import EvaluationSample, Outcome
+from aeval._reporting._results import EvaluationRow
+from aeval._samples._labels import REVIEW_QUEUED
+from aeval.online import OnlineEvaluator
+from aeval.online._job import Job
+from aeval.online._queue import JobQueue
+from aeval.online._window import Window
+from aeval.strategies import ContainsStrategy, NotBlankStrategy
+
+pytestmark = pytest.mark.anyio
+
+INPUTS: list[Any] = [
+    {"question": "Hi?", "lang": "en"},
+    {},
+    ["a", "b"],
+    ("a",),
+    "one string",
+    42,
+    None,
+]
+NAMES: list[str | None] = [None, "request-7"]
+TAGS: list[Any] = [(), ("faq", "en"), ["faq"]]
+METADATA: list[Mapping[str, Any] | None] = [None, {"must_contain": ["Paris"]}, {}]
+
+
+def _job(inputs: Any, name: str | None, tags: Any, metadata: Any, *, review: bool) -> Job:
+    job = Job(inputs, "an answer", name, "watched", tags, metadata, 5.0, None, 0.0)
+    job.seq = 12
+    job.review = review
+    return job
+
+
+def _general(job: Job, prefix: str) -> EvaluationSample:
+    """The sample as ``EvaluationSample``'s constructor makes it, every check done."""
+    inputs = job.inputs
+    parameters = inputs if isinstance(inputs, Mapping | list | tuple) else [inputs]
+    metadata = dict(job.metadata or {})
+    if job.review:
+        metadata[REVIEW_QUEUED] = True
+    return EvaluationSample(
+        job.name or f"{job.prefix or prefix}-{job.seq}",
+        parameters,
+        tags=job.tags,
+        metadata=metadata,
+    )
+
+
+@pytest.mark.parametrize("inputs", INPUTS, ids=repr)
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("tags", TAGS, ids=repr)
+@pytest.mark.parametrize("metadata", METADATA, ids=repr)
+@pytest.mark.parametrize("review", [False, True])
+def test_a_response_becomes_the_sample_the_constructor_makes(
+    inputs: Any, name: str | None, tags: Any, metadata: Any, review: bool
+) -> None:
+    job = _job(inputs, name, tags, metadata, review=review)
+    made = job.sample("online")
+    expected = _general(job, "online")
+    assert made == expected
+    assert (made.name, made.parameters, made.tags) == (
+        expected.name,
+        expected.parameters,
+        expected.tags,
+    )
+    assert dict(made.metadata) == dict(expected.metadata)
+    assert type(made.metadata) is type(expected.metadata)
+    assert made.parameters.names == expected.parameters.names
+
+
+@pytest.mark.parametrize(
+    ("inputs", "name", "tags", "metadata"),
+    [
+        ({1: "x"}, None, (), None),
+        ({"q": 1}, "   ", (), None),
+        ({"q": 1}, None, ("ok", 3), None),
+        ({"q": 1}, None, (), {"turns": 3}),
+    ],
+)
+def test_a_response_the_constructor_refuses_is_refused_with_its_message(
+    inputs: Any, name: str | None, tags: Any, metadata: Any
+) -> None:
+    job = _job(inputs, name, tags, metadata, review=False)
+    with pytest.raises((TypeError, ValueError)) as general:
+        _general(job, "online")
+    with pytest.raises(type(general.value)) as made:
+        job.sample("online")
+    assert str(made.value) == str(general.value)
+
+
+async def test_the_queue_keeps_its_bound_and_hands_a_job_to_a_parked_worker() -> None:
+    queue: JobQueue[str] = JobQueue(2)
+    assert (queue.put("a"), queue.put("b"), queue.put("c")) == (True, True, False)
+    assert len(queue) == 2
+    assert [await queue.get(), queue.get_nowait(), queue.get_nowait()] == ["a", "b", None]
+
+    unbuffered: JobQueue[str] = JobQueue(0)
+    assert unbuffered.put("refused") is False  # no worker free, no room
+    got: list[str | None] = []
+    async with anyio.create_task_group() as group:
+
+        async def worker() -> None:
+            got.append(await unbuffered.get())
+
+        group.start_soon(worker)
+        group.start_soon(worker)
+        await wait_all_tasks_blocked()
+        # two parked workers: two jobs taken outside the bound, a third refused
+        assert (unbuffered.put("x"), unbuffered.put("y"), unbuffered.put("z")) == (
+            True,
+            True,
+            False,
+        )
+        assert len(unbuffered) == 0
+    assert sorted(got, key=str) == ["x", "y"]
+
+
+async def test_closing_the_queue_wakes_parked_workers_and_refuses_jobs() -> None:
+    queue: JobQueue[str] = JobQueue(5)
+    ends: list[str | None] = []
+    async with anyio.create_task_group() as group:
+
+        async def worker() -> None:
+            ends.append(await queue.get())
+
+        for _ in range(3):
+            group.start_soon(worker)
+        await wait_all_tasks_blocked()
+        queue.close()
+    assert ends == [None, None, None]
+    assert queue.put("late") is False and len(queue) == 0
+
+
+async def test_a_cancelled_worker_loses_no_job_and_takes_none_after() -> None:
+    queue: JobQueue[str] = JobQueue(0)
+    got: list[str | None] = []
+    async with anyio.create_task_group() as group:
+
+        async def worker() -> None:
+            got.append(await queue.get())
+
+        group.start_soon(worker)
+        await wait_all_tasks_blocked()
+        assert queue.put("handed")  # the worker is woken with it, then cancelled
+        group.cancel_scope.cancel()
+    left = queue.get_nowait()
+    assert [*got, left].count("handed") == 1  # taken, or back in the queue to be counted
+    async with anyio.create_task_group() as group:
+        group.start_soon(worker)
+        await wait_all_tasks_blocked()
+        group.cancel_scope.cancel()  # cancelled while parked, nothing handed
+    assert queue.put("late") is False  # not handed to the worker that left
+    assert len(queue) == 0
+
+
+def _row(
+    strategy: str, outcome: Outcome, score: float | None, moment: float | None, tags: Any
+) -> EvaluationRow:
+    sample = EvaluationSample("s", ["q"], tags=tags)
+    return EvaluationRow(sample, strategy, "out", outcome, score, timestamp=moment)
+
+
+def test_the_window_counts_a_response_s_rows_as_it_counts_them_one_by_one() -> None:
+    rows = [
+        _row("a", Outcome.PASSED, 1.0, 100.0, ("x",)),
+        _row("b", Outcome.FAILED, 0.25, 100.0, ("x", "y")),
+        _row("a", Outcome.ERROR, 0.0, 100.0, ()),
+        _row("a", Outcome.PASSED, 0.5, 125.0, ("y",)),  # another bucket
+        _row("b", Outcome.SKIPPED, None, 125.0, ()),
+        _row("a", Outcome.PASSED, 1.0, 5.0, ()),  # older than the retention: not counted
+        _row("a", Outcome.PASSED, 1.0, 5.0, ()),
+        _row("b", Outcome.UNSCORED, None, None, ()),  # no timestamp: counted at now
+        _row("a", Outcome.PASSED, 1.0, 126.0, ()),
+    ]
+    together = Window(resolution=10.0, retention=60.0)
+    one_by_one = Window(resolution=10.0, retention=60.0)
+    together.add(rows, 130.0)
+    for row in rows:
+        one_by_one.add([row], 130.0)
+    for window in (together, one_by_one):
+        assert window.score(0.0, 130.0).rows == 7
+    for tag in (None, "x", "y"):
+        for strategy in (None, "a", "b"):
+            assert together.score(0.0, 130.0, tag=tag, strategy=strategy) == one_by_one.score(
+                0.0, 130.0, tag=tag, strategy=strategy
+            )
+    assert together.by(0.0, 130.0, field="tag") == one_by_one.by(0.0, 130.0, field="tag")
+
+
+async def test_submit_and_evaluation_stay_within_their_python_call_budgets() -> None:
+    calls = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    checks = (NotBlankStrategy(), ContainsStrategy(must_not_contain=["I cannot"]))
+    async with OnlineEvaluator(*checks, queue_size=1000) as online:
+        sys.setprofile(count)
+        try:
+            for i in range(400):
+                online.submit({"question": f"q{i}"}, f"answer {i}")
+        finally:
+            sys.setprofile(None)
+        per_submit, calls = calls / 400, 0
+        sys.setprofile(count)
+        try:
+            await online.join()
+        finally:
+            sys.setprofile(None)
+        stats = online.statistics()
+    assert (stats.submitted, stats.evaluated, stats.rows, stats.dropped) == (400, 400, 800, 0)
+    # 16 calls per submit and 31.7 per response evaluated (the two checks' own included)
+    # before issue 25's second round
+    assert per_submit <= 6, f"{per_submit:.1f} Python calls per submit"
+    per_response = calls / 400
+    assert per_response <= 29, f"{per_response:.1f} Python calls per response evaluated"
+
+
+def test_the_span_capture_skips_an_empty_context_and_still_finds_a_span() -> None:
+    pytest.importorskip("opentelemetry")
+    from opentelemetry import context, trace
+
+    from aeval.online._otel import Telemetry
+
+    telemetry = Telemetry()
+    assert telemetry.capture() is None  # nothing attached: answered at once
+    token = context.attach(context.set_value("unrelated", 1))
+    try:
+        assert telemetry.capture() is None  # a context, but no span in it
+    finally:
+        context.detach(token)
+    span = trace.NonRecordingSpan(trace.SpanContext(trace_id=1, span_id=2, is_remote=False))
+    with trace.use_span(span):
+        assert telemetry.capture() is span
+    with trace.use_span(trace.INVALID_SPAN):
+        assert telemetry.capture() is None
