@@ -144,7 +144,8 @@ def test_a_run_takes_frozen_settings_not_its_scorer() -> None:
 
 
 async def test_one_function_applies_a_strategy_and_makes_its_row() -> None:
-    from aeval._engine._callables import apply_to_row, prepare_strategies
+    from aeval._engine._apply import apply_to_row
+    from aeval._engine._callables import prepare_strategies
 
     never = anyio.Event()
 

@@ -19,7 +19,8 @@ import anyio
 import pytest
 
 from aeval import EvaluationResult, EvaluationSample, Outcome, Parameters, Samples, Scorer
-from aeval._engine._callables import apply_inline, apply_to_row, prepare_strategies
+from aeval._engine._apply import apply_inline, apply_to_row
+from aeval._engine._callables import prepare_strategies
 from aeval._reporting._aggregator import RowAggregator
 from aeval._reporting._results import EvaluationRow
 from aeval._util._slots import fast_slots_init

@@ -33,7 +33,7 @@ from .._exceptions import AbandonedCallsError
 from .._samples import EvaluationSample
 from .._samples._conversation_keys import SIMULATED_USER, TURNS, is_conversation
 from ..trace._context import Recorder, activate, deactivate, make_current
-from ._callables import stray_cancellation
+from ._apply import stray_cancellation
 from ._executor import IndexedSample
 from ._run import Run, SampleTimeout, TargetInterrupt
 from ._simulated import UserModel, UserModelError, UserUsage

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .._exceptions import AbandonedCallsError
 from .._reporting._results import EvaluationResult, EvaluationRow, Outcome
 from ..trace._context import RECORDER, Recorder, deactivate, make_current
-from ._callables import inline_failure, inline_result, make_row
+from ._apply import inline_failure, inline_result, make_row
 from ._workers import AsyncWork
 
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import ErrorInfo, EvaluationRow
 from .._samples import EvaluationSample, Parameters
 from ..trace import Trace, using
-from ._callables import apply_to_row, bind_function, prepare_strategies
+from ._apply import apply_to_row
+from ._callables import bind_function, prepare_strategies
 from ._run import Run, RunSettings, Tally
 
 if TYPE_CHECKING:

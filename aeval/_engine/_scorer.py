@@ -18,13 +18,8 @@ from .._reporting._results import EvaluationRow
 from .._util._groups import unwrap_single_group
 from ..abc import ChatModel
 from ..trace import TraceLimits
-from ._callables import (
-    BoundFunction,
-    bind_function,
-    is_async_callable,
-    prepare_strategies,
-    retries_of,
-)
+from ._apply import retries_of
+from ._callables import BoundFunction, bind_function, is_async_callable, prepare_strategies
 from ._conversation import ConversationRun, check_conversation_kinds, takes_conversation
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._progress import RunProgress, progress_for

@@ -15,7 +15,7 @@ from .._reporting._codec import RUN_END_RECORD, RUN_RECORD, row_line
 from .._reporting._results import EvaluationRow, safe_str
 from .._reporting._run_info import RunInfo
 from ..abc import BaseSink, Sink
-from ._callables import stray_cancellation
+from ._apply import stray_cancellation
 
 __all__ = ["JsonlSink", "Sink", "SinkGroup"]
 

@@ -15,13 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from .._engine._callables import (
-    PreparedStrategy,
-    apply_inline,
-    prepare_strategies,
-    strategy_threads,
-    stray_cancellation,
-)
+from .._engine._apply import apply_inline, strategy_threads, stray_cancellation
+from .._engine._callables import PreparedStrategy, prepare_strategies
 from .._engine._redact import Redactor
 from .._engine._sinks import Sink, SinkGroup
 from .._engine._threads import DaemonThreads

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Iterable, Mapping
 from typing import Any
 
-from .._engine._callables import PreparedStrategy, apply_inline, apply_to_row
+from .._engine._apply import apply_inline, apply_to_row
+from .._engine._callables import PreparedStrategy
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
 from .._samples._labels import REVIEW_QUEUED

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._engine._callables import apply_strategy, prepare_strategies, strategy_name
+from .._engine._apply import apply_strategy
+from .._engine._callables import prepare_strategies, strategy_name
 from .._reporting._results import EvaluationResult
 from ._base import NamedStrategy
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._conversation import Transcript, Turn
-from .._engine._callables import apply_strategy, prepare_strategies, strategy_name
+from .._engine._apply import apply_strategy
+from .._engine._callables import prepare_strategies, strategy_name
 from .._reporting._results import EvaluationResult
 from .._samples import EvaluationSample
 from .._samples._conversation_keys import turn_sample

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from .._engine._callables import apply_strategy, strategy_name
+from .._engine._apply import apply_strategy
+from .._engine._callables import strategy_name
 from .._model_types import ChatMessage, ChatOptions, accepts_options, model_name
 from .._reporting._results import EvaluationResult
 from .._util._numbers import truncate
