@@ -143,7 +143,10 @@ class _FlushingSink:
             idle.set()
 
     async def send(self, row: EvaluationRow) -> None:
-        await self._enter()
+        if self._busy:
+            await self._enter()
+        else:
+            self._busy = True
         try:
             self._check()
             await self._sink.send(row)

@@ -50,7 +50,9 @@ class JsonlSink(BaseSink):
 
     async def send(self, row: EvaluationRow) -> None:
         """Buffer one row; write the buffer once it is large."""
-        self._append(row_line(row))
+        line = row_line(row)
+        self._buffer.append(line)
+        self._size += len(line)
         self._rows += 1
         if self._size >= _FLUSH_BYTES:
             await self._write()
@@ -114,10 +116,14 @@ class SinkGroup:
 
     def __init__(self, sinks: tuple[Sink, ...], *, timeout: float | None = None) -> None:
         self._sinks = list(sinks)
-        self._sent = dict.fromkeys(range(len(sinks)), 0)
+        self._sent = [0] * len(sinks)
         self._index = {id(sink): i for i, sink in enumerate(sinks)}
+        self._live = self._numbered()
         self._timeout = timeout
         self.warnings: list[str] = []
+
+    def _numbered(self) -> tuple[tuple[int, Sink], ...]:
+        return tuple((self._index[id(sink)], sink) for sink in self._sinks)
 
     @property
     def healthy(self) -> bool:
@@ -128,6 +134,7 @@ class SinkGroup:
         if sink not in self._sinks:
             return  # dropped already: a concurrent call to it failed first
         self._sinks.remove(sink)
+        self._live = self._numbered()
         sent = self._sent[self._index[id(sink)]]
         self.warnings.append(
             f"sink {safe_str(sink)} failed {stage} ({type(exc).__name__}: {safe_str(exc)}); "
@@ -166,11 +173,24 @@ class SinkGroup:
 
     async def send(self, row: EvaluationRow) -> None:
         """Send ``row`` to every sink still working."""
-        if not self._sinks:
+        if self._timeout is not None:
+            for number, sink in self._live:
+                if await self._call(sink, f"on row {row.name!r}", partial(sink.send, row)):
+                    self._sent[number] += 1
             return
-        for sink in tuple(self._sinks):
-            if await self._call(sink, f"on row {row.name!r}", partial(sink.send, row)):
-                self._sent[self._index[id(sink)]] += 1
+        for number, sink in self._live:
+            try:
+                await sink.send(row)
+            except Exception as exc:
+                self._fail(sink, f"on row {row.name!r}", exc)
+                continue
+            except anyio.get_cancelled_exc_class() as exc:
+                stray = stray_cancellation(exc, f"sink {safe_str(sink)}")
+                if stray is None:
+                    raise
+                self._fail(sink, f"on row {row.name!r}", stray)
+                continue
+            self._sent[number] += 1
 
     async def flush(self) -> None:
         """Flush every sink still working (a long-lived producer's periodic flush)."""
