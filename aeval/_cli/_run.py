@@ -112,10 +112,13 @@ class _FlushingSink:
     One call reaches the sink at a time (a write must not overlap another). A call that finds
     the sink busy waits until it is idle, with every other waiting call: not a lock handed
     from task to task, which at a row per worker would keep every worker queued for it.
+    Rows go straight to a :class:`JsonlSink`, whose calls may overlap: a row does not wait
+    for a chunk of rows being written.
     """
 
     def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
+        self._overlaps = type(sink) is JsonlSink
         self._busy = False
         self._idle: anyio.Event | None = None
         self._pending = False
@@ -143,6 +146,11 @@ class _FlushingSink:
             idle.set()
 
     async def send(self, row: EvaluationRow) -> None:
+        if self._overlaps:
+            self._check()
+            await self._sink.send(row)
+            self._pending = True
+            return
         if self._busy:
             await self._enter()
         else:

@@ -20,6 +20,7 @@ from ._callables import stray_cancellation
 __all__ = ["JsonlSink", "Sink", "SinkGroup"]
 
 _FLUSH_BYTES = 64 * 1024
+_WAIT_BYTES = 16 * _FLUSH_BYTES
 
 
 class JsonlSink(BaseSink):
@@ -30,6 +31,10 @@ class JsonlSink(BaseSink):
     by the Scorer at the end of every run, including a cancelled one) writes the rest and
     closes the file, so the file holds every finished row. The first write truncates the
     file unless ``append=True``; later runs through the same sink append.
+
+    Calls may overlap: one chunk is written at a time, in the order the rows were sent, and
+    a row sent while a chunk is being written joins the buffer without waiting for it (until
+    the buffer holds far more than a chunk, which then waits, so memory stays bounded).
 
     Args:
         path: The file to write.
@@ -42,6 +47,7 @@ class JsonlSink(BaseSink):
         self._size = 0
         self._truncate = not append
         self._rows = 0
+        self._writing: anyio.Event | None = None
 
     @property
     def rows_written(self) -> int:
@@ -54,7 +60,7 @@ class JsonlSink(BaseSink):
         self._buffer.append(line)
         self._size += len(line)
         self._rows += 1
-        if self._size >= _FLUSH_BYTES:
+        if self._size >= _FLUSH_BYTES and (self._writing is None or self._size >= _WAIT_BYTES):
             await self._write()
 
     def _append(self, line: bytes) -> None:
@@ -70,13 +76,20 @@ class JsonlSink(BaseSink):
         self._append(orjson.dumps({"record": RUN_END_RECORD, **run.to_dict()}) + b"\n")
 
     async def _write(self) -> None:
+        while self._writing is not None:
+            await self._writing.wait()
         if not self._buffer and not self._truncate:
             return
         data = b"".join(self._buffer)
         self._buffer.clear()
         self._size = 0
         truncate, self._truncate = self._truncate, False
-        await anyio.to_thread.run_sync(self._write_file, data, truncate)
+        writing = self._writing = anyio.Event()
+        try:
+            await anyio.to_thread.run_sync(self._write_file, data, truncate)
+        finally:
+            self._writing = None
+            writing.set()
 
     def _write_file(self, data: bytes, truncate: bool) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
