@@ -85,3 +85,16 @@ def test_aeval_run_imports_no_other_subcommand(project: Path) -> None:
     assert (project / "out" / "rows.jsonl").is_file()
     for module in ("aeval._cli._calibrate", "aeval._cli._dataset", "aeval._cli._view"):
         assert module not in modules
+    # a Python target, no model: neither httpx nor the model clients
+    for module in ("httpx", "aeval.models.openai", "tenacity"):
+        assert module not in modules
+
+
+def test_the_model_clients_load_on_first_use() -> None:
+    import aeval.models
+
+    assert set(aeval.models.__all__) <= set(dir(aeval.models))
+    for name in aeval.models.__all__:
+        assert getattr(aeval.models, name).__name__ == name
+    with pytest.raises(AttributeError, match="no attribute 'Missing'"):
+        _ = aeval.models.Missing

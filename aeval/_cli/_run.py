@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 from anyio import CancelScope
 from anyio.abc import TaskStatus
 
@@ -475,6 +474,8 @@ async def execute(
             except TemplateError as exc:
                 raise config.error(("target", "http", *exc.path), exc.message) from None
             secrets += header_secrets(spec)
+            import httpx
+
             limits = httpx.Limits(max_connections=config.concurrency)
             client = await stack.enter_async_context(httpx.AsyncClient(limits=limits))
             function = HttpTarget(spec, client, headers, secrets=secrets)
