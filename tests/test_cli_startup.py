@@ -85,8 +85,8 @@ def test_aeval_run_imports_no_other_subcommand(project: Path) -> None:
     assert (project / "out" / "rows.jsonl").is_file()
     for module in ("aeval._cli._calibrate", "aeval._cli._dataset", "aeval._cli._view"):
         assert module not in modules
-    # a Python target, no model: neither httpx nor the model clients
-    for module in ("httpx", "aeval.models.openai", "tenacity"):
+    # a Python target, no model, no store: neither httpx, the model clients nor the store
+    for module in ("httpx", "aeval.models.openai", "tenacity", "aeval._store"):
         assert module not in modules
 
 

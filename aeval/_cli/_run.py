@@ -25,7 +25,7 @@ from collections.abc import (
 from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio import CancelScope
@@ -55,12 +55,14 @@ from .._reporting._results import EvaluationRow
 from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
 from .._samples._sources import CountedStream, batches_of, count_lines, is_url, streams
-from .._store import StoreSink
 from .._util._groups import unwrap_single_group
 from ..abc import BaseSink
 from ._build import Built
 from ._config import ConfigError, RunConfig
 from ._scale import ShardedSamples, split
+
+if TYPE_CHECKING:
+    from .._store import StoreSink
 
 __all__ = ["ROWS_FILE", "STOP_SIGNALS", "GateDecision", "RunResult", "execute", "signals_kept"]
 
