@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -88,13 +89,28 @@ def test_aeval_run_imports_no_other_subcommand(project: Path) -> None:
     # a Python target, no model, no store: neither httpx, the model clients nor the store
     for module in ("httpx", "aeval.models.openai", "tenacity", "aeval._store"):
         assert module not in modules
+    # one text strategy: not the judges (their cache, sqlite3) nor the other strategies
+    assert "aeval.strategies.text" in modules
+    for module in ("aeval.strategies.judge", "aeval.strategies.rubrics", "sqlite3"):
+        assert module not in modules
 
 
-def test_the_model_clients_load_on_first_use() -> None:
-    import aeval.models
-
-    assert set(aeval.models.__all__) <= set(dir(aeval.models))
-    for name in aeval.models.__all__:
-        assert getattr(aeval.models, name).__name__ == name
+@pytest.mark.parametrize("package", ["aeval.models", "aeval.strategies"])
+def test_the_names_of_a_lazy_package_load_on_first_use(package: str) -> None:
+    module = importlib.import_module(package)
+    assert set(module.__all__) <= set(dir(module))
+    lazy = module._LAZY_MODULES
+    assert sorted(name for names in lazy.values() for name in names) == sorted(module.__all__)
+    for where, names in lazy.items():
+        defining = importlib.import_module(where, package)
+        for name in names:
+            assert getattr(module, name) is getattr(defining, name)
     with pytest.raises(AttributeError, match="no attribute 'Missing'"):
-        _ = aeval.models.Missing
+        _ = module.Missing
+
+
+def test_the_rubrics_submodule_is_an_attribute_of_the_strategies() -> None:
+    import aeval.strategies
+
+    assert "rubrics" in dir(aeval.strategies)
+    assert aeval.strategies.rubrics is importlib.import_module("aeval.strategies.rubrics")
