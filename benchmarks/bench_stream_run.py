@@ -17,6 +17,7 @@ Usage::
 
     python benchmarks/bench_stream_run.py                  # 100,000 samples, medians of 3
     python benchmarks/bench_stream_run.py --million        # also 1,000,000 samples, once
+    python benchmarks/bench_stream_run.py --only-cli --million   # aeval run alone, both sizes
     python benchmarks/bench_stream_run.py --quick --json out.json   # 2,000 samples, once
 """
 
@@ -178,11 +179,16 @@ def _cli(folder: Path) -> dict[str, Any]:
         raise RuntimeError(f"aeval run exited {code}")
     report = json.loads((folder / "out" / "report.json").read_text())
     cpu = usage.ru_utime + usage.ru_stime
-    return {"seconds": seconds, "cpu": cpu, "samples": report["samples"]}
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "samples": report["samples"],
+        "rss_mb": usage.ru_maxrss / 1024,
+    }
 
 
-def measure(count: int, reps: int, *, cli: bool = True) -> dict[str, Any]:
-    runs: dict[str, list[dict[str, Any]]] = {engine: [] for engine in ENGINES}
+def measure(count: int, reps: int, *, cli: bool = True, only_cli: bool = False) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {} if only_cli else {e: [] for e in ENGINES}
     if cli:
         runs["aeval run (subprocess)"] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -211,14 +217,26 @@ def _medians(runs: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float
             "max": max(seconds),
             "cpu": statistics.median(run["cpu"] for run in each),
         }
-        if "growth_mb" in each[0]:
-            out[engine]["growth_mb"] = statistics.median(run["growth_mb"] for run in each)
+        for key in ("growth_mb", "rss_mb"):
+            if key in each[0]:
+                out[engine][key] = statistics.median(run[key] for run in each)
     return out
 
 
 def report(figures: dict[str, Any]) -> None:
     medians = figures["medians"]
     count = figures["samples"]
+    if "orjson (baseline)" not in medians:
+        cli = medians["aeval run (subprocess)"]
+        print(
+            f"\n{count:,} samples: aeval run (subprocess) {cli['seconds']:.3f} s wall "
+            f"({cli['min']:.3f}-{cli['max']:.3f}), {cli['cpu']:.3f} s CPU, "
+            f"{cli['seconds'] / count * 1e6:.2f} us/sample, peak RSS {cli['rss_mb']:.0f} MB"
+        )
+        if count == 100_000:
+            verdict = "PASS" if cli["seconds"] <= GOAL_CLI_SECONDS else "MISS"
+            print(f"goal: aeval run <= {GOAL_CLI_SECONDS:g} s: {cli['seconds']:.3f} s {verdict}")
+        return
     base = medians["orjson (baseline)"]["seconds"]
     print(f"\n{count:,} samples, concurrency {CONCURRENCY}, keep='failures'")
     header = f"{'wall s (min-max)':>26}{'CPU s':>8}{'us/sample':>11}{'x baseline':>12}"
@@ -241,13 +259,21 @@ def report(figures: dict[str, Any]) -> None:
             cli = medians["aeval run (subprocess)"]["seconds"]
             verdict = "PASS" if cli <= GOAL_CLI_SECONDS else "MISS"
             print(f"goal: aeval run <= {GOAL_CLI_SECONDS:g} s: {cli:.3f} s {verdict}")
+    if "aeval run (subprocess)" in medians:
+        rss = medians["aeval run (subprocess)"]["rss_mb"]
+        print(f"aeval run (subprocess): peak RSS {rss:.0f} MB (the whole process)")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2,000 samples, one repetition")
     parser.add_argument("--reps", type=int, default=3, help="repetitions (default 3)")
-    parser.add_argument("--million", action="store_true", help="also 1,000,000 samples, once")
+    parser.add_argument(
+        "--million", action="store_true", help="also 1,000,000 samples, once (aeval run too)"
+    )
+    parser.add_argument(
+        "--only-cli", action="store_true", help="measure only aeval run (the subprocess)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument(
         "--tree", type=Path, help="measure the aeval of another checkout (the figures before)"
@@ -263,10 +289,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Streamed JSONL run end to end{mode}: {info['date']}")
     print(f"Python {info['python']}, {info['cpus']} CPUs ({info['cpu']}), {info['memory']}")
     print(f"load average {info['load_average']}; aeval from {TREE['aeval']}")
-    figures = [measure(2_000 if args.quick else 100_000, 1 if args.quick else args.reps)]
+    count, reps = (2_000, 1) if args.quick else (100_000, args.reps)
+    figures = [measure(count, reps, only_cli=args.only_cli)]
     report(figures[0])
     if args.million:
-        figures.append(measure(1_000_000, 1, cli=False))
+        figures.append(measure(1_000_000, 1, only_cli=args.only_cli))
         report(figures[1])
     if args.json:
         args.json.write_text(json.dumps({"machine": info, "figures": figures}, indent=2))

@@ -5,6 +5,7 @@ per shape, and every line-numbered message kept."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -308,6 +309,63 @@ async def test_rows_jsonl_writes_a_chunk_in_one_call_to_a_worker_thread(
     assert calls == ["_write_file", "_write_file"]
     lines = (tmp_path / "out" / "rows.jsonl").read_bytes().splitlines()
     assert [json.loads(line)["name"] for line in lines] == ["s0", "s1", "s2", "s3"]
+
+
+class _HeldWrites:
+    """Holds a JsonlSink's first chunk in its worker thread until released (a slow disk)."""
+
+    def __init__(self, sink: JsonlSink) -> None:
+        self.write = sink._write_file
+        self.writing = threading.Event()
+        self.release = threading.Event()
+        self.chunks = 0
+        sink._write_file = self  # type: ignore[method-assign]
+
+    def __call__(self, data: bytes, truncate: bool) -> None:
+        self.chunks += 1
+        if self.chunks == 1:
+            self.writing.set()
+            self.release.wait(10)
+        self.write(data, truncate)
+
+
+def _big_row(name: str) -> EvaluationRow:
+    sample = EvaluationSample(name, ["q" * 40_000], "q")
+    return EvaluationRow.from_result(sample, "exact", "q", EvaluationResult.from_boolean(True))
+
+
+async def test_rows_go_on_while_rows_jsonl_writes_a_chunk_in_order_and_bounded(
+    tmp_path: Path,
+) -> None:
+    inner = JsonlSink(tmp_path / "rows.jsonl")
+    held = _HeldWrites(inner)
+    flushing = _FlushingSink(inner)
+    done: list[str] = []
+
+    async def send(name: str) -> None:
+        await flushing.send(_big_row(name))
+        done.append(name)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(send, "s0")
+        group.start_soon(send, "s1")  # 80 kB: the first chunk, held in its thread
+        await anyio.to_thread.run_sync(held.writing.wait, 10)
+        for i in range(2, 6):  # crosses a chunk again: joins the buffer, no second write
+            await send(f"s{i}")
+        assert done == ["s0", "s2", "s3", "s4", "s5"]
+        assert held.chunks == 1
+        for i in range(6, 40):  # past the bound: waits for the chunk being written
+            group.start_soon(send, f"s{i}")
+        await anyio.wait_all_tasks_blocked()
+        assert len(done) < 40
+        held.release.set()
+    await flushing.flush()
+
+    lines = (tmp_path / "rows.jsonl").read_bytes().splitlines()
+    names = [json.loads(line)["name"] for line in lines]
+    assert sorted(names) == sorted(f"s{i}" for i in range(40))
+    assert names[:6] == [f"s{i}" for i in range(6)]
+    assert inner.rows_written == 40
 
 
 async def test_tagged_and_sharded_streams_hand_out_batches_with_the_whole_datasets_index(

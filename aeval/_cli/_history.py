@@ -12,11 +12,7 @@ import anyio
 import anyio.to_thread
 
 from .._display import printable
-from .._store import DEFAULT_STORE_PATH, RunStore
-from .._store._values import parse_since
 from .._util._files import write_atomic
-from ..formatters._history import History
-from ..formatters._history_terminal import print_history, print_runs
 from ..formatters._registry import render
 from ..formatters._terminal import terminal_console
 from ._config import ConfigError, RunConfig
@@ -63,6 +59,8 @@ def run_store_path(config: RunConfig, *, flag: Path | None, disabled: bool) -> P
         return env or None
     if config.store is not None:
         return config.store or None
+    from .._store import DEFAULT_STORE_PATH
+
     return DEFAULT_STORE_PATH.absolute()
 
 
@@ -73,6 +71,8 @@ def read_store_path(flag: Path | None) -> Path:
     Raises:
         UsageError: ``AEVAL_STORE`` turns the store off and no ``--store`` was given.
     """
+    from .._store import DEFAULT_STORE_PATH
+
     if flag is not None:
         return flag.expanduser().absolute()
     env = _from_env()
@@ -85,6 +85,8 @@ def read_store_path(flag: Path | None) -> Path:
 
 
 def _no_store(path: Path) -> UsageError:
+    from .._store import DEFAULT_STORE_PATH
+
     return UsageError(
         f"{path}: no run store there: `aeval run CONFIG` records each run in "
         f"{DEFAULT_STORE_PATH} (under the working directory); give another with --store PATH "
@@ -102,6 +104,9 @@ async def runs_command(
 ) -> int:
     """``aeval runs [NAME]``: the last ``last`` runs, oldest first (shard runs with
     ``shards``)."""
+    from .._store import RunStore
+    from ..formatters._history_terminal import print_runs
+
     if not await anyio.Path(path).is_file():
         raise _no_store(path)
     async with RunStore(path) as store:
@@ -128,6 +133,10 @@ async def history_command(
 ) -> int:
     """``aeval history NAME``: the pass rate of each run of NAME, oldest first (shard runs
     with ``shards``)."""
+    from .._store import RunStore, parse_since
+    from ..formatters._history import History
+    from ..formatters._history_terminal import print_history
+
     if not await anyio.Path(path).is_file():
         raise _no_store(path)
     try:

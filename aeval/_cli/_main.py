@@ -30,10 +30,8 @@ from .._exceptions import (
     SampleLoadError,
     StoreError,
 )
-from ._calibrate import run_calibrate
 from ._compare import run_compare
 from ._config import ConfigError
-from ._dataset import run_dataset
 from ._exits import (
     EXIT_BASELINE,
     EXIT_CONFIG,
@@ -51,12 +49,9 @@ from ._history import (
     read_store_path,
     runs_command,
 )
-from ._merge_report import merge, report
 from ._parser import build_parser
 from ._process import exit_past, lingering_threads
 from ._run_command import rescore, run_command
-from ._schema import schema_text
-from ._view import view_command
 
 __all__ = [
     "EXIT_BASELINE",
@@ -97,19 +92,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names first, if it names one before any option."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
 def _command(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    args = build_parser(_chosen(given)).parse_args(given)
     try:
         if args.command == "schema":
+            from ._schema import schema_text
+
             sys.stdout.write(schema_text())
             return EXIT_OK
         if args.command == "compare":
             return run_compare(args)
         if args.command == "calibrate":
+            from ._calibrate import run_calibrate
+
             return run_calibrate(args)
         if args.command == "dataset":
+            from ._dataset import run_dataset
+
             return run_dataset(args)
         if args.command == "report":
+            from ._merge_report import report
+
             if not args.rows.is_file():
                 return error(f"{args.rows}: no such file")
             anyio.run(report, args.rows, args.format, args.output)
@@ -143,8 +152,12 @@ def _command(argv: Sequence[str] | None) -> int:
                 )
             )
         if args.command == "merge":
+            from ._merge_report import merge
+
             return merge(args)
         if args.command == "view":
+            from ._view import view_command
+
             return view_command(args)
         if args.command == "rescore":
             return rescore(args)

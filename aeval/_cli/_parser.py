@@ -7,18 +7,24 @@ import math
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from .._engine._shards import Shard
 from ..formatters._registry import FormatChoices
 from ._agents import add_rescore_command, tools_option
-from ._calibrate import add_calibrate_command
 from ._compare import add_compare_command, add_gate_options
 from ._config import ErrorLimit
-from ._dataset import add_dataset_command
 from ._scale import (
     add_merge_store_options,
 )
-from ._view import add_view_command
+
+_ELSEWHERE = {
+    "calibrate": "a judge's stored verdicts against the reviewers' labels (kappa, no model call)",
+    "dataset": "turn the failed rows of a stored run into samples (aeval dataset from REF)",
+    "view": "browse and review the stored runs in a local web app (aeval-engine[view])",
+}
+"""The subcommands declared in their own modules, each with its line in ``aeval --help``: a
+run of another subcommand does not import them (it lists them, without their options)."""
 
 MAX_CONCURRENCY = 100_000
 MAX_REPEATS = 10_000
@@ -89,7 +95,28 @@ def _shard(text: str) -> Shard:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _declare_elsewhere(commands: Any, name: str, command: str | None) -> None:
+    """Declare the subcommand ``name`` in full when ``command`` is it or ``None``, else only
+    its line in the list of subcommands."""
+    if command is not None and command != name:
+        commands.add_parser(name, help=_ELSEWHERE[name])
+    elif name == "calibrate":
+        from ._calibrate import add_calibrate_command
+
+        add_calibrate_command(commands)
+    elif name == "dataset":
+        from ._dataset import add_dataset_command
+
+        add_dataset_command(commands)
+    else:
+        from ._view import add_view_command
+
+        add_view_command(commands)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``aeval`` parser; with ``command`` (the subcommand about to run), the subcommands
+    of :data:`_ELSEWHERE` other than it are declared without importing their modules."""
     from .._version import __version__
 
     parser = argparse.ArgumentParser(
@@ -257,8 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_compare_command(commands)
-    add_calibrate_command(commands)
-    add_dataset_command(commands)
+    _declare_elsewhere(commands, "calibrate", command)
+    _declare_elsewhere(commands, "dataset", command)
     runs = commands.add_parser(
         "runs",
         help="list the runs in the run store",
@@ -303,6 +330,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="also show the runs of single shards (aeval run --shard), left out by default",
     )
 
-    add_view_command(commands)
+    _declare_elsewhere(commands, "view", command)
     commands.add_parser("schema", help="print the JSON Schema of the configuration file")
     return parser

@@ -25,10 +25,9 @@ from collections.abc import (
 from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 from anyio import CancelScope
 from anyio.abc import TaskStatus
 
@@ -56,12 +55,14 @@ from .._reporting._results import EvaluationRow
 from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
 from .._samples._sources import CountedStream, batches_of, count_lines, is_url, streams
-from .._store import StoreSink
 from .._util._groups import unwrap_single_group
 from ..abc import BaseSink
 from ._build import Built
 from ._config import ConfigError, RunConfig
 from ._scale import ShardedSamples, split
+
+if TYPE_CHECKING:
+    from .._store import StoreSink
 
 __all__ = ["ROWS_FILE", "STOP_SIGNALS", "GateDecision", "RunResult", "execute", "signals_kept"]
 
@@ -112,10 +113,13 @@ class _FlushingSink:
     One call reaches the sink at a time (a write must not overlap another). A call that finds
     the sink busy waits until it is idle, with every other waiting call: not a lock handed
     from task to task, which at a row per worker would keep every worker queued for it.
+    Rows go straight to a :class:`JsonlSink`, whose calls may overlap: a row does not wait
+    for a chunk of rows being written.
     """
 
     def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
+        self._overlaps = type(sink) is JsonlSink
         self._busy = False
         self._idle: anyio.Event | None = None
         self._pending = False
@@ -143,7 +147,15 @@ class _FlushingSink:
             idle.set()
 
     async def send(self, row: EvaluationRow) -> None:
-        await self._enter()
+        if self._overlaps:
+            self._check()
+            await self._sink.send(row)
+            self._pending = True
+            return
+        if self._busy:
+            await self._enter()
+        else:
+            self._busy = True
         try:
             self._check()
             await self._sink.send(row)
@@ -464,6 +476,8 @@ async def execute(
             except TemplateError as exc:
                 raise config.error(("target", "http", *exc.path), exc.message) from None
             secrets += header_secrets(spec)
+            import httpx
+
             limits = httpx.Limits(max_connections=config.concurrency)
             client = await stack.enter_async_context(httpx.AsyncClient(limits=limits))
             function = HttpTarget(spec, client, headers, secrets=secrets)

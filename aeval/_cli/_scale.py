@@ -8,7 +8,7 @@ import secrets
 from collections.abc import AsyncIterable, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
@@ -21,9 +21,11 @@ from .._reporting._codec import read_run
 from .._reporting._report import EvaluationReport
 from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
-from .._store import RunStore
 from ._config import DEFAULT_FORMATS, DEFAULT_OUTPUT_DIR, ConfigError, ErrorLimit, RunConfig
 from ._history import config_error
+
+if TYPE_CHECKING:
+    from .._store import RunStore
 
 __all__ = [
     "ShardedSamples",
@@ -236,6 +238,8 @@ async def save_merged(
         ConfigError: The store cannot be used (with ``--config``).
         StoreError: The same without ``--config``.
     """
+    from .._store import RunStore
+
     store = None if store_path is None else RunStore(store_path)
     try:
         if store is not None:

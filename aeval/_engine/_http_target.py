@@ -29,11 +29,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import anyio
-import httpx
 
 from .._conversation import Conversation
 from .._exceptions import (
@@ -47,6 +46,9 @@ from .._samples import EvaluationSample, Parameters
 from ..models._body import DEFAULT_MAX_RESPONSE_BYTES, format_size, read_capped, read_prefix
 from ._callables import strategy_name
 from ._redact import Redactor
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "CONVERSATION_FIELDS",
@@ -293,6 +295,8 @@ class HttpTarget:
 
     async def __call__(self, params: Parameters | Conversation) -> Any:
         """Send the request and return the answer found at ``response_path``."""
+        import httpx  # loaded with the client this target was given
+
         spec = self._spec
         _STATUS.set(None)
         turn = type(params) is Conversation

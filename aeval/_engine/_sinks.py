@@ -20,6 +20,7 @@ from ._apply import stray_cancellation
 __all__ = ["JsonlSink", "Sink", "SinkGroup"]
 
 _FLUSH_BYTES = 64 * 1024
+_WAIT_BYTES = 16 * _FLUSH_BYTES
 
 
 class JsonlSink(BaseSink):
@@ -30,6 +31,10 @@ class JsonlSink(BaseSink):
     by the Scorer at the end of every run, including a cancelled one) writes the rest and
     closes the file, so the file holds every finished row. The first write truncates the
     file unless ``append=True``; later runs through the same sink append.
+
+    Calls may overlap: one chunk is written at a time, in the order the rows were sent, and
+    a row sent while a chunk is being written joins the buffer without waiting for it (until
+    the buffer holds far more than a chunk, which then waits, so memory stays bounded).
 
     Args:
         path: The file to write.
@@ -42,6 +47,7 @@ class JsonlSink(BaseSink):
         self._size = 0
         self._truncate = not append
         self._rows = 0
+        self._writing: anyio.Event | None = None
 
     @property
     def rows_written(self) -> int:
@@ -50,9 +56,11 @@ class JsonlSink(BaseSink):
 
     async def send(self, row: EvaluationRow) -> None:
         """Buffer one row; write the buffer once it is large."""
-        self._append(row_line(row))
+        line = row_line(row)
+        self._buffer.append(line)
+        self._size += len(line)
         self._rows += 1
-        if self._size >= _FLUSH_BYTES:
+        if self._size >= _FLUSH_BYTES and (self._writing is None or self._size >= _WAIT_BYTES):
             await self._write()
 
     def _append(self, line: bytes) -> None:
@@ -68,13 +76,20 @@ class JsonlSink(BaseSink):
         self._append(orjson.dumps({"record": RUN_END_RECORD, **run.to_dict()}) + b"\n")
 
     async def _write(self) -> None:
+        while self._writing is not None:
+            await self._writing.wait()
         if not self._buffer and not self._truncate:
             return
         data = b"".join(self._buffer)
         self._buffer.clear()
         self._size = 0
         truncate, self._truncate = self._truncate, False
-        await anyio.to_thread.run_sync(self._write_file, data, truncate)
+        writing = self._writing = anyio.Event()
+        try:
+            await anyio.to_thread.run_sync(self._write_file, data, truncate)
+        finally:
+            self._writing = None
+            writing.set()
 
     def _write_file(self, data: bytes, truncate: bool) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,10 +129,14 @@ class SinkGroup:
 
     def __init__(self, sinks: tuple[Sink, ...], *, timeout: float | None = None) -> None:
         self._sinks = list(sinks)
-        self._sent = dict.fromkeys(range(len(sinks)), 0)
+        self._sent = [0] * len(sinks)
         self._index = {id(sink): i for i, sink in enumerate(sinks)}
+        self._live = self._numbered()
         self._timeout = timeout
         self.warnings: list[str] = []
+
+    def _numbered(self) -> tuple[tuple[int, Sink], ...]:
+        return tuple((self._index[id(sink)], sink) for sink in self._sinks)
 
     @property
     def healthy(self) -> bool:
@@ -128,6 +147,7 @@ class SinkGroup:
         if sink not in self._sinks:
             return  # dropped already: a concurrent call to it failed first
         self._sinks.remove(sink)
+        self._live = self._numbered()
         sent = self._sent[self._index[id(sink)]]
         self.warnings.append(
             f"sink {safe_str(sink)} failed {stage} ({type(exc).__name__}: {safe_str(exc)}); "
@@ -166,11 +186,24 @@ class SinkGroup:
 
     async def send(self, row: EvaluationRow) -> None:
         """Send ``row`` to every sink still working."""
-        if not self._sinks:
+        if self._timeout is not None:
+            for number, sink in self._live:
+                if await self._call(sink, f"on row {row.name!r}", partial(sink.send, row)):
+                    self._sent[number] += 1
             return
-        for sink in tuple(self._sinks):
-            if await self._call(sink, f"on row {row.name!r}", partial(sink.send, row)):
-                self._sent[self._index[id(sink)]] += 1
+        for number, sink in self._live:
+            try:
+                await sink.send(row)
+            except Exception as exc:
+                self._fail(sink, f"on row {row.name!r}", exc)
+                continue
+            except anyio.get_cancelled_exc_class() as exc:
+                stray = stray_cancellation(exc, f"sink {safe_str(sink)}")
+                if stray is None:
+                    raise
+                self._fail(sink, f"on row {row.name!r}", stray)
+                continue
+            self._sent[number] += 1
 
     async def flush(self) -> None:
         """Flush every sink still working (a long-lived producer's periodic flush)."""

@@ -21,7 +21,15 @@ from .._conversation import Transcript
 from .._conversation._codec import is_transcript_data, transcript_from_data, transcript_to_data
 from .._exceptions import SampleLoadError
 from .._samples import EvaluationSample, Parameters
-from .._util._jsonsafe import dumps, read_count, read_list, read_mapping, read_number, read_text
+from .._util._jsonsafe import (
+    dumps,
+    json_default,
+    read_count,
+    read_list,
+    read_mapping,
+    read_number,
+    read_text,
+)
 from ..trace import Trace
 from ._results import ErrorInfo, ErrorSource, EvaluationRow, Outcome
 from ._run_info import RunInfo
@@ -125,13 +133,84 @@ def row_line(row: EvaluationRow) -> bytes:
     A value JSON cannot hold as it is (a lone surrogate, an integer beyond 64 bits, a
     self-referencing list, an object whose ``__str__`` raises) is written as a stand-in, and
     the line's ``notes`` say what was changed.
+
+    The bytes are those of :func:`row_to_dict` passed to ``orjson.dumps``; the common row is
+    built here in one step (the sample's parameters and the trace's data are kept from the
+    previous row, which shared them when a sample has several strategies).
     """
+    global _last_parameters, _last_trace
+    sample = row.sample
+    params = sample.parameters
+    last = _last_parameters
+    if last[0] is params:
+        parameters = last[1]
+    else:
+        parameters = _parameters_data(params)
+        _last_parameters = (params, parameters)
+    output = row.output
+    if type(output) is Transcript:
+        output = transcript_to_data(output)
+    data = {
+        "name": sample.name,
+        "index": row.index,
+        "repeat": row.repeat,
+        "position": row.position,
+        "strategy": row.strategy,
+        "outcome": row.outcome._value_,
+        "score": row.score,
+        "output": output,
+        "expected_output": sample.expected_output,
+        "explanation": row.explanation,
+        "duration": row.duration,
+        "strategy_duration": row.strategy_duration,
+        "parameters": parameters,
+    }
+    if sample.tags:
+        data["tags"] = list(sample.tags)
+    if sample.metadata:
+        data["sample_metadata"] = dict(sample.metadata)
+    if row.metadata:
+        data["metadata"] = dict(row.metadata)
+    if row.error is not None:
+        data["error"] = error_to_data(row.error)
+    if row.timestamp is not None:
+        data["timestamp"] = row.timestamp
+    trace = row.trace
+    if trace is not None:
+        kept = _last_trace
+        if kept[0] is trace:
+            data["trace"] = kept[1]
+        else:
+            data["trace"] = trace_data = trace.to_dict()
+            _last_trace = (trace, trace_data)
+    try:
+        return orjson.dumps(data, default=json_default, option=_LINE_OPTIONS)
+    except (TypeError, ValueError, RecursionError):
+        pass
     data = row_to_dict(row)
     line, notes = dumps(data, option=orjson.OPT_APPEND_NEWLINE)
     if notes:
         data["notes"] = list(notes)
         line, _ = dumps(data, option=orjson.OPT_APPEND_NEWLINE)
     return line
+
+
+_LINE_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+_PLAIN_VALUES = frozenset({str, int, float, bool, type(None), list})
+_last_parameters: tuple[Parameters | None, list[Any]] = (None, [])
+_last_trace: tuple[Trace | None, dict[str, Any]] = (None, {})
+
+
+def _parameters_data(params: Parameters) -> list[Any]:
+    """:func:`parameters_to_data`, with a quicker test for the common unnamed values."""
+    values = params.values
+    if params.names.count(None) == len(values):
+        plain = _PLAIN_VALUES
+        for value in values:
+            if type(value) not in plain:
+                return parameters_to_data(params)
+        return list(values)
+    return parameters_to_data(params)
 
 
 def _parameters_from(data: Any) -> Parameters:

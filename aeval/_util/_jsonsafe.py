@@ -22,6 +22,7 @@ __all__ = [
     "MAX_DEPTH",
     "dumps",
     "int_text",
+    "json_default",
     "jsonable",
     "read_count",
     "read_list",
@@ -49,7 +50,9 @@ def safe_text(text: str) -> str:
     return text
 
 
-def _default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """orjson's ``default``: a mapping as a dict, a set as a list, a Decimal as a float, any
+    other value as its text."""
     if isinstance(value, Mapping):
         return dict(value)
     if isinstance(value, Set):
@@ -67,7 +70,7 @@ def dumps(value: Any, *, option: int = 0) -> tuple[bytes, tuple[str, ...]]:
         (empty when the value was written as it is).
     """
     try:
-        return orjson.dumps(value, default=_default, option=_OPTIONS | option), ()
+        return orjson.dumps(value, default=json_default, option=_OPTIONS | option), ()
     except (TypeError, ValueError, RecursionError):
         pass
     notes: list[str] = []

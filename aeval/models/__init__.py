@@ -2,19 +2,58 @@
 
 from __future__ import annotations
 
-from .._model_types import (
-    ChatMessage,
-    ChatOptions,
-    ChatResponse,
-    Embeddings,
-    TokenUsage,
-    accepts_options,
-)
-from ..abc import ChatModel, Clock, Embedder
-from ._limits import ModelStatistics
-from ._policy import RateLimits, RetryPolicy
-from .local import LocalEmbedder, local_extra_missing
-from .openai import OpenAIChatModel, OpenAIEmbedder
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._model_types import (
+        ChatMessage,
+        ChatOptions,
+        ChatResponse,
+        Embeddings,
+        TokenUsage,
+        accepts_options,
+    )
+    from ..abc import ChatModel, Clock, Embedder
+    from ._limits import ModelStatistics
+    from ._policy import RateLimits, RetryPolicy
+    from .local import LocalEmbedder, local_extra_missing
+    from .openai import OpenAIChatModel, OpenAIEmbedder
+
+_LAZY_MODULES: dict[str, tuple[str, ...]] = {
+    ".._model_types": (
+        "ChatMessage",
+        "ChatOptions",
+        "ChatResponse",
+        "Embeddings",
+        "TokenUsage",
+        "accepts_options",
+    ),
+    "..abc": ("ChatModel", "Clock", "Embedder"),
+    "._limits": ("ModelStatistics",),
+    "._policy": ("RateLimits", "RetryPolicy"),
+    ".local": ("LocalEmbedder", "local_extra_missing"),
+    ".openai": ("OpenAIChatModel", "OpenAIEmbedder"),
+}
+"""The module of each public name, imported on first use: importing a submodule of
+``aeval.models`` (the response body's limits, which an HTTP target's configuration reads)
+does not import the clients and httpx."""
+
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'aeval.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "ChatMessage",

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "DEFAULT_EMBEDDINGS_MAX_RESPONSE_BYTES",
@@ -63,6 +65,8 @@ class _ZlibDecoder:
                     self._obj = zlib.decompressobj(-zlib.MAX_WBITS)
                     self._started = True
                     continue
+                import httpx
+
                 raise httpx.DecodingError(
                     f"the {self._encoding} body cannot be decompressed: {exc}"
                 ) from exc

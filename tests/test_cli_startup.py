@@ -1,0 +1,116 @@
+"""The ``aeval`` command imports what its subcommand needs, and ``aeval --help`` lists all."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _cli import ROOT, project, write_config
+
+from aeval._cli._parser import build_parser
+
+__all__ = ["project"]
+
+COMMANDS = (
+    "run",
+    "rescore",
+    "merge",
+    "report",
+    "compare",
+    "calibrate",
+    "dataset",
+    "runs",
+    "history",
+    "view",
+    "schema",
+)
+
+PROBE = """
+import json, sys
+from aeval._cli._main import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def modules_after(*args: str, cwd: Path) -> set[str]:
+    """The modules a fresh process holds after running ``aeval ARGS``."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cwd)])},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert figures["code"] == 0, done.stdout
+    return set(figures["modules"])
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("no subcommands")
+
+
+def test_every_subcommand_is_listed_whichever_is_run() -> None:
+    full = build_parser()
+    assert set(subcommands(full)) == set(COMMANDS)
+    for command in COMMANDS:
+        assert build_parser(command).format_help() == full.format_help(), command
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_the_subcommand_run_is_declared_in_full(command: str) -> None:
+    chosen = subcommands(build_parser(command))[command]
+    assert chosen.format_help() == subcommands(build_parser())[command].format_help()
+
+
+def test_aeval_run_imports_no_other_subcommand(project: Path) -> None:
+    write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+        "output: {dir: out, formats: [json]}\n",
+    )
+    modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+    assert (project / "out" / "rows.jsonl").is_file()
+    for module in ("aeval._cli._calibrate", "aeval._cli._dataset", "aeval._cli._view"):
+        assert module not in modules
+    # a Python target, no model, no store: neither httpx, the model clients nor the store
+    for module in ("httpx", "aeval.models.openai", "tenacity", "aeval._store"):
+        assert module not in modules
+    # one text strategy: not the judges (their cache, sqlite3) nor the other strategies
+    assert "aeval.strategies.text" in modules
+    for module in ("aeval.strategies.judge", "aeval.strategies.rubrics", "sqlite3"):
+        assert module not in modules
+
+
+@pytest.mark.parametrize("package", ["aeval.models", "aeval.strategies"])
+def test_the_names_of_a_lazy_package_load_on_first_use(package: str) -> None:
+    module = importlib.import_module(package)
+    assert set(module.__all__) <= set(dir(module))
+    lazy = module._LAZY_MODULES
+    assert sorted(name for names in lazy.values() for name in names) == sorted(module.__all__)
+    for where, names in lazy.items():
+        defining = importlib.import_module(where, package)
+        for name in names:
+            assert getattr(module, name) is getattr(defining, name)
+    with pytest.raises(AttributeError, match="no attribute 'Missing'"):
+        _ = module.Missing
+
+
+def test_the_rubrics_submodule_is_an_attribute_of_the_strategies() -> None:
+    import aeval.strategies
+
+    assert "rubrics" in dir(aeval.strategies)
+    assert aeval.strategies.rubrics is importlib.import_module("aeval.strategies.rubrics")
