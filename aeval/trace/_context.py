@@ -22,7 +22,17 @@ from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits, bounded, flat, plain
-from ._values import CallError, Document, ModelCall, Retrieval, ToolCall, Trace, frozen_tool_call
+from ._values import (
+    CallError,
+    Document,
+    ModelCall,
+    Retrieval,
+    ToolCall,
+    Trace,
+    Unmade,
+    frozen_tool_call,
+    unmade_trace,
+)
 
 if TYPE_CHECKING:
     from .._exceptions import UnmockedToolCall
@@ -141,6 +151,7 @@ class Recorder:
         "_dropped",
         "_events",
         "_lock",
+        "_made",
         "_redact",
         "_truncated",
         "limits",
@@ -161,6 +172,7 @@ class Recorder:
         self._redact = redact
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
         self._events: list[_Entry] | None = None  # made by the first event (see _list)
+        self._made: dict[int, ToolCall] | None = None  # sequence -> its call, once made
         self._truncated = 0
         self._dropped = 0
 
@@ -176,12 +188,7 @@ class Recorder:
         Redaction sees every text whole (objects already turned into their fields), so a
         secret is never half cut before it is looked for.
         """
-        if self._redact is None:
-            return bounded(value, self.limits)
-        whole = dataclasses.replace(self.limits, max_text=sys.maxsize)
-        safe, shaped = bounded(value, whole)
-        kept, cut = bounded(self._redact(safe), self.limits)
-        return kept, shaped + cut
+        return _keep(value, self.limits, self._redact)
 
     def add(self, pending: Pending, event: ToolCall | ModelCall | Retrieval) -> None:
         """Keep ``event``, which started at ``pending`` (thread-safe)."""
@@ -229,13 +236,8 @@ class Recorder:
         """:meth:`add_tool_call` for a mapping of arguments the recorder may keep as it is
         (``@aeval.tool`` builds a new one per call), without keyword arguments' cost."""
         ended_ns = time_ns() if ended is None else _nanoseconds(ended)
-        limits = self.limits
         owned: dict[str, Any] | _Kept
-        if (
-            type(arguments) is dict
-            and len(arguments) <= limits.max_items
-            and flat(arguments, limits.max_text)
-        ):
+        if type(arguments) is dict and _owned(arguments):
             owned = arguments
         else:
             owned = _Kept(self.keep(arguments))
@@ -254,8 +256,31 @@ class Recorder:
         events = self._events
         if events is None:
             events = self._list()
-        if len(events) < limits.max_events:
+        if len(events) < self.limits.max_events:
             events.append((pending[1], pending[0], raw))  # atomic: _settled() trims a race
+        else:
+            with self._locked():
+                self._dropped += 1
+
+    def called(
+        self, sequence: int, started: int, name: str, arguments: dict[str, Any], result: Any
+    ) -> None:
+        """:meth:`tool_call` for a call that returned, live, and started ``started``
+        (``time.time_ns()``), with ``arguments`` under string keys the recorder may keep:
+        ``@aeval.tool``'s path."""
+        ended = time_ns()
+        for item in arguments.values():
+            if type(item) not in _IMMUTABLE:
+                arguments = _Kept(self.keep(arguments))  # type: ignore[assignment]
+                break
+        if type(result) not in _IMMUTABLE:
+            result = _Kept(self.keep(result))
+        events = self._events
+        if events is None:
+            events = self._list()
+        if len(events) < self.limits.max_events:
+            raw = (name, arguments, result, None, False, ended, None, None)
+            events.append((started, sequence, raw))
         else:
             with self._locked():
                 self._dropped += 1
@@ -276,33 +301,19 @@ class Recorder:
                     self._events = []
         return self._events
 
-    def _frozen(self, raw: _RawToolCall, started: int) -> ToolCall:
-        name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
-        redact = self._redact
-        if type(arguments) is _Kept:
-            kept_arguments, cuts = arguments.value, arguments.cuts
-        elif redact is None:
-            kept_arguments, cuts = arguments, 0  # flat, and the recorder's own
-        else:
-            kept_arguments, cuts = self.keep(arguments)
-        if type(result) is _Kept:
-            result, more = result.value, result.cuts
-        elif result is None or (redact is None and plain(result, self.limits)):
-            more = 0
-        else:
-            result, more = self.keep(result)
-        if failure is not None and redact is not None:
-            failure = CallError(failure.type, str(redact(failure.message)))
-        return frozen_tool_call(
-            name,
-            MappingProxyType(kept_arguments),
-            result,
-            failure,
-            _fromtimestamp(started / 1e9, UTC) if started_at is None else started_at,
-            _fromtimestamp(ended / 1e9, UTC) if ended_at is None else ended_at,
-            mocked,
-            cuts + more,
-        )
+    def _frozen(self, raw: _RawToolCall, started: int, sequence: int) -> ToolCall:
+        made = self._memo()
+        call = made.get(sequence)
+        if call is None:
+            call = made.setdefault(sequence, _freeze(raw, started, self.limits, self._redact))
+        return call
+
+    def _memo(self) -> dict[int, ToolCall]:
+        """The calls made so far by sequence, so every snapshot holds the same values (made
+        under this recorder's lock)."""
+        if self._made is None:
+            self._made = {}
+        return self._made
 
     def _settled(self) -> tuple[list[tuple[int, int, _Event]], int, int]:
         """Every event so far, the raw tool calls frozen once (in place), and the counts."""
@@ -314,7 +325,7 @@ class Recorder:
                 self._dropped += extra
             for index, (started, sequence, event) in enumerate(events):
                 if type(event) is tuple:
-                    frozen = self._frozen(event, started)
+                    frozen = self._frozen(event, started, sequence)
                     events[index] = (started, sequence, frozen)
                     self._truncated += frozen.truncated
             settled: list[tuple[int, int, _Event]] = list(events)  # type: ignore[arg-type]
@@ -342,9 +353,49 @@ class Recorder:
                 self.unmocked = error
 
     def snapshot(self) -> Trace | None:
-        """The trace so far; ``None`` when nothing was recorded."""
+        """The trace so far; ``None`` when nothing was recorded.
+
+        Without a redactor the frozen :class:`ToolCall` values are made when the trace is
+        first read (:class:`Unmade`); a trace made so is equal to one made at once, in every
+        way it can be read.
+        """
         if not self._events and not self._dropped:
             return None
+        if self._redact is not None:
+            return self._snapshot_now()
+        with self._locked():
+            events = self._list()
+            extra = len(events) - self.limits.max_events
+            if extra > 0:
+                del events[-extra:]
+                self._dropped += extra
+            entries = sorted(events, key=_ORDER)
+            truncated, dropped, made = self._truncated, self._dropped, self._memo()
+        tool_calls: list[_Entry] = []
+        model_calls: list[ModelCall] = []
+        retrievals: list[Retrieval] = []
+        raw = False
+        for entry in entries:
+            kind = type(entry[2])
+            if kind is tuple:
+                raw = True
+                tool_calls.append(entry)
+            elif kind is ToolCall:
+                tool_calls.append(entry)
+            elif kind is ModelCall:
+                model_calls.append(entry[2])  # type: ignore[arg-type]
+            else:
+                retrievals.append(entry[2])  # type: ignore[arg-type]
+        if not raw:
+            if not entries and not dropped:
+                return None
+            calls = tuple(entry[2] for entry in tool_calls)
+            return Trace(calls, tuple(model_calls), tuple(retrievals), truncated, dropped)  # type: ignore[arg-type]
+        unmade = _Unmade(tool_calls, self.limits, made, truncated)
+        return unmade_trace(unmade, tuple(model_calls), tuple(retrievals), dropped)
+
+    def _snapshot_now(self) -> Trace | None:
+        """:meth:`snapshot` with every value made at once."""
         events, truncated, dropped = self._settled()
         if not events and not dropped:
             return None
@@ -364,6 +415,84 @@ class Recorder:
     def trace(self) -> Trace:
         """The trace so far (empty when nothing was recorded)."""
         return self.snapshot() or _EMPTY
+
+
+def _freeze(
+    raw: _RawToolCall, started: int, limits: TraceLimits, redact: Callable[[Any], Any] | None
+) -> ToolCall:
+    """The frozen :class:`ToolCall` of a raw entry: its values bounded (and redacted)."""
+    name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
+    if isinstance(arguments, _Kept):
+        kept_arguments, cuts = arguments.value, arguments.cuts
+    elif redact is None and len(arguments) <= limits.max_items and flat(arguments, limits.max_text):
+        kept_arguments, cuts = arguments, 0  # plain values, in a mapping the recorder owns
+    else:
+        kept_arguments, cuts = _keep(arguments, limits, redact)
+    if type(result) is _Kept:
+        result, more = result.value, result.cuts
+    elif result is None or (redact is None and plain(result, limits)):
+        more = 0
+    else:
+        result, more = _keep(result, limits, redact)
+    if failure is not None and redact is not None:
+        failure = CallError(failure.type, str(redact(failure.message)))
+    return frozen_tool_call(
+        name,
+        MappingProxyType(kept_arguments),
+        result,
+        failure,
+        _fromtimestamp(started / 1e9, UTC) if started_at is None else started_at,
+        _fromtimestamp(ended / 1e9, UTC) if ended_at is None else ended_at,
+        mocked,
+        cuts + more,
+    )
+
+
+def _keep(value: Any, limits: TraceLimits, redact: Callable[[Any], Any] | None) -> tuple[Any, int]:
+    if redact is None:
+        return bounded(value, limits)
+    whole = dataclasses.replace(limits, max_text=sys.maxsize)
+    safe, shaped = bounded(value, whole)
+    kept, cut = bounded(redact(safe), limits)
+    return kept, shaped + cut
+
+
+class _Unmade(Unmade):
+    """A recorder's tool calls in start order, raw or made, to make on first read."""
+
+    __slots__ = ("entries", "limits", "made", "truncated")
+
+    def __init__(
+        self, entries: list[_Entry], limits: TraceLimits, made: dict[int, ToolCall], truncated: int
+    ) -> None:
+        self.entries = entries
+        self.limits = limits
+        self.made = made
+        self.truncated = truncated
+
+    def make(self) -> tuple[tuple[ToolCall, ...], int]:
+        made, limits = self.made, self.limits
+        calls: list[ToolCall] = []
+        truncated = self.truncated
+        for started, sequence, event in self.entries:
+            if type(event) is tuple:
+                call = made.get(sequence)
+                if call is None:
+                    call = made.setdefault(sequence, _freeze(event, started, limits, None))
+                truncated += call.truncated
+                calls.append(call)
+            else:
+                calls.append(event)  # type: ignore[arg-type]
+        return tuple(calls), truncated
+
+
+def _owned(arguments: dict[Any, Any]) -> bool:
+    """Whether a copied mapping of arguments holds only immutable scalars under string keys:
+    kept as it is until the trace is read, when it is bounded."""
+    for key, item in arguments.items():
+        if type(key) is not str or type(item) not in _IMMUTABLE:
+            return False
+    return True
 
 
 def _started(pending: Pending) -> datetime:

@@ -59,7 +59,8 @@ class _Arguments:
             self._tails[count] = {p.name: p.default for p in rest}
         self._simple = simple
 
-    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    def read(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The arguments of one call by parameter name."""
         if not kwargs:
             tail = self._tails.get(len(args))
             if tail is not None:
@@ -125,7 +126,7 @@ def _served(recorder: Recorder, name: str, arguments: dict[str, Any]) -> Any:
 
 def _wrap(function: _F, given: str | None) -> _F:
     name = given or str(getattr(function, "__name__", type(function).__name__))
-    read = _Arguments(function)
+    read = _Arguments(function).read
     if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
         getattr(function, "__call__", None)  # noqa: B004
     ):
@@ -135,7 +136,7 @@ def _wrap(function: _F, given: str | None) -> _F:
             recorder = RECORDER.get()
             if recorder is None:
                 return await function(*args, **kwargs)
-            pending = next(SEQUENCE), time_ns(), None
+            sequence, started = next(SEQUENCE), time_ns()
             arguments = read(args, kwargs)
             mocked = recorder.tools is not None
             try:
@@ -144,9 +145,12 @@ def _wrap(function: _F, given: str | None) -> _F:
                 else:
                     result = await function(*args, **kwargs)
             except BaseException as exc:
-                recorder.tool_call(pending, name, arguments, None, exc, mocked)
+                recorder.tool_call((sequence, started, None), name, arguments, None, exc, mocked)
                 raise
-            recorder.tool_call(pending, name, arguments, result, None, mocked)
+            if mocked:
+                recorder.tool_call((sequence, started, None), name, arguments, result, None, True)
+            else:
+                recorder.called(sequence, started, name, arguments, result)
             return result
 
         return call_async  # type: ignore[return-value]
@@ -156,15 +160,18 @@ def _wrap(function: _F, given: str | None) -> _F:
         recorder = RECORDER.get()
         if recorder is None:
             return function(*args, **kwargs)
-        pending = next(SEQUENCE), time_ns(), None
+        sequence, started = next(SEQUENCE), time_ns()
         arguments = read(args, kwargs)
         mocked = recorder.tools is not None
         try:
             result = _served(recorder, name, arguments) if mocked else function(*args, **kwargs)
         except BaseException as exc:
-            recorder.tool_call(pending, name, arguments, None, exc, mocked)
+            recorder.tool_call((sequence, started, None), name, arguments, None, exc, mocked)
             raise
-        recorder.tool_call(pending, name, arguments, result, None, mocked)
+        if mocked:
+            recorder.tool_call((sequence, started, None), name, arguments, result, None, True)
+        else:
+            recorder.called(sequence, started, name, arguments, result)
         return result
 
     return call  # type: ignore[return-value]
