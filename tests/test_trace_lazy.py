@@ -229,8 +229,8 @@ def test_a_snapshot_makes_no_tool_call_until_read() -> None:
 
 
 def test_a_recorded_call_runs_few_python_functions() -> None:
-    """The recording of one returned ``@aeval.tool`` call: the wrapper, reading its
-    arguments, the function and the recorder's entry; nothing made or bounded yet."""
+    """The recording of one returned ``@aeval.tool`` call: the wrapper (which reads the
+    arguments of a plain call itself) and the function; nothing made or bounded yet."""
     names: list[str] = []
 
     def watch(frame: Any, event: str, arg: Any) -> None:
@@ -244,4 +244,4 @@ def test_a_recorded_call_runs_few_python_functions() -> None:
             lookup("Mysore")
         finally:
             sys.setprofile(None)
-    assert names == ["call", "read", "lookup", "called"]
+    assert names == ["call", "lookup"]

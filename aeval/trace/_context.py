@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CURRENT",
+    "IMMUTABLE",
     "Pending",
     "RECORDER",
     "Recorder",
@@ -87,7 +88,8 @@ class ToolSource(Protocol):
 Pending = tuple[int, int, datetime | None]
 """Where an event stands in start order, when it started (``time.time_ns()``), and the start
 as given, when it was."""
-_IMMUTABLE = frozenset((str, int, float, bool, type(None)))
+IMMUTABLE = frozenset((str, int, float, bool, type(None)))
+"""The types of the values a recorder keeps as they are until its trace is made."""
 _fromtimestamp = datetime.fromtimestamp
 _ORDER = operator.itemgetter(0, 1)  # (started ns, sequence)
 
@@ -241,7 +243,7 @@ class Recorder:
             owned = arguments
         else:
             owned = _Kept(self.keep(arguments))
-        if type(result) not in _IMMUTABLE:
+        if type(result) not in IMMUTABLE:
             result = _Kept(self.keep(result))
         raw: _RawToolCall = (
             name,
@@ -263,17 +265,23 @@ class Recorder:
                 self._dropped += 1
 
     def called(
-        self, sequence: int, started: int, name: str, arguments: dict[str, Any], result: Any
+        self,
+        sequence: int,
+        started: int,
+        name: str,
+        arguments: dict[str, Any],
+        result: Any,
+        ended: int,
     ) -> None:
-        """:meth:`tool_call` for a call that returned, live, and started ``started``
+        """:meth:`tool_call` for a call that returned, live, from ``started`` to ``ended``
         (``time.time_ns()``), with ``arguments`` under string keys the recorder may keep:
-        ``@aeval.tool``'s path."""
-        ended = time_ns()
+        ``@aeval.tool``'s path (which appends the entry itself when it can, see
+        :data:`IMMUTABLE`)."""
         for item in arguments.values():
-            if type(item) not in _IMMUTABLE:
+            if type(item) not in IMMUTABLE:
                 arguments = _Kept(self.keep(arguments))  # type: ignore[assignment]
                 break
-        if type(result) not in _IMMUTABLE:
+        if type(result) not in IMMUTABLE:
             result = _Kept(self.keep(result))
         events = self._events
         if events is None:
@@ -490,7 +498,7 @@ def _owned(arguments: dict[Any, Any]) -> bool:
     """Whether a copied mapping of arguments holds only immutable scalars under string keys:
     kept as it is until the trace is read, when it is bounded."""
     for key, item in arguments.items():
-        if type(key) is not str or type(item) not in _IMMUTABLE:
+        if type(key) is not str or type(item) not in IMMUTABLE:
             return False
     return True
 
@@ -638,12 +646,18 @@ def record_tool_call(
         return
     if not isinstance(name, str) or not name:
         raise TypeError(f"a tool's name must be a non-empty string, got {name!r}")
-    if arguments is not None and not isinstance(arguments, Mapping):
+    copied: Mapping[str, Any]
+    if type(arguments) is dict:
+        copied = dict(arguments)
+    elif arguments is None:
+        copied = {}
+    elif isinstance(arguments, Mapping):
+        copied = arguments
+    else:
         raise TypeError(
             f"a tool call's arguments must be a mapping of names to values, got {arguments!r}"
         )
-    copied = {} if arguments is None else dict(arguments) if type(arguments) is dict else arguments
-    recorder.tool_call(recorder.start(), name, copied, result, error, False)
+    recorder.tool_call((next(SEQUENCE), time_ns(), None), name, copied, result, error, False)
 
 
 def _document(item: Document | Mapping[str, Any] | str, recorder: Recorder) -> Document:
