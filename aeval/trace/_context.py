@@ -30,6 +30,7 @@ from ._values import (
     ToolCall,
     Trace,
     Unmade,
+    frozen_model_call,
     frozen_tool_call,
     unmade_trace,
 )
@@ -730,12 +731,12 @@ def record_model_call(
     pending = recorder.start(started)
     recorder.add(
         pending,
-        ModelCall(
-            model=model,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            duration=duration,
-            requested_tools=tuple(requested_tools),
-            started=_started(pending),
+        frozen_model_call(
+            model,
+            prompt_tokens,
+            completion_tokens,
+            duration,
+            tuple(requested_tools),
+            _started(pending),
         ),
     )

@@ -18,6 +18,8 @@ __all__ = [
     "Trace",
     "TraceEvent",
     "Unmade",
+    "frozen_model_call",
+    "frozen_tool_call",
     "unmade_trace",
 ]
 
@@ -155,6 +157,40 @@ class ModelCall:
     def total_tokens(self) -> int:
         """Prompt and completion tokens (unknown counts as 0)."""
         return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+
+_MODEL_SLOTS = tuple(
+    ModelCall.__dict__[name].__set__
+    for name in (
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "duration",
+        "requested_tools",
+        "started",
+    )
+)
+
+
+def frozen_model_call(
+    model: str | None,
+    prompt_tokens: int | None,
+    completion_tokens: int | None,
+    duration: float | None,
+    requested_tools: tuple[str, ...],
+    started: datetime | None,
+) -> ModelCall:
+    """A :class:`ModelCall` made without the frozen ``__init__``'s cost (see
+    :func:`frozen_tool_call`)."""
+    call = object.__new__(ModelCall)
+    model_, prompt_, completion_, duration_, tools_, started_ = _MODEL_SLOTS
+    model_(call, model)
+    prompt_(call, prompt_tokens)
+    completion_(call, completion_tokens)
+    duration_(call, duration)
+    tools_(call, requested_tools)
+    started_(call, started)
+    return call
 
 
 @dataclass(frozen=True, slots=True)
