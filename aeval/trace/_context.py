@@ -155,6 +155,7 @@ class Recorder:
         "_events",
         "_lock",
         "_made",
+        "_mixed",
         "_redact",
         "_truncated",
         "limits",
@@ -176,6 +177,7 @@ class Recorder:
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
         self._events: list[_Entry] | None = None  # made by the first event (see _list)
         self._made: dict[int, ToolCall] | None = None  # sequence -> its call, once made
+        self._mixed = False  # whether the events hold more than raw tool calls
         self._truncated = 0
         self._dropped = 0
 
@@ -203,6 +205,7 @@ class Recorder:
                 return
             events.append((pending[1], pending[0], event))
             self._truncated += cuts
+            self._mixed = True
 
     def add_tool_call(
         self,
@@ -334,6 +337,7 @@ class Recorder:
                 self._dropped += extra
             for index, (started, sequence, event) in enumerate(events):
                 if type(event) is tuple:
+                    self._mixed = True
                     frozen = self._frozen(event, started, sequence)
                     events[index] = (started, sequence, frozen)
                     self._truncated += frozen.truncated
@@ -350,6 +354,7 @@ class Recorder:
             mine = self._list()
             room = max(0, self.limits.max_events - len(mine))
             mine.extend(events[:room])
+            self._mixed = True
             self._dropped += dropped + max(0, len(events) - room)
             self._truncated += truncated
         if unmocked is not None:
@@ -372,14 +377,19 @@ class Recorder:
             return None
         if self._redact is not None:
             return self._snapshot_now()
-        with self._locked():
-            events = self._list()
+        with self._lock or self._locked():
+            events = self._events or self._list()
             extra = len(events) - self.limits.max_events
             if extra > 0:
                 del events[-extra:]
                 self._dropped += extra
-            entries = sorted(events, key=_ORDER)
-            truncated, dropped, made = self._truncated, self._dropped, self._memo()
+            entries = sorted(events)  # by start, then sequence: never equal, the rest unread
+            truncated, dropped, mixed = self._truncated, self._dropped, self._mixed
+            made = self._made
+            if made is None:
+                made = self._made = {}
+        if not mixed and entries:  # raw tool calls only: the usual trace
+            return unmade_trace(_Unmade(entries, self.limits, made, truncated), (), (), dropped)
         tool_calls: list[_Entry] = []
         model_calls: list[ModelCall] = []
         retrievals: list[Retrieval] = []
@@ -395,13 +405,13 @@ class Recorder:
                 model_calls.append(entry[2])  # type: ignore[arg-type]
             else:
                 retrievals.append(entry[2])  # type: ignore[arg-type]
-        if not raw:
-            if not entries and not dropped:
-                return None
-            calls = tuple(entry[2] for entry in tool_calls)
-            return Trace(calls, tuple(model_calls), tuple(retrievals), truncated, dropped)  # type: ignore[arg-type]
-        unmade = _Unmade(tool_calls, self.limits, made, truncated)
-        return unmade_trace(unmade, tuple(model_calls), tuple(retrievals), dropped)
+        if raw:
+            unmade = _Unmade(tool_calls, self.limits, made, truncated)
+            return unmade_trace(unmade, tuple(model_calls), tuple(retrievals), dropped)
+        if not entries and not dropped:
+            return None
+        calls: tuple[ToolCall, ...] = tuple(entry[2] for entry in tool_calls)  # type: ignore[misc]
+        return Trace(calls, tuple(model_calls), tuple(retrievals), truncated, dropped)
 
     def _snapshot_now(self) -> Trace | None:
         """:meth:`snapshot` with every value made at once."""
