@@ -135,13 +135,15 @@ class Recorder:
     """The mutable, thread-safe record of one (sample, repeat); see :func:`recording`.
 
     Recording a tool call is cheap: the recorder keeps a raw entry (name, arguments, result,
-    error, ``time.time_ns()`` at start and end) and builds the frozen :class:`ToolCall`, its
-    bounded values and its times once, in :meth:`snapshot`. What is recorded is what the call
-    saw: the arguments are copied into a mapping of their own at call time, and any argument
-    or result that is not an immutable scalar (a dict, a list, an object) is turned into
-    bounded JSON-safe data right then, so mutating it after the call cannot change the trace.
-    Immutable scalars (strings, numbers, booleans, ``None``) are bounded and redacted in
-    :meth:`snapshot`, with the same outcome.
+    error, ``time.time_ns()`` at start and end). The frozen :class:`ToolCall`, its bounded
+    values and its times are made once per call: when a :meth:`snapshot`'s trace is first
+    read (or in :meth:`snapshot` itself, with a redactor), and every later snapshot holds the
+    same values. What is recorded is what the call saw: the arguments are copied into a
+    mapping of their own at call time, and any argument or result that is not an immutable
+    scalar (a dict, a list, an object) is turned into bounded JSON-safe data right then, so
+    mutating it after the call cannot change the trace. Immutable scalars (strings, numbers,
+    booleans, ``None``) are bounded and redacted when the trace is made, with the same
+    outcome.
 
     Attributes:
         limits: What is kept of each value.
