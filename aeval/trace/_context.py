@@ -356,7 +356,7 @@ class Recorder:
             mine = self._list()
             room = max(0, self.limits.max_events - len(mine))
             mine.extend(events[:room])
-            self._mixed = True
+            self._mixed = self._mixed or bool(events[:room])
             self._dropped += dropped + max(0, len(events) - room)
             self._truncated += truncated
         if unmocked is not None:
