@@ -268,6 +268,7 @@ def _hooks_loop(hooks: dict[str, list[Callable[[Any], Any]]], samples: int) -> f
                 )
                 for hook in on_response:
                     hook(response)
+                response.read()  # what httpx.Client.send does after the hooks (no stream)
         recorder.snapshot()
     return process_time() - started
 

@@ -22,13 +22,25 @@ from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits, bounded, flat, plain
-from ._values import CallError, Document, ModelCall, Retrieval, ToolCall, Trace, frozen_tool_call
+from ._values import (
+    CallError,
+    Document,
+    ModelCall,
+    Retrieval,
+    ToolCall,
+    Trace,
+    Unmade,
+    frozen_model_call,
+    frozen_tool_call,
+    unmade_trace,
+)
 
 if TYPE_CHECKING:
     from .._exceptions import UnmockedToolCall
 
 __all__ = [
     "CURRENT",
+    "IMMUTABLE",
     "Pending",
     "RECORDER",
     "Recorder",
@@ -77,7 +89,8 @@ class ToolSource(Protocol):
 Pending = tuple[int, int, datetime | None]
 """Where an event stands in start order, when it started (``time.time_ns()``), and the start
 as given, when it was."""
-_IMMUTABLE = frozenset((str, int, float, bool, type(None)))
+IMMUTABLE = frozenset((str, int, float, bool, type(None)))
+"""The types of the values a recorder keeps as they are until its trace is made."""
 _fromtimestamp = datetime.fromtimestamp
 _ORDER = operator.itemgetter(0, 1)  # (started ns, sequence)
 
@@ -122,13 +135,15 @@ class Recorder:
     """The mutable, thread-safe record of one (sample, repeat); see :func:`recording`.
 
     Recording a tool call is cheap: the recorder keeps a raw entry (name, arguments, result,
-    error, ``time.time_ns()`` at start and end) and builds the frozen :class:`ToolCall`, its
-    bounded values and its times once, in :meth:`snapshot`. What is recorded is what the call
-    saw: the arguments are copied into a mapping of their own at call time, and any argument
-    or result that is not an immutable scalar (a dict, a list, an object) is turned into
-    bounded JSON-safe data right then, so mutating it after the call cannot change the trace.
-    Immutable scalars (strings, numbers, booleans, ``None``) are bounded and redacted in
-    :meth:`snapshot`, with the same outcome.
+    error, ``time.time_ns()`` at start and end). The frozen :class:`ToolCall`, its bounded
+    values and its times are made once per call: when a :meth:`snapshot`'s trace is first
+    read (or in :meth:`snapshot` itself, with a redactor), and every later snapshot holds the
+    same values. What is recorded is what the call saw: the arguments are copied into a
+    mapping of their own at call time, and any argument or result that is not an immutable
+    scalar (a dict, a list, an object) is turned into bounded JSON-safe data right then, so
+    mutating it after the call cannot change the trace. Immutable scalars (strings, numbers,
+    booleans, ``None``) are bounded and redacted when the trace is made, with the same
+    outcome.
 
     Attributes:
         limits: What is kept of each value.
@@ -141,6 +156,8 @@ class Recorder:
         "_dropped",
         "_events",
         "_lock",
+        "_made",
+        "_mixed",
         "_redact",
         "_truncated",
         "limits",
@@ -161,6 +178,8 @@ class Recorder:
         self._redact = redact
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
         self._events: list[_Entry] | None = None  # made by the first event (see _list)
+        self._made: dict[int, ToolCall] | None = None  # sequence -> its call, once made
+        self._mixed = False  # whether the events hold more than raw tool calls
         self._truncated = 0
         self._dropped = 0
 
@@ -176,12 +195,7 @@ class Recorder:
         Redaction sees every text whole (objects already turned into their fields), so a
         secret is never half cut before it is looked for.
         """
-        if self._redact is None:
-            return bounded(value, self.limits)
-        whole = dataclasses.replace(self.limits, max_text=sys.maxsize)
-        safe, shaped = bounded(value, whole)
-        kept, cut = bounded(self._redact(safe), self.limits)
-        return kept, shaped + cut
+        return _keep(value, self.limits, self._redact)
 
     def add(self, pending: Pending, event: ToolCall | ModelCall | Retrieval) -> None:
         """Keep ``event``, which started at ``pending`` (thread-safe)."""
@@ -193,6 +207,7 @@ class Recorder:
                 return
             events.append((pending[1], pending[0], event))
             self._truncated += cuts
+            self._mixed = True
 
     def add_tool_call(
         self,
@@ -229,17 +244,12 @@ class Recorder:
         """:meth:`add_tool_call` for a mapping of arguments the recorder may keep as it is
         (``@aeval.tool`` builds a new one per call), without keyword arguments' cost."""
         ended_ns = time_ns() if ended is None else _nanoseconds(ended)
-        limits = self.limits
         owned: dict[str, Any] | _Kept
-        if (
-            type(arguments) is dict
-            and len(arguments) <= limits.max_items
-            and flat(arguments, limits.max_text)
-        ):
+        if type(arguments) is dict and _owned(arguments):
             owned = arguments
         else:
             owned = _Kept(self.keep(arguments))
-        if type(result) not in _IMMUTABLE:
+        if type(result) not in IMMUTABLE:
             result = _Kept(self.keep(result))
         raw: _RawToolCall = (
             name,
@@ -254,8 +264,37 @@ class Recorder:
         events = self._events
         if events is None:
             events = self._list()
-        if len(events) < limits.max_events:
+        if len(events) < self.limits.max_events:
             events.append((pending[1], pending[0], raw))  # atomic: _settled() trims a race
+        else:
+            with self._locked():
+                self._dropped += 1
+
+    def called(
+        self,
+        sequence: int,
+        started: int,
+        name: str,
+        arguments: dict[str, Any],
+        result: Any,
+        ended: int,
+    ) -> None:
+        """:meth:`tool_call` for a call that returned, live, from ``started`` to ``ended``
+        (``time.time_ns()``), with ``arguments`` under string keys the recorder may keep:
+        ``@aeval.tool``'s path (which appends the entry itself when it can, see
+        :data:`IMMUTABLE`)."""
+        for item in arguments.values():
+            if type(item) not in IMMUTABLE:
+                arguments = _Kept(self.keep(arguments))  # type: ignore[assignment]
+                break
+        if type(result) not in IMMUTABLE:
+            result = _Kept(self.keep(result))
+        events = self._events
+        if events is None:
+            events = self._list()
+        if len(events) < self.limits.max_events:
+            raw = (name, arguments, result, None, False, ended, None, None)
+            events.append((started, sequence, raw))
         else:
             with self._locked():
                 self._dropped += 1
@@ -276,33 +315,19 @@ class Recorder:
                     self._events = []
         return self._events
 
-    def _frozen(self, raw: _RawToolCall, started: int) -> ToolCall:
-        name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
-        redact = self._redact
-        if type(arguments) is _Kept:
-            kept_arguments, cuts = arguments.value, arguments.cuts
-        elif redact is None:
-            kept_arguments, cuts = arguments, 0  # flat, and the recorder's own
-        else:
-            kept_arguments, cuts = self.keep(arguments)
-        if type(result) is _Kept:
-            result, more = result.value, result.cuts
-        elif result is None or (redact is None and plain(result, self.limits)):
-            more = 0
-        else:
-            result, more = self.keep(result)
-        if failure is not None and redact is not None:
-            failure = CallError(failure.type, str(redact(failure.message)))
-        return frozen_tool_call(
-            name,
-            MappingProxyType(kept_arguments),
-            result,
-            failure,
-            _fromtimestamp(started / 1e9, UTC) if started_at is None else started_at,
-            _fromtimestamp(ended / 1e9, UTC) if ended_at is None else ended_at,
-            mocked,
-            cuts + more,
-        )
+    def _frozen(self, raw: _RawToolCall, started: int, sequence: int) -> ToolCall:
+        made = self._memo()
+        call = made.get(sequence)
+        if call is None:
+            call = made.setdefault(sequence, _freeze(raw, started, self.limits, self._redact))
+        return call
+
+    def _memo(self) -> dict[int, ToolCall]:
+        """The calls made so far by sequence, so every snapshot holds the same values (made
+        under this recorder's lock)."""
+        if self._made is None:
+            self._made = {}
+        return self._made
 
     def _settled(self) -> tuple[list[tuple[int, int, _Event]], int, int]:
         """Every event so far, the raw tool calls frozen once (in place), and the counts."""
@@ -314,7 +339,8 @@ class Recorder:
                 self._dropped += extra
             for index, (started, sequence, event) in enumerate(events):
                 if type(event) is tuple:
-                    frozen = self._frozen(event, started)
+                    self._mixed = True
+                    frozen = self._frozen(event, started, sequence)
                     events[index] = (started, sequence, frozen)
                     self._truncated += frozen.truncated
             settled: list[tuple[int, int, _Event]] = list(events)  # type: ignore[arg-type]
@@ -330,6 +356,7 @@ class Recorder:
             mine = self._list()
             room = max(0, self.limits.max_events - len(mine))
             mine.extend(events[:room])
+            self._mixed = self._mixed or bool(events[:room])
             self._dropped += dropped + max(0, len(events) - room)
             self._truncated += truncated
         if unmocked is not None:
@@ -342,9 +369,54 @@ class Recorder:
                 self.unmocked = error
 
     def snapshot(self) -> Trace | None:
-        """The trace so far; ``None`` when nothing was recorded."""
+        """The trace so far; ``None`` when nothing was recorded.
+
+        Without a redactor the frozen :class:`ToolCall` values are made when the trace is
+        first read (:class:`Unmade`); a trace made so is equal to one made at once, in every
+        way it can be read.
+        """
         if not self._events and not self._dropped:
             return None
+        if self._redact is not None:
+            return self._snapshot_now()
+        with self._lock or self._locked():
+            events = self._events or self._list()
+            extra = len(events) - self.limits.max_events
+            if extra > 0:
+                del events[-extra:]
+                self._dropped += extra
+            entries = sorted(events)  # by start, then sequence: never equal, the rest unread
+            truncated, dropped, mixed = self._truncated, self._dropped, self._mixed
+            made = self._made
+            if made is None:
+                made = self._made = {}
+        if not mixed and entries:  # raw tool calls only: the usual trace
+            return unmade_trace(_Unmade(entries, self.limits, made, truncated), (), (), dropped)
+        tool_calls: list[_Entry] = []
+        model_calls: list[ModelCall] = []
+        retrievals: list[Retrieval] = []
+        raw = False
+        for entry in entries:
+            kind = type(entry[2])
+            if kind is tuple:
+                raw = True
+                tool_calls.append(entry)
+            elif kind is ToolCall:
+                tool_calls.append(entry)
+            elif kind is ModelCall:
+                model_calls.append(entry[2])  # type: ignore[arg-type]
+            else:
+                retrievals.append(entry[2])  # type: ignore[arg-type]
+        if raw:
+            unmade = _Unmade(tool_calls, self.limits, made, truncated)
+            return unmade_trace(unmade, tuple(model_calls), tuple(retrievals), dropped)
+        if not entries and not dropped:
+            return None
+        calls: tuple[ToolCall, ...] = tuple(entry[2] for entry in tool_calls)  # type: ignore[misc]
+        return Trace(calls, tuple(model_calls), tuple(retrievals), truncated, dropped)
+
+    def _snapshot_now(self) -> Trace | None:
+        """:meth:`snapshot` with every value made at once."""
         events, truncated, dropped = self._settled()
         if not events and not dropped:
             return None
@@ -364,6 +436,84 @@ class Recorder:
     def trace(self) -> Trace:
         """The trace so far (empty when nothing was recorded)."""
         return self.snapshot() or _EMPTY
+
+
+def _freeze(
+    raw: _RawToolCall, started: int, limits: TraceLimits, redact: Callable[[Any], Any] | None
+) -> ToolCall:
+    """The frozen :class:`ToolCall` of a raw entry: its values bounded (and redacted)."""
+    name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
+    if isinstance(arguments, _Kept):
+        kept_arguments, cuts = arguments.value, arguments.cuts
+    elif redact is None and len(arguments) <= limits.max_items and flat(arguments, limits.max_text):
+        kept_arguments, cuts = arguments, 0  # plain values, in a mapping the recorder owns
+    else:
+        kept_arguments, cuts = _keep(arguments, limits, redact)
+    if type(result) is _Kept:
+        result, more = result.value, result.cuts
+    elif result is None or (redact is None and plain(result, limits)):
+        more = 0
+    else:
+        result, more = _keep(result, limits, redact)
+    if failure is not None and redact is not None:
+        failure = CallError(failure.type, str(redact(failure.message)))
+    return frozen_tool_call(
+        name,
+        MappingProxyType(kept_arguments),
+        result,
+        failure,
+        _fromtimestamp(started / 1e9, UTC) if started_at is None else started_at,
+        _fromtimestamp(ended / 1e9, UTC) if ended_at is None else ended_at,
+        mocked,
+        cuts + more,
+    )
+
+
+def _keep(value: Any, limits: TraceLimits, redact: Callable[[Any], Any] | None) -> tuple[Any, int]:
+    if redact is None:
+        return bounded(value, limits)
+    whole = dataclasses.replace(limits, max_text=sys.maxsize)
+    safe, shaped = bounded(value, whole)
+    kept, cut = bounded(redact(safe), limits)
+    return kept, shaped + cut
+
+
+class _Unmade(Unmade):
+    """A recorder's tool calls in start order, raw or made, to make on first read."""
+
+    __slots__ = ("entries", "limits", "made", "truncated")
+
+    def __init__(
+        self, entries: list[_Entry], limits: TraceLimits, made: dict[int, ToolCall], truncated: int
+    ) -> None:
+        self.entries = entries
+        self.limits = limits
+        self.made = made
+        self.truncated = truncated
+
+    def make(self) -> tuple[tuple[ToolCall, ...], int]:
+        made, limits = self.made, self.limits
+        calls: list[ToolCall] = []
+        truncated = self.truncated
+        for started, sequence, event in self.entries:
+            if type(event) is tuple:
+                call = made.get(sequence)
+                if call is None:
+                    call = made.setdefault(sequence, _freeze(event, started, limits, None))
+                truncated += call.truncated
+                calls.append(call)
+            else:
+                calls.append(event)  # type: ignore[arg-type]
+        return tuple(calls), truncated
+
+
+def _owned(arguments: dict[Any, Any]) -> bool:
+    """Whether a copied mapping of arguments holds only immutable scalars under string keys:
+    kept as it is until the trace is read, when it is bounded."""
+    for key, item in arguments.items():
+        if type(key) is not str or type(item) not in IMMUTABLE:
+            return False
+    return True
 
 
 def _started(pending: Pending) -> datetime:
@@ -509,12 +659,18 @@ def record_tool_call(
         return
     if not isinstance(name, str) or not name:
         raise TypeError(f"a tool's name must be a non-empty string, got {name!r}")
-    if arguments is not None and not isinstance(arguments, Mapping):
+    copied: Mapping[str, Any]
+    if type(arguments) is dict:
+        copied = dict(arguments)
+    elif arguments is None:
+        copied = {}
+    elif isinstance(arguments, Mapping):
+        copied = arguments
+    else:
         raise TypeError(
             f"a tool call's arguments must be a mapping of names to values, got {arguments!r}"
         )
-    copied = {} if arguments is None else dict(arguments) if type(arguments) is dict else arguments
-    recorder.tool_call(recorder.start(), name, copied, result, error, False)
+    recorder.tool_call((next(SEQUENCE), time_ns(), None), name, copied, result, error, False)
 
 
 def _document(item: Document | Mapping[str, Any] | str, recorder: Recorder) -> Document:
@@ -587,12 +743,12 @@ def record_model_call(
     pending = recorder.start(started)
     recorder.add(
         pending,
-        ModelCall(
-            model=model,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            duration=duration,
-            requested_tools=tuple(requested_tools),
-            started=_started(pending),
+        frozen_model_call(
+            model,
+            prompt_tokens,
+            completion_tokens,
+            duration,
+            tuple(requested_tools),
+            _started(pending),
         ),
     )

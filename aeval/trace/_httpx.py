@@ -17,25 +17,26 @@ __all__ = ["httpx_event_hooks", "requested_tools"]
 
 _STARTED = "aeval.trace.started"
 _CHAT_PATH = "/chat/completions"
+_MAPPINGS = (dict, Mapping)  # a dict (what JSON gives) is told without the ABC's check
 
 
 def requested_tools(data: Any) -> tuple[str, ...]:
     """The tool names a chat completion asks to call (``choices[].message.tool_calls``)."""
     names: list[str] = []
-    choices = data.get("choices") if isinstance(data, Mapping) else None
+    choices = data.get("choices") if isinstance(data, _MAPPINGS) else None
     for choice in choices if isinstance(choices, list) else ():
-        message = choice.get("message") if isinstance(choice, Mapping) else None
-        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        message = choice.get("message") if isinstance(choice, _MAPPINGS) else None
+        calls = message.get("tool_calls") if isinstance(message, _MAPPINGS) else None
         for call in calls if isinstance(calls, list) else ():
-            function = call.get("function") if isinstance(call, Mapping) else None
-            name = function.get("name") if isinstance(function, Mapping) else None
+            function = call.get("function") if isinstance(call, _MAPPINGS) else None
+            name = function.get("name") if isinstance(function, _MAPPINGS) else None
             if isinstance(name, str) and name:
                 names.append(name)
     return tuple(names)
 
 
 def _count(usage: Any, key: str) -> int | None:
-    value = usage.get(key) if isinstance(usage, Mapping) else None
+    value = usage.get(key) if isinstance(usage, _MAPPINGS) else None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
     return value
@@ -47,7 +48,7 @@ def _requested_model(request: httpx.Request) -> tuple[str | None, bool]:
         body = orjson.loads(request.content)
     except (orjson.JSONDecodeError, RuntimeError, TypeError):
         return None, False
-    if not isinstance(body, Mapping):
+    if not isinstance(body, _MAPPINGS):
         return None, False
     model = body.get("model")
     return (model if isinstance(model, str) else None), body.get("stream") is True
@@ -112,8 +113,8 @@ def _record(recorder: Recorder, body: bytes, request: httpx.Request, began: floa
         data: Any = orjson.loads(body)
     except orjson.JSONDecodeError:
         data = None
-    usage = data.get("usage") if isinstance(data, Mapping) else None
-    reported = data.get("model") if isinstance(data, Mapping) else None
+    usage = data.get("usage") if isinstance(data, _MAPPINGS) else None
+    reported = data.get("model") if isinstance(data, _MAPPINGS) else None
     token = RECORDER.set(recorder)
     try:
         record_model_call(

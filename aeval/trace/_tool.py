@@ -9,7 +9,7 @@ from time import time_ns
 from typing import Any, TypeVar, overload
 
 from .._exceptions import UnmockedToolCall
-from ._context import RECORDER, SEQUENCE, Recorder
+from ._context import IMMUTABLE, RECORDER, SEQUENCE, Recorder
 
 __all__ = ["tool"]
 
@@ -26,12 +26,12 @@ class _Arguments:
 
     __slots__ = (
         "_defaults",
-        "_names",
         "_signature",
         "_simple",
-        "_skip",
-        "_tails",
         "_var_keyword",
+        "names",
+        "skip",
+        "tails",
     )
 
     def __init__(self, function: Callable[..., Any]) -> None:
@@ -41,33 +41,34 @@ class _Arguments:
             self._signature = None
         parameters = [] if self._signature is None else list(self._signature.parameters.values())
         first = parameters[0].name if parameters else None
-        self._skip = first if first in _BOUND_NAMES else None
+        self.skip = first if first in _BOUND_NAMES else None
         self._var_keyword = next(
             (p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), None
         )
         positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
         simple = self._signature is not None and all(p.kind is positional for p in parameters)
-        self._names = tuple(p.name for p in parameters)
+        self.names = tuple(p.name for p in parameters)
         self._defaults = {
             p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty
         }
-        self._tails: dict[int, dict[str, Any]] = {}  # positional count -> defaults of the rest
+        self.tails: dict[int, dict[str, Any]] = {}  # positional count -> defaults of the rest
         for count in range(len(parameters), -1, -1) if simple else ():
             rest = parameters[count:]
             if any(p.default is inspect.Parameter.empty for p in rest):
                 break
-            self._tails[count] = {p.name: p.default for p in rest}
+            self.tails[count] = {p.name: p.default for p in rest}
         self._simple = simple
 
-    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    def read(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The arguments of one call by parameter name."""
         if not kwargs:
-            tail = self._tails.get(len(args))
+            tail = self.tails.get(len(args))
             if tail is not None:
-                arguments = dict(zip(self._names, args))  # noqa: B905 - strict= costs more here
+                arguments = dict(zip(self.names, args))  # noqa: B905 - strict= costs more here
                 if tail:
                     arguments.update(tail)
-                if self._skip is not None:
-                    del arguments[self._skip]
+                if self.skip is not None:
+                    del arguments[self.skip]
                 return arguments
         elif self._simple:
             keywords = self._keywords(args, kwargs)
@@ -78,7 +79,7 @@ class _Arguments:
     def _keywords(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
         """The arguments of a call with keywords, in parameter order; ``None`` for a call
         that does not fit (``Signature.bind`` then says why, or reads it)."""
-        names = self._names
+        names = self.names
         if len(args) > len(names):
             return None
         arguments = dict(zip(names, args, strict=False))
@@ -94,8 +95,8 @@ class _Arguments:
                 return None
         if taken != len(kwargs):
             return None
-        if self._skip is not None:
-            del arguments[self._skip]
+        if self.skip is not None:
+            del arguments[self.skip]
         return arguments
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -107,25 +108,35 @@ class _Arguments:
             return {"args": list(args), **kwargs} if args else dict(kwargs)
         bound.apply_defaults()
         arguments = dict(bound.arguments)
-        if self._skip is not None:
-            arguments.pop(self._skip, None)
+        if self.skip is not None:
+            arguments.pop(self.skip, None)
         if self._var_keyword is not None:
             arguments.update(arguments.pop(self._var_keyword, {}))
         return arguments
 
 
-def _served(recorder: Recorder, name: str, arguments: dict[str, Any]) -> Any:
+def _served(
+    recorder: Recorder, name: str, arguments: dict[str, Any], sequence: int, started: int
+) -> Any:
+    """The result the recorder's tool source serves for this call, recorded as mocked."""
     assert recorder.tools is not None
     try:
-        return recorder.tools.serve(name, arguments)
+        result = recorder.tools.serve(name, arguments)
     except UnmockedToolCall as error:
         recorder.note_unmocked(error)
+        recorder.tool_call((sequence, started, None), name, arguments, None, error, True)
         raise
+    except BaseException as exc:
+        recorder.tool_call((sequence, started, None), name, arguments, None, exc, True)
+        raise
+    recorder.tool_call((sequence, started, None), name, arguments, result, None, True)
+    return result
 
 
 def _wrap(function: _F, given: str | None) -> _F:
     name = given or str(getattr(function, "__name__", type(function).__name__))
-    read = _Arguments(function)
+    reader = _Arguments(function)
+    read, names, tails, skip = reader.read, reader.names, reader.tails, reader.skip
     if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
         getattr(function, "__call__", None)  # noqa: B004
     ):
@@ -135,18 +146,37 @@ def _wrap(function: _F, given: str | None) -> _F:
             recorder = RECORDER.get()
             if recorder is None:
                 return await function(*args, **kwargs)
-            pending = next(SEQUENCE), time_ns(), None
-            arguments = read(args, kwargs)
-            mocked = recorder.tools is not None
+            sequence, started = next(SEQUENCE), time_ns()
+            tail = None if kwargs else tails.get(len(args))
+            if tail is None:
+                arguments = read(args, kwargs)
+            else:
+                arguments = dict(zip(names, args))  # noqa: B905 - strict= costs more here
+                if tail:
+                    arguments.update(tail)
+                if skip is not None:
+                    del arguments[skip]
+            if recorder.tools is not None:
+                return _served(recorder, name, arguments, sequence, started)
             try:
-                if mocked:
-                    result = _served(recorder, name, arguments)
-                else:
-                    result = await function(*args, **kwargs)
+                result = await function(*args, **kwargs)
             except BaseException as exc:
-                recorder.tool_call(pending, name, arguments, None, exc, mocked)
+                recorder.tool_call((sequence, started, None), name, arguments, None, exc, False)
                 raise
-            recorder.tool_call(pending, name, arguments, result, None, mocked)
+            ended, events = time_ns(), recorder._events
+            if (
+                events is not None
+                and type(result) in IMMUTABLE
+                and len(events) < recorder.limits.max_events
+            ):
+                for item in arguments.values():
+                    if type(item) not in IMMUTABLE:
+                        break
+                else:  # plain values only: the entry is kept as it is (see Recorder.called)
+                    raw = (name, arguments, result, None, False, ended, None, None)
+                    events.append((started, sequence, raw))
+                    return result
+            recorder.called(sequence, started, name, arguments, result, ended)
             return result
 
         return call_async  # type: ignore[return-value]
@@ -156,15 +186,37 @@ def _wrap(function: _F, given: str | None) -> _F:
         recorder = RECORDER.get()
         if recorder is None:
             return function(*args, **kwargs)
-        pending = next(SEQUENCE), time_ns(), None
-        arguments = read(args, kwargs)
-        mocked = recorder.tools is not None
+        sequence, started = next(SEQUENCE), time_ns()
+        tail = None if kwargs else tails.get(len(args))
+        if tail is None:
+            arguments = read(args, kwargs)
+        else:
+            arguments = dict(zip(names, args))  # noqa: B905 - strict= costs more here
+            if tail:
+                arguments.update(tail)
+            if skip is not None:
+                del arguments[skip]
+        if recorder.tools is not None:
+            return _served(recorder, name, arguments, sequence, started)
         try:
-            result = _served(recorder, name, arguments) if mocked else function(*args, **kwargs)
+            result = function(*args, **kwargs)
         except BaseException as exc:
-            recorder.tool_call(pending, name, arguments, None, exc, mocked)
+            recorder.tool_call((sequence, started, None), name, arguments, None, exc, False)
             raise
-        recorder.tool_call(pending, name, arguments, result, None, mocked)
+        ended, events = time_ns(), recorder._events
+        if (
+            events is not None
+            and type(result) in IMMUTABLE
+            and len(events) < recorder.limits.max_events
+        ):
+            for item in arguments.values():
+                if type(item) not in IMMUTABLE:
+                    break
+            else:  # plain values only: the entry is kept as it is (see Recorder.called)
+                raw = (name, arguments, result, None, False, ended, None, None)
+                events.append((started, sequence, raw))
+                return result
+        recorder.called(sequence, started, name, arguments, result, ended)
         return result
 
     return call  # type: ignore[return-value]

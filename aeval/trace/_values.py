@@ -9,7 +9,19 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["CallError", "Document", "ModelCall", "Retrieval", "ToolCall", "Trace", "TraceEvent"]
+__all__ = [
+    "CallError",
+    "Document",
+    "ModelCall",
+    "Retrieval",
+    "ToolCall",
+    "Trace",
+    "TraceEvent",
+    "Unmade",
+    "frozen_model_call",
+    "frozen_tool_call",
+    "unmade_trace",
+]
 
 _NO_ARGUMENTS: Mapping[str, Any] = MappingProxyType({})
 
@@ -147,6 +159,40 @@ class ModelCall:
         return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
 
 
+_MODEL_SLOTS = tuple(
+    ModelCall.__dict__[name].__set__
+    for name in (
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "duration",
+        "requested_tools",
+        "started",
+    )
+)
+
+
+def frozen_model_call(
+    model: str | None,
+    prompt_tokens: int | None,
+    completion_tokens: int | None,
+    duration: float | None,
+    requested_tools: tuple[str, ...],
+    started: datetime | None,
+) -> ModelCall:
+    """A :class:`ModelCall` made without the frozen ``__init__``'s cost (see
+    :func:`frozen_tool_call`)."""
+    call = object.__new__(ModelCall)
+    model_, prompt_, completion_, duration_, tools_, started_ = _MODEL_SLOTS
+    model_(call, model)
+    prompt_(call, prompt_tokens)
+    completion_(call, completion_tokens)
+    duration_(call, duration)
+    tools_(call, requested_tools)
+    started_(call, started)
+    return call
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """One retrieved document.
@@ -204,6 +250,8 @@ class Trace:
     dropped: int = 0
 
     def __bool__(self) -> bool:
+        if isinstance(_TOOL_CALLS.__get__(self), Unmade):
+            return True  # a recorder leaves tool calls unmade only when it holds some
         return bool(self.tool_calls or self.model_calls or self.retrievals)
 
     def events(self) -> Iterator[TraceEvent]:
@@ -272,3 +320,70 @@ class Trace:
 
 def _start_key(event: TraceEvent) -> float:
     return float("-inf") if event.started is None else event.started.timestamp()
+
+
+class Unmade:
+    """The tool calls of a :class:`Trace` (and its count of cuts) that a recorder left to be
+    made on first read: most traces are never read field by field, and making each frozen
+    :class:`ToolCall` would cost more than recording the call."""
+
+    __slots__ = ()
+
+    def make(self) -> tuple[tuple[ToolCall, ...], int]:
+        """The tool calls and ``Trace.truncated``; the same values on every call."""
+        raise NotImplementedError
+
+
+_TOOL_CALLS = Trace.__dict__["tool_calls"]
+_MODEL_CALLS = Trace.__dict__["model_calls"]
+_RETRIEVALS = Trace.__dict__["retrievals"]
+_TRUNCATED = Trace.__dict__["truncated"]
+_DROPPED = Trace.__dict__["dropped"]
+
+
+class _Made:
+    """A field of :class:`Trace` that may hold an :class:`Unmade` until it is first read.
+
+    Every way of reading a trace (the fields, equality, hashing, ``repr``, pickling,
+    ``dataclasses.replace``/``asdict``, ``to_dict``) reads through this, so a trace whose
+    calls are made late cannot be told from one made at once.
+    """
+
+    __slots__ = ("_slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self._slot = slot
+
+    def __get__(self, trace: Trace | None, owner: type | None = None) -> Any:
+        if trace is None:
+            return self
+        value = self._slot.__get__(trace)
+        if isinstance(value, Unmade):
+            calls, truncated = value.make()
+            _TOOL_CALLS.__set__(trace, calls)
+            _TRUNCATED.__set__(trace, truncated)
+            value = self._slot.__get__(trace)
+        return value
+
+    def __set__(self, trace: Trace, value: Any) -> None:
+        self._slot.__set__(trace, value)
+
+
+setattr(Trace, "tool_calls", _Made(_TOOL_CALLS))  # noqa: B010 - mypy reads the field's type
+setattr(Trace, "truncated", _Made(_TRUNCATED))  # noqa: B010
+
+
+def unmade_trace(
+    unmade: Unmade,
+    model_calls: tuple[ModelCall, ...],
+    retrievals: tuple[Retrieval, ...],
+    dropped: int,
+) -> Trace:
+    """A :class:`Trace` whose tool calls and count of cuts ``unmade`` makes on first read."""
+    trace = object.__new__(Trace)
+    _TOOL_CALLS.__set__(trace, unmade)
+    _MODEL_CALLS.__set__(trace, model_calls)
+    _RETRIEVALS.__set__(trace, retrievals)
+    _TRUNCATED.__set__(trace, unmade)
+    _DROPPED.__set__(trace, dropped)
+    return trace
