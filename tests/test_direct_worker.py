@@ -37,7 +37,7 @@ from aeval._reporting._results import EvaluationRow
 from aeval._util._slots import fast_slots_maker
 from aeval.strategies import ExactMatchStrategy, inline
 from aeval.trace import Trace, record_tool_call
-from aeval.trace._context import current_recorder
+from aeval.trace._recording import current_recorder
 
 pytestmark = pytest.mark.anyio
 

@@ -32,7 +32,8 @@ from .._conversation import (
 from .._exceptions import AbandonedCallsError
 from .._samples import EvaluationSample
 from .._samples._conversation_keys import SIMULATED_USER, TURNS, is_conversation
-from ..trace._context import Recorder, activate, deactivate, make_current
+from ..trace._context import Recorder
+from ..trace._recording import activate, deactivate, make_current
 from ._apply import stray_cancellation
 from ._executor import IndexedSample
 from ._run import Run, SampleTimeout, TargetInterrupt

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._exceptions import AbandonedCallsError
 from .._reporting._results import EvaluationResult, EvaluationRow, Outcome
-from ..trace._context import RECORDER, Recorder, deactivate, make_current
+from ..trace._context import RECORDER, Recorder
+from ..trace._recording import deactivate, make_current
 from ._apply import inline_failure, inline_result, make_row
 from ._workers import AsyncWork
 

@@ -21,7 +21,8 @@ from .._util._groups import unwrap_single_group
 from .._version import __version__
 from ..trace import Replay, Trace, TraceLimits
 from ..trace._bounds import DEFAULT_LIMITS
-from ..trace._context import RECORDER, Recorder, activate, deactivate, idle, make_current
+from ..trace._context import RECORDER, Recorder
+from ..trace._recording import activate, deactivate, idle, make_current
 from ._apply import apply_inline, apply_to_row, retries_of, strategy_threads, stray_cancellation
 from ._callables import BoundFunction, PreparedStrategy
 from ._direct import RERAISE as _RERAISE, direct_worker

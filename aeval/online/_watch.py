@@ -10,7 +10,7 @@ from typing import Any, TypeVar, cast
 
 from .._engine._callables import is_async_callable
 from ..trace import Recorder, Trace, recording
-from ..trace._context import current_recorder
+from ..trace._recording import current_recorder
 
 __all__ = ["Submit", "watch_calls"]
 

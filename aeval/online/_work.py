@@ -17,7 +17,8 @@ from .._engine._redact import Redactor
 from .._engine._sinks import Sink, SinkGroup
 from .._engine._threads import DaemonThreads
 from .._reporting._results import EvaluationRow, Outcome
-from ..trace._context import Tokens, deactivate, idle, make_current
+from ..trace._context import Tokens
+from ..trace._recording import deactivate, idle, make_current
 from ._job import Job, apply_to_job, timed_out
 from ._queue import JobQueue
 from ._reading import OnlineReading

@@ -15,9 +15,10 @@ from .._exceptions import ToolError, ToolTimeoutError, UnmockedToolCall
 from ._assertions import TraceAssert, assert_trace
 from ._bounds import TraceLimits
 from ._capture import Capture, capture
-from ._context import (
-    Recorder,
-    ToolSource,
+from ._context import Recorder, ToolSource
+from ._fixtures import Fixture, Fixtures, Replay, ReplaySession
+from ._httpx import httpx_event_hooks
+from ._recording import (
     current,
     record_model_call,
     record_retrieval,
@@ -25,8 +26,6 @@ from ._context import (
     recording,
     using,
 )
-from ._fixtures import Fixture, Fixtures, Replay, ReplaySession
-from ._httpx import httpx_event_hooks
 from ._render import redact_trace, render_trace
 from ._tool import tool
 from ._values import CallError, Document, ModelCall, Retrieval, ToolCall, Trace, TraceEvent

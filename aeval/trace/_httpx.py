@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._context import RECORDER, Recorder, now, record_model_call
+from ._context import RECORDER, Recorder, now
+from ._recording import record_model_call
 
 if TYPE_CHECKING:
     import httpx

@@ -24,7 +24,8 @@ except ImportError as exc:
         "pip install 'aeval-engine[otel]'"
     ) from exc
 
-from ._context import Recorder, current_recorder
+from ._context import Recorder
+from ._recording import current_recorder
 from ._values import CallError, ModelCall
 
 __all__ = ["TraceSpanProcessor"]

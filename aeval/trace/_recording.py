@@ -1,0 +1,262 @@
+"""The recording API: the current recorder and trace of this context, making them current,
+and recording tool calls, retrievals and model calls into them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from time import time_ns
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from ._bounds import DEFAULT_LIMITS, TraceLimits
+from ._context import CURRENT, RECORDER, SEQUENCE, Recorder, Tokens, ToolSource, started_at
+from ._values import (
+    Document,
+    Retrieval,
+    Trace,
+    frozen_model_call,
+)
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = [
+    "activate",
+    "current",
+    "current_recorder",
+    "deactivate",
+    "idle",
+    "make_current",
+    "record_model_call",
+    "record_retrieval",
+    "record_tool_call",
+    "recording",
+    "using",
+]
+
+
+def current_recorder() -> Recorder | None:
+    """The recorder of the sample being run here, or ``None`` (nothing is recorded)."""
+    return RECORDER.get()
+
+
+def current() -> Trace | None:
+    """The trace of the sample being run or evaluated here; ``None`` outside any.
+
+    While the function under test runs it is what was recorded so far (empty at first);
+    while strategies evaluate it is the trace the engine made current (:func:`using`).
+    """
+    trace = CURRENT.get()
+    if trace is not None:
+        return trace
+    recorder = RECORDER.get()
+    return None if recorder is None else recorder.trace()
+
+
+class recording:
+    """Record what runs inside the block (and the tasks and copied contexts it starts).
+
+    The engine's hook around one call of the function under test: afterwards
+    ``recorder.snapshot()`` is the row's trace (``None`` when nothing was recorded) and
+    ``recorder.unmocked`` an unmocked tool call the function may have swallowed.
+
+    Args:
+        limits: What is kept of each value.
+        tools: Where ``@aeval.tool`` functions get their results; ``None`` calls them.
+        redact: Applied to every argument, result and error message before it is bounded
+            (``Redactor.value``), so no secret is kept, cut or not.
+    """
+
+    __slots__ = ("_recorder", "_tokens")
+
+    def __init__(
+        self,
+        *,
+        limits: TraceLimits = DEFAULT_LIMITS,
+        tools: ToolSource | None = None,
+        redact: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self._recorder = Recorder(limits=limits, tools=tools, redact=redact)
+        self._tokens: Tokens | None = None
+
+    def __enter__(self) -> Recorder:
+        self._tokens = activate(self._recorder)
+        return self._recorder
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._tokens is not None:
+            tokens, self._tokens = self._tokens, None
+            deactivate(tokens)
+
+
+def activate(recorder: Recorder | None) -> Tokens:
+    """Record into ``recorder`` here (``None``: record nothing), no trace being current, until
+    :func:`deactivate`: :func:`recording` without a generator, for the engine's hot path."""
+    return RECORDER.set(recorder), None if CURRENT.get() is None else CURRENT.set(None)
+
+
+def make_current(trace: Trace | None) -> Tokens:
+    """Make ``trace`` current and record nothing, until :func:`deactivate`: :func:`using`
+    without a generator, for the engine's hot path."""
+    return RECORDER.set(None), CURRENT.set(trace)
+
+
+def deactivate(tokens: Tokens) -> None:
+    """Restore what :func:`activate` or :func:`make_current` changed."""
+    recorder_token, current_token = tokens
+    if current_token is not None:
+        CURRENT.reset(current_token)
+    RECORDER.reset(recorder_token)
+
+
+def idle() -> bool:
+    """Whether nothing is being recorded here and no trace is current."""
+    return RECORDER.get() is None and CURRENT.get() is None
+
+
+class using:
+    """Make ``trace`` current (for strategies evaluating a row) and record nothing meanwhile.
+
+    Model calls made inside the block (an AI judge's) do not belong to the sample's trace,
+    so recording is off in it.
+    """
+
+    __slots__ = ("_tokens", "_trace")
+
+    def __init__(self, trace: Trace | None) -> None:
+        self._trace = trace
+        self._tokens: Tokens | None = None
+
+    def __enter__(self) -> None:
+        self._tokens = make_current(self._trace)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._tokens is not None:
+            tokens, self._tokens = self._tokens, None
+            deactivate(tokens)
+
+
+def record_tool_call(
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    result: Any = None,
+    error: BaseException | str | None = None,
+) -> None:
+    """Record a tool call that was made without ``@aeval.tool`` (ignored outside a sample).
+
+    Args:
+        name: The tool's name.
+        arguments: Its arguments by name.
+        result: What it returned.
+        error: What it raised (an exception or a message).
+    """
+    recorder = RECORDER.get()
+    if recorder is None:
+        return
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a tool's name must be a non-empty string, got {name!r}")
+    copied: Mapping[str, Any]
+    if type(arguments) is dict:
+        copied = dict(arguments)
+    elif arguments is None:
+        copied = {}
+    elif isinstance(arguments, Mapping):
+        copied = arguments
+    else:
+        raise TypeError(
+            f"a tool call's arguments must be a mapping of names to values, got {arguments!r}"
+        )
+    recorder.tool_call((next(SEQUENCE), time_ns(), None), name, copied, result, error, False)
+
+
+def _document(item: Document | Mapping[str, Any] | str, recorder: Recorder) -> Document:
+    if isinstance(item, str):
+        text, _ = recorder.keep(item)
+        return Document(text=text)
+    if isinstance(item, Document):
+        fields: Mapping[str, Any] = {"id": item.id, "text": item.text, "score": item.score}
+    elif isinstance(item, Mapping):
+        fields = item
+    else:
+        raise TypeError(
+            "a retrieved document must be an aeval.trace.Document, a mapping with id, text "
+            f"and score, or a string, got {type(item).__name__}"
+        )
+    identifier, text, score = fields.get("id"), fields.get("text"), fields.get("score")
+    if text is not None:
+        text, _ = recorder.keep(text if isinstance(text, str) else str(text))
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+        raise TypeError(f"a document's score must be a number, got {score!r}")
+    return Document(
+        id=None if identifier is None else str(identifier),
+        text=text,
+        score=None if score is None else float(score),
+    )
+
+
+def record_retrieval(
+    documents: Iterable[Document | Mapping[str, Any] | str], *, query: str | None = None
+) -> None:
+    """Record a retrieval (ignored outside a sample).
+
+    Args:
+        documents: What was retrieved, best first: :class:`Document` values, mappings with
+            ``id``, ``text`` and ``score``, or texts.
+        query: The query.
+    """
+    recorder = RECORDER.get()
+    if recorder is None:
+        return
+    pending = recorder.start()
+    kept = tuple(_document(item, recorder) for item in documents)
+    if query is not None:
+        query, _ = recorder.keep(query if isinstance(query, str) else str(query))
+    recorder.add(pending, Retrieval(query=query, documents=kept, started=started_at(pending)))
+
+
+def record_model_call(
+    *,
+    model: str | None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    duration: float | None = None,
+    requested_tools: Sequence[str] = (),
+    started: datetime | None = None,
+) -> None:
+    """Record a chat model call (ignored outside a sample); model clients call this.
+
+    Args:
+        model: The model's name.
+        prompt_tokens: Tokens of the prompt, when known.
+        completion_tokens: Tokens of the completion, when known.
+        duration: Seconds from the request to the response.
+        requested_tools: The tools the model asked to call.
+        started: When the request was sent; now when not given.
+    """
+    recorder = RECORDER.get()
+    if recorder is None:
+        return
+    pending = recorder.start(started)
+    recorder.add(
+        pending,
+        frozen_model_call(
+            model,
+            prompt_tokens,
+            completion_tokens,
+            duration,
+            tuple(requested_tools),
+            started_at(pending),
+        ),
+    )
