@@ -114,3 +114,22 @@ def test_the_rubrics_submodule_is_an_attribute_of_the_strategies() -> None:
 
     assert "rubrics" in dir(aeval.strategies)
     assert aeval.strategies.rubrics is importlib.import_module("aeval.strategies.rubrics")
+
+
+def test_aeval_run_without_a_baseline_does_not_import_the_comparison(project: Path) -> None:
+    write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+        "output: {dir: out, formats: [json]}\n",
+    )
+    modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+    assert "aeval._cli._run_command" in modules
+    assert not {m for m in modules if m == "aeval._compare" or m.startswith("aeval._compare.")}
+
+
+def test_the_commands_spell_the_comparison_store_defaults_as_it_does() -> None:
+    import aeval._compare
+    from aeval._cli import _compare
+
+    assert _compare.DEFAULT_STORE == aeval._compare.DEFAULT_STORE
+    assert _compare.STORE_ENV == aeval._compare.STORE_ENV

@@ -13,8 +13,6 @@ from typing import Any
 
 import anyio
 
-from .._compare import store_path
-from .._compare._refs import load_report
 from .._engine._scorer import Scorer
 from .._engine._sinks import JsonlSink
 from .._engine._tools import Tools
@@ -56,6 +54,8 @@ def scorer_tools(config: RunConfig, store: Path | None) -> Tools:
     from ``store`` (the default store when ``None``) but not loaded yet."""
     tools = config.tools or "live"
     if tools.startswith("replay:"):
+        from .._compare import store_path
+
         return Replay(tools.removeprefix("replay:"), store=store or store_path(None))
     if tools == "fixtures":
         return "fixtures"
@@ -146,6 +146,8 @@ async def rescore(
         ConfigError: A strategy cannot be built.
         ComparisonError: ``ref`` cannot be read, naming it.
     """
+    from .._compare._refs import load_report
+
     built = build_strategies(config)
     source = await load_report(ref, role="run to rescore", store=read_from)
     source_name = await _source_name(ref, read_from)
@@ -187,6 +189,8 @@ def rescore_command(
         ConfigError: The configuration is wrong, or the run store cannot be written.
         ComparisonError: ``REF`` cannot be read.
     """
+    from .._compare import store_path
+
     config = load_config(args.config)
     if args.output is not None:
         config = config.replace(output_dir=args.output)

@@ -11,24 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from rich.console import Console
 
-from .._compare import (
-    DEFAULT_STORE,
-    STORE_ENV,
-    Comparison,
-    Gate,
-    LoadedSide,
-    compare_loaded,
-    load_ref,
-    load_side,
-    store_path,
-)
 from .._display import printable
-from .._reporting._report import EvaluationReport
 from .._util._files import write_atomic
 from .._util._jsonsafe import safe_text
 from ..formatters._registry import (
@@ -40,7 +27,15 @@ from ..formatters._registry import (
 )
 from ..formatters._terminal import print_line, terminal_console
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .._compare import Comparison, Gate, LoadedSide
+    from .._reporting._report import EvaluationReport
+
 __all__ = [
+    "DEFAULT_STORE",
+    "STORE_ENV",
     "add_compare_command",
     "add_gate_options",
     "compare_run",
@@ -48,6 +43,11 @@ __all__ = [
     "gate_line",
     "run_compare",
 ]
+
+# aeval._compare's, spelled here so that declaring the commands does not import the comparison
+# (aeval run does not compare unless given --baseline); tests/test_cli_startup.py checks both
+DEFAULT_STORE = Path(".aeval", "runs.sqlite")
+STORE_ENV = "AEVAL_STORE"
 
 
 def _points(text: str) -> float:
@@ -137,6 +137,8 @@ def add_compare_command(commands: Any) -> None:
 
 def gate_from(args: argparse.Namespace) -> Gate:
     """The gate the options ask for."""
+    from .._compare import Gate
+
     return Gate(
         fail_on_regression=bool(args.fail_on_regression),
         margin=float(args.margin),
@@ -159,6 +161,8 @@ def gate_line(gate: Gate, comparison: Comparison) -> tuple[str, bool]:
 
 
 async def _compare(args: argparse.Namespace) -> Comparison:
+    from .._compare import compare_loaded, load_ref, store_path
+
     store = store_path(args.store)
     baseline = await load_ref(args.baseline, role="baseline", store=store)
     candidate = await load_ref(args.candidate, role="candidate", store=store)
@@ -202,6 +206,8 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 async def _candidate(report: EvaluationReport, rows: Path, output_dir: Path) -> LoadedSide:
+    from .._compare import load_side
+
     if report.holds_all_rows:
         return await load_side(report, role="candidate", label=f"this run ({output_dir})")
     return await load_side(rows, role="candidate")
@@ -227,6 +233,8 @@ def compare_run(
     Returns:
         The gate's line (``BASELINE PASSED: ...``) and whether a gate failed.
     """
+    from .._compare import compare_loaded
+
     candidate = anyio.run(_candidate, report, rows, output_dir)
     comparison = compare_loaded(baseline, candidate, confidence=confidence)
     if not quiet:

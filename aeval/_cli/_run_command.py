@@ -12,7 +12,6 @@ from typing import Any
 import anyio
 from rich.console import Console
 
-from .._compare import load_ref, store_path
 from .._engine._progress import NullProgress, PlainProgress, RichProgress, RunProgress
 from .._exceptions import (
     ComparisonError,
@@ -147,12 +146,14 @@ def _run_kept(args: argparse.Namespace) -> int:
     tools = scorer_tools(config, path)
     if isinstance(tools, Replay):
         anyio.run(tools.load)
-    gate = gate_from(args)
+    gate = gate_from(args) if args.baseline is not None else None
     baseline = None
     if args.baseline is not None:
+        from .._compare import load_ref, store_path
+
         lookup = path if path is not None else store_path(None)
         baseline = anyio.run(partial(load_ref, args.baseline, role="baseline", store=lookup))
-    elif gate.active:
+    elif args.fail_on_regression or args.require_non_inferiority is not None:
         return error(
             "--fail-on-regression and --require-non-inferiority compare the run with a "
             "baseline: give it with --baseline REF (a rows.jsonl, a report.json or a stored run)"
@@ -217,7 +218,7 @@ def _run_kept(args: argparse.Namespace) -> int:
     regressed, baseline_line, baseline_problem = False, None, None
     if baseline is not None and label is not None:
         baseline_line = "BASELINE NOT COMPARED: the run stopped before its last sample"
-    elif baseline is not None:
+    elif baseline is not None and gate is not None:
         try:
             baseline_line, regressed = compare_run(
                 console,
