@@ -412,3 +412,19 @@ async def test_stopping_a_counted_stream_after_one_sample_closes_its_file(
         await iterator.aclose()  # type: ignore[attr-defined]
     assert len(files) == 2
     assert all(file.closed for file in files)
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 8, 9])
+def test_the_fast_path_builds_the_parameters_and_metadata_the_sample_does(count: int) -> None:
+    values = [f"v{i}" for i in range(count)]
+    for parameters in (values, {f"p{i}": value for i, value in enumerate(values)}):
+        item = {"name": "x", "parameters": parameters, "metadata": {"k": [1]}, "tags": ["t"]}
+        built = plain_sample(item)
+        assert built is not None
+        expected = EvaluationSample("x", parameters, None, tags=["t"], metadata={"k": [1]})
+        assert _fields(built) == _fields(expected)
+        assert built == expected
+        assert (built.parameters._names, built.parameters._values) == (
+            expected.parameters._names,
+            expected.parameters._values,
+        )

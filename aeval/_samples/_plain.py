@@ -11,9 +11,10 @@ until it is added here too.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
-from ._model import EvaluationSample, checked_sample, parameters_of
+from ._model import _EMPTY, _SETTERS, EvaluationSample, Parameters
 
 __all__ = ["PLAIN_KEYS", "plain_sample"]
 
@@ -24,23 +25,41 @@ _MISSING: Any = object()
 _CONVERSATION_METADATA = frozenset(("turns", "simulated_user"))
 """Metadata keys that ``EvaluationSample`` checks as a conversation's: the full path."""
 
+_new = object.__new__
+_SET_NAME, _SET_PARAMETERS, _SET_EXPECTED, _SET_TAGS, _SET_METADATA = _SETTERS
+_UNNAMED = [(None,) * count for count in range(8)]
+"""The names of 0 to 7 unnamed parameters (``Parameters`` of a list), shared."""
+
 
 def plain_sample(item: Any) -> EvaluationSample | None:
     """The sample of a parsed item that has only :data:`PLAIN_KEYS`, each of the usual
-    type; ``None`` for any other item (the full builder then names its problem)."""
+    type; ``None`` for any other item (the full builder then names its problem).
+
+    It builds what ``checked_sample(name, parameters_of(parameters), ...)`` of
+    ``aeval._samples._model`` would, inlined: this runs once per line of a large file.
+    """
     if type(item) is not dict or not item.keys() <= PLAIN_KEYS:
         return None
-    name = item.get("name")
+    get = item.get
+    name = get("name")
     if type(name) is not str or not name.strip():
         return None
-    parameters = item.get("parameters", _MISSING)
-    if type(parameters) is dict:
+    parameters = get("parameters", _MISSING)
+    params = _new(Parameters)
+    if type(parameters) is list:
+        values = tuple(parameters)
+        count = len(values)
+        params._values = values
+        params._names = _UNNAMED[count] if count < 8 else (None,) * count
+    elif type(parameters) is dict:
         for key in parameters:
             if type(key) is not str:
                 return None
-    elif type(parameters) is not list:
+        params._values = tuple(parameters.values())
+        params._names = tuple(parameters)
+    else:
         return None
-    tags = item.get("tags")
+    tags = get("tags")
     if tags is None:
         tags = ()
     elif type(tags) is list:
@@ -50,11 +69,17 @@ def plain_sample(item: Any) -> EvaluationSample | None:
         tags = tuple(tags)
     else:
         return None
-    metadata = item.get("metadata")
-    if metadata is not None and (
-        type(metadata) is not dict or not _CONVERSATION_METADATA.isdisjoint(metadata)
-    ):
+    metadata = get("metadata")
+    if metadata is None:
+        metadata = _EMPTY
+    elif type(metadata) is dict and _CONVERSATION_METADATA.isdisjoint(metadata):
+        metadata = MappingProxyType(dict(metadata))
+    else:
         return None
-    return checked_sample(
-        name, parameters_of(parameters), item.get("expected-output"), tags, metadata
-    )
+    sample = _new(EvaluationSample)
+    _SET_NAME(sample, name)
+    _SET_PARAMETERS(sample, params)
+    _SET_EXPECTED(sample, get("expected-output"))
+    _SET_TAGS(sample, tags)
+    _SET_METADATA(sample, metadata)
+    return sample
