@@ -52,6 +52,9 @@ class Tally:
 
     def add(self, row: EvaluationRow) -> None:
         """Count one row; its sample's rows are added once the sample is finished."""
+        if self.strategies == 1:
+            self._add_sample(row)
+            return
         key = (row.index, row.repeat)
         counts = self._open.get(key)
         if counts is None:
@@ -71,6 +74,21 @@ class Tally:
             self.passed += counts[1]
             self.errors += counts[2]
             self.retries += counts[3]
+
+    def _add_sample(self, row: EvaluationRow) -> None:
+        # one strategy: each row finishes its sample, so no sample is left open
+        self.samples += 1
+        self.rows += 1
+        outcome = row.outcome
+        if outcome is Outcome.PASSED:
+            self.passed += 1
+        elif outcome is Outcome.ERROR:
+            self.errors += 1
+        metadata = row.metadata
+        if metadata:
+            retries = metadata.get("retries")
+            if isinstance(retries, int) and not isinstance(retries, bool):
+                self.retries += retries
 
     @property
     def pass_rate(self) -> float:
