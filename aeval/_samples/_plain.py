@@ -14,7 +14,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from ._model import _EMPTY, _SETTERS, EvaluationSample, Parameters
+from ._model import EvaluationSample, Parameters
 
 __all__ = ["PLAIN_KEYS", "plain_sample"]
 
@@ -26,7 +26,11 @@ _CONVERSATION_METADATA = frozenset(("turns", "simulated_user"))
 """Metadata keys that ``EvaluationSample`` checks as a conversation's: the full path."""
 
 _new = object.__new__
-_SET_NAME, _SET_PARAMETERS, _SET_EXPECTED, _SET_TAGS, _SET_METADATA = _SETTERS
+_SET_NAME, _SET_PARAMETERS, _SET_EXPECTED, _SET_TAGS, _SET_METADATA = (
+    EvaluationSample.__dict__[name].__set__
+    for name in ("name", "parameters", "expected_output", "tags", "metadata")
+)
+_EMPTY: Any = MappingProxyType({})
 _UNNAMED = [(None,) * count for count in range(8)]
 """The names of 0 to 7 unnamed parameters (``Parameters`` of a list), shared."""
 
