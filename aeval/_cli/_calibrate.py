@@ -17,20 +17,11 @@ from .._store import DEFAULT_STORE_PATH, LabelCalibration, RunStore
 from ..formatters.json import calibration_data
 from ._exits import EXIT_FAILED, EXIT_OK
 from ._history import STORE_ENV, UsageError, read_store_path
+from ._parser import kappa_value
 
 __all__ = ["add_calibrate_command", "run_calibrate"]
 
 _SHOWN = 10
-
-
-def _kappa(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a kappa, got {text!r}") from None
-    if not -1 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a kappa from -1 to 1, got {text!r}")
-    return value
 
 
 def add_calibrate_command(commands: Any) -> None:
@@ -53,7 +44,7 @@ def add_calibrate_command(commands: Any) -> None:
     )
     calibrate.add_argument(
         "--min-kappa",
-        type=_kappa,
+        type=kappa_value,
         metavar="K",
         help="exit 1 when the judge's kappa against the labels is below K (or undefined)",
     )

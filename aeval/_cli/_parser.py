@@ -71,7 +71,8 @@ def _percent(text: str) -> float:
     return value
 
 
-def _kappa(text: str) -> float:
+def kappa_value(text: str) -> float:
+    """An argument that is a kappa, from -1 to 1."""
     try:
         value = float(text)
     except ValueError:
@@ -147,7 +148,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--min-score", type=_percent, metavar="PERCENT", help="global minimum")
     run.add_argument(
         "--min-kappa",
-        type=_kappa,
+        type=kappa_value,
         metavar="KAPPA",
         help="least Cohen's kappa of each strategy against the samples' human labels",
     )

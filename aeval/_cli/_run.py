@@ -54,7 +54,14 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._reporting._run_info import Gate, RunInfo
 from .._samples import EvaluationSample, Samples
-from .._samples._sources import CountedStream, batches_of, count_lines, is_url, streams
+from .._samples._sources import (
+    BatchedStream,
+    CountedStream,
+    batches_of,
+    count_lines,
+    is_url,
+    streams,
+)
 from .._util._groups import unwrap_single_group
 from ..abc import BaseSink
 from ._build import Built
@@ -325,22 +332,13 @@ async def _stream(config: RunConfig) -> CountedStream | AsyncIterable[Evaluation
     return _Tagged(stream, frozenset(config.tags))
 
 
-class _Tagged:
+class _Tagged(BatchedStream[EvaluationSample]):
     """The samples of a stream that carry one of ``tags``; each iteration reads afresh (the
     first sample is read once before the run, to check the target's signature)."""
 
     def __init__(self, samples: AsyncIterable[EvaluationSample], tags: frozenset[str]) -> None:
         self.samples = samples
         self.tags = tags
-
-    async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        batches = self.sample_batches()
-        try:
-            async for batch in batches:
-                for sample in batch:
-                    yield sample
-        finally:
-            await batches.aclose()  # closes the file when the reader stops early
 
     async def sample_batches(self) -> AsyncGenerator[list[EvaluationSample], None]:
         batches = batches_of(self.samples)

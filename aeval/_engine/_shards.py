@@ -10,7 +10,7 @@ of merged shards sort as those of one run.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .._exceptions import MergeError
@@ -18,7 +18,7 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._reporting._run_info import RunInfo
 from .._samples import EvaluationSample
-from .._samples._sources import batches_of
+from .._samples._sources import BatchedStream, batches_of
 from ._executor import IndexedSample
 
 __all__ = ["DatasetDigest", "Shard", "ShardStream", "merge_reports", "shard_of"]
@@ -110,7 +110,7 @@ class DatasetDigest:
         return self._hash.hexdigest()
 
 
-class ShardStream:
+class ShardStream(BatchedStream[IndexedSample]):
     """One shard of a streamed source, read lazily, that knows how many samples it holds.
 
     Args:
@@ -126,15 +126,6 @@ class ShardStream:
 
     def __len__(self) -> int:
         return self.count
-
-    async def __aiter__(self) -> AsyncIterator[IndexedSample]:
-        batches = self.sample_batches()
-        try:
-            async for batch in batches:
-                for item in batch:
-                    yield item
-        finally:
-            await batches.aclose()  # closes the file when the reader stops early
 
     async def sample_batches(self) -> AsyncGenerator[list[IndexedSample], None]:
         """The shard's samples with their index in the whole dataset, a batch of the source

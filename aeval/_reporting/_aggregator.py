@@ -5,22 +5,24 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from operator import attrgetter
-from typing import Any, Literal, Self
-
-import orjson
+from typing import Literal, Self
 
 from .._conversation import Transcript
-from .._util._stats import MomentsCounter, pass_at_k, pass_hat_k
+from .._util._stats import MomentsCounter
+from ._counters import (
+    OpenPair,
+    OpenSample,
+    RepeatCounter,
+    StrategyCounter,
+    TagCounter,
+    UsageCounter,
+    output_key,
+)
 from ._judging import LABEL_KEY, CalibrationCounter, JudgeCounter
-from ._results import EvaluationRow, Outcome, safe_str
+from ._results import EvaluationRow, Outcome
 from ._run_info import RunInfo
 from ._values import (
-    USER_MODEL_KEY,
-    FlakyCase,
-    ModelUsage,
-    RepeatStatistics,
     ReportParts,
-    StrategyStatistics,
     TagStatistics,
 )
 
@@ -30,209 +32,6 @@ KeepRows = Literal["all", "failures", "none"]
 _SORT_KEY = attrgetter("index", "repeat", "position")  # EvaluationRow.sort_key, in C
 _PASSED = Outcome.PASSED
 _FAILED = Outcome.FAILED
-
-
-class _UsageCounter:
-    __slots__ = ("completion_tokens", "cost", "prompt_tokens", "retries", "user_model_calls")
-
-    def __init__(self) -> None:
-        self.retries = self.prompt_tokens = self.completion_tokens = self.user_model_calls = 0
-        self.cost = 0.0
-
-    def add(self, metadata: Mapping[str, Any]) -> None:
-        for key in ("completion_tokens", "cost", "prompt_tokens", "retries"):
-            value = metadata.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                setattr(self, key, getattr(self, key) + value)
-        user = metadata.get(USER_MODEL_KEY)
-        if isinstance(user, Mapping):
-            self.add(user)
-            calls = user.get("calls")
-            if isinstance(calls, int) and not isinstance(calls, bool):
-                self.user_model_calls += calls
-
-    def absorb(self, other: _UsageCounter) -> None:
-        for key in self.__slots__:
-            setattr(self, key, getattr(self, key) + getattr(other, key))
-
-    def freeze(self) -> ModelUsage:
-        return ModelUsage(
-            retries=self.retries,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            cost=self.cost,
-            user_model_calls=self.user_model_calls,
-        )
-
-
-class _StrategyCounter:
-    __slots__ = (
-        "errors",
-        "failed",
-        "moments",
-        "passed",
-        "score_sum",
-        "scored",
-        "skipped",
-        "total",
-        "unscored",
-    )
-
-    def __init__(self) -> None:
-        self.total = self.passed = self.failed = self.unscored = self.errors = 0
-        self.skipped = self.scored = 0
-        self.score_sum = 0.0
-        self.moments = MomentsCounter()
-
-    def absorb_counts(self, other: _StrategyCounter) -> None:
-        for key in ("total", "passed", "failed", "unscored", "errors", "skipped", "scored"):
-            setattr(self, key, getattr(self, key) + getattr(other, key))
-        self.score_sum += other.score_sum
-
-    def freeze(self, moments: MomentsCounter) -> StrategyStatistics:
-        return StrategyStatistics(
-            total=self.total,
-            passed=self.passed,
-            failed=self.failed,
-            unscored=self.unscored,
-            errors=self.errors,
-            score_sum=self.score_sum,
-            scored=self.scored,
-            skipped=self.skipped,
-            moments=moments.freeze(),
-        )
-
-
-class _TagCounter:
-    __slots__ = ("moments", "passed", "total")
-
-    def __init__(self) -> None:
-        self.total = self.passed = 0
-        self.moments = MomentsCounter()
-
-
-class _OpenSample:
-    """The rows of one sample seen so far, until all its rows have arrived."""
-
-    __slots__ = ("name", "outputs", "passed", "rows", "tags")
-
-    def __init__(self, name: str, tags: tuple[str, ...]) -> None:
-        self.name = name
-        self.rows = 0
-        self.passed = 0
-        self.tags = tags
-        self.outputs: dict[int, bytes] = {}
-
-
-class _OpenPair:
-    """The repeats of one (sample, strategy) pair seen so far."""
-
-    __slots__ = ("name", "passed", "runs")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.runs = 0
-        self.passed = 0
-
-
-class _RepeatCounter:
-    __slots__ = (
-        "agreement_samples",
-        "agreement_sum",
-        "flaky",
-        "inconsistent",
-        "pairs",
-        "pass_at",
-        "pass_count",
-        "pass_hat",
-        "repeats",
-    )
-
-    def __init__(self) -> None:
-        self.repeats = 0
-        self.pairs = 0
-        self.flaky: list[FlakyCase] = []
-        self.pass_at: list[float] = []
-        self.pass_hat: list[float] = []
-        self.pass_count: list[int] = []
-        self.agreement_sum = 0.0
-        self.agreement_samples = 0
-        self.inconsistent: list[tuple[str, float]] = []
-
-    def add_pair(self, name: str, strategy: str | None, runs: int, passed: int) -> None:
-        self.pairs += 1
-        self.repeats = max(self.repeats, runs)
-        while len(self.pass_at) < runs:
-            self.pass_at.append(0.0)
-            self.pass_hat.append(0.0)
-            self.pass_count.append(0)
-        for k in range(1, runs + 1):
-            self.pass_at[k - 1] += pass_at_k(runs, passed, k)
-            self.pass_hat[k - 1] += pass_hat_k(runs, passed, k)
-            self.pass_count[k - 1] += 1
-        if 0 < passed < runs:
-            self.flaky.append(FlakyCase(sample=name, strategy=strategy, passed=passed, runs=runs))
-
-    def add_outputs(self, name: str, outputs: Mapping[int, bytes]) -> None:
-        if len(outputs) < 2:
-            return
-        counts: dict[bytes, int] = {}
-        for key in outputs.values():
-            counts[key] = counts.get(key, 0) + 1
-        agreement = max(counts.values()) / len(outputs)
-        self.agreement_sum += agreement
-        self.agreement_samples += 1
-        if agreement < 1.0:
-            self.inconsistent.append((name, agreement))
-
-    def absorb(self, other: _RepeatCounter) -> None:
-        self.repeats = max(self.repeats, other.repeats)
-        self.pairs += other.pairs
-        self.flaky += other.flaky
-        while len(self.pass_at) < len(other.pass_at):
-            self.pass_at.append(0.0)
-            self.pass_hat.append(0.0)
-            self.pass_count.append(0)
-        for i in range(len(other.pass_at)):
-            self.pass_at[i] += other.pass_at[i]
-            self.pass_hat[i] += other.pass_hat[i]
-            self.pass_count[i] += other.pass_count[i]
-        self.agreement_sum += other.agreement_sum
-        self.agreement_samples += other.agreement_samples
-        self.inconsistent += other.inconsistent
-
-    def freeze(self) -> RepeatStatistics | None:
-        if self.repeats < 2:
-            return None
-        counts = self.pass_count
-        pass_at = {k + 1: self.pass_at[k] / n for k, n in enumerate(counts)}
-        pass_hat = {k + 1: self.pass_hat[k] / n for k, n in enumerate(counts)}
-        agreement = self.agreement_sum / self.agreement_samples if self.agreement_samples else None
-        return RepeatStatistics(
-            repeats=self.repeats,
-            pairs=self.pairs,
-            flaky=tuple(self.flaky),
-            pass_at_k=pass_at,
-            pass_hat_k=pass_hat,
-            output_agreement=agreement,
-            inconsistent=tuple(self.inconsistent),
-        )
-
-
-def _normalized(output: Any) -> bytes:
-    """The key two outputs share when they agree after whitespace and case normalisation."""
-    if isinstance(output, str):
-        return " ".join(output.split()).casefold().encode("utf-8", "backslashreplace")
-    try:
-        return orjson.dumps(output, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-    except (TypeError, orjson.JSONEncodeError):
-        return safe_str(output).encode("utf-8", "backslashreplace")
-
-
-def _output_key(row: EvaluationRow) -> bytes:
-    if row.function_failed and row.error is not None:
-        return b"\x00error:" + row.error.type.encode()
-    return _normalized(row.output)
 
 
 class RowAggregator:
@@ -282,22 +81,22 @@ class RowAggregator:
             raise ValueError(f"keep must be 'all', 'failures' or 'none', got {keep!r}")
         self._keep: KeepRows = keep
         self._counts = dict.fromkeys(Outcome, 0)
-        self._tags: dict[str, _TagCounter] = {}
-        self._strategies: dict[str | None, _StrategyCounter] = {}
+        self._tags: dict[str, TagCounter] = {}
+        self._strategies: dict[str | None, StrategyCounter] = {}
         self._function_errors = 0
         self._rows: list[EvaluationRow] = []
         self._calls = 0
         self._samples = 0
         self._started: float | None = None
         self._finished: float | None = None
-        self._usage = _UsageCounter()
+        self._usage = UsageCounter()
         self._endings: dict[str, int] = {}
         self._calibration: dict[str, CalibrationCounter] = {}
         self._judging: dict[str, JudgeCounter] = {}
         self._moments = MomentsCounter()
-        self._open: dict[int, _OpenSample] = {}
-        self._pairs: dict[tuple[int, str | None], _OpenPair] = {}
-        self._repeat_stats = _RepeatCounter()
+        self._open: dict[int, OpenSample] = {}
+        self._pairs: dict[tuple[int, str | None], OpenPair] = {}
+        self._repeat_stats = RepeatCounter()
         self._repeats = repeats
         self._rows_per_sample = (
             None if strategies is None or repeats is None else max(1, strategies) * repeats
@@ -399,12 +198,12 @@ class RowAggregator:
             for tag in sample.tags:
                 counter = tags.get(tag)
                 if counter is None:
-                    counter = tags[tag] = _TagCounter()
+                    counter = tags[tag] = TagCounter()
                 counter.total += 1
                 counter.passed += passed
         strategy = self._strategies.get(row.strategy)
         if strategy is None:
-            strategy = self._strategies[row.strategy] = _StrategyCounter()
+            strategy = self._strategies[row.strategy] = StrategyCounter()
         strategy.total += 1
         if passed:
             strategy.passed += 1
@@ -451,15 +250,15 @@ class RowAggregator:
                     self._in_order = False
             self._rows.append(row)
 
-    def _count_clusters(self, row: EvaluationRow, passed: bool, strategy: _StrategyCounter) -> None:
+    def _count_clusters(self, row: EvaluationRow, passed: bool, strategy: StrategyCounter) -> None:
         if not self._single_rows:
             sample = self._open.get(row.index)
             if sample is None:
-                sample = self._open[row.index] = _OpenSample(row.sample.name, row.sample.tags)
+                sample = self._open[row.index] = OpenSample(row.sample.name, row.sample.tags)
             sample.rows += 1
             sample.passed += passed
             if self._repeats != 1 and row.repeat not in sample.outputs:
-                sample.outputs[row.repeat] = _output_key(row)
+                sample.outputs[row.repeat] = output_key(row)
             if sample.rows == self._rows_per_sample:
                 del self._open[row.index]
                 self._close_sample(sample)
@@ -468,7 +267,7 @@ class RowAggregator:
         key = (row.index, row.strategy)
         pair = self._pairs.get(key)
         if pair is None:
-            pair = self._pairs[key] = _OpenPair(row.sample.name)
+            pair = self._pairs[key] = OpenPair(row.sample.name)
         pair.runs += 1
         pair.passed += passed
         if pair.runs == self._repeats:
@@ -478,10 +277,10 @@ class RowAggregator:
 
     def _close_sample(
         self,
-        sample: _OpenSample,
+        sample: OpenSample,
         moments: MomentsCounter | None = None,
         tags: Mapping[str, MomentsCounter] | None = None,
-        repeat_stats: _RepeatCounter | None = None,
+        repeat_stats: RepeatCounter | None = None,
     ) -> None:
         (moments or self._moments).add_cluster(sample.rows, sample.passed)
         for tag in sample.tags:
@@ -495,7 +294,7 @@ class RowAggregator:
         MomentsCounter,
         dict[str, MomentsCounter],
         dict[str | None, MomentsCounter],
-        _RepeatCounter,
+        RepeatCounter,
     ]:
         """Copies of the cluster sums with every open sample and pair closed as it stands."""
         moments = self._moments.copy()
@@ -508,7 +307,7 @@ class RowAggregator:
         if self._single_pairs:
             for name, counted in self._strategies.items():
                 strategies[name].add_singletons(counted.total, counted.passed)
-        repeat_stats = _RepeatCounter()
+        repeat_stats = RepeatCounter()
         repeat_stats.absorb(self._repeat_stats)
         for sample in self._open.values():
             self._close_sample(sample, moments, tags, repeat_stats)
@@ -531,12 +330,12 @@ class RowAggregator:
             for outcome, count in source._counts.items():
                 merged._counts[outcome] += count
             for tag, counter in source._tags.items():
-                target = merged._tags.setdefault(tag, _TagCounter())
+                target = merged._tags.setdefault(tag, TagCounter())
                 target.total += counter.total
                 target.passed += counter.passed
                 target.moments.absorb(tags[tag])
             for name, strategy in source._strategies.items():
-                into = merged._strategies.setdefault(name, _StrategyCounter())
+                into = merged._strategies.setdefault(name, StrategyCounter())
                 into.absorb_counts(strategy)
                 into.moments.absorb(strategies[name])
             merged._function_errors += source._function_errors

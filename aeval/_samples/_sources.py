@@ -16,7 +16,7 @@ from collections.abc import (
     Iterable,
     Sequence,
 )
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ._model import EvaluationSample, Samples
 
@@ -25,6 +25,7 @@ _T = TypeVar("_T")
 __all__ = [
     "JSONL_EXTENSIONS",
     "RUN_FILE_SUFFIXES",
+    "BatchedStream",
     "CountedStream",
     "batches_of",
     "count_lines",
@@ -97,7 +98,25 @@ def count_lines(paths: Iterable[str]) -> int:
     return total
 
 
-class CountedStream:
+class BatchedStream(Generic[_T]):
+    """A stream read a batch at a time (:meth:`sample_batches`) and iterated an item at a
+    time; an iteration stopped early closes the batches, and with them the file."""
+
+    def sample_batches(self) -> AsyncGenerator[Sequence[_T], None]:
+        """The items, a batch at a time."""
+        raise NotImplementedError
+
+    async def __aiter__(self) -> AsyncIterator[_T]:
+        batches = self.sample_batches()
+        try:
+            async for batch in batches:
+                for item in batch:
+                    yield item
+        finally:
+            await batches.aclose()  # closes the file when the reader stops early
+
+
+class CountedStream(BatchedStream[EvaluationSample]):
     """JSONL sources read lazily, that know how many samples they hold (for progress and
     reports) and check each sample as it is read.
 
@@ -119,15 +138,6 @@ class CountedStream:
 
     def __len__(self) -> int:
         return self.count
-
-    async def __aiter__(self) -> AsyncIterator[EvaluationSample]:
-        batches = self.sample_batches()
-        try:
-            async for batch in batches:
-                for sample in batch:
-                    yield sample
-        finally:
-            await batches.aclose()  # closes the file when the reader stops early
 
     async def sample_batches(self) -> AsyncGenerator[Sequence[EvaluationSample], None]:
         """The samples a chunk of a file at a time; a sample ``check`` refuses comes after
