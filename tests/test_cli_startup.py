@@ -125,6 +125,9 @@ def test_aeval_run_without_a_baseline_does_not_import_the_comparison(project: Pa
     modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
     assert "aeval._cli._run_command" in modules
     assert not {m for m in modules if m == "aeval._compare" or m.startswith("aeval._compare.")}
+    # a json report: the HTML page's code loads only when an HTML report is written
+    assert "aeval.formatters.html" in modules
+    assert "aeval.formatters._html_report" not in modules
 
 
 def test_the_commands_spell_the_comparison_store_defaults_as_it_does() -> None:
