@@ -13,12 +13,22 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
+from .._util._slots import fast_slots_maker
+
 if TYPE_CHECKING:
     from os import PathLike
 
     from .._conversation import ScriptedTurn, SimulatedUser
 
-__all__ = ["EvaluationSample", "Parameters", "Samples", "checked_sample", "parameters_of"]
+__all__ = [
+    "EvaluationSample",
+    "Parameters",
+    "Samples",
+    "checked_sample",
+    "make_sample",
+    "parameters_of",
+    "raw_parameters",
+]
 
 _MISSING: Any = object()
 
@@ -254,23 +264,27 @@ class EvaluationSample:
 
 
 _new = object.__new__
-_SETTERS = tuple(
-    EvaluationSample.__dict__[name].__set__
-    for name in ("name", "parameters", "expected_output", "tags", "metadata")
-)
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+make_sample = fast_slots_maker(EvaluationSample)
+"""``EvaluationSample`` of values already checked, positionally (name, parameters, expected
+output, tags as a tuple, metadata as a read-only mapping), without its ``__init__``'s checks:
+the fast path of large sample files and of live traffic."""
+
+
+def raw_parameters(values: tuple[Any, ...], names: tuple[str | None, ...]) -> Parameters:
+    """``Parameters`` of checked values and their names (``None`` for an unnamed one)."""
+    params = _new(Parameters)
+    params._values = values
+    params._names = names
+    return params
 
 
 def parameters_of(values: list[Any] | dict[str, Any]) -> Parameters:
     """``Parameters(values)`` for a list, or a dict with string keys, already checked."""
-    params = _new(Parameters)
     if isinstance(values, list):
-        params._values = tuple(values)
-        params._names = (None,) * len(values)
-    else:
-        params._values = tuple(values.values())
-        params._names = tuple(values)
-    return params
+        return raw_parameters(tuple(values), (None,) * len(values))
+    return raw_parameters(tuple(values.values()), tuple(values))
 
 
 def checked_sample(
@@ -282,14 +296,13 @@ def checked_sample(
 ) -> EvaluationSample:
     """The sample of values a loader has already checked as ``EvaluationSample`` would: a
     non-blank name and string tags (the fast path of large sample files)."""
-    sample = _new(EvaluationSample)
-    set_name, set_parameters, set_expected, set_tags, set_metadata = _SETTERS
-    set_name(sample, name)
-    set_parameters(sample, parameters)
-    set_expected(sample, expected_output)
-    set_tags(sample, tags)
-    set_metadata(sample, _EMPTY if metadata is None else MappingProxyType(dict(metadata)))
-    return sample
+    return make_sample(
+        name,
+        parameters,
+        expected_output,
+        tags,
+        _EMPTY if metadata is None else MappingProxyType(dict(metadata)),
+    )
 
 
 class Samples(Sequence[EvaluationSample]):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from ._model import EvaluationSample, Parameters
+from ._model import EvaluationSample, make_sample, raw_parameters
 
 __all__ = ["PLAIN_KEYS", "plain_sample"]
 
@@ -25,11 +25,6 @@ _MISSING: Any = object()
 _CONVERSATION_METADATA = frozenset(("turns", "simulated_user"))
 """Metadata keys that ``EvaluationSample`` checks as a conversation's: the full path."""
 
-_new = object.__new__
-_SET_NAME, _SET_PARAMETERS, _SET_EXPECTED, _SET_TAGS, _SET_METADATA = (
-    EvaluationSample.__dict__[name].__set__
-    for name in ("name", "parameters", "expected_output", "tags", "metadata")
-)
 _EMPTY: Any = MappingProxyType({})
 _UNNAMED = [(None,) * count for count in range(8)]
 """The names of 0 to 7 unnamed parameters (``Parameters`` of a list), shared."""
@@ -40,7 +35,8 @@ def plain_sample(item: Any) -> EvaluationSample | None:
     type; ``None`` for any other item (the full builder then names its problem).
 
     It builds what ``checked_sample(name, parameters_of(parameters), ...)`` of
-    ``aeval._samples._model`` would, inlined: this runs once per line of a large file.
+    ``aeval._samples._model`` would, with :func:`make_sample`: this runs once per line of a
+    large file.
     """
     if type(item) is not dict or not item.keys() <= PLAIN_KEYS:
         return None
@@ -49,18 +45,15 @@ def plain_sample(item: Any) -> EvaluationSample | None:
     if type(name) is not str or not name.strip():
         return None
     parameters = get("parameters", _MISSING)
-    params = _new(Parameters)
     if type(parameters) is list:
         values = tuple(parameters)
         count = len(values)
-        params._values = values
-        params._names = _UNNAMED[count] if count < 8 else (None,) * count
+        params = raw_parameters(values, _UNNAMED[count] if count < 8 else (None,) * count)
     elif type(parameters) is dict:
         for key in parameters:
             if type(key) is not str:
                 return None
-        params._values = tuple(parameters.values())
-        params._names = tuple(parameters)
+        params = raw_parameters(tuple(parameters.values()), tuple(parameters))
     else:
         return None
     tags = get("tags")
@@ -80,10 +73,4 @@ def plain_sample(item: Any) -> EvaluationSample | None:
         metadata = MappingProxyType(dict(metadata))
     else:
         return None
-    sample = _new(EvaluationSample)
-    _SET_NAME(sample, name)
-    _SET_PARAMETERS(sample, params)
-    _SET_EXPECTED(sample, get("expected-output"))
-    _SET_TAGS(sample, tags)
-    _SET_METADATA(sample, metadata)
-    return sample
+    return make_sample(name, params, get("expected-output"), tags, metadata)
