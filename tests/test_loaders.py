@@ -1344,3 +1344,19 @@ async def test_a_counted_stream_counts_and_checks_each_sample(tmp_path: Path) ->
     stream = CountedStream([str(path)], count_lines([str(path)]), check)
     assert len(stream) == 2
     assert [sample.name async for sample in stream] == ["a", "b"] == seen
+
+
+def test_the_shortest_line_nesting_too_deep_is_still_counted() -> None:
+    """``may_nest_too_deep`` skips counting brackets in lines too short to nest too deeply
+    (a valid text opens and closes each level): the shortest line that does still counts."""
+    limit = _limits.MAX_NESTING_DEPTH
+    shortest = b"[" * (limit + 1) + b"]" * (limit + 1)
+    at_the_limit = b"[" * limit + b"]" * limit
+    inner = b"[" * (limit - 1) + b"]" * (limit - 1)
+    padded = b'{"name": "x", "parameters": ' + inner + b"}" + b" " * 200
+
+    assert len(shortest) == 2 * (limit + 1)
+    assert _limits.may_nest_too_deep([b"{}", shortest])
+    assert not _limits.may_nest_too_deep([b"{}", at_the_limit, padded])
+    assert _limits.may_nest_too_deep([padded, b"[" + shortest + b"]"])
+    assert not _limits.may_nest_too_deep([])

@@ -139,7 +139,8 @@ def check_conversation_kind(kind: bool | None, name: str, sample: EvaluationSamp
 
 
 def _refuse_conversation(name: str, sample: EvaluationSample) -> None:
-    if is_conversation(sample):
+    metadata = sample.metadata  # is_conversation, inline: this runs per sample of a stream
+    if metadata and (TURNS in metadata or SIMULATED_USER in metadata):
         check_conversation_kind(False, name, sample)
 
 

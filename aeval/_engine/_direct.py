@@ -49,6 +49,7 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
     coroutine, keyword call or lookup per sample beyond the ones they need."""
     source = work if isinstance(work, AsyncWork) else None
     items = None if isinstance(work, AsyncWork) else work
+    pending = source.pending if source is not None else None
     pairs = type(work) is enumerate  # (index, sample): repeat 0
     settings = run.settings
     tally = run.tally
@@ -80,11 +81,14 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                 else:
                     index, repeat, sample = item
             else:
-                assert source is not None
-                triple = await source.next()
-                if triple is None:
-                    break
-                index, repeat, sample = triple
+                if pending:
+                    index, repeat, sample = pending.popleft()
+                else:
+                    assert source is not None
+                    triple = await source.next()
+                    if triple is None:
+                        break
+                    index, repeat, sample = triple
             if check is not None:
                 check(sample)
             tally.in_flight += 1

@@ -83,13 +83,15 @@ class AsyncWork:
         self._check = check
         self._fits: set[tuple[str | None, ...]] = set()
         self._lock = anyio.Lock(fast_acquire=True)
-        self._pending: deque[tuple[int, int, EvaluationSample]] = deque()
+        self.pending: deque[tuple[int, int, EvaluationSample]] = deque()
+        """The items read and not handed out yet: a worker may pop one without calling
+        :meth:`next` (which it must call when this is empty)."""
         self._index = 0
         self._exhausted = False
         self._failure: Exception | None = None
 
     async def next(self) -> tuple[int, int, EvaluationSample] | None:
-        pending = self._pending
+        pending = self.pending
         if pending:
             return pending.popleft()
         async with self._lock:
@@ -111,26 +113,36 @@ class AsyncWork:
             return pending.popleft()
 
     def _take(self, batch: Sequence[EvaluationSample | IndexedSample]) -> None:
-        append = self._pending.append
+        append = self.pending.append
         repeats = range(self._repeats)
         check = self._check
+        fits = self._fits
+        single = self._repeats == 1
+        index = self._index
         for item in batch:
-            index = self._index
-            self._index = index + 1
+            at = index
+            index += 1
             try:
-                if type(item) is IndexedSample:
-                    index, sample = item.index, item.sample
+                if type(item) is EvaluationSample:
+                    sample = item
+                elif type(item) is IndexedSample:
+                    at, sample = item.index, item.sample
                 else:
-                    sample = check_sample(item, index)
-                if check is not None and (names := sample.parameters.names) not in self._fits:
+                    sample = check_sample(item, at)
+                if check is not None and (names := sample.parameters.names) not in fits:
                     check(sample)
-                    self._fits.add(names)
+                    fits.add(names)
             except Exception as exc:
+                self._index = index
                 self._failure = exc
                 self._exhausted = True
                 return
-            for repeat in repeats:
-                append((index, repeat, sample))
+            if single:
+                append((at, 0, sample))
+            else:
+                for repeat in repeats:
+                    append((at, repeat, sample))
+        self._index = index
 
     async def aclose(self) -> None:
         await self._batches.aclose()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Protocol
@@ -24,7 +24,7 @@ from ._json_lines import JsonLines
 from ._labels import LABEL_KEY, read_label
 from ._limits import depth_message, may_nest_too_deep, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
-from ._plain import plain_sample
+from ._plain import DONE, plain_samples
 from ._sources import JSONL_EXTENSIONS
 from ._utf8 import BOM, decode_utf8, invalid_utf8_at, not_utf8
 
@@ -498,7 +498,7 @@ def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int)
     """Parse consecutive JSONL lines (blank ones skipped) into samples.
 
     The lines are parsed together, their depth checked once and plain items built by
-    :func:`~aeval._samples._plain.plain_sample`; at the first problem (or a blank line) they
+    :func:`~aeval._samples._plain.plain_samples`; at the first problem (or a blank line) they
     are parsed again one at a time, which finds it with its line, column and message.
 
     Args:
@@ -508,21 +508,30 @@ def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int)
         offset: Where the first line starts in the file, to locate a byte that is not UTF-8.
     """
     loads = orjson.loads
-    try:
-        items = [loads(raw) for raw in lines]
-    except orjson.JSONDecodeError:
-        return _parse_one_by_one(lines, number, source, offset)
-    if may_nest_too_deep(lines) and too_deep(items, 0):
-        return _parse_one_by_one(lines, number, source, offset)
+    items: Iterator[Any]
+    if may_nest_too_deep(lines):
+        try:
+            parsed = [loads(raw) for raw in lines]
+        except orjson.JSONDecodeError:
+            return _parse_one_by_one(lines, number, source, offset)
+        if too_deep(parsed, 0):
+            return _parse_one_by_one(lines, number, source, offset)
+        items = iter(parsed)
+    else:
+        items = map(loads, lines)
     samples: list[EvaluationSample] = []
-    for position, item in enumerate(items):
-        sample = plain_sample(item)
-        if sample is None:
+    try:
+        item = plain_samples(items, samples)
+        while item is not DONE:
+            position = len(samples)
             try:
-                sample = _build_sample(item, 0, source, _JsonlLines([number + position]))
+                built = _build_sample(item, 0, source, _JsonlLines([number + position]))
             except SampleLoadError as exc:
                 return JsonlBatch(samples, list(range(number, number + position)), exc)
-        samples.append(sample)
+            samples.append(built)
+            item = plain_samples(items, samples)
+    except orjson.JSONDecodeError:
+        return _parse_one_by_one(lines, number, source, offset)
     return JsonlBatch(samples, list(range(number, number + len(lines))))
 
 

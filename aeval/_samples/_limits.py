@@ -155,6 +155,10 @@ def yaml_limit_problem(loader: Any) -> LimitProblem | None:
             parent.text += text
 
 
+_SHORTEST_TOO_DEEP = 2 * (MAX_NESTING_DEPTH + 1)
+"""The length of the shortest JSON text nesting deeper than :data:`MAX_NESTING_DEPTH`."""
+
+
 def too_deep(value: Any, depth: int = 1) -> bool:
     """Whether ``value``, at nesting level ``depth``, nests lists and dicts too deeply.
 
@@ -177,9 +181,13 @@ def too_deep(value: Any, depth: int = 1) -> bool:
 def may_nest_too_deep(lines: list[bytes]) -> bool:
     """Whether a JSON text of ``lines`` may nest deeper than :data:`MAX_NESTING_DEPTH`.
 
-    A line cannot nest deeper than it has ``[`` and ``{``, and counting them is much cheaper
-    than walking the parsed values (:func:`too_deep`), which only the lines with more need.
+    A valid line cannot nest deeper than it has ``[`` and ``{`` (nor deeper than half its
+    length, as each opens and closes), and counting them is much cheaper than walking the
+    parsed values (:func:`too_deep`), which only the lines with more need. An invalid line
+    is the parser's to refuse.
     """
+    if max(map(len, lines), default=0) < _SHORTEST_TOO_DEEP:
+        return False
     count = bytes.count
     opened = map(add, map(count, lines, repeat(b"[")), map(count, lines, repeat(b"{")))
     return max(opened, default=0) > MAX_NESTING_DEPTH

@@ -11,17 +11,20 @@ until it is added here too.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from types import MappingProxyType
 from typing import Any
 
 from ._model import EvaluationSample, make_sample, raw_parameters
 
-__all__ = ["PLAIN_KEYS", "plain_sample"]
+__all__ = ["DONE", "PLAIN_KEYS", "plain_sample", "plain_samples"]
 
 PLAIN_KEYS = frozenset(("name", "parameters", "expected-output", "tags", "metadata"))
 """The keys an item of the fast path may have (a subset of ``SAMPLE_KEYS``)."""
 
 _MISSING: Any = object()
+DONE: Any = object()
+"""What :func:`plain_samples` returns when every item was plain."""
 _CONVERSATION_METADATA = frozenset(("turns", "simulated_user"))
 """Metadata keys that ``EvaluationSample`` checks as a conversation's: the full path."""
 
@@ -32,45 +35,66 @@ _UNNAMED = [(None,) * count for count in range(8)]
 
 def plain_sample(item: Any) -> EvaluationSample | None:
     """The sample of a parsed item that has only :data:`PLAIN_KEYS`, each of the usual
-    type; ``None`` for any other item (the full builder then names its problem).
+    type; ``None`` for any other item (the full builder then names its problem)."""
+    out: list[EvaluationSample] = []
+    plain_samples(iter((item,)), out)
+    return out[0] if out else None
 
-    It builds what ``checked_sample(name, parameters_of(parameters), ...)`` of
-    ``aeval._samples._model`` would, with :func:`make_sample`: this runs once per line of a
-    large file.
+
+def plain_samples(items: Iterator[Any], out: list[EvaluationSample]) -> Any:
+    """Append the samples of ``items`` to ``out`` up to the first item that is not plain
+    (see :func:`plain_sample`), and return that item, taken from ``items``; :data:`DONE`
+    when every item was.
+
+    Each sample is what ``checked_sample(name, parameters_of(parameters), ...)`` of
+    ``aeval._samples._model`` would build, made with :func:`make_sample`. This runs once
+    per line of a large file, so a chunk's items are built in one loop, and ``items`` may
+    parse them as it goes (``map(orjson.loads, lines)``: each line's objects are then let go
+    before the next is parsed).
     """
-    if type(item) is not dict or not item.keys() <= PLAIN_KEYS:
-        return None
-    get = item.get
-    name = get("name")
-    if type(name) is not str or not name.strip():
-        return None
-    parameters = get("parameters", _MISSING)
-    if type(parameters) is list:
-        values = tuple(parameters)
-        count = len(values)
-        params = raw_parameters(values, _UNNAMED[count] if count < 8 else (None,) * count)
-    elif type(parameters) is dict:
-        for key in parameters:
-            if type(key) is not str:
-                return None
-        params = raw_parameters(tuple(parameters.values()), tuple(parameters))
-    else:
-        return None
-    tags = get("tags")
-    if tags is None:
-        tags = ()
-    elif type(tags) is list:
-        for tag in tags:
-            if type(tag) is not str:
-                return None
-        tags = tuple(tags)
-    else:
-        return None
-    metadata = get("metadata")
-    if metadata is None:
-        metadata = _EMPTY
-    elif type(metadata) is dict and _CONVERSATION_METADATA.isdisjoint(metadata):
-        metadata = MappingProxyType(dict(metadata))
-    else:
-        return None
-    return make_sample(name, params, get("expected-output"), tags, metadata)
+    plain_keys, empty, missing, unnamed = PLAIN_KEYS, _EMPTY, _MISSING, _UNNAMED
+    conversation, proxy, make, parameters_of = (
+        _CONVERSATION_METADATA,
+        MappingProxyType,
+        make_sample,
+        raw_parameters,
+    )
+    append = out.append
+    for item in items:
+        if type(item) is not dict or not item.keys() <= plain_keys:
+            return item
+        get = item.get
+        name = get("name")
+        if type(name) is not str or not name.strip():
+            return item
+        parameters = get("parameters", missing)
+        if type(parameters) is list:
+            values = tuple(parameters)
+            count = len(values)
+            params = parameters_of(values, unnamed[count] if count < 8 else (None,) * count)
+        elif type(parameters) is dict:
+            for key in parameters:
+                if type(key) is not str:
+                    return item
+            params = parameters_of(tuple(parameters.values()), tuple(parameters))
+        else:
+            return item
+        tags = get("tags")
+        if tags is None:
+            tags = ()
+        elif type(tags) is list:
+            for tag in tags:
+                if type(tag) is not str:
+                    return item
+            tags = tuple(tags)
+        else:
+            return item
+        metadata = get("metadata")
+        if metadata is None:
+            metadata = empty
+        elif type(metadata) is dict and conversation.isdisjoint(metadata):
+            metadata = proxy(dict(metadata))
+        else:
+            return item
+        append(make(name, params, get("expected-output"), tags, metadata))
+    return DONE
