@@ -139,6 +139,39 @@ async def test_a_bad_line_comes_after_every_sample_before_it_with_its_line(
     assert "'parameters' must be a list" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"name": "bad", "parameters": "q"}',
+        b'{"name": "bad", "parameters": ["caf\xe9"]}',
+        b'{"name": "bad", "parameters": [}',
+    ],
+    ids=["invalid-sample", "not-utf8", "invalid-json"],
+)
+async def test_a_bad_line_past_the_first_batch_of_a_chunk_is_named_as_the_whole_file_names_it(
+    tmp_path: Path, bad: bytes
+) -> None:
+    """A chunk's lines are parsed and handed out in batches of ``_BATCH_LINES``: a problem
+    in a later batch keeps its line, column and byte offset, the same as loading the whole
+    file (one batch) finds them, and every sample before it comes first."""
+    count = 2 * _loaders._BATCH_LINES + 7
+    lines = [json.dumps(ITEMS[0] | {"name": f"s{i}"}).encode() for i in range(count)]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join([*lines, bad, lines[0]]) + b"\n")
+    assert path.stat().st_size < _loaders._CHUNK_SIZE
+
+    with pytest.raises(SampleLoadError) as whole:
+        await Samples.load(str(path))
+    names: list[str] = []
+    with pytest.raises(SampleLoadError) as streamed:
+        async for sample in Samples.stream(str(path)):
+            names.append(sample.name)
+
+    assert names == [f"s{i}" for i in range(count)]
+    assert streamed.value.line == whole.value.line == count + 1
+    assert str(streamed.value) == str(whole.value)
+
+
 def test_a_deep_line_among_shallow_ones_is_found_by_its_number() -> None:
     deep: object = "x"
     for _ in range(101):

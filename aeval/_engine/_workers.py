@@ -117,6 +117,7 @@ class AsyncWork:
         repeats = range(self._repeats)
         check = self._check
         fits = self._fits
+        fitted = None  # the names of the last sample checked: samples read together share them
         single = self._repeats == 1
         index = self._index
         for item in batch:
@@ -129,9 +130,11 @@ class AsyncWork:
                     at, sample = item.index, item.sample
                 else:
                     sample = check_sample(item, at)
-                if check is not None and (names := sample.parameters.names) not in fits:
-                    check(sample)
-                    fits.add(names)
+                if check is not None and (names := sample.parameters.names) is not fitted:
+                    if names not in fits:
+                        check(sample)
+                        fits.add(names)
+                    fitted = names
             except Exception as exc:
                 self._index = index
                 self._failure = exc

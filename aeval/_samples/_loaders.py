@@ -60,6 +60,8 @@ DEFAULT_DOWNLOAD_MAX_BYTES = 100 * 1024 * 1024
 DEFAULT_DOWNLOAD_TIMEOUT = 300.0
 
 _CHUNK_SIZE = 64 * 1024
+_BATCH_LINES = 256
+"""Lines parsed and handed out together: a chunk's samples wait in smaller batches."""
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -558,14 +560,16 @@ async def _jsonl_batches(
             complete = b"".join(pieces)
             pieces = [chunk[cut + 1 :]]
             lines = complete.split(b"\n")
-            batch = parse_jsonl_lines(lines, number + 1, src, offset)
-            number += len(lines)
-            offset += len(complete) + 1
-            if batch.samples:
-                found = True
-                yield batch.samples
-            if batch.error is not None:
-                raise batch.error
+            for start in range(0, len(lines), _BATCH_LINES):
+                some = lines[start : start + _BATCH_LINES]
+                batch = parse_jsonl_lines(some, number + 1, src, offset)
+                number += len(some)
+                offset += sum(map(len, some)) + len(some)
+                if batch.samples:
+                    found = True
+                    yield batch.samples
+                if batch.error is not None:
+                    raise batch.error
         rest = b"".join(pieces)
         if rest.strip():
             batch = parse_jsonl_lines([rest], number + 1, src, offset)

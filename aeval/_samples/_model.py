@@ -10,6 +10,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
+from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
@@ -93,15 +94,21 @@ class Parameters:
         new._names = self._names + tuple(named.keys())
         return new
 
-    @property
-    def names(self) -> tuple[str | None, ...]:
-        """The name of each entry, ``None`` for an unnamed one."""
-        return self._names
+    if TYPE_CHECKING:
 
-    @property
-    def values(self) -> tuple[Any, ...]:
-        """The values, in order."""
-        return self._values
+        @property
+        def names(self) -> tuple[str | None, ...]:
+            """The name of each entry, ``None`` for an unnamed one."""
+
+        @property
+        def values(self) -> tuple[Any, ...]:
+            """The values, in order."""
+
+    else:  # read by the engine for every sample: properties without a Python frame
+        names = property(
+            attrgetter("_names"), doc="The name of each entry, ``None`` for an unnamed one."
+        )
+        values = property(attrgetter("_values"), doc="The values, in order.")
 
     def as_dict(self) -> dict[str, Any]:
         """The named entries as a dict (first occurrence of a name wins)."""
