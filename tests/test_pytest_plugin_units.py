@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+import anyio
 import orjson
 import pytest
 
@@ -21,7 +23,7 @@ from aeval._pytest_plugin._cases import EvalAssert
 from aeval._pytest_plugin._config import resolve_source
 from aeval._pytest_plugin._recording import report_file_stem
 from aeval._pytest_plugin._suite import SuiteEntry, SuiteFailure, SuiteReport
-from aeval.strategies import ContainsStrategy, ExactMatchStrategy
+from aeval.strategies import ContainsStrategy, ExactMatchStrategy, inline
 
 GENERATED = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
 CASE = EvaluationSample("capital", ["France?"], "Paris", tags=["geo"], metadata={"lang": "en"})
@@ -277,6 +279,41 @@ async def test_async_strategy_inside_a_loop_needs_assert_eval_async() -> None:
     ]
     sync_only = checker.assert_eval("Paris", ExactMatchStrategy())
     assert sync_only.passes().scores[0].score == 1.0
+
+
+@pytest.mark.anyio
+async def test_assert_eval_async_runs_plain_strategies_in_a_thread_inline_ones_on_the_loop() -> (
+    None
+):
+    """A plain strategy may block (a moderation API over HTTP): it waits here for an event
+    the event loop sets, which only works when it runs in a worker thread, as a Scorer runs
+    it. An ``@inline`` one and the built-in checks run on the loop's own thread."""
+    loop_thread = threading.get_ident()
+    released = threading.Event()
+    threads: dict[str, int] = {}
+
+    def blocking(sample: EvaluationSample, output: object) -> EvaluationResult:
+        threads["blocking"] = threading.get_ident()
+        assert released.wait(10), "the event loop was blocked"
+        return EvaluationResult.passing(1.0, "moderated")
+
+    @inline
+    def quick(sample: EvaluationSample, output: object) -> EvaluationResult:
+        threads["quick"] = threading.get_ident()
+        return EvaluationResult.passing(1.0, "quick")
+
+    async def release() -> None:
+        released.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(release)
+        checked = await EvalAssert(CASE).assert_eval_async(
+            "Paris", blocking, quick, ExactMatchStrategy()
+        )
+
+    assert [s.score for s in checked.passes().scores] == [1.0, 1.0, 1.0]
+    assert threads["blocking"] != loop_thread
+    assert threads["quick"] == loop_thread
 
 
 def test_strategy_errors_are_listed_and_never_pass_fails() -> None:

@@ -9,6 +9,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.to_thread
 
 from .._conversation import Transcript
 from .._engine._callables import PreparedStrategy, is_async_callable, prepare_strategies
@@ -243,13 +244,21 @@ class EvalAssert:
     async def assert_eval_async(
         self, answer: Any, *strategies: object, metadata: Mapping[str, Any] | None = None
     ) -> EvalAssertion:
-        """Like :meth:`assert_eval`, awaiting async strategies; for async tests."""
+        """Like :meth:`assert_eval`, awaiting async strategies; for async tests.
+
+        A plain (sync) strategy runs in a worker thread, as a Scorer runs it, so one that
+        blocks (an HTTP call) does not stall the event loop; the built-in text checks and
+        ``@aeval.strategies.inline`` ones run on the loop.
+        """
         prepared = self._prepare(strategies)
         sample = self._sample(metadata)
         scores = []
         for strategy in prepared:
             try:
-                result = strategy.evaluate(sample, answer)
+                if strategy.inline:
+                    result = strategy.evaluate(sample, answer)
+                else:
+                    result = await anyio.to_thread.run_sync(strategy.evaluate, sample, answer)
                 if inspect.isawaitable(result):
                     result = await result
                 scores.append(self._checked(strategy, result))
