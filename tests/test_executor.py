@@ -191,3 +191,19 @@ async def test_one_function_applies_a_strategy_and_makes_its_row() -> None:
             tracebacks=False,
             reraise=(LookupError,),
         )
+
+
+async def test_a_rescore_runs_its_strategies_here_also_with_an_executor() -> None:
+    """A rescore calls no function under test, so the executor (where that runs) is not
+    used: the strategies run in this process and give the rows a local rescore gives."""
+    stored = await Scorer(2, keep="all").evaluate(names(3), echo, equals)
+    executor = InProcess(refuse=True)
+
+    report = await Scorer(2, executor=executor).rescore(stored, equals)
+    local = await Scorer(2).rescore(stored, equals)
+
+    assert executor.prepared == [] and executor.batches == []
+    assert [(r.index, r.outcome, r.output) for r in report.evaluations] == [
+        (r.index, r.outcome, r.output) for r in local.evaluations
+    ]
+    assert report.passed_count == 3

@@ -302,7 +302,9 @@ class Scorer:
         output, duration and trace (strategies see the trace through
         :func:`aeval.trace.current`, as in a run); a sample whose function call failed gives
         its error rows again. Unchanged strategies give the same verdicts, scores and
-        explanations as the stored rows.
+        explanations as the stored rows. The strategies run in this process, on its event
+        loop and worker threads, also when the Scorer has an ``executor``: an executor is
+        where the function under test runs, and a rescore calls none.
 
         Example::
 
