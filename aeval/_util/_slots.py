@@ -85,11 +85,11 @@ def fast_slots_maker(cls: type[_I]) -> Callable[..., _I]:
         raise TypeError(f"{cls.__name__} is not a plain slotted dataclass")
     names = [field.name for field in fields]
     twin = type(f"_{cls.__name__}Twin", (object,), {"__slots__": tuple(cls.__dict__["__slots__"])})
-    namespace: dict[str, Any] = {"_new_object": object.__new__, "_twin": twin, "_cls": cls}
+    namespace: dict[str, Any] = {"_twin": twin, "_cls": cls}  # _twin(): no __new__ lookup
     stores = "".join(f"    self.{name} = {name}\n" for name in names)
     source = (
         f"def make({', '.join(names)}):\n"
-        f"    self = _new_object(_twin)\n{stores}    self.__class__ = _cls\n    return self\n"
+        f"    self = _twin()\n{stores}    self.__class__ = _cls\n    return self\n"
     )
     exec(source, namespace)
     make: Callable[..., _I] = namespace["make"]
