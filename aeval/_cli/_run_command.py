@@ -42,6 +42,7 @@ from ._history import (
     config_error,
     run_store_path,
 )
+from ._process import fewer_collections
 from ._run import execute, signals_kept
 from ._summary import check_thresholds, gate_of, verdict
 
@@ -122,7 +123,7 @@ def _executor(args: argparse.Namespace, config: RunConfig) -> Any:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    with signals_kept():
+    with signals_kept(), fewer_collections():
         return _run_kept(args)
 
 
