@@ -95,6 +95,21 @@ def test_aeval_run_imports_no_other_subcommand(project: Path) -> None:
         assert module not in modules
 
 
+def test_aeval_run_quiet_prints_its_verdict_without_rich(project: Path) -> None:
+    write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+        "output: {dir: out, formats: [json]}\n",
+    )
+    modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+    assert (project / "out" / "report.json").is_file()
+    assert not {m for m in modules if m == "rich" or m.startswith("rich.")}
+    assert "aeval.formatters._report_terminal" not in modules
+    # the tables need it: a run that is not quiet prints them
+    modules = modules_after("run", "aeval.yaml", "--no-store", cwd=project)
+    assert {"rich.console", "aeval.formatters._report_terminal"} <= modules
+
+
 @pytest.mark.parametrize("package", ["aeval.models", "aeval.strategies"])
 def test_the_names_of_a_lazy_package_load_on_first_use(package: str) -> None:
     module = importlib.import_module(package)
