@@ -209,7 +209,7 @@ def test_a_plain_line_that_stdout_cannot_encode_raises_as_rich_does(
         with pytest.raises(UnicodeEncodeError) as error:
             print_one()
         stdout.flush()
-        assert stdout.buffer.getvalue() == b""  # type: ignore[attr-defined]
+        assert stdout.buffer.getvalue() == b""
         return str(error.value)
 
     text = "PASSED: caf\u00e9"
