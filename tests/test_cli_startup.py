@@ -95,6 +95,46 @@ def test_aeval_run_imports_no_other_subcommand(project: Path) -> None:
         assert module not in modules
 
 
+def test_aeval_run_quiet_prints_its_verdict_without_rich(project: Path) -> None:
+    write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+        "output: {dir: out, formats: [json]}\n",
+    )
+    modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+    assert (project / "out" / "report.json").is_file()
+    assert not {m for m in modules if m == "rich" or m.startswith("rich.")}
+    assert "aeval.formatters._report_terminal" not in modules
+    # the tables need it: a run that is not quiet prints them
+    modules = modules_after("run", "aeval.yaml", "--no-store", cwd=project)
+    assert {"rich.console", "aeval.formatters._report_terminal"} <= modules
+
+
+def test_a_json_report_does_not_compile_the_html_pages_pattern(project: Path) -> None:
+    write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+        "output: {dir: out, formats: [json]}\n",
+    )
+    probe = PROBE.replace(
+        '"modules": sorted(sys.modules)',
+        '"modules": sorted(sys.modules), "compiled": __import__('
+        '"aeval.formatters._escape").formatters._escape.html_suspect.cache_info().currsize',
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "run", "aeval.yaml", "--quiet", "--no-store"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(project)])},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (figures["code"], figures["compiled"]) == (0, 0)
+
+
 @pytest.mark.parametrize("package", ["aeval.models", "aeval.strategies"])
 def test_the_names_of_a_lazy_package_load_on_first_use(package: str) -> None:
     module = importlib.import_module(package)

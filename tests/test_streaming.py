@@ -23,6 +23,7 @@ from aeval import (
     Samples,
     Scorer,
 )
+from aeval._cli import _run
 from aeval._cli._run import _FlushingSink, _Tagged
 from aeval._engine._callables import BoundFunction
 from aeval._engine._shards import Shard, ShardStream
@@ -319,6 +320,53 @@ async def test_the_command_lines_sink_wrapper_lets_one_call_in_at_a_time() -> No
     assert sorted(sink.calls) == sorted(["s0", "s1", "s2", "s3", "flush"])
     await flushing.send(_row("s4"))
     assert sink.calls[-1] == "s4"
+
+
+async def test_rows_reach_rows_jsonl_without_the_wrapper_and_each_periodic_flush_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_run, "_FLUSH_INTERVAL", 0.0)
+    inner = JsonlSink(tmp_path / "rows.jsonl")
+    flushing = _FlushingSink(inner)
+    assert flushing.send == inner.send  # no call of the wrapper per row
+    flush = inner.flush
+    wrote = {1: anyio.Event(), 2: anyio.Event()}
+
+    async def counted_flush() -> None:
+        await flush()
+        if inner.rows_written in wrote:
+            wrote[inner.rows_written].set()
+
+    inner.flush = counted_flush  # type: ignore[method-assign]
+    async with anyio.create_task_group() as group:
+        group.start_soon(flushing.run)
+        await flushing.send(_row("s0"))
+        await wrote[1].wait()
+        await flushing.send(_row("s1"))  # sent after a flush: the next one writes it
+        await wrote[2].wait()
+        group.cancel_scope.cancel()
+    lines = (tmp_path / "rows.jsonl").read_bytes().splitlines()
+    assert [json.loads(line)["name"] for line in lines] == ["s0", "s1"]
+
+
+async def test_after_a_periodic_flush_failed_the_next_row_raises_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_run, "_FLUSH_INTERVAL", 0.0)
+    inner = JsonlSink(tmp_path / "rows.jsonl")
+    flushing = _FlushingSink(inner)
+    await flushing.send(_row("s0"))
+    failure = OSError(28, "No space left on device")
+
+    def full(data: bytes, truncate: bool) -> None:
+        raise failure
+
+    inner._write_file = full  # type: ignore[method-assign]
+    await flushing.run()  # returns once a periodic flush failed
+    with pytest.raises(OSError) as raised:
+        await flushing.send(_row("s1"))
+    assert raised.value is failure
+    assert inner.rows_written == 1
 
 
 async def test_rows_jsonl_writes_a_chunk_in_one_call_to_a_worker_thread(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from rich.console import Console
 
 from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample, compare
 from aeval._display import printable
-from aeval.formatters._terminal import WIDE, terminal_console
+from aeval.formatters._terminal import WIDE, print_line, print_plain_line, terminal_console
 
 __all__ = ["cli", "project"]
 
@@ -160,6 +162,60 @@ def test_every_command_prints_markup_and_escapes_as_written(
     merged = cli("merge", *shards, "--config", config, "--output", hostile_project / "merged")
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert_literal(merged.stdout)
+
+
+PLAIN_LINES = (
+    "PASSED: score 75.00% >= 50.00%",
+    "",
+    "   trailing and leading   ",
+    "wide 漢字 and an emoji 😀, combining e\u0301, zero width \u200b, nbsp \u00a0.",
+    "x" * 5_000,
+    "two\nlines",
+    "cr \r and del \x7f",
+    "tab\tstop\t\there",
+    HOSTILE,
+)
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["log", "terminal"])
+@pytest.mark.parametrize("columns", [None, "40"], ids=["wide", "columns-40"])
+def test_a_plain_line_without_a_console_prints_what_rich_prints(
+    terminal: bool,
+    columns: str | None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.setenv("FORCE_COLOR" if terminal else "NO_COLOR", "1")
+    for text in PLAIN_LINES:
+        console = terminal_console()
+        assert console.is_terminal is terminal
+        capsys.readouterr()
+        print_line(console, text)
+        through_rich = capsys.readouterr().out
+        print_plain_line(text)
+        assert capsys.readouterr().out == through_rich, repr(text)
+
+
+def test_a_plain_line_that_stdout_cannot_encode_raises_as_rich_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def raised(print_one: Callable[[], None]) -> str:
+        stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+        monkeypatch.setattr(sys, "stdout", stdout)
+        with pytest.raises(UnicodeEncodeError) as error:
+            print_one()
+        stdout.flush()
+        assert stdout.buffer.getvalue() == b""
+        return str(error.value)
+
+    text = "PASSED: caf\u00e9"
+    assert raised(lambda: print_plain_line(text)) == raised(
+        lambda: print_line(terminal_console(), text)
+    )
 
 
 def test_errors_on_stderr_show_escapes(hostile_project: Path, cli: Cli) -> None:

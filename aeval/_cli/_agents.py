@@ -18,7 +18,6 @@ from .._engine._sinks import JsonlSink
 from .._engine._tools import Tools
 from .._exceptions import StoreError
 from .._reporting._report import EvaluationReport
-from ..formatters._report_terminal import print_run_summary
 from ..formatters._terminal import print_line, terminal_console
 from ..trace import Replay
 from ._build import build_strategies
@@ -211,6 +210,8 @@ def rescore_command(
     if result.run_id is not None and record_in is not None:
         stored = f"{result.run_id} (in {shown_path(record_in)}), rescore of {result.source}"
     if not args.quiet:
+        from ..formatters._report_terminal import print_run_summary
+
         print_run_summary(
             console,
             result.report,

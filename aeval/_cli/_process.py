@@ -1,16 +1,43 @@
-"""The end of the ``aeval`` program: threads a target left running must not keep it alive."""
+"""The ``aeval`` program as a process: how often it collects garbage while it evaluates,
+and its end (threads a target left running must not keep it alive)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
-from contextlib import suppress
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import NoReturn
 
-__all__ = ["THREAD_GRACE", "exit_past", "lingering_threads"]
+__all__ = ["GC_THRESHOLD", "THREAD_GRACE", "exit_past", "fewer_collections", "lingering_threads"]
+
+GC_THRESHOLD = 10_000
+"""The youngest generation's collection threshold while ``aeval run`` evaluates (Python's
+default is 700). A run frees nearly every object it makes by reference counting, but its
+working set (the samples read ahead, the rows in flight, the tasks) kept the net count of
+new objects crossing 700 at every few rows: the collector took about a tenth of the CPU of
+a 100,000-sample run, to find almost no garbage. Garbage in reference cycles is still
+collected, after 10,000 net new objects rather than 700."""
+
+
+@contextmanager
+def fewer_collections(threshold: int = GC_THRESHOLD) -> Iterator[None]:
+    """Within the block, collect the youngest generation after ``threshold`` net new objects
+    (see :data:`GC_THRESHOLD`); the previous thresholds return on leaving. A threshold
+    already as high, or 0 (automatic collection turned off), is left as it is."""
+    previous = gc.get_threshold()
+    if previous[0] == 0 or previous[0] >= threshold:
+        yield
+        return
+    gc.set_threshold(threshold, *previous[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
+
 
 THREAD_GRACE = 2.0
 """Seconds the program waits for the non-daemon threads still running when a command ends

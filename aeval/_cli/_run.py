@@ -16,6 +16,7 @@ from collections.abc import (
     AsyncIterable,
     AsyncIterator,
     Callable,
+    Coroutine,
     Iterable,
     Iterator,
     Mapping,
@@ -120,13 +121,18 @@ class _FlushingSink:
     One call reaches the sink at a time (a write must not overlap another). A call that finds
     the sink busy waits until it is idle, with every other waiting call: not a lock handed
     from task to task, which at a row per worker would keep every worker queued for it.
-    Rows go straight to a :class:`JsonlSink`, whose calls may overlap: a row does not wait
-    for a chunk of rows being written.
+    Rows go straight to a :class:`JsonlSink`, whose calls may overlap: :attr:`send` is then
+    the sink's own (no call of this wrapper per row) until a periodic flush fails.
     """
+
+    send: Callable[[EvaluationRow], Coroutine[Any, Any, None]]
+    """Send one row: the sink's own ``send`` for a :class:`JsonlSink`, else one at a time."""
 
     def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
-        self._overlaps = type(sink) is JsonlSink
+        self._jsonl = sink if type(sink) is JsonlSink else None
+        self.send = self._jsonl.send if self._jsonl is not None else self._send_alone
+        self._flushed_rows = 0
         self._busy = False
         self._idle: anyio.Event | None = None
         self._pending = False
@@ -153,12 +159,7 @@ class _FlushingSink:
         if idle is not None:
             idle.set()
 
-    async def send(self, row: EvaluationRow) -> None:
-        if self._overlaps:
-            self._check()
-            await self._sink.send(row)
-            self._pending = True
-            return
+    async def _send_alone(self, row: EvaluationRow) -> None:
         if self._busy:
             await self._enter()
         else:
@@ -170,12 +171,21 @@ class _FlushingSink:
         finally:
             self._leave()
 
+    async def _refuse(self, row: EvaluationRow) -> None:
+        self._check()
+
+    def _unflushed(self) -> bool:
+        jsonl = self._jsonl
+        return self._pending or (jsonl is not None and jsonl.rows_written != self._flushed_rows)
+
     async def flush(self) -> None:
         await self._enter()
         try:
             self._check()
+            rows = self._jsonl.rows_written if self._jsonl is not None else 0
             await self._sink.flush()
             self._pending = False
+            self._flushed_rows = rows
         finally:
             self._leave()
 
@@ -199,12 +209,13 @@ class _FlushingSink:
     async def run(self) -> None:
         while self._failed is None:
             await anyio.sleep(_FLUSH_INTERVAL)
-            if self._pending:
+            if self._unflushed():
                 with anyio.CancelScope(shield=True):
                     try:
                         await self.flush()
                     except Exception as exc:
                         self._failed = exc
+                        self.send = self._refuse
 
 
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
@@ -418,7 +429,7 @@ async def execute(
     config: RunConfig,
     built: Built,
     function: Callable[..., Any] | None,
-    progress: RunProgress,
+    progress: RunProgress | None,
     *,
     keep: KeepRows | None = None,
     store: StoreSink | None = None,
@@ -436,7 +447,7 @@ async def execute(
         config: The resolved configuration.
         built: The strategies and the model clients to close at the end.
         function: The imported target, or ``None`` for an HTTP target.
-        progress: The display.
+        progress: The display; ``None`` shows nothing (``--quiet``).
         keep: Which rows the report holds (default: all, or failures for streamed sources).
         store: Records the run in the run store, rows as they finish.
         shard: Evaluate only this shard of the samples (``--shard I/N``); the rows keep
@@ -508,7 +519,8 @@ async def execute(
         stream: RowStream | None = None
         error: Exception | None = None
         types: Counter[str] = Counter()
-        progress.start(planned)
+        if progress is not None:
+            progress.start(planned)
         try:
             with unwrap_single_group():
                 async with anyio.create_task_group() as group:
@@ -517,10 +529,16 @@ async def execute(
                         group.start_soon(flushing.run)
                     async with scorer.stream(samples, function, *strategies) as rows:
                         stream = rows
-                        async for row in rows:
-                            progress.advance(row)
-                            if row.error is not None:
-                                types[row.error.type] += 1
+                        if progress is None:
+                            async for row in rows:
+                                if row.error is not None:
+                                    types[row.error.type] += 1
+                        else:
+                            advance = progress.advance
+                            async for row in rows:
+                                advance(row)
+                                if row.error is not None:
+                                    types[row.error.type] += 1
                     group.cancel_scope.cancel()
         except KeyboardInterrupt:
             stop.reason = stop.reason or "KeyboardInterrupt"
@@ -529,7 +547,8 @@ async def execute(
         except Exception as exc:
             error = exc
         finally:
-            progress.stop(interrupted=stop.reason is not None or error is not None)
+            if progress is not None:
+                progress.stop(interrupted=stop.reason is not None or error is not None)
         report = stream.report if stream is not None else EvaluationReport()
         if facts:
             report = report.with_run(report.run.replace(**facts))

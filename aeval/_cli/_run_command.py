@@ -7,12 +7,11 @@ import argparse
 import sys
 from collections.abc import Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from rich.console import Console
 
-from .._engine._progress import NullProgress, PlainProgress, RichProgress, RunProgress
+from .._engine._progress import PlainProgress, RichProgress, RunProgress
 from .._exceptions import (
     ComparisonError,
     FormatError,
@@ -20,8 +19,7 @@ from .._exceptions import (
 )
 from .._reporting._report import EvaluationReport
 from .._reporting._run_info import Gate
-from ..formatters._report_terminal import print_run_summary
-from ..formatters._terminal import print_line, terminal_console
+from ..formatters._terminal import print_line, print_plain_line, terminal_console
 from ..trace import Replay
 from ._agents import rescore_command, scorer_tools
 from ._build import build_strategies, import_object, import_paths
@@ -42,8 +40,12 @@ from ._history import (
     config_error,
     run_store_path,
 )
+from ._process import fewer_collections
 from ._run import execute, signals_kept
 from ._summary import check_thresholds, gate_of, verdict
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
@@ -94,9 +96,10 @@ def check_formats(config: RunConfig, *, from_flag: bool) -> None:
             raise config.error(("output", "formats", index), message) from None
 
 
-def _progress(console: Console, quiet: bool, strategies: int) -> RunProgress:
-    if quiet:
-        return NullProgress(strategies)
+def _progress(console: Console | None, strategies: int) -> RunProgress | None:
+    """The display of the run; ``None`` with ``--quiet`` (no console)."""
+    if console is None:
+        return None
     if console.is_terminal:
         return RichProgress(console, strategies)
     return PlainProgress(sys.stdout, strategies)
@@ -122,7 +125,7 @@ def _executor(args: argparse.Namespace, config: RunConfig) -> Any:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    with signals_kept():
+    with signals_kept(), fewer_collections():
         return _run_kept(args)
 
 
@@ -159,14 +162,21 @@ def _run_kept(args: argparse.Namespace) -> int:
             "baseline: give it with --baseline REF (a rows.jsonl, a report.json or a stored run)"
         )
     executor = _executor(args, config)
-    console = terminal_console()
+    # --quiet prints the verdict alone, without a console (rich is not imported for it)
+    console = None if args.quiet else terminal_console()
+
+    def say(text: str) -> None:
+        if console is None:
+            print_plain_line(text)
+        else:
+            print_line(console, text)
 
     def decide(report: EvaluationReport, errors: Mapping[str, int], finished: bool) -> Gate:
         checks = check_thresholds(report, config, errors=errors)
         # a shard holds part of the samples: aeval merge checks the thresholds
         return gate_of(checks, checked=finished and args.shard is None)
 
-    progress = _progress(console, args.quiet, len(built.strategies))
+    progress = _progress(console, len(built.strategies))
     try:
         result = anyio.run(
             partial(
@@ -198,7 +208,9 @@ def _run_kept(args: argparse.Namespace) -> int:
         if args.shard is not None
         else check_thresholds(result.report, config, errors=result.error_types)
     )
-    if not args.quiet:
+    if console is not None:
+        from ..formatters._report_terminal import print_run_summary
+
         print_run_summary(
             console,
             result.report,
@@ -221,7 +233,7 @@ def _run_kept(args: argparse.Namespace) -> int:
     elif baseline is not None and gate is not None:
         try:
             baseline_line, regressed = compare_run(
-                console,
+                terminal_console() if console is None else console,
                 baseline,
                 result.report,
                 rows=result.files[-1],
@@ -244,9 +256,9 @@ def _run_kept(args: argparse.Namespace) -> int:
             f"{result.report.run.dataset_samples} samples; the thresholds are checked by "
             "`aeval merge` on the merged report"
         )
-    print_line(console, line)
+    say(line)
     if baseline_line is not None:
-        print_line(console, baseline_line)
+        say(baseline_line)
     if baseline_problem is not None:
         sys.stdout.flush()
         error(f"--baseline {args.baseline}: {baseline_problem}")

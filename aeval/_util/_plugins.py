@@ -6,18 +6,27 @@ import). Plugins are kept in priority order (higher first, then registration ord
 each has a key, and registering a plugin whose key is taken replaces the old one or is an
 error, as the registry says. :meth:`PluginRegistry.isolated` gives a test a registry of
 built-ins only and restores the previous state afterwards.
+
+Reading the entry points through :mod:`importlib.metadata` costs its import (about 20 ms)
+and a parse of every distribution's ``entry_points.txt``. When that module is not imported
+yet, :func:`may_declare` first reads those files as bytes, where ``importlib.metadata`` would
+find them: when none names the group, the group has no entry point and nothing more is read;
+otherwise ``importlib.metadata`` reads them, as always.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.machinery import PathFinder
 from typing import Any, Generic, TypeVar
 
-__all__ = ["PluginRegistry"]
+__all__ = ["PluginRegistry", "may_declare"]
 
 _T = TypeVar("_T")
 
@@ -112,11 +121,14 @@ class PluginRegistry(Generic[_T]):
     def _load_entry_points(self) -> None:
         if self._entry_points_loaded:
             return
-        import importlib.metadata
-
         with self._lock:
             if self._entry_points_loaded:
                 return
+            if "importlib.metadata" not in sys.modules and not may_declare(self.group):
+                self._entry_points_loaded = True
+                return
+            import importlib.metadata
+
             loaded: list[tuple[_T, int]] = []
             for entry_point in importlib.metadata.entry_points(group=self.group):
                 plugin = self._build(entry_point)
@@ -151,6 +163,54 @@ class PluginRegistry(Generic[_T]):
         finally:
             with self._lock:
                 self._entries, self._entry_points_loaded = saved
+
+
+_SKIPPED_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+"""The errors :mod:`importlib.metadata` takes for "no such file" when it reads one."""
+
+
+def may_declare(group: str) -> bool:
+    """Whether a distribution on ``sys.path`` may declare entry points in ``group``.
+
+    ``False`` means that ``importlib.metadata.entry_points(group=group)`` is empty: no
+    ``entry_points.txt`` of a ``*.dist-info`` or ``*.egg-info`` folder on ``sys.path`` names
+    the group, and nothing else can hold one (another finder of distributions on
+    ``sys.path``'s meta path, a ``sys.path`` entry that is a zip file or an egg, a file that
+    cannot be read or decoded, which ``importlib.metadata`` would read or refuse). When in
+    doubt it says ``True``.
+    """
+    for finder in sys.meta_path:
+        if finder is not PathFinder and getattr(finder, "find_distributions", None) is not None:
+            return True
+    needle = group.encode()
+    for entry in sys.path:
+        try:
+            root = os.fspath(entry) or "."
+            if os.path.basename(root).lower().endswith(".egg"):
+                return True
+            children = os.scandir(root)
+        except FileNotFoundError:
+            continue
+        except (OSError, TypeError, ValueError):
+            return True
+        with children:
+            for child in children:
+                if not child.name.lower().endswith((".dist-info", ".egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(child.path, "entry_points.txt"), "rb") as handle:
+                        text = handle.read()
+                except _SKIPPED_ERRORS:
+                    continue
+                except OSError:
+                    return True
+                if needle in text:
+                    return True
+                try:
+                    text.decode()
+                except UnicodeDecodeError:
+                    return True
+    return False
 
 
 def _same_type(a: object, b: object) -> bool:

@@ -33,7 +33,7 @@ from .._display import display_value
 from .._reporting._results import Outcome
 from .._util._jsonsafe import dumps
 from .._util._numbers import format_percent
-from ._escape import HTML_SUSPECT, html_forbidden, valid_html
+from ._escape import html_forbidden, html_suspect, valid_html
 from ._header import failures_first, parameters_text, truncated
 from ._page import filter_script
 from ._trace_view import event_views, timeline_html, trace_summary
@@ -278,7 +278,7 @@ def script_json(value: Any) -> str:
     """``value`` as JSON that is safe as the text of a ``<script type="application/json">``
     element of a valid HTML page (see the module docstring)."""
     data, _ = dumps(value)
-    text = HTML_SUSPECT.sub(_json_escaped, data.decode())
+    text = html_suspect().sub(_json_escaped, data.decode())
     return _SCRIPT_UNSAFE_PATTERN.sub(lambda m: _SCRIPT_UNSAFE[m.group()], text)
 
 
@@ -549,7 +549,7 @@ def _json_text(metadata: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
     """Pretty JSON that stays valid JSON on the page (forbidden characters as ``\\u``
     escapes), and the notes on the values written as stand-ins."""
     data, notes = dumps(dict(metadata), option=orjson.OPT_INDENT_2)
-    return HTML_SUSPECT.sub(_json_escaped, data.decode()), notes
+    return html_suspect().sub(_json_escaped, data.decode()), notes
 
 
 def _json(metadata: Mapping[str, Any]) -> str:

@@ -12,21 +12,25 @@ Output that is not a terminal (a pipe, a CI log) is laid out at the width its ta
 unless ``COLUMNS`` says otherwise: rich would give it 80 columns and cut numbers
 (``100.0…``). On a terminal, or with ``COLUMNS``, the columns of text fold and the columns
 of numbers stay whole, the table growing past the width if it must.
+
+rich is imported when a console is made: :func:`print_plain_line` prints a line without one
+(``aeval run --quiet`` prints its verdict so).
 """
 
 from __future__ import annotations
 
 import os
-from typing import IO
-
-from rich.console import Console
-from rich.measure import Measurement
-from rich.table import Table
-from rich.text import Text
+import sys
+from typing import IO, TYPE_CHECKING
 
 from .._display import printable
 
-__all__ = ["WIDE", "plain", "print_line", "print_table", "terminal_console"]
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+__all__ = ["WIDE", "plain", "print_line", "print_plain_line", "print_table", "terminal_console"]
 
 WIDE = 10_000
 """The width of a console that is not a terminal: each table takes the width it needs."""
@@ -35,12 +39,32 @@ WIDE = 10_000
 def plain(text: str, *, style: str = "") -> Text:
     """``text`` as a rich :class:`~rich.text.Text` that prints as written (see
     :func:`printable`): never read as markup, emoji codes or escape sequences."""
+    from rich.text import Text
+
     return Text(printable(text), style=style)
 
 
 def print_line(console: Console, text: str) -> None:
     """Print ``text`` as one plain line (see :func:`plain`), never wrapped by rich."""
     console.print(plain(text), soft_wrap=True)
+
+
+def print_plain_line(text: str) -> None:
+    """:func:`print_line` on standard output, the same characters, without a console.
+
+    A line with a tab goes through rich (which expands tabs to its columns); any other is
+    ``printable(text)`` and a newline, as rich prints it, on a terminal or not, and flushed.
+    """
+    if "\t" in text:
+        print_line(terminal_console(), text)
+        return
+    line = printable(text) + "\n"
+    try:
+        sys.stdout.write(line)
+    except UnicodeEncodeError:  # rich's message says how to choose the encoding
+        print_line(terminal_console(), text)
+        return
+    sys.stdout.flush()
 
 
 def _columns_set() -> bool:
@@ -53,6 +77,8 @@ def terminal_console(file: IO[str] | None = None) -> Console:
     On a terminal, or with ``COLUMNS`` set, it is as wide as they say; otherwise it is
     :data:`WIDE` so that a pipe or a log gets each table at the width its cells need.
     """
+    from rich.console import Console
+
     console = Console(highlight=False, file=file)
     if not console.is_terminal and not _columns_set():
         console = Console(highlight=False, file=file, width=WIDE)
@@ -61,6 +87,8 @@ def terminal_console(file: IO[str] | None = None) -> Console:
 
 def _pin_numbers(console: Console, table: Table) -> None:
     """Give each ``no_wrap`` column (numbers) the width of its widest cell as its minimum."""
+    from rich.measure import Measurement
+
     options = console.options.update(width=WIDE)
     for column in table.columns:
         if not column.no_wrap:
