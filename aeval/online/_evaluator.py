@@ -40,6 +40,10 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _new_job = object.__new__
 
 
+def _untraced() -> None:
+    """The OpenTelemetry context without OpenTelemetry: none (never called per response)."""
+
+
 class OnlineEvaluator(OnlineWork):
     """Evaluates a live service's responses in the background, never slowing a request.
 
@@ -175,6 +179,9 @@ class OnlineEvaluator(OnlineWork):
         self._telemetry = telemetry_for(otel)
         self._capture: Callable[[], Any] | None = (
             None if self._telemetry is None else self._telemetry.capture
+        )
+        self._traced: Callable[[], Any] = (
+            _untraced if self._telemetry is None else self._telemetry.context
         )
         self._draws_review = review_rate != 0
         self._state: EvaluatorState = "new"
@@ -364,7 +371,7 @@ class OnlineEvaluator(OnlineWork):
             job.tags = tags
             job.metadata = metadata
             job.timestamp = self._clock()
-            job.span = None if capture is None else capture()
+            job.span = None if capture is None or not self._traced() else capture()
             job.duration = duration
             job.trace = trace
             job.seq = 0

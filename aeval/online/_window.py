@@ -101,36 +101,44 @@ class Window:
         """Count ``rows`` (each by its ``timestamp``, else ``now``)."""
         resolution = self.resolution
         last = None  # the rows of one response share their moment: one bucket look-up
-        bucket: dict[_Key, list[float]] | None = None
+        bucket: dict[_Key, list[float]] = {}
         for row in rows:
-            moment = row.timestamp if row.timestamp is not None else now
-            index = int(moment // resolution)
+            moment = row.timestamp
+            index = int((now if moment is None else moment) // resolution)
             if index != last:
                 last = index
-                bucket = self._buckets.get(index)
-                if bucket is None:
+                found = self._buckets.get(index)
+                if found is None:
                     if index < self._oldest:
+                        last = None  # not counted: too old
                         continue
-                    bucket = self._buckets[index] = {}
+                    found = self._buckets[index] = {}
                     self._forget(now)
-            elif bucket is None:
-                continue
+                bucket = found
             slot = _SLOT[row.outcome]
-            score = row.score if slot in (_PASSED, _FAILED) else None
             strategy = row.strategy
+            key: _Key = (strategy, None)
+            counter = bucket.get(key)
+            if counter is None:
+                counter = bucket[key] = [0.0] * 8
+            counter[_ROWS] += 1
+            counter[slot] += 1
+            score = row.score if slot <= _FAILED else None  # passed or failed: scored
+            if score is not None:
+                counter[_SCORED] += 1
+                counter[_SUM] += score
             tags = row.sample.tags
-            keys: tuple[_Key, ...] = ((strategy, None),)
             if tags:
-                keys += tuple((strategy, tag) for tag in tags)
-            for key in keys:
-                counter = bucket.get(key)
-                if counter is None:
-                    counter = bucket[key] = [0.0] * 8
-                counter[_ROWS] += 1
-                counter[slot] += 1
-                if score is not None:
-                    counter[_SCORED] += 1
-                    counter[_SUM] += score
+                for tag in tags:
+                    key = (strategy, tag)
+                    counter = bucket.get(key)
+                    if counter is None:
+                        counter = bucket[key] = [0.0] * 8
+                    counter[_ROWS] += 1
+                    counter[slot] += 1
+                    if score is not None:
+                        counter[_SCORED] += 1
+                        counter[_SUM] += score
 
     def _forget(self, now: float) -> None:
         oldest = int((now - self.retention) // self.resolution)
