@@ -361,10 +361,73 @@ async def test_online_rows_and_window_are_those_the_general_path_makes(
                 timestamp=1_800_000_000.0,
             )
             expected.append(redactor.row(row))
-    assert [_comparable(row) for row in sink.rows] == [_comparable(row) for row in expected]
+    made = sorted(sink.rows, key=lambda row: (row.index, row.position))  # any worker's order
+    assert [_comparable(row) for row in made] == [_comparable(row) for row in expected]
     assert {row.outcome for row in sink.rows} == set(Outcome)
     window = Window(resolution=10.0, retention=24 * 3600.0)
     window.add(expected, 1_800_000_000.0)
     assert by_strategy == window.by(0.0, 1_800_000_000.0, field="strategy")
     assert by_tag == window.by(0.0, 1_800_000_000.0, field="tag")
     assert stats.errors == sum(row.outcome is Outcome.ERROR for row in expected)
+
+
+def test_the_window_s_counts_are_those_of_its_rows_counted_by_hand() -> None:
+    """The window counts a row once, under its strategy and its response's tags as they are;
+    a tag's and a strategy's totals are summed when read. Every total must be the one
+    counted row by row (a tag given twice counts the row twice, as a counter per tag did)."""
+    import random
+
+    draw = random.Random(25)
+    outcomes = list(Outcome)
+    tag_sets: list[tuple[str, ...]] = [(), ("x",), ("x", "y"), ("y",), ("x", "x")]
+    rows = []
+    for _ in range(600):
+        outcome = draw.choice(outcomes)
+        score = (
+            draw.choice([0.0, 0.25, 1.0]) if outcome in (Outcome.PASSED, Outcome.FAILED) else None
+        )
+        if outcome is Outcome.ERROR:
+            score = 0.0
+        moment = draw.choice([None, 10.0 * draw.randrange(0, 40) + draw.random()])
+        rows.append(_row(draw.choice("abc"), outcome, score, moment, draw.choice(tag_sets)))
+    window = Window(resolution=10.0, retention=300.0)
+    for start in range(0, len(rows), 3):
+        window.add(rows[start : start + 3], 400.0)
+    first = int((400.0 - 300.0) // 10.0)
+    for since, until in [(0.0, 400.0), (150.0, 260.0), (330.0, 335.0)]:
+        for strategy in (None, "a", "b", "c"):
+            for tag in (None, "x", "y"):
+                got = window.score(since, until, tag=tag, strategy=strategy)
+                counted = []
+                for row in rows:
+                    index = int((400.0 if row.timestamp is None else row.timestamp) // 10.0)
+                    if not max(first, int(since // 10.0)) <= index <= int(until // 10.0):
+                        continue
+                    if strategy is not None and row.strategy != strategy:
+                        continue
+                    counted += [row] * (1 if tag is None else row.sample.tags.count(tag))
+                scores = [
+                    r.score
+                    for r in counted
+                    if r.outcome in (Outcome.PASSED, Outcome.FAILED) and r.score is not None
+                ]
+                assert (
+                    got.rows,
+                    got.passed,
+                    got.failed,
+                    got.errors,
+                    got.unscored,
+                    got.skipped,
+                ) == (
+                    len(counted),
+                    sum(r.outcome is Outcome.PASSED for r in counted),
+                    sum(r.outcome is Outcome.FAILED for r in counted),
+                    sum(r.outcome is Outcome.ERROR for r in counted),
+                    sum(r.outcome is Outcome.UNSCORED for r in counted),
+                    sum(r.outcome is Outcome.SKIPPED for r in counted),
+                )
+                if scores:
+                    assert got.mean_score == pytest.approx(sum(scores) / len(scores))
+                else:
+                    assert got.mean_score is None
+    assert window.keys(0.0, 400.0) == ({"a", "b", "c"}, {"x", "y"})

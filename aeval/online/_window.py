@@ -16,7 +16,8 @@ Since: TypeAlias = float | datetime | timedelta
 """A moment: Unix time, a ``datetime`` (naive means UTC, as in the run store), or a
 ``timedelta`` ago."""
 
-# Counter slots: rows, passed, failed, errors, unscored, skipped, scored rows, sum of scores.
+# Counter slots: rows (counted when read: the sum of the five outcomes), passed, failed,
+# errors, unscored, skipped, scored rows, sum of scores.
 _ROWS, _PASSED, _FAILED, _ERRORS, _UNSCORED, _SKIPPED, _SCORED, _SUM = range(8)
 _SLOT = {
     Outcome.PASSED: _PASSED,
@@ -25,7 +26,7 @@ _SLOT = {
     Outcome.UNSCORED: _UNSCORED,
     Outcome.SKIPPED: _SKIPPED,
 }
-_Key: TypeAlias = tuple[str | None, str | None]  # (strategy, tag); tag None counts every row
+_Key: TypeAlias = tuple[str | None, tuple[str, ...]]  # (strategy, the response's tags)
 
 
 def as_timestamp(moment: Since, now: float) -> float:
@@ -82,7 +83,8 @@ class Window:
     """Counts rows by the time of their response, in buckets of ``resolution`` seconds.
 
     Memory is bounded by time, not traffic: buckets older than ``retention`` seconds are
-    forgotten. Each row costs one counter update per strategy and tag, O(1).
+    forgotten. Each row costs one counter update (its strategy and its response's tags, as
+    they are), O(1); a tag's and a strategy's totals are summed when read.
     """
 
     def __init__(self, *, resolution: float, retention: float) -> None:
@@ -115,30 +117,17 @@ class Window:
                     found = self._buckets[index] = {}
                     self._forget(now)
                 bucket = found
-            slot = _SLOT[row.outcome]
-            strategy = row.strategy
-            key: _Key = (strategy, None)
+            key = (row.strategy, row.sample.tags)
             counter = bucket.get(key)
             if counter is None:
                 counter = bucket[key] = [0.0] * 8
-            counter[_ROWS] += 1
+            slot = _SLOT[row.outcome]
             counter[slot] += 1
-            score = row.score if slot <= _FAILED else None  # passed or failed: scored
-            if score is not None:
-                counter[_SCORED] += 1
-                counter[_SUM] += score
-            tags = row.sample.tags
-            if tags:
-                for tag in tags:
-                    key = (strategy, tag)
-                    counter = bucket.get(key)
-                    if counter is None:
-                        counter = bucket[key] = [0.0] * 8
-                    counter[_ROWS] += 1
-                    counter[slot] += 1
-                    if score is not None:
-                        counter[_SCORED] += 1
-                        counter[_SUM] += score
+            if slot <= _FAILED:  # passed or failed: scored
+                score = row.score
+                if score is not None:
+                    counter[_SCORED] += 1
+                    counter[_SUM] += score
 
     def _forget(self, now: float) -> None:
         oldest = int((now - self.retention) // self.resolution)
@@ -161,10 +150,13 @@ class Window:
         first = max(first, self._oldest)
         for index, bucket in self._buckets.items():
             if first <= index <= last:
-                for (name, row_tag), counter in bucket.items():
-                    if row_tag == tag and (strategy is None or name == strategy):
+                for (name, tags), counter in bucket.items():
+                    if strategy is not None and name != strategy:
+                        continue
+                    times = 1 if tag is None else tags.count(tag)  # a tag given twice counts twice
+                    if times:
                         for slot in range(8):
-                            totals[slot] += counter[slot]
+                            totals[slot] += times * counter[slot]
         return _freeze(totals, first * self.resolution, until)
 
     def keys(self, since: float, until: float) -> tuple[set[str], set[str]]:
@@ -175,11 +167,10 @@ class Window:
         last = int(until // self.resolution)
         for index, bucket in self._buckets.items():
             if first <= index <= last:
-                for name, tag in bucket:
+                for name, row_tags in bucket:
                     if name is not None:
                         strategies.add(name)
-                    if tag is not None:
-                        tags.add(tag)
+                    tags.update(row_tags)
         return strategies, tags
 
     def span(self, since: Since | None, until: Since | None, now: float) -> tuple[float, float]:
@@ -202,10 +193,11 @@ class Window:
 
 def _freeze(totals: list[float], since: float, until: float) -> WindowScore:
     scored = int(totals[_SCORED])
+    rows = totals[_PASSED] + totals[_FAILED] + totals[_ERRORS] + totals[_UNSCORED]
     return WindowScore(
         since=since,
         until=until,
-        rows=int(totals[_ROWS]),
+        rows=int(rows + totals[_SKIPPED]),
         passed=int(totals[_PASSED]),
         failed=int(totals[_FAILED]),
         errors=int(totals[_ERRORS]),
