@@ -170,40 +170,42 @@ class OnlineWork(OnlineReading):
                             and result.score is not None
                             and not result.skipped
                         ):
-                            row = make_row(
-                                sample,
-                                strategy.name,
-                                output,
-                                _PASSED if result.passed else _FAILED,
-                                result.score,
-                                result.explanation,
-                                result.metadata,
-                                None,
-                                job.duration,
-                                perf_counter() - started,
-                                job.seq,
-                                0,
-                                strategy.position,
-                                job.timestamp,
-                                trace,
+                            rows.append(  # a row, no type check needed
+                                make_row(
+                                    sample,
+                                    strategy.name,
+                                    output,
+                                    _PASSED if result.passed else _FAILED,
+                                    result.score,
+                                    result.explanation,
+                                    result.metadata,
+                                    None,
+                                    job.duration,
+                                    perf_counter() - started,
+                                    job.seq,
+                                    0,
+                                    strategy.position,
+                                    job.timestamp,
+                                    trace,
+                                )
                             )
-                        else:
-                            row = inline_result(
-                                strategy,
-                                sample,
-                                output,
-                                job.duration,
-                                job.seq,
-                                0,
-                                trace,
-                                result,
-                                started,
-                                self.timeout,
-                                timed_out,
-                                self.tracebacks,
-                                (),
-                                job.timestamp,
-                            )
+                            continue
+                        row = inline_result(
+                            strategy,
+                            sample,
+                            output,
+                            job.duration,
+                            job.seq,
+                            0,
+                            trace,
+                            result,
+                            started,
+                            self.timeout,
+                            timed_out,
+                            self.tracebacks,
+                            (),
+                            job.timestamp,
+                        )
                 else:
                     row = apply_to_job(
                         strategy, sample, job, seconds=self.timeout, tracebacks=self.tracebacks
