@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import random
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -23,7 +24,7 @@ from aeval._engine._apply import apply_to_row
 from aeval._engine._redact import Redactor
 from aeval._reporting._results import EvaluationRow
 from aeval._samples._labels import REVIEW_QUEUED
-from aeval.online import OnlineEvaluator, _work as online_work
+from aeval.online import OnlineEvaluator, _window as online_window, _work as online_work
 from aeval.online._job import Job, timed_out
 from aeval.online._queue import JobQueue
 from aeval.online._window import Window
@@ -371,63 +372,81 @@ async def test_online_rows_and_window_are_those_the_general_path_makes(
     assert stats.errors == sum(row.outcome is Outcome.ERROR for row in expected)
 
 
-def test_the_window_s_counts_are_those_of_its_rows_counted_by_hand() -> None:
-    """The window counts a row once, under its strategy and its response's tags as they are;
-    a tag's and a strategy's totals are summed when read. Every total must be the one
-    counted row by row (a tag given twice counts the row twice, as a counter per tag did)."""
-    import random
+def _counted_by_hand(
+    rows: list[tuple[EvaluationRow, float]],
+    oldest: int,
+    since: float,
+    until: float,
+    strategy: str | None,
+    tag: str | None,
+) -> tuple[tuple[int, ...], float | None]:
+    """What the window must say of ``rows`` (each with the moment it was added)."""
+    counted: list[EvaluationRow] = []
+    for row, now in rows:
+        index = int((now if row.timestamp is None else row.timestamp) // 10.0)
+        if not max(oldest, int(since // 10.0)) <= index <= int(until // 10.0):
+            continue
+        if strategy is not None and row.strategy != strategy:
+            continue
+        counted += [row] * (1 if tag is None else row.sample.tags.count(tag))
+    scores = [
+        r.score
+        for r in counted
+        if r.outcome in (Outcome.PASSED, Outcome.FAILED) and r.score is not None
+    ]
+    counts = (len(counted), *(sum(r.outcome is o for r in counted) for o in _OUTCOMES))
+    return counts, (sum(scores) / len(scores) if scores else None)
 
+
+_OUTCOMES = (Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.UNSCORED, Outcome.SKIPPED)
+
+
+@pytest.mark.parametrize("uncounted", [None, 5])
+def test_the_window_s_counts_are_those_of_its_rows_counted_by_hand(
+    uncounted: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window notes each row and counts the notes together (every thousand, and before
+    any read), under the row's strategy and its response's tags as they are; a tag's and a
+    strategy's totals are summed when read. Every total must be the one counted row by row,
+    as time goes on and old buckets are forgotten (a tag given twice counts the row twice, as
+    a counter per tag did)."""
+    if uncounted is not None:
+        monkeypatch.setattr(online_window, "_UNCOUNTED", uncounted)
     draw = random.Random(25)
-    outcomes = list(Outcome)
     tag_sets: list[tuple[str, ...]] = [(), ("x",), ("x", "y"), ("y",), ("x", "x")]
-    rows = []
-    for _ in range(600):
-        outcome = draw.choice(outcomes)
-        score = (
-            draw.choice([0.0, 0.25, 1.0]) if outcome in (Outcome.PASSED, Outcome.FAILED) else None
-        )
-        if outcome is Outcome.ERROR:
-            score = 0.0
-        moment = draw.choice([None, 10.0 * draw.randrange(0, 40) + draw.random()])
-        rows.append(_row(draw.choice("abc"), outcome, score, moment, draw.choice(tag_sets)))
     window = Window(resolution=10.0, retention=300.0)
-    for start in range(0, len(rows), 3):
-        window.add(rows[start : start + 3], 400.0)
-    first = int((400.0 - 300.0) // 10.0)
-    for since, until in [(0.0, 400.0), (150.0, 260.0), (330.0, 335.0)]:
-        for strategy in (None, "a", "b", "c"):
-            for tag in (None, "x", "y"):
-                got = window.score(since, until, tag=tag, strategy=strategy)
-                counted = []
-                for row in rows:
-                    index = int((400.0 if row.timestamp is None else row.timestamp) // 10.0)
-                    if not max(first, int(since // 10.0)) <= index <= int(until // 10.0):
-                        continue
-                    if strategy is not None and row.strategy != strategy:
-                        continue
-                    counted += [row] * (1 if tag is None else row.sample.tags.count(tag))
-                scores = [
-                    r.score
-                    for r in counted
-                    if r.outcome in (Outcome.PASSED, Outcome.FAILED) and r.score is not None
-                ]
-                assert (
-                    got.rows,
-                    got.passed,
-                    got.failed,
-                    got.errors,
-                    got.unscored,
-                    got.skipped,
-                ) == (
-                    len(counted),
-                    sum(r.outcome is Outcome.PASSED for r in counted),
-                    sum(r.outcome is Outcome.FAILED for r in counted),
-                    sum(r.outcome is Outcome.ERROR for r in counted),
-                    sum(r.outcome is Outcome.UNSCORED for r in counted),
-                    sum(r.outcome is Outcome.SKIPPED for r in counted),
-                )
-                if scores:
-                    assert got.mean_score == pytest.approx(sum(scores) / len(scores))
-                else:
-                    assert got.mean_score is None
-    assert window.keys(0.0, 400.0) == ({"a", "b", "c"}, {"x", "y"})
+    added: list[tuple[EvaluationRow, float]] = []
+    for step in range(300):
+        now = 300.0 + step
+        response = []
+        for _ in range(draw.choice([1, 2, 3])):
+            outcome = draw.choice(_OUTCOMES)
+            score = draw.choice([0.0, 0.25, 1.0]) if outcome in _OUTCOMES[:2] else None
+            if outcome is Outcome.ERROR:
+                score = 0.0
+            moment = draw.choice([None, now - 400 * draw.random()])
+            response.append(_row(draw.choice("abc"), outcome, score, moment, draw.choice(tag_sets)))
+        window.add(response, now)
+        added += [(row, now) for row in response]
+        if step % 97 == 0 or step == 299:  # reads between the adds, and at the end
+            for since, until in [(0.0, now), (350.0, 460.0), (now - 5.0, now)]:
+                for strategy in (None, "a", "b", "c"):
+                    for tag in (None, "x", "y"):
+                        got = window.score(since, until, tag=tag, strategy=strategy)
+                        counts, mean = _counted_by_hand(
+                            added, window._oldest, since, until, strategy, tag
+                        )
+                        assert (
+                            got.rows,
+                            got.passed,
+                            got.failed,
+                            got.errors,
+                            got.unscored,
+                            got.skipped,
+                        ) == counts
+                        if mean is None:
+                            assert got.mean_score is None
+                        else:
+                            assert got.mean_score == pytest.approx(mean)
+    assert window._oldest > 0  # old buckets were forgotten on the way
+    assert window.keys(0.0, 600.0) == ({"a", "b", "c"}, {"x", "y"})

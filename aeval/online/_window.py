@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,6 +28,10 @@ _SLOT = {
     Outcome.SKIPPED: _SKIPPED,
 }
 _Key: TypeAlias = tuple[str | None, tuple[str, ...]]  # (strategy, the response's tags)
+_Seen: TypeAlias = tuple[int, str | None, tuple[str, ...], Outcome, float | None]
+"""A row not counted yet: its bucket, strategy, tags, outcome and score."""
+_UNCOUNTED = 1024
+"""The most rows kept uncounted: then (and before any read) they are counted together."""
 
 
 def as_timestamp(moment: Since, now: float) -> float:
@@ -83,8 +88,10 @@ class Window:
     """Counts rows by the time of their response, in buckets of ``resolution`` seconds.
 
     Memory is bounded by time, not traffic: buckets older than ``retention`` seconds are
-    forgotten. Each row costs one counter update (its strategy and its response's tags, as
-    they are), O(1); a tag's and a strategy's totals are summed when read.
+    forgotten. A row is noted as it comes (its bucket, strategy, tags, outcome and score);
+    the notes are counted together, the same ones once, when a thousand have gathered and
+    before every read, into one counter per strategy and response tags (a tag's and a
+    strategy's totals are summed when read). So a read sees every row added before it.
     """
 
     def __init__(self, *, resolution: float, retention: float) -> None:
@@ -98,36 +105,49 @@ class Window:
         self.retention = float(retention)
         self._buckets: dict[int, dict[_Key, list[float]]] = {}
         self._oldest = 0
+        self._uncounted: list[_Seen] = []
+        self._last: int | None = None  # the bucket of the last row noted
 
     def add(self, rows: Iterable[EvaluationRow], now: float) -> None:
         """Count ``rows`` (each by its ``timestamp``, else ``now``)."""
         resolution = self.resolution
-        last = None  # the rows of one response share their moment: one bucket look-up
-        bucket: dict[_Key, list[float]] = {}
+        uncounted = self._uncounted
+        last = self._last  # the rows of one response share their moment: one bucket look-up
         for row in rows:
             moment = row.timestamp
             index = int((now if moment is None else moment) // resolution)
             if index != last:
-                last = index
-                found = self._buckets.get(index)
-                if found is None:
+                if index not in self._buckets:
                     if index < self._oldest:
-                        last = None  # not counted: too old
-                        continue
-                    found = self._buckets[index] = {}
+                        continue  # older than the window keeps
+                    self._buckets[index] = {}
                     self._forget(now)
-                bucket = found
-            key = (row.strategy, row.sample.tags)
+                last = index
+            uncounted.append((index, row.strategy, row.sample.tags, row.outcome, row.score))
+        self._last = last
+        if len(uncounted) >= _UNCOUNTED:
+            self._count()
+
+    def _count(self) -> None:
+        """Count the rows noted by :meth:`add` into their buckets' counters (those of a bucket
+        forgotten since are not counted: it is not read any more)."""
+        if not self._uncounted:
+            return
+        seen = Counter(self._uncounted)
+        self._uncounted = []
+        for (index, strategy, tags, outcome, score), times in seen.items():
+            bucket = self._buckets.get(index)
+            if bucket is None:
+                continue
+            key = (strategy, tags)
             counter = bucket.get(key)
             if counter is None:
                 counter = bucket[key] = [0.0] * 8
-            slot = _SLOT[row.outcome]
-            counter[slot] += 1
-            if slot <= _FAILED:  # passed or failed: scored
-                score = row.score
-                if score is not None:
-                    counter[_SCORED] += 1
-                    counter[_SUM] += score
+            slot = _SLOT[outcome]
+            counter[slot] += times
+            if slot <= _FAILED and score is not None:  # passed or failed: scored
+                counter[_SCORED] += times
+                counter[_SUM] += score * times
 
     def _forget(self, now: float) -> None:
         oldest = int((now - self.retention) // self.resolution)
@@ -145,6 +165,7 @@ class Window:
         strategy: str | None = None,
     ) -> WindowScore:
         """The rows of responses from ``since`` to ``until``, of one tag and strategy if given."""
+        self._count()
         totals = [0.0] * 8
         first, last = int(since // self.resolution), int(until // self.resolution)
         first = max(first, self._oldest)
@@ -161,6 +182,7 @@ class Window:
 
     def keys(self, since: float, until: float) -> tuple[set[str], set[str]]:
         """The strategies and the tags seen from ``since`` to ``until``."""
+        self._count()
         strategies: set[str] = set()
         tags: set[str] = set()
         first = max(int(since // self.resolution), self._oldest)
