@@ -374,9 +374,7 @@ class OnlineEvaluator(OnlineWork):
             job.span = None if capture is None or not self._traced() else capture()
             job.duration = duration
             job.trace = trace
-            job.seq = 0
-            job.selected = ()
-            job.review = False
+            job.review = False  # seq and selected: set by _accept
             if get_ident() == self._loop_thread:
                 return self._accept(job)
             call_soon = self._call_soon
@@ -402,17 +400,21 @@ class OnlineEvaluator(OnlineWork):
             accounts.not_running += 1
             return False
         sampler = self.sampler
-        try:
-            selected = sampler._every or sampler.select(job.inputs, job.output)
-        except Exception as exc:
-            accounts.invalid += 1
-            self._log_once("rate", f"the sample rate function raised {type(exc).__name__}: {exc}")
-            return False
-        if len(selected) < len(self.strategies):
-            accounts.strategies_out += len(self.strategies) - len(selected)
-            if not selected:
-                accounts.sampled_out += 1
+        selected = sampler._every  # every strategy on every response: nothing to draw
+        if not selected:
+            try:
+                selected = sampler.select(job.inputs, job.output)
+            except Exception as exc:
+                accounts.invalid += 1
+                self._log_once(
+                    "rate", f"the sample rate function raised {type(exc).__name__}: {exc}"
+                )
                 return False
+            if len(selected) < len(self.strategies):
+                accounts.strategies_out += len(self.strategies) - len(selected)
+                if not selected:
+                    accounts.sampled_out += 1
+                    return False
         job.selected = selected
         if self._draws_review:
             job.review = self._review()

@@ -112,17 +112,24 @@ class Window:
         """Count ``rows`` (each by its ``timestamp``, else ``now``)."""
         resolution = self.resolution
         uncounted = self._uncounted
-        last = self._last  # the rows of one response share their moment: one bucket look-up
+        last = self._last  # the bucket of the last row noted, known to be kept
+        seen = None  # the rows of one response share their moment: its bucket found once
+        index = 0
         for row in rows:
             moment = row.timestamp
-            index = int((now if moment is None else moment) // resolution)
-            if index != last:
-                if index not in self._buckets:
-                    if index < self._oldest:
-                        continue  # older than the window keeps
-                    self._buckets[index] = {}
-                    self._forget(now)
-                last = index
+            if moment is None:
+                moment = now
+            if moment != seen:
+                index = int(moment // resolution)
+                if index != last:
+                    if index not in self._buckets:
+                        if index < self._oldest:
+                            seen = None
+                            continue  # older than the window keeps
+                        self._buckets[index] = {}
+                        self._forget(now)
+                    last = index
+                seen = moment
             uncounted.append((index, row.strategy, row.sample.tags, row.outcome, row.score))
         self._last = last
         if len(uncounted) >= _UNCOUNTED:

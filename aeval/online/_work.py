@@ -84,6 +84,7 @@ class OnlineWork(OnlineReading):
 
     async def _worker(self) -> None:
         queue = self._queue
+        accounts = self._accounts
         turn_ends = 0.0
         while True:
             job: Job | None = None
@@ -95,7 +96,7 @@ class OnlineWork(OnlineReading):
                     return
                 turn_ends = perf_counter() + _TURN
             self._queued -= 1
-            self._accounts.in_flight += 1
+            accounts.in_flight += 1
             settled = False
             try:
                 pending = self._evaluate(job)
@@ -106,7 +107,7 @@ class OnlineWork(OnlineReading):
                 cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
                 if cancelled and stray_cancellation(exc, "the evaluation") is None:
                     raise
-                self._accounts.crashed += 1
+                accounts.crashed += 1
                 settled = True
                 logger.error(
                     "aeval.online %r: the evaluation of response %d stopped on %s outside the "
@@ -118,10 +119,10 @@ class OnlineWork(OnlineReading):
                     exc_info=exc,
                 )
             finally:
-                self._accounts.in_flight -= 1
+                accounts.in_flight -= 1
                 if not settled:  # cancelled at the drain deadline
-                    self._accounts.unfinished += 1
-                if not self._accounts.in_flight and not self._queued:
+                    accounts.unfinished += 1
+                if not accounts.in_flight and not self._queued:
                     self._idle.set()
                     self._idle_now = True
 

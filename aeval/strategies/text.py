@@ -418,6 +418,10 @@ class RegexStrategy(TextStrategy):
         return EvaluationResult(passed, 1.0 if passed else 0.0, explanation, metadata)
 
 
+_LONG_ENOUGH: dict[int, str] = {}
+"""The explanation of a pass by length (the usual lengths, made once)."""
+
+
 class NotBlankStrategy(TextStrategy):
     """Passes when the output, stripped of surrounding whitespace, is long enough.
 
@@ -449,10 +453,15 @@ class NotBlankStrategy(TextStrategy):
         length = len(output.strip())
         if length < self._min_length:
             return self._evaluate_text(sample, output)
+        explanation = _LONG_ENOUGH.get(length)
+        if explanation is None:
+            explanation = f"Output has {plural(length, 'character')} after stripping"
+            if len(_LONG_ENOUGH) < 4096:
+                _LONG_ENOUGH[length] = explanation
         return make_result(
             True,
             1.0,
-            f"Output has {length} character{'' if length == 1 else 's'} after stripping",
+            explanation,
             MappingProxyType({"length": length, "min_length": self._min_length}),
             False,
         )
