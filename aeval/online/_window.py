@@ -129,6 +129,8 @@ class Window:
                         self._buckets[index] = {}
                         self._forget(now)
                     last = index
+                else:
+                    index = last  # the same int: equal notes then compare by identity
                 seen = moment
             uncounted.append((index, row.strategy, row.sample.tags, row.outcome, row.score))
         self._last = last
