@@ -40,7 +40,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _new_job = object.__new__
 
 
-def _untraced() -> None:
+def _no_context() -> None:
     """The OpenTelemetry context without OpenTelemetry: none (never called per response)."""
 
 
@@ -180,8 +180,8 @@ class OnlineEvaluator(OnlineWork):
         self._capture: Callable[[], Any] | None = (
             None if self._telemetry is None else self._telemetry.capture
         )
-        self._traced: Callable[[], Any] = (
-            _untraced if self._telemetry is None else self._telemetry.context
+        self._otel_context: Callable[[], Any] = (
+            _no_context if self._telemetry is None else self._telemetry.context
         )
         self._draws_review = review_rate != 0
         self._state: EvaluatorState = "new"
@@ -371,7 +371,7 @@ class OnlineEvaluator(OnlineWork):
             job.tags = tags
             job.metadata = metadata
             job.timestamp = self._clock()
-            job.span = None if capture is None or not self._traced() else capture()
+            job.span = None if capture is None or not self._otel_context() else capture()
             job.duration = duration
             job.trace = trace
             job.review = False  # seq and selected: set by _accept
