@@ -1106,3 +1106,58 @@ def test_guardrail_rejects_a_bad_expect(expect: Any) -> None:
     with pytest.raises(ValueError) as info:
         GuardrailStrategy(expect=expect)
     assert str(info.value) == f"expect must be 'ACCEPT' or 'REJECT', got {expect!r}"
+
+
+_QUICK_CHECKS = [
+    NotBlankStrategy(),
+    NotBlankStrategy(min_length=5),
+    ContainsStrategy(must_not_contain=["I cannot", "I don't know"]),
+    ContainsStrategy(must_contain="Paris"),
+    ContainsStrategy(["Paris", "France"], ["London"]),
+    ContainsStrategy(["Paris", "France"], mode="any"),
+    ContainsStrategy(must_not_contain="cannot", case_sensitive=False),
+    ContainsStrategy(must_contain=[]),
+    ContainsStrategy(),
+]
+_QUICK_OUTPUTS: list[Any] = [
+    "Paris is the capital of France.",
+    "  Paris  ",
+    "I cannot say; I don't know.",
+    "I CANNOT say",
+    "London, not Paris",
+    "Pa",
+    "x",
+    "   ",
+    "",
+    None,
+    42,
+    ["Paris"],
+]
+
+
+@pytest.mark.parametrize("strategy", _QUICK_CHECKS, ids=repr)
+@pytest.mark.parametrize("sample", [CAPITAL, NO_EXPECTED, WEATHER], ids=lambda s: s.name)
+def test_the_quick_pass_of_a_text_check_is_the_result_the_general_case_makes(
+    strategy: TextStrategy, sample: EvaluationSample
+) -> None:
+    """NotBlankStrategy and ContainsStrategy decide the usual pass in ``evaluate`` itself
+    (issue 25): every field of the result must be what ``_evaluate_text`` makes."""
+    quick = 0
+    for output in _QUICK_OUTPUTS:
+        made = strategy.evaluate(sample, output)
+        general = TextStrategy.evaluate(strategy, sample, output)  # through _evaluate_text
+        assert made == general, output
+        assert (made.passed, made.score, made.explanation, made.skipped) == (
+            general.passed,
+            general.score,
+            general.explanation,
+            general.skipped,
+        )
+        assert dict(made.metadata) == dict(general.metadata)
+        assert [type(value) for value in made.metadata.values()] == [
+            type(value) for value in general.metadata.values()
+        ]
+        assert type(made.metadata) is type(general.metadata)
+        quick += made.passed and type(output) is str
+    if not isinstance(strategy, ContainsStrategy) or strategy._passes_with is not None:
+        assert quick  # the quick path was taken at least once

@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._util._jsonsafe import int_text, safe_str
-from .._util._slots import fast_slots_init
+from .._util._slots import fast_slots_init, fast_slots_maker
 from ..trace import Trace
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ __all__ = [
     "Outcome",
     "StrayCancellation",
     "int_text",
+    "make_result",
     "safe_str",
 ]
 
@@ -169,6 +170,12 @@ _set_score = EvaluationResult.__dict__["score"].__set__
 _set_explanation = EvaluationResult.__dict__["explanation"].__set__
 _set_metadata = EvaluationResult.__dict__["metadata"].__set__
 _set_skipped = EvaluationResult.__dict__["skipped"].__set__
+
+make_result = fast_slots_maker(EvaluationResult)
+"""``EvaluationResult`` of values already valid, positionally (passed as a bool, score as a
+float in [0, 1] or ``None``, explanation as a ``str`` or ``None``, metadata as a read-only
+mapping nobody else holds, skipped), without its ``__init__``'s checks and copy: for the
+built-in checks, which make one per row."""
 
 ErrorSource = Literal["function", "strategy"]
 

@@ -40,6 +40,10 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _new_job = object.__new__
 
 
+def _no_context() -> None:
+    """The OpenTelemetry context without OpenTelemetry: none (never called per response)."""
+
+
 class OnlineEvaluator(OnlineWork):
     """Evaluates a live service's responses in the background, never slowing a request.
 
@@ -175,6 +179,9 @@ class OnlineEvaluator(OnlineWork):
         self._telemetry = telemetry_for(otel)
         self._capture: Callable[[], Any] | None = (
             None if self._telemetry is None else self._telemetry.capture
+        )
+        self._otel_context: Callable[[], Any] = (
+            _no_context if self._telemetry is None else self._telemetry.context
         )
         self._draws_review = review_rate != 0
         self._state: EvaluatorState = "new"
@@ -364,12 +371,10 @@ class OnlineEvaluator(OnlineWork):
             job.tags = tags
             job.metadata = metadata
             job.timestamp = self._clock()
-            job.span = None if capture is None else capture()
+            job.span = None if capture is None or not self._otel_context() else capture()
             job.duration = duration
             job.trace = trace
-            job.seq = 0
-            job.selected = ()
-            job.review = False
+            job.review = False  # seq and selected: set by _accept
             if get_ident() == self._loop_thread:
                 return self._accept(job)
             call_soon = self._call_soon
@@ -395,17 +400,21 @@ class OnlineEvaluator(OnlineWork):
             accounts.not_running += 1
             return False
         sampler = self.sampler
-        try:
-            selected = sampler._every or sampler.select(job.inputs, job.output)
-        except Exception as exc:
-            accounts.invalid += 1
-            self._log_once("rate", f"the sample rate function raised {type(exc).__name__}: {exc}")
-            return False
-        if len(selected) < len(self.strategies):
-            accounts.strategies_out += len(self.strategies) - len(selected)
-            if not selected:
-                accounts.sampled_out += 1
+        selected = sampler._every  # every strategy on every response: nothing to draw
+        if not selected:
+            try:
+                selected = sampler.select(job.inputs, job.output)
+            except Exception as exc:
+                accounts.invalid += 1
+                self._log_once(
+                    "rate", f"the sample rate function raised {type(exc).__name__}: {exc}"
+                )
                 return False
+            if len(selected) < len(self.strategies):
+                accounts.strategies_out += len(self.strategies) - len(selected)
+                if not selected:
+                    accounts.sampled_out += 1
+                    return False
         job.selected = selected
         if self._draws_review:
             job.review = self._review()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from .._engine._apply import apply_inline, apply_to_row
@@ -10,7 +11,7 @@ from .._engine._callables import PreparedStrategy
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
 from .._samples._labels import REVIEW_QUEUED
-from .._samples._model import ParametersTypes, checked_sample, parameters_of
+from .._samples._model import ParametersTypes, make_sample, raw_parameters
 from ..trace import Trace
 
 __all__ = ["Job", "apply_to_job", "timed_out"]
@@ -82,12 +83,20 @@ class Job:
                 metadata is None or (type(metadata) is dict and not metadata.keys() & _CONVERSATION)
             )
         ):
-            return checked_sample(
+            inputs = self.inputs
+            parameters: Parameters | None = None
+            if type(inputs) is dict:  # parameters_of(inputs), without its calls
+                for key in inputs:
+                    if type(key) is not str:
+                        break
+                else:
+                    parameters = raw_parameters(tuple(inputs.values()), tuple(inputs))
+            return make_sample(  # checked_sample(...), without its call
                 name or f"{self.prefix or prefix}-{self.seq}",
-                _parameters_now(self.inputs),
+                Parameters(_parameters(inputs)) if parameters is None else parameters,
                 None,
                 tags,
-                metadata,
+                _NO_METADATA if metadata is None else MappingProxyType(dict(metadata)),
             )
         return EvaluationSample(
             name or f"{self.prefix or prefix}-{self.seq}",
@@ -99,17 +108,7 @@ class Job:
 
 _CONVERSATION = frozenset(("turns", "simulated_user"))
 """The metadata keys of a conversation sample, which ``EvaluationSample`` checks."""
-
-
-def _parameters_now(inputs: Any) -> Parameters:
-    """``Parameters(_parameters(inputs))``; a dict with string keys without its checks."""
-    if type(inputs) is dict:
-        for key in inputs:
-            if type(key) is not str:
-                break
-        else:
-            return parameters_of(inputs)
-    return Parameters(_parameters(inputs))
+_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 
 
 def _parameters(inputs: Any) -> ParametersTypes:

@@ -47,7 +47,9 @@ class Telemetry:
 
     def __init__(self) -> None:
         self._tracer = trace.get_tracer("aeval.online", __version__)
-        self._context = _context_reader()
+        self.context: Callable[[], Any] = _context_reader()
+        """The current OpenTelemetry context; an empty one means nothing is traced (then
+        :meth:`capture` answers ``None``, and a caller may skip it)."""
 
     def capture(self) -> Any:
         """The current span when one is being traced, else ``None`` (nothing to report to).
@@ -55,7 +57,7 @@ class Telemetry:
         An empty OpenTelemetry context (no span, nothing attached: a service that is not
         traced) is answered without looking further: this runs on every submitted response.
         """
-        context = self._context()
+        context = self.context()
         if not context:
             return None
         span = trace.get_current_span(context)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -16,7 +17,8 @@ Since: TypeAlias = float | datetime | timedelta
 """A moment: Unix time, a ``datetime`` (naive means UTC, as in the run store), or a
 ``timedelta`` ago."""
 
-# Counter slots: rows, passed, failed, errors, unscored, skipped, scored rows, sum of scores.
+# Counter slots: rows (counted when read: the sum of the five outcomes), passed, failed,
+# errors, unscored, skipped, scored rows, sum of scores.
 _ROWS, _PASSED, _FAILED, _ERRORS, _UNSCORED, _SKIPPED, _SCORED, _SUM = range(8)
 _SLOT = {
     Outcome.PASSED: _PASSED,
@@ -25,7 +27,11 @@ _SLOT = {
     Outcome.UNSCORED: _UNSCORED,
     Outcome.SKIPPED: _SKIPPED,
 }
-_Key: TypeAlias = tuple[str | None, str | None]  # (strategy, tag); tag None counts every row
+_Key: TypeAlias = tuple[str | None, tuple[str, ...]]  # (strategy, the response's tags)
+_Seen: TypeAlias = tuple[int, str | None, tuple[str, ...], Outcome, float | None]
+"""A row not counted yet: its bucket, strategy, tags, outcome and score."""
+_UNCOUNTED = 1024
+"""The most rows kept uncounted: then (and before any read) they are counted together."""
 
 
 def as_timestamp(moment: Since, now: float) -> float:
@@ -82,7 +88,10 @@ class Window:
     """Counts rows by the time of their response, in buckets of ``resolution`` seconds.
 
     Memory is bounded by time, not traffic: buckets older than ``retention`` seconds are
-    forgotten. Each row costs one counter update per strategy and tag, O(1).
+    forgotten. A row is noted as it comes (its bucket, strategy, tags, outcome and score);
+    the notes are counted together, the same ones once, when a thousand have gathered and
+    before every read, into one counter per strategy and response tags (a tag's and a
+    strategy's totals are summed when read). So a read sees every row added before it.
     """
 
     def __init__(self, *, resolution: float, retention: float) -> None:
@@ -96,41 +105,58 @@ class Window:
         self.retention = float(retention)
         self._buckets: dict[int, dict[_Key, list[float]]] = {}
         self._oldest = 0
+        self._uncounted: list[_Seen] = []
+        self._last: int | None = None  # the bucket of the last row noted
 
     def add(self, rows: Iterable[EvaluationRow], now: float) -> None:
         """Count ``rows`` (each by its ``timestamp``, else ``now``)."""
         resolution = self.resolution
-        last = None  # the rows of one response share their moment: one bucket look-up
-        bucket: dict[_Key, list[float]] | None = None
+        uncounted = self._uncounted
+        last = self._last  # the bucket of the last row noted, known to be kept
+        seen = None  # the rows of one response share their moment: its bucket found once
+        index = 0
         for row in rows:
-            moment = row.timestamp if row.timestamp is not None else now
-            index = int(moment // resolution)
-            if index != last:
-                last = index
-                bucket = self._buckets.get(index)
-                if bucket is None:
-                    if index < self._oldest:
-                        continue
-                    bucket = self._buckets[index] = {}
-                    self._forget(now)
-            elif bucket is None:
+            moment = row.timestamp
+            if moment is None:
+                moment = now
+            if moment != seen:
+                index = int(moment // resolution)
+                if index != last:
+                    if index not in self._buckets:
+                        if index < self._oldest:
+                            seen = None
+                            continue  # older than the window keeps
+                        self._buckets[index] = {}
+                        self._forget(now)
+                    last = index
+                else:
+                    index = last  # the same int: equal notes then compare by identity
+                seen = moment
+            uncounted.append((index, row.strategy, row.sample.tags, row.outcome, row.score))
+        self._last = last
+        if len(uncounted) >= _UNCOUNTED:
+            self._count()
+
+    def _count(self) -> None:
+        """Count the rows noted by :meth:`add` into their buckets' counters (those of a bucket
+        forgotten since are not counted: it is not read any more)."""
+        if not self._uncounted:
+            return
+        seen = Counter(self._uncounted)
+        self._uncounted = []
+        for (index, strategy, tags, outcome, score), times in seen.items():
+            bucket = self._buckets.get(index)
+            if bucket is None:
                 continue
-            slot = _SLOT[row.outcome]
-            score = row.score if slot in (_PASSED, _FAILED) else None
-            strategy = row.strategy
-            tags = row.sample.tags
-            keys: tuple[_Key, ...] = ((strategy, None),)
-            if tags:
-                keys += tuple((strategy, tag) for tag in tags)
-            for key in keys:
-                counter = bucket.get(key)
-                if counter is None:
-                    counter = bucket[key] = [0.0] * 8
-                counter[_ROWS] += 1
-                counter[slot] += 1
-                if score is not None:
-                    counter[_SCORED] += 1
-                    counter[_SUM] += score
+            key = (strategy, tags)
+            counter = bucket.get(key)
+            if counter is None:
+                counter = bucket[key] = [0.0] * 8
+            slot = _SLOT[outcome]
+            counter[slot] += times
+            if slot <= _FAILED and score is not None:  # passed or failed: scored
+                counter[_SCORED] += times
+                counter[_SUM] += score * times
 
     def _forget(self, now: float) -> None:
         oldest = int((now - self.retention) // self.resolution)
@@ -148,30 +174,34 @@ class Window:
         strategy: str | None = None,
     ) -> WindowScore:
         """The rows of responses from ``since`` to ``until``, of one tag and strategy if given."""
+        self._count()
         totals = [0.0] * 8
         first, last = int(since // self.resolution), int(until // self.resolution)
         first = max(first, self._oldest)
         for index, bucket in self._buckets.items():
             if first <= index <= last:
-                for (name, row_tag), counter in bucket.items():
-                    if row_tag == tag and (strategy is None or name == strategy):
+                for (name, tags), counter in bucket.items():
+                    if strategy is not None and name != strategy:
+                        continue
+                    times = 1 if tag is None else tags.count(tag)  # a tag given twice counts twice
+                    if times:
                         for slot in range(8):
-                            totals[slot] += counter[slot]
+                            totals[slot] += times * counter[slot]
         return _freeze(totals, first * self.resolution, until)
 
     def keys(self, since: float, until: float) -> tuple[set[str], set[str]]:
         """The strategies and the tags seen from ``since`` to ``until``."""
+        self._count()
         strategies: set[str] = set()
         tags: set[str] = set()
         first = max(int(since // self.resolution), self._oldest)
         last = int(until // self.resolution)
         for index, bucket in self._buckets.items():
             if first <= index <= last:
-                for name, tag in bucket:
+                for name, row_tags in bucket:
                     if name is not None:
                         strategies.add(name)
-                    if tag is not None:
-                        tags.add(tag)
+                    tags.update(row_tags)
         return strategies, tags
 
     def span(self, since: Since | None, until: Since | None, now: float) -> tuple[float, float]:
@@ -194,10 +224,11 @@ class Window:
 
 def _freeze(totals: list[float], since: float, until: float) -> WindowScore:
     scored = int(totals[_SCORED])
+    rows = totals[_PASSED] + totals[_FAILED] + totals[_ERRORS] + totals[_UNSCORED]
     return WindowScore(
         since=since,
         until=until,
-        rows=int(totals[_ROWS]),
+        rows=int(rows + totals[_SKIPPED]),
         passed=int(totals[_PASSED]),
         failed=int(totals[_FAILED]),
         errors=int(totals[_ERRORS]),

@@ -11,14 +11,20 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from anyio.abc import TaskStatus
 
-from .._engine._apply import apply_inline, strategy_threads, stray_cancellation
+from .._engine._apply import (
+    inline_failure,
+    inline_result,
+    make_row,
+    strategy_threads,
+    stray_cancellation,
+)
 from .._engine._callables import PreparedStrategy
 from .._engine._redact import Redactor
 from .._engine._sinks import Sink, SinkGroup
 from .._engine._threads import DaemonThreads
-from .._reporting._results import EvaluationRow, Outcome
-from ..trace._context import Tokens
-from ..trace._recording import deactivate, idle, make_current
+from .._reporting._results import EvaluationResult, EvaluationRow, Outcome
+from ..trace._context import CURRENT, RECORDER, Tokens
+from ..trace._recording import deactivate, make_current
 from ._job import Job, apply_to_job, timed_out
 from ._queue import JobQueue
 from ._reading import OnlineReading
@@ -30,6 +36,10 @@ __all__ = ["OnlineWork", "logger"]
 
 logger = logging.getLogger("aeval.online")
 _ERROR = Outcome.ERROR
+_PASSED = Outcome.PASSED
+_FAILED = Outcome.FAILED
+_recorder = RECORDER.get
+_current_trace = CURRENT.get
 _TURN = 0.0005
 """Seconds a worker goes on taking queued responses before it lets the event loop have a
 turn: queued ones are evaluated without a turn each (a turn costs more than a cheap check),
@@ -74,6 +84,7 @@ class OnlineWork(OnlineReading):
 
     async def _worker(self) -> None:
         queue = self._queue
+        accounts = self._accounts
         turn_ends = 0.0
         while True:
             job: Job | None = None
@@ -85,7 +96,7 @@ class OnlineWork(OnlineReading):
                     return
                 turn_ends = perf_counter() + _TURN
             self._queued -= 1
-            self._accounts.in_flight += 1
+            accounts.in_flight += 1
             settled = False
             try:
                 pending = self._evaluate(job)
@@ -96,7 +107,7 @@ class OnlineWork(OnlineReading):
                 cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
                 if cancelled and stray_cancellation(exc, "the evaluation") is None:
                     raise
-                self._accounts.crashed += 1
+                accounts.crashed += 1
                 settled = True
                 logger.error(
                     "aeval.online %r: the evaluation of response %d stopped on %s outside the "
@@ -108,10 +119,10 @@ class OnlineWork(OnlineReading):
                     exc_info=exc,
                 )
             finally:
-                self._accounts.in_flight -= 1
+                accounts.in_flight -= 1
                 if not settled:  # cancelled at the drain deadline
-                    self._accounts.unfinished += 1
-                if not self._accounts.in_flight and not self._queued:
+                    accounts.unfinished += 1
+                if not accounts.in_flight and not self._queued:
                     self._idle.set()
                     self._idle_now = True
 
@@ -125,27 +136,77 @@ class OnlineWork(OnlineReading):
             self._log_once("sample", f"a response could not become a sample: {exc}")
             return None
         trace = job.trace
-        made = None if trace is None and idle() else make_current(trace)  # using(trace)
+        if trace is None and _recorder() is None and _current_trace() is None:
+            made = None  # trace.idle(): nothing to make current
+        else:
+            made = make_current(trace)  # using(trace)
         try:
             rows: list[EvaluationRow] = []
             strategies = self.strategies
+            output = job.output
+            row: EvaluationRow | Awaitable[EvaluationRow]
             for i in job.selected:
                 strategy = strategies[i]
-                if strategy.direct:  # apply_to_job's first case, without its call
-                    row = apply_inline(
-                        strategy,
-                        sample,
-                        job.output,
-                        job.duration,
-                        job.seq,
-                        0,
-                        trace,
-                        self.timeout,
-                        timed_out,
-                        self.tracebacks,
-                        (),
-                        job.timestamp,
-                    )
+                if strategy.direct:  # apply_inline(...), without its call: this is per row
+                    started = perf_counter()
+                    try:
+                        result = strategy.evaluate(sample, output)
+                    except BaseException as exc:
+                        row = inline_failure(
+                            strategy,
+                            sample,
+                            output,
+                            job.duration,
+                            job.seq,
+                            0,
+                            trace,
+                            exc,
+                            started,
+                            self.tracebacks,
+                            job.timestamp,
+                        )
+                    else:
+                        if (
+                            type(result) is EvaluationResult
+                            and result.score is not None
+                            and not result.skipped
+                        ):
+                            rows.append(  # a row, no type check needed
+                                make_row(
+                                    sample,
+                                    strategy.name,
+                                    output,
+                                    _PASSED if result.passed else _FAILED,
+                                    result.score,
+                                    result.explanation,
+                                    result.metadata,
+                                    None,
+                                    job.duration,
+                                    perf_counter() - started,
+                                    job.seq,
+                                    0,
+                                    strategy.position,
+                                    job.timestamp,
+                                    trace,
+                                )
+                            )
+                            continue
+                        row = inline_result(
+                            strategy,
+                            sample,
+                            output,
+                            job.duration,
+                            job.seq,
+                            0,
+                            trace,
+                            result,
+                            started,
+                            self.timeout,
+                            timed_out,
+                            self.tracebacks,
+                            (),
+                            job.timestamp,
+                        )
                 else:
                     row = apply_to_job(
                         strategy, sample, job, seconds=self.timeout, tracebacks=self.tracebacks
@@ -201,7 +262,10 @@ class OnlineWork(OnlineReading):
                 accounts.errors += 1
         if self.sinks:
             return self._to_sinks(rows, job)
-        self._report(rows, job)
+        if job.span is None:  # _report(rows, job), without its call
+            accounts.evaluated += 1
+        else:
+            self._report(rows, job)
         return None
 
     async def _to_sinks(self, rows: list[EvaluationRow], job: Job) -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from .._reporting._results import EvaluationResult
+from .._reporting._results import EvaluationResult, make_result
 from ._base import TextStrategy
 from ._guardrail import GuardrailStrategy
 from ._segments import SegmentsStrategy
@@ -175,7 +176,13 @@ class ContainsStrategy(TextStrategy):
         TypeError: Texts that are not strings.
     """
 
-    __slots__ = ("_case_sensitive", "_mode", "_must_contain", "_must_not_contain")
+    __slots__ = (
+        "_case_sensitive",
+        "_mode",
+        "_must_contain",
+        "_must_not_contain",
+        "_passes_with",
+    )
 
     def __init__(
         self,
@@ -195,6 +202,17 @@ class ContainsStrategy(TextStrategy):
         )
         self._mode = check_choice(mode, "mode", ("all", "any"))
         self._case_sensitive = check_flag(case_sensitive, "case_sensitive")
+        # the explanation of the usual pass when evaluate() may decide it without the lists a
+        # problem needs (its own texts, case-sensitive, "all"); None: it may not
+        required, forbidden = len(self._must_contain or ()), len(self._must_not_contain or ())
+        self._passes_with = (
+            _all_found(required, forbidden)
+            if self._case_sensitive
+            and self._mode == "all"
+            and (self._must_contain is not None or self._must_not_contain is not None)
+            and required + forbidden
+            else None
+        )
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -203,6 +221,34 @@ class ContainsStrategy(TextStrategy):
             "mode": self._mode,
             "case_sensitive": self._case_sensitive,
         }
+
+    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
+        """Look for the texts in ``output`` (see :class:`TextStrategy` for non-text outputs).
+
+        The usual pass (the strategy's own texts, compared case-sensitively, every required
+        one found and no forbidden one) is decided here, without the lists a problem needs;
+        the result is the one the general case makes.
+        """
+        explanation = self._passes_with
+        if explanation is None or type(output) is not str:
+            return super().evaluate(sample, output)
+        must = self._must_contain
+        if must is not None:
+            for needle in must:
+                if needle not in output:
+                    return self._evaluate_text(sample, output)
+        must_not = self._must_not_contain
+        if must_not is not None:
+            for needle in must_not:
+                if needle in output:
+                    return self._evaluate_text(sample, output)
+        metadata = {
+            "mode": "all",
+            "found": [] if must is None else list(must),
+            "missing": [],
+            "forbidden_found": [],
+        }
+        return make_result(True, 1.0, explanation, MappingProxyType(metadata), False)
 
     def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
         must = self._must_contain
@@ -372,6 +418,10 @@ class RegexStrategy(TextStrategy):
         return EvaluationResult(passed, 1.0 if passed else 0.0, explanation, metadata)
 
 
+_LONG_ENOUGH: dict[int, str] = {}
+"""The explanation of a pass by length (the usual lengths, made once)."""
+
+
 class NotBlankStrategy(TextStrategy):
     """Passes when the output, stripped of surrounding whitespace, is long enough.
 
@@ -394,6 +444,27 @@ class NotBlankStrategy(TextStrategy):
 
     def _config(self) -> dict[str, Any]:
         return {"min_length": self._min_length}
+
+    def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
+        """Measure the stripped text of ``output`` (see :class:`TextStrategy` for non-text
+        outputs); a pass is decided here, as the general case decides it."""
+        if type(output) is not str:
+            return super().evaluate(sample, output)
+        length = len(output.strip())
+        if length < self._min_length:
+            return self._evaluate_text(sample, output)
+        explanation = _LONG_ENOUGH.get(length)
+        if explanation is None:
+            explanation = f"Output has {plural(length, 'character')} after stripping"
+            if len(_LONG_ENOUGH) < 4096:
+                _LONG_ENOUGH[length] = explanation
+        return make_result(
+            True,
+            1.0,
+            explanation,
+            MappingProxyType({"length": length, "min_length": self._min_length}),
+            False,
+        )
 
     def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
         length = len(text.strip())
