@@ -517,7 +517,7 @@ class Run:
         )
 
     async def _add(self, row: EvaluationRow) -> None:
-        if self.redactor:
+        if self._redact is not None:  # a redactor with secrets: bool(self.redactor), once
             row = self.redactor.row(row)
         self.aggregator.add(row)
         self.tally.rows_done += 1
