@@ -45,13 +45,14 @@ class RowAggregator:
         "_calibration",
         "_calls",
         "_clusters",
-        "_counts",
         "_endings",
         "_finished",
         "_function_errors",
         "_in_order",
         "_judging",
         "_keep",
+        "_keep_failed",
+        "_keep_passed",
         "_last_index",
         "_moments",
         "_open",
@@ -80,7 +81,8 @@ class RowAggregator:
         if keep not in ("all", "failures", "none"):
             raise ValueError(f"keep must be 'all', 'failures' or 'none', got {keep!r}")
         self._keep: KeepRows = keep
-        self._counts = dict.fromkeys(Outcome, 0)
+        self._keep_passed = keep == "all"
+        self._keep_failed = keep != "none"
         self._tags: dict[str, TagCounter] = {}
         self._strategies: dict[str | None, StrategyCounter] = {}
         self._function_errors = 0
@@ -119,7 +121,18 @@ class RowAggregator:
     @property
     def rows_added(self) -> int:
         """Rows counted so far."""
-        return sum(self._counts.values())
+        return sum(counter.total for counter in self._strategies.values())
+
+    def _outcome_counts(self) -> dict[Outcome, int]:
+        """The rows of each outcome: the strategies' counts, summed (every row has one)."""
+        counts = dict.fromkeys(Outcome, 0)
+        for counter in self._strategies.values():
+            counts[_PASSED] += counter.passed
+            counts[_FAILED] += counter.failed
+            counts[Outcome.UNSCORED] += counter.unscored
+            counts[Outcome.SKIPPED] += counter.skipped
+            counts[Outcome.ERROR] += counter.errors
+        return counts
 
     @property
     def run_info(self) -> RunInfo:
@@ -190,7 +203,6 @@ class RowAggregator:
     def add(self, row: EvaluationRow) -> None:
         """Account for one row."""
         outcome = row.outcome
-        self._counts[outcome] += 1
         passed = outcome is _PASSED
         sample = row.sample
         if sample.tags:
@@ -241,8 +253,7 @@ class RowAggregator:
                 if calibration is None:
                     calibration = self._calibration[row.strategy] = CalibrationCounter(row.strategy)
                 calibration.add(row, label)
-        keep = self._keep
-        if keep == "all" or (keep == "failures" and not passed):
+        if self._keep_passed if passed else self._keep_failed:
             if self._in_order:
                 if row.index > self._last_index:
                     self._last_index = row.index
@@ -301,7 +312,10 @@ class RowAggregator:
         tags = {tag: counter.moments.copy() for tag, counter in self._tags.items()}
         strategies = {name: counter.moments.copy() for name, counter in self._strategies.items()}
         if self._single_rows:
-            moments.add_singletons(sum(self._counts.values()), self._counts[_PASSED])
+            moments.add_singletons(
+                sum(c.total for c in self._strategies.values()),
+                sum(c.passed for c in self._strategies.values()),
+            )
             for tag, tagged in self._tags.items():
                 tags[tag].add_singletons(tagged.total, tagged.passed)
         if self._single_pairs:
@@ -327,8 +341,6 @@ class RowAggregator:
         merged = type(self)(keep=keep)
         for source in (self, other):
             moments, tags, strategies, repeat_stats = source._closed()
-            for outcome, count in source._counts.items():
-                merged._counts[outcome] += count
             for tag, counter in source._tags.items():
                 target = merged._tags.setdefault(tag, TagCounter())
                 target.total += counter.total
@@ -366,7 +378,7 @@ class RowAggregator:
         moments, tag_moments, strategy_moments, repeat_stats = self._closed()
         return ReportParts(
             rows=tuple(self._rows if self._in_order else sorted(self._rows, key=_SORT_KEY)),
-            counts={o: self._counts[o] for o in Outcome},
+            counts=self._outcome_counts(),
             tags={
                 tag: TagStatistics(
                     total=c.total, passed=c.passed, moments=tag_moments[tag].freeze()
