@@ -25,9 +25,7 @@ __all__ = [
     "EvaluationSample",
     "Parameters",
     "Samples",
-    "checked_sample",
     "make_sample",
-    "parameters_of",
     "raw_parameters",
 ]
 
@@ -271,7 +269,6 @@ class EvaluationSample:
 
 
 _new = object.__new__
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 make_sample = fast_slots_maker(EvaluationSample)
 """``EvaluationSample`` of values already checked, positionally (name, parameters, expected
@@ -285,31 +282,6 @@ def raw_parameters(values: tuple[Any, ...], names: tuple[str | None, ...]) -> Pa
     params._values = values
     params._names = names
     return params
-
-
-def parameters_of(values: list[Any] | dict[str, Any]) -> Parameters:
-    """``Parameters(values)`` for a list, or a dict with string keys, already checked."""
-    if isinstance(values, list):
-        return raw_parameters(tuple(values), (None,) * len(values))
-    return raw_parameters(tuple(values.values()), tuple(values))
-
-
-def checked_sample(
-    name: str,
-    parameters: Parameters,
-    expected_output: Any,
-    tags: tuple[str, ...],
-    metadata: dict[str, Any] | None,
-) -> EvaluationSample:
-    """The sample of values a loader has already checked as ``EvaluationSample`` would: a
-    non-blank name and string tags (the fast path of large sample files)."""
-    return make_sample(
-        name,
-        parameters,
-        expected_output,
-        tags,
-        _EMPTY if metadata is None else MappingProxyType(dict(metadata)),
-    )
 
 
 class Samples(Sequence[EvaluationSample]):

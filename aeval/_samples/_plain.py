@@ -46,14 +46,14 @@ def plain_samples(items: Iterator[Any], out: list[EvaluationSample]) -> Any:
     (see :func:`plain_sample`), and return that item, taken from ``items``; :data:`DONE`
     when every item was.
 
-    Each sample is what ``checked_sample(name, parameters_of(parameters), ...)`` of
-    ``aeval._samples._model`` would build, made with :func:`make_sample`. This runs once
-    per line of a large file, so a chunk's items are built in one loop, and ``items`` may
-    parse them as it goes (``map(orjson.loads, lines)``: each line's objects are then let go
-    before the next is parsed).
+    Each sample is the one ``EvaluationSample(name, parameters, expected_output, tags=...,
+    metadata=...)`` would build, made with :func:`make_sample` and :func:`raw_parameters`.
+    This runs once per line of a large file, so a chunk's items are built in one loop, and
+    ``items`` may parse them as it goes (``map(orjson.loads, lines)``: each line's objects
+    are then let go before the next is parsed).
     """
     plain_keys, empty, missing, unnamed = PLAIN_KEYS, _EMPTY, _MISSING, _UNNAMED
-    conversation, proxy, make, parameters_of = (
+    conversation, proxy, make, new_parameters = (
         _CONVERSATION_METADATA,
         MappingProxyType,
         make_sample,
@@ -71,12 +71,12 @@ def plain_samples(items: Iterator[Any], out: list[EvaluationSample]) -> Any:
         if type(parameters) is list:
             values = tuple(parameters)
             count = len(values)
-            params = parameters_of(values, unnamed[count] if count < 8 else (None,) * count)
+            params = new_parameters(values, unnamed[count] if count < 8 else (None,) * count)
         elif type(parameters) is dict:
             for key in parameters:
                 if type(key) is not str:
                     return item
-            params = parameters_of(tuple(parameters.values()), tuple(parameters))
+            params = new_parameters(tuple(parameters.values()), tuple(parameters))
         else:
             return item
         tags = get("tags")

@@ -85,13 +85,13 @@ class Job:
         ):
             inputs = self.inputs
             parameters: Parameters | None = None
-            if type(inputs) is dict:  # parameters_of(inputs), without its calls
+            if type(inputs) is dict:  # Parameters(inputs), without its checks
                 for key in inputs:
                     if type(key) is not str:
                         break
                 else:
                     parameters = raw_parameters(tuple(inputs.values()), tuple(inputs))
-            return make_sample(  # checked_sample(...), without its call
+            return make_sample(  # EvaluationSample(...), without its checks
                 name or f"{self.prefix or prefix}-{self.seq}",
                 Parameters(_parameters(inputs)) if parameters is None else parameters,
                 None,
