@@ -7,7 +7,9 @@ limits, the trace's JSON and a Scorer run with budgets."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 import sys
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
@@ -240,6 +242,9 @@ async def test_a_lazy_trace_reads_like_the_same_trace_made_at_once(
         "tokens": lambda t: t.tokens,
         "seconds": lambda t: t.seconds,
         "asdict": dataclasses.asdict,
+        "pickle": lambda t: pickle.loads(pickle.dumps(t)),
+        "copy": copy.copy,
+        "deepcopy": copy.deepcopy,
         "replace": lambda t: dataclasses.replace(t, dropped=3),
         "redact": lambda t: redact_trace(t, redact).model_calls,
     }

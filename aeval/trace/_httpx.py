@@ -172,7 +172,10 @@ def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], A
     :class:`~aeval.trace.ModelCall` with the model, the tokens the server reported, the time
     from request to response and the tools the model asked to call. Other endpoints, error
     statuses and streams are left alone; a body that is not JSON records what is known. The
-    hooks never fail the call.
+    hooks never fail the call. They keep the response's body (and the request's) and make
+    the model call from it when the trace is first read, so a trace nothing reads costs no
+    parse; bodies over 8 KB together are parsed as they arrive, so that an unread trace
+    holds little.
 
     Example::
 
