@@ -362,3 +362,71 @@ def test_a_recorder_made_by_hand_keeps_raw_model_calls_apart_from_tool_calls() -
     assert trace.tool_names() == ("first",)
     assert [call.model for call in trace.model_calls] == ["m"]
     assert [type(event).__name__ for event in trace.events()] == ["ToolCall", "ModelCall"]
+
+
+URLS = [
+    "http://127.0.0.1/v1/chat/completions",
+    "http://127.0.0.1/chat/completions?api-version=2024-10-21",
+    "http://127.0.0.1/v1/chat/completions/",
+    "http://127.0.0.1/v1/chat/%63ompletions",
+    "http://127.0.0.1/v1/chat%2Fcompletions",
+    "http://127.0.0.1/v1/chat/completions%20",
+    "http://127.0.0.1/v1/embeddings",
+    "http://127.0.0.1",
+    "http://127.0.0.1/",
+    "http://127.0.0.1/v1/chat/completions#frag",
+    "http://127.0.0.1/v1/caf%C3%A9/chat/completions",
+]
+
+
+@pytest.mark.parametrize("url", URLS)
+def test_the_hooks_read_the_path_as_url_path_reads_it(url: str) -> None:
+    (on_request,) = httpx_event_hooks(sync=True)["request"]
+    request = httpx.Request("POST", url, json={})
+    with recording():
+        on_request(request)
+    recorded = "aeval.trace.started" in request.extensions
+    assert recorded is request.url.path.endswith("/chat/completions")
+
+
+class _PlainHeaders:
+    """Headers with only ``get``: what the hooks fall back to without httpx's own list."""
+
+    def __init__(self, headers: httpx.Headers) -> None:
+        self._headers = headers
+
+    def get(self, key: str, default: str = "") -> str:
+        return str(self._headers.get(key, default))
+
+
+HEADERS: list[list[tuple[bytes, bytes]]] = [
+    [],
+    [(b"content-type", b"application/json")],
+    [(b"Content-Type", b"text/event-stream")],
+    [(b"CONTENT-TYPE", b"text/event-stream; charset=utf-8")],
+    [(b"content-type", b"Text/Event-Stream")],
+    [(b"content-type", b"application/json"), (b"content-type", b"text/event-stream")],
+    [(b"content-type", b"text/event"), (b"content-type", b"-stream")],
+    [(b"x-kind", b"text/event-stream"), (b"content-type", b"application/json")],
+    [(b"content-type", "application/json; v=\u00e9".encode("latin-1"))],
+    [(b"content-type", "text/event-stream; v=\u00e9".encode())],
+]
+
+
+@pytest.mark.parametrize("plain", [False, True])
+@pytest.mark.parametrize("headers", HEADERS)
+def test_the_hooks_read_the_content_type_as_headers_get_reads_it(
+    headers: list[tuple[bytes, bytes]], plain: bool
+) -> None:
+    hooks = httpx_event_hooks(sync=True)
+    (on_request,), (on_response,) = hooks["request"], hooks["response"]
+    body = orjson.dumps(chat(model="m"))
+    with recording() as recorder:
+        request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json={})
+        on_request(request)
+        response = httpx.Response(200, content=body, headers=headers, request=request)
+        stream = "text/event-stream" in response.headers.get("content-type", "")
+        if plain:
+            response.headers = _PlainHeaders(response.headers)  # type: ignore[assignment]
+        on_response(response)
+    assert (recorder.snapshot() is None) is stream
