@@ -29,6 +29,7 @@ from ._values import (
     ToolCall,
     Trace,
     Unmade,
+    UnmadeModelCalls,
     frozen_tool_call,
     unmade_trace,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "IMMUTABLE",
     "Pending",
     "RECORDER",
+    "RawModelCall",
     "Recorder",
     "SEQUENCE",
     "Tokens",
@@ -105,6 +107,17 @@ class _Kept:
         self.value, self.cuts = kept
 
 
+class RawModelCall:
+    """A model call kept as it was received (the bodies of an HTTP exchange, its duration):
+    :meth:`make` turns it into its :class:`ModelCall` when the trace is first read."""
+
+    __slots__ = ()
+
+    def make(self, started: datetime) -> ModelCall:
+        """The model call, which started at ``started`` (never raises)."""
+        raise NotImplementedError
+
+
 _RawToolCall = tuple[
     str,  # name
     "dict[str, Any] | _Kept",  # arguments: a flat dict the recorder owns, or kept already
@@ -116,7 +129,7 @@ _RawToolCall = tuple[
     "datetime | None",  # started as given
 ]
 _Event = ToolCall | ModelCall | Retrieval
-_Entry = tuple[int, int, "_Event | _RawToolCall"]  # (started ns, sequence, event)
+_Entry = tuple[int, int, "_Event | _RawToolCall | RawModelCall"]  # (started ns, sequence, event)
 
 
 class Recorder:
@@ -146,6 +159,7 @@ class Recorder:
         "_lock",
         "_made",
         "_mixed",
+        "_models",
         "_redact",
         "_truncated",
         "limits",
@@ -167,6 +181,7 @@ class Recorder:
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
         self._events: list[_Entry] | None = None  # made by the first event (see _list)
         self._made: dict[int, ToolCall] | None = None  # sequence -> its call, once made
+        self._models: dict[int, ModelCall] | None = None  # the same for raw model calls
         self._mixed = False  # whether the events hold more than raw tool calls
         self._truncated = 0
         self._dropped = 0
@@ -287,6 +302,30 @@ class Recorder:
             with self._locked():
                 self._dropped += 1
 
+    def received(self, started: int, raw: RawModelCall, at_once: bool) -> None:
+        """Keep a model call that started at ``started`` (``time.time_ns()``) and ended now as
+        ``raw``, made when the trace is first read (at once when ``at_once``)."""
+        events = self._events
+        if events is None:
+            events = self._list()
+        if len(events) < self.limits.max_events:
+            sequence = next(SEQUENCE)
+            event: RawModelCall | ModelCall = raw
+            if at_once:
+                event = self._model(raw, started, sequence)
+            self._mixed = True  # before the entry: a snapshot that sees it knows it is mixed
+            events.append((started, sequence, event))
+        else:
+            with self._locked():
+                self._dropped += 1
+
+    def _model(self, raw: RawModelCall, started: int, sequence: int) -> ModelCall:
+        if self._models is None:
+            with _MAKING:
+                if self._models is None:
+                    self._models = {}
+        return _made_model(self._models, raw, started, sequence)
+
     def _locked(self) -> threading.Lock:
         """This recorder's lock, made on first use: most recordings never need one."""
         if self._lock is None:
@@ -331,6 +370,8 @@ class Recorder:
                     frozen = self._frozen(event, started, sequence)
                     events[index] = (started, sequence, frozen)
                     self._truncated += frozen.truncated
+                elif isinstance(event, RawModelCall):
+                    events[index] = (started, sequence, self._model(event, started, sequence))
             settled: list[tuple[int, int, _Event]] = list(events)  # type: ignore[arg-type]
             return settled, self._truncated, self._dropped
 
@@ -378,12 +419,16 @@ class Recorder:
             made = self._made
             if made is None:
                 made = self._made = {}
+            models = self._models
+            if models is None:
+                models = self._models = {}
         if not mixed and entries:  # raw tool calls only: the usual trace
-            return unmade_trace(_Unmade(entries, self.limits, made, truncated), (), (), dropped)
+            unmade = _Unmade(entries, self.limits, made, truncated)
+            return unmade_trace(unmade, (), (), 0, dropped)
         tool_calls: list[_Entry] = []
-        model_calls: list[ModelCall] = []
+        model_calls: list[_Entry] = []
         retrievals: list[Retrieval] = []
-        raw = False
+        raw = raw_models = False
         for entry in entries:
             kind = type(entry[2])
             if kind is tuple:
@@ -392,16 +437,25 @@ class Recorder:
             elif kind is ToolCall:
                 tool_calls.append(entry)
             elif kind is ModelCall:
-                model_calls.append(entry[2])  # type: ignore[arg-type]
-            else:
+                model_calls.append(entry)
+            elif kind is Retrieval:
                 retrievals.append(entry[2])  # type: ignore[arg-type]
-        if raw:
-            unmade = _Unmade(tool_calls, self.limits, made, truncated)
-            return unmade_trace(unmade, tuple(model_calls), tuple(retrievals), dropped)
+            else:
+                raw_models = True
+                model_calls.append(entry)
         if not entries and not dropped:
             return None
-        calls: tuple[ToolCall, ...] = tuple(entry[2] for entry in tool_calls)  # type: ignore[misc]
-        return Trace(calls, tuple(model_calls), tuple(retrievals), truncated, dropped)
+        calls: Unmade | tuple[ToolCall, ...] = ()
+        if raw:
+            calls = _Unmade(tool_calls, self.limits, made, truncated)
+        elif tool_calls:
+            calls = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
+        kept: UnmadeModelCalls | tuple[ModelCall, ...] = ()
+        if raw_models:
+            kept = _UnmadeModels(model_calls, models)
+        elif model_calls:
+            kept = tuple([entry[2] for entry in model_calls])  # type: ignore[misc]
+        return unmade_trace(calls, kept, tuple(retrievals), truncated, dropped)
 
     def _snapshot_now(self) -> Trace | None:
         """:meth:`snapshot` with every value made at once."""
@@ -493,6 +547,33 @@ class _Unmade(Unmade):
             else:
                 calls.append(event)  # type: ignore[arg-type]
         return tuple(calls), truncated
+
+
+class _UnmadeModels(UnmadeModelCalls):
+    """A recorder's model calls in start order, raw or made, to make on first read."""
+
+    __slots__ = ("entries", "made")
+
+    def __init__(self, entries: list[_Entry], made: dict[int, ModelCall]) -> None:
+        self.entries = entries
+        self.made = made
+
+    def make(self) -> tuple[ModelCall, ...]:
+        made = self.made
+        return tuple(
+            event if type(event) is ModelCall else _made_model(made, event, started, sequence)  # type: ignore[arg-type]
+            for started, sequence, event in self.entries
+        )
+
+
+def _made_model(
+    made: dict[int, ModelCall], raw: RawModelCall, started: int, sequence: int
+) -> ModelCall:
+    """The model call of ``raw``, made once: every snapshot holds the same value."""
+    call = made.get(sequence)
+    if call is None:
+        call = made.setdefault(sequence, raw.make(_datetime(started)))
+    return call
 
 
 def _owned(arguments: dict[Any, Any]) -> bool:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
+from time import perf_counter, time_ns
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._context import RECORDER, Recorder, now
-from ._recording import record_model_call
+from ._context import RECORDER, SEQUENCE, RawModelCall, Recorder
+from ._values import ModelCall, frozen_model_call
 
 if TYPE_CHECKING:
     import httpx
@@ -19,6 +20,9 @@ __all__ = ["httpx_event_hooks", "requested_tools"]
 _STARTED = "aeval.trace.started"
 _CHAT_PATH = "/chat/completions"
 _MAPPINGS = (dict, Mapping)  # a dict (what JSON gives) is told without the ABC's check
+_KEPT_BYTES = 8192
+"""The most bytes of bodies a model call keeps until its trace is read; larger ones are
+parsed when the response arrives."""
 
 
 def requested_tools(data: Any) -> tuple[str, ...]:
@@ -43,11 +47,11 @@ def _count(usage: Any, key: str) -> int | None:
     return value
 
 
-def _requested_model(request: httpx.Request) -> tuple[str | None, bool]:
-    """The model a request names and whether it asks for a stream."""
+def _requested_model(content: bytes) -> tuple[str | None, bool]:
+    """The model a request's body names and whether it asks for a stream."""
     try:
-        body = orjson.loads(request.content)
-    except (orjson.JSONDecodeError, RuntimeError, TypeError):
+        body = orjson.loads(content)
+    except orjson.JSONDecodeError:
         return None, False
     if not isinstance(body, _MAPPINGS):
         return None, False
@@ -55,79 +59,108 @@ def _requested_model(request: httpx.Request) -> tuple[str | None, bool]:
     return (model if isinstance(model, str) else None), body.get("stream") is True
 
 
+class _Response(RawModelCall, tuple[bytes, bytes, float]):
+    """A chat completion as received: ``(the response's body, the request's body, the seconds
+    from request to response)``; the request's body is read when the response does not name
+    its model. A tuple, made without a Python ``__init__``: the hooks make one per call."""
+
+    __slots__ = ()
+
+    def make(self, started: datetime) -> ModelCall:
+        body, request, duration = self
+        try:
+            data: Any = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            data = None
+        usage = data.get("usage") if isinstance(data, _MAPPINGS) else None
+        reported = data.get("model") if isinstance(data, _MAPPINGS) else None
+        return frozen_model_call(
+            reported if isinstance(reported, str) else _requested_model(request)[0],
+            _count(usage, "prompt_tokens"),
+            _count(usage, "completion_tokens"),
+            duration,
+            requested_tools(data),
+            started,
+        )
+
+
 def _on_request(request: httpx.Request) -> None:
     recorder = RECORDER.get()
-    if recorder is not None and request.url.path.endswith(_CHAT_PATH):
-        request.extensions[_STARTED] = (recorder, time.perf_counter(), now())
+    if recorder is None:
+        return
+    try:  # the path as sent, which ``url.path`` decodes: the same unless it holds an escape
+        path = request.url._uri_reference.path
+    except AttributeError:  # another httpx
+        path = "%"
+    if "%" in path:
+        path = request.url.path
+    if path.endswith(_CHAT_PATH):
+        request.extensions[_STARTED] = (recorder, perf_counter(), time_ns())
 
 
 async def _on_request_async(request: httpx.Request) -> None:
     _on_request(request)
 
 
-def _wanted(response: httpx.Response) -> tuple[Recorder, float, Any, httpx.Request] | None:
-    """Where to record ``response``: ``None`` for one that is not a whole chat completion.
+def _wanted(response: httpx.Response) -> tuple[Recorder, float, int, bytes] | None:
+    """Where to record ``response`` (the recorder, the clocks at the request, the request's
+    body): ``None`` for one that is not a whole chat completion.
 
-    The request's body is parsed only when it may ask for a stream, or when the response
-    does not name its model.
+    Whether the call is recorded is decided here, before the body is read: by the path, the
+    status, the content type (what ``"text/event-stream" in headers.get("content-type", "")``
+    says: the words are ASCII and hold no ``", "``, which joins repeated headers) and whether
+    the request asked for a stream (its body is parsed only when it may).
     """
     request = response.request
     started = request.extensions.get(_STARTED)
     if started is None or not 200 <= response.status_code < 300:
         return None
-    if "text/event-stream" in response.headers.get("content-type", ""):
-        return None
+    headers = response.headers
+    try:  # httpx's own (name, lowercased name, value) items: no header decoded
+        for _, key, value in headers._list:
+            if key == b"content-type" and b"text/event-stream" in value:
+                return None
+    except (AttributeError, TypeError, ValueError):  # another httpx
+        if "text/event-stream" in headers.get("content-type", ""):
+            return None
     try:
         content = request.content
     except RuntimeError:  # a streamed body, not read
         content = b""
-    if b'"stream"' in content and _requested_model(request)[1]:
+    if b'"stream"' in content and _requested_model(content)[1]:
         return None
     recorder, began, at = started
-    return recorder, began, at, request
+    return recorder, began, at, content
 
 
-def _finish(response: httpx.Response, wanted: tuple[Recorder, float, Any, httpx.Request]) -> None:
-    recorder, began, at, request = wanted
-    try:
-        _record(recorder, response.content, request, began, at)
-    except Exception:  # a body we cannot read must never fail the caller's request
-        return
+def _keep(wanted: tuple[Recorder, float, int, bytes], body: bytes) -> None:
+    """Keep the call as its bodies, parsed when the trace is first read (at once when they are
+    large, so that a trace holds no more than ``_KEPT_BYTES`` of them per call)."""
+    ended = perf_counter()
+    recorder, began, at, content = wanted
+    raw = _Response((body, content, ended - began))
+    events = recorder._events
+    if (
+        events is not None
+        and len(events) < recorder.limits.max_events
+        and len(body) + len(content) <= _KEPT_BYTES
+    ):
+        recorder._mixed = True  # before the entry (see Recorder.received)
+        events.append((at, next(SEQUENCE), raw))
+    else:
+        recorder.received(at, raw, len(body) + len(content) > _KEPT_BYTES)
 
 
 def _on_response(response: httpx.Response) -> None:
     wanted = _wanted(response)
     if wanted is not None:
-        response.read()
-        _finish(response, wanted)
+        _keep(wanted, response.read())
 
 
 async def _on_response_async(response: httpx.Response) -> None:
     wanted = _wanted(response)
     if wanted is not None:
-        await response.aread()
-        _finish(response, wanted)
-
-
-def _record(recorder: Recorder, body: bytes, request: httpx.Request, began: float, at: Any) -> None:
-    try:
-        data: Any = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        data = None
-    usage = data.get("usage") if isinstance(data, _MAPPINGS) else None
-    reported = data.get("model") if isinstance(data, _MAPPINGS) else None
-    token = RECORDER.set(recorder)
-    try:
-        record_model_call(
-            model=reported if isinstance(reported, str) else _requested_model(request)[0],
-            prompt_tokens=_count(usage, "prompt_tokens"),
-            completion_tokens=_count(usage, "completion_tokens"),
-            duration=time.perf_counter() - began,
-            requested_tools=requested_tools(data),
-            started=at,
-        )
-    finally:
-        RECORDER.reset(token)
+        _keep(wanted, await response.aread())
 
 
 def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], Any]]]:
@@ -139,7 +172,10 @@ def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], A
     :class:`~aeval.trace.ModelCall` with the model, the tokens the server reported, the time
     from request to response and the tools the model asked to call. Other endpoints, error
     statuses and streams are left alone; a body that is not JSON records what is known. The
-    hooks never fail the call.
+    hooks never fail the call. They keep the response's body (and the request's) and make
+    the model call from it when the trace is first read, so a trace nothing reads costs no
+    parse; bodies over 8 KB together are parsed as they arrive, so that an unread trace
+    holds little.
 
     Example::
 

@@ -18,6 +18,7 @@ __all__ = [
     "Trace",
     "TraceEvent",
     "Unmade",
+    "UnmadeModelCalls",
     "frozen_model_call",
     "frozen_tool_call",
     "unmade_trace",
@@ -251,7 +252,9 @@ class Trace:
 
     def __bool__(self) -> bool:
         if isinstance(_TOOL_CALLS.__get__(self), Unmade):
-            return True  # a recorder leaves tool calls unmade only when it holds some
+            return True  # a recorder leaves calls unmade only when it holds some
+        if isinstance(_MODEL_CALLS.__get__(self), UnmadeModelCalls):
+            return True
         return bool(self.tool_calls or self.model_calls or self.retrievals)
 
     def events(self) -> Iterator[TraceEvent]:
@@ -334,6 +337,18 @@ class Unmade:
         raise NotImplementedError
 
 
+class UnmadeModelCalls:
+    """The model calls of a :class:`Trace` that a recorder left to be made on first read:
+    a model call recorded from an HTTP response is kept as its bodies until then, so a trace
+    nobody reads never parses them."""
+
+    __slots__ = ()
+
+    def make(self) -> tuple[ModelCall, ...]:
+        """The model calls; the same values on every call."""
+        raise NotImplementedError
+
+
 _TOOL_CALLS = Trace.__dict__["tool_calls"]
 _MODEL_CALLS = Trace.__dict__["model_calls"]
 _RETRIEVALS = Trace.__dict__["retrievals"]
@@ -369,21 +384,47 @@ class _Made:
         self._slot.__set__(trace, value)
 
 
+class _MadeModelCalls:
+    """:attr:`Trace.model_calls`, which may hold an :class:`UnmadeModelCalls` until it is
+    first read (see :class:`_Made`)."""
+
+    __slots__ = ("_slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self._slot = slot
+
+    def __get__(self, trace: Trace | None, owner: type | None = None) -> Any:
+        if trace is None:
+            return self
+        value = self._slot.__get__(trace)
+        if isinstance(value, UnmadeModelCalls):
+            value = value.make()
+            self._slot.__set__(trace, value)
+        return value
+
+    def __set__(self, trace: Trace, value: Any) -> None:
+        self._slot.__set__(trace, value)
+
+
 setattr(Trace, "tool_calls", _Made(_TOOL_CALLS))  # noqa: B010 - mypy reads the field's type
 setattr(Trace, "truncated", _Made(_TRUNCATED))  # noqa: B010
+setattr(Trace, "model_calls", _MadeModelCalls(_MODEL_CALLS))  # noqa: B010
 
 
 def unmade_trace(
-    unmade: Unmade,
-    model_calls: tuple[ModelCall, ...],
+    tool_calls: Unmade | tuple[ToolCall, ...],
+    model_calls: UnmadeModelCalls | tuple[ModelCall, ...],
     retrievals: tuple[Retrieval, ...],
+    truncated: int,
     dropped: int,
 ) -> Trace:
-    """A :class:`Trace` whose tool calls and count of cuts ``unmade`` makes on first read."""
+    """A :class:`Trace` whose tool calls and count of cuts (when ``tool_calls`` is an
+    :class:`Unmade`; else ``truncated``) and whose model calls (when ``model_calls`` is an
+    :class:`UnmadeModelCalls`) are made on first read."""
     trace = object.__new__(Trace)
-    _TOOL_CALLS.__set__(trace, unmade)
+    _TOOL_CALLS.__set__(trace, tool_calls)
     _MODEL_CALLS.__set__(trace, model_calls)
     _RETRIEVALS.__set__(trace, retrievals)
-    _TRUNCATED.__set__(trace, unmade)
+    _TRUNCATED.__set__(trace, tool_calls if isinstance(tool_calls, Unmade) else truncated)
     _DROPPED.__set__(trace, dropped)
     return trace
