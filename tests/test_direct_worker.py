@@ -445,3 +445,76 @@ async def test_a_direct_run_cancelled_from_outside_stops_and_raises_nothing(
         await Scorer(2).evaluate(samples, target, ExactMatchStrategy())
     assert scope.cancelled_caught
     assert direct_runs == [True]
+
+
+_TIMING = (
+    "duration",
+    "started",
+    "ended",
+    "finished",
+    "elapsed",
+    "time",
+    "seconds",
+    "run",
+    "traceback",
+)
+
+
+def _untimed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _untimed(v) for k, v in value.items() if not any(t in k.lower() for t in _TIMING)
+        }
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+@inline
+def _mixed(sample: EvaluationSample, output: Any) -> EvaluationResult:
+    number = int(sample.name[1:])
+    if number % 5 == 0:
+        return EvaluationResult.failing(0.25, "low")
+    if number % 7 == 0:
+        return EvaluationResult.passing(0.75, "judged").with_metadata({"judges": []})
+    return EvaluationResult.passing(1.0 if number % 2 else 0.5, "fine")
+
+
+@pytest.mark.parametrize("keep", ["failures", "none"])
+async def test_a_passing_row_nobody_keeps_is_counted_as_the_row_would_be(
+    direct_runs: list[bool], keep: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no sink and passing rows not kept, the direct worker counts a plain passing row
+    without making it (``Aggregator.count_passed``): the report is the one the rows make,
+    for tagged samples, samples with metadata or a label, results with metadata, failures
+    and errors alike."""
+    from aeval.formatters.json import report_to_dict
+
+    def sample(i: int) -> EvaluationSample:
+        tags = [("odd" if i % 2 else "even"), "all"] if i % 3 else []
+        metadata = {"label": "pass"} if i % 11 == 0 else ({"owner": "x"} if i % 13 == 0 else {})
+        return EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}", tags=tags, metadata=metadata)
+
+    samples = Samples(sample(i) for i in range(1, 120))
+    counted: list[str] = []
+    count_passed = RowAggregator.count_passed
+
+    def spy(self: RowAggregator, tags: tuple[str, ...], strategy: str, score: float) -> None:
+        counted.append(strategy)
+        count_passed(self, tags, strategy, score)
+
+    monkeypatch.setattr(RowAggregator, "count_passed", spy)
+    reports = []
+    for timeout in (None, 60.0):
+        scorer = Scorer(5, keep=keep, timeout=timeout)
+        reports.append(await scorer.evaluate(_source("async", samples), _target, _mixed))
+    assert direct_runs == [True, False]
+    direct, general = reports
+    assert _untimed(report_to_dict(direct)) == _untimed(report_to_dict(general))
+    assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
+    assert direct.tag_statistics == general.tag_statistics
+    assert direct.strategy_statistics == general.strategy_statistics
+    assert direct.calibration == general.calibration
+    assert direct.counts == general.counts
+    assert direct.counts[Outcome.PASSED] > 60
+    assert 40 < len(counted) < direct.counts[Outcome.PASSED]  # the plain ones, not the rest

@@ -5,6 +5,8 @@ only direct strategies (sync checks that run on the event loop): ``Run._direct``
 a run, whose workers then run :func:`direct_worker` instead of a loop that awaits
 ``Run._evaluate_sample`` per sample. The rows, counts and traces are the same
 (``tests/test_direct_worker.py`` compares the two paths); only the work per sample is less.
+In a run without sinks whose passing rows are not kept, a plain passing row (no metadata,
+its sample none) is counted without being made (``RowAggregator.count_passed``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from sys import getrefcount
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, cast
 
+from .._conversation import Transcript
 from .._exceptions import AbandonedCallsError
 from .._reporting._results import EvaluationResult, EvaluationRow, Outcome
 from ..trace._context import RECORDER, Recorder
@@ -64,6 +67,8 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
     set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
     row_type, result_type = EvaluationRow, EvaluationResult
     plain = run._plain
+    rowless = plain and aggregator.rowless
+    count_passed = aggregator.count_passed
     check = run.sample_check
     spare: Recorder | None = None
     returned = firsts = 0  # calls that returned (of repeat 0): counted as the worker ends
@@ -142,6 +147,19 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                                 tracebacks,
                             )
                         else:
+                            if (
+                                rowless
+                                and type(result) is result_type
+                                and result.passed
+                                and result.score is not None
+                                and not result.skipped
+                                and not result.metadata
+                                and not sample.metadata
+                                and type(output) is not Transcript
+                            ):  # a passing row nobody keeps or reads: counted, not made
+                                count_passed(sample.tags, name, result.score)
+                                tally.rows_done += 1
+                                continue
                             if (
                                 type(result) is result_type
                                 and result.score is not None

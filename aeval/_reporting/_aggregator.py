@@ -194,6 +194,31 @@ class RowAggregator:
         if failed:
             self._function_errors += 1
 
+    @property
+    def rowless(self) -> bool:
+        """Whether a passing row may be counted without being made (:meth:`count_passed`):
+        one row per sample and per (sample, strategy) pair, and passing rows not kept."""
+        return not self._clusters and not self._keep_passed
+
+    def count_passed(self, tags: tuple[str, ...], strategy: str, score: float) -> None:
+        """What :meth:`add` does for a passing row, without the row, when :attr:`rowless`
+        and the row has no metadata, its sample none and its output is no transcript."""
+        if tags:
+            counters = self._tags
+            for tag in tags:
+                counter = counters.get(tag)
+                if counter is None:
+                    counter = counters[tag] = TagCounter()
+                counter.total += 1
+                counter.passed += 1
+        counted = self._strategies.get(strategy)
+        if counted is None:
+            counted = self._strategies[strategy] = StrategyCounter()
+        counted.total += 1
+        counted.passed += 1
+        counted.scored += 1
+        counted.score_sum += score
+
     def count_calls(self, calls: int, samples: int) -> None:
         """Count ``calls`` calls of the function under test that returned, ``samples`` of
         them the first (repeat 0) of their sample: ``count_sample`` for each, at once."""
