@@ -365,6 +365,7 @@ class _Made:
     """
 
     __slots__ = ("_slot",)
+    _unmade: type = Unmade
 
     def __init__(self, slot: Any) -> None:
         self._slot = slot
@@ -373,37 +374,29 @@ class _Made:
         if trace is None:
             return self
         value = self._slot.__get__(trace)
-        if isinstance(value, Unmade):
-            calls, truncated = value.make()
-            _TOOL_CALLS.__set__(trace, calls)
-            _TRUNCATED.__set__(trace, truncated)
+        if isinstance(value, self._unmade):
+            self._make(trace, value)
             value = self._slot.__get__(trace)
         return value
 
     def __set__(self, trace: Trace, value: Any) -> None:
         self._slot.__set__(trace, value)
 
+    def _make(self, trace: Trace, unmade: Any) -> None:
+        calls, truncated = unmade.make()
+        _TOOL_CALLS.__set__(trace, calls)
+        _TRUNCATED.__set__(trace, truncated)
 
-class _MadeModelCalls:
+
+class _MadeModelCalls(_Made):
     """:attr:`Trace.model_calls`, which may hold an :class:`UnmadeModelCalls` until it is
     first read (see :class:`_Made`)."""
 
-    __slots__ = ("_slot",)
+    __slots__ = ()
+    _unmade = UnmadeModelCalls
 
-    def __init__(self, slot: Any) -> None:
-        self._slot = slot
-
-    def __get__(self, trace: Trace | None, owner: type | None = None) -> Any:
-        if trace is None:
-            return self
-        value = self._slot.__get__(trace)
-        if isinstance(value, UnmadeModelCalls):
-            value = value.make()
-            self._slot.__set__(trace, value)
-        return value
-
-    def __set__(self, trace: Trace, value: Any) -> None:
-        self._slot.__set__(trace, value)
+    def _make(self, trace: Trace, unmade: Any) -> None:
+        self._slot.__set__(trace, unmade.make())
 
 
 setattr(Trace, "tool_calls", _Made(_TOOL_CALLS))  # noqa: B010 - mypy reads the field's type
