@@ -33,3 +33,25 @@ def machine(*packages: str) -> dict[str, Any]:
     }
     info.update({name: version(name) for name in packages})
     return info
+
+
+def status_mb(field: str) -> float | None:
+    """A ``/proc/self/status`` field in MB (``VmRSS``, ``VmHWM``); ``None`` where unreadable."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak() -> bool:
+    """Reset the kernel's RSS high-water mark to the current RSS (Linux >= 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear_refs:
+            clear_refs.write("5")
+    except OSError:
+        return False
+    return True

@@ -46,7 +46,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import orjson
-from _machine import machine
+from _machine import machine, reset_peak, status_mb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -352,30 +352,9 @@ async def scenario_efficiency(settings: Settings) -> dict[str, Any]:
     return {"points": points, "verdict": verdicts[0] if verdicts else "-"}
 
 
-def _status_mb(field: str) -> float | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def reset_peak() -> bool:
-    """Reset the kernel's RSS high-water mark to the current RSS (Linux >= 4.0)."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear_refs:
-            clear_refs.write("5")
-    except OSError:
-        return False
-    return True
-
-
 def rss_mb() -> float:
     """Current resident set size (VmRSS)."""
-    current = _status_mb("VmRSS")
+    current = status_mb("VmRSS")
     return current if current is not None else peak_rss_mb()
 
 
@@ -385,7 +364,7 @@ def peak_rss_mb() -> float:
     ``ru_maxrss`` is not used on Linux: a child started by ``fork`` + ``exec`` inherits the
     parent's high-water mark, which would hide the child's own growth.
     """
-    peak = _status_mb("VmHWM")
+    peak = status_mb("VmHWM")
     if peak is not None:
         return peak
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

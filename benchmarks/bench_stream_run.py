@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _machine import machine
+from _machine import machine, reset_peak, status_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 TREE = {"aeval": ROOT}  # whose aeval the children import: this checkout unless --tree says
@@ -72,25 +72,6 @@ def write_dataset(path: Path, count: int) -> None:
             handle.write(orjson.dumps(item) + b"\n")
 
 
-def _status_mb(field: str) -> float | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak() -> None:
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear_refs:
-            clear_refs.write("5")
-    except OSError:
-        pass
-
-
 async def _child_run(engine: str, path: str, warm: str) -> dict[str, float]:
     """The engine's figures over ``path``, after an untimed warm-up run over ``warm`` (its
     first 20 lines; ``first_run``: mostly the modules a first run loads, which the
@@ -98,12 +79,12 @@ async def _child_run(engine: str, path: str, warm: str) -> dict[str, float]:
     started = time.perf_counter()
     await _engine_run(engine, warm)
     first = time.perf_counter() - started
-    before = _status_mb("VmRSS") or 0.0
-    _reset_peak()
+    before = status_mb("VmRSS") or 0.0
+    reset_peak()
     cpu = time.process_time()
     seconds, count = await _engine_run(engine, path)
     cpu = time.process_time() - cpu
-    peak = _status_mb("VmHWM") or before
+    peak = status_mb("VmHWM") or before
     return {
         "seconds": seconds,
         "cpu": cpu,
@@ -159,12 +140,12 @@ def child_main(engine: str, path: str) -> int:
             target.writelines(line for _, line in zip(range(20), source, strict=False))
         print(json.dumps(anyio.run(_child_run, engine, path, warm)))
         return 0
-    before = _status_mb("VmRSS") or 0.0
-    _reset_peak()
+    before = status_mb("VmRSS") or 0.0
+    reset_peak()
     cpu = time.process_time()
     seconds, count = _parse_with_orjson(path)
     cpu = time.process_time() - cpu
-    peak = _status_mb("VmHWM") or before
+    peak = status_mb("VmHWM") or before
     figures = {"seconds": seconds, "cpu": cpu, "samples": count, "growth_mb": peak - before}
     print(json.dumps(figures))
     return 0
