@@ -418,8 +418,10 @@ class RegexStrategy(TextStrategy):
         return EvaluationResult(passed, 1.0 if passed else 0.0, explanation, metadata)
 
 
-_LONG_ENOUGH: dict[int, str] = {}
-"""The explanation of a pass by length (the usual lengths, made once)."""
+@functools.lru_cache(maxsize=4096)
+def _long_enough(length: int) -> str:
+    """The explanation of a :class:`NotBlankStrategy` pass (each usual length made once)."""
+    return f"Output has {plural(length, 'character')} after stripping"
 
 
 class NotBlankStrategy(TextStrategy):
@@ -453,15 +455,10 @@ class NotBlankStrategy(TextStrategy):
         length = len(output.strip())
         if length < self._min_length:
             return self._evaluate_text(sample, output)
-        explanation = _LONG_ENOUGH.get(length)
-        if explanation is None:
-            explanation = f"Output has {plural(length, 'character')} after stripping"
-            if len(_LONG_ENOUGH) < 4096:
-                _LONG_ENOUGH[length] = explanation
         return make_result(
             True,
             1.0,
-            explanation,
+            _long_enough(length),
             MappingProxyType({"length": length, "min_length": self._min_length}),
             False,
         )
@@ -471,16 +468,15 @@ class NotBlankStrategy(TextStrategy):
         metadata = {"length": length, "min_length": self._min_length}
         if length == 0:
             return EvaluationResult(False, 0.0, "Output is blank", metadata)
-        counted = plural(length, "character")
         if length < self._min_length:
             return EvaluationResult(
                 False,
                 0.0,
-                f"Output has {counted} after stripping whitespace, "
+                f"Output has {plural(length, 'character')} after stripping whitespace, "
                 f"fewer than the minimum of {self._min_length}",
                 metadata,
             )
-        return EvaluationResult(True, 1.0, f"Output has {counted} after stripping", metadata)
+        return EvaluationResult(True, 1.0, _long_enough(length), metadata)
 
 
 def _json_type(value: Any) -> str:
