@@ -320,11 +320,15 @@ class Recorder:
                 self._dropped += 1
 
     def _model(self, raw: RawModelCall, started: int, sequence: int) -> ModelCall:
+        return _made_model(self._made_models(), raw, started, sequence)
+
+    def _made_models(self) -> dict[int, ModelCall]:
+        """The model calls made from raw ones, by sequence (the dict made on first use)."""
         if self._models is None:
             with _MAKING:
                 if self._models is None:
                     self._models = {}
-        return _made_model(self._models, raw, started, sequence)
+        return self._models
 
     def _locked(self) -> threading.Lock:
         """This recorder's lock, made on first use: most recordings never need one."""
@@ -419,9 +423,6 @@ class Recorder:
             made = self._made
             if made is None:
                 made = self._made = {}
-            models = self._models
-            if models is None:
-                models = self._models = {}
         if not mixed and entries:  # raw tool calls only: the usual trace
             unmade = _Unmade(entries, self.limits, made, truncated)
             return unmade_trace(unmade, (), (), 0, dropped)
@@ -452,7 +453,7 @@ class Recorder:
             calls = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
         kept: UnmadeModelCalls | tuple[ModelCall, ...] = ()
         if raw_models:
-            kept = _UnmadeModels(model_calls, models)
+            kept = _UnmadeModels(model_calls, self._made_models())
         elif model_calls:
             kept = tuple([entry[2] for entry in model_calls])  # type: ignore[misc]
         return unmade_trace(calls, kept, tuple(retrievals), truncated, dropped)
