@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
+import linecache
 from collections.abc import Callable
 from time import time_ns
 from typing import Any, TypeVar, overload
@@ -15,6 +17,7 @@ __all__ = ["tool"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _BOUND_NAMES = ("self", "cls")
+_WRAPPERS = itertools.count()
 
 
 class _Arguments:
@@ -133,93 +136,104 @@ def _served(
     return result
 
 
+_WRAPPER = """\
+{kind} {function_name}(*args, **kwargs):
+    recorder = RECORDER.get()
+    if recorder is None:
+        return {wait}(function(*args, **kwargs) if kwargs else function(*args))
+    sequence, started = next(SEQUENCE), time_ns()
+    count = -1 if kwargs else len(args)
+{arguments}    else:
+        arguments = read(args, kwargs)
+        values = arguments.values()
+    if recorder.tools is not None:
+        return _served(recorder, name, arguments, sequence, started)
+    try:
+        result = {wait}(function(*args, **kwargs) if kwargs else function(*args))
+    except BaseException as exc:
+        recorder.tool_call((sequence, started, None), name, arguments, None, exc, False)
+        raise
+    ended, events = time_ns(), recorder._events
+    if (
+        events is not None
+        and type(result) in IMMUTABLE
+        and len(events) < recorder.limits.max_events
+    ):
+        for item in values:
+            if type(item) not in IMMUTABLE:
+                break
+        else:
+            raw = (name, arguments, result, None, False, ended, None, None)
+            events.append((started, sequence, raw))
+            return result
+    recorder.called(sequence, started, name, arguments, result, ended)
+    return result
+"""
+
+
+def _plain_calls(reader: _Arguments) -> tuple[str, dict[str, Any]]:
+    """The branches of the wrapper that read a call without keywords as a dict display, one
+    per count of positional arguments whose defaults are immutable scalars (``args`` then
+    holds every other value to check); and the defaults they name."""
+    defaults: dict[str, Any] = {}
+    branches: list[str] = []
+    for count, tail in sorted(reader.tails.items()):
+        if any(type(value) not in IMMUTABLE for value in tail.values()):
+            continue
+        items: list[str] = []
+        for index, parameter in enumerate(reader.names):
+            if index == 0 and parameter == reader.skip:
+                continue
+            if index < count:
+                items.append(f"{parameter!r}: args[{index}]")
+            else:
+                defaults[f"_default_{index}"] = tail[parameter]
+                items.append(f"{parameter!r}: _default_{index}")
+        values = "args" if reader.skip is None else "arguments.values()"
+        branches.append(
+            f"    {'elif' if branches else 'if'} count == {count}:\n"
+            f"        arguments = {{{', '.join(items)}}}\n"
+            f"        values = {values}\n"
+        )
+    if not branches:
+        branches.append("    if False:\n        pass\n")
+    return "".join(branches), defaults
+
+
 def _wrap(function: _F, given: str | None) -> _F:
+    """The recording wrapper of ``function``, made from :data:`_WRAPPER` so that a call
+    without keywords builds its arguments as a dict display (``{"city": args[0], "days":
+    _default_1}``): ``Signature.bind``, ``zip`` or a helper call per call would cost more
+    than the rest of the recording. Any other call is read by :class:`_Arguments`."""
     name = given or str(getattr(function, "__name__", type(function).__name__))
     reader = _Arguments(function)
-    read, names, tails, skip = reader.read, reader.names, reader.tails, reader.skip
-    if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+    is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
         getattr(function, "__call__", None)  # noqa: B004
-    ):
-
-        @functools.wraps(function)
-        async def call_async(*args: Any, **kwargs: Any) -> Any:
-            recorder = RECORDER.get()
-            if recorder is None:
-                return await function(*args, **kwargs)
-            sequence, started = next(SEQUENCE), time_ns()
-            tail = None if kwargs else tails.get(len(args))
-            if tail is None:
-                arguments = read(args, kwargs)
-            else:
-                arguments = dict(zip(names, args))  # noqa: B905 - strict= costs more here
-                if tail:
-                    arguments.update(tail)
-                if skip is not None:
-                    del arguments[skip]
-            if recorder.tools is not None:
-                return _served(recorder, name, arguments, sequence, started)
-            try:
-                result = await function(*args, **kwargs)
-            except BaseException as exc:
-                recorder.tool_call((sequence, started, None), name, arguments, None, exc, False)
-                raise
-            ended, events = time_ns(), recorder._events
-            if (
-                events is not None
-                and type(result) in IMMUTABLE
-                and len(events) < recorder.limits.max_events
-            ):
-                for item in arguments.values():
-                    if type(item) not in IMMUTABLE:
-                        break
-                else:  # plain values only: the entry is kept as it is (see Recorder.called)
-                    raw = (name, arguments, result, None, False, ended, None, None)
-                    events.append((started, sequence, raw))
-                    return result
-            recorder.called(sequence, started, name, arguments, result, ended)
-            return result
-
-        return call_async  # type: ignore[return-value]
-
-    @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        recorder = RECORDER.get()
-        if recorder is None:
-            return function(*args, **kwargs)
-        sequence, started = next(SEQUENCE), time_ns()
-        tail = None if kwargs else tails.get(len(args))
-        if tail is None:
-            arguments = read(args, kwargs)
-        else:
-            arguments = dict(zip(names, args))  # noqa: B905 - strict= costs more here
-            if tail:
-                arguments.update(tail)
-            if skip is not None:
-                del arguments[skip]
-        if recorder.tools is not None:
-            return _served(recorder, name, arguments, sequence, started)
-        try:
-            result = function(*args, **kwargs)
-        except BaseException as exc:
-            recorder.tool_call((sequence, started, None), name, arguments, None, exc, False)
-            raise
-        ended, events = time_ns(), recorder._events
-        if (
-            events is not None
-            and type(result) in IMMUTABLE
-            and len(events) < recorder.limits.max_events
-        ):
-            for item in arguments.values():
-                if type(item) not in IMMUTABLE:
-                    break
-            else:  # plain values only: the entry is kept as it is (see Recorder.called)
-                raw = (name, arguments, result, None, False, ended, None, None)
-                events.append((started, sequence, raw))
-                return result
-        recorder.called(sequence, started, name, arguments, result, ended)
-        return result
-
-    return call  # type: ignore[return-value]
+    )
+    branches, defaults = _plain_calls(reader)
+    function_name = "call_async" if is_async else "call"
+    source = _WRAPPER.format(
+        kind="async def" if is_async else "def",
+        function_name=function_name,
+        wait="await " if is_async else "",
+        arguments=branches,
+    )
+    filename = f"<aeval.tool {name} {next(_WRAPPERS)}>"
+    namespace: dict[str, Any] = {
+        "RECORDER": RECORDER,
+        "SEQUENCE": SEQUENCE,
+        "IMMUTABLE": IMMUTABLE,
+        "time_ns": time_ns,
+        "_served": _served,
+        "function": function,
+        "name": name,
+        "read": reader.read,
+        **defaults,
+    }
+    exec(compile(source, filename, "exec"), namespace)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    wrapper: _F = functools.wraps(function)(namespace[function_name])  # type: ignore[assignment]
+    return wrapper
 
 
 @overload

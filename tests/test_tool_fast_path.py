@@ -1,0 +1,199 @@
+"""``@aeval.tool``'s wrapper reads a call without keywords as one dict display (issue 25):
+the tool calls it records are the ones the general reading (``inspect.Signature.bind``)
+gives, over varied signatures, values, sync and async functions and methods."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import aeval
+from aeval.trace import ToolCall, Trace, record_tool_call, recording
+
+
+class Thing:
+    def __repr__(self) -> str:
+        return "Thing()"
+
+
+def none() -> str:
+    return "none"
+
+
+def one(city: Any) -> Any:
+    return city
+
+
+def scalars(a: Any, b: Any = 2, c: Any = None, d: Any = "x", e: Any = 1.5, f: Any = True) -> Any:
+    return [a, b, c, d, e, f]
+
+
+def all_defaulted(a: Any = "a", b: Any = 0) -> Any:
+    return a
+
+
+def mutable_default(a: Any, b: Any = [], c: Any = None) -> Any:  # noqa: B006 - the case
+    return None
+
+
+def positional_only(a: Any, /, b: Any = 1) -> Any:
+    return a
+
+
+def variadic(a: Any, *rest: Any, k: Any = 1, **more: Any) -> Any:
+    return a
+
+
+def failing(a: Any, b: Any = 1) -> Any:
+    raise ValueError(f"bad {a}")
+
+
+class Service:
+    def method(self, a: Any, b: Any = "b") -> Any:
+        return a
+
+    async def method_async(self, a: Any, b: Any = None) -> Any:
+        return {"a": a}
+
+    @classmethod
+    def make(cls, a: Any, b: Any = 3) -> Any:
+        return a
+
+
+async def one_async(city: Any, days: Any = 1) -> Any:
+    return city
+
+
+async def failing_async(a: Any) -> Any:
+    raise KeyError(a)
+
+
+VALUES: list[Any] = ["s", 0, 7, 2.5, True, None, [1, 2], {"k": "v"}, (1, "t"), Thing()]
+
+CASES: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
+    (none, ()),
+    (all_defaulted, ()),
+    (all_defaulted, ("z",)),
+    (all_defaulted, ("z", 5)),
+    (positional_only, ("p",)),
+    (variadic, ("v", 1, 2)),
+    (mutable_default, ("m",)),
+    (mutable_default, ("m", ["x"])),
+]
+for value in VALUES:
+    CASES += [
+        (one, (value,)),
+        (scalars, (value,)),
+        (scalars, ("a", value)),
+        (scalars, ("a", 1, value, "d", 2.0, value)),
+        (failing, (value,)),
+        (one_async, (value,)),
+        (one_async, (value, value)),
+        (failing_async, (value,)),
+        (Service().method, (value,)),
+        (Service().method_async, (value, value)),
+        (Service.make, (value,)),
+    ]
+
+
+def _general(function: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]:
+    """The arguments as ``Signature.bind`` reads them (``self``/``cls`` left out)."""
+    underlying = getattr(function, "__func__", function)
+    bound = inspect.signature(underlying).bind(
+        *((None, *args) if underlying is not function else args)
+    )
+    bound.apply_defaults()
+    arguments = dict(bound.arguments)
+    for skip in ("self", "cls"):
+        arguments.pop(skip, None)
+    for parameter in inspect.signature(underlying).parameters.values():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            arguments.update(arguments.pop(parameter.name, {}))
+    return arguments
+
+
+def _recorded(function: Callable[..., Any], args: tuple[Any, ...]) -> ToolCall:
+    traced = aeval.tool(name="tool")(getattr(function, "__func__", function))
+    owner = getattr(function, "__self__", None)
+    call_args = args if owner is None else (owner, *args)
+    with recording() as recorder:
+        try:
+            outcome = traced(*call_args)
+            if inspect.iscoroutine(outcome):
+                asyncio.run(outcome)
+        except Exception:
+            pass
+    trace = recorder.snapshot()
+    assert trace is not None
+    (call,) = trace.tool_calls
+    return call
+
+
+def _expected(function: Callable[..., Any], args: tuple[Any, ...], call: ToolCall) -> ToolCall:
+    with recording() as recorder:
+        record_tool_call(
+            "tool",
+            _general(function, args),
+            result=call.result,
+            error=None if call.error is None else f"{call.error.type}: {call.error.message}",
+        )
+    trace = recorder.snapshot()
+    assert isinstance(trace, Trace)
+    return trace.tool_calls[0]
+
+
+@pytest.mark.parametrize(("function", "args"), CASES)
+def test_a_call_without_keywords_is_recorded_as_signature_bind_reads_it(
+    function: Callable[..., Any], args: tuple[Any, ...]
+) -> None:
+    call = _recorded(function, args)
+    expected = _expected(function, args, call)
+    assert list(call.arguments.items()) == list(expected.arguments.items())
+    assert call.truncated == expected.truncated
+    assert call.mocked is False
+    outcome: Any = None
+    error: BaseException | None = None
+    try:
+        outcome = function(*args)
+        if inspect.iscoroutine(outcome):
+            outcome = asyncio.run(outcome)
+    except Exception as exc:
+        error = exc
+    if error is None:
+        assert call.error is None
+        assert call.result == expected.result
+        assert (call.result is None) == (outcome is None)
+    else:
+        assert call.error is not None and call.error.type == type(error).__name__
+
+
+def test_an_argument_mutated_after_the_call_is_recorded_as_the_call_saw_it() -> None:
+    traced = aeval.tool(one)
+    items = [1]
+    with recording() as recorder:
+        traced(items)
+        items.append(2)
+    trace = recorder.snapshot()
+    assert trace is not None
+    assert trace.tool_calls[0].arguments == {"city": [1]}
+    assert trace.tool_calls[0].result == [1]
+
+
+def test_a_call_with_keywords_or_a_wrong_count_takes_the_general_reading() -> None:
+    traced: Any = aeval.tool(scalars)
+    with recording() as recorder:
+        traced("a", c=3)
+        with pytest.raises(TypeError):
+            traced()
+        with pytest.raises(TypeError):
+            traced(*range(7))
+    trace = recorder.snapshot()
+    assert trace is not None
+    first, missing, extra = trace.tool_calls
+    assert dict(first.arguments) == {"a": "a", "b": 2, "c": 3, "d": "x", "e": 1.5, "f": True}
+    assert dict(missing.arguments) == {} and missing.error is not None
+    assert dict(extra.arguments) == {"args": list(range(7))} and extra.error is not None
