@@ -179,7 +179,7 @@ class Recorder:
         self.unmocked: UnmockedToolCall | None = None
         self._redact = redact
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
-        self._events: list[_Entry] | None = None  # made by the first event (see _list)
+        self._events: list[_Entry] | None = []
         self._made: dict[int, ToolCall] | None = None  # sequence -> its call, once made
         self._models: dict[int, ModelCall] | None = None  # the same for raw model calls
         self._mixed = False  # whether the events hold more than raw tool calls
@@ -208,9 +208,9 @@ class Recorder:
             if len(events) >= self.limits.max_events:
                 self._dropped += 1
                 return
+            self._mixed = True  # before the entry: a snapshot that sees it knows it is mixed
             events.append((pending[1], pending[0], event))
             self._truncated += cuts
-            self._mixed = True
 
     def add_tool_call(
         self,
@@ -339,7 +339,8 @@ class Recorder:
         return self._lock
 
     def _list(self) -> list[_Entry]:
-        """The list of events, made by the first one: most samples record nothing."""
+        """The list of events (made with the recorder; ``None`` is never stored today, the
+        type only lets a writer that reads it as it may have been test it)."""
         if self._events is None:
             with _MAKING:
                 if self._events is None:
@@ -359,6 +360,13 @@ class Recorder:
         if self._made is None:
             self._made = {}
         return self._made
+
+    def _memo_once(self) -> dict[int, ToolCall]:
+        """:meth:`_memo` without this recorder's lock: every snapshot shares one."""
+        with _MAKING:
+            if self._made is None:
+                self._made = {}
+            return self._made
 
     def _settled(self) -> tuple[list[tuple[int, int, _Event]], int, int]:
         """Every event so far, the raw tool calls frozen once (in place), and the counts."""
@@ -388,8 +396,8 @@ class Recorder:
         with self._locked():
             mine = self._list()
             room = max(0, self.limits.max_events - len(mine))
+            self._mixed = self._mixed or bool(events[:room])  # before the entries (see add)
             mine.extend(events[:room])
-            self._mixed = self._mixed or bool(events[:room])
             self._dropped += dropped + max(0, len(events) - room)
             self._truncated += truncated
         if unmocked is not None:
@@ -408,8 +416,22 @@ class Recorder:
         first read (:class:`Unmade`); a trace made so is equal to one made at once, in every
         way it can be read.
         """
-        if not self._events and not self._dropped:
-            return None
+        events = self._events
+        if not events:
+            if not self._dropped:
+                return None
+        elif self._redact is None:
+            entries = sorted(events)  # one step: by start, then sequence (never equal)
+            if not self._mixed and not self._dropped and len(entries) <= self.limits.max_events:
+                # raw tool calls only, nothing dropped or to trim: the usual trace, made
+                # without the lock (every writer of anything else marks the recorder mixed
+                # before its entry, and a drop is counted only when the list is full)
+                made = self._made
+                if made is None:
+                    made = self._memo_once()
+                return unmade_trace(
+                    _Unmade((entries, self.limits, made, self._truncated)), (), (), 0, 0
+                )
         if self._redact is not None:
             return self._snapshot_now()
         with self._lock or self._locked():
@@ -424,7 +446,7 @@ class Recorder:
             if made is None:
                 made = self._made = {}
         if not mixed and entries:  # raw tool calls only: the usual trace
-            unmade = _Unmade(entries, self.limits, made, truncated)
+            unmade = _Unmade((entries, self.limits, made, truncated))
             return unmade_trace(unmade, (), (), 0, dropped)
         tool_calls: list[_Entry] = []
         model_calls: list[_Entry] = []
@@ -448,7 +470,7 @@ class Recorder:
             return None
         calls: Unmade | tuple[ToolCall, ...] = ()
         if raw:
-            calls = _Unmade(tool_calls, self.limits, made, truncated)
+            calls = _Unmade((tool_calls, self.limits, made, truncated))
         elif tool_calls:
             calls = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
         kept: UnmadeModelCalls | tuple[ModelCall, ...] = ()
@@ -521,24 +543,17 @@ def _keep(value: Any, limits: TraceLimits, redact: Callable[[Any], Any] | None) 
     return kept, shaped + cut
 
 
-class _Unmade(Unmade):
-    """A recorder's tool calls in start order, raw or made, to make on first read."""
+class _Unmade(tuple[list[_Entry], TraceLimits, dict[int, ToolCall], int], Unmade):
+    """A recorder's tool calls in start order, raw or made, to make on first read: the
+    entries, the limits, the calls made so far by sequence, and the cuts counted already
+    (a tuple, made without a Python call)."""
 
-    __slots__ = ("entries", "limits", "made", "truncated")
-
-    def __init__(
-        self, entries: list[_Entry], limits: TraceLimits, made: dict[int, ToolCall], truncated: int
-    ) -> None:
-        self.entries = entries
-        self.limits = limits
-        self.made = made
-        self.truncated = truncated
+    __slots__ = ()
 
     def make(self) -> tuple[tuple[ToolCall, ...], int]:
-        made, limits = self.made, self.limits
+        entries, limits, made, truncated = self
         calls: list[ToolCall] = []
-        truncated = self.truncated
-        for started, sequence, event in self.entries:
+        for started, sequence, event in entries:
             if type(event) is tuple:
                 call = made.get(sequence)
                 if call is None:

@@ -10,7 +10,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits
-from ._context import CURRENT, RECORDER, SEQUENCE, Recorder, Tokens, ToolSource, started_at
+from ._context import (
+    CURRENT,
+    IMMUTABLE,
+    RECORDER,
+    SEQUENCE,
+    Recorder,
+    Tokens,
+    ToolSource,
+    started_at,
+)
 from ._values import (
     Document,
     Retrieval,
@@ -170,6 +179,19 @@ def record_tool_call(
     copied: Mapping[str, Any]
     if type(arguments) is dict:
         copied = dict(arguments)
+        if error is None and type(result) in IMMUTABLE:
+            for key, item in copied.items():
+                if type(key) is not str or type(item) not in IMMUTABLE:
+                    break
+            else:  # plain values: the entry Recorder.tool_call would keep, without its call
+                sequence, started = next(SEQUENCE), time_ns()
+                events = recorder._events
+                if events is not None and len(events) < recorder.limits.max_events:
+                    raw = (name, copied, result, None, False, time_ns(), None, None)
+                    events.append((started, sequence, raw))
+                    return
+                recorder.tool_call((sequence, started, None), name, copied, result, None, False)
+                return
     elif arguments is None:
         copied = {}
     elif isinstance(arguments, Mapping):

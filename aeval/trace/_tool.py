@@ -145,7 +145,12 @@ _WRAPPER = """\
     count = -1 if kwargs else len(args)
 {arguments}    else:
         arguments = read(args, kwargs)
-        values = arguments.values()
+        for item in arguments.values():
+            if type(item) not in IMMUTABLE:
+                plain = False
+                break
+        else:
+            plain = True
     if recorder.tools is not None:
         return _served(recorder, name, arguments, sequence, started)
     try:
@@ -155,17 +160,14 @@ _WRAPPER = """\
         raise
     ended, events = time_ns(), recorder._events
     if (
-        events is not None
+        plain
         and type(result) in IMMUTABLE
+        and events is not None
         and len(events) < recorder.limits.max_events
     ):
-        for item in values:
-            if type(item) not in IMMUTABLE:
-                break
-        else:
-            raw = (name, arguments, result, None, False, ended, None, None)
-            events.append((started, sequence, raw))
-            return result
+        raw = (name, arguments, result, None, False, ended, None, None)
+        events.append((started, sequence, raw))
+        return result
     recorder.called(sequence, started, name, arguments, result, ended)
     return result
 """
@@ -173,27 +175,28 @@ _WRAPPER = """\
 
 def _plain_calls(reader: _Arguments) -> tuple[str, dict[str, Any]]:
     """The branches of the wrapper that read a call without keywords as a dict display, one
-    per count of positional arguments whose defaults are immutable scalars (``args`` then
-    holds every other value to check); and the defaults they name."""
+    per count of positional arguments whose defaults are immutable scalars, and tell whether
+    every argument is one (``plain``); and the defaults they name."""
     defaults: dict[str, Any] = {}
     branches: list[str] = []
     for count, tail in sorted(reader.tails.items()):
         if any(type(value) not in IMMUTABLE for value in tail.values()):
             continue
         items: list[str] = []
+        checks: list[str] = []
         for index, parameter in enumerate(reader.names):
             if index == 0 and parameter == reader.skip:
                 continue
             if index < count:
                 items.append(f"{parameter!r}: args[{index}]")
+                checks.append(f"type(args[{index}]) in IMMUTABLE")
             else:
                 defaults[f"_default_{index}"] = tail[parameter]
                 items.append(f"{parameter!r}: _default_{index}")
-        values = "args" if reader.skip is None else "arguments.values()"
         branches.append(
             f"    {'elif' if branches else 'if'} count == {count}:\n"
             f"        arguments = {{{', '.join(items)}}}\n"
-            f"        values = {values}\n"
+            f"        plain = {' and '.join(checks) or 'True'}\n"
         )
     if not branches:
         branches.append("    if False:\n        pass\n")

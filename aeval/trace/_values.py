@@ -399,6 +399,19 @@ class _MadeModelCalls(_Made):
         self._slot.__set__(trace, unmade.make())
 
 
+class _TraceSlots:
+    """:class:`Trace`'s slots with the same layout and nothing in the way: a trace is filled
+    here, then given its class (as ``aeval._util._slots.fast_slots_maker`` does)."""
+
+    __slots__ = Trace.__slots__
+
+    tool_calls: Any
+    model_calls: Any
+    retrievals: Any
+    truncated: Any
+    dropped: Any
+
+
 setattr(Trace, "tool_calls", _Made(_TOOL_CALLS))  # noqa: B010 - mypy reads the field's type
 setattr(Trace, "truncated", _Made(_TRUNCATED))  # noqa: B010
 setattr(Trace, "model_calls", _MadeModelCalls(_MODEL_CALLS))  # noqa: B010
@@ -414,10 +427,14 @@ def unmade_trace(
     """A :class:`Trace` whose tool calls and count of cuts (when ``tool_calls`` is an
     :class:`Unmade`; else ``truncated``) and whose model calls (when ``model_calls`` is an
     :class:`UnmadeModelCalls`) are made on first read."""
-    trace = object.__new__(Trace)
-    _TOOL_CALLS.__set__(trace, tool_calls)
-    _MODEL_CALLS.__set__(trace, model_calls)
-    _RETRIEVALS.__set__(trace, retrievals)
-    _TRUNCATED.__set__(trace, tool_calls if isinstance(tool_calls, Unmade) else truncated)
-    _DROPPED.__set__(trace, dropped)
-    return trace
+    trace = _TraceSlots()
+    trace.tool_calls = tool_calls
+    trace.model_calls = model_calls
+    trace.retrievals = retrievals
+    trace.truncated = tool_calls if isinstance(tool_calls, Unmade) else truncated
+    trace.dropped = dropped
+    trace.__class__ = Trace  # type: ignore[assignment]
+    return trace  # type: ignore[return-value]
+
+
+unmade_trace((), (), (), 0, 0)  # a layout CPython refuses fails here, not on a hot path
