@@ -1,6 +1,11 @@
-"""``@aeval.tool``'s wrapper reads a call without keywords as one dict display (issue 25):
-the tool calls it records are the ones the general reading (``inspect.Signature.bind``)
-gives, over varied signatures, values, sync and async functions and methods."""
+"""The fast paths of recording a tool call (issue 25) against the general ones.
+
+``@aeval.tool``'s wrapper reads a call without keywords as one dict display: the tool calls
+it records are the ones the general reading (``inspect.Signature.bind``) gives, over varied
+signatures, values, sync and async functions and methods. ``record_tool_call`` keeps a
+plain call's entry itself: the same tool call as the recorder's general path. A snapshot
+of tool calls only is taken without the recorder's lock: the same trace as the locked path.
+"""
 
 from __future__ import annotations
 
@@ -197,3 +202,79 @@ def test_a_call_with_keywords_or_a_wrong_count_takes_the_general_reading() -> No
     assert dict(first.arguments) == {"a": "a", "b": 2, "c": 3, "d": "x", "e": 1.5, "f": True}
     assert dict(missing.arguments) == {} and missing.error is not None
     assert dict(extra.arguments) == {"args": list(range(7))} and extra.error is not None
+
+
+MANUAL: list[tuple[Any, Any, Any]] = [
+    ({}, None, None),
+    (None, "r", None),
+    ({"a": 1, "b": "x", "c": None, "d": 2.5, "e": False}, 3, None),
+    ({"a": [1]}, "r", None),
+    ({"a": 1}, {"k": [1, 2]}, None),
+    ({"a": 1}, None, "it failed"),
+    ({"a": "s"}, None, ValueError("no")),
+    ({1: "not a str key"}, "r", None),
+    ({"a": Thing()}, Thing(), None),
+    ({"a": "x" * 5000}, "y" * 5000, None),
+]
+
+
+@pytest.mark.parametrize(("arguments", "result", "error"), MANUAL)
+def test_record_tool_call_keeps_what_the_recorder_s_general_path_keeps(
+    arguments: Any, result: Any, error: Any
+) -> None:
+    with recording() as recorder:
+        record_tool_call("manual", arguments, result=result, error=error)
+    with recording() as general:
+        general.add_tool_call(
+            general.start(), "manual", arguments or {}, result=result, error=error
+        )
+    fast, slow = recorder.snapshot(), general.snapshot()
+    assert fast is not None and slow is not None
+    (made,), (expected,) = fast.tool_calls, slow.tool_calls
+    assert list(made.arguments.items()) == list(expected.arguments.items())
+    assert (made.name, made.result, made.error, made.mocked, made.truncated) == (
+        expected.name,
+        expected.result,
+        expected.error,
+        expected.mocked,
+        expected.truncated,
+    )
+    assert fast.truncated == slow.truncated and fast.dropped == slow.dropped
+
+
+def _recorder_of(calls: int, max_events: int) -> Any:
+    traced = aeval.tool(scalars)
+    with recording(limits=aeval.trace.TraceLimits(max_events=max_events)) as recorder:
+        for index in range(calls):
+            traced(index, [index] if index % 2 else "b", "x" * (index * 700))
+            record_tool_call("manual", {"i": index}, result=index)
+    return recorder
+
+
+@pytest.mark.parametrize(("calls", "max_events"), [(1, 10), (4, 10), (5, 10), (9, 4)])
+def test_a_snapshot_of_tool_calls_only_is_the_one_the_locked_path_takes(
+    calls: int, max_events: int
+) -> None:
+    fast = _recorder_of(calls, max_events)
+    general = _recorder_of(calls, max_events)
+    general._mixed = True  # what a model call or a retrieval would set: the locked path
+    quick, locked = fast.snapshot(), general.snapshot()
+    assert quick is not None and locked is not None
+    assert quick.dropped == locked.dropped and quick.truncated == locked.truncated
+    assert [(c.name, dict(c.arguments), c.result, c.truncated) for c in quick.tool_calls] == [
+        (c.name, dict(c.arguments), c.result, c.truncated) for c in locked.tool_calls
+    ]
+    assert fast.snapshot() == quick and fast.snapshot().tool_calls[0] is quick.tool_calls[0]
+
+
+def test_record_tool_call_keeps_the_arguments_as_they_were_when_it_was_called() -> None:
+    items, arguments = [1], {"a": "x"}
+    with recording() as recorder:
+        record_tool_call("manual", {"items": items}, result="r")
+        record_tool_call("manual", arguments, result=items)
+        items.append(2)
+        arguments["a"] = "changed"
+    trace = recorder.snapshot()
+    assert trace is not None
+    assert trace.tool_calls[0].arguments == {"items": [1]}
+    assert trace.tool_calls[1].arguments == {"a": "x"} and trace.tool_calls[1].result == [1]
