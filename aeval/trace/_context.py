@@ -180,7 +180,7 @@ class Recorder:
         self._redact = redact
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
         self._events: list[_Entry] | None = []
-        self._made: dict[int, ToolCall] | None = None  # sequence -> its call, once made
+        self._made: dict[int, ToolCall] = {}  # sequence -> its call, once made
         self._models: dict[int, ModelCall] | None = None  # the same for raw model calls
         self._mixed = False  # whether the events hold more than raw tool calls
         self._truncated = 0
@@ -355,18 +355,8 @@ class Recorder:
         return call
 
     def _memo(self) -> dict[int, ToolCall]:
-        """The calls made so far by sequence, so every snapshot holds the same values (made
-        under this recorder's lock)."""
-        if self._made is None:
-            self._made = {}
+        """The calls made so far by sequence, so every snapshot holds the same values."""
         return self._made
-
-    def _memo_once(self) -> dict[int, ToolCall]:
-        """:meth:`_memo` without this recorder's lock: every snapshot shares one."""
-        with _MAKING:
-            if self._made is None:
-                self._made = {}
-            return self._made
 
     def _settled(self) -> tuple[list[tuple[int, int, _Event]], int, int]:
         """Every event so far, the raw tool calls frozen once (in place), and the counts."""
@@ -426,11 +416,8 @@ class Recorder:
                 # raw tool calls only, nothing dropped or to trim: the usual trace, made
                 # without the lock (every writer of anything else marks the recorder mixed
                 # before its entry, and a drop is counted only when the list is full)
-                made = self._made
-                if made is None:
-                    made = self._memo_once()
                 return unmade_trace(
-                    _Unmade((entries, self.limits, made, self._truncated)), (), (), 0, 0
+                    _Unmade((entries, self.limits, self._made, self._truncated)), (), (), 0, 0
                 )
         if self._redact is not None:
             return self._snapshot_now()
@@ -443,8 +430,6 @@ class Recorder:
             entries = sorted(events)  # by start, then sequence: never equal, the rest unread
             truncated, dropped, mixed = self._truncated, self._dropped, self._mixed
             made = self._made
-            if made is None:
-                made = self._made = {}
         if not mixed and entries:  # raw tool calls only: the usual trace
             unmade = _Unmade((entries, self.limits, made, truncated))
             return unmade_trace(unmade, (), (), 0, dropped)
