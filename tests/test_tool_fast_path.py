@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -278,3 +279,36 @@ def test_record_tool_call_keeps_the_arguments_as_they_were_when_it_was_called() 
     assert trace is not None
     assert trace.tool_calls[0].arguments == {"items": [1]}
     assert trace.tool_calls[1].arguments == {"a": "x"} and trace.tool_calls[1].result == [1]
+
+
+def test_recording_plain_calls_and_their_snapshot_run_few_python_functions() -> None:
+    """Call budgets (``sys.setprofile``): a plain ``record_tool_call`` is that one function,
+    an ``@aeval.tool`` call the wrapper and the tool, and the snapshot of tool calls only
+    two functions (it made ``_Unmade`` with a Python ``__init__`` and took the lock before)."""
+    traced = aeval.tool(all_defaulted)
+    names: list[str] = []
+
+    def watch(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    with recording() as recorder:
+        arguments = {"city": "Mysore", "days": 1}
+        sys.setprofile(watch)
+        try:
+            record_tool_call("manual", arguments, result="sunny")
+            traced("a", 1)
+        finally:
+            sys.setprofile(None)
+        assert names == ["record_tool_call", "call", "all_defaulted"]
+    names.clear()
+    sys.setprofile(watch)
+    try:
+        trace = recorder.snapshot()
+    finally:
+        sys.setprofile(None)
+    assert names == ["snapshot", "unmade_trace"]
+    assert trace is not None and [call.name for call in trace.tool_calls] == [
+        "manual",
+        "all_defaulted",
+    ]
