@@ -90,8 +90,9 @@ class recording:
         self._tokens: Tokens | None = None
 
     def __enter__(self) -> Recorder:
-        self._tokens = activate(self._recorder)
-        return self._recorder
+        recorder = self._recorder
+        self._tokens = RECORDER.set(recorder), None if CURRENT.get() is None else CURRENT.set(None)
+        return recorder
 
     def __exit__(
         self,
@@ -99,9 +100,12 @@ class recording:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self._tokens is not None:
-            tokens, self._tokens = self._tokens, None
-            deactivate(tokens)
+        tokens = self._tokens
+        if tokens is not None:  # deactivate(tokens), without its call
+            self._tokens = None
+            if tokens[1] is not None:
+                CURRENT.reset(tokens[1])
+            RECORDER.reset(tokens[0])
 
 
 def activate(recorder: Recorder | None) -> Tokens:
