@@ -339,8 +339,8 @@ class Recorder:
         return self._lock
 
     def _list(self) -> list[_Entry]:
-        """The list of events (made with the recorder; ``None`` is never stored today, the
-        type only lets a writer that reads it as it may have been test it)."""
+        """The list of events (the recorder makes it; writers that read ``_events`` directly
+        still test it for ``None``)."""
         if self._events is None:
             with _MAKING:
                 if self._events is None:

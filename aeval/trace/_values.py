@@ -351,9 +351,7 @@ class UnmadeModelCalls:
 
 _TOOL_CALLS = Trace.__dict__["tool_calls"]
 _MODEL_CALLS = Trace.__dict__["model_calls"]
-_RETRIEVALS = Trace.__dict__["retrievals"]
 _TRUNCATED = Trace.__dict__["truncated"]
-_DROPPED = Trace.__dict__["dropped"]
 
 
 class _Made:
