@@ -50,6 +50,7 @@ import anyio.lowlevel
 import httpx
 import orjson
 from _machine import machine
+from httpx._client import BoundSyncStream
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -232,6 +233,13 @@ CHAT_BODY = orjson.dumps(
     }
 )
 CHAT_REQUEST = orjson.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+CHAT_HEADERS = {  # what a local OpenAI-compatible server (llama.cpp, vLLM) sends
+    "date": "Wed, 02 Dec 2026 05:00:00 GMT",
+    "server": "uvicorn",
+    "content-length": str(len(CHAT_BODY)),
+    "content-type": "application/json",
+    "connection": "keep-alive",
+}
 
 
 def _sync_loop(function: Callable[..., Any], samples: int) -> float:
@@ -253,14 +261,20 @@ def _no_call(city: str) -> None:
 
 
 def _exchanges(count: int) -> list[tuple[httpx.Request, httpx.Response]]:
-    """``count`` chat completions as httpx builds them, the response not yet seen by a hook."""
+    """``count`` chat completions as httpx builds them, the response not yet seen by a hook:
+    its body unread, in the stream a client binds to it (which sets ``response.elapsed``
+    when the body has been read)."""
     url = "http://127.0.0.1/v1/chat/completions"
     exchanges = []
     for _ in range(count):
         request = httpx.Request("POST", url, content=CHAT_REQUEST)
         response = httpx.Response(
-            200, content=CHAT_BODY, headers={"content-type": "application/json"}, request=request
+            200,
+            stream=httpx.ByteStream(CHAT_BODY),
+            headers=CHAT_HEADERS,
+            request=request,
         )
+        response.stream = BoundSyncStream(response.stream, response, perf_counter())
         exchanges.append((request, response))
     return exchanges
 

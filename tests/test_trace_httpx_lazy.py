@@ -12,8 +12,9 @@ import dataclasses
 import pickle
 import sys
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from time import perf_counter
 from typing import Any
 from urllib.parse import unquote
 
@@ -22,6 +23,7 @@ import anyio.to_thread
 import httpx
 import orjson
 import pytest
+from httpx._client import BoundSyncStream
 
 from aeval import EvaluationSample, JsonlSink, Scorer, read_run
 from aeval.strategies import BudgetStrategy
@@ -280,14 +282,26 @@ async def test_large_bodies_are_parsed_when_they_arrive(server: ScriptedHTTPServ
     assert [call.model for call in trace.model_calls] == ["served", "big"]
 
 
+def bound(response: httpx.Response) -> httpx.Response:
+    """``response`` with its body unread in the stream an ``httpx.Client`` binds to it, which
+    sets ``response.elapsed`` once the body is read (as the benchmark makes them)."""
+    stream = response.stream
+    assert isinstance(stream, httpx.SyncByteStream)
+    response.stream = BoundSyncStream(stream, response, perf_counter())
+    return response
+
+
 def test_an_unread_trace_parses_no_body_and_a_call_runs_few_python_functions() -> None:
     """Counted with ``sys.setprofile`` over the hooks of ``httpx.Client`` (no socket: the
     request and response are made by hand, as the benchmark does): the eager hooks ran 28
-    Python functions per call (header decoding, the parse, the ``ModelCall``); now 7, and a
-    snapshot parses nothing."""
+    Python functions per call (header decoding, the parse, the ``ModelCall``); then 7 with a
+    request hook; now there is no request hook and the response hook runs 3 of its own
+    (httpx's reading of the body aside), and a snapshot parses nothing."""
     hooks = httpx_event_hooks(sync=True)
-    (on_request,), (on_response,) = hooks["request"], hooks["response"]
+    assert hooks["request"] == []
+    (on_response,) = hooks["response"]
     body = orjson.dumps(chat(model="m", usage=USAGE))
+    ours = {"_on_response", "_wanted", "_keep", "_elapsed", "_requested_model", "make"}
     names: list[str] = []
 
     def watch(frame: Any, event: str, arg: Any) -> None:
@@ -297,13 +311,10 @@ def test_an_unread_trace_parses_no_body_and_a_call_runs_few_python_functions() -
     with recording() as recorder:
         for index in range(4):
             request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json={})
-            response = httpx.Response(
-                200, content=body, headers={"content-type": "application/json"}, request=request
-            )
+            response = bound(httpx.Response(200, stream=httpx.ByteStream(body), request=request))
             if index:
                 sys.setprofile(watch)
             try:
-                on_request(request)
                 on_response(response)
             finally:
                 sys.setprofile(None)
@@ -313,9 +324,56 @@ def test_an_unread_trace_parses_no_body_and_a_call_runs_few_python_functions() -
             trace = recorder.snapshot()
         finally:
             sys.setprofile(None)
-    assert hooked.count("_on_request") == 3 and len(hooked) <= 3 * 7, hooked
+    assert [name for name in hooked if name in ours] == ["_on_response", "_wanted", "_keep"] * 3
     assert "make" not in names and "frozen_model_call" not in names and len(names) <= 5, names
     assert trace is not None and [call.model for call in trace.model_calls] == ["m"] * 4
+
+
+@pytest.mark.parametrize("client", ["async", "sync"])
+async def test_a_call_lasts_from_sending_the_request_to_reading_the_response(client: str) -> None:
+    """There is no request hook: the call's duration is the client's own clock (what
+    ``response.elapsed`` measures) and it started that long before the response was read,
+    so a server that waits 50 ms makes a call of at least 50 ms that started before it."""
+    slow = HTTPReply(
+        status=200,
+        body=orjson.dumps(chat(model="slow")),
+        content_type="application/json",
+        delay=0.05,
+    )
+    async with ScriptedHTTPServer(handler=lambda request: slow) as served:
+        run = run_async if client == "async" else run_sync
+        with recording() as recorder:
+            ((before, after),) = await run(served.url, ["usage"])
+    (call,) = recorder.trace().model_calls
+    assert call.model == "slow" and call.started is not None and call.duration is not None
+    assert 0.05 <= call.duration <= (after - before).total_seconds()
+    assert before <= call.started <= after - timedelta(seconds=0.05)
+
+
+def test_a_response_made_by_hand_has_the_duration_its_elapsed_says_or_none() -> None:
+    """Without a client's stream the hooks read the public ``response.elapsed`` (set by
+    whoever made the response), and without that the duration is unknown and the call
+    started when it was recorded."""
+    (on_response,) = httpx_event_hooks(sync=True)["response"]
+    body = orjson.dumps(chat(model="m"))
+    with recording() as recorder:
+        for elapsed in (timedelta(seconds=2), None):
+            request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json={})
+            response = httpx.Response(200, content=body, request=request)
+            if elapsed is not None:
+                response.elapsed = elapsed
+            before = datetime.now(UTC)
+            on_response(response)
+            after = datetime.now(UTC)
+            if elapsed is not None:
+                timed = (before - elapsed, after - elapsed)
+            else:
+                untimed = (before, after)
+    first, second = recorder.trace().model_calls
+    assert first.duration == 2.0 and first.started is not None
+    assert timed[0] - timedelta(microseconds=1) <= first.started <= timed[1]
+    assert second.duration is None and second.started is not None
+    assert untimed[0] - timedelta(microseconds=1) <= second.started <= untimed[1]
 
 
 async def test_budgets_and_rows_jsonl_read_the_model_calls_of_a_scorer_run(
@@ -349,13 +407,11 @@ async def test_budgets_and_rows_jsonl_read_the_model_calls_of_a_scorer_run(
 def test_a_recorder_made_by_hand_keeps_raw_model_calls_apart_from_tool_calls() -> None:
     """The snapshot sorts the kinds apart; ``absorb`` (a watched call inside a sample) makes
     the inner recording's model calls, and the outer trace holds them in start order."""
-    hooks = httpx_event_hooks(sync=True)
-    (on_request,), (on_response,) = hooks["request"], hooks["response"]
+    (on_response,) = httpx_event_hooks(sync=True)["response"]
     with recording() as outer:
         record_tool_call("first", {"a": 1}, result=1)
         with recording() as inner:
             request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json={})
-            on_request(request)
             on_response(httpx.Response(200, content=orjson.dumps(chat(model="m")), request=request))
         outer.absorb(inner)
     trace = outer.trace()
@@ -381,11 +437,11 @@ URLS = [
 
 @pytest.mark.parametrize("url", URLS)
 def test_the_hooks_read_the_path_as_url_path_reads_it(url: str) -> None:
-    (on_request,) = httpx_event_hooks(sync=True)["request"]
+    (on_response,) = httpx_event_hooks(sync=True)["response"]
     request = httpx.Request("POST", url, json={})
-    with recording():
-        on_request(request)
-    recorded = "aeval.trace.started" in request.extensions
+    with recording() as recorder:
+        on_response(httpx.Response(200, content=orjson.dumps(chat(model="m")), request=request))
+    recorded = recorder.snapshot() is not None
     assert recorded is request.url.path.endswith("/chat/completions")
 
 
@@ -418,12 +474,10 @@ HEADERS: list[list[tuple[bytes, bytes]]] = [
 def test_the_hooks_read_the_content_type_as_headers_get_reads_it(
     headers: list[tuple[bytes, bytes]], plain: bool
 ) -> None:
-    hooks = httpx_event_hooks(sync=True)
-    (on_request,), (on_response,) = hooks["request"], hooks["response"]
+    (on_response,) = httpx_event_hooks(sync=True)["response"]
     body = orjson.dumps(chat(model="m"))
     with recording() as recorder:
         request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json={})
-        on_request(request)
         response = httpx.Response(200, content=body, headers=headers, request=request)
         stream = "text/event-stream" in response.headers.get("content-type", "")
         if plain:

@@ -17,9 +17,12 @@ if TYPE_CHECKING:
 
 __all__ = ["httpx_event_hooks", "requested_tools"]
 
-_STARTED = "aeval.trace.started"
 _CHAT_PATH = "/chat/completions"
 _MAPPINGS = (dict, Mapping)  # a dict (what JSON gives) is told without the ABC's check
+_EVENT_STREAM = b"text/event-stream"
+_STREAM = b'"stream"'
+# ``bytes.partition`` finds them: ``in`` first tries its operand as an integer, at the cost of
+# an exception raised and cleared on every search.
 _KEPT_BYTES = 8192
 """The most bytes of bodies a model call keeps until its trace is read; larger ones are
 parsed when the response arrives."""
@@ -59,7 +62,7 @@ def _requested_model(content: bytes) -> tuple[str | None, bool]:
     return (model if isinstance(model, str) else None), body.get("stream") is True
 
 
-class _Response(RawModelCall, tuple[bytes, bytes, float]):
+class _Response(RawModelCall, tuple[bytes, bytes, float | None]):
     """A chat completion as received: ``(the response's body, the request's body, the seconds
     from request to response)``; the request's body is read when the response does not name
     its model. A tuple, made without a Python ``__init__``: the hooks make one per call."""
@@ -84,61 +87,65 @@ class _Response(RawModelCall, tuple[bytes, bytes, float]):
         )
 
 
-def _on_request(request: httpx.Request) -> None:
+def _wanted(response: httpx.Response) -> tuple[Recorder, bytes] | None:
+    """Where to record ``response`` and the request's body: ``None`` for one that is not a
+    whole chat completion made while a trace records.
+
+    Whether the call is recorded is decided here, before the body is read: by the path as
+    sent (which ``url.path`` decodes: the same unless it holds an escape), the status, the
+    content type (what ``"text/event-stream" in headers.get("content-type", "")`` says: the
+    words are ASCII and hold no ``", "``, which joins repeated headers) and whether the
+    request asked for a stream (its body is parsed only when it may). httpx's own fields are
+    read where they exist, public ones otherwise.
+    """
     recorder = RECORDER.get()
-    if recorder is None:
-        return
-    try:  # the path as sent, which ``url.path`` decodes: the same unless it holds an escape
+    if recorder is None or not 200 <= response.status_code < 300:
+        return None
+    try:
+        request: httpx.Request = response._request  # type: ignore[assignment]
         path = request.url._uri_reference.path
     except AttributeError:  # another httpx
-        path = "%"
+        request, path = response.request, "%"
     if "%" in path:
         path = request.url.path
-    if path.endswith(_CHAT_PATH):
-        request.extensions[_STARTED] = (recorder, perf_counter(), time_ns())
-
-
-async def _on_request_async(request: httpx.Request) -> None:
-    _on_request(request)
-
-
-def _wanted(response: httpx.Response) -> tuple[Recorder, float, int, bytes] | None:
-    """Where to record ``response`` (the recorder, the clocks at the request, the request's
-    body): ``None`` for one that is not a whole chat completion.
-
-    Whether the call is recorded is decided here, before the body is read: by the path, the
-    status, the content type (what ``"text/event-stream" in headers.get("content-type", "")``
-    says: the words are ASCII and hold no ``", "``, which joins repeated headers) and whether
-    the request asked for a stream (its body is parsed only when it may).
-    """
-    request = response.request
-    started = request.extensions.get(_STARTED)
-    if started is None or not 200 <= response.status_code < 300:
+    if not path.endswith(_CHAT_PATH):
         return None
     headers = response.headers
     try:  # httpx's own (name, lowercased name, value) items: no header decoded
         for _, key, value in headers._list:
-            if key == b"content-type" and b"text/event-stream" in value:
+            if key == b"content-type" and value.partition(_EVENT_STREAM)[1]:
                 return None
-    except (AttributeError, TypeError, ValueError):  # another httpx
+    except (AttributeError, TypeError, ValueError):
         if "text/event-stream" in headers.get("content-type", ""):
             return None
     try:
-        content = request.content
-    except RuntimeError:  # a streamed body, not read
-        content = b""
-    if b'"stream"' in content and _requested_model(content)[1]:
+        content: bytes = request._content
+    except AttributeError:
+        try:
+            content = request.content
+        except RuntimeError:  # a streamed body, not read
+            content = b""
+    if content.partition(_STREAM)[1] and _requested_model(content)[1]:
         return None
-    recorder, began, at = started
-    return recorder, began, at, content
+    return recorder, content
 
 
-def _keep(wanted: tuple[Recorder, float, int, bytes], body: bytes) -> None:
+def _keep(recorder: Recorder, content: bytes, response: httpx.Response, body: bytes) -> None:
     """Keep the call as its bodies, parsed when the trace is first read (at once when they are
-    large, so that a trace holds no more than ``_KEPT_BYTES`` of them per call)."""
-    ended = perf_counter()
-    recorder, began, at, content = wanted
-    raw = _Response((body, content, ended - began))
+    large, so that a trace holds no more than ``_KEPT_BYTES`` of them per call).
+
+    The call lasted from the moment the client sent the request (the clock its stream keeps
+    for ``response.elapsed``) until now, when the body has been read, and started that long
+    ago. A response no client bound (made by hand) lasted what its ``elapsed`` says, if it
+    was set; otherwise its duration is unknown and it started now.
+    """
+    ended = time_ns()
+    try:
+        duration: float | None = perf_counter() - response.stream._start  # type: ignore[union-attr]
+    except AttributeError:  # another httpx, or a response no client bound
+        duration = _elapsed(response)
+    at = ended if duration is None else ended - int(duration * 1e9)
+    raw = _Response((body, content, duration))
     events = recorder._events
     if (
         events is not None
@@ -151,16 +158,25 @@ def _keep(wanted: tuple[Recorder, float, int, bytes], body: bytes) -> None:
         recorder.received(at, raw, len(body) + len(content) > _KEPT_BYTES)
 
 
+def _elapsed(response: httpx.Response) -> float | None:
+    try:
+        return response.elapsed.total_seconds()
+    except RuntimeError:  # not bound to a client
+        return None
+
+
 def _on_response(response: httpx.Response) -> None:
     wanted = _wanted(response)
     if wanted is not None:
-        _keep(wanted, response.read())
+        recorder, content = wanted
+        _keep(recorder, content, response, response.read())
 
 
 async def _on_response_async(response: httpx.Response) -> None:
     wanted = _wanted(response)
     if wanted is not None:
-        _keep(wanted, await response.aread())
+        recorder, content = wanted
+        _keep(recorder, content, response, await response.aread())
 
 
 def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], Any]]]:
@@ -175,7 +191,9 @@ def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], A
     hooks never fail the call. They keep the response's body (and the request's) and make
     the model call from it when the trace is first read, so a trace nothing reads costs no
     parse; bodies over 8 KB together are parsed as they arrive, so that an unread trace
-    holds little.
+    holds little. Only the response hook does anything (the call's duration is the client's
+    own clock, what ``response.elapsed`` measures); the request list is there, empty, so
+    that your own hooks can be added to either.
 
     Example::
 
@@ -185,5 +203,5 @@ def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], A
         sync: Hooks for ``httpx.Client`` (plain functions) instead of ``httpx.AsyncClient``.
     """
     if sync:
-        return {"request": [_on_request], "response": [_on_response]}
-    return {"request": [_on_request_async], "response": [_on_response_async]}
+        return {"request": [], "response": [_on_response]}
+    return {"request": [], "response": [_on_response_async]}
