@@ -45,6 +45,31 @@ _UNSHARED = _unshared()
 variable and the call's argument), measured rather than assumed, as interpreters differ."""
 
 
+_UNSEEN: Any = object()
+
+
+class _Passed:
+    """A strategy's last result seen to be a plain pass (:func:`plain_pass`): results are
+    frozen, and a built-in check returns the same one for each pass."""
+
+    __slots__ = ("result",)
+
+    def __init__(self) -> None:
+        self.result: EvaluationResult | None = None
+
+
+def plain_pass(result: object) -> bool:
+    """Whether ``result`` makes a passing row that ``count_passed`` may count unmade: an
+    ``EvaluationResult`` that passed with a score, not skipped, without metadata."""
+    return (
+        type(result) is EvaluationResult
+        and result.passed
+        and result.score is not None
+        and not result.skipped
+        and not result.metadata
+    )
+
+
 async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -> None:
     """A worker of ``run`` (``_plain_worker``, ``_worker`` or ``_async_worker``, by the type
     of ``work``) and ``Run._evaluate_sample`` in one loop, for the runs ``Run._direct``
@@ -62,8 +87,11 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
     assert call is not None
     limits, redact, tracebacks = settings.trace_limits, run._redact, settings.tracebacks
     strategies = [
-        (s, s.evaluate, s.name, s.position, run._timed_out[s.name]) for s in run.strategies
+        (s, s.evaluate, s.name, s.position, run._timed_out[s.name], _Passed())
+        for s in run.strategies
     ]
+    positional = run.function.positional if call is run.function.call else None
+    bare: Any = _UNSEEN  # the names of parameters seen to be all unnamed (shared tuples)
     set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
     row_type, result_type = EvaluationRow, EvaluationResult
     plain = run._plain
@@ -105,7 +133,15 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                     recorder, spare = spare, None
                 token = set_recorder(recorder)
                 try:
-                    output = await call(sample.parameters)
+                    parameters = sample.parameters
+                    names = parameters.names
+                    if names is not bare and positional is not None and not any(names):
+                        bare = names
+                    if names is bare:
+                        assert positional is not None
+                        output = await positional(*parameters.values)  # call's own step
+                    else:
+                        output = await call(parameters)
                 except BaseException as exc:
                     reset_recorder(token)
                     await run._call_failed(exc, sample, index, repeat, started, recorder)
@@ -127,7 +163,7 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                 tally.samples_done += 1
                 made = None if trace is None else make_current(trace)
                 try:
-                    for strategy, evaluate, name, position, timed_out in strategies:
+                    for strategy, evaluate, name, position, timed_out, passed in strategies:
                         begun = perf_counter()  # apply_inline, without its call
                         try:
                             result = evaluate(sample, output)
@@ -147,19 +183,17 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                                 tracebacks,
                             )
                         else:
-                            if (
-                                rowless
-                                and type(result) is result_type
-                                and result.passed
-                                and result.score is not None
-                                and not result.skipped
-                                and not result.metadata
-                                and not sample.metadata
-                                and type(output) is not Transcript
-                            ):  # a passing row nobody keeps or reads: counted, not made
-                                count_passed(sample.tags, name, result.score)
-                                tally.rows_done += 1
-                                continue
+                            if rowless:
+                                if result is not passed.result and plain_pass(result):
+                                    passed.result = result  # frozen: the same verdict again
+                                if (
+                                    result is passed.result
+                                    and not sample.metadata
+                                    and type(output) is not Transcript
+                                ):  # a passing row nobody keeps or reads: counted, not made
+                                    count_passed(sample.tags, name, result.score)
+                                    tally.rows_done += 1
+                                    continue
                             if (
                                 type(result) is result_type
                                 and result.score is not None
