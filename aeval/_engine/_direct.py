@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Iterator
 from sys import getrefcount
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from .._conversation import Transcript
 from .._exceptions import AbandonedCallsError
@@ -52,13 +52,14 @@ class _Passed:
     """A strategy's last result seen to be a plain pass (:func:`plain_pass`): results are
     frozen, and a built-in check returns the same one for each pass."""
 
-    __slots__ = ("result",)
+    __slots__ = ("result", "score")
 
     def __init__(self) -> None:
-        self.result: EvaluationResult | None = None
+        self.result: object = None
+        self.score = 0.0
 
 
-def plain_pass(result: object) -> bool:
+def plain_pass(result: object) -> TypeGuard[EvaluationResult]:
     """Whether ``result`` makes a passing row that ``count_passed`` may count unmade: an
     ``EvaluationResult`` that passed with a score, not skipped, without metadata."""
     return (
@@ -186,12 +187,13 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                             if rowless:
                                 if result is not passed.result and plain_pass(result):
                                     passed.result = result  # frozen: the same verdict again
+                                    passed.score = cast("float", result.score)
                                 if (
                                     result is passed.result
                                     and not sample.metadata
                                     and type(output) is not Transcript
                                 ):  # a passing row nobody keeps or reads: counted, not made
-                                    count_passed(sample.tags, name, result.score)
+                                    count_passed(sample.tags, name, passed.score)
                                     tally.rows_done += 1
                                     continue
                             if (
