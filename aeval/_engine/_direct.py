@@ -101,6 +101,7 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
     check = run.sample_check
     spare: Recorder | None = None
     returned = firsts = 0  # calls that returned (of repeat 0): counted as the worker ends
+    repeats = settings.repeats > 1  # else every call is of repeat 0
     index: int
     sample: EvaluationSample
     repeat = 0
@@ -123,7 +124,7 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                     if triple is None:
                         break
                     index, repeat, sample = triple
-            if check is not None:
+            if check is not None and sample.metadata:  # see Run.sample_check
                 check(sample)
             tally.in_flight += 1
             try:
@@ -160,7 +161,8 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                     # call started kept its context): the next sample can record into it
                     spare = recorder
                 returned += 1
-                firsts += repeat == 0
+                if repeats:
+                    firsts += repeat == 0
                 tally.samples_done += 1
                 made = None if trace is None else make_current(trace)
                 try:
@@ -249,4 +251,4 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
             finally:
                 tally.in_flight -= 1
     finally:
-        aggregator.count_calls(returned, firsts)
+        aggregator.count_calls(returned, firsts if repeats else returned)
