@@ -591,3 +591,40 @@ async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them
     assert outputs[0] == outputs[1]
     assert ("s4", "u|-|x") in outputs[0] and ("s3", "t|-|e") in outputs[0]
     assert len(seen) == 60
+
+
+@pytest.mark.parametrize("limit", [None, 60.0])
+async def test_in_flight_counts_the_samples_being_evaluated_whenever_it_can_be_read(
+    direct_runs: list[bool], limit: float | None
+) -> None:
+    """``statistics().samples_in_flight`` is the number of samples being evaluated at every point
+    another task can read it (the target's pauses, the source's), on both paths: the direct
+    worker counts a sample from one to the next without a pause, not in between."""
+    scorer = Scorer(4, keep="none", timeout=limit)  # a timeout: the general path
+    active = 0
+    seen: list[tuple[int, int]] = []
+
+    async def target(text: str) -> str:
+        nonlocal active
+        active += 1
+        seen.append((scorer.statistics().samples_in_flight, active))
+        await asyncio.sleep(0)
+        seen.append((scorer.statistics().samples_in_flight, active))
+        active -= 1
+        return text
+
+    async def source() -> AsyncIterator[EvaluationSample]:
+        for i in range(60):
+            seen.append((scorer.statistics().samples_in_flight, active))
+            if i % 3 == 0:
+                await asyncio.sleep(0)
+                seen.append((scorer.statistics().samples_in_flight, active))
+            yield EvaluationSample(f"s{i}", [f"q{i}"], f"q{i}")
+
+    report = await scorer.evaluate(source(), target, ExactMatchStrategy())
+    assert direct_runs == [limit is None]
+    assert report.passed_count == 60
+    assert len(seen) == 60 + 20 + 120
+    assert [in_flight for in_flight, _ in seen] == [count for _, count in seen]
+    assert max(count for _, count in seen) > 1
+    assert scorer.statistics().samples_in_flight == 0

@@ -105,6 +105,7 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
     index: int
     sample: EvaluationSample
     repeat = 0
+    busy = False  # counted in tally.in_flight: from one sample to the next without a pause
     try:
         while True:
             if items is not None:
@@ -120,60 +121,112 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                     index, repeat, sample = pending.popleft()
                 else:
                     assert source is not None
+                    if busy:  # no sample in flight while it waits for the source
+                        tally.in_flight -= 1
+                        busy = False
                     triple = await source.next()
                     if triple is None:
                         break
                     index, repeat, sample = triple
             if check is not None and sample.metadata:  # see Run.sample_check
                 check(sample)
-            tally.in_flight += 1
+            if not busy:
+                tally.in_flight += 1
+                busy = True
+            started = perf_counter()
+            if spare is None:
+                recorder = Recorder(limits=limits, tools=None, redact=redact)
+            else:
+                recorder, spare = spare, None
+            token = set_recorder(recorder)
             try:
-                started = perf_counter()
-                if spare is None:
-                    recorder = Recorder(limits=limits, tools=None, redact=redact)
+                parameters = sample.parameters
+                names = parameters.names
+                if names is not bare and positional is not None and not any(names):
+                    bare = names
+                if names is bare:
+                    assert positional is not None
+                    output = await positional(*parameters.values)  # call's own step
                 else:
-                    recorder, spare = spare, None
-                token = set_recorder(recorder)
-                try:
-                    parameters = sample.parameters
-                    names = parameters.names
-                    if names is not bare and positional is not None and not any(names):
-                        bare = names
-                    if names is bare:
-                        assert positional is not None
-                        output = await positional(*parameters.values)  # call's own step
-                    else:
-                        output = await call(parameters)
-                except BaseException as exc:
-                    reset_recorder(token)
-                    await run._call_failed(exc, sample, index, repeat, started, recorder)
-                    continue
+                    output = await call(parameters)
+            except BaseException as exc:
                 reset_recorder(token)
-                duration = perf_counter() - started
-                trace = recorder.snapshot()
-                if recorder.unmocked is not None:
-                    await run._add_call_failure(
-                        sample, recorder.unmocked, duration, index, repeat, trace
-                    )
-                    continue
-                if trace is None and getrefcount(recorder) == _UNSHARED:
-                    # it recorded nothing and nothing else holds it (no task or thread the
-                    # call started kept its context): the next sample can record into it
-                    spare = recorder
-                returned += 1
-                if repeats:
-                    firsts += repeat == 0
-                tally.samples_done += 1
-                made = None if trace is None else make_current(trace)
-                try:
-                    for strategy, evaluate, name, position, timed_out, passed in strategies:
-                        begun = perf_counter()  # apply_inline, without its call
-                        try:
-                            result = evaluate(sample, output)
-                        except RERAISE:
-                            raise
-                        except BaseException as exc:
-                            row = inline_failure(
+                await run._call_failed(exc, sample, index, repeat, started, recorder)
+                continue
+            reset_recorder(token)
+            duration = perf_counter() - started
+            trace = recorder.snapshot()
+            if recorder.unmocked is not None:
+                await run._add_call_failure(
+                    sample, recorder.unmocked, duration, index, repeat, trace
+                )
+                continue
+            if trace is None and getrefcount(recorder) == _UNSHARED:
+                # it recorded nothing and nothing else holds it (no task or thread the
+                # call started kept its context): the next sample can record into it
+                spare = recorder
+            returned += 1
+            if repeats:
+                firsts += repeat == 0
+            tally.samples_done += 1
+            made = None if trace is None else make_current(trace)
+            try:
+                for strategy, evaluate, name, position, timed_out, passed in strategies:
+                    begun = perf_counter()  # apply_inline, without its call
+                    try:
+                        result = evaluate(sample, output)
+                    except RERAISE:
+                        raise
+                    except BaseException as exc:
+                        row = inline_failure(
+                            strategy,
+                            sample,
+                            output,
+                            duration,
+                            index,
+                            repeat,
+                            trace,
+                            exc,
+                            begun,
+                            tracebacks,
+                        )
+                    else:
+                        if rowless:
+                            if result is not passed.result and plain_pass(result):
+                                passed.result = result  # frozen: the same verdict again
+                                passed.score = cast("float", result.score)
+                            if (
+                                result is passed.result
+                                and not sample.metadata
+                                and type(output) is not Transcript
+                            ):  # a passing row nobody keeps or reads: counted, not made
+                                count_passed(sample.tags, name, passed.score)
+                                tally.rows_done += 1
+                                continue
+                        if (
+                            type(result) is result_type
+                            and result.score is not None
+                            and not result.skipped
+                        ):
+                            row = make_row(
+                                sample,
+                                name,
+                                output,
+                                _PASSED if result.passed else _FAILED,
+                                result.score,
+                                result.explanation,
+                                result.metadata,
+                                None,
+                                duration,
+                                perf_counter() - begun,
+                                index,
+                                repeat,
+                                position,
+                                None,
+                                trace,
+                            )
+                        else:
+                            made_row = inline_result(
                                 strategy,
                                 sample,
                                 output,
@@ -181,74 +234,26 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                                 index,
                                 repeat,
                                 trace,
-                                exc,
+                                result,
                                 begun,
+                                None,
+                                timed_out,
                                 tracebacks,
+                                RERAISE,
                             )
-                        else:
-                            if rowless:
-                                if result is not passed.result and plain_pass(result):
-                                    passed.result = result  # frozen: the same verdict again
-                                    passed.score = cast("float", result.score)
-                                if (
-                                    result is passed.result
-                                    and not sample.metadata
-                                    and type(output) is not Transcript
-                                ):  # a passing row nobody keeps or reads: counted, not made
-                                    count_passed(sample.tags, name, passed.score)
-                                    tally.rows_done += 1
-                                    continue
-                            if (
-                                type(result) is result_type
-                                and result.score is not None
-                                and not result.skipped
-                            ):
-                                row = make_row(
-                                    sample,
-                                    name,
-                                    output,
-                                    _PASSED if result.passed else _FAILED,
-                                    result.score,
-                                    result.explanation,
-                                    result.metadata,
-                                    None,
-                                    duration,
-                                    perf_counter() - begun,
-                                    index,
-                                    repeat,
-                                    position,
-                                    None,
-                                    trace,
-                                )
+                            if type(made_row) is row_type:
+                                row = made_row
                             else:
-                                made_row = inline_result(
-                                    strategy,
-                                    sample,
-                                    output,
-                                    duration,
-                                    index,
-                                    repeat,
-                                    trace,
-                                    result,
-                                    begun,
-                                    None,
-                                    timed_out,
-                                    tracebacks,
-                                    RERAISE,
-                                )
-                                if type(made_row) is row_type:
-                                    row = made_row
-                                else:
-                                    row = await cast("Awaitable[EvaluationRow]", made_row)
-                        if plain:
-                            add(row)
-                            tally.rows_done += 1
-                        else:
-                            await run._add(row)  # redacted, sent to the sinks
-                finally:
-                    if made is not None:
-                        deactivate(made)
+                                row = await cast("Awaitable[EvaluationRow]", made_row)
+                    if plain:
+                        add(row)
+                        tally.rows_done += 1
+                    else:
+                        await run._add(row)  # redacted, sent to the sinks
             finally:
-                tally.in_flight -= 1
+                if made is not None:
+                    deactivate(made)
     finally:
+        if busy:
+            tally.in_flight -= 1
         aggregator.count_calls(returned, firsts if repeats else returned)
