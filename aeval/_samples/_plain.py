@@ -17,7 +17,7 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
 
-from ._model import EvaluationSample, make_sample, raw_parameters
+from ._model import EvaluationSample, make_sample, raw_parameters, sample_of_values
 
 __all__ = ["DONE", "PLAIN_KEYS", "common_samples", "plain_sample", "plain_samples"]
 
@@ -133,5 +133,6 @@ def common_samples(items: list[Any]) -> list[EvaluationSample] | None:
         return None
     count = counts.pop()
     unnamed = _UNNAMED[count] if count < 8 else (None,) * count
-    made = map(raw_parameters, values, repeat(unnamed))
-    return list(map(make_sample, names, made, expected, repeat(()), repeat(_EMPTY)))
+    return list(
+        map(sample_of_values, names, values, repeat(unnamed), expected, repeat(()), repeat(_EMPTY))
+    )
