@@ -286,7 +286,8 @@ def raw_parameters(values: tuple[Any, ...], names: tuple[str | None, ...]) -> Pa
 
 
 _SampleTwin = type("_SampleTwin", (), {"__slots__": EvaluationSample.__slots__})
-"""``EvaluationSample``'s slots, unfrozen (the twin ``make_sample`` fills, of its own)."""
+"""``EvaluationSample``'s slots, unfrozen: what :func:`sample_of_values` fills, as
+``make_sample`` fills a twin of its own."""
 
 
 def sample_of_values(

@@ -6,7 +6,8 @@ handful of type checks and without ``EvaluationSample``'s own validation (which 
 the same things again); anything else (another key, a wrong type, a blank name) returns
 ``None``, and the full builder in ``_formats`` handles it and names the problem. So the
 messages stay in one place, and a key added to ``SAMPLE_KEYS`` takes the full path
-until it is added here too.
+until it is added here too. :func:`common_samples` builds a batch of lines that are all the
+usual three keys together, a step at a time for the whole batch.
 """
 
 from __future__ import annotations
