@@ -518,3 +518,150 @@ async def test_a_passing_row_nobody_keeps_is_counted_as_the_row_would_be(
     assert direct.counts == general.counts
     assert direct.counts[Outcome.PASSED] > 60
     assert 40 < len(counted) < direct.counts[Outcome.PASSED]  # the plain ones, not the rest
+
+
+_PLAIN_PASS = EvaluationResult.passing(1.0, "same")
+_JUDGED_PASS = EvaluationResult.passing(0.75, "judged").with_metadata({"judges": []})
+_SHARED_FAIL = EvaluationResult.failing(0.25, "low")
+
+
+@inline
+def _shared(sample: EvaluationSample, output: Any) -> EvaluationResult:
+    number = int(sample.name[1:])
+    return (_PLAIN_PASS, _JUDGED_PASS, _SHARED_FAIL, _PLAIN_PASS)[number % 4]
+
+
+async def test_a_result_returned_again_is_counted_as_its_first_return_was(
+    direct_runs: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The direct worker remembers, per strategy, the last result it found to be a plain pass
+    and counts that same (frozen) result again without looking at it: the report is the one
+    the rows make, and only the plain passes are counted without a row."""
+    from aeval.formatters.json import report_to_dict
+
+    samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(1, 101))
+    counted: list[str] = []
+    count_passed = RowAggregator.count_passed
+
+    def spy(self: RowAggregator, tags: tuple[str, ...], strategy: str, score: float) -> None:
+        counted.append(strategy)
+        count_passed(self, tags, strategy, score)
+
+    monkeypatch.setattr(RowAggregator, "count_passed", spy)
+    reports = []
+    for timeout in (None, 60.0):
+        scorer = Scorer(5, keep="failures", timeout=timeout)
+        reports.append(await scorer.evaluate(_source("async", samples), _target, _shared))
+    assert direct_runs == [True, False]
+    direct, general = reports
+    assert _untimed(report_to_dict(direct)) == _untimed(report_to_dict(general))
+    assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
+    plain = [i for i in range(1, 101) if i % 4 in (0, 3) and not str(i).endswith("3")]
+    assert len(counted) == len(plain)
+
+
+async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them(
+    direct_runs: list[bool],
+) -> None:
+    """The direct worker calls a target that binds its parameters with the unnamed values
+    itself (``BoundFunction.positional``); named or partly named parameters still go through
+    the bound call: the outputs are the general path's, whatever order the shapes come in."""
+    shapes: list[Any] = [
+        ["a"],
+        ["a", "b"],
+        {"text": "t"},
+        {"text": "t", "extra": "e"},
+        Parameters.from_pairs([(None, "u"), ("extra", "x")]),
+        ["c"],
+    ]
+    samples = Samples(EvaluationSample(f"s{i}", shapes[i % len(shapes)], None) for i in range(30))
+    seen: list[tuple[Any, ...]] = []
+
+    async def target(text: str, second: str = "-", *, extra: str = "-") -> str:
+        seen.append((text, second, extra))
+        return f"{text}|{second}|{extra}"
+
+    outputs = []
+    for timeout in (None, 60.0):
+        report = await Scorer(3, keep="all", timeout=timeout).evaluate(
+            _source("async", samples), target, ExactMatchStrategy()
+        )
+        outputs.append(sorted((r.sample.name, r.output) for r in report.evaluations))
+    assert direct_runs == [True, False]
+    assert outputs[0] == outputs[1]
+    assert ("s4", "u|-|x") in outputs[0] and ("s3", "t|-|e") in outputs[0]
+    assert len(seen) == 60
+
+
+@pytest.mark.parametrize("limit", [None, 60.0])
+async def test_in_flight_counts_the_samples_being_evaluated_whenever_it_can_be_read(
+    direct_runs: list[bool], limit: float | None
+) -> None:
+    """``statistics().samples_in_flight`` is the number of samples being evaluated at every point
+    another task can read it (the target's pauses, the source's), on both paths: the direct
+    worker counts a sample from one to the next without a pause, not in between."""
+    scorer = Scorer(4, keep="none", timeout=limit)  # a timeout: the general path
+    active = 0
+    seen: list[tuple[int, int]] = []
+
+    async def target(text: str) -> str:
+        nonlocal active
+        active += 1
+        seen.append((scorer.statistics().samples_in_flight, active))
+        await asyncio.sleep(0)
+        seen.append((scorer.statistics().samples_in_flight, active))
+        active -= 1
+        return text
+
+    async def source() -> AsyncIterator[EvaluationSample]:
+        for i in range(60):
+            seen.append((scorer.statistics().samples_in_flight, active))
+            if i % 3 == 0:
+                await asyncio.sleep(0)
+                seen.append((scorer.statistics().samples_in_flight, active))
+            yield EvaluationSample(f"s{i}", [f"q{i}"], f"q{i}")
+
+    report = await scorer.evaluate(source(), target, ExactMatchStrategy())
+    assert direct_runs == [limit is None]
+    assert report.passed_count == 60
+    assert len(seen) == 60 + 20 + 120
+    assert [in_flight for in_flight, _ in seen] == [count for _, count in seen]
+    assert max(count for _, count in seen) > 1
+    assert scorer.statistics().samples_in_flight == 0
+
+
+async def test_a_streamed_sample_takes_few_python_calls(
+    direct_runs: list[bool], tmp_path: Path
+) -> None:
+    """The Python calls per sample of a streamed JSONL run with a target taking one string
+    (the loader's, the engine's, the target's and the check's): 6.8 now, 9.7 before the
+    third round of issue 25 (a frame per line for the sample and its parameters each, the
+    bound call's and the single-turn check's per sample)."""
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        "".join(
+            f'{{"name": "s{i}", "parameters": ["in{i}"], "expected-output": "in{i}"}}\n'
+            for i in range(2000)
+        )
+    )
+
+    async def target(text: str) -> str:
+        return text
+
+    scorer = Scorer(20, keep="failures")
+    await scorer.evaluate(Samples.stream(path), target, ExactMatchStrategy())
+    calls = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        report = await scorer.evaluate(Samples.stream(path), target, ExactMatchStrategy())
+    finally:
+        sys.setprofile(None)
+    assert direct_runs == [True, True]
+    assert report.passed_count == 2000
+    assert calls / 2000 <= 7.5, f"{calls / 2000:.2f} Python calls per streamed sample"

@@ -22,6 +22,7 @@ from aeval import (
     EvaluationRow,
     EvaluationSample,
     JsonlSink,
+    Parameters,
     SampleLoadError,
     Samples,
     Scorer,
@@ -31,8 +32,8 @@ from aeval._cli._run import _FlushingSink, _Tagged
 from aeval._engine._callables import BoundFunction
 from aeval._engine._shards import Shard, ShardStream
 from aeval._samples import _loaders
-from aeval._samples._formats import parse_jsonl_lines
-from aeval._samples._plain import plain_sample
+from aeval._samples._formats import parse_jsonl_line, parse_jsonl_lines
+from aeval._samples._plain import common_samples, plain_sample
 from aeval._samples._sources import CountedStream, count_lines
 from aeval.abc import BaseSink
 
@@ -90,6 +91,75 @@ async def test_the_fast_path_builds_the_samples_the_full_builder_does(tmp_path: 
     assert streamed[4].expected_output == ["a", "b"]
     assert dict(streamed[5].metadata) == {"context": ["a passage"], "label": "pass"}
     assert dict(streamed[6].metadata) == {"k": 1, "must_contain": ["a"]}
+
+
+def _common(i: int, **changes: Any) -> dict[str, Any]:
+    return {"name": f"s{i}", "parameters": [f"q{i}"], "expected-output": f"a{i}"} | changes
+
+
+_BATCHES: dict[str, list[Any]] = {
+    "common": [_common(i) for i in range(20)],
+    "expected of any type": [
+        _common(i, **{"expected-output": value})
+        for i, value in enumerate([None, 1, 2.5, True, [1, "a"], {"k": [None]}, ""])
+    ],
+    "no parameters": [_common(i, parameters=[]) for i in range(5)],
+    "two parameters": [_common(i, parameters=[i, {"deep": [i]}]) for i in range(5)],
+    "nine parameters": [_common(i, parameters=list(range(9))) for i in range(5)],
+    "counts differ": [_common(0), _common(1, parameters=["a", "b"]), _common(2)],
+    "named parameters": [_common(0), _common(1, parameters={"q": "x"}), _common(2)],
+    "a tag": [_common(0), _common(1, tags=["t"]), _common(2)],
+    "no expected output": [_common(0), {"name": "s1", "parameters": ["q"]}, _common(2)],
+    "another key": [_common(0), {"name": "s1", "parameters": ["q"], "label": "pass"}],
+    "a blank name": [_common(0), _common(1, name=" \t"), _common(2)],
+    "a name not a string": [_common(0), _common(1, name=7), _common(2)],
+    "parameters not a list": [_common(0), _common(1, parameters="q"), _common(2)],
+    "an item not a mapping": [_common(0), ["s1", ["q"], "a"], _common(2)],
+    "a conversation key": [_common(0), {"name": "s1", "turns": ["hi"], "expected-output": "a"}],
+    "many lines": [_common(i) for i in range(150)],
+    "a bad line past the first step": [
+        *(_common(i) for i in range(100)),
+        _common(100, name=""),
+        *(_common(i) for i in range(101, 150)),
+    ],
+    "a tag past the first step": [_common(i, tags=[] if i == 70 else None) for i in range(99)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BATCHES))
+def test_lines_built_together_are_the_samples_each_line_makes_alone(case: str) -> None:
+    """A batch of the usual lines is built a step at a time for the whole batch
+    (``common_samples``); the samples, and the error of a line that is not right, are the
+    ones each line makes through the line-by-line path."""
+    items = _BATCHES[case]
+    lines = [json.dumps(item).encode() for item in items]
+    batch = parse_jsonl_lines(lines, 3, "s.jsonl", 0)
+    alone: list[EvaluationSample] = []
+    error: SampleLoadError | None = None
+    for number, raw in enumerate(lines, start=3):
+        try:
+            alone.append(parse_jsonl_line(raw, number, "s.jsonl", offset=0))
+        except SampleLoadError as exc:
+            error = exc
+            break
+    assert [_fields(s) for s in batch.samples] == [_fields(s) for s in alone]
+    assert batch.samples == alone
+    assert batch.numbers[: len(alone)] == list(range(3, 3 + len(alone)))
+    assert (None if batch.error is None else str(batch.error)) == (
+        None if error is None else str(error)
+    )
+    made = common_samples([json.loads(line) for line in lines])
+    together = case in (
+        "common",
+        "expected of any type",
+        "no parameters",
+        "two parameters",
+        "many lines",
+    )
+    assert (made is not None) == (together or case == "nine parameters")
+    if made is not None:
+        assert [_fields(s) for s in made] == [_fields(s) for s in alone]
+        assert [type(s.parameters) for s in made] == [Parameters] * len(made)
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,10 @@ class BoundFunction:
     fits: set[tuple[str | None, ...]] = field(default_factory=set, compare=False, repr=False)
     """The parameter names (``Parameters.names``) seen to fit the signature: whether
     parameters bind depends on their names and count alone, so each is bound once."""
+    positional: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    """The function itself when ``call`` gives it unnamed parameters positionally
+    (``call(params)`` is then ``positional(*params.values)`` when no name is set): a caller
+    may call it so without ``call``'s frame."""
 
     def check(self, sample: EvaluationSample) -> None:
         """Raise ``TypeError`` when ``sample``'s parameters do not fit the signature."""
@@ -145,7 +149,7 @@ def bind_function(function: Callable[..., Any]) -> BoundFunction:
         args, kwargs = _split(params)
         return function(*args, **kwargs)
 
-    return BoundFunction(call, signature, name)
+    return BoundFunction(call, signature, name, positional=function)
 
 
 def strategy_name(strategy: object) -> str:

@@ -146,7 +146,8 @@ class Run:
         self._await: Callable[[Parameters], Awaitable[Any]] | None = None
         self.sample_check: Callable[[EvaluationSample], None] | None = None
         """What a subclass's ``_evaluate_sample`` does before ``Run``'s, when that is all it
-        adds (it raises to stop the run): the direct worker calls it instead."""
+        adds (it raises to stop the run): the direct worker calls it instead, for the samples
+        with metadata (a sample without passes it: what it checks is in the metadata)."""
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Protocol
@@ -24,7 +24,7 @@ from ._json_lines import JsonLines
 from ._labels import LABEL_KEY, read_label
 from ._limits import depth_message, may_nest_too_deep, too_deep, yaml_limit_problem
 from ._model import EvaluationSample
-from ._plain import DONE, plain_samples
+from ._plain import DONE, common_samples, plain_samples
 from ._sources import JSONL_EXTENSIONS
 from ._utf8 import BOM, decode_utf8, invalid_utf8_at, not_utf8
 
@@ -494,12 +494,18 @@ class JsonlBatch:
     error: SampleLoadError | None = None
 
 
+_TOGETHER = 64
+"""Lines parsed and built together: a whole file's dicts are not held at once."""
+
+
 def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int) -> JsonlBatch:
     """Parse consecutive JSONL lines (blank ones skipped) into samples.
 
-    The lines are parsed together, their depth checked once and plain items built by
-    :func:`~aeval._samples._plain.plain_samples`; at the first problem (or a blank line) they
-    are parsed again one at a time, which finds it with its line, column and message.
+    The lines are parsed and their depth checked :data:`_TOGETHER` at a time. Lines that
+    are all the usual item are built together
+    (:func:`~aeval._samples._plain.common_samples`), else the plain items are built by
+    :func:`~aeval._samples._plain.plain_samples`. At the first problem (or a blank line)
+    they are parsed again one at a time, which finds it with its line, column and message.
 
     Args:
         lines: The lines, without their newlines.
@@ -508,30 +514,29 @@ def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int)
         offset: Where the first line starts in the file, to locate a byte that is not UTF-8.
     """
     loads = orjson.loads
-    items: Iterator[Any]
-    if may_nest_too_deep(lines):
+    samples: list[EvaluationSample] = []
+    for start in range(0, len(lines), _TOGETHER):
+        some = lines[start : start + _TOGETHER]
         try:
-            parsed = [loads(raw) for raw in lines]
+            parsed = list(map(loads, some))
         except orjson.JSONDecodeError:
             return _parse_one_by_one(lines, number, source, offset)
-        if too_deep(parsed, 0):
+        if may_nest_too_deep(some) and too_deep(parsed, 0):
             return _parse_one_by_one(lines, number, source, offset)
+        common = common_samples(parsed)
+        if common is not None:
+            samples += common
+            continue
         items = iter(parsed)
-    else:
-        items = map(loads, lines)
-    samples: list[EvaluationSample] = []
-    try:
         item = plain_samples(items, samples)
         while item is not DONE:
-            position = len(samples)
+            position = len(samples)  # no line is blank here: the line of each item is known
             try:
                 built = _build_sample(item, 0, source, _JsonlLines([number + position]))
             except SampleLoadError as exc:
                 return JsonlBatch(samples, list(range(number, number + position)), exc)
             samples.append(built)
             item = plain_samples(items, samples)
-    except orjson.JSONDecodeError:
-        return _parse_one_by_one(lines, number, source, offset)
     return JsonlBatch(samples, list(range(number, number + len(lines))))
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "Samples",
     "make_sample",
     "raw_parameters",
+    "sample_of_values",
 ]
 
 _MISSING: Any = object()
@@ -282,6 +283,37 @@ def raw_parameters(values: tuple[Any, ...], names: tuple[str | None, ...]) -> Pa
     params._values = values
     params._names = names
     return params
+
+
+_SampleTwin = type("_SampleTwin", (), {"__slots__": EvaluationSample.__slots__})
+"""``EvaluationSample``'s slots, unfrozen: what :func:`sample_of_values` fills, as
+``make_sample`` fills a twin of its own."""
+
+
+def sample_of_values(
+    name: str,
+    values: tuple[Any, ...],
+    names: tuple[str | None, ...],
+    expected_output: Any,
+    tags: tuple[str, ...],
+    metadata: Mapping[str, Any],
+) -> EvaluationSample:
+    """``make_sample(name, raw_parameters(values, names), expected_output, tags,
+    metadata)`` in one step, for the lines of a large file."""
+    parameters = _new(Parameters)
+    parameters._values = values
+    parameters._names = names
+    sample: Any = _SampleTwin()
+    sample.name = name
+    sample.parameters = parameters
+    sample.expected_output = expected_output
+    sample.tags = tags
+    sample.metadata = metadata
+    sample.__class__ = EvaluationSample
+    return sample  # type: ignore[no-any-return]
+
+
+sample_of_values("x", (), (), None, (), MappingProxyType({}))  # a layout refused fails here
 
 
 class Samples(Sequence[EvaluationSample]):
