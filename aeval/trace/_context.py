@@ -9,19 +9,32 @@ sample's trace.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import operator
-import sys
 import threading
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from time import time_ns
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._bounds import DEFAULT_LIMITS, TraceLimits, bounded, flat, plain
+from ._bounds import DEFAULT_LIMITS, TraceLimits
+from ._entries import (
+    IMMUTABLE,
+    Entry,
+    Event,
+    Kept,
+    RawModelCall,
+    RawToolCall,
+    UnmadeModels,
+    UnmadeTools,
+    datetime_of,
+    freeze,
+    kept_value,
+    made_model,
+    plain_arguments,
+    raw_trace,
+)
 from ._values import (
     CallError,
     ModelCall,
@@ -30,7 +43,6 @@ from ._values import (
     Trace,
     Unmade,
     UnmadeModelCalls,
-    frozen_tool_call,
     unmade_trace,
 )
 
@@ -39,10 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CURRENT",
-    "IMMUTABLE",
     "Pending",
     "RECORDER",
-    "RawModelCall",
     "Recorder",
     "SEQUENCE",
     "Tokens",
@@ -79,9 +89,6 @@ class ToolSource(Protocol):
 Pending = tuple[int, int, datetime | None]
 """Where an event stands in start order, when it started (``time.time_ns()``), and the start
 as given, when it was."""
-IMMUTABLE = frozenset((str, int, float, bool, type(None)))
-"""The types of the values a recorder keeps as they are until its trace is made."""
-_fromtimestamp = datetime.fromtimestamp
 _ORDER = operator.itemgetter(0, 1)  # (started ns, sequence)
 
 
@@ -92,44 +99,6 @@ def now() -> datetime:
 
 def _nanoseconds(at: datetime) -> int:
     return round(at.timestamp() * 1_000_000) * 1000
-
-
-def _datetime(nanoseconds: int) -> datetime:
-    return _fromtimestamp(nanoseconds / 1e9, UTC)
-
-
-class _Kept:
-    """A value already made JSON-safe, redacted and bounded (``Recorder.keep``) at call time."""
-
-    __slots__ = ("cuts", "value")
-
-    def __init__(self, kept: tuple[Any, int]) -> None:
-        self.value, self.cuts = kept
-
-
-class RawModelCall:
-    """A model call kept as it was received (the bodies of an HTTP exchange, its duration):
-    :meth:`make` turns it into its :class:`ModelCall` when the trace is first read."""
-
-    __slots__ = ()
-
-    def make(self, started: datetime) -> ModelCall:
-        """The model call, which started at ``started`` (never raises)."""
-        raise NotImplementedError
-
-
-_RawToolCall = tuple[
-    str,  # name
-    "dict[str, Any] | _Kept",  # arguments: a flat dict the recorder owns, or kept already
-    Any,  # result: an immutable scalar, or kept already
-    "CallError | None",
-    bool,  # mocked
-    int,  # ended, time.time_ns()
-    "datetime | None",  # ended as given
-    "datetime | None",  # started as given
-]
-_Event = ToolCall | ModelCall | Retrieval
-_Entry = tuple[int, int, "_Event | _RawToolCall | RawModelCall"]  # (started ns, sequence, event)
 
 
 class Recorder:
@@ -179,7 +148,7 @@ class Recorder:
         self.unmocked: UnmockedToolCall | None = None
         self._redact = redact
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
-        self._events: list[_Entry] | None = []
+        self._events: list[Entry] | None = []
         self._made: dict[int, ToolCall] = {}  # sequence -> its call, once made
         self._models: dict[int, ModelCall] | None = None  # the same for raw model calls
         self._mixed = False  # whether the events hold more than raw tool calls
@@ -198,7 +167,7 @@ class Recorder:
         Redaction sees every text whole (objects already turned into their fields), so a
         secret is never half cut before it is looked for.
         """
-        return _keep(value, self.limits, self._redact)
+        return kept_value(value, self.limits, self._redact)
 
     def add(self, pending: Pending, event: ToolCall | ModelCall | Retrieval) -> None:
         """Keep ``event``, which started at ``pending`` (thread-safe)."""
@@ -247,14 +216,14 @@ class Recorder:
         """:meth:`add_tool_call` for a mapping of arguments the recorder may keep as it is
         (``@aeval.tool`` builds a new one per call), without keyword arguments' cost."""
         ended_ns = time_ns() if ended is None else _nanoseconds(ended)
-        owned: dict[str, Any] | _Kept
-        if type(arguments) is dict and _owned(arguments):
+        owned: dict[str, Any] | Kept
+        if type(arguments) is dict and plain_arguments(arguments):
             owned = arguments
         else:
-            owned = _Kept(self.keep(arguments))
+            owned = Kept(self.keep(arguments))
         if type(result) not in IMMUTABLE:
-            result = _Kept(self.keep(result))
-        raw: _RawToolCall = (
+            result = Kept(self.keep(result))
+        raw: RawToolCall = (
             name,
             owned,
             result,
@@ -288,10 +257,10 @@ class Recorder:
         :data:`IMMUTABLE`)."""
         for item in arguments.values():
             if type(item) not in IMMUTABLE:
-                arguments = _Kept(self.keep(arguments))  # type: ignore[assignment]
+                arguments = Kept(self.keep(arguments))  # type: ignore[assignment]
                 break
         if type(result) not in IMMUTABLE:
-            result = _Kept(self.keep(result))
+            result = Kept(self.keep(result))
         events = self._events
         if events is None:
             events = self._list()
@@ -320,7 +289,7 @@ class Recorder:
                 self._dropped += 1
 
     def _model(self, raw: RawModelCall, started: int, sequence: int) -> ModelCall:
-        return _made_model(self._made_models(), raw, started, sequence)
+        return made_model(self._made_models(), raw, started, sequence)
 
     def _made_models(self) -> dict[int, ModelCall]:
         """The model calls made from raw ones, by sequence (the dict made on first use)."""
@@ -338,7 +307,7 @@ class Recorder:
                     self._lock = threading.Lock()
         return self._lock
 
-    def _list(self) -> list[_Entry]:
+    def _list(self) -> list[Entry]:
         """The list of events (the recorder makes it; writers that read ``_events`` directly
         still test it for ``None``)."""
         if self._events is None:
@@ -347,18 +316,18 @@ class Recorder:
                     self._events = []
         return self._events
 
-    def _frozen(self, raw: _RawToolCall, started: int, sequence: int) -> ToolCall:
+    def _frozen(self, raw: RawToolCall, started: int, sequence: int) -> ToolCall:
         made = self._memo()
         call = made.get(sequence)
         if call is None:
-            call = made.setdefault(sequence, _freeze(raw, started, self.limits, self._redact))
+            call = made.setdefault(sequence, freeze(raw, started, self.limits, self._redact))
         return call
 
     def _memo(self) -> dict[int, ToolCall]:
         """The calls made so far by sequence, so every snapshot holds the same values."""
         return self._made
 
-    def _settled(self) -> tuple[list[tuple[int, int, _Event]], int, int]:
+    def _settled(self) -> tuple[list[tuple[int, int, Event]], int, int]:
         """Every event so far, the raw tool calls frozen once (in place), and the counts."""
         with self._locked():
             events = self._list()
@@ -374,7 +343,7 @@ class Recorder:
                     self._truncated += frozen.truncated
                 elif isinstance(event, RawModelCall):
                     events[index] = (started, sequence, self._model(event, started, sequence))
-            settled: list[tuple[int, int, _Event]] = list(events)  # type: ignore[arg-type]
+            settled: list[tuple[int, int, Event]] = list(events)  # type: ignore[arg-type]
             return settled, self._truncated, self._dropped
 
     def absorb(self, other: Recorder) -> None:
@@ -412,13 +381,22 @@ class Recorder:
                 return None
         elif self._redact is None:
             entries = sorted(events)  # one step: by start, then sequence (never equal)
-            if not self._mixed and not self._dropped and len(entries) <= self.limits.max_events:
-                # raw tool calls only, nothing dropped or to trim: the usual trace, made
-                # without the lock (every writer of anything else marks the recorder mixed
-                # before its entry, and a drop is counted only when the list is full)
-                return unmade_trace(
-                    _Unmade((entries, self.limits, self._made, self._truncated)), (), (), 0, 0
-                )
+            if not self._dropped and len(entries) <= self.limits.max_events:
+                # nothing dropped or to trim: made without the lock (every writer of anything
+                # but a raw tool call marks the recorder mixed before its entry, and a drop is
+                # counted only when the list is full)
+                if not self._mixed:  # raw tool calls only: the usual trace
+                    return unmade_trace(
+                        UnmadeTools((entries, self.limits, self._made, self._truncated)),
+                        (),
+                        (),
+                        0,
+                        0,
+                    )
+                if not self._truncated:  # no cut counted yet: raw calls only, as a rule
+                    trace = raw_trace(entries, self.limits, self._made, self._made_models)
+                    if trace is not None:
+                        return trace
         if self._redact is not None:
             return self._snapshot_now()
         with self._lock or self._locked():
@@ -431,10 +409,10 @@ class Recorder:
             truncated, dropped, mixed = self._truncated, self._dropped, self._mixed
             made = self._made
         if not mixed and entries:  # raw tool calls only: the usual trace
-            unmade = _Unmade((entries, self.limits, made, truncated))
+            unmade = UnmadeTools((entries, self.limits, made, truncated))
             return unmade_trace(unmade, (), (), 0, dropped)
-        tool_calls: list[_Entry] = []
-        model_calls: list[_Entry] = []
+        tool_calls: list[Entry] = []
+        model_calls: list[Entry] = []
         retrievals: list[Retrieval] = []
         raw = raw_models = False
         for entry in entries:
@@ -455,12 +433,12 @@ class Recorder:
             return None
         calls: Unmade | tuple[ToolCall, ...] = ()
         if raw:
-            calls = _Unmade((tool_calls, self.limits, made, truncated))
+            calls = UnmadeTools((tool_calls, self.limits, made, truncated))
         elif tool_calls:
             calls = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
         kept: UnmadeModelCalls | tuple[ModelCall, ...] = ()
         if raw_models:
-            kept = _UnmadeModels(model_calls, self._made_models())
+            kept = UnmadeModels((model_calls, self._made_models()))
         elif model_calls:
             kept = tuple([entry[2] for entry in model_calls])  # type: ignore[misc]
         return unmade_trace(calls, kept, tuple(retrievals), truncated, dropped)
@@ -488,107 +466,9 @@ class Recorder:
         return self.snapshot() or _EMPTY
 
 
-def _freeze(
-    raw: _RawToolCall, started: int, limits: TraceLimits, redact: Callable[[Any], Any] | None
-) -> ToolCall:
-    """The frozen :class:`ToolCall` of a raw entry: its values bounded (and redacted)."""
-    name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
-    if isinstance(arguments, _Kept):
-        kept_arguments, cuts = arguments.value, arguments.cuts
-    elif redact is None and len(arguments) <= limits.max_items and flat(arguments, limits.max_text):
-        kept_arguments, cuts = arguments, 0  # plain values, in a mapping the recorder owns
-    else:
-        kept_arguments, cuts = _keep(arguments, limits, redact)
-    if type(result) is _Kept:
-        result, more = result.value, result.cuts
-    elif result is None or (redact is None and plain(result, limits)):
-        more = 0
-    else:
-        result, more = _keep(result, limits, redact)
-    if failure is not None and redact is not None:
-        failure = CallError(failure.type, str(redact(failure.message)))
-    return frozen_tool_call(
-        name,
-        MappingProxyType(kept_arguments),
-        result,
-        failure,
-        _fromtimestamp(started / 1e9, UTC) if started_at is None else started_at,
-        _fromtimestamp(ended / 1e9, UTC) if ended_at is None else ended_at,
-        mocked,
-        cuts + more,
-    )
-
-
-def _keep(value: Any, limits: TraceLimits, redact: Callable[[Any], Any] | None) -> tuple[Any, int]:
-    if redact is None:
-        return bounded(value, limits)
-    whole = dataclasses.replace(limits, max_text=sys.maxsize)
-    safe, shaped = bounded(value, whole)
-    kept, cut = bounded(redact(safe), limits)
-    return kept, shaped + cut
-
-
-class _Unmade(tuple[list[_Entry], TraceLimits, dict[int, ToolCall], int], Unmade):
-    """A recorder's tool calls in start order, raw or made, to make on first read: the
-    entries, the limits, the calls made so far by sequence, and the cuts counted already
-    (a tuple, made without a Python call)."""
-
-    __slots__ = ()
-
-    def make(self) -> tuple[tuple[ToolCall, ...], int]:
-        entries, limits, made, truncated = self
-        calls: list[ToolCall] = []
-        for started, sequence, event in entries:
-            if type(event) is tuple:
-                call = made.get(sequence)
-                if call is None:
-                    call = made.setdefault(sequence, _freeze(event, started, limits, None))
-                truncated += call.truncated
-                calls.append(call)
-            else:
-                calls.append(event)  # type: ignore[arg-type]
-        return tuple(calls), truncated
-
-
-class _UnmadeModels(UnmadeModelCalls):
-    """A recorder's model calls in start order, raw or made, to make on first read."""
-
-    __slots__ = ("entries", "made")
-
-    def __init__(self, entries: list[_Entry], made: dict[int, ModelCall]) -> None:
-        self.entries = entries
-        self.made = made
-
-    def make(self) -> tuple[ModelCall, ...]:
-        made = self.made
-        return tuple(
-            event if type(event) is ModelCall else _made_model(made, event, started, sequence)  # type: ignore[arg-type]
-            for started, sequence, event in self.entries
-        )
-
-
-def _made_model(
-    made: dict[int, ModelCall], raw: RawModelCall, started: int, sequence: int
-) -> ModelCall:
-    """The model call of ``raw``, made once: every snapshot holds the same value."""
-    call = made.get(sequence)
-    if call is None:
-        call = made.setdefault(sequence, raw.make(_datetime(started)))
-    return call
-
-
-def _owned(arguments: dict[Any, Any]) -> bool:
-    """Whether a copied mapping of arguments holds only immutable scalars under string keys:
-    kept as it is until the trace is read, when it is bounded."""
-    for key, item in arguments.items():
-        if type(key) is not str or type(item) not in IMMUTABLE:
-            return False
-    return True
-
-
 def started_at(pending: Pending) -> datetime:
     """When a pending call began."""
-    return _datetime(pending[1]) if pending[2] is None else pending[2]
+    return datetime_of(pending[1]) if pending[2] is None else pending[2]
 
 
 def _failure(error: BaseException | CallError | str | None) -> CallError | None:

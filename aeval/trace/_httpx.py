@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._context import RECORDER, SEQUENCE, RawModelCall, Recorder
+from ._context import RECORDER, SEQUENCE, Recorder
+from ._entries import RawModelCall
 from ._values import ModelCall, frozen_model_call
 
 if TYPE_CHECKING:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from ._bounds import DEFAULT_LIMITS, TraceLimits
 from ._context import (
     CURRENT,
-    IMMUTABLE,
     RECORDER,
     SEQUENCE,
     Recorder,
@@ -20,6 +19,7 @@ from ._context import (
     ToolSource,
     started_at,
 )
+from ._entries import IMMUTABLE
 from ._values import (
     Document,
     Retrieval,

@@ -11,7 +11,8 @@ from time import time_ns
 from typing import Any, TypeVar, overload
 
 from .._exceptions import UnmockedToolCall
-from ._context import IMMUTABLE, RECORDER, SEQUENCE, Recorder
+from ._context import RECORDER, SEQUENCE, Recorder
+from ._entries import IMMUTABLE
 
 __all__ = ["tool"]
 
