@@ -121,17 +121,23 @@ class _FlushingSink:
     One call reaches the sink at a time (a write must not overlap another). A call that finds
     the sink busy waits until it is idle, with every other waiting call: not a lock handed
     from task to task, which at a row per worker would keep every worker queued for it.
-    Rows go straight to a :class:`JsonlSink`, whose calls may overlap: :attr:`send` is then
-    the sink's own (no call of this wrapper per row) until a periodic flush fails.
+    Rows go straight to a :class:`JsonlSink`, whose calls may overlap: :attr:`send` and
+    :attr:`send_nowait` are then the sink's own (no call of this wrapper per row) until a
+    periodic flush fails.
     """
 
     send: Callable[[EvaluationRow], Coroutine[Any, Any, None]]
     """Send one row: the sink's own ``send`` for a :class:`JsonlSink`, else one at a time."""
+    send_nowait: Callable[[EvaluationRow], bool]
+    """For a :class:`JsonlSink` only: its own ``send_nowait`` (a row buffered without a
+    coroutine), until a periodic flush fails."""
 
     def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
         self._jsonl = sink if type(sink) is JsonlSink else None
         self.send = self._jsonl.send if self._jsonl is not None else self._send_alone
+        if self._jsonl is not None:
+            self.send_nowait = self._jsonl.send_nowait
         self._flushed_rows = 0
         self._busy = False
         self._idle: anyio.Event | None = None
@@ -216,6 +222,11 @@ class _FlushingSink:
                     except Exception as exc:
                         self._failed = exc
                         self.send = self._refuse
+                        self.send_nowait = _not_now
+
+
+def _not_now(row: EvaluationRow) -> bool:
+    return False
 
 
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
