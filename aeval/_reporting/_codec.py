@@ -183,6 +183,10 @@ def row_line(row: EvaluationRow) -> bytes:
         else:
             data["trace"] = trace_data = trace.to_dict()
             _last_trace = (trace, trace_data)
+    try:  # the same bytes as with _LINE_OPTIONS when every key is a str, in less time
+        return orjson.dumps(data, default=json_default, option=orjson.OPT_APPEND_NEWLINE)
+    except (TypeError, ValueError, RecursionError):
+        pass
     try:
         return orjson.dumps(data, default=json_default, option=_LINE_OPTIONS)
     except (TypeError, ValueError, RecursionError):
@@ -203,8 +207,11 @@ _last_trace: tuple[Trace | None, dict[str, Any]] = (None, {})
 
 def _parameters_data(params: Parameters) -> list[Any]:
     """:func:`parameters_to_data`, with a quicker test for the common unnamed values."""
-    values = params.values
-    if params.names.count(None) == len(values):
+    values = params._values
+    if len(values) == 1:
+        if params._names[0] is None and type(values[0]) in _PLAIN_VALUES:
+            return [values[0]]
+    elif params._names.count(None) == len(values):
         plain = _PLAIN_VALUES
         for value in values:
             if type(value) not in plain:
