@@ -24,7 +24,6 @@ from ._conversation import ConversationRun, check_conversation_kinds, takes_conv
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
-from ._rescore import rescore_report
 from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt
 from ._simulated import UserModel
 from ._sinks import Sink
@@ -327,6 +326,8 @@ class Scorer:
             TypeError: No strategy, or one that is not usable.
         """
         self._check_open()
+        from ._rescore import rescore_report
+
         return await rescore_report(self, source, strategies, tally=self._tally, store=store)
 
     def _start_progress(self, run: Run) -> RunProgress | None:
