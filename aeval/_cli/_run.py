@@ -45,7 +45,8 @@ from .._engine._http_target import (
     resolve_headers,
 )
 from .._engine._progress import RunProgress
-from .._engine._scorer import RowStream, Scorer
+from .._engine._run import Run, TargetInterrupt
+from .._engine._scorer import Scorer
 from .._engine._shards import Shard
 from .._engine._sinks import JsonlSink
 from .._engine._tools import Tools
@@ -227,6 +228,36 @@ class _FlushingSink:
 
 def _not_now(row: EvaluationRow) -> bool:
     return False
+
+
+async def _evaluate(run: Run) -> None:
+    with suppress(TargetInterrupt):
+        await run.execute(None)
+
+
+class _RowTally:
+    """The last sink of ``aeval run``: counts the error rows per exception type and moves the
+    display on as each row arrives (without a coroutine); it keeps no row."""
+
+    def __init__(self, progress: RunProgress | None) -> None:
+        self.types: Counter[str] = Counter()
+        self._advance = None if progress is None else progress.advance
+
+    def __repr__(self) -> str:
+        return "the run's tally"
+
+    def send_nowait(self, row: EvaluationRow) -> bool:
+        if self._advance is not None:
+            self._advance(row)
+        if row.error is not None:
+            self.types[row.error.type] += 1
+        return True
+
+    async def send(self, row: EvaluationRow) -> None:
+        self.send_nowait(row)
+
+    async def flush(self) -> None:
+        pass
 
 
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
@@ -513,11 +544,12 @@ async def execute(
         rows_path = config.output_dir / ROWS_FILE
         sink = _FlushingSink(JsonlSink(rows_path), facts)
         sinks = [sink] if store is None else [sink, _FlushingSink(store, facts)]
+        tally = _RowTally(progress)
         scorer = Scorer(
             config.concurrency,
             timeout=config.timeout,
             repeats=config.repeats,
-            sinks=sinks,
+            sinks=[*sinks, tally],
             keep=keep or ("failures" if streamed else "all"),
             redact=secrets,
             executor=executor,
@@ -527,9 +559,9 @@ async def execute(
         )
         planned = len(samples) * config.repeats if isinstance(samples, Sized) else 0
         stop = _Stop()
-        stream: RowStream | None = None
+        run: Run | None = None
         error: Exception | None = None
-        types: Counter[str] = Counter()
+        types = tally.types
         if progress is not None:
             progress.start(planned)
         try:
@@ -538,19 +570,15 @@ async def execute(
                     await group.start(stop.watch, group.cancel_scope)
                     for flushing in sinks:
                         group.start_soon(flushing.run)
-                    async with scorer.stream(samples, function, *strategies) as rows:
-                        stream = rows
-                        if progress is None:
-                            async for row in rows:
-                                if row.error is not None:
-                                    types[row.error.type] += 1
-                        else:
-                            advance = progress.advance
-                            async for row in rows:
-                                advance(row)
-                                if row.error is not None:
-                                    types[row.error.type] += 1
+                    # what Scorer.stream does, less the rows handed to a reader: the tally
+                    # (the last sink) sees each row
+                    run = scorer._new_run(samples, function, strategies)
+                    with unwrap_single_group():
+                        async with anyio.create_task_group() as evaluation:
+                            evaluation.start_soon(_evaluate, run)
                     group.cancel_scope.cancel()
+            if run is not None and run.interrupted is not None:
+                raise run.interrupted
         except KeyboardInterrupt:
             stop.reason = stop.reason or "KeyboardInterrupt"
         except (ConfigError, ExecutorError, MissingExtraError):
@@ -560,7 +588,7 @@ async def execute(
         finally:
             if progress is not None:
                 progress.stop(interrupted=stop.reason is not None or error is not None)
-        report = stream.report if stream is not None else EvaluationReport()
+        report = run.aggregator.report() if run is not None else EvaluationReport()
         if facts:
             report = report.with_run(report.run.replace(**facts))
         if (
