@@ -100,7 +100,8 @@ def test_aeval_run_of_a_json_report_loads_nothing_for_other_formats_or_errors(
 ) -> None:
     """What a run does not need waits for its first use: XML for a JUnit report, the trace
     and transcript views for Markdown, difflib for a suggestion in an error message, hashlib
-    for shards and page hashes, secrets for a temporary name, the rescoring of a run."""
+    for shards and page hashes, secrets for a temporary name, the rescoring of a run, the
+    chat types of a simulated user."""
     write_config(
         project,
         "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
@@ -116,6 +117,7 @@ def test_aeval_run_of_a_json_report_loads_nothing_for_other_formats_or_errors(
         "hashlib",
         "secrets",
         "aeval._engine._rescore",
+        "aeval._model_types",
     ):
         assert module not in modules, module
 
