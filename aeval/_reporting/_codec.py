@@ -145,7 +145,11 @@ def row_line(row: EvaluationRow) -> bytes:
     if last[0] is params:
         parameters = last[1]
     else:
-        parameters = _parameters_data(params)
+        values = params._values
+        if len(values) == 1 and params._names[0] is None and type(values[0]) in _PLAIN_VALUES:
+            parameters = [values[0]]
+        else:
+            parameters = _parameters_data(params)
         _last_parameters = (params, parameters)
     output = row.output
     if type(output) is Transcript:
@@ -208,10 +212,7 @@ _last_trace: tuple[Trace | None, dict[str, Any]] = (None, {})
 def _parameters_data(params: Parameters) -> list[Any]:
     """:func:`parameters_to_data`, with a quicker test for the common unnamed values."""
     values = params._values
-    if len(values) == 1:
-        if params._names[0] is None and type(values[0]) in _PLAIN_VALUES:
-            return [values[0]]
-    elif params._names.count(None) == len(values):
+    if params._names.count(None) == len(values):
         plain = _PLAIN_VALUES
         for value in values:
             if type(value) not in plain:
