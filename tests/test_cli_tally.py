@@ -63,3 +63,22 @@ def test_the_display_counts_every_row(project: Path, cli: Cli) -> None:
     assert len(done) == 1, done
     assert done[0].startswith("aeval: done: 7/7 samples | 7 rows | pass 0.0% | 7 errors"), done
     assert "the most common error: ValueError in 5 rows: bad 0" in result.stdout
+
+
+def test_without_a_display_the_error_types_of_kept_rows_match_the_tally(
+    project: Path, cli: Cli
+) -> None:
+    """``--quiet`` with a report that keeps the failures counts the error types from it, at
+    the end; ``--keep none`` counts them as rows arrive: the same counts either way."""
+    config = _streamed_project(project, 12)
+    verdicts = {}
+    for keep in ("failures", "all", "none"):
+        result = cli("run", config, "--quiet", "--keep", keep, "--no-store", cwd=project)
+        assert result.returncode == 1
+        verdicts[keep] = result.stdout
+    common = (
+        "FAILED: scored rows: none of the 12 rows could be scored (12 errors); the most "
+        "common error: ValueError in 8 rows"
+    )
+    assert verdicts["none"] == common + "\n"
+    assert verdicts["failures"] == verdicts["all"] == common + ": bad 0\n"

@@ -69,6 +69,7 @@ from ..abc import BaseSink
 from ._build import Built
 from ._config import ConfigError, RunConfig
 from ._scale import ShardedSamples, split
+from ._summary import error_types
 
 if TYPE_CHECKING:
     from .._store import StoreSink
@@ -236,8 +237,9 @@ async def _evaluate(run: Run) -> None:
 
 
 class _RowTally:
-    """The last sink of ``aeval run``: counts the error rows per exception type and moves the
-    display on as each row arrives (without a coroutine); it keeps no row."""
+    """The last sink of ``aeval run`` when it shows its progress or its report keeps no row:
+    counts the error rows per exception type and moves the display on as each row arrives
+    (without a coroutine); it keeps no row."""
 
     def __init__(self, progress: RunProgress | None) -> None:
         self.types: Counter[str] = Counter()
@@ -544,13 +546,16 @@ async def execute(
         rows_path = config.output_dir / ROWS_FILE
         sink = _FlushingSink(JsonlSink(rows_path), facts)
         sinks = [sink] if store is None else [sink, _FlushingSink(store, facts)]
-        tally = _RowTally(progress)
+        kept: KeepRows = keep or ("failures" if streamed else "all")
+        # the report holds every row that did not pass unless keep is "none": without a
+        # display, the error types are then counted from it at the end
+        tally = _RowTally(progress) if progress is not None or kept == "none" else None
         scorer = Scorer(
             config.concurrency,
             timeout=config.timeout,
             repeats=config.repeats,
-            sinks=[*sinks, tally],
-            keep=keep or ("failures" if streamed else "all"),
+            sinks=sinks if tally is None else [*sinks, tally],
+            keep=kept,
             redact=secrets,
             executor=executor,
             tools=tools,
@@ -561,7 +566,6 @@ async def execute(
         stop = _Stop()
         run: Run | None = None
         error: Exception | None = None
-        types = tally.types
         if progress is not None:
             progress.start(planned)
         try:
@@ -589,6 +593,7 @@ async def execute(
             if progress is not None:
                 progress.stop(interrupted=stop.reason is not None or error is not None)
         report = run.aggregator.report() if run is not None else EvaluationReport()
+        types = tally.types if tally is not None else error_types(report.evaluations)
         if facts:
             report = report.with_run(report.run.replace(**facts))
         if (
