@@ -214,17 +214,17 @@ class SinkGroup:
             :meth:`send_rest`. A sink that raises is dropped, as by :meth:`send`.
         """
         live = self._live
-        for position, (number, sink, nowait) in enumerate(live):
-            if not nowait:
-                return live[position:]
-            try:
-                taken = sink.send_nowait(row)  # type: ignore[attr-defined]
-            except Exception as exc:
-                self._fail(sink, f"on row {row.name!r}", exc)
-                continue
-            if not taken:
-                return live[position:]
-            self._sent[number] += 1
+        sent = self._sent
+        for number, sink, nowait in live:
+            if nowait:
+                try:
+                    if sink.send_nowait(row):  # type: ignore[attr-defined]
+                        sent[number] += 1
+                        continue
+                except Exception as exc:
+                    self._fail(sink, f"on row {row.name!r}", exc)
+                    continue
+            return live[[entry[0] for entry in live].index(number) :]
         return ()
 
     async def send(self, row: EvaluationRow) -> None:
