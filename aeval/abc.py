@@ -178,7 +178,9 @@ class Sink(Protocol):
     is cancelled (shielded), so every finished row reaches the sink. A sink may also define
     ``async def run_started(run: RunInfo)`` and ``async def run_finished(run: RunInfo)`` to
     receive the run's header at its start and end (see :class:`BaseSink`;
-    :class:`~aeval.JsonlSink` writes them as records).
+    :class:`~aeval.JsonlSink` writes them as records), and ``send_nowait(row) -> bool``,
+    which takes a row without a coroutine when it can: the Scorer then calls it first and
+    awaits :meth:`send` only when it returns false.
     """
 
     async def send(self, row: EvaluationRow) -> None:

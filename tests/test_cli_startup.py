@@ -95,6 +95,33 @@ def test_aeval_run_imports_no_other_subcommand(project: Path) -> None:
         assert module not in modules
 
 
+def test_aeval_run_of_a_json_report_loads_nothing_for_other_formats_or_errors(
+    project: Path,
+) -> None:
+    """What a run does not need waits for its first use: XML for a JUnit report, the trace
+    and transcript views for Markdown, difflib for a suggestion in an error message, hashlib
+    for shards and page hashes, secrets for a temporary name, the rescoring of a run, the
+    chat types of a simulated user."""
+    write_config(
+        project,
+        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+        "output: {dir: out, formats: [json]}\n",
+    )
+    modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+    assert (project / "out" / "report.json").is_file()
+    for module in (
+        "xml.etree.ElementTree",
+        "aeval.formatters._trace_view",
+        "aeval.formatters._transcript_view",
+        "difflib",
+        "hashlib",
+        "secrets",
+        "aeval._engine._rescore",
+        "aeval._model_types",
+    ):
+        assert module not in modules, module
+
+
 def test_aeval_run_quiet_prints_its_verdict_without_rich(project: Path) -> None:
     write_config(
         project,

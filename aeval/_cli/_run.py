@@ -45,7 +45,8 @@ from .._engine._http_target import (
     resolve_headers,
 )
 from .._engine._progress import RunProgress
-from .._engine._scorer import RowStream, Scorer
+from .._engine._run import Run, TargetInterrupt
+from .._engine._scorer import Scorer
 from .._engine._shards import Shard
 from .._engine._sinks import JsonlSink
 from .._engine._tools import Tools
@@ -68,6 +69,7 @@ from ..abc import BaseSink
 from ._build import Built
 from ._config import ConfigError, RunConfig
 from ._scale import ShardedSamples, split
+from ._summary import error_types
 
 if TYPE_CHECKING:
     from .._store import StoreSink
@@ -121,17 +123,23 @@ class _FlushingSink:
     One call reaches the sink at a time (a write must not overlap another). A call that finds
     the sink busy waits until it is idle, with every other waiting call: not a lock handed
     from task to task, which at a row per worker would keep every worker queued for it.
-    Rows go straight to a :class:`JsonlSink`, whose calls may overlap: :attr:`send` is then
-    the sink's own (no call of this wrapper per row) until a periodic flush fails.
+    Rows go straight to a :class:`JsonlSink`, whose calls may overlap: :attr:`send` and
+    :attr:`send_nowait` are then the sink's own (no call of this wrapper per row) until a
+    periodic flush fails.
     """
 
     send: Callable[[EvaluationRow], Coroutine[Any, Any, None]]
     """Send one row: the sink's own ``send`` for a :class:`JsonlSink`, else one at a time."""
+    send_nowait: Callable[[EvaluationRow], bool]
+    """For a :class:`JsonlSink` only: its own ``send_nowait`` (a row buffered without a
+    coroutine), until a periodic flush fails."""
 
     def __init__(self, sink: BaseSink, facts: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
         self._jsonl = sink if type(sink) is JsonlSink else None
         self.send = self._jsonl.send if self._jsonl is not None else self._send_alone
+        if self._jsonl is not None:
+            self.send_nowait = self._jsonl.send_nowait
         self._flushed_rows = 0
         self._busy = False
         self._idle: anyio.Event | None = None
@@ -216,6 +224,42 @@ class _FlushingSink:
                     except Exception as exc:
                         self._failed = exc
                         self.send = self._refuse
+                        self.send_nowait = _not_now
+
+
+def _not_now(row: EvaluationRow) -> bool:
+    return False
+
+
+async def _evaluate(run: Run) -> None:
+    with suppress(TargetInterrupt):
+        await run.execute(None)
+
+
+class _RowTally:
+    """The last sink of ``aeval run`` when it shows its progress or its report keeps no row:
+    counts the error rows per exception type and moves the display on as each row arrives
+    (without a coroutine); it keeps no row."""
+
+    def __init__(self, progress: RunProgress | None) -> None:
+        self.types: Counter[str] = Counter()
+        self._advance = None if progress is None else progress.advance
+
+    def __repr__(self) -> str:
+        return "the run's tally"
+
+    def send_nowait(self, row: EvaluationRow) -> bool:
+        if self._advance is not None:
+            self._advance(row)
+        if row.error is not None:
+            self.types[row.error.type] += 1
+        return True
+
+    async def send(self, row: EvaluationRow) -> None:
+        self.send_nowait(row)
+
+    async def flush(self) -> None:
+        pass
 
 
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
@@ -502,12 +546,16 @@ async def execute(
         rows_path = config.output_dir / ROWS_FILE
         sink = _FlushingSink(JsonlSink(rows_path), facts)
         sinks = [sink] if store is None else [sink, _FlushingSink(store, facts)]
+        kept: KeepRows = keep or ("failures" if streamed else "all")
+        # the report holds every row that did not pass unless keep is "none": without a
+        # display, the error types are then counted from it at the end
+        tally = _RowTally(progress) if progress is not None or kept == "none" else None
         scorer = Scorer(
             config.concurrency,
             timeout=config.timeout,
             repeats=config.repeats,
-            sinks=sinks,
-            keep=keep or ("failures" if streamed else "all"),
+            sinks=sinks if tally is None else [*sinks, tally],
+            keep=kept,
             redact=secrets,
             executor=executor,
             tools=tools,
@@ -516,9 +564,8 @@ async def execute(
         )
         planned = len(samples) * config.repeats if isinstance(samples, Sized) else 0
         stop = _Stop()
-        stream: RowStream | None = None
+        run: Run | None = None
         error: Exception | None = None
-        types: Counter[str] = Counter()
         if progress is not None:
             progress.start(planned)
         try:
@@ -527,19 +574,15 @@ async def execute(
                     await group.start(stop.watch, group.cancel_scope)
                     for flushing in sinks:
                         group.start_soon(flushing.run)
-                    async with scorer.stream(samples, function, *strategies) as rows:
-                        stream = rows
-                        if progress is None:
-                            async for row in rows:
-                                if row.error is not None:
-                                    types[row.error.type] += 1
-                        else:
-                            advance = progress.advance
-                            async for row in rows:
-                                advance(row)
-                                if row.error is not None:
-                                    types[row.error.type] += 1
+                    # what Scorer.stream does, less the rows handed to a reader: the tally
+                    # (the last sink) sees each row
+                    run = scorer._new_run(samples, function, strategies)
+                    with unwrap_single_group():
+                        async with anyio.create_task_group() as evaluation:
+                            evaluation.start_soon(_evaluate, run)
                     group.cancel_scope.cancel()
+            if run is not None and run.interrupted is not None:
+                raise run.interrupted
         except KeyboardInterrupt:
             stop.reason = stop.reason or "KeyboardInterrupt"
         except (ConfigError, ExecutorError, MissingExtraError):
@@ -549,7 +592,8 @@ async def execute(
         finally:
             if progress is not None:
                 progress.stop(interrupted=stop.reason is not None or error is not None)
-        report = stream.report if stream is not None else EvaluationReport()
+        report = run.aggregator.report() if run is not None else EvaluationReport()
+        types = tally.types if tally is not None else error_types(report.evaluations)
         if facts:
             report = report.with_run(report.run.replace(**facts))
         if (

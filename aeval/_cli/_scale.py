@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
-import secrets
+import os
 from collections.abc import AsyncIterable, Sequence
 from contextlib import suppress
 from pathlib import Path
@@ -51,6 +50,8 @@ def config_digest(config: RunConfig) -> str:
     so shards run with different flags do not merge; the output directory, the formats and
     the concurrency do not count.
     """
+    import hashlib
+
     digest = hashlib.sha256(config.path.read_bytes())
     settings = {"tags": list(config.tags), "timeout": config.timeout, "repeats": config.repeats}
     digest.update(orjson.dumps(settings, option=orjson.OPT_SORT_KEYS))
@@ -132,7 +133,7 @@ async def write_rows(report: EvaluationReport, path: Path) -> None:
     Raises:
         ReportWriteError: The file cannot be written; a previous ``path`` is unchanged.
     """
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
     try:
         sink = JsonlSink(temporary)
         await sink.run_started(report.run.replace(finished_at=None, complete=False))

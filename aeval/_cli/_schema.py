@@ -14,7 +14,6 @@ are not).
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -123,6 +122,8 @@ def _suggest(word: str, choices: Sequence[str]) -> str | None:
     lowered = {choice.lower(): choice for choice in choices}
     if word.lower() in lowered:
         return lowered[word.lower()]
+    import difflib
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return close[0] if close else None
 

@@ -89,6 +89,9 @@ class Tally:
 
 
 Emit = Callable[[EvaluationRow], Awaitable[None]]
+"""Where a run's rows go after its sinks. One with a ``nowait`` attribute (a function of a
+row) is given most rows through it, without a coroutine: ``nowait`` takes the row or raises
+``anyio.WouldBlock``, and the row is then awaited through the ``Emit`` itself."""
 Remote = tuple[FunctionUnderTest, tuple[object, ...], object]
 
 
@@ -135,6 +138,7 @@ class Run:
         self.finished = False
         self.interrupted: KeyboardInterrupt | None = None
         self._emit: Emit | None = None
+        self._emit_nowait: Callable[[EvaluationRow], object] | None = None
         self._threads: DaemonThreads | None = None
         self._cancelled = anyio.get_cancelled_exc_class
         self.remote: Remote | None = None
@@ -154,6 +158,7 @@ class Run:
         settings = self.settings
         self.tally.runs += 1
         self._emit = emit
+        self._emit_nowait = getattr(emit, "nowait", None)
         self._plain = emit is None and not settings.sinks and not settings.redactor
         self._await = self.call if self.is_async and settings.timeout is None else None
         self._cancelled = anyio.get_cancelled_exc_class
@@ -522,8 +527,15 @@ class Run:
             row = self.redactor.row(row)
         self.aggregator.add(row)
         self.tally.rows_done += 1
-        await self.sinks.send(row)
-        if self._emit is not None:
+        rest = self.sinks.send_nowait(row)
+        if rest:
+            await self.sinks.send_rest(rest, row)
+        if self._emit_nowait is not None:
+            try:
+                self._emit_nowait(row)
+            except anyio.WouldBlock:
+                await self._emit(row)  # type: ignore[misc]
+        elif self._emit is not None:
             await self._emit(row)
 
 

@@ -24,7 +24,6 @@ from ._conversation import ConversationRun, check_conversation_kinds, takes_conv
 from ._executor import Executor, FunctionUnderTest, SampleSource, check_sample, unindexed
 from ._progress import RunProgress, progress_for
 from ._redact import Redactor
-from ._rescore import rescore_report
 from ._run import Emit, Run, RunSettings, Tally, TargetInterrupt
 from ._simulated import UserModel
 from ._sinks import Sink
@@ -327,6 +326,8 @@ class Scorer:
             TypeError: No strategy, or one that is not usable.
         """
         self._check_open()
+        from ._rescore import rescore_report
+
         return await rescore_report(self, source, strategies, tally=self._tally, store=store)
 
     def _start_progress(self, run: Run) -> RunProgress | None:
@@ -443,21 +444,31 @@ class Scorer:
         return run
 
 
-def _sender(send: MemoryObjectSendStream[EvaluationRow]) -> Emit:
+class _Sender:
     """Puts each row in the stream's buffer without yielding to the reader for each one.
 
-    A row that fits in the buffer goes in at once; the worker that finished it goes on, and
-    the reader, woken once, takes every row buffered by then (:meth:`RowStream._iterate`).
-    A full buffer waits for the reader, as before.
+    A row that fits in the buffer goes in at once (:attr:`nowait`, the stream's own
+    ``send_nowait``, called by the run without a coroutine); the worker that finished it
+    goes on, and the reader, woken once, takes every row buffered by then
+    (:meth:`RowStream._iterate`). A full buffer waits for the reader, as before.
     """
 
-    async def emit(row: EvaluationRow) -> None:
-        try:
-            send.send_nowait(row)
-        except anyio.WouldBlock:
-            await send.send(row)
+    __slots__ = ("_send", "nowait")
 
-    return emit
+    def __init__(self, send: MemoryObjectSendStream[EvaluationRow]) -> None:
+        self._send = send
+        self.nowait = send.send_nowait
+
+    async def __call__(self, row: EvaluationRow) -> None:
+        try:
+            self.nowait(row)
+        except anyio.WouldBlock:
+            await self._send.send(row)
+
+
+def _sender(send: MemoryObjectSendStream[EvaluationRow]) -> Emit:
+    """The run's :data:`Emit` into ``send`` (see :class:`_Sender`)."""
+    return _Sender(send)
 
 
 def _advancing(emit: Emit | None, progress: RunProgress | None) -> Emit | None:

@@ -9,7 +9,6 @@ of merged shards sort as those of one run.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +28,8 @@ _SHOWN_MISSING = 10
 
 def shard_of(name: str, count: int) -> int:
     """The shard (1 to ``count``) that holds the sample called ``name``."""
+    import hashlib  # loaded by a sharded run only
+
     digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big") % count + 1
 
@@ -93,6 +94,8 @@ class DatasetDigest:
     __slots__ = ("_hash", "samples")
 
     def __init__(self, names: Iterable[str] = ()) -> None:
+        import hashlib
+
         self._hash = hashlib.sha256()
         self.samples = 0
         for name in names:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._model_types import ChatMessage, ChatResponse
 from .._reporting._values import USER_MODEL_KEY
 from ..abc import ChatModel
 
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from .._conversation import SimulatedUser, Transcript
+    from .._model_types import ChatMessage, ChatResponse
 
 __all__ = [
     "GOAL_REACHED",
@@ -83,6 +83,8 @@ class UserUsage:
 
 def user_prompt(user: SimulatedUser, transcript: Transcript) -> list[ChatMessage]:
     """The messages the user model is asked with (see the module documentation)."""
+    from .._model_types import ChatMessage  # a simulated user's run only
+
     lines = ["The conversation so far:"]
     for turn in transcript.turns:
         lines.append(f"USER: {turn.user}")

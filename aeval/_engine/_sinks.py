@@ -35,6 +35,8 @@ class JsonlSink(BaseSink):
     Calls may overlap: one chunk is written at a time, in the order the rows were sent, and
     a row sent while a chunk is being written joins the buffer without waiting for it (until
     the buffer holds far more than a chunk, which then waits, so memory stays bounded).
+    :meth:`send_nowait` buffers a row without a coroutine when no write is due (how the
+    Scorer sends most rows).
 
     Args:
         path: The file to write.
@@ -62,6 +64,20 @@ class JsonlSink(BaseSink):
         self._rows += 1
         if self._size >= _FLUSH_BYTES and (self._writing is None or self._size >= _WAIT_BYTES):
             await self._write()
+
+    def send_nowait(self, row: EvaluationRow) -> bool:
+        """Buffer one row at once, unless the buffer is due to be written first.
+
+        Returns:
+            Whether the row was taken; when not (nothing was done), ``await send(row)``.
+        """
+        if self._size >= _FLUSH_BYTES and (self._writing is None or self._size >= _WAIT_BYTES):
+            return False
+        line = row_line(row)
+        self._buffer.append(line)
+        self._size += len(line)
+        self._rows += 1
+        return True
 
     def _append(self, line: bytes) -> None:
         self._buffer.append(line)
@@ -131,12 +147,17 @@ class SinkGroup:
         self._sinks = list(sinks)
         self._sent = [0] * len(sinks)
         self._index = {id(sink): i for i, sink in enumerate(sinks)}
-        self._live = self._numbered()
         self._timeout = timeout
+        self._live = self._numbered()
         self.warnings: list[str] = []
 
-    def _numbered(self) -> tuple[tuple[int, Sink], ...]:
-        return tuple((self._index[id(sink)], sink) for sink in self._sinks)
+    def _numbered(self) -> tuple[tuple[int, Sink, bool], ...]:
+        """The live sinks, each with its number and whether it has ``send_nowait``."""
+        nowait = self._timeout is None
+        return tuple(
+            (self._index[id(sink)], sink, nowait and hasattr(sink, "send_nowait"))
+            for sink in self._sinks
+        )
 
     @property
     def healthy(self) -> bool:
@@ -184,14 +205,42 @@ class SinkGroup:
             if hook is not None:
                 await self._call(sink, "at the start of the run", partial(hook, run))
 
+    def send_nowait(self, row: EvaluationRow) -> tuple[tuple[int, Sink, bool], ...]:
+        """Send ``row`` without awaiting to the sinks that can take it so, in order, up to
+        the first that cannot (it has no ``send_nowait``, or that returns false).
+
+        Returns:
+            The sinks not reached (empty when every sink has the row): pass them to
+            :meth:`send_rest`. A sink that raises is dropped, as by :meth:`send`.
+        """
+        live = self._live
+        sent = self._sent
+        for number, sink, nowait in live:
+            if nowait:
+                try:
+                    if sink.send_nowait(row):  # type: ignore[attr-defined]
+                        sent[number] += 1
+                        continue
+                except Exception as exc:
+                    self._fail(sink, f"on row {row.name!r}", exc)
+                    continue
+            return live[[entry[0] for entry in live].index(number) :]
+        return ()
+
     async def send(self, row: EvaluationRow) -> None:
         """Send ``row`` to every sink still working."""
+        await self.send_rest(self._live, row)
+
+    async def send_rest(
+        self, sinks: tuple[tuple[int, Sink, bool], ...], row: EvaluationRow
+    ) -> None:
+        """Send ``row`` to ``sinks``, what :meth:`send_nowait` did not reach."""
         if self._timeout is not None:
-            for number, sink in self._live:
+            for number, sink, _ in sinks:
                 if await self._call(sink, f"on row {row.name!r}", partial(sink.send, row)):
                     self._sent[number] += 1
             return
-        for number, sink in self._live:
+        for number, sink, _ in sinks:
             try:
                 await sink.send(row)
             except Exception as exc:

@@ -145,7 +145,11 @@ def row_line(row: EvaluationRow) -> bytes:
     if last[0] is params:
         parameters = last[1]
     else:
-        parameters = _parameters_data(params)
+        values = params._values
+        if len(values) == 1 and params._names[0] is None and type(values[0]) in _PLAIN_VALUES:
+            parameters = [values[0]]
+        else:
+            parameters = _parameters_data(params)
         _last_parameters = (params, parameters)
     output = row.output
     if type(output) is Transcript:
@@ -183,6 +187,10 @@ def row_line(row: EvaluationRow) -> bytes:
         else:
             data["trace"] = trace_data = trace.to_dict()
             _last_trace = (trace, trace_data)
+    try:  # the same bytes as with _LINE_OPTIONS when every key is a str, in less time
+        return orjson.dumps(data, default=json_default, option=orjson.OPT_APPEND_NEWLINE)
+    except (TypeError, ValueError, RecursionError):
+        pass
     try:
         return orjson.dumps(data, default=json_default, option=_LINE_OPTIONS)
     except (TypeError, ValueError, RecursionError):
@@ -203,8 +211,8 @@ _last_trace: tuple[Trace | None, dict[str, Any]] = (None, {})
 
 def _parameters_data(params: Parameters) -> list[Any]:
     """:func:`parameters_to_data`, with a quicker test for the common unnamed values."""
-    values = params.values
-    if params.names.count(None) == len(values):
+    values = params._values
+    if params._names.count(None) == len(values):
         plain = _PLAIN_VALUES
         for value in values:
             if type(value) not in plain:

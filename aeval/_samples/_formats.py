@@ -7,7 +7,6 @@ lines are found only when an error needs them, so valid files parse at orjson's 
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -173,12 +172,15 @@ them. Any other key is refused (custom fields go under ``metadata``); a new key 
 here and read in ``_build_sample``."""
 
 _SAMPLE_KEY_SET = frozenset(SAMPLE_KEYS)
-_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL_HUMP = r"(?<=[a-z0-9])(?=[A-Z])"
 
 
 def _suggestion(key: str) -> str | None:
-    """The sample key that ``key`` was probably meant to be."""
-    spelled = _CAMEL_HUMP.sub("-", key).replace("_", "-").replace(" ", "-").lower()
+    """The sample key that ``key`` was probably meant to be (only a bad sample asks, so
+    difflib and the pattern load then)."""
+    import difflib
+
+    spelled = re.sub(_CAMEL_HUMP, "-", key).replace("_", "-").replace(" ", "-").lower()
     if spelled in SAMPLE_KEYS:
         return spelled
     for typo_of, typos in _KEY_TYPOS.items():

@@ -7,7 +7,6 @@ yesterday's run is not replaced by an empty file), and a reader never sees half 
 from __future__ import annotations
 
 import os
-import secrets
 from contextlib import suppress
 from os import PathLike
 
@@ -31,7 +30,7 @@ def write_atomic(path: str | PathLike[str], data: bytes | str) -> None:
         data = data.encode("utf-8", "backslashreplace")
     target = os.fspath(path)
     folder, name = os.path.split(target)
-    temporary = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    temporary = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:

@@ -3,8 +3,6 @@ hold any string, and the hash a page's Content-Security-Policy admits its inline
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
 from functools import cache
 
@@ -95,6 +93,9 @@ def valid_html(page: str) -> str:
 
 def csp_hash(source: str) -> str:
     """The ``'sha256-...'`` source a Content-Security-Policy admits an inline script or style by."""
+    import base64
+    import hashlib
+
     return "sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
 
 

@@ -53,7 +53,6 @@ Characters XML 1.0 cannot hold (most control characters, lone surrogates) are wr
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -67,6 +66,8 @@ from ._escape import xml_message as _message, xml_text as _clean
 from ._header import partial_banner
 
 if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
+
     from .._reporting._report import EvaluationReport, FlakyCase
     from .._reporting._results import EvaluationRow
 
@@ -100,6 +101,8 @@ class JunitFormatter:
         Raises:
             FormatError: An unknown option, or ``suite_name`` that is not a string.
         """
+        import xml.etree.ElementTree as ET  # loaded by the first JUnit report
+
         suite_name: str = check_options(self.name, options, _DEFAULTS)["suite_name"]
         rows = report.evaluations
         repeated = report.run.repeats > 1 or any(row.repeat for row in rows)
@@ -216,6 +219,8 @@ class JunitFormatter:
 
     @staticmethod
     def _partial_case(suite: ET.Element, note: str, banner: str) -> None:
+        import xml.etree.ElementTree as ET
+
         case = ET.SubElement(
             suite, "testcase", {"classname": "aeval", "name": _clean(note), "time": "0.000"}
         )
@@ -226,6 +231,8 @@ class JunitFormatter:
     def _testcase(
         suite: ET.Element, row: EvaluationRow, repeated: bool, flaky: FlakyCase | None
     ) -> None:
+        import xml.etree.ElementTree as ET
+
         name = row.name if not repeated else f"{row.name} [repeat {row.repeat + 1}]"
         case = ET.SubElement(
             suite,
@@ -243,6 +250,8 @@ class JunitFormatter:
 
 
 def _verdict(case: ET.Element, row: EvaluationRow) -> None:
+    import xml.etree.ElementTree as ET
+
     outcome = row.outcome
     if outcome is Outcome.PASSED:
         return

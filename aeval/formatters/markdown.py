@@ -70,8 +70,6 @@ from ._header import (
     score_text,
     truncated,
 )
-from ._trace_view import compact_lines, trace_summary
-from ._transcript_view import conversation_markdown, shows_turn_traces, transcript_of
 
 if TYPE_CHECKING:
     from .._reporting._judging import Calibration
@@ -350,6 +348,8 @@ def _section(title: str, text: str) -> list[str]:
 
 
 def _details(row: EvaluationRow, repeated: bool, flaky: Flaky) -> list[str]:
+    from ._transcript_view import conversation_markdown, shows_turn_traces, transcript_of
+
     lines = [f"### {_heading(row, repeated)}"]
     if row.strategy is not None:
         lines.append(f"- Strategy: {_inline(row.strategy)}")
@@ -395,6 +395,8 @@ def _claims_section(claims: list[Any]) -> list[str]:
 
 
 def _trace_section(trace: Trace) -> list[str]:
+    from ._trace_view import compact_lines, trace_summary
+
     lines = ["#### Trace", _inline(trace_summary(trace), line_start=True), ""]
     lines += [
         f"{number}. {_inline(line, line_start=True)}"
