@@ -137,7 +137,7 @@ def test_raw_calls_only_take_the_path_without_the_lock_and_the_rest_the_locked_o
         recorder.snapshot()
     finally:
         sys.setprofile(None)
-    assert names == ["snapshot", "raw_trace", "_made_models", "unmade_trace"]
+    assert names == ["snapshot", "raw_trace", "unmade_trace"]
     monkeypatch.setattr(_context, "raw_trace", spy)
     for scene, count, max_events, taken in [
         ("tools-and-models", 3, 20, [True]),

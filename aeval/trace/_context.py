@@ -150,7 +150,7 @@ class Recorder:
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
         self._events: list[Entry] | None = []
         self._made: dict[int, ToolCall] = {}  # sequence -> its call, once made
-        self._models: dict[int, ModelCall] | None = None  # the same for raw model calls
+        self._models: dict[int, ModelCall] = {}  # the same for raw model calls
         self._mixed = False  # whether the events hold more than raw tool calls
         self._truncated = 0
         self._dropped = 0
@@ -289,15 +289,7 @@ class Recorder:
                 self._dropped += 1
 
     def _model(self, raw: RawModelCall, started: int, sequence: int) -> ModelCall:
-        return made_model(self._made_models(), raw, started, sequence)
-
-    def _made_models(self) -> dict[int, ModelCall]:
-        """The model calls made from raw ones, by sequence (the dict made on first use)."""
-        if self._models is None:
-            with _MAKING:
-                if self._models is None:
-                    self._models = {}
-        return self._models
+        return made_model(self._models, raw, started, sequence)
 
     def _locked(self) -> threading.Lock:
         """This recorder's lock, made on first use: most recordings never need one."""
@@ -394,7 +386,7 @@ class Recorder:
                         0,
                     )
                 if not self._truncated:  # no cut counted yet: raw calls only, as a rule
-                    trace = raw_trace(entries, self.limits, self._made, self._made_models)
+                    trace = raw_trace(entries, self.limits, self._made, self._models)
                     if trace is not None:
                         return trace
         if self._redact is not None:
@@ -438,7 +430,7 @@ class Recorder:
             calls = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
         kept: UnmadeModelCalls | tuple[ModelCall, ...] = ()
         if raw_models:
-            kept = UnmadeModels((model_calls, self._made_models()))
+            kept = UnmadeModels((model_calls, self._models))
         elif model_calls:
             kept = tuple([entry[2] for entry in model_calls])  # type: ignore[misc]
         return unmade_trace(calls, kept, tuple(retrievals), truncated, dropped)

@@ -188,10 +188,10 @@ def raw_trace(
     entries: list[Entry],
     limits: TraceLimits,
     made: dict[int, ToolCall],
-    models: Callable[[], dict[int, ModelCall]],
+    models: dict[int, ModelCall],
 ) -> Trace | None:
     """The trace of ``entries`` (in start order) when every one is raw, as the calls were
-    recorded, with ``models()`` where their model calls are made; ``None`` when one is made
+    recorded, with ``made`` and ``models`` where their calls are made; ``None`` when one is made
     already (a frozen call, a retrieval), whose cuts only a locked snapshot counts right."""
     tool_calls: list[Entry] = []
     model_calls: list[Entry] = []
@@ -205,7 +205,7 @@ def raw_trace(
             model_calls.append(entry)
     return unmade_trace(
         UnmadeTools((tool_calls, limits, made, 0)) if tool_calls else (),
-        UnmadeModels((model_calls, models())) if model_calls else (),
+        UnmadeModels((model_calls, models)) if model_calls else (),
         (),
         0,
         0,
