@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import random
 import statistics
 import sys
@@ -279,29 +280,40 @@ def _exchanges(count: int) -> list[tuple[httpx.Request, httpx.Response]]:
     return exchanges
 
 
-def _hooks_loop(hooks: dict[str, list[Callable[[Any], Any]]], samples: int) -> float:
-    """CPU seconds of ``samples`` recordings of five chat completions each through ``hooks``.
+def _hooks_record(hooks: dict[str, list[Callable[[Any], Any]]]) -> float:
+    """CPU seconds of one recording of five chat completions through ``hooks``.
 
-    Each recording's requests and responses are built just before it, outside the timed part
-    (on both sides): building them costs ~50 us a call, which would bury the hooks' few us in
-    noise; built just before, they are as fresh in the CPU's caches as httpx's own are when
-    it calls the hooks.
+    Its requests and responses are built just before, outside the timed part (on both
+    sides): building them costs ~50 us a call, which would bury the hooks' few us in noise;
+    built just before, they are as fresh in the CPU's caches as httpx's own are when it
+    calls the hooks. The young objects are collected before the timed part too: hundreds of
+    them are httpx's, and a collection set off inside it by the hooks' few allocations
+    would charge the hooks for traversing them all.
     """
-    on_request, on_response = hooks.get("request", []), hooks.get("response", [])
-    spent = 0.0
-    for _ in range(samples):
-        exchanges = _exchanges(PER_SAMPLE)
-        started = process_time()
-        with recording() as recorder:
-            for request, response in exchanges:
-                for hook in on_request:
-                    hook(request)
-                for hook in on_response:
-                    hook(response)
-                response.read()  # what httpx.Client.send does after the hooks (no stream)
-        recorder.snapshot()
-        spent += process_time() - started
-    return spent
+    exchanges = _exchanges(PER_SAMPLE)
+    gc.collect(0)
+    started = process_time()
+    with recording() as recorder:
+        for request, response in exchanges:
+            for hook in hooks.get("request", ()):
+                hook(request)  # none today: aeval's hooks read the response only
+            for hook in hooks.get("response", ()):
+                hook(response)
+            response.read()  # what httpx.Client.send does after the hooks (no stream)
+    recorder.snapshot()
+    return process_time() - started
+
+
+def _hooks_sides(samples: int, plain_first: bool) -> tuple[float, float]:
+    """CPU seconds of ``samples`` recordings with the hooks and as many without, taken in
+    turns, sample by sample: the machine's drift over a run falls on both sides alike, and
+    the few us of the hooks are not lost in the ~15 us of httpx's own read of a response."""
+    hooks = httpx_event_hooks(sync=True)
+    spent = [0.0, 0.0]
+    for index in range(samples):
+        for side in (1, 0) if (index + plain_first) % 2 else (0, 1):
+            spent[side] += _hooks_record(hooks if side == 0 else {})
+    return spent[0], spent[1]
 
 
 async def _async_loop(function: Callable[..., Any], samples: int) -> float:
@@ -314,25 +326,40 @@ async def _async_loop(function: Callable[..., Any], samples: int) -> float:
     return process_time() - started
 
 
-def _pairs(settings: Settings) -> list[tuple[str, Callable[[int], float], Callable[[int], float]]]:
-    sync_hooks = httpx_event_hooks(sync=True)
+Sides = Callable[[int, bool], tuple[float, float]]
+"""CPU seconds of ``samples`` calls traced and untraced (the untraced first when asked)."""
+
+
+def _in_turn(traced: Callable[[int], float], plain: Callable[[int], float]) -> Sides:
+    def sides(samples: int, plain_first: bool) -> tuple[float, float]:
+        if plain_first:
+            untraced = plain(samples)
+            return traced(samples), untraced
+        return traced(samples), plain(samples)
+
+    return sides
+
+
+def _pairs(settings: Settings) -> list[tuple[str, Sides]]:
     return [
         (
             "@aeval.tool (sync)",
-            lambda s: _sync_loop(traced_weather, s),
-            lambda s: _sync_loop(plain_weather, s),
+            _in_turn(
+                lambda s: _sync_loop(traced_weather, s), lambda s: _sync_loop(plain_weather, s)
+            ),
         ),
         (
             "@aeval.tool (async)",
-            lambda s: asyncio.run(_async_loop(traced_async_weather, s)),
-            lambda s: asyncio.run(_async_loop(plain_async_weather, s)),
+            _in_turn(
+                lambda s: asyncio.run(_async_loop(traced_async_weather, s)),
+                lambda s: asyncio.run(_async_loop(plain_async_weather, s)),
+            ),
         ),
-        ("record_tool_call", lambda s: _sync_loop(_manual, s), lambda s: _sync_loop(_no_call, s)),
         (
-            "httpx_event_hooks",
-            lambda s: _hooks_loop(sync_hooks, s),
-            lambda s: _hooks_loop({}, s),
+            "record_tool_call",
+            _in_turn(lambda s: _sync_loop(_manual, s), lambda s: _sync_loop(_no_call, s)),
         ),
+        ("httpx_event_hooks", _hooks_sides),
     ]
 
 
@@ -343,14 +370,13 @@ def scenario_cost(settings: Settings) -> dict[str, Any]:
     print(f"medians of {settings.reps}")
     sources: list[dict[str, Any]] = []
     rows: list[list[str]] = []
-    for label, traced, plain in _pairs(settings):
-        traced(max(1, samples // 10))
-        plain(max(1, samples // 10))
+    for label, sides in _pairs(settings):
+        sides(max(1, samples // 10), False)
         walls: dict[str, list[float]] = {"traced": [], "plain": []}
         for rep in range(settings.reps):
-            order = ("traced", "plain") if rep % 2 == 0 else ("plain", "traced")
-            for side in order:
-                walls[side].append((traced if side == "traced" else plain)(samples))
+            traced, plain = sides(samples, rep % 2 == 1)
+            walls["traced"].append(traced)
+            walls["plain"].append(plain)
         traced_us = statistics.median(walls["traced"]) / calls * 1e6
         plain_us = statistics.median(walls["plain"]) / calls * 1e6
         cost = traced_us - plain_us
