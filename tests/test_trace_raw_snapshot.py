@@ -137,6 +137,13 @@ def test_raw_calls_only_take_the_path_without_the_lock_and_the_rest_the_locked_o
         recorder.snapshot()
     finally:
         sys.setprofile(None)
+    assert names == ["snapshot", "_made_models", "raw_trace", "unmade_trace"]
+    sys.setprofile(watch)
+    try:
+        names.clear()
+        recorder.snapshot()  # the dict of model calls is made by the first snapshot
+    finally:
+        sys.setprofile(None)
     assert names == ["snapshot", "raw_trace", "unmade_trace"]
     monkeypatch.setattr(_context, "raw_trace", spy)
     for scene, count, max_events, taken in [

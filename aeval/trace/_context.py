@@ -148,9 +148,11 @@ class Recorder:
         self.unmocked: UnmockedToolCall | None = None
         self._redact = redact
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
-        self._events: list[Entry] | None = []
-        self._made: dict[int, ToolCall] = {}  # sequence -> its call, once made
-        self._models: dict[int, ModelCall] = {}  # the same for raw model calls
+        # made on first use (see _list, _memo, _made_models): a sample that records nothing
+        # allocates none of them, which keeps the cycle collector's young generation small
+        self._events: list[Entry] | None = None
+        self._made: dict[int, ToolCall] | None = None  # sequence -> its call, once made
+        self._models: dict[int, ModelCall] | None = None  # the same for raw model calls
         self._mixed = False  # whether the events hold more than raw tool calls
         self._truncated = 0
         self._dropped = 0
@@ -289,7 +291,15 @@ class Recorder:
                 self._dropped += 1
 
     def _model(self, raw: RawModelCall, started: int, sequence: int) -> ModelCall:
-        return made_model(self._models, raw, started, sequence)
+        return made_model(self._made_models(), raw, started, sequence)
+
+    def _made_models(self) -> dict[int, ModelCall]:
+        """The model calls made from raw ones, by sequence (the dict made on first use)."""
+        if self._models is None:
+            with _MAKING:
+                if self._models is None:
+                    self._models = {}
+        return self._models
 
     def _locked(self) -> threading.Lock:
         """This recorder's lock, made on first use: most recordings never need one."""
@@ -300,11 +310,14 @@ class Recorder:
         return self._lock
 
     def _list(self) -> list[Entry]:
-        """The list of events (the recorder makes it; writers that read ``_events`` directly
-        still test it for ``None``)."""
+        """The list of events, made by the first one with the dict of the tool calls made
+        from them, before it (writers that read ``_events`` directly take the way through
+        here when it is ``None``)."""
         if self._events is None:
             with _MAKING:
                 if self._events is None:
+                    if self._made is None:
+                        self._made = {}
                     self._events = []
         return self._events
 
@@ -316,7 +329,12 @@ class Recorder:
         return call
 
     def _memo(self) -> dict[int, ToolCall]:
-        """The calls made so far by sequence, so every snapshot holds the same values."""
+        """The calls made so far by sequence, so every snapshot holds the same values (the
+        dict made on first use)."""
+        if self._made is None:
+            with _MAKING:
+                if self._made is None:
+                    self._made = {}
         return self._made
 
     def _settled(self) -> tuple[list[tuple[int, int, Event]], int, int]:
@@ -377,16 +395,22 @@ class Recorder:
                 # nothing dropped or to trim: made without the lock (every writer of anything
                 # but a raw tool call marks the recorder mixed before its entry, and a drop is
                 # counted only when the list is full)
+                made = self._made
+                if made is None:  # never once an event is kept (see _list)
+                    made = self._memo()
                 if not self._mixed:  # raw tool calls only: the usual trace
                     return unmade_trace(
-                        UnmadeTools((entries, self.limits, self._made, self._truncated)),
+                        UnmadeTools((entries, self.limits, made, self._truncated)),
                         (),
                         (),
                         0,
                         0,
                     )
                 if not self._truncated:  # no cut counted yet: raw calls only, as a rule
-                    trace = raw_trace(entries, self.limits, self._made, self._models)
+                    models = self._models
+                    if models is None:
+                        models = self._made_models()
+                    trace = raw_trace(entries, self.limits, made, models)
                     if trace is not None:
                         return trace
         if self._redact is not None:
@@ -399,7 +423,7 @@ class Recorder:
                 self._dropped += extra
             entries = sorted(events)  # by start, then sequence: never equal, the rest unread
             truncated, dropped, mixed = self._truncated, self._dropped, self._mixed
-            made = self._made
+            made = self._memo()
         if not mixed and entries:  # raw tool calls only: the usual trace
             unmade = UnmadeTools((entries, self.limits, made, truncated))
             return unmade_trace(unmade, (), (), 0, dropped)
@@ -430,7 +454,7 @@ class Recorder:
             calls = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
         kept: UnmadeModelCalls | tuple[ModelCall, ...] = ()
         if raw_models:
-            kept = UnmadeModels((model_calls, self._models))
+            kept = UnmadeModels((model_calls, self._made_models()))
         elif model_calls:
             kept = tuple([entry[2] for entry in model_calls])  # type: ignore[misc]
         return unmade_trace(calls, kept, tuple(retrievals), truncated, dropped)

@@ -148,11 +148,9 @@ def _keep(recorder: Recorder, content: bytes, response: httpx.Response, body: by
     at = ended if duration is None else ended - int(duration * 1e9)
     raw = _Response((body, content, duration))
     events = recorder._events
-    if (
-        events is not None
-        and len(events) < recorder.limits.max_events
-        and len(body) + len(content) <= _KEPT_BYTES
-    ):
+    if events is None:
+        events = recorder._list()
+    if len(events) < recorder.limits.max_events and len(body) + len(content) <= _KEPT_BYTES:
         recorder._mixed = True  # before the entry (see Recorder.received)
         events.append((at, next(SEQUENCE), raw))
     else:

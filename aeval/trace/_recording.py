@@ -87,6 +87,7 @@ class recording:
         redact: Callable[[Any], Any] | None = None,
     ) -> None:
         self._recorder = Recorder(limits=limits, tools=tools, redact=redact)
+        self._recorder._list()  # a block asked to record: its calls need not make it
         self._tokens: Tokens | None = None
 
     def __enter__(self) -> Recorder:
@@ -190,7 +191,9 @@ def record_tool_call(
             else:  # plain values: the entry Recorder.tool_call would keep, without its call
                 sequence, started = next(SEQUENCE), time_ns()
                 events = recorder._events
-                if events is not None and len(events) < recorder.limits.max_events:
+                if events is None:
+                    events = recorder._list()
+                if len(events) < recorder.limits.max_events:
                     raw = (name, copied, result, None, False, time_ns(), None, None)
                     events.append((started, sequence, raw))
                     return

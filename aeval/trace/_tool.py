@@ -160,12 +160,9 @@ _WRAPPER = """\
         recorder.tool_call((sequence, started, None), name, arguments, None, exc, False)
         raise
     ended, events = time_ns(), recorder._events
-    if (
-        plain
-        and type(result) in IMMUTABLE
-        and events is not None
-        and len(events) < recorder.limits.max_events
-    ):
+    if events is None:
+        events = recorder._list()
+    if plain and type(result) in IMMUTABLE and len(events) < recorder.limits.max_events:
         raw = (name, arguments, result, None, False, ended, None, None)
         events.append((started, sequence, raw))
         return result
