@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cli import ROOT, project, write_config
@@ -39,10 +40,10 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def modules_after(*args: str, cwd: Path) -> set[str]:
-    """The modules a fresh process holds after running ``aeval ARGS``."""
+def figures_after(*args: str, cwd: Path, probe: str = PROBE) -> dict[str, Any]:
+    """What ``probe`` prints last (as JSON) in a fresh process after running ``aeval ARGS``."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
+        [sys.executable, "-c", probe, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -51,8 +52,14 @@ def modules_after(*args: str, cwd: Path) -> set[str]:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["code"] == 0, done.stdout
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def modules_after(*args: str, cwd: Path) -> set[str]:
+    """The modules a fresh process holds after running ``aeval ARGS``."""
+    figures = figures_after(*args, cwd=cwd)
+    assert figures["code"] == 0, figures
     return set(figures["modules"])
 
 
@@ -148,17 +155,7 @@ def test_a_json_report_does_not_compile_the_html_pages_pattern(project: Path) ->
         '"modules": sorted(sys.modules), "compiled": __import__('
         '"aeval.formatters._escape").formatters._escape.html_suspect.cache_info().currsize',
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, "run", "aeval.yaml", "--quiet", "--no-store"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(project)])},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    figures = figures_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project, probe=probe)
     assert (figures["code"], figures["compiled"]) == (0, 0)
 
 
