@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _sinks import Rows
 
 from aeval import EvaluationSample, JudgeCache, Outcome, SampleLoadError, Scorer
 from aeval._samples._loaders import load_sources_sync
@@ -262,29 +263,12 @@ async def test_a_reply_cut_off_at_max_tokens_is_not_asked_again_and_says_to_rais
     assert len(judge.calls) == 1
 
 
-class _Rows:
-    def __init__(self) -> None:
-        self.rows: list[Any] = []
-
-    async def send(self, row: Any) -> None:
-        self.rows.append(row)
-
-    async def flush(self) -> None:
-        pass
-
-    async def run_started(self, run: Any) -> None:
-        pass
-
-    async def run_finished(self, run: Any) -> None:
-        pass
-
-
 async def test_faithfulness_runs_online_on_a_sample_of_the_watched_responses() -> None:
     from aeval.online import OnlineEvaluator
     from aeval.strategies import NotBlankStrategy
 
     judge = FakeChatModel(lambda call: claims(("The tower is 330 m tall", "supported")))
-    sink = _Rows()
+    sink = Rows()
     async with OnlineEvaluator(
         NotBlankStrategy(),
         FaithfulnessStrategy(judge),

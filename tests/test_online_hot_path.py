@@ -17,9 +17,10 @@ from typing import Any
 
 import anyio
 import pytest
+from _sinks import Rows
 from anyio import wait_all_tasks_blocked
 
-from aeval import EvaluationResult, EvaluationSample, Outcome, RunInfo
+from aeval import EvaluationResult, EvaluationSample, Outcome
 from aeval._engine._apply import apply_to_row
 from aeval._engine._redact import Redactor
 from aeval._reporting._results import EvaluationRow
@@ -305,23 +306,6 @@ _DIRECT: list[Any] = [
 ]
 
 
-class _Rows:
-    def __init__(self) -> None:
-        self.rows: list[EvaluationRow] = []
-
-    async def send(self, row: EvaluationRow) -> None:
-        self.rows.append(row)
-
-    async def flush(self) -> None:
-        pass
-
-    async def run_started(self, run: RunInfo) -> None:
-        pass
-
-    async def run_finished(self, run: RunInfo) -> None:
-        pass
-
-
 def _comparable(row: EvaluationRow) -> EvaluationRow:
     return dataclasses.replace(row, strategy_duration=0.0)
 
@@ -333,7 +317,7 @@ async def test_online_rows_and_window_are_those_the_general_path_makes(
 ) -> None:
     """The worker applies a direct strategy itself (apply_inline's work, inlined): every row
     must be the one ``apply_to_row`` makes, redacted the same, counted the same."""
-    sink = _Rows()
+    sink = Rows()
     outputs = ["Paris is the capital.", "the secret is 42", "  "]
     async with OnlineEvaluator(
         *_DIRECT, sink=sink, redact=redact, clock=lambda: 1_800_000_000.0

@@ -8,9 +8,10 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+from _sinks import Rows
 
 import aeval
-from aeval import EvaluationResult, EvaluationRow, EvaluationSample, RunInfo, Scorer
+from aeval import EvaluationResult, EvaluationSample, Scorer
 from aeval.online import OnlineEvaluator
 from aeval.strategies import ToolCalledStrategy, ToolPolicyStrategy
 from aeval.trace import ToolCall, Trace, current
@@ -30,23 +31,6 @@ async def get_weather(city: str) -> str:
 @aeval.tool
 def book_ticket(attraction: str) -> int:
     return 7
-
-
-class Rows:
-    def __init__(self) -> None:
-        self.rows: list[EvaluationRow] = []
-
-    async def send(self, row: EvaluationRow) -> None:
-        self.rows.append(row)
-
-    async def flush(self) -> None:
-        pass
-
-    async def run_started(self, run: RunInfo) -> None:
-        pass
-
-    async def run_finished(self, run: RunInfo) -> None:
-        pass
 
 
 async def test_watch_records_each_calls_own_trace_for_the_agent_strategies() -> None:
