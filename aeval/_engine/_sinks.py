@@ -215,7 +215,7 @@ class SinkGroup:
         """
         live = self._live
         sent = self._sent
-        for number, sink, nowait in live:
+        for position, (number, sink, nowait) in enumerate(live):
             if nowait:
                 try:
                     if sink.send_nowait(row):  # type: ignore[attr-defined]
@@ -224,7 +224,7 @@ class SinkGroup:
                 except Exception as exc:
                     self._fail(sink, f"on row {row.name!r}", exc)
                     continue
-            return live[[entry[0] for entry in live].index(number) :]
+            return live[position:]
         return ()
 
     async def send(self, row: EvaluationRow) -> None:
