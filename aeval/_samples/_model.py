@@ -14,7 +14,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
-from .._util._slots import fast_slots_maker
+from .._util._slots import fast_slots_maker, slots_twin
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -285,9 +285,8 @@ def raw_parameters(values: tuple[Any, ...], names: tuple[str | None, ...]) -> Pa
     return params
 
 
-_SampleTwin = type("_SampleTwin", (), {"__slots__": EvaluationSample.__slots__})
-"""``EvaluationSample``'s slots, unfrozen: what :func:`sample_of_values` fills, as
-``make_sample`` fills a twin of its own."""
+_SampleTwin = slots_twin(EvaluationSample)
+"""What :func:`sample_of_values` fills (``make_sample`` fills a twin of its own)."""
 
 
 def sample_of_values(
@@ -311,9 +310,6 @@ def sample_of_values(
     sample.metadata = metadata
     sample.__class__ = EvaluationSample
     return sample  # type: ignore[no-any-return]
-
-
-sample_of_values("x", (), (), None, (), MappingProxyType({}))  # a layout refused fails here
 
 
 class Samples(Sequence[EvaluationSample]):

@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["fast_slots_init", "fast_slots_maker"]
+__all__ = ["fast_slots_init", "fast_slots_maker", "slots_twin"]
 
 _T = TypeVar("_T", bound=type)
 _I = TypeVar("_I")
@@ -84,7 +84,7 @@ def fast_slots_maker(cls: type[_I]) -> Callable[..., _I]:
     ):
         raise TypeError(f"{cls.__name__} is not a plain slotted dataclass")
     names = [field.name for field in fields]
-    twin = type(f"_{cls.__name__}Twin", (object,), {"__slots__": tuple(cls.__dict__["__slots__"])})
+    twin = slots_twin(cls)
     namespace: dict[str, Any] = {"_twin": twin, "_cls": cls}  # _twin(): no __new__ lookup
     stores = "".join(f"    self.{name} = {name}\n" for name in names)
     source = (
@@ -97,3 +97,17 @@ def fast_slots_maker(cls: type[_I]) -> Callable[..., _I]:
     make.__module__ = cls.__module__
     make(*([None] * len(names)))  # a layout CPython refuses fails here, not on a hot path
     return make
+
+
+def slots_twin(cls: type) -> type:
+    """An unfrozen class with the slots of the slotted class ``cls`` (of ``object``): an
+    instance of it, filled with plain attribute stores, becomes a ``cls`` when its
+    ``__class__`` is set to ``cls``.
+
+    Raises:
+        TypeError: CPython refuses the ``__class__`` assignment between the two layouts
+            (checked here, not on a hot path).
+    """
+    twin = type(f"_{cls.__name__}Twin", (object,), {"__slots__": tuple(cls.__dict__["__slots__"])})
+    twin().__class__ = cls
+    return twin
