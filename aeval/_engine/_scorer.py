@@ -369,7 +369,7 @@ class Scorer:
             try:
                 async with send:
                     with suppress(TargetInterrupt):
-                        await run.execute(_advancing(_sender(send), progress))
+                        await run.execute(_advancing(_Sender(send), progress))
             finally:
                 if progress is not None:
                     progress.stop(interrupted=not run.finished)
@@ -464,11 +464,6 @@ class _Sender:
             self.nowait(row)
         except anyio.WouldBlock:
             await self._send.send(row)
-
-
-def _sender(send: MemoryObjectSendStream[EvaluationRow]) -> Emit:
-    """The run's :data:`Emit` into ``send`` (see :class:`_Sender`)."""
-    return _Sender(send)
 
 
 def _advancing(emit: Emit | None, progress: RunProgress | None) -> Emit | None:
