@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import pickle
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -276,8 +277,11 @@ async def test_large_bodies_are_parsed_when_they_arrive(server: ScriptedHTTPServ
     """A trace keeps at most ``_KEPT_BYTES`` of bodies per call until it is read."""
     with recording() as recorder:
         await run_async(server.url, ["usage", "big"])
-    kinds = [type(event).__name__ for _, _, event in recorder._events or ()]
-    assert kinds == ["_Response", "ModelCall"]
+    kinds = [
+        f"{len(event)} bodies" if type(event) is tuple else type(event).__name__
+        for _, _, event in recorder._events or ()
+    ]
+    assert kinds == ["3 bodies", "ModelCall"]
     trace = recorder.trace()
     assert [call.model for call in trace.model_calls] == ["served", "big"]
 
@@ -301,7 +305,7 @@ def test_an_unread_trace_parses_no_body_and_a_call_runs_few_python_functions() -
     assert hooks["request"] == []
     (on_response,) = hooks["response"]
     body = orjson.dumps(chat(model="m", usage=USAGE))
-    ours = {"_on_response", "_wanted", "_keep", "_elapsed", "_requested_model", "make"}
+    ours = {"_on_response", "_whole_chat", "_keep", "_elapsed", "requested_model", "_chat_path"}
     names: list[str] = []
 
     def watch(frame: Any, event: str, arg: Any) -> None:
@@ -324,8 +328,9 @@ def test_an_unread_trace_parses_no_body_and_a_call_runs_few_python_functions() -
             trace = recorder.snapshot()
         finally:
             sys.setprofile(None)
-    assert [name for name in hooked if name in ours] == ["_on_response", "_wanted", "_keep"] * 3
-    assert "make" not in names and "frozen_model_call" not in names and len(names) <= 5, names
+    assert [name for name in hooked if name in ours] == ["_on_response", "_whole_chat", "_keep"] * 3
+    assert "chat_model_call" not in names and "frozen_model_call" not in names, names
+    assert len(names) <= 5, names
     assert trace is not None and [call.model for call in trace.model_calls] == ["m"] * 4
 
 
@@ -348,6 +353,54 @@ async def test_a_call_lasts_from_sending_the_request_to_reading_the_response(cli
     assert call.model == "slow" and call.started is not None and call.duration is not None
     assert 0.05 <= call.duration <= (after - before).total_seconds()
     assert before <= call.started <= after - timedelta(seconds=0.05)
+
+
+async def test_a_call_kept_after_a_tool_call_that_started_during_it_comes_first() -> None:
+    """A model call is kept when its response is read, with the start it had (a float of
+    nanoseconds): a tool call recorded while the server held the request started later,
+    so the trace puts the model call first, whatever the order the two were kept in."""
+    arrived, release = threading.Event(), threading.Event()
+
+    def handler(request: RecordedRequest) -> HTTPReply:
+        arrived.set()
+        release.wait(10)
+        return HTTPReply.json(chat(model="held", usage=USAGE))
+
+    async with ScriptedHTTPServer(handler=handler) as served:
+        with recording() as recorder:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(run_async, served.url, ["usage"])
+                assert await anyio.to_thread.run_sync(arrived.wait, 10)
+                record_tool_call("meanwhile", {}, result="done")
+                release.set()
+    kept = [type(event).__name__ for _, _, event in recorder._events or ()]
+    assert kept == ["tuple", "tuple"]  # the tool call's raw entry first, then the bodies
+    trace = recorder.trace()
+    assert [type(event).__name__ for event in trace.events()] == ["ModelCall", "ToolCall"]
+    (call,), (tool,) = trace.model_calls, trace.tool_calls
+    assert call.started is not None and tool.started is not None
+    assert call.started < tool.started and call.model == "held"
+
+
+def test_the_hooks_mark_the_recorder_before_the_entry_and_count_it_after() -> None:
+    """What lets a snapshot skip the lock: when the entry lands, the recorder is already
+    marked as holding more than tool calls, and not yet counted as holding one more model
+    call (a snapshot that reads the count first never counts an entry it may miss)."""
+    seen: list[tuple[bool, int]] = []
+    (on_response,) = httpx_event_hooks(sync=True)["response"]
+
+    class Watched(list[Any]):
+        def append(self, entry: Any) -> None:
+            seen.append((recorder._mixed, recorder._received))
+            super().append(entry)
+
+    with recording() as recorder:
+        recorder._events = Watched()
+        for _ in range(2):
+            request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json={})
+            on_response(httpx.Response(200, content=orjson.dumps(chat(model="m")), request=request))
+    assert seen == [(True, 0), (True, 1)]
+    assert recorder._received == 2
 
 
 def test_a_response_made_by_hand_has_the_duration_its_elapsed_says_or_none() -> None:

@@ -137,14 +137,7 @@ def test_raw_calls_only_take_the_path_without_the_lock_and_the_rest_the_locked_o
         recorder.snapshot()
     finally:
         sys.setprofile(None)
-    assert names == ["snapshot", "_made_models", "raw_trace", "unmade_trace"]
-    sys.setprofile(watch)
-    try:
-        names.clear()
-        recorder.snapshot()  # the dict of model calls is made by the first snapshot
-    finally:
-        sys.setprofile(None)
-    assert names == ["snapshot", "raw_trace", "unmade_trace"]
+    assert names == ["snapshot", "raw_trace", "unmade_trace"]  # no dict made, no lock taken
     monkeypatch.setattr(_context, "raw_trace", spy)
     for scene, count, max_events, taken in [
         ("tools-and-models", 3, 20, [True]),
@@ -173,3 +166,21 @@ def record_model_call_into(recorder: Recorder) -> None:
     with recording() as inner:
         record_model_call(model="late")
     recorder.absorb(inner)
+
+
+def test_the_count_of_model_calls_skips_the_sorting_only_when_it_covers_every_entry() -> None:
+    """``raw_trace`` puts every entry among the model calls only when the recorder's count
+    of them (read before the entries) is as large as the entries: one entry more, a tool
+    call the count does not cover, sends it through the loop that tells them apart."""
+    recorder = recorded("tools-and-models", 2, 20)
+    entries = sorted(recorder._events or ())
+    assert recorder._received == 2 and len(entries) == 4
+    for received in (0, 1, 2, 3):
+        trace = raw_trace(entries, recorder.limits, recorder._memo(), received)
+        assert trace is not None and [c.name for c in trace.tool_calls] == ["lookup"] * 2
+        assert [c.model for c in trace.model_calls] == ["m0", "m1"]
+    models = recorded("models-only", 3, 20)
+    calls = sorted(models._events or ())
+    trace = raw_trace(calls, models.limits, models._memo(), models._received)
+    assert trace is not None and not trace.tool_calls
+    assert [c.model for c in trace.model_calls] == ["m0", "m1", "m2"]

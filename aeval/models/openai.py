@@ -15,8 +15,8 @@ import anyio
 
 from .._exceptions import ModelError, ModelHTTPError
 from .._model_types import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
+from ..trace._chat import requested_tools
 from ..trace._context import now
-from ..trace._httpx import requested_tools
 from ..trace._recording import current_recorder, record_model_call
 from ._body import DEFAULT_EMBEDDINGS_MAX_RESPONSE_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ._clock import Clock

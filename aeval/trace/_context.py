@@ -24,6 +24,7 @@ from ._entries import (
     Entry,
     Event,
     Kept,
+    Made,
     RawModelCall,
     RawToolCall,
     UnmadeModels,
@@ -128,7 +129,7 @@ class Recorder:
         "_lock",
         "_made",
         "_mixed",
-        "_models",
+        "_received",
         "_redact",
         "_truncated",
         "limits",
@@ -148,12 +149,12 @@ class Recorder:
         self.unmocked: UnmockedToolCall | None = None
         self._redact = redact
         self._lock: threading.Lock | None = None  # made on first use (see _locked)
-        # made on first use (see _list, _memo, _made_models): a sample that records nothing
-        # allocates none of them, which keeps the cycle collector's young generation small
+        # made on first use (see _list, _memo): a sample that records nothing allocates
+        # neither, which keeps the cycle collector's young generation small
         self._events: list[Entry] | None = None
-        self._made: dict[int, ToolCall] | None = None  # sequence -> its call, once made
-        self._models: dict[int, ModelCall] | None = None  # the same for raw model calls
+        self._made: Made | None = None  # sequence -> its call, once made from a raw entry
         self._mixed = False  # whether the events hold more than raw tool calls
+        self._received = 0  # raw model calls kept, each counted after its entry (see received)
         self._truncated = 0
         self._dropped = 0
 
@@ -273,33 +274,31 @@ class Recorder:
             with self._locked():
                 self._dropped += 1
 
-    def received(self, started: int, raw: RawModelCall, at_once: bool) -> None:
+    def received(self, started: float, raw: RawModelCall, at_once: bool) -> None:
         """Keep a model call that started at ``started`` (``time.time_ns()``) and ended now as
-        ``raw``, made when the trace is first read (at once when ``at_once``)."""
+        ``raw``, made when the trace is first read (at once when ``at_once``).
+
+        Writers of a raw model call mark the recorder mixed before its entry and count it in
+        ``_received`` after, so that a snapshot without the lock knows from the count alone
+        when its entries are model calls only (see :func:`raw_trace`).
+        """
         events = self._events
         if events is None:
             events = self._list()
         if len(events) < self.limits.max_events:
             sequence = next(SEQUENCE)
-            event: RawModelCall | ModelCall = raw
-            if at_once:
-                event = self._model(raw, started, sequence)
             self._mixed = True  # before the entry: a snapshot that sees it knows it is mixed
-            events.append((started, sequence, event))
+            if at_once:
+                events.append((started, sequence, self._model(raw, started, sequence)))
+            else:
+                events.append((started, sequence, raw))
+                self._received += 1
         else:
             with self._locked():
                 self._dropped += 1
 
-    def _model(self, raw: RawModelCall, started: int, sequence: int) -> ModelCall:
-        return made_model(self._made_models(), raw, started, sequence)
-
-    def _made_models(self) -> dict[int, ModelCall]:
-        """The model calls made from raw ones, by sequence (the dict made on first use)."""
-        if self._models is None:
-            with _MAKING:
-                if self._models is None:
-                    self._models = {}
-        return self._models
+    def _model(self, raw: RawModelCall, started: float, sequence: int) -> ModelCall:
+        return made_model(self._memo(), raw, started, sequence)
 
     def _locked(self) -> threading.Lock:
         """This recorder's lock, made on first use: most recordings never need one."""
@@ -321,14 +320,14 @@ class Recorder:
                     self._events = []
         return self._events
 
-    def _frozen(self, raw: RawToolCall, started: int, sequence: int) -> ToolCall:
+    def _frozen(self, raw: RawToolCall, started: float, sequence: int) -> ToolCall:
         made = self._memo()
-        call = made.get(sequence)
+        call: ToolCall | None = made.get(sequence)
         if call is None:
             call = made.setdefault(sequence, freeze(raw, started, self.limits, self._redact))
         return call
 
-    def _memo(self) -> dict[int, ToolCall]:
+    def _memo(self) -> Made:
         """The calls made so far by sequence, so every snapshot holds the same values (the
         dict made on first use)."""
         if self._made is None:
@@ -346,13 +345,16 @@ class Recorder:
                 del events[-extra:]
                 self._dropped += extra
             for index, (started, sequence, event) in enumerate(events):
-                if type(event) is tuple:
-                    self._mixed = True
+                if type(event) is not tuple:
+                    continue
+                self._mixed = True
+                if len(event) == 3:
+                    model = self._model(event, started, sequence)
+                    events[index] = (started, sequence, model)
+                else:
                     frozen = self._frozen(event, started, sequence)
                     events[index] = (started, sequence, frozen)
                     self._truncated += frozen.truncated
-                elif isinstance(event, RawModelCall):
-                    events[index] = (started, sequence, self._model(event, started, sequence))
             settled: list[tuple[int, int, Event]] = list(events)  # type: ignore[arg-type]
             return settled, self._truncated, self._dropped
 
@@ -390,6 +392,7 @@ class Recorder:
             if not self._dropped:
                 return None
         elif self._redact is None:
+            received = self._received  # before the entries: each counted one is among them
             entries = sorted(events)  # one step: by start, then sequence (never equal)
             if not self._dropped and len(entries) <= self.limits.max_events:
                 # nothing dropped or to trim: made without the lock (every writer of anything
@@ -407,10 +410,7 @@ class Recorder:
                         0,
                     )
                 if not self._truncated:  # no cut counted yet: raw calls only, as a rule
-                    models = self._models
-                    if models is None:
-                        models = self._made_models()
-                    trace = raw_trace(entries, self.limits, made, models)
+                    trace = raw_trace(entries, self.limits, made, received)
                     if trace is not None:
                         return trace
         if self._redact is not None:
@@ -434,17 +434,18 @@ class Recorder:
         for entry in entries:
             kind = type(entry[2])
             if kind is tuple:
-                raw = True
-                tool_calls.append(entry)
+                if len(entry[2]) == 3:  # type: ignore[arg-type]
+                    raw_models = True
+                    model_calls.append(entry)
+                else:
+                    raw = True
+                    tool_calls.append(entry)
             elif kind is ToolCall:
                 tool_calls.append(entry)
             elif kind is ModelCall:
                 model_calls.append(entry)
-            elif kind is Retrieval:
-                retrievals.append(entry[2])  # type: ignore[arg-type]
             else:
-                raw_models = True
-                model_calls.append(entry)
+                retrievals.append(entry[2])  # type: ignore[arg-type]
         if not entries and not dropped:
             return None
         calls: Unmade | tuple[ToolCall, ...] = ()
@@ -454,7 +455,7 @@ class Recorder:
             calls = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
         kept: UnmadeModelCalls | tuple[ModelCall, ...] = ()
         if raw_models:
-            kept = UnmadeModels((model_calls, self._made_models()))
+            kept = UnmadeModels((model_calls, made))
         elif model_calls:
             kept = tuple([entry[2] for entry in model_calls])  # type: ignore[misc]
         return unmade_trace(calls, kept, tuple(retrievals), truncated, dropped)

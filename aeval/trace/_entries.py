@@ -1,8 +1,8 @@
 """What a recorder keeps of each event until its trace is read, and how it is made then.
 
-A tool call is kept as a raw tuple of what the call saw and a model call as what was received
-(:class:`RawModelCall`); the frozen values are made once, on first read, and every later
-snapshot holds the same ones.
+A tool call is kept as a raw tuple of what the call saw (:data:`RawToolCall`, 8 items) and
+a model call as the bodies received (:data:`RawModelCall`, 3 items); the frozen values are
+made once, on first read, and every later snapshot holds the same ones.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ._bounds import TraceLimits, bounded, flat, plain
+from ._chat import chat_model_call
 from ._values import (
     CallError,
     ModelCall,
@@ -32,6 +33,7 @@ __all__ = [
     "Event",
     "IMMUTABLE",
     "Kept",
+    "Made",
     "RawModelCall",
     "RawToolCall",
     "UnmadeModels",
@@ -49,7 +51,7 @@ IMMUTABLE = frozenset((str, int, float, bool, type(None)))
 _fromtimestamp = datetime.fromtimestamp
 
 
-def datetime_of(nanoseconds: int) -> datetime:
+def datetime_of(nanoseconds: float) -> datetime:
     return _fromtimestamp(nanoseconds / 1e9, UTC)
 
 
@@ -62,17 +64,9 @@ class Kept:
         self.value, self.cuts = kept
 
 
-class RawModelCall:
-    """A model call kept as it was received (the bodies of an HTTP exchange, its duration):
-    :meth:`make` turns it into its :class:`ModelCall` when the trace is first read."""
-
-    __slots__ = ()
-
-    def make(self, started: datetime) -> ModelCall:
-        """The model call, which started at ``started`` (never raises)."""
-        raise NotImplementedError
-
-
+RawModelCall = tuple[bytes, bytes, "float | None"]
+"""A chat completion as received: the response's body, the request's body, and the seconds
+from request to response; :func:`made_model` parses it when the trace is first read."""
 RawToolCall = tuple[
     str,  # name
     "dict[str, Any] | Kept",  # arguments: a flat dict the recorder owns, or kept already
@@ -84,11 +78,16 @@ RawToolCall = tuple[
     "datetime | None",  # started as given
 ]
 Event = ToolCall | ModelCall | Retrieval
-Entry = tuple[int, int, "Event | RawToolCall | RawModelCall"]  # (started ns, sequence, event)
+Entry = tuple[float, int, "Event | RawToolCall | RawModelCall"]
+"""(started, sequence, event): the start in ``time.time_ns()`` nanoseconds, an int, or a float
+for a model call the hooks received (its start is the clock less its duration); the place
+in start order; the event, made or raw (a tuple: of 8 items a tool call, of 3 a model call)."""
+Made = dict[int, Any]
+"""The calls made from raw entries, by sequence (tool and model calls alike)."""
 
 
 def freeze(
-    raw: RawToolCall, started: int, limits: TraceLimits, redact: Callable[[Any], Any] | None
+    raw: RawToolCall, started: float, limits: TraceLimits, redact: Callable[[Any], Any] | None
 ) -> ToolCall:
     """The frozen :class:`ToolCall` of a raw entry: its values bounded (and redacted)."""
     name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
@@ -129,7 +128,7 @@ def kept_value(
     return kept, shaped + cut
 
 
-class UnmadeTools(tuple[list[Entry], TraceLimits, dict[int, ToolCall], int], Unmade):
+class UnmadeTools(tuple[list[Entry], TraceLimits, Made, int], Unmade):
     """A recorder's tool calls in start order, raw or made, to make on first read: the
     entries, the limits, the calls made so far by sequence, and the cuts counted already
     (a tuple, made without a Python call)."""
@@ -143,7 +142,7 @@ class UnmadeTools(tuple[list[Entry], TraceLimits, dict[int, ToolCall], int], Unm
             if type(event) is tuple:
                 call = made.get(sequence)
                 if call is None:
-                    call = made.setdefault(sequence, freeze(event, started, limits, None))
+                    call = made.setdefault(sequence, freeze(event, started, limits, None))  # type: ignore[arg-type]
                 truncated += call.truncated
                 calls.append(call)
             else:
@@ -151,7 +150,7 @@ class UnmadeTools(tuple[list[Entry], TraceLimits, dict[int, ToolCall], int], Unm
         return tuple(calls), truncated
 
 
-class UnmadeModels(tuple[list[Entry], dict[int, ModelCall]], UnmadeModelCalls):
+class UnmadeModels(tuple[list[Entry], Made], UnmadeModelCalls):
     """A recorder's model calls in start order, raw or made, to make on first read: the
     entries and the calls made so far by sequence (a tuple, made without a Python call)."""
 
@@ -165,13 +164,13 @@ class UnmadeModels(tuple[list[Entry], dict[int, ModelCall]], UnmadeModelCalls):
         )
 
 
-def made_model(
-    made: dict[int, ModelCall], raw: RawModelCall, started: int, sequence: int
-) -> ModelCall:
+def made_model(made: Made, raw: RawModelCall, started: float, sequence: int) -> ModelCall:
     """The model call of ``raw``, made once: every snapshot holds the same value."""
-    call = made.get(sequence)
+    call: ModelCall | None = made.get(sequence)
     if call is None:
-        call = made.setdefault(sequence, raw.make(datetime_of(started)))
+        body, request, duration = raw
+        call = chat_model_call(body, request, duration, datetime_of(started))
+        call = made.setdefault(sequence, call)
     return call
 
 
@@ -184,28 +183,30 @@ def plain_arguments(arguments: dict[Any, Any]) -> bool:
     return True
 
 
-def raw_trace(
-    entries: list[Entry],
-    limits: TraceLimits,
-    made: dict[int, ToolCall],
-    models: dict[int, ModelCall],
-) -> Trace | None:
+def raw_trace(entries: list[Entry], limits: TraceLimits, made: Made, received: int) -> Trace | None:
     """The trace of ``entries`` (in start order) when every one is raw, as the calls were
-    recorded, with ``made`` and ``models`` where their calls are made; ``None`` when one is made
-    already (a frozen call, a retrieval), whose cuts only a locked snapshot counts right."""
+    recorded, with ``made`` where their calls are made; ``None`` when one is made already (a
+    frozen call, a retrieval), whose cuts only a locked snapshot counts right.
+
+    ``received`` is how many raw model calls the recorder counted before ``entries`` were
+    read: each is among them (the hooks count a call after its entry), so when they are as
+    many as the entries, the entries are model calls only.
+    """
+    if received == len(entries):
+        return unmade_trace((), UnmadeModels((entries, made)), (), 0, 0)
     tool_calls: list[Entry] = []
     model_calls: list[Entry] = []
     for entry in entries:
-        kind = type(entry[2])
-        if kind is tuple:
-            tool_calls.append(entry)
-        elif kind is ToolCall or kind is ModelCall or kind is Retrieval:
+        event = entry[2]
+        if type(event) is not tuple:
             return None
-        else:
+        if len(event) == 3:
             model_calls.append(entry)
+        else:
+            tool_calls.append(entry)
     return unmade_trace(
         UnmadeTools((tool_calls, limits, made, 0)) if tool_calls else (),
-        UnmadeModels((model_calls, models)) if model_calls else (),
+        UnmadeModels((model_calls, made)) if model_calls else (),
         (),
         0,
         0,
