@@ -28,6 +28,10 @@ def test_every_trace_holds_its_own_calls_and_the_figures_are_printed(tmp_path: P
     ]
     for source in sources:
         assert re.search(rf"^{re.escape(source)} +\S+ +\S+ +\S+ +(PASS|MISS)", stdout, re.M)
+    floors = figures["cost"]["hook_floors"]
+    assert list(floors) == ["a hook: context, status", "+ keep a fixed call, snapshot"]
+    shown = "; ".join(f"{label} {cost:.2f} us" for label, cost in floors.items())
+    assert f"under the hooks, the same way (no target): {shown}" in stdout
     overhead = figures["overhead"]
     assert overhead["passed"] == {"on": [2000], "off": [2000], "baseline": [2000]}
     assert re.search(r"^tracing on / off: \d+\.\d+ per sample", stdout, re.MULTILINE)
