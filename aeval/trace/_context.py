@@ -336,7 +336,7 @@ class Recorder:
                     self._made = {}
         return self._made
 
-    def _settled(self) -> tuple[list[tuple[int, int, Event]], int, int]:
+    def _settled(self) -> tuple[list[tuple[float, int, Event]], int, int]:
         """Every event so far, the raw tool calls frozen once (in place), and the counts."""
         with self._locked():
             events = self._list()
@@ -355,7 +355,7 @@ class Recorder:
                     frozen = self._frozen(event, started, sequence)
                     events[index] = (started, sequence, frozen)
                     self._truncated += frozen.truncated
-            settled: list[tuple[int, int, Event]] = list(events)  # type: ignore[arg-type]
+            settled: list[tuple[float, int, Event]] = list(events)  # type: ignore[arg-type]
             return settled, self._truncated, self._dropped
 
     def absorb(self, other: Recorder) -> None:
