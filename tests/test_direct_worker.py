@@ -22,6 +22,7 @@ import anyio
 import pytest
 
 from aeval import (
+    EvaluationReport,
     EvaluationResult,
     EvaluationSample,
     Outcome,
@@ -480,6 +481,26 @@ def _mixed(sample: EvaluationSample, output: Any) -> EvaluationResult:
     return EvaluationResult.passing(1.0 if number % 2 else 0.5, "fine")
 
 
+async def _direct_and_general(
+    samples: Samples, strategy: Any, keep: Any, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[EvaluationReport], list[str]]:
+    """The reports of the direct worker (no timeout) and of the general path (a timeout), and
+    the strategies whose passing rows were counted without a row (``count_passed``)."""
+    counted: list[str] = []
+    count_passed = RowAggregator.count_passed
+
+    def spy(self: RowAggregator, tags: tuple[str, ...], strategy: str, score: float) -> None:
+        counted.append(strategy)
+        count_passed(self, tags, strategy, score)
+
+    monkeypatch.setattr(RowAggregator, "count_passed", spy)
+    reports = []
+    for timeout in (None, 60.0):
+        scorer = Scorer(5, keep=keep, timeout=timeout)
+        reports.append(await scorer.evaluate(_source("async", samples), _target, strategy))
+    return reports, counted
+
+
 @pytest.mark.parametrize("keep", ["failures", "none"])
 async def test_a_passing_row_nobody_keeps_is_counted_as_the_row_would_be(
     direct_runs: list[bool], keep: Any, monkeypatch: pytest.MonkeyPatch
@@ -496,20 +517,8 @@ async def test_a_passing_row_nobody_keeps_is_counted_as_the_row_would_be(
         return EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}", tags=tags, metadata=metadata)
 
     samples = Samples(sample(i) for i in range(1, 120))
-    counted: list[str] = []
-    count_passed = RowAggregator.count_passed
-
-    def spy(self: RowAggregator, tags: tuple[str, ...], strategy: str, score: float) -> None:
-        counted.append(strategy)
-        count_passed(self, tags, strategy, score)
-
-    monkeypatch.setattr(RowAggregator, "count_passed", spy)
-    reports = []
-    for timeout in (None, 60.0):
-        scorer = Scorer(5, keep=keep, timeout=timeout)
-        reports.append(await scorer.evaluate(_source("async", samples), _target, _mixed))
+    (direct, general), counted = await _direct_and_general(samples, _mixed, keep, monkeypatch)
     assert direct_runs == [True, False]
-    direct, general = reports
     assert _untimed(report_to_dict(direct)) == _untimed(report_to_dict(general))
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
     assert direct.tag_statistics == general.tag_statistics
@@ -540,18 +549,7 @@ async def test_a_result_returned_again_is_counted_as_its_first_return_was(
     from aeval.formatters.json import report_to_dict
 
     samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(1, 101))
-    counted: list[str] = []
-    count_passed = RowAggregator.count_passed
-
-    def spy(self: RowAggregator, tags: tuple[str, ...], strategy: str, score: float) -> None:
-        counted.append(strategy)
-        count_passed(self, tags, strategy, score)
-
-    monkeypatch.setattr(RowAggregator, "count_passed", spy)
-    reports = []
-    for timeout in (None, 60.0):
-        scorer = Scorer(5, keep="failures", timeout=timeout)
-        reports.append(await scorer.evaluate(_source("async", samples), _target, _shared))
+    reports, counted = await _direct_and_general(samples, _shared, "failures", monkeypatch)
     assert direct_runs == [True, False]
     direct, general = reports
     assert _untimed(report_to_dict(direct)) == _untimed(report_to_dict(general))
