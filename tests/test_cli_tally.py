@@ -4,11 +4,10 @@ does not keep."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
 import orjson
+from _calls import Calls
 from _cli import Cli, cli, project, write_config
 
 __all__ = ["cli", "project"]
@@ -101,18 +100,9 @@ def _calls_of_a_quiet_run(project: Path, cli: Cli, count: int) -> int:
         f"samples: samples{count}.jsonl\ntarget: echo_bot:answer\n"
         "strategies: [{name: exact_match}]\noutput: {dir: out, formats: [json]}\n",
     )
-    calls = 0
-
-    def counting(frame: Any, event: str, arg: Any) -> None:
-        nonlocal calls
-        if event == "call":
-            calls += 1
-
-    sys.setprofile(counting)
-    try:
+    with Calls() as profile:
         result = cli("run", config, "--quiet", "--no-store", cwd=project)
-    finally:
-        sys.setprofile(None)
+    calls = len(profile)
     assert result.returncode == 0, result.stderr
     assert len((project / "out" / "rows.jsonl").read_bytes().splitlines()) == count + 2
     return calls

@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _calls import Calls
 
 from aeval import (
     EvaluationReport,
@@ -312,18 +313,9 @@ async def test_the_direct_path_makes_few_python_calls(direct_runs: list[bool]) -
 
     scorer = Scorer(20)
     await scorer.evaluate(samples[:10], target, ExactMatchStrategy())
-    calls = 0
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        nonlocal calls
-        if event == "call":
-            calls += 1
-
-    sys.setprofile(count)
-    try:
+    with Calls() as profile:
         report = await scorer.evaluate(samples, target, ExactMatchStrategy())
-    finally:
-        sys.setprofile(None)
+    calls = len(profile)
     assert direct_runs == [True, True]
     assert report.passed_count == 400
     assert calls / 400 <= 8.5, f"{calls / 400:.2f} Python calls per sample"
@@ -648,18 +640,9 @@ async def test_a_streamed_sample_takes_few_python_calls(
 
     scorer = Scorer(20, keep="failures")
     await scorer.evaluate(Samples.stream(path), target, ExactMatchStrategy())
-    calls = 0
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        nonlocal calls
-        if event == "call":
-            calls += 1
-
-    sys.setprofile(count)
-    try:
+    with Calls() as profile:
         report = await scorer.evaluate(Samples.stream(path), target, ExactMatchStrategy())
-    finally:
-        sys.setprofile(None)
+    calls = len(profile)
     assert direct_runs == [True, True]
     assert report.passed_count == 2000
     assert calls / 2000 <= 7.5, f"{calls / 2000:.2f} Python calls per streamed sample"

@@ -10,13 +10,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import sys
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import pytest
+from _calls import Calls
 
 from aeval import EvaluationResult, EvaluationSample, Outcome, Parameters, Samples, Scorer
 from aeval._engine._apply import apply_inline, apply_to_row
@@ -257,18 +257,9 @@ async def test_the_per_sample_path_makes_few_python_calls() -> None:
 
     scorer = Scorer(20)
     await scorer.evaluate(samples[:10], target, ExactMatchStrategy())
-    calls = 0
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        nonlocal calls
-        if event == "call":
-            calls += 1
-
-    sys.setprofile(count)
-    try:
+    with Calls() as profile:
         report = await scorer.evaluate(samples, target, ExactMatchStrategy())
-    finally:
-        sys.setprofile(None)
+    calls = len(profile)
     assert report.passed_count == 400
     per_sample = calls / 400
     assert per_sample <= 20, f"{per_sample:.1f} Python calls per sample"

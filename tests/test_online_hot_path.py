@@ -11,12 +11,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
 import pytest
+from _calls import Calls
 from _sinks import Rows
 from anyio import wait_all_tasks_blocked
 
@@ -224,27 +224,15 @@ async def test_submit_and_evaluation_stay_within_their_python_call_budgets(
     # a worker's turn longer than the test: how often it gives the loop a turn depends on the
     # machine's speed (and coverage's tracing), which would make the count vary
     monkeypatch.setattr(online_work, "_TURN", 60.0)
-    calls = 0
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        nonlocal calls
-        if event == "call":
-            calls += 1
-
     checks = (NotBlankStrategy(), ContainsStrategy(must_not_contain=["I cannot"]))
     async with OnlineEvaluator(*checks, queue_size=1000) as online:
-        sys.setprofile(count)
-        try:
+        with Calls() as submits:
             for i in range(400):
                 online.submit({"question": f"q{i}"}, f"answer {i}")
-        finally:
-            sys.setprofile(None)
-        per_submit, calls = calls / 400, 0
-        sys.setprofile(count)
-        try:
+        per_submit = len(submits) / 400
+        with Calls() as evaluations:
             await online.join()
-        finally:
-            sys.setprofile(None)
+        calls = len(evaluations)
         stats = online.statistics()
     assert (stats.submitted, stats.evaluated, stats.rows, stats.dropped) == (400, 400, 800, 0)
     # 16 calls per submit and 31.7 per response evaluated (the two checks' own included)

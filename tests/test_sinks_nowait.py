@@ -3,11 +3,12 @@ same counts and the same failures as rows awaited through ``send``."""
 
 from __future__ import annotations
 
-import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _calls import Calls
 
 from aeval import (
     EvaluationResult,
@@ -140,21 +141,10 @@ async def test_a_streamed_run_with_a_jsonl_sink_makes_few_python_calls(tmp_path:
         return params.values[0]
 
     scorer = Scorer(20, sinks=[JsonlSink(tmp_path / "rows.jsonl")], keep="failures")
-    calls = 0
-    names: dict[str, int] = {}
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        nonlocal calls
-        if event == "call":
-            calls += 1
-            names[frame.f_code.co_name] = names.get(frame.f_code.co_name, 0) + 1
-
-    sys.setprofile(count)
-    try:
+    with Calls() as profile:
         async with scorer.stream(samples, target, ExactMatchStrategy()) as rows:
             seen = sum([1 async for _ in rows])
-    finally:
-        sys.setprofile(None)
+    calls, names = len(profile), Counter(profile.names)
     assert seen == 1_000
     assert len((tmp_path / "rows.jsonl").read_bytes().splitlines()) == 1_002  # and the records
     assert names.get("send", 0) < 1_000  # SinkGroup.send and JsonlSink.send were one a row each

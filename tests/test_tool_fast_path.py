@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from _calls import Calls
 
 import aeval
 from aeval.trace import ToolCall, Trace, _context, record_tool_call, recording
@@ -288,27 +288,17 @@ def test_recording_plain_calls_and_their_snapshot_run_few_python_functions() -> 
     an ``@aeval.tool`` call the wrapper and the tool, and the snapshot of tool calls only
     two functions (it made ``_Unmade`` with a Python ``__init__`` and took the lock before)."""
     traced = aeval.tool(all_defaulted)
-    names: list[str] = []
-
-    def watch(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
+    profile = Calls()
+    names = profile.names
     with recording() as recorder:
         arguments = {"city": "Mysore", "days": 1}
-        sys.setprofile(watch)
-        try:
+        with profile:
             record_tool_call("manual", arguments, result="sunny")
             traced("a", 1)
-        finally:
-            sys.setprofile(None)
         assert names == ["record_tool_call", "call", "all_defaulted"]
     names.clear()
-    sys.setprofile(watch)
-    try:
+    with profile:
         trace = recorder.snapshot()
-    finally:
-        sys.setprofile(None)
     assert names == ["snapshot", "unmade_trace"]
     assert trace is not None and [call.name for call in trace.tool_calls] == [
         "manual",

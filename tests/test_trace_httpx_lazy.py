@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
-import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
@@ -24,6 +23,7 @@ import anyio.to_thread
 import httpx
 import orjson
 import pytest
+from _calls import Calls
 from httpx._client import BoundSyncStream
 
 from aeval import EvaluationSample, JsonlSink, Scorer, read_run
@@ -306,28 +306,19 @@ def test_an_unread_trace_parses_no_body_and_a_call_runs_few_python_functions() -
     (on_response,) = hooks["response"]
     body = orjson.dumps(chat(model="m", usage=USAGE))
     ours = {"_on_response", "_whole_chat", "_keep", "_elapsed", "requested_model", "_chat_path"}
-    names: list[str] = []
-
-    def watch(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
+    hooks_profile = Calls()
     with recording() as recorder:
         for index in range(4):
             request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json={})
             response = bound(httpx.Response(200, stream=httpx.ByteStream(body), request=request))
             if index:
-                sys.setprofile(watch)
-            try:
+                with hooks_profile:
+                    on_response(response)
+            else:
                 on_response(response)
-            finally:
-                sys.setprofile(None)
-        hooked, names = names, []
-        sys.setprofile(watch)
-        try:
+        with Calls() as snapshot_profile:
             trace = recorder.snapshot()
-        finally:
-            sys.setprofile(None)
+    hooked, names = hooks_profile.names, snapshot_profile.names
     assert [name for name in hooked if name in ours] == ["_on_response", "_whole_chat", "_keep"] * 3
     assert "chat_model_call" not in names and "frozen_model_call" not in names, names
     assert len(names) <= 5, names

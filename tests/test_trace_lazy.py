@@ -9,12 +9,12 @@ import copy
 import dataclasses
 import math
 import pickle
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from _calls import Calls
 
 import aeval
 from aeval.trace import (
@@ -212,17 +212,9 @@ def test_a_snapshot_makes_no_tool_call_until_read() -> None:
     with recording() as recorder:
         for index in range(50):
             lookup(f"city {index}")
-    names: list[str] = []
-
-    def watch(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
-    sys.setprofile(watch)
-    try:
+    with Calls() as profile:
         trace = recorder.snapshot()
-    finally:
-        sys.setprofile(None)
+    names = profile.names
     assert "_freeze" not in names and "frozen_tool_call" not in names
     assert len(names) <= 10, names
     assert trace is not None and len(trace.tool_calls) == 50
@@ -231,17 +223,9 @@ def test_a_snapshot_makes_no_tool_call_until_read() -> None:
 def test_a_recorded_call_runs_few_python_functions() -> None:
     """The recording of one returned ``@aeval.tool`` call: the wrapper (which reads the
     arguments of a plain call itself) and the function; nothing made or bounded yet."""
-    names: list[str] = []
-
-    def watch(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
     with recording():
         lookup("Pune")
-        sys.setprofile(watch)
-        try:
+        with Calls() as profile:
             lookup("Mysore")
-        finally:
-            sys.setprofile(None)
+    names = profile.names
     assert names == ["call", "lookup"]

@@ -5,13 +5,13 @@ counted or a call was dropped."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import orjson
 import pytest
+from _calls import Calls
 
 from aeval.trace import (
     Trace,
@@ -125,18 +125,10 @@ def test_raw_calls_only_take_the_path_without_the_lock_and_the_rest_the_locked_o
         results.append(real(*args))
         return results[-1]
 
-    names: list[str] = []
-
-    def watch(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
     recorder = recorded("tools-and-models", 3, 20)
-    sys.setprofile(watch)
-    try:
+    with Calls() as profile:
         recorder.snapshot()
-    finally:
-        sys.setprofile(None)
+    names = profile.names
     assert names == ["snapshot", "raw_trace", "unmade_trace"]  # no dict made, no lock taken
     monkeypatch.setattr(_context, "raw_trace", spy)
     for scene, count, max_events, taken in [
