@@ -63,6 +63,19 @@ def modules_after(*args: str, cwd: Path) -> set[str]:
     return set(figures["modules"])
 
 
+JSON_RUN = (
+    "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+    "output: {dir: out, formats: [json]}\n"
+)
+"""A run of a Python target with one text check and a JSON report."""
+
+
+def quiet_json_run(project: Path) -> set[str]:
+    """The modules a fresh ``aeval run --quiet --no-store`` of :data:`JSON_RUN` loaded."""
+    write_config(project, JSON_RUN)
+    return modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+
+
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -84,12 +97,7 @@ def test_the_subcommand_run_is_declared_in_full(command: str) -> None:
 
 
 def test_aeval_run_imports_no_other_subcommand(project: Path) -> None:
-    write_config(
-        project,
-        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
-        "output: {dir: out, formats: [json]}\n",
-    )
-    modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+    modules = quiet_json_run(project)
     assert (project / "out" / "rows.jsonl").is_file()
     for module in ("aeval._cli._calibrate", "aeval._cli._dataset", "aeval._cli._view"):
         assert module not in modules
@@ -109,12 +117,7 @@ def test_aeval_run_of_a_json_report_loads_nothing_for_other_formats_or_errors(
     and transcript views for Markdown, difflib for a suggestion in an error message, hashlib
     for shards and page hashes, secrets for a temporary name, the rescoring of a run, the
     chat types of a simulated user."""
-    write_config(
-        project,
-        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
-        "output: {dir: out, formats: [json]}\n",
-    )
-    modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+    modules = quiet_json_run(project)
     assert (project / "out" / "report.json").is_file()
     for module in (
         "xml.etree.ElementTree",
@@ -130,12 +133,7 @@ def test_aeval_run_of_a_json_report_loads_nothing_for_other_formats_or_errors(
 
 
 def test_aeval_run_quiet_prints_its_verdict_without_rich(project: Path) -> None:
-    write_config(
-        project,
-        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
-        "output: {dir: out, formats: [json]}\n",
-    )
-    modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+    modules = quiet_json_run(project)
     assert (project / "out" / "report.json").is_file()
     assert not {m for m in modules if m == "rich" or m.startswith("rich.")}
     assert "aeval.formatters._report_terminal" not in modules
@@ -145,11 +143,7 @@ def test_aeval_run_quiet_prints_its_verdict_without_rich(project: Path) -> None:
 
 
 def test_a_json_report_does_not_compile_the_html_pages_pattern(project: Path) -> None:
-    write_config(
-        project,
-        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
-        "output: {dir: out, formats: [json]}\n",
-    )
+    write_config(project, JSON_RUN)
     probe = PROBE.replace(
         '"modules": sorted(sys.modules)',
         '"modules": sorted(sys.modules), "compiled": __import__('
@@ -181,12 +175,7 @@ def test_the_rubrics_submodule_is_an_attribute_of_the_strategies() -> None:
 
 
 def test_aeval_run_without_a_baseline_does_not_import_the_comparison(project: Path) -> None:
-    write_config(
-        project,
-        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
-        "output: {dir: out, formats: [json]}\n",
-    )
-    modules = modules_after("run", "aeval.yaml", "--quiet", "--no-store", cwd=project)
+    modules = quiet_json_run(project)
     assert "aeval._cli._run_command" in modules
     assert not {m for m in modules if m == "aeval._compare" or m.startswith("aeval._compare.")}
     # a json report: the HTML page's code loads only when an HTML report is written
