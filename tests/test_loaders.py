@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+import yaml
 
 from aeval import (
     EvaluationSample,
@@ -1014,6 +1015,31 @@ def test_yaml_nesting_beyond_the_limit_is_refused(in_tmp: Path, depth: int, flow
         f"(line {line}, column "
     )
     assert str(error).endswith("): flatten the data; aeval reads at most 100 levels")
+
+
+class _LoaderWithItsOwnLimit(yaml.SafeLoader):
+    """A YAML loader that, like libyaml 0.2.5 under PyYAML 6.0.4, refuses deep flow nesting
+    with a limit and words of its own while it scans, before it gives a single event."""
+
+    def get_event(self) -> Any:
+        if "[" * 150 in self.buffer:
+            raise yaml.scanner.ScannerError(
+                "while increasing flow level", None, "the loader's own nesting limit", None
+            )
+        return super().get_event()  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.parametrize("depth", [101, 5_000])
+def test_yaml_nesting_is_refused_in_aevals_words_whichever_limit_fires_first(
+    in_tmp: Path, depth: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_sample_formats, "_yaml_loader", lambda: _LoaderWithItsOwnLimit)
+    (in_tmp / "deep.yaml").write_text(_nested(depth, flow=True))
+
+    assert str(_load_error("deep.yaml")).startswith(
+        "deep.yaml:2: the document nests deeper than 100 levels of lists and mappings "
+        "(line 2, column "
+    )
 
 
 def test_yaml_nesting_through_an_alias_is_refused(in_tmp: Path) -> None:

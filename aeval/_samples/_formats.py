@@ -21,7 +21,13 @@ from ._agent_keys import AGENT_KEYS, CONTEXT_KEY, RELEVANT_IDS_KEY, read_agent_k
 from ._conversation_keys import CONVERSATION_KEYS, read_conversation_keys
 from ._json_lines import JsonLines
 from ._labels import LABEL_KEY, read_label
-from ._limits import depth_message, may_nest_too_deep, too_deep, yaml_limit_problem
+from ._limits import (
+    LimitProblem,
+    depth_message,
+    may_nest_too_deep,
+    too_deep,
+    yaml_limit_problem,
+)
 from ._model import EvaluationSample
 from ._plain import DONE, common_samples, plain_samples
 from ._sources import JSONL_EXTENSIONS
@@ -372,13 +378,31 @@ def _top_level_error(value: Any, source: str, fmt: str, line: int | None) -> Sam
 
 
 def _check_yaml_limits(text: str, source: str) -> None:
-    loader = _yaml_loader()(text)
     try:
-        problem = yaml_limit_problem(loader)
-    finally:
-        loader.dispose()
+        problem = _limit_problem(_yaml_loader(), text)
+    except yaml.YAMLError as exc:
+        if _yaml_loader() is yaml.SafeLoader:
+            raise
+        # libyaml refuses deep flow nesting with a limit (and words) of its own while it
+        # scans ahead, before aeval sees a single event. The pure-Python scanner has no
+        # such limit, so it finds aeval's limit, if the document passes one first; any
+        # other problem is told in libyaml's words, as it would be without the fallback.
+        try:
+            problem = _limit_problem(yaml.SafeLoader, text)
+        except yaml.YAMLError:
+            problem = None
+        if problem is None:
+            raise exc from None
     if problem is not None:
         raise SampleLoadError(problem.message, source=source, line=problem.line)
+
+
+def _limit_problem(loader_class: Any, text: str) -> LimitProblem | None:
+    loader = loader_class(text)
+    try:
+        return yaml_limit_problem(loader)
+    finally:
+        loader.dispose()
 
 
 def _parse_yaml(data: bytes, source: str) -> Parsed:
