@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,20 @@ from aeval.strategies.pii import PII_KINDS, find_pii, iban_valid, luhn_valid, re
 __all__ = ["cli"]
 
 SAMPLE = EvaluationSample("s", ["q"])
+
+
+def _installed(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+needs_phonenumbers = pytest.mark.skipif(
+    not _installed("phonenumbers"),
+    reason="every kind includes phone numbers, which need pip install 'aeval-engine[pii]'",
+)
 DATA = Path(__file__).parent / "data" / "safety" / "pii.jsonl"
 
 
@@ -25,6 +40,7 @@ def kinds_in(text: str) -> list[str]:
     return [kind for kind, _ in find_pii(text)]
 
 
+@needs_phonenumbers
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
@@ -45,6 +61,7 @@ def test_each_kind_is_found(text: str, kind: str) -> None:
     assert kinds_in(text) == [kind]
 
 
+@needs_phonenumbers
 @pytest.mark.parametrize(
     "text",
     [
@@ -68,6 +85,7 @@ def test_the_checksums_follow_their_standards() -> None:
     assert not iban_valid("DE89")
 
 
+@needs_phonenumbers
 def test_the_explanation_names_the_kinds_with_the_values_redacted() -> None:
     strategy = PIIStrategy()
     result = strategy.evaluate(SAMPLE, "Mail anna@example.com, card 4111111111111111.")
@@ -80,12 +98,14 @@ def test_the_explanation_names_the_kinds_with_the_values_redacted() -> None:
     assert redact("4111111111111111") == "41" + "*" * 12 + "11"
 
 
+@needs_phonenumbers
 def test_clean_text_passes_and_none_fails() -> None:
     result = PIIStrategy().evaluate(SAMPLE, "The weather in Mysore is sunny.")
     assert result.passed and result.score == 1.0
     assert not PIIStrategy().evaluate(SAMPLE, None).passed
 
 
+@needs_phonenumbers
 def test_kinds_choose_and_allow_lists_known_safe_values() -> None:
     text = "Write to help@example.com or call (415) 555-2671."
     assert not PIIStrategy(kinds=["email"]).evaluate(SAMPLE, text).passed
@@ -134,6 +154,7 @@ output:
 """
 
 
+@needs_phonenumbers
 def test_pii_by_name_in_a_run_config(tmp_path: Path, cli: Cli) -> None:
     (tmp_path / "echo.py").write_text("def echo(text: str) -> str:\n    return text\n")
     (tmp_path / "samples.yaml").write_text(

@@ -14,8 +14,6 @@ import anyio.to_thread
 import httpx
 import orjson
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.trace import Status, StatusCode
 
 from aeval.models import OpenAIChatModel
 from aeval.testing import (
@@ -27,7 +25,6 @@ from aeval.testing import (
     ScriptedHTTPServer,
 )
 from aeval.trace import CallError, ModelCall, capture, httpx_event_hooks, recording
-from aeval.trace.otel import TraceSpanProcessor
 
 pytestmark = pytest.mark.anyio
 
@@ -162,14 +159,22 @@ async def test_openai_chat_model_records_its_calls_inside_a_sample() -> None:
 # --- OpenTelemetry ---------------------------------------------------------------------------
 
 
+OTEL_SKIP = "OpenTelemetry is not installed: pip install 'aeval-engine[otel]' opentelemetry-sdk"
+
+
 @pytest.fixture
 def tracer() -> Any:
-    provider = TracerProvider()
-    provider.add_span_processor(TraceSpanProcessor())  # type: ignore[arg-type]
+    sdk = pytest.importorskip("opentelemetry.sdk.trace", reason=OTEL_SKIP)
+    from aeval.trace.otel import TraceSpanProcessor
+
+    provider = sdk.TracerProvider()
+    provider.add_span_processor(TraceSpanProcessor())
     return provider.get_tracer("agent")
 
 
 def test_genai_tool_spans_become_tool_calls(tracer: Any) -> None:
+    from opentelemetry.trace import Status, StatusCode
+
     with capture() as trace:
         with tracer.start_as_current_span("execute_tool get_weather") as span:
             span.set_attribute("gen_ai.operation.name", "execute_tool")
@@ -233,12 +238,15 @@ async def test_a_span_belongs_to_the_sample_where_it_started(tracer: Any) -> Non
 def test_spans_outside_a_sample_are_ignored(tracer: Any) -> None:
     with tracer.start_as_current_span("t") as span:
         span.set_attribute("gen_ai.tool.name", "x")
+    from aeval.trace.otel import TraceSpanProcessor
+
     processor = TraceSpanProcessor()
     assert processor.force_flush() is True
     processor.shutdown()
 
 
 def test_the_processor_without_an_sdk_provider_does_nothing_harmful() -> None:
+    pytest.importorskip("opentelemetry.trace", reason=OTEL_SKIP)
     code = (
         "from opentelemetry import trace\n"
         "from aeval.trace.otel import TraceSpanProcessor\n"

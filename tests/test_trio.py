@@ -80,6 +80,7 @@ def test_cancellation_on_trio_stops_the_run_and_a_foreign_cancelled_error_is_a_r
 
 
 def test_the_ray_executor_says_it_runs_on_asyncio_only() -> None:
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'aeval-engine[ray]'")
     from aeval import ExecutorError
     from aeval.ray import RayExecutor
 
