@@ -192,6 +192,53 @@ async def test_a_sample_that_records_nothing_has_no_trace() -> None:
     assert [row.trace for row in report.evaluations] == [None, None]
 
 
+async def _sees(sample: EvaluationSample, output: object) -> EvaluationResult:
+    """An async strategy (so the run takes the general path, not the direct worker)."""
+    seen = current()
+    return EvaluationResult.from_boolean(seen is not None and seen.tool_calls == ())
+
+
+@pytest.mark.parametrize("path", ["direct", "general"])
+async def test_an_agent_that_calls_no_tool_has_an_empty_trace_for_its_checks(path: str) -> None:
+    from aeval.strategies import BudgetStrategy, ToolPolicyStrategy
+
+    no_tool = [
+        EvaluationSample("chat", ["hi"], metadata={"expected_tools": []}),
+        EvaluationSample("out of scope", ["what is 2+2?"], metadata={"expected_tools": []}),
+    ]
+    checks: list[Any] = [
+        ToolCalledStrategy(min_calls=0, max_calls=0),
+        ToolCalledStrategy("book", min_calls=0, max_calls=0),
+        ToolPolicyStrategy(deny=["book"]),
+        BudgetStrategy(max_tool_calls=0),
+    ]
+    if path == "general":
+        checks.append(_sees)
+    report = await Scorer(concurrency=2).evaluate(no_tool, lambda q: "no tool needed", *checks)
+    failed = [(row.name, row.strategy, row.explanation) for row in report.evaluations]
+    assert [row.passed for row in report.evaluations] == [True] * len(failed), failed
+
+
+async def test_a_conversation_that_calls_no_tool_has_an_empty_trace_for_its_checks() -> None:
+    from aeval.strategies import ToolPolicyStrategy
+
+    sample = EvaluationSample("chat", turns=["hello", "thanks"])
+
+    async def reply(conversation: aeval.Conversation) -> str:
+        return "hi"
+
+    report = await Scorer().evaluate([sample], reply, ToolPolicyStrategy(deny=["book"]), _sees)
+    assert [row.passed for row in report.evaluations] == [True, True], report.evaluations
+
+
+async def test_rescoring_a_sample_that_called_no_tool_sees_an_empty_trace() -> None:
+    from aeval.strategies import ToolPolicyStrategy
+
+    ran = await Scorer().evaluate(samples(2), lambda i: "done", passes)
+    report = await Scorer().rescore(ran, ToolPolicyStrategy(deny=["book"]), _sees)
+    assert [row.passed for row in report.evaluations] == [True] * 4, report.evaluations
+
+
 # --- errors ------------------------------------------------------------------------------
 
 
@@ -547,4 +594,4 @@ async def test_a_scorer_inside_a_capture_keeps_its_samples_apart_from_it() -> No
     assert outer.tool_names() == ("lookup",) and steps_of(outer.trace) == [(99, 0)]
     assert steps_of(report.evaluations[0].trace) == [(0, 0)]
     assert report.evaluations[1].trace is None
-    assert steps_of(seen[0]) == [(0, 0)] and seen[1] is None
+    assert steps_of(seen[0]) == [(0, 0)] and seen[1] == Trace()

@@ -33,7 +33,7 @@ from .._exceptions import AbandonedCallsError
 from .._samples import EvaluationSample
 from .._samples._conversation_keys import SIMULATED_USER, TURNS, is_conversation
 from ..trace._context import Recorder
-from ..trace._recording import activate, deactivate, make_current
+from ..trace._recording import activate, deactivate, make_ran_current
 from ._apply import stray_cancellation
 from ._executor import IndexedSample
 from ._run import Run, SampleTimeout, TargetInterrupt
@@ -246,7 +246,7 @@ class ConversationRun(Run):
         trace = transcript.trace
         self.aggregator.count_sample(repeat=repeat)
         self.tally.samples_done += 1
-        made = None if trace is None and self._idle else make_current(trace)
+        made = make_ran_current(trace)
         try:
             for strategy in self.strategies:
                 row = await self._apply(
@@ -256,8 +256,7 @@ class ConversationRun(Run):
                     row = replace(row, metadata={**row.metadata, **extra})
                 await self._add(row)
         finally:
-            if made is not None:
-                deactivate(made)
+            deactivate(made)
 
     async def _next_message(
         self,

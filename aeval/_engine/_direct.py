@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 from .._conversation import Transcript
 from .._exceptions import AbandonedCallsError
 from .._reporting._results import EvaluationResult, EvaluationRow, Outcome
-from ..trace._context import RECORDER, Recorder
-from ..trace._recording import deactivate, make_current
+from ..trace._context import CURRENT, EMPTY_TRACE, RECORDER, Recorder
 from ._apply import inline_failure, inline_result, make_row
 from ._workers import AsyncWork
 
@@ -94,6 +93,7 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
     positional = run.function.positional if call is run.function.call else None
     bare: Any = _UNSEEN  # the names of parameters seen to be all unnamed (shared tuples)
     set_recorder, reset_recorder = RECORDER.set, RECORDER.reset
+    set_current, reset_current = CURRENT.set, CURRENT.reset
     row_type, result_type = EvaluationRow, EvaluationResult
     plain = run._plain
     rowless = plain and aggregator.rowless
@@ -169,7 +169,8 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
             if repeats:
                 firsts += repeat == 0
             tally.samples_done += 1
-            made = None if trace is None else make_current(trace)
+            # make_ran_current(trace), without its call: the worker records nothing here
+            made = set_current(EMPTY_TRACE if trace is None else trace)
             try:
                 for strategy, evaluate, name, position, timed_out, passed in strategies:
                     begun = perf_counter()  # apply_inline, without its call
@@ -251,8 +252,7 @@ async def direct_worker(run: Run, work: Iterator[tuple[Any, ...]] | AsyncWork) -
                     else:
                         await run._add(row)  # redacted, sent to the sinks
             finally:
-                if made is not None:
-                    deactivate(made)
+                reset_current(made)
     finally:
         if busy:
             tally.in_flight -= 1

@@ -120,7 +120,7 @@ class RescoreRun(Run):
                         )
                     )
                 return
-            with using(call.trace):
+            with using(Trace() if call.trace is None else call.trace):
                 for strategy in self.strategies:
                     await self._add(
                         await apply_to_row(

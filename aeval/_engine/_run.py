@@ -22,7 +22,7 @@ from .._version import __version__
 from ..trace import Replay, Trace, TraceLimits
 from ..trace._bounds import DEFAULT_LIMITS
 from ..trace._context import RECORDER, Recorder
-from ..trace._recording import activate, deactivate, idle, make_current
+from ..trace._recording import activate, deactivate, idle, make_ran_current
 from ._apply import apply_inline, apply_to_row, retries_of, strategy_threads, stray_cancellation
 from ._callables import BoundFunction, PreparedStrategy
 from ._direct import RERAISE as _RERAISE, direct_worker
@@ -383,7 +383,7 @@ class Run:
                 return
             self.aggregator.count_sample(repeat=repeat)
             self.tally.samples_done += 1
-            made = None if trace is None and self._idle else make_current(trace)
+            made = make_ran_current(trace)
             try:
                 for strategy in self.strategies:
                     if strategy.direct:
@@ -412,8 +412,7 @@ class Run:
                     else:
                         await self._add(row)
             finally:
-                if made is not None:
-                    deactivate(made)
+                deactivate(made)
         finally:
             self.tally.in_flight -= 1
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CURRENT",
+    "EMPTY_TRACE",
     "Pending",
     "RECORDER",
     "Recorder",
@@ -67,7 +68,7 @@ Tokens = tuple[Token["Recorder | None"], "Token[Trace | None] | None"]
 """What :func:`activate` and :func:`make_current` set, for :func:`deactivate` to restore."""
 SEQUENCE = itertools.count()
 """Start order across recorders (``next(SEQUENCE)``)."""
-_EMPTY = Trace()
+EMPTY_TRACE = Trace()
 _MAKING = threading.Lock()
 """Held while a recorder makes its lock or its list of events (once each, at most)."""
 
@@ -480,7 +481,7 @@ class Recorder:
 
     def trace(self) -> Trace:
         """The trace so far (empty when nothing was recorded)."""
-        return self.snapshot() or _EMPTY
+        return self.snapshot() or EMPTY_TRACE
 
 
 def started_at(pending: Pending) -> datetime:

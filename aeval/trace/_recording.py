@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._bounds import DEFAULT_LIMITS, TraceLimits
 from ._context import (
     CURRENT,
+    EMPTY_TRACE,
     RECORDER,
     SEQUENCE,
     Recorder,
@@ -37,6 +38,7 @@ __all__ = [
     "deactivate",
     "idle",
     "make_current",
+    "make_ran_current",
     "record_model_call",
     "record_retrieval",
     "record_tool_call",
@@ -119,6 +121,12 @@ def make_current(trace: Trace | None) -> Tokens:
     """Make ``trace`` current and record nothing, until :func:`deactivate`: :func:`using`
     without a generator, for the engine's hot path."""
     return RECORDER.set(None), CURRENT.set(trace)
+
+
+def make_ran_current(trace: Trace | None) -> Tokens:
+    """:func:`make_current` for a sample the engine ran, and so traced: one that recorded
+    nothing has an empty trace, so a check of its calls sees that none was made."""
+    return RECORDER.set(None), CURRENT.set(EMPTY_TRACE if trace is None else trace)
 
 
 def deactivate(tokens: Tokens) -> None:
