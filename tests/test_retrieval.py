@@ -10,6 +10,7 @@ so it is not a test dependency.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -66,6 +67,23 @@ def test_textbook_values_of_the_four_metrics() -> None:
     # at k=2 the ideal list holds only two relevant documents
     assert ndcg_at_k(RANKING, RELEVANT, 2) == pytest.approx(1 / (1 + 1 / math.log2(3)))
     assert ndcg_at_k(["d1", "d3", "d6"], RELEVANT) == pytest.approx(1.0)
+
+
+def test_a_repeated_document_counts_once_and_no_metric_passes_one() -> None:
+    assert ndcg_at_k(["a", "a"], {"a"}) == pytest.approx(1.0)
+    assert precision_at_k(["a", "a"], {"a", "b"}) == pytest.approx(1.0)
+    assert precision_at_k(["a", "a", "b"], {"b"}, 2) == pytest.approx(1 / 2)
+    rng = random.Random(7)
+    docs = [f"d{i}" for i in range(6)]
+    for _ in range(500):
+        ranking = rng.choices(docs, k=rng.randint(1, 12))
+        relevant = set(rng.sample(docs, rng.randint(1, 6)))
+        k = rng.choice([None, 1, 3, 5, 20])
+        once = list(dict.fromkeys(ranking))
+        for metric in (precision_at_k, recall_at_k, mean_reciprocal_rank, ndcg_at_k):
+            value = metric(ranking, relevant, k)
+            assert 0.0 <= value <= 1.0 + 1e-12, (metric.__name__, ranking, relevant, k)
+            assert value == pytest.approx(metric(once, relevant, k))
 
 
 @pytest.mark.parametrize(

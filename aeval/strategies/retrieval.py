@@ -6,6 +6,8 @@ order they were recorded and, within one retrieval, best first. When a run retri
 than once the rankings are concatenated in that order and a document id seen again keeps its
 first (best) rank, so a second retrieval can only add documents below the first one's.
 Relevance is binary: a document is relevant when its id is in the sample's ``relevant-ids:``.
+The public metric functions follow the same rule: a document id repeated in ``ranking`` keeps
+its first rank and counts once, so every metric lies in [0, 1].
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ _NO_IDS = (
 
 
 def _cut(ranking: Sequence[str], k: int | None) -> Sequence[str]:
+    """The first ``k`` ranks, a document seen again keeping its first rank (as trec_eval,
+    whose runs hold each document once), so that no metric can count one twice."""
+    if len(set(ranking)) != len(ranking):
+        ranking = list(dict.fromkeys(ranking))
     return ranking if k is None else ranking[:k]
 
 
