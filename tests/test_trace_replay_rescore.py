@@ -201,6 +201,21 @@ async def test_rescore_with_the_same_strategy_gives_the_same_rows() -> None:
     assert report.evaluations[1].outcome is Outcome.FAILED
 
 
+@pytest.mark.parametrize("expected", [5, None])
+async def test_rescoring_a_partial_run_gives_a_partial_report(
+    tmp_path: Path, expected: int | None
+) -> None:
+    recorded = await Scorer().evaluate(SAMPLES, agent, says_weather)
+    stopped = recorded.with_run(recorded.run.replace(complete=False, samples_expected=expected))
+    saved = await stopped.save_as(tmp_path / "report.json")
+    for source in (stopped, str(saved)):
+        report = await Scorer().rescore(source, says_weather)
+        assert len(report.evaluations) == len(SAMPLES)
+        assert report.complete is False and report.run.complete is False
+        (warning,) = report.run.warnings
+        assert warning.startswith(f"the rescored run is partial (run stopped after {len(SAMPLES)}")
+
+
 async def test_rescore_refuses_a_run_without_its_rows_or_without_strategies() -> None:
     kept = await Scorer(keep="failures").evaluate(SAMPLES, agent, says_weather)
     with pytest.raises(ValueError, match="holds only some of its rows"):
