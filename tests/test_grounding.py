@@ -122,6 +122,19 @@ async def test_no_claims_or_an_unreadable_reply_is_unscored_and_counted(
     assert len(judge.calls) == len(replies)
 
 
+@pytest.mark.parametrize("strategy", [FaithfulnessStrategy, ContextRecallStrategy])
+async def test_without_any_grounding_the_judge_is_not_asked_and_the_row_is_unscored(
+    strategy: Any,
+) -> None:
+    judge = FakeChatModel([claims(("The tower is 330 m tall", "supported"))])
+    report = await Scorer().evaluate([SAMPLE], lambda q: "It is 330 m tall.", strategy(judge))
+    (row,) = report.evaluations
+    assert row.outcome is Outcome.UNSCORED and row.score is None
+    assert (row.explanation or "").startswith("Nothing grounds the answer: nothing was retrieved")
+    assert row.metadata["grounding_passages"] == 0
+    assert judge.calls == []
+
+
 async def test_context_recall_scores_the_attributed_statements() -> None:
     reply = {
         "statements": [

@@ -171,6 +171,18 @@ class _GroundingJudge(NamedStrategy):
         assert not isinstance(items, str)
         return items, metadata, ""
 
+    def _ungrounded(self, grounding: Grounding, what: str) -> EvaluationResult | None:
+        """The unscored row of a sample with no grounding at all (no judge is asked), else
+        ``None``."""
+        if grounding.passages:
+            return None
+        return EvaluationResult.unscored(
+            "Nothing grounds the answer: nothing was retrieved (no record_retrieval in the "
+            "trace), no tool returned a result and the sample has no context:, so there is "
+            f"nothing to {what}",
+            grounding.metadata(self._budget),
+        )
+
     def _scored(self, score: float, explanation: str, metadata: dict[str, Any]) -> EvaluationResult:
         metadata["threshold"] = self._threshold
         return EvaluationResult(score >= self._threshold, score, explanation, metadata)
@@ -267,6 +279,8 @@ class FaithfulnessStrategy(_GroundingJudge):
         if output is None:
             return EvaluationResult.failing("output is None")
         grounding = collect_grounding(sample, budget=self._budget)
+        if (ungrounded := self._ungrounded(grounding, "check its claims against")) is not None:
+            return ungrounded
         prompt = (
             FAITHFULNESS_PROMPT.replace("{grounding}", grounding.text())
             .replace("{question}", question_of(sample))
@@ -362,6 +376,8 @@ class ContextRecallStrategy(_GroundingJudge):
                 "expected-output to the sample"
             )
         grounding = collect_grounding(sample, budget=self._budget)
+        if (ungrounded := self._ungrounded(grounding, "find the reference in")) is not None:
+            return ungrounded
         prompt = (
             CONTEXT_RECALL_PROMPT.replace("{grounding}", grounding.text())
             .replace("{question}", question_of(sample))
