@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -23,7 +25,7 @@ from aeval import (
 )
 from aeval._reporting._codec import row_from_dict, row_to_dict
 from aeval.formatters.json import report_from_json
-from aeval.models import OpenAIChatModel
+from aeval.models import ChatResponse, OpenAIChatModel, TokenUsage
 from aeval.strategies import ContainsStrategy
 from aeval.testing import OpenAICompatibleServer, RecordedRequest, Reply
 
@@ -258,6 +260,66 @@ async def test_a_malformed_user_model_reply_is_an_error_row_quoting_it() -> None
     assert "'ok GOAL REACHED I think'" in row.error.message
     assert isinstance(row.output, Transcript) and row.output.ended == "error"
     assert len(row.output.turns) == 1 and row.output.turns[0].assistant is not None
+
+
+class _HostileUserModel:
+    """A user model whose reply for each persona is malformed in its own way."""
+
+    model = "hostile"
+
+    async def chat(self, messages: Any, *, json_mode: bool = False) -> Any:
+        persona = messages[0].content
+        if "persona-string" in persona:
+            return "Go to Mysore"
+        if "persona-none" in persona:
+            return None
+        if "persona-no-usage" in persona:
+            return SimpleNamespace(text="Go to Mysore", usage=None, retries=0)
+        if "persona-empty-counts" in persona:
+            usage = SimpleNamespace(prompt_tokens=None, completion_tokens=None)
+            return SimpleNamespace(text="GOAL REACHED", usage=usage, retries=0)
+        if "persona-cancels" in persona:
+            raise asyncio.CancelledError
+        return ChatResponse("GOAL REACHED", TokenUsage(3, 2))
+
+
+async def test_a_malformed_or_cancelling_user_model_gives_error_rows_and_the_run_goes_on() -> None:
+    personas = [
+        "persona-string",
+        "persona-none",
+        "persona-no-usage",
+        "persona-empty-counts",
+        "persona-cancels",
+        "persona-sound",
+    ]
+    samples = [
+        EvaluationSample(f"{persona} {i}", user=SimulatedUser(persona, "g", ("Go to Goa",), 4))
+        for i in range(5)
+        for persona in personas
+    ]
+    report = await Scorer(concurrency=4, user_model=_HostileUserModel()).evaluate(
+        samples, travel_agent, answered
+    )
+    assert report.complete and len(report.evaluations) == 30
+    outcomes = {
+        row.name.rsplit(" ", 1)[0]: (row.error.type if row.error else row.outcome.value)
+        for row in report.evaluations
+    }
+    assert outcomes == {
+        "persona-string": "UserModelError",
+        "persona-none": "UserModelError",
+        "persona-no-usage": "passed",
+        "persona-empty-counts": "passed",
+        "persona-cancels": "UserModelError",
+        "persona-sound": "passed",
+    }
+    by_name = {row.name: row for row in report.evaluations}
+    assert "returned 'Go to Mysore' for user turn 2, not a chat response" in (
+        by_name["persona-string 0"].error.message  # type: ignore[union-attr]
+    )
+    assert "StrayCancellation" in by_name["persona-cancels 0"].error.message  # type: ignore[union-attr]
+    assert by_name["persona-empty-counts 0"].metadata["user_model"]["calls_without_usage"] == 1
+    assert by_name["persona-sound 0"].metadata["user_model"]["prompt_tokens"] == 3
 
 
 async def test_transcripts_round_trip_through_rows_jsonl_and_report_json(tmp_path: Path) -> None:

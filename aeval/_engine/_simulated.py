@@ -13,10 +13,11 @@ the report sums into its usage.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from .._reporting._values import USER_MODEL_KEY
 from ..abc import ChatModel
+from ._apply import stray_cancellation
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -60,11 +61,21 @@ class _Cache(Protocol):
 class UserUsage:
     """The user model's calls and tokens over one conversation."""
 
-    __slots__ = ("cached", "calls", "completion_tokens", "prompt_tokens", "retries")
+    __slots__ = ("cached", "calls", "completion_tokens", "prompt_tokens", "retries", "unreported")
 
     def __init__(self) -> None:
         self.calls = self.cached = self.prompt_tokens = self.completion_tokens = 0
-        self.retries = 0
+        self.retries = self.unreported = 0
+
+    def count(self, tokens: object) -> None:
+        """Add a reply's token usage; a reply without countable usage is counted apart."""
+        prompt = getattr(tokens, "prompt_tokens", None)
+        completion = getattr(tokens, "completion_tokens", None)
+        if not (_is_count(prompt) and _is_count(completion)):
+            self.unreported += 1
+            return
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
 
     def metadata(self) -> dict[str, Any] | None:
         """``{"user_model": {...}}`` for the conversation's first row, ``None`` without calls."""
@@ -77,8 +88,13 @@ class UserUsage:
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
                 "retries": self.retries,
+                **({"calls_without_usage": self.unreported} if self.unreported else {}),
             }
         }
+
+
+def _is_count(tokens: object) -> TypeGuard[int]:
+    return isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0
 
 
 def user_prompt(user: SimulatedUser, transcript: Transcript) -> list[ChatMessage]:
@@ -142,20 +158,36 @@ class UserModel:
                 response, cached = await self.cache.get_or_call(
                     key, lambda: self.model.chat(messages)
                 )
-        except Exception as exc:
+        except BaseException as exc:
+            failure: BaseException = exc
+            if not isinstance(exc, Exception):
+                # a CancelledError the user model raised itself, not a cancellation of the
+                # run: one error row, like any failure of the model, and the run goes on
+                stray = stray_cancellation(exc, "the user model")
+                if stray is None:
+                    raise
+                failure = stray
             retries = getattr(exc, "retries", 0)
             usage.calls += 1
             usage.retries += retries if isinstance(retries, int) else 0
             raise UserModelError(
-                f"the user model failed while writing user turn {turn}: {type(exc).__name__}: {exc}"
-            ) from exc
+                f"the user model failed while writing user turn {turn}: "
+                f"{type(failure).__name__}: {failure}"
+            ) from failure
         usage.calls += 1
+        text = getattr(response, "text", None)
+        if not isinstance(text, str):
+            shown = repr(response)
+            raise UserModelError(
+                f"the user model returned {shown[:197] + '...' if len(shown) > 200 else shown} "
+                f"for user turn {turn}, not a chat response with a text (aeval.abc.ChatModel's "
+                "chat() returns an aeval.models.ChatResponse)"
+            )
         if cached:
             usage.cached += 1
         else:
-            usage.prompt_tokens += response.usage.prompt_tokens
-            usage.completion_tokens += response.usage.completion_tokens
-        text = response.text.strip() if isinstance(response.text, str) else ""
+            usage.count(getattr(response, "usage", None))
+        text = text.strip()
         if text == GOAL_REACHED:
             return None
         if not text or GOAL_REACHED in text.upper():
