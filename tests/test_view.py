@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -367,6 +368,41 @@ def test_a_label_needs_the_token_the_origin_and_json(store: Path) -> None:
         '<li data-reviewer="ana" data-verdict="fail" data-stale="false">ana: '
         "<strong>fail</strong>: wrong city</li>"
     ) in page
+
+
+def _label_request_head(settings: ViewSettings, framing: str) -> bytes:
+    host = settings.origin.removeprefix("http://")
+    return (
+        f"POST /api/labels HTTP/1.1\r\nHost: {host}\r\nOrigin: {settings.origin}\r\n"
+        f"X-Aeval-Token: {settings.token}\r\nContent-Type: application/json\r\n"
+        f"{framing}\r\n\r\n"
+    ).encode()
+
+
+@pytest.mark.parametrize("framing", ["declared", "chunked"])
+def test_a_label_body_past_the_limit_is_refused_before_it_is_read_whole(
+    store: Path, framing: str
+) -> None:
+    """The 413 comes while most of a 200 MB body is still unsent: the viewer reads at most
+    its limit (a server reading the whole body would wait for the rest, and time out)."""
+    (run,) = store_runs(store, report())
+    with viewer(store) as settings:
+        host, port = settings.origin.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=20) as conn:
+            if framing == "declared":
+                conn.sendall(_label_request_head(settings, f"Content-Length: {200 * 2**20}"))
+                conn.sendall(b"{" + b" " * 1000)
+            else:
+                conn.sendall(_label_request_head(settings, "Transfer-Encoding: chunked"))
+                chunk = b" " * 16384
+                for _ in range(8):  # 128 KiB, past the 64 KiB limit; no last chunk is sent
+                    conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            answer = b""
+            while b"bytes" not in answer and (more := conn.recv(65536)):
+                answer += more
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+    assert b"a label's request is at most 65536 bytes" in answer
+    assert labels_of(store, run) == []
 
 
 def labels_of(path: Path, run: str) -> list[tuple[str, str, str, bool]]:

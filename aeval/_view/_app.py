@@ -321,8 +321,8 @@ def create_app(settings: ViewSettings) -> Any:
             return _refused(403, "labels are taken from the viewer's own pages only")
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return _refused(415, "a label is posted as application/json")
-        body = await request.body()
-        if len(body) > _BODY_LIMIT:
+        body = await _body_within(request, _BODY_LIMIT)
+        if body is None:
             return _refused(413, f"a label's request is at most {_BODY_LIMIT} bytes")
         try:
             wanted = LabelRequest.parse(orjson.loads(body))
@@ -368,3 +368,18 @@ def create_app(settings: ViewSettings) -> Any:
         lifespan=lifespan,
     )
     return _Guard(app, settings)
+
+
+async def _body_within(request: Request, limit: int) -> bytes | None:
+    """The request's body, or ``None`` once it is known to pass ``limit`` bytes: by its
+    ``Content-Length`` before anything is read, else as soon as the chunks read pass it (so
+    a large body is never held whole)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
