@@ -13,6 +13,7 @@ import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cli import Cli, cli, rows_of, write_config
@@ -21,6 +22,7 @@ from aeval import EvaluationResult, EvaluationSample, SampleLoadError, Samples
 from aeval._engine._callables import runs_inline
 from aeval.strategies import RetrievalStrategy
 from aeval.strategies.retrieval import (
+    hit_rate_at_k,
     mean_reciprocal_rank,
     ndcg_at_k,
     precision_at_k,
@@ -143,15 +145,78 @@ def test_relevant_ids_load_into_metadata(tmp_path: Path) -> None:
     assert sample.metadata["relevant_ids"] == ["d1", "7"]
 
 
-@pytest.mark.parametrize("value", ["[]", "{a: 1}", "[d1, '']", "[true]"])
-def test_malformed_relevant_ids_name_the_file_line_and_sample(tmp_path: Path, value: str) -> None:
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        *((value, "must be a non-empty list of document ids") for value in ["[]", "[d1, '']"]),
+        ("[true]", "must be a non-empty list of document ids"),
+        *(
+            (value, "as a mapping gives each document id its relevance grade")
+            for value in ["{}", "{a: -1}", "{a: 1.5}", "{a: true}", "{'': 1}"]
+        ),
+    ],
+)
+def test_malformed_relevant_ids_name_the_file_line_and_sample(
+    tmp_path: Path, value: str, problem: str
+) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(f"- name: q\n  parameters: []\n  relevant-ids: {value}\n", encoding="utf-8")
     with pytest.raises(SampleLoadError) as error:
         Samples.load_sync(path)
-    assert str(error.value).startswith(
-        f"{path}:3, sample 'q': 'relevant-ids' must be a non-empty list of document ids"
+    assert str(error.value).startswith(f"{path}:3, sample 'q': 'relevant-ids' {problem}")
+
+
+def test_graded_relevant_ids_load_into_metadata_and_grade_ndcg(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "- name: q\n  parameters: []\n  relevant-ids: {d1: 2, 7: 1, d9: 0}\n", encoding="utf-8"
     )
+    (sample,) = Samples.load_sync(path)
+    assert sample.metadata["relevant_ids"] == {"d1": 2, "7": 1, "d9": 0}
+    documents = (Document("d9"), Document("7"), Document("d1"))
+    trace = Trace(retrievals=(Retrieval(documents=documents),))
+    with using(trace):
+        result = RetrievalStrategy(metric="ndcg", threshold=0.6).evaluate(sample, None)
+    # gains 0, 1, 2 at ranks 1-3 against the ideal 2, 1: trec_eval's ndcg
+    ideal = 2 + 1 / math.log2(3)
+    assert result.score == pytest.approx((1 / math.log2(3) + 2 / math.log2(4)) / ideal)
+    assert result.passed and "2 of 2 relevant documents" in str(result.explanation)
+
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_every_metric_equals_trec_evals_on_generated_rankings(graded: bool) -> None:
+    """pytrec_eval (trec_eval's own code) against ours, on rankings, cuts and qrels of every
+    shape: ties are avoided by giving each rank its own score, as a ranking means."""
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pip install pytrec-eval-terrier")
+    rng = random.Random(11 + graded)
+    docs = [f"d{i}" for i in range(12)]
+    cuts = (1, 5, 10)
+    measures = {"ndcg", "ndcg_cut.1,5,10", "P.1,5,10", "recall.1,5,10", "recip_rank"}
+    measures.add("success.1,5,10")
+    compared = 0
+    for case in range(300):
+        judged = rng.sample(docs, rng.randint(1, 8))
+        grades = {doc: (rng.randint(0, 3) if graded else 1) for doc in judged}
+        if not any(grades.values()):
+            grades[judged[0]] = 1
+        ranking = rng.sample(docs, rng.randint(0, 12))
+        relevant: Any = grades if graded else set(grades)
+        run = {doc: float(len(ranking) - rank) for rank, doc in enumerate(ranking)}
+        if not run:
+            continue
+        ours = {
+            "ndcg": ndcg_at_k(ranking, relevant),
+            "recip_rank": mean_reciprocal_rank(ranking, relevant),
+            **{f"ndcg_cut_{k}": ndcg_at_k(ranking, relevant, k) for k in cuts},
+            **{f"P_{k}": precision_at_k(ranking, relevant, k) for k in cuts},
+            **{f"recall_{k}": recall_at_k(ranking, relevant, k) for k in cuts},
+            **{f"success_{k}": hit_rate_at_k(ranking, relevant, k) for k in cuts},
+        }
+        theirs = pytrec_eval.RelevanceEvaluator({"q": grades}, measures).evaluate({"q": run})["q"]
+        for measure, value in ours.items():
+            assert value == pytest.approx(theirs[measure], abs=1e-4), (case, measure, ranking)
+            compared += 1
+    assert compared > 3000
 
 
 TARGET = """\

@@ -30,7 +30,8 @@ CONTEXT_METADATA = "context"
 RELEVANT_IDS_KEY = "relevant-ids"
 """The sample file key of the ids of the documents a perfect retriever returns."""
 RELEVANT_IDS = "relevant_ids"
-"""The metadata key ``relevant-ids:`` is kept under (a list of document ids)."""
+"""The metadata key ``relevant-ids:`` is kept under (a list of document ids, or a mapping of
+ids to relevance grades)."""
 
 _FORMS = {
     "expected-tools": "expected-tools: [get_weather, book_ticket]",
@@ -88,7 +89,18 @@ def read_agent_keys(item: Mapping[Any, Any]) -> tuple[dict[str, Any], str | None
             value = [value]
         entries[metadata_key] = value
     relevant = item.get(RELEVANT_IDS_KEY)
-    if relevant is not None:
+    if isinstance(relevant, dict):
+        if not relevant or not all(
+            _is_id(doc) and _is_grade(grade) for doc, grade in relevant.items()
+        ):
+            return (
+                {},
+                "'relevant-ids' as a mapping gives each document id its relevance grade, a "
+                "whole number of 0 or more: write relevant-ids: {doc-1: 2, doc-7: 1}",
+                RELEVANT_IDS_KEY,
+            )
+        entries[RELEVANT_IDS] = {str(doc): grade for doc, grade in relevant.items()}
+    elif relevant is not None:
         ids = (
             [relevant]
             if isinstance(relevant, str | int) and not isinstance(relevant, bool)
@@ -103,6 +115,10 @@ def read_agent_keys(item: Mapping[Any, Any]) -> tuple[dict[str, Any], str | None
             )
         entries[RELEVANT_IDS] = [str(each) for each in ids]
     return entries, None, None
+
+
+def _is_grade(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _is_id(value: Any) -> bool:

@@ -5,7 +5,9 @@ the documents of every retrieval recorded with :func:`aeval.trace.record_retriev
 order they were recorded and, within one retrieval, best first. When a run retrieves more
 than once the rankings are concatenated in that order and a document id seen again keeps its
 first (best) rank, so a second retrieval can only add documents below the first one's.
-Relevance is binary: a document is relevant when its id is in the sample's ``relevant-ids:``.
+A document is relevant when its id is in the sample's ``relevant-ids:`` (a list), or has a
+grade of 1 or more there (a mapping of ids to grades, as trec_eval's qrels): nDCG gains each
+document its grade, the other metrics count the relevant ones.
 The public metric functions follow the same rule: a document id repeated in ``ranking`` keeps
 its first rank and counts once, so every metric lies in [0, 1].
 """
@@ -13,7 +15,7 @@ its first rank and counts once, so every metric lies in [0, 1].
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._reporting._results import EvaluationResult
@@ -26,14 +28,16 @@ if TYPE_CHECKING:
     from .._samples import EvaluationSample
 
 __all__ = [
+    "Relevance",
     "RetrievalStrategy",
+    "hit_rate_at_k",
     "mean_reciprocal_rank",
     "ndcg_at_k",
     "precision_at_k",
     "recall_at_k",
 ]
 
-_METRICS = ("precision", "recall", "mrr", "ndcg")
+_METRICS = ("precision", "recall", "mrr", "ndcg", "hit")
 
 _NO_TRACE = (
     "No trace was recorded for sample {name!r}, so there is no retrieval to measure: run it "
@@ -62,7 +66,23 @@ def _cut(ranking: Sequence[str], k: int | None) -> Sequence[str]:
     return ranking if k is None else ranking[:k]
 
 
-def precision_at_k(ranking: Sequence[str], relevant: set[str], k: int | None = None) -> float:
+Relevance = Collection[str] | Mapping[str, int]
+"""The relevant documents: ids (each of grade 1), or each judged id with its grade (0 for a
+document judged not relevant), as in trec_eval's qrels."""
+
+
+def _grades(relevant: Relevance) -> Mapping[str, int]:
+    return relevant if isinstance(relevant, Mapping) else dict.fromkeys(relevant, 1)
+
+
+def _relevant(relevant: Relevance) -> set[str]:
+    """The ids of grade 1 or more: trec_eval's relevant documents (its default level)."""
+    if isinstance(relevant, Mapping):
+        return {doc for doc, grade in relevant.items() if grade > 0}
+    return set(relevant)
+
+
+def precision_at_k(ranking: Sequence[str], relevant: Relevance, k: int | None = None) -> float:
     """The share of the first ``k`` ranks holding a relevant document.
 
     The denominator is ``k`` (ranks past the end of a shorter ranking count as not
@@ -73,39 +93,58 @@ def precision_at_k(ranking: Sequence[str], relevant: set[str], k: int | None = N
     denominator = len(top) if k is None else k
     if denominator == 0:
         return 0.0
-    return sum(1 for doc in top if doc in relevant) / denominator
+    wanted = _relevant(relevant)
+    return sum(1 for doc in top if doc in wanted) / denominator
 
 
-def recall_at_k(ranking: Sequence[str], relevant: set[str], k: int | None = None) -> float:
+def recall_at_k(ranking: Sequence[str], relevant: Relevance, k: int | None = None) -> float:
     """The share of the relevant documents found in the first ``k`` ranks."""
-    if not relevant:
+    wanted = _relevant(relevant)
+    if not wanted:
         raise ValueError("recall needs at least one relevant document")
-    return len(set(_cut(ranking, k)) & relevant) / len(relevant)
+    return len(set(_cut(ranking, k)) & wanted) / len(wanted)
 
 
-def mean_reciprocal_rank(ranking: Sequence[str], relevant: set[str], k: int | None = None) -> float:
+def mean_reciprocal_rank(
+    ranking: Sequence[str], relevant: Relevance, k: int | None = None
+) -> float:
     """One over the rank of the first relevant document in the first ``k`` ranks, else 0.
 
     For one query this is its reciprocal rank; the mean over samples is the report's mean.
     """
+    wanted = _relevant(relevant)
     for rank, doc in enumerate(_cut(ranking, k), start=1):
-        if doc in relevant:
+        if doc in wanted:
             return 1.0 / rank
     return 0.0
 
 
-def ndcg_at_k(ranking: Sequence[str], relevant: set[str], k: int | None = None) -> float:
-    """Normalised discounted cumulative gain with binary relevance.
+def hit_rate_at_k(ranking: Sequence[str], relevant: Relevance, k: int | None = None) -> float:
+    """1 when a relevant document is in the first ``k`` ranks, else 0 (trec_eval's
+    ``success@k``); its mean over samples is the hit rate."""
+    wanted = _relevant(relevant)
+    return 1.0 if any(doc in wanted for doc in _cut(ranking, k)) else 0.0
 
-    DCG is the sum of ``1 / log2(rank + 1)`` over the relevant documents in the first ``k``
-    ranks; the ideal DCG puts ``min(len(relevant), k)`` relevant documents first.
+
+def ndcg_at_k(ranking: Sequence[str], relevant: Relevance, k: int | None = None) -> float:
+    """Normalised discounted cumulative gain, as trec_eval's ``ndcg`` and ``ndcg_cut.k``.
+
+    A document's gain is its grade (1 for each id of a plain collection; an id that is not
+    listed gains 0); DCG sums ``gain / log2(rank + 1)`` over the first ``k`` ranks, and the
+    ideal DCG does the same for the grades sorted best first.
     """
-    if not relevant:
+    grades = _grades(relevant)
+    gains = sorted((grade for grade in grades.values() if grade > 0), reverse=True)
+    if not gains:
         raise ValueError("nDCG needs at least one relevant document")
     top = _cut(ranking, k)
-    dcg = sum(1.0 / math.log2(rank + 1) for rank, doc in enumerate(top, 1) if doc in relevant)
-    ideal_count = len(relevant) if k is None else min(len(relevant), k)
-    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, ideal_count + 1))
+    dcg = sum(
+        grades.get(doc, 0) / math.log2(rank + 1)
+        for rank, doc in enumerate(top, 1)
+        if grades.get(doc, 0) > 0
+    )
+    ideal_gains = gains if k is None else gains[:k]
+    ideal = sum(gain / math.log2(rank + 1) for rank, gain in enumerate(ideal_gains, 1))
     return dcg / ideal
 
 
@@ -114,6 +153,7 @@ _FUNCTIONS = {
     "recall": recall_at_k,
     "mrr": mean_reciprocal_rank,
     "ndcg": ndcg_at_k,
+    "hit": hit_rate_at_k,
 }
 
 
@@ -127,7 +167,8 @@ class RetrievalStrategy(NamedStrategy):
     never a silent pass. A retrieval that returned nothing scores 0.
 
     Args:
-        metric: ``"precision"``, ``"recall"`` (the default), ``"mrr"`` or ``"ndcg"``.
+        metric: ``"precision"``, ``"recall"`` (the default), ``"mrr"``, ``"ndcg"`` or ``"hit"``
+            (1 when a relevant document is in the first ``k`` ranks: the hit rate).
         k: Measure the first ``k`` ranks only; all of them when ``None``.
         threshold: The lowest passing score, in [0, 1]; 0.5 by default.
         name: The name of this strategy's rows; the class name by default.
@@ -190,13 +231,20 @@ class RetrievalStrategy(NamedStrategy):
             return EvaluationResult.failing(
                 _NO_IDS.format(name=sample.name, count=plural(missing, "document"))
             )
-        relevant = {str(each) for each in relevant_ids}
+        relevant: Relevance = (
+            {str(doc): grade for doc, grade in relevant_ids.items()}
+            if isinstance(relevant_ids, Mapping)
+            else {str(each) for each in relevant_ids}
+        )
+        wanted = _relevant(relevant)
+        if not wanted:
+            return EvaluationResult.failing(_NO_RELEVANT.format(name=sample.name))
         score = _FUNCTIONS[self._metric](ranking, relevant, self._k)
-        found = len(set(_cut(ranking, self._k)) & relevant)
+        found = len(set(_cut(ranking, self._k)) & wanted)
         at = "" if self._k is None else f"@{self._k}"
         explanation = (
             f"{self._metric}{at} = {score:.3f} (threshold {self._threshold:g}): "
-            f"{found} of {plural(len(relevant), 'relevant document')} in the first "
+            f"{found} of {plural(len(wanted), 'relevant document')} in the first "
             f"{plural(len(_cut(ranking, self._k)), 'rank')}"
         )
         metadata = {"metric": self._metric, "k": self._k, "ranking": ranking[:50]}
