@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._reporting._report import EvaluationReport
+from .._reporting._report import EvaluationReport, partial_note
 from .._reporting._results import ErrorInfo, EvaluationRow
 from .._samples import EvaluationSample, Parameters
 from ..trace import Trace, using
@@ -84,6 +84,8 @@ class RescoreRun(Run):
         calls: Sequence[StoredCall],
         strategies: tuple[Any, ...],
         tally: Tally,
+        *,
+        source_partial: str | None = None,
     ) -> None:
         samples: dict[int, EvaluationSample] = {}
         for call in calls:
@@ -92,6 +94,15 @@ class RescoreRun(Run):
             settings, list(samples.values()), bind_function(_never_called), False, strategies, tally
         )
         self._calls = {(call.index, call.repeat): call for call in calls}
+        self._source_partial = source_partial
+
+    def _shortfall(self) -> str | None:
+        if self._source_partial is not None:
+            return (
+                f"the rescored run is partial ({self._source_partial}): so is this one, "
+                "which holds only the rows it kept"
+            )
+        return super()._shortfall()
 
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
         for (index, repeat), call in self._calls.items():
@@ -177,6 +188,6 @@ async def rescore_report(
         tools="live",
         trace_limits=scorer.trace_limits,
     )
-    run = RescoreRun(settings, calls, prepared, tally)
+    run = RescoreRun(settings, calls, prepared, tally, source_partial=partial_note(report))
     await run.execute(None)
     return run.aggregator.report()

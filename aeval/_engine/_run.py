@@ -217,7 +217,7 @@ class Run:
             if self._threads is not None:
                 self._threads.close()
             with anyio.CancelScope(shield=True):
-                if complete and (short := self.aggregator.shortfall()) is not None:
+                if complete and (short := self._shortfall()) is not None:
                     complete = False
                     self._warnings.append(short)
                 now = time.time()
@@ -228,6 +228,10 @@ class Run:
                 # a sink that failed at the end is in the report, if not in its own records
                 warnings = (*self._warnings, *self.sinks.warnings)
                 self.aggregator.finish(complete=complete, warnings=warnings, finished_at=now)
+
+    def _shortfall(self) -> str | None:
+        """Why a run that went through its samples is still not complete, or ``None``."""
+        return self.aggregator.shortfall()
 
     async def _plain_worker(self, work: Iterator[tuple[int, EvaluationSample]]) -> None:
         """A worker of a run over ``Samples`` without repeats: every item is a sample already
