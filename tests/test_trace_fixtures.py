@@ -195,6 +195,81 @@ def test_replay_explains_a_call_made_more_often_or_never_recorded() -> None:
         Replay.from_traces({}).for_sample("other").serve("search", {})
 
 
+@aeval.tool
+def summarise(text: str) -> str:
+    LIVE.append("summarise")
+    return f"summary of {len(text)} characters: " + "x" * 6000
+
+
+def test_fixtures_never_match_arguments_that_differ_past_the_trace_limits() -> None:
+    head = "a" * 5000
+    tools = Fixtures({"summarise": [{"arguments": {"text": head + "1"}, "result": "one"}]})
+    with recording(tools=tools):
+        assert summarise(head + "1") == "one"
+        with pytest.raises(UnmockedToolCall, match="no fixture of 'summarise' matches"):
+            summarise(head + "2")
+    deep: Any = "leaf"
+    for _ in range(12):
+        deep = [deep]
+    other: Any = "other leaf"
+    for _ in range(12):
+        other = [other]
+    tools = Fixtures({"summarise": [{"arguments": {"text": deep}, "result": "deep"}]})
+    with recording(tools=tools):
+        assert summarise(deep) == "deep"
+        with pytest.raises(UnmockedToolCall):
+            summarise(other)
+    many = {"text": list(range(150))}
+    tools = Fixtures({"summarise": [{"arguments": many, "result": "many"}]})
+    with recording(tools=tools), pytest.raises(UnmockedToolCall):
+        summarise([*range(149), 999])  # type: ignore[arg-type]
+
+
+async def test_replay_refuses_a_call_its_recording_cut_saying_so_and_serves_a_whole_one() -> None:
+    long_text = "word " * 1200  # 6,000 characters: cut to 4,000 in the default trace
+    sample = EvaluationSample("long", [long_text])
+
+    def agent(text: str) -> str:
+        return summarise(text)
+
+    def passes(sample: EvaluationSample, output: object) -> aeval.EvaluationResult:
+        return aeval.EvaluationResult.from_boolean(True)
+
+    recorded = await aeval.Scorer().evaluate([sample], agent, passes)
+    LIVE.clear()
+    (call,) = recorded.evaluations[0].trace.tool_calls  # type: ignore[union-attr]
+    assert call.truncated == 2  # the argument and the result
+    replay = Replay.from_traces({"long": recorded.evaluations[0].trace}, ref="run-1")
+    report = await aeval.Scorer(tools=replay).evaluate([sample], agent, passes)
+    (row,) = report.evaluations
+    assert row.error is not None and row.error.type == "UnmockedToolCall"
+    assert "no recorded call matches it whole, and the replayed run 'run-1' recorded" in (
+        row.error.message
+    )
+    assert "cut to its trace limits (2 value(s) cut)" in row.error.message
+    assert "Scorer(trace_limits=aeval.trace.TraceLimits(" in row.error.message
+
+    whole = aeval.trace.TraceLimits(max_text=10_000)
+    recorded = await aeval.Scorer(trace_limits=whole).evaluate([sample], agent, passes)
+    LIVE.clear()
+    replay = Replay.from_traces({"long": recorded.evaluations[0].trace}, ref="run-2")
+    report = await aeval.Scorer(tools=replay, trace_limits=whole).evaluate([sample], agent, passes)
+    (row,) = report.evaluations
+    assert row.error is None and row.output == "summary of 6000 characters: " + "x" * 6000
+
+
+def test_replay_never_serves_a_result_its_recording_cut() -> None:
+    cut = ToolCall("summarise", {"text": "short"}, "summary… [2003 of 6003 characters cut]")
+    cut = ToolCall(cut.name, cut.arguments, cut.result, truncated=1)
+    session = Replay.from_traces({"s": Trace(tool_calls=(cut,))}, ref="run-1").for_sample("s")
+    with pytest.raises(UnmockedToolCall) as refused:
+        session.serve("summarise", {"text": "short"})
+    assert str(refused.value).startswith(
+        "tool call summarise(text='short') in sample 's' cannot be replayed: the replayed run "
+        "'run-1' recorded summarise(text='short') cut to its trace limits (1 value(s) cut)"
+    )
+
+
 def test_replay_keys_by_repeat_when_given() -> None:
     first = Trace(tool_calls=(ToolCall("t", {}, "first"),))
     second = Trace(tool_calls=(ToolCall("t", {}, "second"),))

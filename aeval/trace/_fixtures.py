@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from typing import Any
 import orjson
 
 from .._exceptions import ToolError, ToolTimeoutError, UnmockedToolCall
-from ._bounds import bounded
+from ._bounds import TraceLimits, bounded
 from ._keys import TOOL_FIXTURES
 from ._values import CallError, ToolCall, Trace
 
@@ -29,9 +30,15 @@ _TIMEOUTS = frozenset({"timeout", "timed out", "timeouterror"})
 _SHOWN = 80
 
 
+_WHOLE = TraceLimits(max_text=sys.maxsize, max_items=sys.maxsize, max_depth=200)
+"""Limits that keep every value whole (deeper than 200 levels is cut, and then never
+matches): what matching compares, so no two values that differ anywhere are taken as one."""
+
+
 def canonical_arguments(arguments: Mapping[str, Any]) -> str:
-    """The arguments as canonical JSON (sorted keys, JSON-safe), the key replay matches on."""
-    safe, _ = bounded(dict(arguments))
+    """The arguments as canonical JSON (sorted keys, JSON-safe, nothing cut), the key replay
+    matches on."""
+    safe, _ = bounded(dict(arguments), _WHOLE)
     return orjson.dumps(safe, option=orjson.OPT_SORT_KEYS).decode()
 
 
@@ -93,7 +100,11 @@ class Fixture:
 def _same(actual: Any, expected: Any) -> bool:
     if actual == expected:
         return True
-    return bool(bounded(actual)[0] == bounded(expected)[0])
+    (whole_actual, cut_actual), (whole_expected, cut_expected) = (
+        bounded(actual, _WHOLE),
+        bounded(expected, _WHOLE),
+    )
+    return not (cut_actual or cut_expected) and bool(whole_actual == whole_expected)
 
 
 def _fixture_problem(tool: str, index: int, item: Any) -> str | None:
@@ -338,14 +349,38 @@ class ReplaySession:
         recorded = self._by_key.get(key, [])
         if occurrence < len(recorded):
             call = recorded[occurrence]
+            if call.truncated:
+                raise UnmockedToolCall(
+                    f"tool call {show_call(name, arguments)} in sample {self.sample!r} cannot "
+                    f"be replayed: {self._cut_reason(call)}",
+                    tool=name,
+                    arguments=arguments,
+                )
             if call.error is not None:
                 _raise_error(name, call.error)
             return copy.deepcopy(call.result)
+        cut = next((c for c in self._calls if c.name == name and c.truncated), None)
+        if cut is not None and not recorded:
+            raise UnmockedToolCall(
+                f"unmocked tool call {show_call(name, arguments)} in sample {self.sample!r}: "
+                f"no recorded call matches it whole, and {self._cut_reason(cut)}",
+                tool=name,
+                arguments=arguments,
+            )
         raise UnmockedToolCall(
             f"unmocked tool call {show_call(name, arguments)} in sample {self.sample!r}: "
             f"{self._difference(name, arguments, occurrence, len(recorded))}",
             tool=name,
             arguments=arguments,
+        )
+
+    def _cut_reason(self, call: ToolCall) -> str:
+        run = f"the replayed run {self.ref!r}" if self.ref else "the replayed run"
+        return (
+            f"{run} recorded {show_call(call.name, call.arguments)} cut to its trace limits "
+            f"({call.truncated} value(s) cut), so neither its arguments can be matched nor "
+            "its result served whole; record the run again with larger limits "
+            "(Scorer(trace_limits=aeval.trace.TraceLimits(max_text=..., max_items=...)))"
         )
 
     def _difference(
