@@ -24,7 +24,15 @@ from aeval.testing import (
     Reply,
     ScriptedHTTPServer,
 )
-from aeval.trace import CallError, ModelCall, capture, httpx_event_hooks, recording
+from aeval.trace import (
+    CallError,
+    ModelCall,
+    TraceLimits,
+    capture,
+    httpx_event_hooks,
+    record_model_call,
+    recording,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -84,6 +92,37 @@ async def test_httpx_hooks_record_a_model_call_per_chat_completion(
     )
     assert call.duration is not None and call.duration >= 0
     assert call.started is not None
+
+
+@pytest.mark.parametrize("route", ["hooks", "record_model_call"])
+async def test_a_huge_model_name_and_tool_list_are_bounded_by_the_trace_limits(route: str) -> None:
+    huge_name = "m" * 500_000
+    tools = (*(f"tool_{i}" for i in range(5_000)), "t" * 9_000)
+    limits = TraceLimits(max_text=100, max_items=10)
+
+    def handler(request: RecordedRequest) -> HTTPReply:
+        return HTTPReply.json(completion(model=huge_name, tools=tools))
+
+    async with ScriptedHTTPServer(handler=handler) as server:
+        with recording(limits=limits) as recorder:
+            if route == "hooks":
+                async with httpx.AsyncClient(
+                    base_url=server.url, event_hooks=httpx_event_hooks()
+                ) as client:
+                    await client.post("/v1/chat/completions", json={"model": "m"})
+            else:
+                record_model_call(model=huge_name, requested_tools=tools)
+    (call,) = recorder.trace().model_calls
+    assert call.model == "m" * 100 + "… [499900 of 500000 characters cut]"
+    assert call.requested_tools == (*tools[:10], "… [4991 more tools cut]")
+    kept = record_model_call_of(["t" * 9_000], limits)
+    assert kept == ("t" * 100 + "… [8900 of 9000 characters cut]",)
+
+
+def record_model_call_of(tools: list[str], limits: TraceLimits) -> tuple[str, ...]:
+    with recording(limits=limits) as recorder:
+        record_model_call(model="m", requested_tools=tools)
+    return recorder.trace().model_calls[0].requested_tools
 
 
 async def test_httpx_hooks_never_break_the_call_on_a_malformed_body(

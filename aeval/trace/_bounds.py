@@ -15,7 +15,8 @@ __all__ = ["DEFAULT_LIMITS", "TraceLimits", "bounded", "cut_text", "flat", "plai
 @dataclass(frozen=True, slots=True)
 class TraceLimits:
     """The most a trace keeps of each recorded value, so a large result cannot fill memory or
-    a report. What is cut is counted (``ToolCall.truncated``, ``Trace.truncated``).
+    a report. What is cut is counted (``ToolCall.truncated``, ``Trace.truncated``); a model
+    call's name and requested tools are bounded too, each cut marked in the value itself.
 
     Args:
         max_text: Characters kept of a string; the rest is replaced by a marker saying how

@@ -9,9 +9,10 @@ from typing import Any
 
 import orjson
 
+from ._bounds import DEFAULT_LIMITS, TraceLimits, cut_text
 from ._values import ModelCall, frozen_model_call
 
-__all__ = ["chat_model_call", "requested_model", "requested_tools"]
+__all__ = ["bounded_model_fields", "chat_model_call", "requested_model", "requested_tools"]
 
 _MAPPINGS = (dict, Mapping)  # a dict (what JSON gives) is told without the ABC's check
 
@@ -44,25 +45,53 @@ def requested_model(content: bytes) -> tuple[str | None, bool]:
 
 
 def chat_model_call(
-    body: bytes, request: bytes, duration: float | None, started: datetime
+    body: bytes,
+    request: bytes,
+    duration: float | None,
+    started: datetime,
+    limits: TraceLimits = DEFAULT_LIMITS,
 ) -> ModelCall:
     """The model call of a chat completion as received (never raises): the model the
     response reports (else the one the request named), the tokens it counts, the tools it
-    asks for; a body that is not JSON gives what the request says."""
+    asks for, within ``limits``; a body that is not JSON gives what the request says."""
     try:
         data: Any = orjson.loads(body)
     except orjson.JSONDecodeError:
         data = None
     usage = data.get("usage") if isinstance(data, _MAPPINGS) else None
     reported = data.get("model") if isinstance(data, _MAPPINGS) else None
-    return frozen_model_call(
+    model, tools = bounded_model_fields(
         reported if isinstance(reported, str) else requested_model(request)[0],
+        requested_tools(data),
+        limits,
+    )
+    return frozen_model_call(
+        model,
         _count(usage, "prompt_tokens"),
         _count(usage, "completion_tokens"),
         duration,
-        requested_tools(data),
+        tools,
         started,
     )
+
+
+def bounded_model_fields(
+    model: str | None, tools: tuple[str, ...], limits: TraceLimits
+) -> tuple[str | None, tuple[str, ...]]:
+    """A model call's name and requested tools within ``limits``: a name longer than
+    ``max_text`` cut with a marker, and past ``max_items`` tools one marker saying how many
+    more there were."""
+    if model is not None and len(model) > limits.max_text:
+        model = cut_text(model, limits.max_text)
+    if len(tools) > limits.max_items or any(len(name) > limits.max_text for name in tools):
+        kept = [
+            name if len(name) <= limits.max_text else cut_text(name, limits.max_text)
+            for name in tools[: limits.max_items]
+        ]
+        if len(tools) > limits.max_items:
+            kept.append(f"… [{len(tools) - limits.max_items} more tools cut]")
+        tools = tuple(kept)
+    return model, tools
 
 
 def _count(usage: Any, key: str) -> int | None:

@@ -299,7 +299,7 @@ class Recorder:
                 self._dropped += 1
 
     def _model(self, raw: RawModelCall, started: float, sequence: int) -> ModelCall:
-        return made_model(self._memo(), raw, started, sequence)
+        return made_model(self._memo(), raw, started, sequence, self.limits)
 
     def _locked(self) -> threading.Lock:
         """This recorder's lock, made on first use: most recordings never need one."""
@@ -456,7 +456,7 @@ class Recorder:
             calls = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
         kept: UnmadeModelCalls | tuple[ModelCall, ...] = ()
         if raw_models:
-            kept = UnmadeModels((model_calls, made))
+            kept = UnmadeModels((model_calls, made, self.limits))
         elif model_calls:
             kept = tuple([entry[2] for entry in model_calls])  # type: ignore[misc]
         return unmade_trace(calls, kept, tuple(retrievals), truncated, dropped)

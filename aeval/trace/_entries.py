@@ -150,26 +150,31 @@ class UnmadeTools(tuple[list[Entry], TraceLimits, Made, int], Unmade):
         return tuple(calls), truncated
 
 
-class UnmadeModels(tuple[list[Entry], Made], UnmadeModelCalls):
+class UnmadeModels(tuple[list[Entry], Made, TraceLimits], UnmadeModelCalls):
     """A recorder's model calls in start order, raw or made, to make on first read: the
-    entries and the calls made so far by sequence (a tuple, made without a Python call)."""
+    entries, the calls made so far by sequence and the limits that bound what a call keeps
+    (a tuple, made without a Python call)."""
 
     __slots__ = ()
 
     def make(self) -> tuple[ModelCall, ...]:
-        entries, made = self
+        entries, made, limits = self
         return tuple(
-            event if type(event) is ModelCall else made_model(made, event, started, sequence)  # type: ignore[arg-type]
+            event
+            if type(event) is ModelCall
+            else made_model(made, event, started, sequence, limits)  # type: ignore[arg-type]
             for started, sequence, event in entries
         )
 
 
-def made_model(made: Made, raw: RawModelCall, started: float, sequence: int) -> ModelCall:
+def made_model(
+    made: Made, raw: RawModelCall, started: float, sequence: int, limits: TraceLimits
+) -> ModelCall:
     """The model call of ``raw``, made once: every snapshot holds the same value."""
     call: ModelCall | None = made.get(sequence)
     if call is None:
         body, request, duration = raw
-        call = chat_model_call(body, request, duration, datetime_of(started))
+        call = chat_model_call(body, request, duration, datetime_of(started), limits)
         call = made.setdefault(sequence, call)
     return call
 
@@ -193,7 +198,7 @@ def raw_trace(entries: list[Entry], limits: TraceLimits, made: Made, received: i
     many as the entries, the entries are model calls only.
     """
     if received == len(entries):
-        return unmade_trace((), UnmadeModels((entries, made)), (), 0, 0)
+        return unmade_trace((), UnmadeModels((entries, made, limits)), (), 0, 0)
     tool_calls: list[Entry] = []
     model_calls: list[Entry] = []
     for entry in entries:
@@ -206,7 +211,7 @@ def raw_trace(entries: list[Entry], limits: TraceLimits, made: Made, received: i
             tool_calls.append(entry)
     return unmade_trace(
         UnmadeTools((tool_calls, limits, made, 0)) if tool_calls else (),
-        UnmadeModels((model_calls, made)) if model_calls else (),
+        UnmadeModels((model_calls, made, limits)) if model_calls else (),
         (),
         0,
         0,

@@ -10,6 +10,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits
+from ._chat import bounded_model_fields
 from ._context import (
     CURRENT,
     EMPTY_TRACE,
@@ -286,6 +287,7 @@ def record_model_call(
     if recorder is None:
         return
     pending = recorder.start(started)
+    model, tools = bounded_model_fields(model, tuple(requested_tools), recorder.limits)
     recorder.add(
         pending,
         frozen_model_call(
@@ -293,7 +295,7 @@ def record_model_call(
             prompt_tokens,
             completion_tokens,
             duration,
-            tuple(requested_tools),
+            tools,
             started_at(pending),
         ),
     )

@@ -24,6 +24,7 @@ except ImportError as exc:
         "pip install 'aeval-engine[otel]'"
     ) from exc
 
+from ._chat import bounded_model_fields
 from ._context import Recorder
 from ._recording import current_recorder
 from ._values import CallError, ModelCall
@@ -146,10 +147,11 @@ class TraceSpanProcessor:
         start, end = getattr(span, "start_time", None), getattr(span, "end_time", None)
         duration = (end - start) / 1e9 if isinstance(start, int) and isinstance(end, int) else None
         model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
+        name, _ = bounded_model_fields(None if model is None else str(model), (), recorder.limits)
         recorder.add(
             pending,
             ModelCall(
-                model=None if model is None else str(model),
+                model=name,
                 prompt_tokens=_count(attributes.get("gen_ai.usage.input_tokens")),
                 completion_tokens=_count(attributes.get("gen_ai.usage.output_tokens")),
                 duration=duration,
