@@ -43,15 +43,34 @@ def _callable_name(function: object) -> str:
     return name if isinstance(name, str) else type(function).__name__
 
 
-def _takes_parameters(annotation: object) -> bool:
-    if annotation is inspect.Parameter.empty or annotation is Parameters or annotation is Any:
-        return True
-    if annotation is object:
+def _is_parameters(annotation: object) -> bool:
+    if annotation is Parameters:
         return True
     if isinstance(annotation, str):
         bare = annotation.strip().strip("'\"")
-        return bare in ("Parameters", "Any", "object") or bare.endswith((".Parameters", ".Any"))
+        return bare == "Parameters" or bare.endswith(".Parameters")
     return False
+
+
+def _untyped(annotation: object) -> bool:
+    if annotation is inspect.Parameter.empty or annotation is Any or annotation is object:
+        return True
+    if isinstance(annotation, str):
+        bare = annotation.strip().strip("'\"")
+        return bare in ("Any", "object") or bare.endswith(".Any")
+    return False
+
+
+def _asks_for_parameters(parameter: inspect.Parameter) -> bool:
+    """Whether ``parameter``, a function's first, asks for the sample's ``Parameters`` whole:
+    annotated ``Parameters``, or named ``params`` with no other type."""
+    if parameter.kind not in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    ):
+        return False
+    annotation = parameter.annotation
+    return _is_parameters(annotation) or (parameter.name == "params" and _untyped(annotation))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +95,10 @@ class BoundFunction:
     """The function itself when ``call`` gives it unnamed parameters positionally
     (``call(params)`` is then ``positional(*params.values)`` when no name is set): a caller
     may call it so without ``call``'s frame."""
+    keywords: frozenset[str] | None = field(default=None, compare=False, repr=False)
+    """The names the function's parameters take by keyword when it has one positional
+    parameter and no ``*args`` or ``**kwargs`` (else ``None``): a sample's one named value
+    whose name is none of them goes to that parameter."""
 
     def check(self, sample: EvaluationSample) -> None:
         """Raise ``TypeError`` when ``sample``'s parameters do not fit the signature."""
@@ -84,7 +107,7 @@ class BoundFunction:
         names = sample.parameters.names
         if names in self.fits:
             return
-        args, kwargs = _split(sample.parameters)
+        args, kwargs = _arguments(sample.parameters, self.keywords)
         try:
             self.signature.bind(*args, **kwargs)
             self.fits.add(names)
@@ -98,15 +121,20 @@ class BoundFunction:
             )
             raise TypeError(
                 f"The function under test {self.name}{bare} cannot take the "
-                f"parameters of sample {sample.name!r} ({sample.parameters!r}): {exc}. Give "
-                "the sample parameters that fit (a list binds by position, a mapping by "
-                "name), or let the function take one argument annotated `Parameters`."
+                f"parameters of sample {sample.name!r} ({sample.parameters!r}): {exc}. aeval "
+                "passes a sample's values to the function's own parameters (a list by "
+                "position, a mapping by name): give the sample the values the function takes "
+                "or the function a parameter for each value, or name its first parameter "
+                "`params` (or annotate it `Parameters`) to receive the sample's Parameters "
+                "whole."
             ) from None
 
 
-def _split(params: Parameters) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def _arguments(
+    params: Parameters, keywords: frozenset[str] | None
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
     names = params.names
-    if not any(names):
+    if not any(names) or (keywords is not None and len(names) == 1 and names[0] not in keywords):
         return params.values, {}
     args = tuple(v for n, v in zip(names, params.values, strict=True) if n is None)
     kwargs = {n: v for n, v in zip(names, params.values, strict=True) if n is not None}
@@ -114,13 +142,16 @@ def _split(params: Parameters) -> tuple[tuple[Any, ...], dict[str, Any]]:
 
 
 def bind_function(function: Callable[..., Any]) -> BoundFunction:
-    """Decide how samples' parameters are passed to ``function``.
+    """Decide, once per run, how samples' parameters are passed to ``function``.
 
-    A function whose first parameter takes one positional argument that is unannotated or
-    annotated ``Parameters`` (or ``Any``/``object``), all others being optional, receives the
-    sample's ``Parameters`` (upstream's form). Any other signature (``async def
-    chat(question: str)``, ``def f(a, b)``) receives the parameters bound to it: unnamed ones
-    by position, named ones by name.
+    A function whose first parameter is annotated ``Parameters``, or named ``params`` with
+    no other type, and whose other parameters are optional receives the sample's
+    ``Parameters`` (the documented ``async def f(params)``), as does a callable with no
+    signature to read. Any other function receives the sample's values as a call binds
+    them: unnamed ones by position, named ones by name (``async def chat(question)``,
+    ``def add(a, b)``, ``def f(*args, **kwargs)``), except that a sample's one named value
+    whose name is none of the function's parameters goes to the function's one positional
+    parameter, if it has only one (``{"question": ...}`` to ``def chat(prompt)``).
     """
     name = _callable_name(function)
     try:
@@ -128,28 +159,35 @@ def bind_function(function: Callable[..., Any]) -> BoundFunction:
     except (TypeError, ValueError):
         return BoundFunction(function, None, name)
     parameters = list(signature.parameters.values())
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if (
         parameters
-        and parameters[0].kind in positional
-        and _takes_parameters(parameters[0].annotation)
-    ):
-        rest = parameters[1:]
-        if all(
+        and _asks_for_parameters(parameters[0])
+        and all(
             p.default is not inspect.Parameter.empty
             or p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-            for p in rest
-        ):
-            return BoundFunction(function, None, name)
+            for p in parameters[1:]
+        )
+    ):
+        return BoundFunction(function, None, name)
+
+    kinds = [p.kind for p in parameters]
+    keywords = (
+        frozenset(p.name for p in parameters if p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+        if kinds.count(inspect.Parameter.POSITIONAL_ONLY)
+        + kinds.count(inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        == 1
+        and inspect.Parameter.VAR_POSITIONAL not in kinds
+        and inspect.Parameter.VAR_KEYWORD not in kinds
+        else None
+    )
 
     def call(params: Parameters) -> Any:
-        names = params.names
-        if not any(names):
+        if not any(params.names):
             return function(*params.values)
-        args, kwargs = _split(params)
+        args, kwargs = _arguments(params, keywords)
         return function(*args, **kwargs)
 
-    return BoundFunction(call, signature, name, positional=function)
+    return BoundFunction(call, signature, name, positional=function, keywords=keywords)
 
 
 def strategy_name(strategy: object) -> str:
