@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextvars import Token
 from types import TracebackType
+from typing import Any
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits
 from ._context import CURRENT, RECORDER, Recorder, ToolSource
@@ -16,9 +17,11 @@ __all__ = ["Capture", "capture"]
 class Capture:
     """What :func:`capture` records: read :attr:`trace` after (or during) the block.
 
-    It reads like a :class:`Trace` too (``tool_calls``, ``model_calls``, ``retrievals``,
-    ``events()``, ``tool_names()``, ``calls_of()``), and ``aeval.trace.assert_trace(capture)``
-    checks it.
+    It reads like the :class:`Trace` recorded so far: every attribute and method of a trace
+    (``tool_calls``, ``model_calls``, ``retrievals``, ``truncated``, ``dropped``, ``tokens``,
+    ``seconds``, ``events()``, ``tool_names()``, ``calls_of()``, ``to_dict()``, and false
+    while nothing was recorded), so ``async with capture() as trace:`` gives a name that
+    reads as a trace; ``aeval.trace.assert_trace(capture)`` checks it.
     """
 
     __slots__ = ("_recorder", "_tokens")
@@ -53,6 +56,34 @@ class Capture:
     def retrievals(self) -> tuple[Retrieval, ...]:
         """The retrievals recorded so far."""
         return self.trace.retrievals
+
+    @property
+    def truncated(self) -> int:
+        """How many values recorded so far were cut to the limits."""
+        return self.trace.truncated
+
+    @property
+    def dropped(self) -> int:
+        """Events not kept so far because the trace held its most events already."""
+        return self.trace.dropped
+
+    @property
+    def tokens(self) -> int:
+        """The tokens of every model call so far (unknown counts as 0)."""
+        return self.trace.tokens
+
+    @property
+    def seconds(self) -> float | None:
+        """From the first event's start to the last event's end so far; ``None`` with no
+        times."""
+        return self.trace.seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        """What was recorded so far as JSON-safe data (``Trace.from_dict`` reads it)."""
+        return self.trace.to_dict()
+
+    def __bool__(self) -> bool:
+        return bool(self.trace)
 
     def events(self) -> Iterator[ToolCall | ModelCall | Retrieval]:
         """Every event so far, in start order."""
