@@ -99,7 +99,7 @@ async def test_a_mismatch_in_a_streamed_source_stops_the_run_naming_the_sample()
 
     async def stream() -> AsyncIterator[EvaluationSample]:
         yield EvaluationSample("fine", ["q"], "q")
-        yield EvaluationSample("wrong name", {"topic": "x", "lang": "en"}, "x")
+        yield EvaluationSample("wrong name", {"topic": "x"}, "x")
 
     with pytest.raises(TypeError, match=r"sample 'wrong name'.*missing a required argument"):
         async with Scorer() as scorer, scorer.stream(stream(), chat, agrees) as rows:
@@ -193,8 +193,7 @@ _RULE: list[tuple[Callable[..., Any], list[Any] | dict[str, Any] | Parameters, o
     (_params_and_more, ["a", "b"], "ab"),
     (_question, ["What is 2+2?"], "What is 2+2?"),
     (_question, {"question": "q"}, "q"),
-    (_question, {"prompt": "q"}, "q"),
-    (_positional_only, {"question": "q"}, "q"),
+    (_positional_only, ["q"], "q"),
     (_question_any, [{"role": "user"}], {"role": "user"}),
     (lambda question: question, ["q"], "q"),
     (_defaults, ["q"], "q/en"),
@@ -281,12 +280,16 @@ async def test_a_sample_with_more_values_than_the_function_takes_is_one_error_na
         (_defaults, {"lang": "de"}, "missing a required argument: 'question'"),
         (_star_kwargs, ["a"], "too many positional arguments"),
         (_both, {"prompt": "q"}, "missing a required argument: 'question'"),
-        (_defaults, {"prompt": "q"}, "missing a required argument: 'question'"),
-        (_params_and_more, {"prompt": "q"}, "missing a required argument: 'params'"),
+        (_question, {"prompt": "q"}, "missing a required argument: 'question'"),
+        (
+            _positional_only,
+            {"question": "q"},
+            "'question' parameter is positional only, but was passed as a keyword",
+        ),
         (_question, {"question": "q", "lang": "fr"}, "got an unexpected keyword argument 'lang'"),
     ],
 )
-async def test_a_named_value_goes_by_name_unless_the_function_has_one_parameter_for_it(
+async def test_named_values_go_by_name_only(
     function: Callable[..., Any], parameters: list[Any] | dict[str, Any], error: str
 ) -> None:
     with pytest.raises(TypeError, match=rf"sample 's' \(.*\): {error}\. aeval passes"):

@@ -95,10 +95,6 @@ class BoundFunction:
     """The function itself when ``call`` gives it unnamed parameters positionally
     (``call(params)`` is then ``positional(*params.values)`` when no name is set): a caller
     may call it so without ``call``'s frame."""
-    keywords: frozenset[str] | None = field(default=None, compare=False, repr=False)
-    """The names the function's parameters take by keyword when it has one positional
-    parameter and no ``*args`` or ``**kwargs`` (else ``None``): a sample's one named value
-    whose name is none of them goes to that parameter."""
 
     def check(self, sample: EvaluationSample) -> None:
         """Raise ``TypeError`` when ``sample``'s parameters do not fit the signature."""
@@ -107,7 +103,7 @@ class BoundFunction:
         names = sample.parameters.names
         if names in self.fits:
             return
-        args, kwargs = _arguments(sample.parameters, self.keywords)
+        args, kwargs = _split(sample.parameters)
         try:
             self.signature.bind(*args, **kwargs)
             self.fits.add(names)
@@ -130,11 +126,9 @@ class BoundFunction:
             ) from None
 
 
-def _arguments(
-    params: Parameters, keywords: frozenset[str] | None
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def _split(params: Parameters) -> tuple[tuple[Any, ...], dict[str, Any]]:
     names = params.names
-    if not any(names) or (keywords is not None and len(names) == 1 and names[0] not in keywords):
+    if not any(names):
         return params.values, {}
     args = tuple(v for n, v in zip(names, params.values, strict=True) if n is None)
     kwargs = {n: v for n, v in zip(names, params.values, strict=True) if n is not None}
@@ -149,9 +143,7 @@ def bind_function(function: Callable[..., Any]) -> BoundFunction:
     ``Parameters`` (the documented ``async def f(params)``), as does a callable with no
     signature to read. Any other function receives the sample's values as a call binds
     them: unnamed ones by position, named ones by name (``async def chat(question)``,
-    ``def add(a, b)``, ``def f(*args, **kwargs)``), except that a sample's one named value
-    whose name is none of the function's parameters goes to the function's one positional
-    parameter, if it has only one (``{"question": ...}`` to ``def chat(prompt)``).
+    ``def add(a, b)``, ``def f(*args, **kwargs)``).
     """
     name = _callable_name(function)
     try:
@@ -170,24 +162,14 @@ def bind_function(function: Callable[..., Any]) -> BoundFunction:
     ):
         return BoundFunction(function, None, name)
 
-    kinds = [p.kind for p in parameters]
-    keywords = (
-        frozenset(p.name for p in parameters if p.kind is not inspect.Parameter.POSITIONAL_ONLY)
-        if kinds.count(inspect.Parameter.POSITIONAL_ONLY)
-        + kinds.count(inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        == 1
-        and inspect.Parameter.VAR_POSITIONAL not in kinds
-        and inspect.Parameter.VAR_KEYWORD not in kinds
-        else None
-    )
-
     def call(params: Parameters) -> Any:
-        if not any(params.names):
+        names = params.names
+        if not any(names):
             return function(*params.values)
-        args, kwargs = _arguments(params, keywords)
+        args, kwargs = _split(params)
         return function(*args, **kwargs)
 
-    return BoundFunction(call, signature, name, positional=function, keywords=keywords)
+    return BoundFunction(call, signature, name, positional=function)
 
 
 def strategy_name(strategy: object) -> str:
