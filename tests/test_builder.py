@@ -143,3 +143,17 @@ async def test_run_and_save_writes_a_timestamped_markdown_report(tmp_path: Path)
     assert "**Global Score**: 66.67%" in text
     assert "#### Result" in text
     assert report.score == pytest.approx(200 / 3)
+
+
+async def test_a_one_parameter_function_gets_the_value() -> None:
+    async def shout(question):  # type: ignore[no-untyped-def]
+        return question.upper()
+
+    report = await (
+        Evaluation.builder()
+        .with_samples(Samples([EvaluationSample("a", ["hi"], "HI")]))
+        .evaluate(shout)
+        .using(equals)
+        .run()
+    )
+    assert report.passed_count == 1

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _cli import Cli, cli, records_of, rows_of, write_config
+from _cli import ROOT, Cli, cli, records_of, rows_of, write_config
 
 from aeval import RunStore
 
@@ -211,3 +211,50 @@ def test_rescore_applies_the_configs_strategies_without_calling_the_target(
     missing = cli("rescore", "nope.jsonl", "--config", second, cwd=agents)
     assert missing.returncode == 2
     assert "nope.jsonl does not exist" in missing.stderr
+
+
+def _documented_rescore() -> tuple[str, list[str]]:
+    """The configuration and the command docs/cli.md shows for ``aeval rescore``."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = text.split("## `aeval rescore REF --config CONFIG`", 1)[1].split("\n## ", 1)[0]
+    config = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    command = section.split("```console\n$ aeval ", 1)[1].split("\n", 1)[0]
+    return config, command.split()
+
+
+def test_the_documented_rescore_config_needs_only_strategies(agents: Path, cli: Cli) -> None:
+    config, command = _documented_rescore()
+    assert "samples:" not in config
+    assert "target:" not in config
+    assert command == ["rescore", "travel@latest", "--config", "with-budget.yaml"]
+    travel = write_config(agents, CONFIG.format(tools=""), name="travel.yaml")
+    assert cli("run", travel, cwd=agents).returncode == 0
+    write_config(agents, config, name="with-budget.yaml")
+
+    result = cli(*command, cwd=agents, env={"AGENT_MUST_NOT_RUN": "1"})
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1].startswith("PASSED")
+    rows = rows_of(agents / "rescored" / "rows.jsonl")
+    assert [(row["name"], row["strategy"], row["outcome"]) for row in rows] == [
+        ("mysore", "BudgetStrategy", "passed"),
+        ("mysore", "ToolCalledStrategy", "passed"),
+        ("ooty", "BudgetStrategy", "passed"),
+        ("ooty", "ToolCalledStrategy", "passed"),
+    ]
+
+    async def names() -> list[str]:
+        async with RunStore(os.environ["AEVAL_STORE"]) as store:
+            return [run.name for run in await store.runs()]
+
+    assert anyio.run(names) == ["travel", "travel-budget"]
+
+
+def test_a_rescore_config_still_checks_what_it_gives(agents: Path, cli: Cli) -> None:
+    config = write_config(agents, "strategies: [{name: budget, max_tool_calls: -1}]\n")
+
+    result = cli("rescore", "latest", "--config", config, cwd=agents)
+
+    assert result.returncode == 2
+    assert "missing required key" not in result.stderr
+    assert "max_tool_calls" in result.stderr

@@ -59,6 +59,39 @@ def test_a_streamed_source_is_checked_before_the_run(project: Path, cli: Cli) ->
     assert not (project / "aeval-results").exists()
 
 
+def test_a_one_parameter_target_gets_the_value(project: Path, cli: Cli) -> None:
+    (project / "plain.py").write_text("def shout(question):\n    return question.upper()\n")
+    config = write_config(
+        project, "samples: samples.yaml\ntarget: plain:shout\nstrategies: [{name: not_blank}]\n"
+    )
+
+    result = cli("run", config, "--quiet", cwd=project)
+
+    assert result.returncode == 0, result.stderr
+    rows = rows_of(project / "aeval-results" / "rows.jsonl")
+    assert sorted(row["output"] for row in rows) == ["HELLO", "LEFT", "WORLD"]
+
+
+def test_a_sample_with_more_values_than_the_target_takes_is_a_config_error(
+    project: Path, cli: Cli
+) -> None:
+    (project / "plain.py").write_text("def shout(question):\n    return question.upper()\n")
+    (project / "two.yaml").write_text("- name: pair\n  parameters: [a, b]\n")
+    config = write_config(
+        project, "samples: two.yaml\ntarget: plain:shout\nstrategies: [{name: not_blank}]\n"
+    )
+
+    result = cli("run", config, cwd=project)
+
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"aeval: error: {config}:2: target: The function under test shout(question) cannot "
+        "take the parameters of sample 'pair' (Parameters(['a', 'b'])): too many positional "
+        "arguments. aeval passes a sample's values"
+    )
+    assert not (project / "aeval-results").exists()
+
+
 def test_a_module_getattr_that_exits_is_a_config_error(project: Path, cli: Cli) -> None:
     (project / "lazy_bot.py").write_text("def __getattr__(name):\n    raise SystemExit(0)\n")
     config = write_config(

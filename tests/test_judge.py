@@ -740,7 +740,7 @@ async def test_structured_judge_against_a_real_server_sends_json_mode() -> None:
 async def test_a_sample_without_expected_output_is_an_error_unless_the_prompt_needs_none() -> None:
     model = FakeChatModel(["true", "true"])
     samples = [EvaluationSample("live", {"question": "2+2?"}, None)]
-    compared = await Scorer().evaluate(samples, lambda q: "4", AiJudgeStrategy(model))
+    compared = await Scorer().evaluate(samples, lambda question: "4", AiJudgeStrategy(model))
     [row] = compared.evaluations
     assert row.outcome is Outcome.ERROR
     assert row.error is not None and row.error.message == (
@@ -752,7 +752,7 @@ async def test_a_sample_without_expected_output_is_an_error_unless_the_prompt_ne
     assert model.calls == []
 
     own = AiJudgeStrategy(model, "Question: {question}\nAnswer: {response}\nCorrect? true/false")
-    judged = await Scorer().evaluate(samples, lambda q: "4", own)
+    judged = await Scorer().evaluate(samples, lambda question: "4", own)
     assert [r.outcome for r in judged.evaluations] == [Outcome.PASSED]
     [call] = model.calls
     assert call.messages[-1].content == "Question: 2+2?\nAnswer: 4\nCorrect? true/false"

@@ -315,6 +315,25 @@ def test_evaluation_test_runs_before_sync_and_async_bodies(project: pytest.Pytes
     )
 
 
+def test_evaluation_test_gives_a_one_parameter_function_the_value(
+    project: pytest.Pytester,
+) -> None:
+    write_test(
+        project,
+        """
+        from aeval.pytest_plugin import evaluation_test
+
+        def shout(question):
+            return question.upper()
+
+        @evaluation_test(samples="samples.yaml", function=shout, tags=["smoke"], min_score=100)
+        def test_shout():
+            pass
+        """,
+    )
+    project.runpytest().assert_outcomes(passed=1)
+
+
 def test_evaluation_test_below_min_score_fails_with_the_failed_rows(
     project: pytest.Pytester,
 ) -> None:

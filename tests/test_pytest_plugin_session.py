@@ -261,7 +261,8 @@ from aeval.strategies import ExactMatchStrategy
 
 def test_good(record_evaluation):
     sample = EvaluationSample("good", ["a"], "A")
-    record_evaluation(evaluate_sync([sample], lambda p: p[0].upper(), ExactMatchStrategy()))
+    shout = lambda params: params[0].upper()
+    record_evaluation(evaluate_sync([sample], shout, ExactMatchStrategy()))
 """
 
 BAD = GOOD.replace("test_good", "test_bad").replace('"A"', '"nope"')

@@ -95,7 +95,8 @@ def test_a_report_holding_only_failures_is_not_stored_and_says_why(
 
         def test_some(record_evaluation):
             report = anyio.run(lambda: Scorer(keep="failures").evaluate(
-                [EvaluationSample("a", ["x"], "x")], lambda p: p[0], ExactMatchStrategy()))
+                [EvaluationSample("a", ["x"], "x")], lambda params: params[0],
+                ExactMatchStrategy()))
             record_evaluation(report)
         """
     )

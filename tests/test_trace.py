@@ -302,6 +302,53 @@ def test_a_capture_cannot_be_entered_twice() -> None:
         trace.__enter__()
 
 
+def _trace_attributes() -> list[str]:
+    """The public names a Trace instance answers (its fields, properties and methods)."""
+    return sorted(name for name in dir(Trace) if not name.startswith("_") and name != "from_dict")
+
+
+async def test_the_name_a_capture_binds_reads_as_every_attribute_of_a_trace() -> None:
+    """``async with capture() as trace:`` then ``trace.tokens``, as docs/agents.md reads it:
+    every public attribute of Trace, each giving what the recorded trace gives."""
+    started = datetime(2026, 1, 1, tzinfo=UTC)
+    limits = TraceLimits(max_text=4)
+    async with capture(limits=limits) as trace:
+        assert not trace
+        record_model_call(model="m", prompt_tokens=3, duration=2.0, started=started)
+        record_model_call(
+            model="m",
+            prompt_tokens=3,
+            completion_tokens=1,
+            duration=2.0,
+            started=started + timedelta(seconds=1),
+        )
+        record_retrieval(["document"], query="q")
+        assert trace
+        record_tool_call("get_weather", {"city": "Mysore"}, result="sunny")
+    recorded = trace.trace
+    assert trace.tokens == recorded.tokens == 7
+    assert trace.seconds == recorded.seconds is not None
+    assert trace.truncated == recorded.truncated > 0
+    assert trace.dropped == recorded.dropped == 0
+    assert trace.to_dict() == recorded.to_dict()
+    assert Trace.from_dict(trace.to_dict()) == recorded
+    assert trace.tool_names() == ("get_weather",)
+    assert trace.calls_of("get_weather") == recorded.tool_calls
+    assert list(trace.events()) == list(recorded.events())
+    assert bool(trace) and not capture()
+    for name in _trace_attributes():
+        value = getattr(trace, name)
+        expected = getattr(recorded, name)
+        if callable(expected):
+            if name == "calls_of":
+                value, expected = value("get_weather"), expected("get_weather")
+            else:
+                value, expected = value(), expected()
+            if name == "events":
+                value, expected = list(value), list(expected)
+        assert value == expected, name
+
+
 # --- bounds and redaction --------------------------------------------------------------------
 
 

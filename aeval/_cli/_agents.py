@@ -190,7 +190,7 @@ def rescore_command(
     """
     from .._compare import store_path
 
-    config = load_config(args.config)
+    config = load_config(args.config, rescore=True)
     if args.output is not None:
         config = config.replace(output_dir=args.output)
     check_formats(config)

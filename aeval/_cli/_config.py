@@ -92,9 +92,11 @@ class RunConfig:
 
     Attributes:
         path: The configuration file.
-        samples: Sample sources: absolute paths or URLs.
+        samples: Sample sources: absolute paths or URLs (none in a configuration read for
+            ``aeval rescore`` that gives none).
         tags: Keep only samples with one of these tags (all samples when empty).
-        target: ``"module:function"`` or an :class:`HttpSpec`.
+        target: ``"module:function"`` or an :class:`HttpSpec`; ``None`` only in a
+            configuration read for ``aeval rescore`` that gives none.
         strategies: The raw strategy entries, validated.
         concurrency: Samples in flight at once.
         timeout: Seconds per call of the target, ``None`` for no limit.
@@ -121,7 +123,7 @@ class RunConfig:
     path: Path
     samples: tuple[str, ...]
     tags: tuple[str, ...]
-    target: str | HttpSpec
+    target: str | HttpSpec | None
     strategies: tuple[Mapping[str, Any], ...]
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float | None = None
@@ -261,8 +263,22 @@ def _tools(base: Path, tools: str | None) -> str | None:
     return tools
 
 
-def load_config(path: str | Path) -> RunConfig:
+_RUN_ONLY = ("samples", "target")
+"""The keys only ``aeval run`` needs: ``aeval rescore`` calls no target on no samples."""
+
+
+def _rescore_schema() -> Mapping[str, Any]:
+    schema = load_schema()
+    return {**schema, "required": [key for key in schema["required"] if key not in _RUN_ONLY]}
+
+
+def load_config(path: str | Path, *, rescore: bool = False) -> RunConfig:
     """Read, validate and resolve a configuration file.
+
+    Args:
+        path: The configuration file.
+        rescore: Read it for ``aeval rescore``: ``samples`` and ``target`` may be left out
+            (and are not used).
 
     Raises:
         ConfigError: The file is missing, is not YAML, or breaks the schema; every problem is
@@ -270,7 +286,7 @@ def load_config(path: str | Path) -> RunConfig:
     """
     path = Path(path)
     data, lines = _parse(path)
-    problems = Validator(load_schema()).validate(data)
+    problems = Validator(_rescore_schema() if rescore else load_schema()).validate(data)
     if problems:
         raise ConfigError(
             str(path),
@@ -282,12 +298,12 @@ def load_config(path: str | Path) -> RunConfig:
             ],
         )
     base = path.resolve().parent
-    samples = data["samples"]
+    samples = data.get("samples", ())
     tags: tuple[str, ...] = ()
     if isinstance(samples, dict):
         tags = tuple(samples.get("tags") or ())
         samples = samples["paths"]
-    target = data["target"]
+    target = data.get("target")
     if isinstance(target, dict):
         target = _http(target["http"]) if "http" in target else target["function"]
     thresholds = data.get("thresholds") or {}

@@ -43,15 +43,34 @@ def _callable_name(function: object) -> str:
     return name if isinstance(name, str) else type(function).__name__
 
 
-def _takes_parameters(annotation: object) -> bool:
-    if annotation is inspect.Parameter.empty or annotation is Parameters or annotation is Any:
-        return True
-    if annotation is object:
+def _is_parameters(annotation: object) -> bool:
+    if annotation is Parameters:
         return True
     if isinstance(annotation, str):
         bare = annotation.strip().strip("'\"")
-        return bare in ("Parameters", "Any", "object") or bare.endswith((".Parameters", ".Any"))
+        return bare == "Parameters" or bare.endswith(".Parameters")
     return False
+
+
+def _untyped(annotation: object) -> bool:
+    if annotation is inspect.Parameter.empty or annotation is Any or annotation is object:
+        return True
+    if isinstance(annotation, str):
+        bare = annotation.strip().strip("'\"")
+        return bare in ("Any", "object") or bare.endswith(".Any")
+    return False
+
+
+def _asks_for_parameters(parameter: inspect.Parameter) -> bool:
+    """Whether ``parameter``, a function's first, asks for the sample's ``Parameters`` whole:
+    annotated ``Parameters``, or named ``params`` with no other type."""
+    if parameter.kind not in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    ):
+        return False
+    annotation = parameter.annotation
+    return _is_parameters(annotation) or (parameter.name == "params" and _untyped(annotation))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +117,12 @@ class BoundFunction:
             )
             raise TypeError(
                 f"The function under test {self.name}{bare} cannot take the "
-                f"parameters of sample {sample.name!r} ({sample.parameters!r}): {exc}. Give "
-                "the sample parameters that fit (a list binds by position, a mapping by "
-                "name), or let the function take one argument annotated `Parameters`."
+                f"parameters of sample {sample.name!r} ({sample.parameters!r}): {exc}. aeval "
+                "passes a sample's values to the function's own parameters (a list by "
+                "position, a mapping by name): give the sample the values the function takes "
+                "or the function a parameter for each value, or name its first parameter "
+                "`params` (or annotate it `Parameters`) to receive the sample's Parameters "
+                "whole."
             ) from None
 
 
@@ -114,13 +136,14 @@ def _split(params: Parameters) -> tuple[tuple[Any, ...], dict[str, Any]]:
 
 
 def bind_function(function: Callable[..., Any]) -> BoundFunction:
-    """Decide how samples' parameters are passed to ``function``.
+    """Decide, once per run, how samples' parameters are passed to ``function``.
 
-    A function whose first parameter takes one positional argument that is unannotated or
-    annotated ``Parameters`` (or ``Any``/``object``), all others being optional, receives the
-    sample's ``Parameters`` (upstream's form). Any other signature (``async def
-    chat(question: str)``, ``def f(a, b)``) receives the parameters bound to it: unnamed ones
-    by position, named ones by name.
+    A function whose first parameter is annotated ``Parameters``, or named ``params`` with
+    no other type, and whose other parameters are optional receives the sample's
+    ``Parameters`` (the documented ``async def f(params)``), as does a callable with no
+    signature to read. Any other function receives the sample's values as a call binds
+    them: unnamed ones by position, named ones by name (``async def chat(question)``,
+    ``def add(a, b)``, ``def f(*args, **kwargs)``).
     """
     name = _callable_name(function)
     try:
@@ -128,19 +151,16 @@ def bind_function(function: Callable[..., Any]) -> BoundFunction:
     except (TypeError, ValueError):
         return BoundFunction(function, None, name)
     parameters = list(signature.parameters.values())
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if (
         parameters
-        and parameters[0].kind in positional
-        and _takes_parameters(parameters[0].annotation)
-    ):
-        rest = parameters[1:]
-        if all(
+        and _asks_for_parameters(parameters[0])
+        and all(
             p.default is not inspect.Parameter.empty
             or p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-            for p in rest
-        ):
-            return BoundFunction(function, None, name)
+            for p in parameters[1:]
+        )
+    ):
+        return BoundFunction(function, None, name)
 
     def call(params: Parameters) -> Any:
         names = params.names

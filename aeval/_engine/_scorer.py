@@ -260,7 +260,9 @@ class Scorer:
             samples: ``Samples``, any iterable of ``EvaluationSample``, or an async iterable
                 (``Samples.stream("big.jsonl")``) consumed lazily. Items may be
                 :class:`IndexedSample` to keep their index in a larger dataset.
-            function: ``async def f(params)`` or ``def f(params)``; receives ``Parameters``.
+            function: ``async def chat(question)`` or ``def chat(question)`` receives the
+                sample's values (by position, or by name); ``async def f(params)``, or a
+                first parameter annotated ``Parameters``, receives the ``Parameters``.
                 A conversation target (first parameter annotated ``aeval.Conversation``) is
                 called once per user turn of conversation samples (``turns``/``user``).
             *strategies: Objects with ``evaluate(sample, output)`` (sync or async) or plain

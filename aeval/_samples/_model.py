@@ -109,6 +109,24 @@ class Parameters:
         )
         values = property(attrgetter("_values"), doc="The values, in order.")
 
+        def __getattr__(self, name: str) -> Any:
+            """Name aeval and the fix when code expecting a value gets the Parameters (a
+            function under test asking for them passes them on, to an agent framework)."""
+            if name.startswith("_"):
+                raise AttributeError(
+                    f"'Parameters' object has no attribute {name!r}", name=name, obj=self
+                )
+            raise AttributeError(
+                f"'Parameters' object has no attribute {name!r}: this is aeval's Parameters, "
+                "the parameters of a sample, which aeval passes whole to a function under "
+                "test whose first parameter is named `params` or annotated `Parameters`. "
+                'Read a value with params[0] or params.get("name"), or give the function a '
+                "parameter of its own per value (`async def chat(question: str)`) to "
+                "receive the values themselves",
+                name=name,
+                obj=self,
+            )
+
     def as_dict(self) -> dict[str, Any]:
         """The named entries as a dict (first occurrence of a name wins)."""
         out: dict[str, Any] = {}
