@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -92,10 +93,10 @@ def in_thread(function: Callable[[], Awaitable[_T]]) -> _T:
 
 
 @contextmanager
-def viewer(store: Path, **options: Any) -> Iterator[ViewSettings]:
-    """``aeval view`` over ``store`` on a free port of 127.0.0.1, in a thread, until the block
+def viewer(store: Path, host: str = "127.0.0.1", **options: Any) -> Iterator[ViewSettings]:
+    """``aeval view`` over ``store`` on a free port of ``host``, in a thread, until the block
     ends; ready (its lifespan done) when the block starts."""
-    sock = bind("127.0.0.1", 0)
+    sock = bind(host, 0)
     server, settings = server_for(sock, store, **options)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -117,7 +118,9 @@ def store(tmp_path: Path) -> Path:
 
 
 def client(settings: ViewSettings) -> httpx.Client:
-    return httpx.Client(base_url=settings.origin, timeout=30)
+    """A client of the viewer, connecting to 127.0.0.1 when it is bound to every interface."""
+    base = f"http://127.0.0.1:{settings.port}" if settings.host == "0.0.0.0" else settings.origin
+    return httpx.Client(base_url=base, timeout=30)
 
 
 def post_label(settings: ViewSettings, run: str, **changes: Any) -> httpx.Response:
@@ -367,6 +370,80 @@ def test_a_label_needs_the_token_the_origin_and_json(store: Path) -> None:
         '<li data-reviewer="ana" data-verdict="fail" data-stale="false">ana: '
         "<strong>fail</strong>: wrong city</li>"
     ) in page
+
+
+def own_address() -> str:
+    """A non-loopback IPv4 address of this machine (the source of its route outwards, else
+    one its name resolves to); the test is skipped on a machine with loopback alone."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 9))
+            address = probe.getsockname()[0]
+        except OSError:
+            address = "127.0.0.1"
+    if address.startswith("127."):
+        names = socket.gethostbyname_ex(socket.gethostname())[2]
+        address = next((a for a in names if not a.startswith("127.")), address)
+    if address.startswith("127.") or address == "0.0.0.0":
+        pytest.skip("this machine has no address but loopback")
+    return address
+
+
+def test_bound_to_every_interface_it_answers_its_own_addresses_and_labels_from_them(
+    store: Path,
+) -> None:
+    (run,) = store_runs(store, report())
+    mine = own_address()
+    with viewer(store, host="0.0.0.0") as settings:
+        port = settings.port
+        with client(settings) as http:
+            codes = {
+                host: http.get("/", headers={"Host": host}).status_code
+                for host in (
+                    f"{mine}:{port}",
+                    f"127.0.0.1:{port}",
+                    f"localhost:{port}",
+                    f"evil.example:{port}",
+                    f"203.0.113.9:{port}",
+                    f"{mine}:1",
+                )
+            }
+            refused = http.get("/", headers={"Host": f"evil.example:{port}"}).text
+        other_origin = post_label(
+            settings,
+            run,
+            headers={"Host": f"{mine}:{port}", "Origin": f"http://127.0.0.1:{port}"},
+        )
+        stored = labels_of(store, run)
+        accepted = post_label(
+            settings, run, headers={"Host": f"{mine}:{port}", "Origin": f"http://{mine}:{port}"}
+        )
+    assert codes == {
+        f"{mine}:{port}": 200,
+        f"127.0.0.1:{port}": 200,
+        f"localhost:{port}": 200,
+        f"evil.example:{port}": 403,
+        f"203.0.113.9:{port}": 403,
+        f"{mine}:1": 403,
+    }
+    assert f"an IP address of this machine or localhost, port {port}" in refused
+    assert other_origin.status_code == 403 and f"http://{mine}:{port}" in other_origin.text
+    assert stored == []
+    assert accepted.status_code == 200, accepted.text
+    assert labels_of(store, run) == [("sample 0", "ana", "fail", False)]
+
+
+def test_a_page_opened_at_localhost_labels(store: Path) -> None:
+    (run,) = store_runs(store, report())
+    with viewer(store) as settings:
+        address = f"localhost:{settings.port}"
+        accepted = post_label(
+            settings, run, headers={"Host": address, "Origin": f"http://{address}"}
+        )
+        other = post_label(settings, run, headers={"Host": address})
+    assert other.status_code == 403, "the origin is the page's: http://localhost:PORT"
+    assert accepted.status_code == 200, accepted.text
+    assert labels_of(store, run) == [("sample 0", "ana", "fail", False)]
 
 
 def labels_of(path: Path, run: str) -> list[tuple[str, str, str, bool]]:
