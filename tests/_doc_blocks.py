@@ -54,7 +54,7 @@ COMMAND_TIMEOUT = 240.0
 
 _DIRECTIVE = re.compile(r"<!--\s*(file|not run|exit):\s*(.*?)\s*-->", re.DOTALL)
 _FIRST_LINE_FILE = re.compile(r"\A(?:#|//)\s*file:\s*(\S+)[^\n]*\n")
-_PIP = re.compile(r"\bpip install\s+([^&;|\n]+)")
+_PIP = re.compile(r"\bpip install\s+([^&;|\n#]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +114,7 @@ def blocks(page: Path) -> list[Block]:
         directives: dict[str, str] = {}
         before = tokens[index - 1] if index else None
         if before is not None and before.type == "html_block":
-            directives = {key: value for key, value in _DIRECTIVE.findall(before.content)}
+            directives = dict(_DIRECTIVE.findall(before.content))
         text = token.content
         file = directives.get("file")
         if file is None and (match := _FIRST_LINE_FILE.match(text)):
@@ -189,9 +189,9 @@ def missing_for_pip(arguments: str) -> list[str]:
         for extra in sorted(requirement.extras):
             for needed in importlib.metadata.requires(requirement.name) or ():
                 need = Requirement(needed)
-                if need.marker is not None and need.marker.evaluate({"extra": extra}):
-                    if not _installed(need.name):
-                        missing.append(f"{need.name} (extra {extra})")
+                wanted = need.marker is not None and need.marker.evaluate({"extra": extra})
+                if wanted and not _installed(need.name):
+                    missing.append(f"{need.name} (extra {extra})")
     return missing
 
 
@@ -331,12 +331,14 @@ def run_page(page: Path, where: Path) -> list[Outcome]:
                         run_shell(block, where)
                     else:
                         python.run(block)
-                except BaseException as exc:  # noqa: BLE001 - every failure is a block's outcome
+                except BaseException as exc:
                     if isinstance(exc, KeyboardInterrupt):
                         raise
                     detail = "".join(traceback.format_exception(exc)[-12:])
                     outcomes.append(
-                        Outcome(block.where, block.kind, "failed", f"{out.getvalue()[-2000:]}{detail}")
+                        Outcome(
+                            block.where, block.kind, "failed", f"{out.getvalue()[-2000:]}{detail}"
+                        )
                     )
                     continue
             outcomes.append(Outcome(block.where, block.kind, "passed"))

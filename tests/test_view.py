@@ -23,10 +23,19 @@ import httpx
 import pytest
 from _benchmarks import quick_figures
 
-from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample, RunStore
+from aeval import (
+    Conversation,
+    EvaluationReport,
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    RunStore,
+    Scorer,
+)
 from aeval._cli import main
 from aeval._reporting._run_info import RunInfo
 from aeval._view import ViewSettings, bind, server_for
+from aeval.strategies import NotBlankStrategy
 
 _T = TypeVar("_T")
 ROOT = Path(__file__).resolve().parent.parent
@@ -378,7 +387,7 @@ def own_address() -> str:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
             probe.connect(("10.255.255.255", 9))
-            address = probe.getsockname()[0]
+            address: str = probe.getsockname()[0]
         except OSError:
             address = "127.0.0.1"
     if address.startswith("127."):
@@ -533,3 +542,20 @@ def test_a_damaged_row_or_a_bad_ref_is_an_error_page_naming_it(store: Path) -> N
     assert str(store) in damaged.text and f"{run}: row 1: field" in damaged.text
     assert passed.status_code == 200, "pages without the row are served"
     assert bad_ref.status_code == 404 and "geo@yesterday" in bad_ref.text
+
+
+def test_a_conversation_row_shows_its_transcript_turn_by_turn(store: Path) -> None:
+    async def reply(conversation: Conversation) -> str:
+        return f"answer to <{conversation.messages[-1]['content']}>"
+
+    async def evaluated() -> EvaluationReport:
+        sample = EvaluationSample("trip", turns=["Plan a trip", "Make it cheaper"])
+        async with Scorer() as scorer:
+            return await scorer.evaluate([sample], reply, NotBlankStrategy())
+
+    (run,) = store_runs(store, in_thread(evaluated))
+    with viewer(store) as settings, client(settings) as http:
+        page = http.get(f"/runs/{run}").text
+    assert '<ol class="turns">' in page
+    assert "Turn 1" in page and "Turn 2" in page
+    assert "answer to &lt;Make it cheaper&gt;" in page
