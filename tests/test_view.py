@@ -23,10 +23,19 @@ import httpx
 import pytest
 from _benchmarks import quick_figures
 
-from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample, RunStore
+from aeval import (
+    Conversation,
+    EvaluationReport,
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    RunStore,
+    Scorer,
+)
 from aeval._cli import main
 from aeval._reporting._run_info import RunInfo
 from aeval._view import ViewSettings, bind, server_for
+from aeval.strategies import NotBlankStrategy
 
 _T = TypeVar("_T")
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,10 +102,10 @@ def in_thread(function: Callable[[], Awaitable[_T]]) -> _T:
 
 
 @contextmanager
-def viewer(store: Path, **options: Any) -> Iterator[ViewSettings]:
-    """``aeval view`` over ``store`` on a free port of 127.0.0.1, in a thread, until the block
+def viewer(store: Path, host: str = "127.0.0.1", **options: Any) -> Iterator[ViewSettings]:
+    """``aeval view`` over ``store`` on a free port of ``host``, in a thread, until the block
     ends; ready (its lifespan done) when the block starts."""
-    sock = bind("127.0.0.1", 0)
+    sock = bind(host, 0)
     server, settings = server_for(sock, store, **options)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -118,7 +127,9 @@ def store(tmp_path: Path) -> Path:
 
 
 def client(settings: ViewSettings) -> httpx.Client:
-    return httpx.Client(base_url=settings.origin, timeout=30)
+    """A client of the viewer, connecting to 127.0.0.1 when it is bound to every interface."""
+    base = f"http://127.0.0.1:{settings.port}" if settings.host == "0.0.0.0" else settings.origin
+    return httpx.Client(base_url=base, timeout=30)
 
 
 def post_label(settings: ViewSettings, run: str, **changes: Any) -> httpx.Response:
@@ -405,6 +416,85 @@ def test_a_label_body_past_the_limit_is_refused_before_it_is_read_whole(
     assert labels_of(store, run) == []
 
 
+def own_address() -> str:
+    """A non-loopback IPv4 address of this machine (one its name resolves to, else one the
+    kernel lists as local); the test is skipped on a machine with loopback alone. Nothing is
+    sent anywhere to find it."""
+    try:
+        names = socket.gethostbyname_ex(socket.gethostname())[2]
+    except OSError:
+        names = []
+    fib = Path("/proc/net/fib_trie")
+    if fib.exists():
+        lines = fib.read_text().splitlines()
+        names += [
+            lines[i - 1].split()[-1]
+            for i, line in enumerate(lines)
+            if i and line.strip() == "/32 host LOCAL"
+        ]
+    address = next((a for a in names if not a.startswith("127.")), None)
+    if address is None:
+        pytest.skip("this machine has no address but loopback")
+    return address
+
+
+def test_bound_to_every_interface_it_answers_its_own_addresses_and_labels_from_them(
+    store: Path,
+) -> None:
+    (run,) = store_runs(store, report())
+    mine = own_address()
+    with viewer(store, host="0.0.0.0") as settings:
+        port = settings.port
+        with client(settings) as http:
+            codes = {
+                host: http.get("/", headers={"Host": host}).status_code
+                for host in (
+                    f"{mine}:{port}",
+                    f"127.0.0.1:{port}",
+                    f"localhost:{port}",
+                    f"evil.example:{port}",
+                    f"203.0.113.9:{port}",
+                    f"{mine}:1",
+                )
+            }
+            refused = http.get("/", headers={"Host": f"evil.example:{port}"}).text
+        other_origin = post_label(
+            settings,
+            run,
+            headers={"Host": f"{mine}:{port}", "Origin": f"http://127.0.0.1:{port}"},
+        )
+        stored = labels_of(store, run)
+        accepted = post_label(
+            settings, run, headers={"Host": f"{mine}:{port}", "Origin": f"http://{mine}:{port}"}
+        )
+    assert codes == {
+        f"{mine}:{port}": 200,
+        f"127.0.0.1:{port}": 200,
+        f"localhost:{port}": 200,
+        f"evil.example:{port}": 403,
+        f"203.0.113.9:{port}": 403,
+        f"{mine}:1": 403,
+    }
+    assert f"an IP address of this machine or localhost, port {port}" in refused
+    assert other_origin.status_code == 403 and f"http://{mine}:{port}" in other_origin.text
+    assert stored == []
+    assert accepted.status_code == 200, accepted.text
+    assert labels_of(store, run) == [("sample 0", "ana", "fail", False)]
+
+
+def test_a_page_opened_at_localhost_labels(store: Path) -> None:
+    (run,) = store_runs(store, report())
+    with viewer(store) as settings:
+        address = f"localhost:{settings.port}"
+        accepted = post_label(
+            settings, run, headers={"Host": address, "Origin": f"http://{address}"}
+        )
+        other = post_label(settings, run, headers={"Host": address})
+    assert other.status_code == 403, "the origin is the page's: http://localhost:PORT"
+    assert accepted.status_code == 200, accepted.text
+    assert labels_of(store, run) == [("sample 0", "ana", "fail", False)]
+
+
 def labels_of(path: Path, run: str) -> list[tuple[str, str, str, bool]]:
     """(sample, reviewer, verdict, stale) of each label of ``run`` in the store at ``path``."""
 
@@ -492,3 +582,20 @@ def test_a_damaged_row_or_a_bad_ref_is_an_error_page_naming_it(store: Path) -> N
     assert str(store) in damaged.text and f"{run}: row 1: field" in damaged.text
     assert passed.status_code == 200, "pages without the row are served"
     assert bad_ref.status_code == 404 and "geo@yesterday" in bad_ref.text
+
+
+def test_a_conversation_row_shows_its_transcript_turn_by_turn(store: Path) -> None:
+    async def reply(conversation: Conversation) -> str:
+        return f"answer to <{conversation.messages[-1]['content']}>"
+
+    async def evaluated() -> EvaluationReport:
+        sample = EvaluationSample("trip", turns=["Plan a trip", "Make it cheaper"])
+        async with Scorer() as scorer:
+            return await scorer.evaluate([sample], reply, NotBlankStrategy())
+
+    (run,) = store_runs(store, in_thread(evaluated))
+    with viewer(store) as settings, client(settings) as http:
+        page = http.get(f"/runs/{run}").text
+    assert '<ol class="turns">' in page
+    assert "Turn 1" in page and "Turn 2" in page
+    assert "answer to &lt;Make it cheaper&gt;" in page

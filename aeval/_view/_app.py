@@ -3,15 +3,20 @@
 Every page is built on the server from the store; a run's rows are filtered, searched and cut
 into pages there. Every response carries a Content-Security-Policy (a page's inline style and
 script admitted by their hashes, no other source, no framing), ``nosniff`` and no referrer.
-The guard answers only requests whose ``Host`` is the address the server is bound to (a page
-of another site reaching it through DNS rebinding names its own host), and a label is
+The guard answers only requests whose ``Host`` names the server by an address it is bound to,
+or as ``localhost`` when it listens on loopback: a page of another site reaching it through DNS
+rebinding names its own host, never an IP literal. Bound to every interface (``0.0.0.0``,
+``::``), any IP literal of one of the machine's own addresses is the server's. A label is
 written only when its request carries the process's token (in the pages the server serves),
-comes from the server's own origin and holds JSON.
+comes from the origin the page was served from (``http://`` and the request's accepted
+``Host``) and holds JSON.
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -102,12 +107,61 @@ class ViewSettings:
         """``http://127.0.0.1:8765``: the ``Origin`` of the pages the server serves."""
         return f"http://{self.authority}"
 
-    def hosts(self) -> frozenset[str]:
-        """The ``Host`` values accepted: the bound address (and ``localhost`` on loopback)."""
-        hosts = {self.authority}
-        if self.host in ("127.0.0.1", "::1"):
-            hosts.add(f"localhost:{self.port}")
-        return frozenset(hosts)
+    @property
+    def addressed_to(self) -> str:
+        """What a refused request is told the server answers to."""
+        bound = ipaddress.ip_address(self.host)
+        if bound.is_unspecified:
+            return f"an IP address of this machine or localhost, port {self.port},"
+        if bound.is_loopback:
+            return f"{self.authority} or localhost:{self.port}"
+        return self.authority
+
+    def accepts(self, host: str) -> bool:
+        """Whether a request's ``Host`` names this server: its port, and the bound address,
+        ``localhost`` when it listens on loopback, or, bound to every interface, an IP
+        literal of one of this machine's addresses. Any other name is refused: it may be a
+        site's own name rebound to this machine."""
+        name, colon, port = host.rpartition(":")
+        if not colon or port != str(self.port):
+            return False
+        if name.startswith("[") and name.endswith("]"):
+            name = name[1:-1]
+        elif ":" in name:
+            return False
+        bound = ipaddress.ip_address(self.host)
+        if name.lower() == "localhost":
+            return bound.is_loopback or bound.is_unspecified
+        try:
+            address = ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        if address == bound:
+            return True
+        return bound.is_unspecified and _is_own_address(address)
+
+
+_OWN_ADDRESSES: dict[ipaddress.IPv4Address | ipaddress.IPv6Address, bool] = {}
+_OWN_ADDRESSES_KEPT = 256
+
+
+def _is_own_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether ``address`` is one of this machine's: a socket can be bound to it (an address
+    of no interface cannot). The answers are kept, for a bounded number of addresses."""
+    known = _OWN_ADDRESSES.get(address)
+    if known is not None:
+        return known
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.bind((str(address), 0))
+    except OSError:
+        own = False
+    else:
+        own = True
+    if len(_OWN_ADDRESSES) < _OWN_ADDRESSES_KEPT:
+        _OWN_ADDRESSES[address] = own
+    return own
 
 
 class _Guard:
@@ -115,8 +169,7 @@ class _Guard:
 
     def __init__(self, app: _ASGI, settings: ViewSettings) -> None:
         self._app = app
-        self._hosts = settings.hosts()
-        self._authority = settings.authority
+        self._settings = settings
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         if scope["type"] != "http":
@@ -124,10 +177,10 @@ class _Guard:
             return
         headers = dict(scope["headers"])
         host = headers.get(b"host", b"").decode("latin-1")
-        if host not in self._hosts:
+        if not self._settings.accepts(host):
             response = Response(
-                f"aeval view answers requests addressed to {self._authority} only "
-                f"(this one names Host: {host[:100]!r})\n",
+                f"aeval view answers requests addressed to {self._settings.addressed_to} "
+                f"only (this one names Host: {host[:100]!r})\n",
                 status_code=403,
                 media_type="text/plain",
             )
@@ -315,8 +368,9 @@ def create_app(settings: ViewSettings) -> Any:
         given = request.headers.get("x-aeval-token", "")
         if not hmac.compare_digest(given.encode(), settings.token.encode()):
             return _refused(403, "missing or wrong token: label from a page aeval view served")
-        if request.headers.get("origin") != settings.origin:
-            return _refused(403, f"labels are taken from pages of {settings.origin} only")
+        origin = f"http://{request.headers.get('host', '')}"
+        if request.headers.get("origin") != origin:
+            return _refused(403, f"labels are taken from pages of {origin} only")
         if request.headers.get("sec-fetch-site", "same-origin") != "same-origin":
             return _refused(403, "labels are taken from the viewer's own pages only")
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
