@@ -45,10 +45,13 @@ OWNERS: dict[str, str] = {
     "aeval/_view/": "view",
     "examples/": "examples",
 }
-# What the program that loads a file provides: pytest loads the plugin, so it is there.
+# What the program that loads a file provides: pytest loads the plugin, so it is there, and
+# the openai_server fixture's module is imported by test modules only (aeval.testing loads it
+# on first use of the fixture).
 HOSTED: dict[str, frozenset[str]] = {
     "aeval/pytest_plugin.py": frozenset({"pytest"}),
     "aeval/_pytest_plugin/": frozenset({"pytest"}),
+    "aeval/testing/_fixture.py": frozenset({"pytest"}),
 }
 
 

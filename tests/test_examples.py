@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import runpy
@@ -45,6 +46,28 @@ async def test_quickstart_is_the_cli_run_in_python(
     assert (tmp_path / "reports" / "report.xml").exists()
     assert _rows(report) == _rows(await _cli_report(tmp_path / "cli"))
     sys.modules.pop("support_bot", None)
+
+
+def shadowable_names() -> set[str]:
+    """The top-level modules a program may import: the standard library's, aeval and those
+    of every installed distribution (the development install has every extra's)."""
+    installed = importlib.metadata.packages_distributions()
+    return {*sys.stdlib_module_names, *sys.builtin_module_names, *installed, "aeval"}
+
+
+def test_no_example_shadows_a_module() -> None:
+    # `python examples/X.py` puts examples/ first on sys.path, and pytest puts a test's folder
+    # there: a folder or module of that name would be imported in place of the real one (a
+    # folder only where the real one is not installed, so a development install hides it).
+    taken = shadowable_names()
+    shadows = sorted(
+        path.relative_to(EXAMPLES.parent).as_posix()
+        for path in EXAMPLES.rglob("*")
+        if "__pycache__" not in path.parts
+        and (path.is_dir() or path.suffix == ".py")
+        and (path.name if path.is_dir() else path.stem) in taken
+    )
+    assert shadows == [], f"rename these: each has the name of a module Python imports: {shadows}"
 
 
 def readme_snippet() -> str:

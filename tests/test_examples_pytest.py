@@ -1,4 +1,4 @@
-"""The example suite ``examples/pytest/`` runs and passes as a user would run it."""
+"""The example suite ``examples/pytest_project/`` runs and passes as a user would run it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pytest"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pytest_project"
 
 SUMMARY = [
     "test_support_assistant.py::test_smoke_and_billing_answers [PASSED]: Score 100.00% "

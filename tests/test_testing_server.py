@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import threading
 
 import anyio
@@ -317,3 +319,28 @@ async def test_the_fixture_works_in_async_tests(openai_server: OpenAICompatibleS
     async with httpx.AsyncClient() as client:
         response = await client.get(f"{openai_server.base_url}/models")
     assert response.status_code == 200
+
+
+def test_aeval_testing_needs_no_pytest() -> None:
+    """Importing it leaves pytest alone; without pytest the server works and the fixture says
+    what it needs (issue 32: a script using the server must run where pytest is not installed)."""
+    code = (
+        "import sys\n"
+        "import aeval.testing as testing\n"
+        "print('pytest' in sys.modules)\n"
+        "sys.modules['pytest'] = None\n"
+        "with testing.OpenAICompatibleServer() as server:\n"
+        "    print(server.base_url.startswith('http://127.0.0.1:'))\n"
+        "try:\n"
+        "    testing.openai_server\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "False",
+        "True",
+        "aeval.testing.openai_server is a pytest fixture, and pytest is not installed: "
+        "pip install pytest, or start an aeval.testing.OpenAICompatibleServer yourself",
+    ]

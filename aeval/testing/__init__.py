@@ -9,13 +9,17 @@
   ``/v1/chat/completions``, ``/v1/embeddings`` and ``/v1/models`` with scripted replies and
   fault injection; point :class:`~aeval.models.OpenAIChatModel` or
   :class:`~aeval.models.OpenAIEmbedder` at its ``base_url``. The ``openai_server`` pytest
-  fixture starts one per test; ``python -m aeval.testing`` serves one from the command line
+  fixture starts one per test (pytest is imported when the fixture is, never by
+  ``import aeval.testing``); ``python -m aeval.testing`` serves one from the command line
   (in its own process, e.g. for benchmarks) until it is interrupted.
 - :class:`ScriptedHTTPServer` is the same kind of server for any HTTP API: replies by path or
   from a handler, redirects, slow, dropped, endless and trickling bodies.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from .._util._publish import publish as _publish
 from ._clock import FakeClock
@@ -29,7 +33,27 @@ from ._fakes import (
 )
 from ._http import HTTPReply, RecordedRequest, ScriptedHTTPServer
 from ._openai import Reply, hashed_embedding
-from ._server import OpenAICompatibleServer, main, openai_server
+from ._server import OpenAICompatibleServer, main
+
+if TYPE_CHECKING:
+    from ._fixture import openai_server
+
+_LAZY = {"openai_server": "._fixture"}
+"""The names imported on first use: the fixture's module imports pytest."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'aeval.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "ChatCall",
@@ -49,4 +73,4 @@ __all__ = [
     "openai_server",
 ]
 
-_publish(globals(), __all__, __name__)
+_publish(globals(), [name for name in __all__ if name not in _LAZY], __name__)

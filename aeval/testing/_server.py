@@ -1,4 +1,4 @@
-"""The local OpenAI-compatible test server, its pytest fixture and its command line."""
+"""The local OpenAI-compatible test server and its command line."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ import signal
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from ._http import BaseServer, HTTPReply, RecordedRequest
 from ._openai import OpenAIHandler, Reply, as_reply, render, route
 
-__all__ = ["OpenAICompatibleServer", "main", "openai_server"]
+__all__ = ["OpenAICompatibleServer", "main"]
 
 
 class OpenAICompatibleServer(BaseServer):
@@ -170,26 +169,6 @@ class OpenAICompatibleServer(BaseServer):
         if kind == "chat":
             return as_reply(self.default)
         return Reply()
-
-
-def _openai_server() -> Iterator[OpenAICompatibleServer]:
-    """A started :class:`OpenAICompatibleServer`, stopped after the test.
-
-    Bring it into a test module or ``conftest.py`` with
-    ``from aeval.testing import openai_server`` (or ``openai_server = testing.openai_server``)
-    and configure it inside the test with ``enqueue``, ``handler`` or ``default``.
-    """
-    with OpenAICompatibleServer() as server:
-        yield server
-
-
-openai_server: Any
-try:
-    import pytest
-except ImportError:  # pragma: no cover - pytest is only needed for the fixture
-    openai_server = _openai_server
-else:
-    openai_server = pytest.fixture(name="openai_server")(_openai_server)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
