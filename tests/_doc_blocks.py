@@ -29,8 +29,10 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import tomllib
 import traceback
 from collections.abc import Iterator
@@ -229,18 +231,38 @@ def commands(block: Block) -> list[str]:
     return found
 
 
+def _run_in_group(arguments: list[str], where: Path) -> subprocess.CompletedProcess[str]:
+    """Run a command in a process group of its own, and end whatever it leaves running
+    (a server started with ``&`` whose ``kill`` was never reached, Ray's processes) once it
+    exits or times out. Its output goes to files, which a process left behind cannot hold
+    open the way it would a pipe."""
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        process = subprocess.Popen(
+            arguments,
+            cwd=where,
+            env=environment(where),
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            process.wait(timeout=COMMAND_TIMEOUT)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        stdout.seek(0)
+        stderr.seek(0)
+        return subprocess.CompletedProcess(
+            arguments, process.returncode, stdout.read(), stderr.read()
+        )
+
+
 def run_shell(block: Block, where: Path) -> None:
     for command in commands(block):
         script = without_pip(command)
-        done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script],
-            cwd=where,
-            env=environment(where),
-            capture_output=True,
-            text=True,
-            timeout=COMMAND_TIMEOUT,
-            check=False,
-        )
+        done = _run_in_group(["bash", "-e", "-o", "pipefail", "-c", script], where)
         assert done.returncode == block.exit, (
             f"`{command}` exited with {done.returncode}, not {block.exit}\n"
             f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"

@@ -26,7 +26,6 @@ NOT_YET = {
     "docs/models.md": "its fragments use names no block defines (Protocol, judge_a, report), "
     "and call Ollama on localhost:11434",
     "docs/online.md": "one command serves until stopped, and a fragment uses `online` undefined",
-    "docs/review.md": "its blocks read a stored run support-bot@latest that no block records",
     "docs/scale.md": "its commands name aeval.yaml and a Ray cluster, and a snippet imports "
     "support_bot from the repository root",
 }
