@@ -21,8 +21,6 @@ PAGE_TIMEOUT = 900
 NOT_YET = {
     "docs/guide.md": "its fragments use names no block on the page defines (samples, bot, "
     "model, report, question) and judges that need a model",
-    "docs/history.md": "its commands run eval/aeval.yaml and compare main/ and branch/ runs "
-    "that no block makes",
     "docs/models.md": "its fragments use names no block defines (Protocol, judge_a, report), "
     "and call Ollama on localhost:11434",
     "docs/online.md": "one command serves until stopped, and a fragment uses `online` undefined",
