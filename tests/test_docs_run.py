@@ -23,7 +23,6 @@ NOT_YET = {
     "model, report, question) and judges that need a model",
     "docs/models.md": "its fragments use names no block defines (Protocol, judge_a, report), "
     "and call Ollama on localhost:11434",
-    "docs/online.md": "one command serves until stopped, and a fragment uses `online` undefined",
 }
 """Pages whose blocks do not run yet, and why: each is an expected failure, which passes the
 day its page runs (strict), so that the page then leaves this list."""
