@@ -28,3 +28,8 @@ async def answer(params: Parameters) -> str:
         if any(word in question for word in keywords):
             return reply
     return FALLBACK
+
+
+async def chat(question: str) -> str:
+    """The same assistant as a chat function: the question alone, as text."""
+    return await answer(Parameters({"question": question}))

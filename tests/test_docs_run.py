@@ -18,10 +18,7 @@ from _doc_blocks import OUTPUT, PAGES, ROOT, blocks, clone, environment
 
 PAGE_TIMEOUT = 900
 
-NOT_YET = {
-    "docs/guide.md": "its fragments use names no block on the page defines (samples, bot, "
-    "model, report, question) and judges that need a model",
-}
+NOT_YET: dict[str, str] = {}
 """Pages whose blocks do not run yet, and why: each is an expected failure, which passes the
 day its page runs (strict), so that the page then leaves this list."""
 
@@ -51,7 +48,7 @@ def test_the_blocks_not_run_say_why() -> None:
     listing = "\n".join(f"{block.where}: {block.not_run}" for block in not_run)
     print(f"{len(not_run)} blocks not run:\n{listing}")
     assert all(len(block.not_run or "") >= 20 for block in not_run), listing
-    assert len(not_run) <= 10, f"more blocks are not run than before:\n{listing}"
+    assert len(not_run) <= 8, f"more blocks are not run than before:\n{listing}"
 
 
 @pytest.mark.timeout(PAGE_TIMEOUT)
