@@ -9,12 +9,15 @@ defined or recorded. A block that cannot run offline says why in the page
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import sys
 from pathlib import Path
 
+import _doc_blocks
 import pytest
-from _doc_blocks import OUTPUT, PAGES, ROOT, blocks, clone, environment
+from _doc_blocks import OUTPUT, PAGES, ROOT, Block, blocks, clone, environment, run_shell
 
 PAGE_TIMEOUT = 900
 
@@ -71,3 +74,22 @@ def test_every_block_of_the_page_runs(page: Path, tmp_path: Path) -> None:
     outcomes = json.loads(results.read_text(encoding="utf-8"))
     failed = [o for o in outcomes if o["status"] == "failed"]
     assert not failed, "\n\n".join(f"{o['where']} ({o['kind']}):\n{o['detail']}" for o in failed)
+
+
+def test_what_a_command_leaves_running_is_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block that starts a server with ``&`` and stops before its ``kill`` leaves nothing
+    running, and its output, which the server still holds, does not keep it waiting."""
+    monkeypatch.setattr(_doc_blocks, "COMMAND_TIMEOUT", 60.0)
+    block = Block(page="page.md", line=1, kind="bash", text="sleep 600 &\necho $! > server.pid\n")
+    run_shell(block, tmp_path)
+    try:
+        handle = os.pidfd_open(int((tmp_path / "server.pid").read_text()))
+    except ProcessLookupError:
+        return
+    try:
+        ended, _, _ = select.select([handle], [], [], 30)  # readable once the process ended
+    finally:
+        os.close(handle)
+    assert ended, "the server the block started is still running"
