@@ -118,8 +118,7 @@ def print_report(
     run = report.run
     add(
         "run",
-        f"{timestamp(run.started_at)} → {timestamp(run.finished_at)}, "
-        f"{report.duration:.2f} s wall clock",
+        f"{timestamp(run.started_at)} → {timestamp(run.finished_at)}, {_took(report)}",
     )
     where = f"aeval {run.aeval_version or '?'}"
     if run.concurrency is not None:
@@ -345,3 +344,12 @@ def print_run_summary(
 
 def _shown_tags(report: EvaluationReport) -> set[str]:
     return {f"tag {tag}" for tag in report.tag_statistics}
+
+
+def _took(report: EvaluationReport) -> str:
+    duration = report.duration
+    if duration is None:
+        return "duration unknown"
+    if report.run.started_at is None:
+        return f"{duration:.2f} s of calls, summed"
+    return f"{duration:.2f} s wall clock"
