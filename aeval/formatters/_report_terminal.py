@@ -172,7 +172,7 @@ def _tags(console: Console, report: EvaluationReport, minimum: Minimum) -> None:
             str(stats.total),
             str(stats.passed),
             format_percent(stats.score),
-            format_interval(stats.score, stats.confidence_interval()),
+            format_interval(stats.confidence_interval()),
             plain(minimum(f"tag {tag}")),
         )
     print_table(console, table)
@@ -189,7 +189,7 @@ def _strategies(console: Console, report: EvaluationReport) -> None:
             plain(name),
             *(str(n) for n in (s.total, s.passed, s.failed, s.unscored, s.skipped, s.errors)),
             format_percent(s.score),
-            format_interval(s.score, s.confidence_interval()),
+            format_interval(s.confidence_interval()),
         )
     print_table(console, table)
 
