@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -38,6 +39,7 @@ __all__ = [
     "Cli",
     "Result",
     "cli",
+    "beside_progress",
     "forgotten_imports",
     "fresh_imports",
     "project",
@@ -204,6 +206,15 @@ def run_process(
         timeout=60,
         env={**os.environ, "COLUMNS": WIDTH, **(env or {})},
     )
+
+
+_PROGRESS = re.compile(r"aeval: (evaluating |done: |interrupted: |\d+(/\d+)? samples )")
+
+
+def beside_progress(stderr: str) -> list[str]:
+    """The lines of ``stderr`` that are not ``aeval run``'s progress lines (``aeval: done:
+    ...``): a run that went well leaves nothing else there (no ``aeval: error:``)."""
+    return [line for line in stderr.splitlines() if not _PROGRESS.match(line)]
 
 
 def write_config(directory: Path, text: str, name: str = "aeval.yaml") -> Path:

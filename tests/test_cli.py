@@ -21,11 +21,13 @@ from _cli import (
     EXAMPLE,
     ROOT,
     Cli,
+    beside_progress,
     cli,
     forgotten_imports,
     project,
     records_of,
     rows_of,
+    run_process,
     write_config,
 )
 
@@ -53,7 +55,7 @@ def test_example_config_passes_offline_and_writes_every_output(tmp_path: Path, c
     result = cli("run", EXAMPLE, "--output", tmp_path / "out", cwd=tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stderr == ""
+    assert beside_progress(result.stderr) == []
     assert result.stdout.splitlines()[-1] == (
         "PASSED: score 91.67% >= 80.00%; tag smoke 100.00% >= 100.00%"
     )
@@ -85,7 +87,7 @@ def test_passing_gate_exits_0_and_prints_the_summary(project: Path, cli: Cli) ->
     )
     # 100 % of 2 samples is not certainty: Wilson's interval keeps a width at the edge
     assert re.search(r"smoke\s+2\s+4\s+4\s+100\.00%\s+34\.24–100\.00\s+100\.00% ok", out)
-    assert re.search(r"edge\s+1\s+2\s+1\s+50\.00%\s+± 50\.00", out)
+    assert re.search(r"edge\s+1\s+2\s+1\s+50\.00%\s+0\.00–100\.00", out)
     assert re.search(r"ExactMatchStrategy\s+3\s+2\s+1\s+0\s+0\s+0\s+66\.67%\s+20\.77–93\.85", out)
     assert re.search(r"NotBlankStrategy\s+3\s+3\s+0\s+0\s+0\s+0\s+100\.00%", out)
     assert re.search(r"mismatch\s+ExactMatchStrategy\s+failed\s+Expected 'right', got 'left'", out)
@@ -154,12 +156,15 @@ def test_a_tag_minimum_for_a_tag_no_sample_has_fails_the_gate(project: Path, cli
     assert result.stdout == "FAILED: tag smoek: no evaluated sample has it\n"
 
 
-def test_progress_is_plain_lines_when_stdout_is_not_a_terminal(project: Path, cli: Cli) -> None:
+def test_progress_is_plain_lines_on_stderr_when_it_is_not_a_terminal(
+    project: Path, cli: Cli
+) -> None:
     config = write_config(project, BASIC.format(min_score=0).replace("echo", "shout"))
 
     result = cli("run", config, "--concurrency", "1", cwd=project)
 
-    lines = [line for line in result.stdout.splitlines() if line.startswith("aeval:")]
+    assert "aeval:" not in result.stdout
+    lines = [line for line in result.stderr.splitlines() if line.startswith("aeval:")]
     assert lines[0] == "aeval: evaluating 3 samples"
     middle = r" samples \(\d+%\) \| \d+ rows \| pass [\d.]+% \| 0 errors \| 0 retries \| "
     middle += r"[\d.]+ samples/s \| ETA \d+:\d\d:\d\d"
@@ -171,7 +176,7 @@ def test_progress_is_plain_lines_when_stdout_is_not_a_terminal(project: Path, cl
         lines[3],
     ), lines[3]
     assert len(lines) == 4
-    assert "\x1b[" not in result.stdout
+    assert "\x1b[" not in result.stderr
 
 
 def test_config_errors_exit_2_naming_the_file_line_and_key(project: Path, cli: Cli) -> None:
@@ -434,7 +439,7 @@ def test_a_signal_stops_cleanly_with_the_finished_rows_and_a_partial_report(
             process.communicate()
 
     assert process.returncode == code, stderr
-    assert stderr == ""
+    assert beside_progress(stderr) == []
     rows = rows_of(rows_path)
     assert sorted(r["name"] for r in rows) == ["s0", "s1", "s2"]
     assert all(r["outcome"] == "passed" for r in rows)
@@ -456,7 +461,7 @@ def test_a_signal_stops_cleanly_with_the_finished_rows_and_a_partial_report(
     assert 'role="alert"' in html and "run stopped after 3 of 8 samples" in html
     assert "Evaluation summary (PARTIAL: run stopped after 3 of 8 samples)" in stdout
     assert re.search(r"samples\s+3 of 8 evaluated", stdout)
-    assert re.search(r"aeval: interrupted: 3/8 samples \| 3 rows \| pass 100\.0%", stdout)
+    assert re.search(r"aeval: interrupted: 3/8 samples \| 3 rows \| pass 100\.0%", stderr)
     assert stdout.splitlines()[-1] == (
         f"{label}: run stopped after 3 of 8 samples; the report is partial and no "
         "threshold was checked"
@@ -602,10 +607,26 @@ def test_the_command_runs_as_a_program_and_exits_with_its_code(
     )
 
     assert result.returncode == 1, result.stdout + result.stderr
-    assert result.stderr == ""
+    assert beside_progress(result.stderr) == []
     assert "Evaluation summary" in result.stdout
     assert result.stdout.splitlines()[-1] == "FAILED: score 91.67% < 95.00%"
     assert (tmp_path / "out" / "rows.jsonl").is_file()
+
+
+def test_a_run_piped_to_a_file_writes_its_progress_on_stderr_and_its_results_on_stdout(
+    tmp_path: Path,
+) -> None:
+    # ``aeval run aeval.yaml > out.txt``: the file holds the summary and the verdict alone
+    result = run_process("run", EXAMPLE, "--output", tmp_path / "out", cwd=tmp_path)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    progress = result.stderr.splitlines()
+    assert beside_progress(result.stderr) == []
+    assert progress[0] == "aeval: evaluating 6 samples"
+    assert progress[-1].startswith("aeval: done: 6/6 samples | 12 rows | pass 91.7% |")
+    assert not [line for line in result.stdout.splitlines() if line.startswith("aeval:")]
+    assert "samples/s" not in result.stdout and "Evaluation summary" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith("PASSED: score 91.67%")
 
 
 def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path: Path) -> None:

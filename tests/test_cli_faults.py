@@ -299,7 +299,7 @@ def test_judge_retries_show_in_the_progress_lines_and_the_summary(project: Path,
         )
         result = cli("run", config, "--concurrency", "1", cwd=project)
     assert result.returncode == 0, result.stderr
-    progress = [line for line in result.stdout.splitlines() if line.startswith("aeval: ")]
+    progress = [line for line in result.stderr.splitlines() if line.startswith("aeval: ")]
     assert re.search(r"\| 2 retries \|", progress[1]), progress[1]
     assert re.search(r"\| 3 retries \|", progress[2]), progress[2]
     assert re.search(r"^aeval: done: .* \| 3 retries \|", progress[-1]), progress[-1]

@@ -60,7 +60,7 @@ def test_the_display_counts_every_row(project: Path, cli: Cli) -> None:
     result = cli("run", config, "--no-store", cwd=project)
 
     assert result.returncode == 1
-    done = [line for line in result.stdout.splitlines() if line.startswith("aeval: done: ")]
+    done = [line for line in result.stderr.splitlines() if line.startswith("aeval: done: ")]
     assert len(done) == 1, done
     assert done[0].startswith("aeval: done: 7/7 samples | 7 rows | pass 0.0% | 7 errors"), done
     assert "the most common error: ValueError in 5 rows: bad 0" in result.stdout

@@ -224,3 +224,17 @@ def test_the_scan_sees_imports_in_functions_and_skips_types_and_optional_ones(
     assert found == [(10, "sniffio"), (11, "onnxruntime"), (13, "trio")]
     problems = undeclared(uses)
     assert len(problems) == 3 and "'sniffio'" in problems[0] and "'ray' extra" in problems[0]
+
+
+def test_the_license_is_an_spdx_expression_and_the_backend_reads_it() -> None:
+    # setuptools deprecates the table form (``{ text = ... }``), no longer built after
+    # 2027-02-18; the SPDX string needs setuptools 77, and a License classifier beside it is
+    # an error there
+    project = PYPROJECT["project"]
+    assert project["license"] == "Apache-2.0"
+    assert not [c for c in project.get("classifiers", ()) if c.startswith("License ::")]
+    requires = PYPROJECT["build-system"]["requires"]
+    setuptools = [r for r in requires if requirement_name(r) == "setuptools"]
+    assert len(setuptools) == 1, requires
+    floor = re.fullmatch(r"setuptools\s*>=\s*(\d+)(\.\d+)*", setuptools[0].strip())
+    assert floor is not None and int(floor[1]) >= 77, setuptools[0]

@@ -120,7 +120,7 @@ def test_markdown_summary_mode_upstream_layout() -> None:
         "# Evaluation Report\n"
         "\n"
         "**Global Score**: 50.00%\n"
-        "± 40.55 (95% CI, 2 samples)\n"
+        "(95% CI 9.45–90.55, 2 samples)\n"
         "\n"
         "**Evaluations**: 2 · **Passed**: 1 · **Failed**: 1 · **Unscored**: 0 · **Errors**: 0\n"
         "\n"
@@ -201,7 +201,7 @@ def test_markdown_tags_in_first_appearance_order() -> None:
     text = report.format("markdown", include_details=False)
     assert (
         "## Score per tags\n\n"
-        "- **zeta**: 50.00% ± 40.55 (95% CI, 2 samples)\n"
+        "- **zeta**: 50.00% (95% CI 9.45–90.55, 2 samples)\n"
         "- **alpha**: 100.00% (95% CI 0.00–100.00, 1 sample)\n"
         "- **mid**: 0.00% (95% CI 0.00–100.00, 1 sample)\n\n"
     ) in text
@@ -228,7 +228,7 @@ def test_markdown_details_with_error_unscored_strategies_and_lists() -> None:
         "\n"
         "## Score per tags\n"
         "\n"
-        "- **t1**: 50.00% ± 40.55 (95% CI, 2 samples)\n"
+        "- **t1**: 50.00% (95% CI 9.45–90.55, 2 samples)\n"
         "- **t2**: 0.00% (95% CI 0.00–100.00, 1 sample)\n"
         "\n"
         "## Score per strategy\n"
@@ -236,7 +236,7 @@ def test_markdown_details_with_error_unscored_strategies_and_lists() -> None:
         "| Strategy | Score | 95% CI | Samples | Rows | Passed | Failed | Unscored | Skipped"
         " | Errors |\n"
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-        "| ExactMatch | 50.00% | ± 40.55 | 2 | 2 | 1 | 1 | 0 | 0 | 0 |\n"
+        "| ExactMatch | 50.00% | 9.45–90.55 | 2 | 2 | 1 | 1 | 0 | 0 | 0 |\n"
         "| Judge | 0.00% | 0.00–65.76 | 2 | 2 | 0 | 0 | 1 | 0 | 1 |\n"
         "\n"
         "## Details\n"

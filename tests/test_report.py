@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from aeval import (
@@ -12,6 +14,7 @@ from aeval import (
     ModelUsage,
     Outcome,
     ReportParts,
+    RunInfo,
 )
 
 
@@ -126,6 +129,23 @@ class TestScores:
         assert report.duration == 0.75
         assert report.call_count == 2
         assert report.sample_count == 1
+
+    def test_a_duration_is_read_from_the_recorded_start_and_finish_never_the_clock(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def clock() -> float:
+            raise AssertionError("a report's duration read the clock")
+
+        monkeypatch.setattr(time, "time", clock)
+        rows = [row("A", True)]
+        finished = EvaluationReport(rows, run=RunInfo(started_at=100.0, finished_at=112.5))
+        killed = EvaluationReport(rows, run=RunInfo(started_at=100.0, complete=False))
+        live = Aggregator()
+        live.start(RunInfo(started_at=100.0))
+        live.add(rows[0])
+        assert finished.duration == 12.5
+        assert killed.duration is None
+        assert live.report().duration is None
 
     def test_usage_is_summed_from_row_metadata(self) -> None:
         rows = [

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .._engine._progress import PlainProgress, RichProgress, RunProgress
+from .._engine._progress import RunProgress, progress_for
 from .._exceptions import (
     ComparisonError,
     FormatError,
@@ -97,12 +97,11 @@ def check_formats(config: RunConfig, *, from_flag: bool) -> None:
 
 
 def _progress(console: Console | None, strategies: int) -> RunProgress | None:
-    """The display of the run; ``None`` with ``--quiet`` (no console)."""
+    """The display of the run, on stderr so that ``aeval run > out.txt`` holds the summary
+    alone; ``None`` with ``--quiet`` (no console)."""
     if console is None:
         return None
-    if console.is_terminal:
-        return RichProgress(console, strategies)
-    return PlainProgress(sys.stdout, strategies)
+    return progress_for(strategies)
 
 
 def _executor(args: argparse.Namespace, config: RunConfig) -> Any:

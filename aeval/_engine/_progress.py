@@ -1,7 +1,8 @@
 """Progress of a run: a live bar on a terminal, plain periodic lines otherwise.
 
-``aeval run`` shows it on stdout, ``Scorer(progress=True)`` on stderr. rich is imported only
-when a bar is shown (``import aeval`` never imports it).
+``aeval run`` and ``Scorer(progress=True)`` show it on stderr, so that standard output holds
+the results alone (``aeval run > out.txt``). rich is imported only when progress is shown
+(``import aeval`` never imports it).
 
 Both count samples (function calls, samples × repeats, when the total is known) and show the
 rows of the finished samples, their pass rate, errors, model retries (summed from the rows'
@@ -267,8 +268,8 @@ class RichProgress:
 
 
 def progress_for(strategies: int) -> RunProgress:
-    """The progress a Scorer shows on stderr: a live bar on a terminal or in a notebook, else
-    a line each tenth of the run."""
+    """The progress a Scorer and ``aeval run`` show on stderr: a live bar on a terminal or in
+    a notebook, else a line each tenth of the run."""
     import sys
 
     from rich.console import Console

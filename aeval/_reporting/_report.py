@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from os import PathLike
@@ -314,17 +313,19 @@ class EvaluationReport:
         return self._run.finished_at
 
     @property
-    def duration(self) -> float:
-        """Wall-clock seconds of the run (so far, for a live report).
+    def duration(self) -> float | None:
+        """Wall-clock seconds of the run, from its recorded start to its recorded finish.
 
-        A report built from rows with no header (``EvaluationReport(rows)``) knows no wall
-        clock: there it is the summed time of the function calls, one per sample and repeat.
+        ``None`` when the run has a start but no finish: a live report, or the rows of a
+        run that was killed. The duration comes from recorded times only, never from the
+        clock, so a report renders the same on any date. A report built from rows with no
+        header (``EvaluationReport(rows)``) knows no wall clock: there it is the summed time
+        of the function calls, one per sample and repeat.
         """
         run = self._run
         if run.started_at is None:
             return self._call_time
-        end = run.finished_at if run.finished_at is not None else time.time()
-        return max(0.0, end - run.started_at)
+        return run.duration
 
     @property
     def warnings(self) -> tuple[str, ...]:

@@ -141,7 +141,7 @@ def runs_page(runs: Sequence[RunSummary], *, store: str) -> str:
             f"{escape(run.id)}</a></td><td>{escape(run.name)}</td>"
             f"<td>{escape(utc(run.started_at))}</td>"
             f'<td class="num">{format_percent(run.score)}</td>'
-            f'<td class="num">{escape(format_interval(run.score, run.interval))}</td>'
+            f'<td class="num">{escape(format_interval(run.interval))}</td>'
             f"<td>{'partial' if run.partial else 'complete'}</td>"
             f"<td>{escape(commit_text(run.git_commit, run.git_dirty))}</td>"
             f"<td>{escape(run_note(run))}</td><td>{' · '.join(links)}</td></tr>"

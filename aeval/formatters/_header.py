@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "conversations_text",
+    "duration_text",
     "failures_first",
     "gate_text",
     "header_facts",
@@ -48,6 +49,16 @@ def partial_banner(report: EvaluationReport) -> str | None:
     )
 
 
+def duration_text(report: EvaluationReport) -> str:
+    """``12.50 s (wall clock)``; ``1.25 s (the calls, summed)`` for a report of rows with no
+    header; ``unknown (the run did not finish)`` when no finish was recorded."""
+    duration = report.duration
+    if duration is None:
+        return "unknown (the run did not finish)"
+    known = report.run.started_at is not None
+    return f"{duration:.2f} s ({'wall clock' if known else 'the calls, summed'})"
+
+
 def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
     """The run's header as (label, value) pairs: when, how long, with what, from which commit.
 
@@ -64,7 +75,7 @@ def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
             "Finished",
             "did not finish" if known and run.finished_at is None else timestamp(run.finished_at),
         ),
-        ("Duration", f"{report.duration:.2f} s ({'wall clock' if known else 'the calls, summed'})"),
+        ("Duration", duration_text(report)),
         ("Samples", samples + (f" × {run.repeats} repeats" if run.repeats > 1 else "")),
         ("Rows", str(report.evaluation_count)),
         ("aeval", run.aeval_version or "unknown"),

@@ -198,7 +198,7 @@ def history_markdown(history: History) -> str:
         lines.append(
             f"| {point.run_id} | {utc(point.started_at)} | "
             f"{markdown_inline(commit_text(point.git_commit, point.git_dirty))} | "
-            f"{format_percent(point.score)} | {format_interval(point.score, point.interval)} | "
+            f"{format_percent(point.score)} | {format_interval(point.interval)} | "
             f"{point.samples} | {point.rows} | {note} |"
         )
     return safe_text("\n".join([*lines, ""]))
@@ -304,7 +304,7 @@ def history_html(history: History) -> str:
                 f"<tr><td>{escape(point.run_id)}</td><td>{escape(utc(point.started_at))}</td>"
                 f"<td>{escape(commit_text(point.git_commit, point.git_dirty))}</td>"
                 f'<td class="num">{format_percent(point.score)}</td>'
-                f'<td class="num">{escape(format_interval(point.score, point.interval))}</td>'
+                f'<td class="num">{escape(format_interval(point.interval))}</td>'
                 f'<td class="num">{point.samples}</td><td class="num">{point.rows}</td>'
                 f"<td>{escape(note)}</td></tr>"
             )

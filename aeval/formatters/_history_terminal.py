@@ -44,7 +44,7 @@ def _minute(moment: float) -> str:
 
 
 def _score(score: float, interval: tuple[float, float]) -> str:
-    return f"{format_percent(score)} {format_interval(score, interval)}"
+    return f"{format_percent(score)} {format_interval(interval)}"
 
 
 def run_note(run: RunSummary) -> str:

@@ -190,7 +190,7 @@ def _tag_table(report: EvaluationReport) -> list[str]:
             str(s.total),
             str(s.passed),
             format_percent(s.score),
-            format_interval(s.score, s.confidence_interval()),
+            format_interval(s.confidence_interval()),
         ]
         for tag, s in stats.items()
     ]
@@ -230,7 +230,7 @@ def _strategy_table(report: EvaluationReport) -> list[str]:
                 )
             ),
             format_percent(s.score),
-            format_interval(s.score, s.confidence_interval()),
+            format_interval(s.confidence_interval()),
             "—" if s.mean_score is None else format_number(s.mean_score),
         ]
         for name, s in stats.items()

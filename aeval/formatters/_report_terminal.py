@@ -118,8 +118,7 @@ def print_report(
     run = report.run
     add(
         "run",
-        f"{timestamp(run.started_at)} → {timestamp(run.finished_at)}, "
-        f"{report.duration:.2f} s wall clock",
+        f"{timestamp(run.started_at)} → {timestamp(run.finished_at)}, {_took(report)}",
     )
     where = f"aeval {run.aeval_version or '?'}"
     if run.concurrency is not None:
@@ -173,7 +172,7 @@ def _tags(console: Console, report: EvaluationReport, minimum: Minimum) -> None:
             str(stats.total),
             str(stats.passed),
             format_percent(stats.score),
-            format_interval(stats.score, stats.confidence_interval()),
+            format_interval(stats.confidence_interval()),
             plain(minimum(f"tag {tag}")),
         )
     print_table(console, table)
@@ -190,7 +189,7 @@ def _strategies(console: Console, report: EvaluationReport) -> None:
             plain(name),
             *(str(n) for n in (s.total, s.passed, s.failed, s.unscored, s.skipped, s.errors)),
             format_percent(s.score),
-            format_interval(s.score, s.confidence_interval()),
+            format_interval(s.confidence_interval()),
         )
     print_table(console, table)
 
@@ -345,3 +344,12 @@ def print_run_summary(
 
 def _shown_tags(report: EvaluationReport) -> set[str]:
     return {f"tag {tag}" for tag in report.tag_statistics}
+
+
+def _took(report: EvaluationReport) -> str:
+    duration = report.duration
+    if duration is None:
+        return "duration unknown"
+    if report.run.started_at is None:
+        return f"{duration:.2f} s of calls, summed"
+    return f"{duration:.2f} s wall clock"

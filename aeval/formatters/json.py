@@ -181,7 +181,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
             "errors": report.error_count,
             "unscored": report.unscored_count,
             "skipped": report.skipped_count,
-            "duration": float(report.duration),
+            "duration": report.duration,
             "run": {
                 "startedAt": _iso(run.started_at),
                 "finishedAt": _iso(run.finished_at),

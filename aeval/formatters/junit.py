@@ -113,8 +113,9 @@ class JunitFormatter:
             "failures": str(outcomes[Outcome.FAILED] + outcomes[Outcome.UNSCORED]),
             "errors": str(outcomes[Outcome.ERROR] + (partial is not None)),
             "skipped": str(outcomes[Outcome.SKIPPED]),
-            "time": _seconds(report.duration),
         }
+        if report.duration is not None:
+            counts["time"] = _seconds(report.duration)
         root = ET.Element("testsuites", {"name": _clean(suite_name), **counts})
         suite = ET.SubElement(root, "testsuite", {"name": _clean(suite_name), **counts})
         if report.started_at is not None:
@@ -163,7 +164,8 @@ class JunitFormatter:
             items.append(("started_at", _utc(run.started_at)))
         if run.finished_at is not None:
             items.append(("finished_at", _utc(run.finished_at)))
-        items.append(("duration", _seconds(report.duration)))
+        if report.duration is not None:
+            items.append(("duration", _seconds(report.duration)))
         if run.aeval_version:
             items.append(("aeval_version", run.aeval_version))
         if run.concurrency is not None:

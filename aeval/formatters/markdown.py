@@ -203,7 +203,7 @@ def _strategy_section(report: EvaluationReport) -> list[str]:
             markdown_row(
                 _inline(name),
                 format_percent(stats.score),
-                format_interval(stats.score, stats.confidence_interval()),
+                format_interval(stats.confidence_interval()),
                 *(str(n) for n in counts),
             )
         )
