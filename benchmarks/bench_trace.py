@@ -19,7 +19,7 @@ Scenarios (see benchmarks/README.md and docs/performance.md):
   checkpoint, concurrency 100): the Scorer as it is against the same Scorer with tracing off,
   side by side, alternating order. "Off" replaces the engine's trace hooks (the
   ``Recorder`` made per sample, setting the recorder's context variable around the call
-  (``activate``/``deactivate``) and ``make_current`` around the strategies) with no-ops for
+  (``activate``/``deactivate``) and ``make_ran_current`` around the strategies) with no-ops for
   that run: the engine without the
   trace wiring. A plain-asyncio baseline (Semaphore + gather)
   gives the scale. Target: tracing on <= 1.05x tracing off, per sample.
@@ -484,7 +484,7 @@ def _off_deactivate(tokens: Any) -> None:
     return None
 
 
-def _off_make_current(trace: Any) -> None:
+def _off_make_ran_current(trace: Any) -> None:
     return None
 
 
@@ -501,9 +501,9 @@ class _NoVar:
 @contextlib.contextmanager
 def tracing_off() -> Iterator[None]:
     """The engine without its trace hooks: no recorder per sample, no current trace."""
-    names = ("Recorder", "activate", "deactivate", "make_current", "RECORDER")
+    names = ("Recorder", "activate", "deactivate", "make_ran_current", "RECORDER")
     saved = [getattr(engine_run, name) for name in names]
-    off = (_NoRecorder, _off_activate, _off_deactivate, _off_make_current, _NoVar())
+    off = (_NoRecorder, _off_activate, _off_deactivate, _off_make_ran_current, _NoVar())
     for name, hook in zip(names, off, strict=True):
         setattr(engine_run, name, hook)
     try:
