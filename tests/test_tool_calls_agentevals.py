@@ -201,11 +201,11 @@ def test_trajectory_match_agrees_with_agentevals(mode: str, arguments: str, over
         if ours == documented and exception is not None:
             counts[exception] += 1
             continue
-        closed, reordered = _closure(
-            lambda order, out=out, ref=ref: _documented(mode, arguments, given, order, ref),
-            mode,
-            out,
-        )
+
+        def documented_on(order: list[Call], ref: list[Call] = ref) -> tuple[bool, str | None]:
+            return _documented(mode, arguments, given, order, ref)
+
+        closed, reordered = _closure(documented_on, mode, out)
         if ours == closed and reordered:
             counts["greedy"] += 1
         else:
@@ -217,8 +217,8 @@ def test_trajectory_match_agrees_with_agentevals(mode: str, arguments: str, over
 
 def test_the_documented_exceptions_occur_and_are_the_only_ones() -> None:
     """One case of each exception, stated in full."""
-    superset_arguments = [("search", {"q": "a", "n": 1})]
-    reference = [("search", {"q": "a"})]
+    superset_arguments: list[Call] = [("search", {"q": "a", "n": 1})]
+    reference: list[Call] = [("search", {"q": "a"})]
     # subset roles: the output's arguments are a superset of the reference's
     assert _aeval("subset", "superset", None, superset_arguments, reference)
     assert not _agentevals("subset", "superset", None, superset_arguments, reference)
@@ -226,8 +226,8 @@ def test_the_documented_exceptions_occur_and_are_the_only_ones() -> None:
     assert _aeval("unordered", "superset", None, superset_arguments, reference)
     assert not _agentevals("unordered", "superset", None, superset_arguments, reference)
     # greedy: the first reference call takes the output call the second one needed
-    out = [("search", {"q": "a", "n": 1}), ("search", {"q": "a"})]
-    ref = [("search", {"q": "a"}), ("search", {"q": "a", "n": 1})]
+    out: list[Call] = [("search", {"q": "a", "n": 1}), ("search", {"q": "a"})]
+    ref: list[Call] = [("search", {"q": "a"}), ("search", {"q": "a", "n": 1})]
     assert _aeval("superset", "superset", None, out, ref)
     assert not _agentevals("superset", "superset", None, out, ref)
     assert _agentevals("superset", "superset", None, list(reversed(out)), ref)

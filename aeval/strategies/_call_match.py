@@ -279,9 +279,9 @@ def match_calls(
                 told.add((e, closest))
     if extra_calls == "fail":
         for a in unexpected:
-            reason = _unexpected_reason(a, expected, actual, problems, pairs, told)
-            if reason is not None:
-                reasons.append(reason)
+            extra = _unexpected_reason(a, expected, actual, problems, pairs, told)
+            if extra is not None:
+                reasons.append(extra)
     if passed:
         text = _passed_text(expected, actual, pairs)
     else:
@@ -343,6 +343,8 @@ def _unexpected_reason(
     told: set[tuple[int, int]],
 ) -> str | None:
     head = f"{_label(a, actual[a])}, was not expected"
+    if not expected:
+        return f"{head}: the sample expects no tool call"
     options = [e for e in range(len(expected)) if (e, a) in problems]
     if not options:
         return f"{head}: no call of {actual[a].name!r} was expected"

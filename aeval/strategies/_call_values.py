@@ -238,7 +238,7 @@ def _item_type_ok(item: Any, answers: Any, item_type: type) -> bool:
 
 
 def _bfcl_type(
-    value: Any, answers: list[Any], declared: type, item_type: type | None
+    value: Any, answers: list[Any], declared: type[Any], item_type: type | None
 ) -> tuple[bool, bool]:
     """(the type is accepted, the value is compared as a "variable": plain membership)."""
     first = _first_type(answers)
