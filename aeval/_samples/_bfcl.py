@@ -102,9 +102,9 @@ def load_bfcl(
 ) -> Samples:
     """The samples of a BFCL question file and its possible-answer file.
 
-    Each sample is named by the question's id, tagged with its category, has the messages of
-    its one turn as the parameter ``messages``, and carries ``functions`` and
-    ``expected-calls`` (in any order). Score a model's decoded calls with
+    Each sample is named by the question's id, tagged with its category, has the parameters
+    ``messages`` (its one turn) and ``functions`` (the schemas to offer the model), and
+    carries ``functions`` and ``expected-calls`` (in any order). Score a model's decoded calls with
     :meth:`ToolCallsStrategy.bfcl() <aeval.strategies.ToolCallsStrategy.bfcl>`.
 
     Args:
@@ -161,7 +161,7 @@ def load_bfcl(
         samples.append(
             EvaluationSample(
                 ident,
-                {"messages": turns[0]},
+                {"messages": turns[0], "functions": functions},
                 None,
                 tags=[category],
                 metadata={
