@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import random
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ import aeval
 from aeval import EvaluationSample, SampleLoadError
 from aeval._samples._loaders import load_sources_sync
 from aeval.strategies import ToolCallsStrategy
-from aeval.strategies._call_match import MAX_PAIRS
+from aeval.strategies._call_match import MAX_PAIRS, _any_order, _in_order
 from aeval.trace import ToolCall, Trace, using
 
 __all__ = ["cli"]
@@ -393,3 +395,32 @@ def test_tool_calls_by_name_in_a_config_file(tmp_path: Path, cli: Cli) -> None:
     refused = cli("run", bad, cwd=tmp_path)
     assert refused.returncode == 2
     assert "preset 'bfcl' sets order itself" in refused.stderr
+
+
+def _largest(candidates: list[list[int]], size: int, *, ordered: bool) -> int:
+    choose = itertools.combinations if ordered else itertools.permutations
+    best = 0
+    for count in range(min(len(candidates), size) + 1):
+        for expected in itertools.combinations(range(len(candidates)), count):
+            for actual in choose(range(size), count):
+                if all(a in candidates[e] for e, a in zip(expected, actual, strict=True)):
+                    best = count
+    return best
+
+
+def test_optimal_matching_is_a_largest_one_against_brute_force() -> None:
+    rng = random.Random(34)
+    for _ in range(400):
+        size = rng.randint(0, 4)
+        candidates = [
+            [a for a in range(size) if rng.random() < 0.45] for _ in range(rng.randint(0, 4))
+        ]
+        in_order = _in_order(candidates, greedy=False)
+        chain = sorted(in_order.items())
+        assert all(a in candidates[e] for e, a in chain)
+        assert all(left[1] < right[1] for left, right in itertools.pairwise(chain))
+        assert len(in_order) == _largest(candidates, size, ordered=True)
+        any_order = _any_order(candidates, greedy=False)
+        assert len(set(any_order.values())) == len(any_order)
+        assert all(a in candidates[e] for e, a in any_order.items())
+        assert len(any_order) == _largest(candidates, size, ordered=False)

@@ -3,7 +3,7 @@
 A pair is compared by name, then against the function's schema (when the sample states
 ``functions``), then argument by argument under the argument mode. The assignment is one
 expected call to one actual call: ``"optimal"`` finds a largest one (Kuhn's augmenting paths
-for any order, a longest common subsequence for in-order), ``"greedy"`` gives each expected
+for any order, a longest increasing chain of pairs for in-order), ``"greedy"`` gives each expected
 call, in order, the first free actual call that matches (bfcl-eval's and agentevals' way,
 which can miss an assignment that exists). Only pairs of the same tool are compared, and at
 most :data:`MAX_PAIRS` of them, so a check stays cheap enough to run on the event loop.
@@ -11,6 +11,7 @@ most :data:`MAX_PAIRS` of them, so a check stays cheap enough to run on the even
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,7 +157,7 @@ def pair_problem(
     )
 
 
-def _any_order(candidates: list[list[int]], size: int, greedy: bool) -> dict[int, int]:
+def _any_order(candidates: list[list[int]], greedy: bool) -> dict[int, int]:
     owner: dict[int, int] = {}  # actual -> expected
     if greedy:
         for expected, options in enumerate(candidates):
@@ -181,7 +182,7 @@ def _any_order(candidates: list[list[int]], size: int, greedy: bool) -> dict[int
     return {expected: actual for actual, expected in owner.items()}
 
 
-def _in_order(candidates: list[list[int]], size: int, greedy: bool) -> dict[int, int]:
+def _in_order(candidates: list[list[int]], greedy: bool) -> dict[int, int]:
     if greedy:
         pairs, after = {}, -1
         for expected, options in enumerate(candidates):
@@ -189,23 +190,27 @@ def _in_order(candidates: list[list[int]], size: int, greedy: bool) -> dict[int,
             if later:
                 pairs[expected] = after = later[0]
         return pairs
-    ok = [set(options) for options in candidates]
-    rows, cols = len(candidates), size
-    best = [[0] * (cols + 1) for _ in range(rows + 1)]
-    for i in range(rows - 1, -1, -1):
-        for j in range(cols - 1, -1, -1):
-            best[i][j] = max(
-                best[i + 1][j], best[i][j + 1], best[i + 1][j + 1] + 1 if j in ok[i] else 0
-            )
-    pairs, i, j = {}, 0, 0
-    while i < rows and j < cols:
-        if j in ok[i] and best[i][j] == best[i + 1][j + 1] + 1:
-            pairs[i] = j
-            i, j = i + 1, j + 1
-        elif best[i][j] == best[i + 1][j]:
-            i += 1
+    # the longest chain of pairs increasing on both sides: a longest increasing subsequence
+    # of the actual positions, the pairs taken by expected call and, within one, backwards
+    chain = [(e, a) for e, options in enumerate(candidates) for a in sorted(options, reverse=True)]
+    tails: list[int] = []  # tails[k]: the index in chain ending the best chain of length k+1
+    ends: list[int] = []  # the actual position each of them ends on
+    before: list[int] = [-1] * len(chain)
+    for index, (_, actual) in enumerate(chain):
+        length = bisect_left(ends, actual)
+        before[index] = tails[length - 1] if length else -1
+        if length == len(tails):
+            tails.append(index)
+            ends.append(actual)
         else:
-            j += 1
+            tails[length] = index
+            ends[length] = actual
+    pairs = {}
+    index = tails[-1] if tails else -1
+    while index >= 0:
+        expected, actual = chain[index]
+        pairs[expected] = actual
+        index = before[index]
     return pairs
 
 
@@ -232,7 +237,10 @@ def match_calls(
     missing_calls: str,
 ) -> Matching:
     """Match ``expected`` to ``actual`` one to one and explain what is left over."""
-    same = [[a for a, call in enumerate(actual) if call.name == want.name] for want in expected]
+    by_name: dict[str, list[int]] = {}
+    for a, call in enumerate(actual):
+        by_name.setdefault(call.name, []).append(a)
+    same = [by_name.get(want.name, []) for want in expected]
     if sum(len(options) for options in same) > MAX_PAIRS:
         return Matching(
             False,
@@ -252,9 +260,9 @@ def match_calls(
     if order == "exact":
         pairs = {e: e for e in range(min(len(expected), len(actual))) if e in candidates[e]}
     elif order == "in-order":
-        pairs = _in_order(candidates, len(actual), greedy)
+        pairs = _in_order(candidates, greedy)
     else:
-        pairs = _any_order(candidates, len(actual), greedy)
+        pairs = _any_order(candidates, greedy)
     taken = set(pairs.values())
     unmatched = tuple(e for e in range(len(expected)) if e not in pairs)
     unexpected = tuple(a for a in range(len(actual)) if a not in taken)
