@@ -2,8 +2,8 @@
 
 Each reads the trace of the sample being evaluated (:func:`aeval.trace.current`) and, when
 built without an expectation, the sample's own (``expected-tools``, ``forbidden-tools``,
-``expected-tool-arguments``, ``expected-calls`` and ``functions`` in a sample file). They are pure and cheap, so they run inline
-on the event loop like the text checks.
+``expected-tool-arguments``, ``expected-calls`` and ``functions`` in a sample file). They are
+pure and cheap, so they run inline on the event loop like the text checks.
 """
 
 from __future__ import annotations
