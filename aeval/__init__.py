@@ -92,6 +92,7 @@ if TYPE_CHECKING:
     from ._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
     from ._reporting._run_info import RunInfo
     from ._samples import EvaluationSample, Parameters, Samples
+    from ._samples._bfcl import load_bfcl
     from ._samples._loaders import (
         DownloadLimits,
         HTTPSampleLoader,
@@ -195,6 +196,7 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
         "Parameters",
         "Samples",
     ),
+    "._samples._bfcl": ("load_bfcl",),
     "._samples._loaders": (
         "DownloadLimits",
         "HTTPSampleLoader",
@@ -353,6 +355,7 @@ __all__ = [
     "compare",
     "compare_sync",
     "evaluate_sync",
+    "load_bfcl",
     "merge_reports",
     "output_digest",
     "pick_rows",

@@ -799,7 +799,8 @@ def test_broken_entry_point_names_itself(monkeypatch: pytest.MonkeyPatch) -> Non
 KNOWN = (
     "a sample has only the keys name, parameters, expected-output, expected-outputs, tags, "
     "metadata, label, must-contain, must-not-contain, expected-tools, forbidden-tools, "
-    "expected-tool-arguments, tools, context, relevant-ids, turns, user"
+    "expected-tool-arguments, tools, expected-calls, expected-calls-order, functions, context, "
+    "relevant-ids, turns, user"
 )
 CUSTOM = "or put custom fields under 'metadata:' (metadata: {owner: support})"
 

@@ -191,7 +191,7 @@ def _safety(kind: str, entry: Mapping[str, Any]) -> object:
 
 
 _AGENT_KINDS = frozenset(
-    {"tool_called", "tool_policy", "tool_sequence", "tool_arguments", "budget"}
+    {"tool_called", "tool_policy", "tool_sequence", "tool_arguments", "tool_calls", "budget"}
 )
 
 
@@ -208,7 +208,29 @@ def _agent(kind: str, entry: Mapping[str, Any]) -> object:
         return agent.ToolPolicyStrategy(name=label, **args)
     if kind == "tool_sequence":
         return agent.ToolSequenceStrategy(name=label, **args)
+    if kind == "tool_calls":
+        return _tool_calls(agent.ToolCallsStrategy, label, args)
     return agent.BudgetStrategy(name=label, **args)
+
+
+def _tool_calls(strategy: Any, label: str | None, args: dict[str, Any]) -> object:
+    preset = args.pop("preset", None)
+    if preset is None:
+        return strategy(name=label, **args)
+    allowed = () if preset == "bfcl" else ("arguments", "tool_arguments")
+    other = [key for key in args if key not in allowed]
+    if other:
+        raise ValueError(
+            f"preset {preset!r} sets {', '.join(other)} itself"
+            + (
+                ": remove them"
+                if preset == "bfcl"
+                else "; only arguments and tool_arguments go with it"
+            )
+        )
+    if preset == "bfcl":
+        return strategy.bfcl(name=label)
+    return strategy.trajectory(preset, name=label, **args)
 
 
 def _offline_check(kind: str, entry: Mapping[str, Any]) -> object:

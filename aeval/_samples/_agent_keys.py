@@ -12,6 +12,7 @@ from typing import Any
 
 from ..trace import Fixtures
 from ..trace._keys import SAMPLE_KEYS as AGENT_KEYS
+from ._expected_calls import expected_calls_problem, functions_problem, order_problem
 
 __all__ = [
     "AGENT_KEYS",
@@ -60,6 +61,12 @@ def agent_problem(key: str, value: Any) -> str | None:
                 "should have, write expected-tool-arguments: {get_weather: {city: Mysore}}"
             )
         return None
+    if key == "expected-calls":
+        return expected_calls_problem(value)
+    if key == "expected-calls-order":
+        return order_problem(value)
+    if key == "functions":
+        return functions_problem(value)
     problem = Fixtures.problem(value)
     return None if problem is None else problem
 

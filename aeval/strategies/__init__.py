@@ -13,6 +13,7 @@ if TYPE_CHECKING:
         BudgetStrategy,
         ToolArgumentsStrategy,
         ToolCalledStrategy,
+        ToolCallsStrategy,
         ToolPolicyStrategy,
         ToolSequenceStrategy,
     )
@@ -60,6 +61,7 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
         "BudgetStrategy",
         "ToolArgumentsStrategy",
         "ToolCalledStrategy",
+        "ToolCallsStrategy",
         "ToolPolicyStrategy",
         "ToolSequenceStrategy",
     ),
@@ -157,6 +159,7 @@ __all__ = [
     "TextStrategy",
     "ToolArgumentsStrategy",
     "ToolCalledStrategy",
+    "ToolCallsStrategy",
     "ToolPolicyStrategy",
     "ToolSequenceStrategy",
     "cosine_similarity",

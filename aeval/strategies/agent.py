@@ -2,8 +2,8 @@
 
 Each reads the trace of the sample being evaluated (:func:`aeval.trace.current`) and, when
 built without an expectation, the sample's own (``expected-tools``, ``forbidden-tools``,
-``expected-tool-arguments`` in a sample file). They are pure and cheap, so they run inline
-on the event loop like the text checks.
+``expected-tool-arguments``, ``expected-calls`` and ``functions`` in a sample file). They are
+pure and cheap, so they run inline on the event loop like the text checks.
 """
 
 from __future__ import annotations
@@ -13,10 +13,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .._reporting._results import EvaluationResult
+from .._samples._expected_calls import compile_calls, compile_functions, read_order
 from ..trace import ToolCall, Trace, current
 from ..trace._fixtures import show_call
-from ..trace._keys import EXPECTED_TOOL_ARGUMENTS, EXPECTED_TOOLS, FORBIDDEN_TOOLS
+from ..trace._keys import (
+    EXPECTED_CALLS,
+    EXPECTED_CALLS_ORDER,
+    EXPECTED_TOOL_ARGUMENTS,
+    EXPECTED_TOOLS,
+    FORBIDDEN_TOOLS,
+    FUNCTIONS,
+)
 from ._base import NamedStrategy
+from ._call_match import ArgumentMatcher, CallRules, match_calls
 from ._text_common import check_choice, plural, show_values
 
 if TYPE_CHECKING:
@@ -26,6 +35,7 @@ __all__ = [
     "BudgetStrategy",
     "ToolArgumentsStrategy",
     "ToolCalledStrategy",
+    "ToolCallsStrategy",
     "ToolPolicyStrategy",
     "ToolSequenceStrategy",
     "lcs_length",
@@ -398,6 +408,211 @@ class ToolArgumentsStrategy(_AgentStrategy):
             return EvaluationResult(False, score, text[:1].upper() + text[1:])
         shown = ", ".join(show_call(tool, expected) for tool, expected in expectations.items())
         return EvaluationResult(True, 1.0, f"Called {shown}")
+
+
+_ARGUMENT_MODES = ("exact", "ignore", "subset", "superset")
+_TRAJECTORY_MODES = {
+    # agentevals' trajectory modes: (order, extra_calls, missing_calls)
+    "strict": ("exact", "fail", "fail"),
+    "unordered": ("any", "fail", "fail"),
+    "superset": ("any", "allow", "fail"),
+    "subset": ("any", "fail", "allow"),
+}
+
+
+def _argument_override(tool: Any, value: Any) -> str | tuple[str, ...] | ArgumentMatcher:
+    if not isinstance(tool, str) or not tool:
+        raise TypeError(f"tool_arguments must be keyed by tool name, got {tool!r}")
+    if isinstance(value, str):
+        return check_choice(value, f"tool_arguments[{tool!r}]", _ARGUMENT_MODES)
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        keys = tuple(value)
+        if keys and all(isinstance(key, str) and key for key in keys):
+            return keys
+    raise TypeError(
+        f"tool_arguments[{tool!r}] must be an argument mode ({', '.join(_ARGUMENT_MODES)}), "
+        f"a list of argument names (dotted for nested ones) or a callable "
+        f"matcher(actual_arguments, expected_arguments) -> bool, got {value!r}"
+    )
+
+
+class ToolCallsStrategy(_AgentStrategy):
+    """Passes when the calls made match the sample's ``expected-calls`` one to one.
+
+    Each expected call is matched to exactly one actual call of the same tool whose
+    arguments meet its rules (a literal, ``any-of``, ``optional``, nested in lists and
+    mappings); with the sample's ``functions``, a call missing a required argument or
+    passing an unknown one matches nothing. ``expected-calls: []`` expects no call. The
+    explanation names each expected call left unmatched and each unexpected call, with the
+    closest candidate and the argument that differs. The score is the share of calls matched.
+
+    Args:
+        order: ``"exact"`` (the same positions), ``"in-order"`` (the same order, others
+            between when ``extra_calls="allow"``) or ``"any"``; ``None`` takes the sample's
+            ``expected-calls-order`` (``exact`` when it has none).
+        extra_calls: ``"fail"`` (every call must be expected) or ``"allow"``.
+        missing_calls: ``"fail"`` (every expected call must be made) or ``"allow"`` (the
+            calls made must be expected ones, some may be missing).
+        matching: ``"optimal"`` (a one-to-one assignment whenever one exists) or
+            ``"greedy"`` (each expected call in turn takes the first free call that fits, as
+            bfcl-eval and agentevals do).
+        strings: ``"exact"`` or ``"normalized"`` (BFCL's: case-folded, spaces and
+            ``,./-_*^`` removed, ``'`` read as ``"``).
+        types: ``"strict"`` (a bool is not a number, an int is accepted for a float, a
+            float is not an int), ``"python"`` (``==``, so ``True`` equals ``1``) or
+            ``"bfcl"`` (bfcl-eval's checker: the type the function's schema declares
+            decides, quirks included).
+        arguments: ``"exact"`` (every argument as expected, no other), ``"superset"`` (other
+            arguments allowed), ``"subset"`` (every argument passed is expected, expected
+            ones may be absent) or ``"ignore"`` (names only).
+        tool_arguments: Per tool, an argument mode, a list of argument names to compare
+            (dotted paths reach nested ones; a missing and a null value are alike) or a
+            callable ``matcher(actual_arguments, expected_arguments) -> bool`` given the
+            arguments as the sample wrote them.
+        name: The name of the report rows.
+
+    Raises:
+        ValueError: An option outside its values.
+        TypeError: A malformed ``tool_arguments``.
+    """
+
+    __slots__ = ("_extra", "_matching", "_missing", "_order", "_preset", "_rules")
+
+    def __init__(
+        self,
+        *,
+        order: Literal["exact", "in-order", "any"] | None = None,
+        extra_calls: Literal["fail", "allow"] = "fail",
+        missing_calls: Literal["fail", "allow"] = "fail",
+        matching: Literal["optimal", "greedy"] = "optimal",
+        strings: Literal["exact", "normalized"] = "exact",
+        types: Literal["strict", "python", "bfcl"] = "strict",
+        arguments: Literal["exact", "ignore", "subset", "superset"] = "exact",
+        tool_arguments: Mapping[str, str | Sequence[str] | ArgumentMatcher] | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        self._order = None if order is None else _order_option(order)
+        self._extra = check_choice(extra_calls, "extra_calls", ("fail", "allow"))
+        self._missing = check_choice(missing_calls, "missing_calls", ("fail", "allow"))
+        self._matching = check_choice(matching, "matching", ("optimal", "greedy"))
+        if tool_arguments is not None and not isinstance(tool_arguments, Mapping):
+            raise TypeError(
+                f"tool_arguments must map tool names to argument modes, got {tool_arguments!r}"
+            )
+        self._rules = CallRules(
+            arguments=check_choice(arguments, "arguments", _ARGUMENT_MODES),
+            tool_arguments={
+                tool: _argument_override(tool, value)
+                for tool, value in (tool_arguments or {}).items()
+            },
+            strings=check_choice(strings, "strings", ("exact", "normalized")),
+            types=check_choice(types, "types", ("strict", "python", "bfcl")),
+        )
+        self._preset: str | None = None
+
+    @classmethod
+    def bfcl(cls, *, name: str | None = None) -> ToolCallsStrategy:
+        """The Berkeley Function Calling Leaderboard's verdicts (bfcl-eval's ``ast_checker``).
+
+        The calls in any order, as many as expected, matched greedily; strings normalized;
+        values checked by the type the sample's ``functions`` declare, as bfcl-eval checks
+        them (see ``docs/agents.md``). Samples from :func:`aeval.load_bfcl` carry both.
+        """
+        strategy = cls(
+            order="any",
+            matching="greedy",
+            strings="normalized",
+            types="bfcl",
+            name=name,
+        )
+        strategy._preset = "bfcl"
+        return strategy
+
+    @classmethod
+    def trajectory(
+        cls,
+        mode: Literal["strict", "unordered", "subset", "superset"] = "strict",
+        *,
+        arguments: Literal["exact", "ignore", "subset", "superset"] = "exact",
+        tool_arguments: Mapping[str, str | Sequence[str] | ArgumentMatcher] | None = None,
+        name: str | None = None,
+    ) -> ToolCallsStrategy:
+        """agentevals' trajectory match modes, as its documentation describes them.
+
+        ``"strict"``: the same calls in the same order; ``"unordered"``: the same calls in any
+        order; ``"superset"``: at least the expected calls; ``"subset"``: only expected calls.
+        Values compare with ``==`` (``types="python"``), as agentevals does. Where agentevals'
+        code departs from its documentation aeval follows the documentation (see
+        ``docs/agents.md``).
+        """
+        order, extra, missing = _TRAJECTORY_MODES[
+            check_choice(mode, "mode", tuple(_TRAJECTORY_MODES))
+        ]
+        return cls(
+            order=order,  # type: ignore[arg-type]
+            extra_calls=extra,  # type: ignore[arg-type]
+            missing_calls=missing,  # type: ignore[arg-type]
+            types="python",
+            arguments=arguments,
+            tool_arguments=tool_arguments,
+            name=name,
+        )
+
+    def _config(self) -> dict[str, Any]:
+        if self._preset is not None:
+            return {"preset": self._preset}
+        rules = self._rules
+        return {
+            "order": self._order,
+            "extra_calls": self._extra,
+            "missing_calls": self._missing,
+            "matching": self._matching,
+            "strings": rules.strings,
+            "types": rules.types,
+            "arguments": rules.arguments,
+            "tool_arguments": dict(rules.tool_arguments) or None,
+        }
+
+    def _check(self, sample: EvaluationSample, trace: Trace) -> EvaluationResult:
+        written = sample.metadata.get(EXPECTED_CALLS)
+        if written is None:
+            return EvaluationResult.failing(
+                f"Sample {sample.name!r} has no expected-calls: add expected-calls: "
+                "[{name: ..., arguments: {...}}] to it ([] when no tool should be called)"
+            )
+        try:
+            expected = compile_calls(written)
+            functions = sample.metadata.get(FUNCTIONS)
+            schemas = None if functions is None else compile_functions(functions)
+            order = self._order or read_order(sample.metadata.get(EXPECTED_CALLS_ORDER, "exact"))
+        except ValueError as exc:
+            return EvaluationResult.failing(f"Sample {sample.name!r}: {exc}")
+        outcome = match_calls(
+            expected,
+            trace.tool_calls,
+            functions=schemas,
+            rules=self._rules,
+            order=order,
+            matching=self._matching,
+            extra_calls=self._extra,
+            missing_calls=self._missing,
+        )
+        metadata = {
+            "order": order,
+            "matched": [list(pair) for pair in outcome.pairs],
+            "unmatched_expected": list(outcome.unmatched),
+            "unexpected_calls": list(outcome.unexpected),
+        }
+        return EvaluationResult(outcome.passed, outcome.score, outcome.explanation, metadata)
+
+
+def _order_option(value: object) -> str:
+    if isinstance(value, str) and value.replace("_", "-") in ("exact", "in-order", "any"):
+        return value.replace("_", "-")
+    raise ValueError(f"order must be 'exact', 'in-order' or 'any', got {value!r}")
 
 
 class BudgetStrategy(_AgentStrategy):
