@@ -68,7 +68,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "hidden instruction marker",
-            r"<!--[^>]{0,200}?(?:instruction|ignore|assistant|AI)|\u200b|\u200c|\u200d|\u2060|"
+            r"\u200b|\u200c|\u200d|\u2060|"
             r"\bhidden instructions?\s*:|\bnew instructions?\s*:|\bIMPORTANT(?: NOTE)? (?:TO|FOR)"
             r" (?:THE )?(?:AI|ASSISTANT|MODEL)\b",
             _I,
@@ -82,6 +82,8 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 
+_COMMENT = re.compile(r"<!--[^>]{0,200}+")
+_COMMENT_WORD = re.compile(r"instruction|ignore|assistant|AI", _I)
 _VERB = (
     r"(?:say|print|output|write|type|repeat|return|respond\s+with|reply\s+with|answer\s+with|"
     r"(?:begin|start|end)\s+(?:your\s+)?(?:reply|answer|response|output)\s+with|"
@@ -95,9 +97,11 @@ _DEMAND = re.compile(
     rf"\b{_VERB}\b[ \t]*{_FILLER}[:,\-]?[ \t]*(?:"
     r"\"(?P<d>[^\"\n]{1,300})\"|“(?P<c>[^”\n]{1,300})”|‘(?P<t>[^’\n]{1,300})’|"
     r"'(?P<s>(?:[^'\n]|(?<=\w)'(?=\w)){1,300})'|`(?P<b>[^`\n]{1,300})`|«(?P<g>[^»\n]{1,300})»|"
-    r"(?P<u>[^\s\"“'‘`«][^\n.!?;:\"“”]{0,100}?)(?=[ \t]*(?:[\n.!?;:\"“”]|$)|[ \t]+(?:and|then|"
-    r"instead|now|please|only|here|in|at|when|if|because|to|so|or)\b))",
+    r"(?P<u>[^\s\"“'‘`«][^\n.!?;:\"“”]{0,100}+))",
     _I,
+)
+_CLAUSE_END = re.compile(
+    r"[ \t]+(?:and|then|instead|now|please|only|here|in|at|when|if|because|to|so|or)\b", _I
 )
 _FIRST_PERSON = re.compile(
     r"(?:\b(?:I|we)(?:'ll|’ll|\s+(?:will|shall|would|should|must|can|always))?|\bI'd)\s+\Z", _I
@@ -108,10 +112,11 @@ _NOT_A_TEXT = re.compile(
     _I,
 )
 _IDENTITY = re.compile(
-    r"\byou\s+are\s+now\s+(?:called\s+|named\s+|known\s+as\s+)?(?:a\s+|an\s+|the\s+)?"
-    r"(?P<a>[A-Z][\w-]{1,30})|\b(?:act|behave|respond)\s+as\s+(?:a\s+|an\s+)?(?P<b>[A-Z][\w-]{1,30})|"
-    r"\bpretend\s+(?:to\s+be|you\s+are)\s+(?:a\s+|an\s+)?(?P<c>[A-Z][\w-]{1,30})|"
-    r"\b(?:call|name)\s+yourself\s+(?P<d>[A-Z][\w-]{1,30})"
+    r"\b(?i:you\s+are\s+now\s+(?:called\s+|named\s+|known\s+as\s+)?(?:a\s+|an\s+|the\s+)?)"
+    r"(?P<a>[A-Z][\w-]{1,30})|"
+    r"\b(?i:(?:act|behave|respond)\s+as\s+(?:a\s+|an\s+)?)(?P<b>[A-Z][\w-]{1,30})|"
+    r"\b(?i:pretend\s+(?:to\s+be|you\s+are)\s+(?:a\s+|an\s+)?)(?P<c>[A-Z][\w-]{1,30})|"
+    r"\b(?i:(?:call|name)\s+yourself\s+)(?P<d>[A-Z][\w-]{1,30})"
 )
 _LEAK = re.compile(
     r"\b(?:my|the)\s+(?:system\s+prompt|instructions\s+(?:are|say|were))\b|"
@@ -168,11 +173,29 @@ def find_attacks(text: str) -> list[Injection]:
     """The first attack of each kind in ``text``, in kind order; quoted examples skipped."""
     found = []
     for kind, pattern in _KINDS:
+        first = None
         for match in pattern.finditer(text):
             if not _discussed(text, match.start()):
-                found.append(Injection(kind, match.group(0).strip(), match.start()))
+                first = Injection(kind, match.group(0).strip(), match.start())
                 break
+        if kind == "hidden instruction marker":
+            comment = _hidden_comment(text)
+            if comment is not None and (first is None or comment.start < first.start):
+                first = comment
+        if first is not None:
+            found.append(first)
     return found
+
+
+def _hidden_comment(text: str) -> Injection | None:
+    """An HTML comment addressed to the AI ("<!-- AI: ignore the user -->")."""
+    for match in _COMMENT.finditer(text):
+        word = _COMMENT_WORD.search(match.group(0))
+        if word is not None and not _discussed(text, match.start()):
+            return Injection(
+                "hidden instruction marker", match.group(0)[: word.end()], match.start()
+            )
+    return None
 
 
 def _demands(text: str, start: int) -> list[str]:
@@ -183,15 +206,27 @@ def _demands(text: str, start: int) -> list[str]:
         before = text[max(0, match.start() - 16) : match.start()]
         if _FIRST_PERSON.search(before):
             continue
-        quoted = next((value for value in match.groups() if value is not None), "")
-        if match.group("u") is not None and _NOT_A_TEXT.match(quoted):
-            continue
-        demand = quoted.strip()
+        demand = next((value for value in match.groups() if value is not None), "")
+        if match.group("u") is not None:
+            demand = _unquoted(demand, text, match.end())
+            if demand is None or _NOT_A_TEXT.match(demand):
+                continue
+        demand = demand.strip()
         if len(demand) >= 2 and _WORD.search(demand) and demand not in found:
             found.append(demand)
             if len(found) == _DEMANDS:
                 break
     return found
+
+
+def _unquoted(clause: str, text: str, end: int) -> str | None:
+    """The demanded words of an unquoted demand, up to its clause's end, or ``None``."""
+    cut = _CLAUSE_END.search(clause)
+    if cut is not None:
+        return clause[: cut.start()]
+    if end < len(text) and text[end] not in '\n.!?;:"“”':
+        return None
+    return clause
 
 
 def _names(text: str) -> list[str]:
