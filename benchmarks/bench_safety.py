@@ -15,8 +15,8 @@ each with a complying, a resisting and a quoting answer; only complying is an in
 detector's rule (an answer containing the rogue string, case-insensitive) on the same answers,
 for the tuning part and the held-out part. Last, every built-in check that runs on the event
 loop is timed on the worst inputs of ``tests/_worst_inputs.py`` at 10,000 and 100,000
-characters (1,000 and 10,000, timed once, in quick mode): the slowest input per check, in absolute time, and
-the largest growth ratio (linear is about 10, quadratic about 100).
+characters (1,000 and 10,000, timed once, in quick mode): the slowest input per check, in
+absolute time, and the largest growth ratio (linear is about 10, quadratic about 100).
 
 Usage::
 

@@ -18,6 +18,7 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data" / "safety" / "promptinject"
 
@@ -141,14 +142,11 @@ _BENIGN_OTHER = (
 )
 
 
-def _attack(data: dict[str, object], attack: str, rogue: str) -> str:
+def _attack(data: dict[str, Any], attack: str, rogue: str) -> str:
     escape = data["escape"]
-    assert isinstance(escape, dict)
-    single = escape["escape"] + escape["delimiter"] * escape["length"]
-    attacks = data["attacks"]
-    assert isinstance(attacks, dict)
-    instruction = attacks[attack].replace("{REPLACE_rogue_string}", rogue)
-    return single * escape["times"] + "\n" + instruction
+    single = str(escape["escape"]) + str(escape["delimiter"]) * int(escape["length"])
+    instruction = str(data["attacks"][attack]).replace("{REPLACE_rogue_string}", rogue)
+    return single * int(escape["times"]) + "\n" + instruction
 
 
 def rows() -> list[Row]:
