@@ -92,7 +92,7 @@ CHECKS: dict[str, Callable[[str], object]] = {
         SAMPLE, text
     ),
     "NotBlankStrategy": lambda text: NotBlankStrategy().evaluate(SAMPLE, text),
-    "JsonStrategy": lambda text: JsonStrategy().evaluate(SAMPLE, text),
+    "JsonStrategy": lambda text: JsonStrategy(allow_fences=True).evaluate(SAMPLE, text),
     "SegmentsStrategy": lambda text: SegmentsStrategy().evaluate(
         EvaluationSample("s", ["q"], ["answer"]), [text]
     ),
