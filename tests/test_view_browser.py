@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 pytestmark = needs_chromium
 
-ROWS = "#rows tbody tr"
+ROWS = "#rows tbody tr[data-row]"
 HOSTILE = (
     "<img src=x onerror=\"window.__xss='img';alert(1)\">"
     "</script><script>window.__xss='script';alert(2)</script>"

@@ -42,6 +42,7 @@ from .._compare import compare_loaded, load_side
 from .._exceptions import AevalError, ComparisonError, RunNotFoundError, StoreError
 from .._store import RunStore
 from ..formatters._history import History
+from ..formatters._html_rows import ROW_FILTERS
 from ..formatters._registry import render
 from ._data import FILTER_KEYS, PAGE_ROWS, LoadedRun, RunCache, select
 from ._pages import (
@@ -218,12 +219,30 @@ def _refused(status: int, message: str) -> JSONResponse:
 
 
 def _page_number(text: str | None) -> int:
-    if text is None or len(text) > 9:
+    """The 0-based page of ``?page=`` (1-based; a page past the last shows the last one).
+
+    Raises:
+        ValueError: Not a whole number from 1 (the message names the parameter).
+    """
+    if text is None or text == "":
         return 0
-    try:
-        return max(int(text), 1) - 1
-    except ValueError:
-        return 0
+    if len(text) > 9 or not text.isdigit() or int(text) < 1:
+        raise ValueError(f"?page= is a page number from 1, got {text[:20]!r}")
+    return int(text) - 1
+
+
+def _filter_key(text: str | None) -> str:
+    """The filter ``?filter=`` names (``all`` when absent).
+
+    Raises:
+        ValueError: An unknown filter (the message lists the known ones).
+    """
+    if text is None or text == "":
+        return "all"
+    if text not in FILTER_KEYS:
+        known = ", ".join(key for key, _ in ROW_FILTERS)
+        raise ValueError(f"?filter= is one of {known}; got {text[:40]!r}")
+    return text
 
 
 def _number(text: str | None, name: str, default: int | None) -> int | None:
@@ -295,7 +314,11 @@ def create_app(settings: ViewSettings) -> Any:
         except ValueError as exc:
             return _error(404, str(exc))
         query = request.query_params
-        wanted = query.get("filter", "all")
+        try:
+            wanted = _filter_key(query.get("filter"))
+            number = _page_number(query.get("page"))
+        except ValueError as exc:
+            return _error(400, str(exc))
         search = query.get("q", "")[:500]
         only: frozenset[int] | None = None
         described: str | None = None
@@ -308,16 +331,16 @@ def create_app(settings: ViewSettings) -> Any:
         page = await select(
             cache().pages,
             loaded,
-            filter=wanted if wanted in FILTER_KEYS else "all",
+            filter=wanted,
             query=search,
-            page=_page_number(query.get("page")),
+            page=number,
             size=PAGE_ROWS,
             only=only,
         )
         view = RunView(
             run=loaded,
             page=page,
-            filter=wanted if wanted in FILTER_KEYS else "all",
+            filter=wanted,
             query=search,
             token=settings.token,
             labels=await labels_by_row(store(), loaded),

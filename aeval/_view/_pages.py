@@ -49,8 +49,14 @@ STYLE = (
     + HEADINGS_STYLE
     + TABLE_STYLE
     + """th, td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left;
-  vertical-align: top; overflow-wrap: anywhere; }
+  vertical-align: top; overflow-wrap: break-word; }
+thead th { white-space: nowrap; }
 #rows { width: 100%; }
+#rows td.text { min-width: 12rem; }
+#rows tr.more > td { border-top: none; padding-top: 0; }
+#rows tr.more dl { display: grid; grid-template-columns: max-content minmax(0, 1fr);
+  gap: 0.15rem 1rem; }
+#rows tr.more pre { max-height: 30rem; overflow: auto; }
 """
     + TABLE_TAIL_STYLE
     + FILTERS_STYLE
@@ -60,7 +66,7 @@ STYLE = (
 .note, .muted { color: #57606a; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1rem; }
 .badge { display: inline-block; padding: 0 0.5rem; border-radius: 1rem; color: #ffffff;
-  font-size: 0.85rem; font-weight: 600; text-transform: uppercase; }
+  font-size: 0.85rem; font-weight: 600; text-transform: uppercase; white-space: nowrap; }
 .passed { background: #1a7f37; } .failed { background: #b42318; }
 .unscored { background: #7a4d00; } .error { background: #6639ba; }
 .skipped { background: #57606a; }
@@ -285,19 +291,24 @@ def run_page(view: RunView) -> str:
     if not view.page.rows:
         body.append('<p class="note">No row matches.</p>')
     else:
-        headers = ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error", "Details"]
-        head = "".join(f'<th scope="col">{h}</th>' for h in [*headers, "Review"])
+        headers = ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error", "Review"]
+        head = "".join(f'<th scope="col">{h}</th>' for h in headers)
         body += ['<table id="rows">', f"<thead><tr>{head}</tr></thead>", "<tbody>"]
         for position, row, flaky in view.page.rows:
-            html = row_html(row, flaky=flaky, repeated=run.repeated)
-            cell = _review_cell(view.labels.get(position))
+            cells, details = row_html(row, flaky=flaky, repeated=run.repeated)[4:].split(
+                '<td class="details">', 1
+            )
+            labels = view.labels.get(position)
+            cell = _review_cell(labels)
             strategy = "" if row.strategy is None else f' data-strategy="{escape(row.strategy)}"'
             body.append(
                 f'<tr data-row="{position}" data-sample="{escape(row.name)}" '
                 f'data-repeat="{row.repeat}"{strategy} '
-                + html[4:].removesuffix("</tr>")
+                + cells
                 + cell
                 + "</tr>"
+                + f'<tr class="more" data-more="{position}">'
+                f'<td colspan="{len(headers)}" class="details">' + details
             )
         body += ["</tbody>", "</table>"]
     body += _pager(view)
