@@ -286,7 +286,7 @@ def test_details_span_the_table_and_cells_keep_words_whole(store: Path) -> None:
     (run,) = store_runs(store, report(3))
     with viewer(store) as settings, client(settings) as http:
         page = http.get(f"/runs/{run}").text
-    head = re.search(r"<thead><tr>(.*?)</tr></thead>", page)
+    head = re.search(r'<table id="rows">\s*<thead><tr>(.*?)</tr></thead>', page)
     assert head is not None
     columns = re.findall(r"<th scope=\"col\">(\w+)</th>", head.group(1))
     assert "Details" not in columns and columns[-1] == "Review"
@@ -630,3 +630,63 @@ def test_a_conversation_row_shows_its_transcript_turn_by_turn(store: Path) -> No
     assert '<ol class="turns">' in page
     assert "Turn 1" in page and "Turn 2" in page
     assert "answer to &lt;Make it cheaper&gt;" in page
+
+
+def judged_report() -> EvaluationReport:
+    """Four rows of the judge ``Judge``: two read at once, one re-asked after an unreadable
+    reply, one unreadable twice; tagged ``easy`` or ``hard``."""
+    records = [
+        [{"judge": "m", "verdict": "passed"}],
+        [{"judge": "m", "verdict": "failed"}],
+        [{"judge": "m", "verdict": "passed", "unreadable": True, "reasked": True}],
+        [{"judge": "m", "verdict": "unscored", "unreadable": True, "reasked": True}],
+    ]
+    rows = []
+    for index, judges in enumerate(records):
+        sample = EvaluationSample(f"q{index}", [index], "a", tags=["easy" if index else "hard"])
+        result = EvaluationResult(
+            index != 1, 1.0 if index != 1 else 0.0, metadata={"judges": judges}
+        )
+        rows.append(EvaluationRow.from_result(sample, "Judge", "a", result, index=index))
+    return EvaluationReport(rows, run=RunInfo(started_at=1.0, finished_at=2.0))
+
+
+def test_the_run_page_shows_scores_per_strategy_and_tag_and_the_judges_rates(
+    store: Path,
+) -> None:
+    (run,) = store_runs(store, judged_report())
+    with viewer(store) as settings, client(settings) as http:
+        page = http.get(f"/runs/{run}").text
+
+    def table(key: str) -> list[list[str]]:
+        found = re.search(rf'<table class="groups" id="by-{key}">.*?<tbody>(.*?)</tbody>', page)
+        assert found is not None, key
+        return [
+            re.findall(r"<t[hd][^>]*>([^<]*)</t[hd]>", row)
+            for row in re.findall(r"<tr>(.*?)</tr>", found.group(1))
+        ]
+
+    assert [row[:3] for row in table("strategy")] == [["Judge", "4", "75.00%"]]
+    assert [row[:3] for row in table("tag")] == [["easy", "3", "66.67%"], ["hard", "1", "100.00%"]]
+    assert table("judge") == [["Judge", "4", "50.00%", "50.00%"]]
+
+
+def test_the_run_page_counts_labels_and_their_kappa_and_marks_contradictions(
+    store: Path,
+) -> None:
+    (run,) = store_runs(store, report(12))
+    with viewer(store) as settings:
+        with client(settings) as http:
+            assert "0 of 12 rows labelled" in http.get(f"/runs/{run}").text
+        answers = [
+            post_label(settings, run, sample=f"sample {i}", verdict=verdict).json()
+            for i, verdict in [(0, "fail"), (1, "pass"), (2, "fail"), (3, "fail")]
+        ]
+        with client(settings) as http:
+            page = http.get(f"/runs/{run}").text
+    assert [a["labelled"] for a in answers] == [f"{n} of 12 rows labelled" for n in (1, 2, 3, 4)]
+    said = "agreement with the verdicts: 75.00% of 4 labels, kappa 0.50 [-0.23, 1.00]"
+    assert answers[-1]["agreement"] == said
+    assert '<span id="labelled">4 of 12 rows labelled</span>' in page and said in page
+    marked = re.findall(r'data-sample="([^"]+)"[^>]*>(?:(?!</tr>).)*class="contradicts"', page)
+    assert marked == ["sample 2"], "a fail on a passed row is marked, agreeing labels are not"

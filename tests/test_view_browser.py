@@ -118,23 +118,35 @@ def test_browse_filter_search_label_by_keyboard_reload_and_compare(
         page.get_by_label("Reviewer").fill("ana")
         page.locator("h1").click()
         status = page.locator("#status")
+        counter = page.locator("#labelled")
+        current = page.locator(f"{ROWS}.current")
+        expect(counter).to_have_text("0 of 12 rows labelled")
         page.keyboard.press("j")
         page.keyboard.press("p")
         expect(status).to_have_text("Saved: sample 0 pass")
-        page.keyboard.press("j")
+        expect(counter).to_have_text("1 of 12 rows labelled")
+        expect(current).to_have_attribute("data-sample", "sample 3"), "a label moves on"
+        contradicts = page.locator(f'{ROWS}[data-sample="sample 0"] .contradicts')
+        expect(contradicts).to_have_count(1), "a pass on a failed row is marked"
         page.keyboard.press("f")
         expect(status).to_have_text("Saved: sample 3 fail")
-        page.keyboard.press("j")
+        expect(counter).to_have_text("2 of 12 rows labelled")
         page.keyboard.press("n")
         page.keyboard.type("capital is wrong")
         page.keyboard.press("Enter")
         page.keyboard.press("f")
         expect(status).to_have_text("Saved: sample 6 fail")
+        expect(current).to_have_attribute("data-sample", "sample 9")
         page.keyboard.press("k")
-        expect(page.locator(f"{ROWS}.current")).to_have_attribute("data-sample", "sample 3")
+        expect(current).to_have_attribute("data-sample", "sample 6")
         page.locator(f'{ROWS}[data-sample="sample 9"] button[data-verdict="pass"]').click()
         expect(status).to_have_text("Saved: sample 9 pass")
-        expect(page.locator(f"{ROWS}.current")).to_have_attribute("data-sample", "sample 9")
+        expect(current).to_have_attribute("data-sample", "sample 9"), "a click stays"
+        expect(counter).to_have_text("4 of 12 rows labelled")
+        expect(page.locator("#agreement")).to_have_text(
+            "agreement with the verdicts: 50.00% of 4 labels, "
+            "kappa undefined until labels and verdicts each hold both pass and fail"
+        )
 
         page.reload()
         assert labels(page) == {

@@ -54,7 +54,7 @@ from ._pages import (
     run_page,
     runs_page,
 )
-from ._review import LabelRequest, labels_by_row
+from ._review import LabelRequest, label_summary, labels_by_row
 
 __all__ = ["ViewSettings", "create_app"]
 
@@ -328,6 +328,9 @@ def create_app(settings: ViewSettings) -> Any:
                 only, described, keep = await review_queue(loaded, query)
             except ValueError as exc:
                 return _error(400, str(exc))
+        labels = await store().labels(loaded.id)
+        if loaded.breakdown is None:
+            loaded.breakdown = await cache().pages.breakdown(loaded.index)
         page = await select(
             cache().pages,
             loaded,
@@ -343,7 +346,9 @@ def create_app(settings: ViewSettings) -> Any:
             filter=wanted,
             query=search,
             token=settings.token,
-            labels=await labels_by_row(store(), loaded),
+            labels=labels_by_row(loaded, labels),
+            summary=label_summary(loaded, labels),
+            breakdown=loaded.breakdown,
             previous=await previous_run(loaded.id, loaded.name),
             queue=described,
             only=only,
@@ -418,15 +423,23 @@ def create_app(settings: ViewSettings) -> Any:
             return _refused(404, str(exc))
         except (ValueError, AevalError) as exc:
             return _refused(400, str(exc))
+        try:
+            loaded = await cache().get(stored.run_id)
+        except (RunNotFoundError, ValueError, StoreError):
+            summary = None
+        else:
+            summary = label_summary(loaded, await store().labels(loaded.id))
         return JSONResponse(
             {
+                "labelled": None if summary is None else summary.counter,
+                "agreement": None if summary is None else summary.agreement,
                 "label": {
                     "sample": stored.sample,
                     "strategy": stored.strategy,
                     "reviewer": stored.reviewer,
                     "verdict": stored.verdict,
                     "note": stored.note,
-                }
+                },
             }
         )
 

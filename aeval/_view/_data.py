@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .._reporting._report import EvaluationReport
     from .._reporting._results import EvaluationRow
     from .._store import RunStore
-    from .._store._pages import RunIndex
+    from .._store._pages import Breakdown, RunIndex
 
 __all__ = [
     "FILTER_KEYS",
@@ -48,13 +48,23 @@ _REPORTS_KEPT = 2
 class LoadedRun:
     """A stored run as the viewer holds it: its index (read from the store's columns, no row
     decoded), the search texts of the rows a search has decoded so far, the rows every
-    search tests (``unlike``, read at the first search), and the last searches' rows.
+    search tests (``unlike``, read at the first search), the last searches' rows, and its
+    scores per strategy and tag (``breakdown``, read when a page first shows them).
 
     Args:
         index: The run's index.
     """
 
-    __slots__ = ("_kept", "_keys", "_totals", "index", "searches", "texts", "unlike")
+    __slots__ = (
+        "_kept",
+        "_keys",
+        "_totals",
+        "breakdown",
+        "index",
+        "searches",
+        "texts",
+        "unlike",
+    )
 
     def __init__(self, index: RunIndex) -> None:
         self.index = index
@@ -64,6 +74,7 @@ class LoadedRun:
         self.searches: OrderedDict[tuple[str, tuple[str, ...]], list[int]] = OrderedDict()
         self.unlike: frozenset[int] | None = None
         self._keys: dict[tuple[str, int, str | None], int] | None = None
+        self.breakdown: Breakdown | None = None
 
     @property
     def id(self) -> str:

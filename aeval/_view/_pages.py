@@ -30,8 +30,10 @@ from ._script import SCRIPT
 
 if TYPE_CHECKING:
     from .._store import RunSummary
+    from .._store._pages import Breakdown
+    from .._store._rows import Group
     from ._data import LoadedRun, RowPage
-    from ._review import RowLabels
+    from ._review import LabelSummary, RowLabels
 
 __all__ = [
     "RunView",
@@ -78,6 +80,11 @@ tr.current { outline: 3px solid #0969da; outline-offset: -3px; }
 .review button { margin: 0.1rem; }
 .review ul { margin: 0.25rem 0; padding-left: 1rem; }
 #review { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; margin: 0.5rem 0; }
+#breakdown { display: flex; flex-wrap: wrap; gap: 0 2rem; align-items: flex-start; }
+table.groups caption { text-align: left; font-weight: 600; }
+.contradicts { display: inline-block; padding: 0 0.4rem; border: 1px solid #b42318;
+  border-radius: 1rem; color: #b42318; font-size: 0.8rem; white-space: nowrap; }
+.running { border-color: #0969da; background: #ddf4ff; }
 """
 )
 
@@ -171,6 +178,8 @@ class RunView:
         queue: The review queue's description when the page shows it, else ``None``.
         only: The positions of the queue's rows, when the page shows it.
         keep: What the page's links keep in their query (the queue's pick, sample, seed).
+        summary: How far the run is labelled and how the labels agree with its verdicts.
+        breakdown: The run's scores per strategy and tag and its judges' counts.
     """
 
     run: LoadedRun
@@ -183,6 +192,8 @@ class RunView:
     queue: str | None = None
     only: frozenset[int] | None = None
     keep: Mapping[str, str] = field(default_factory=dict)
+    summary: LabelSummary | None = None
+    breakdown: Breakdown | None = None
 
     def href(self, **query: str | int | None) -> str:
         """The address of this page with ``query`` (and what it keeps)."""
@@ -237,7 +248,51 @@ def _pager(view: RunView) -> list[str]:
     return ['<nav id="pages" class="filters" aria-label="Pages of rows">', *parts, "</nav>"]
 
 
-def _review_cell(labels: RowLabels | None) -> str:
+def _group_table(caption: str, key: str, groups: Mapping[str, Group]) -> str:
+    rows = "".join(
+        f'<tr><th scope="row">{escape(name)}</th><td class="num">{g.rows}</td>'
+        f'<td class="num">{format_percent(g.score)}</td>'
+        f'<td class="num">{escape(format_interval(g.interval))}</td></tr>'
+        for name, g in groups.items()
+    )
+    return (
+        f'<table class="groups" id="by-{key}"><caption>{caption}</caption><thead><tr>'
+        f'<th scope="col">{key.capitalize()}</th><th class="num" scope="col">Rows</th>'
+        '<th class="num" scope="col">Score</th><th class="num" scope="col">95% CI</th>'
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _share(part: int, whole: int) -> str:
+    return format_percent(100.0 * part / whole) if whole else "–"
+
+
+def _breakdown(breakdown: Breakdown | None) -> list[str]:
+    if breakdown is None:
+        return []
+    tables = []
+    if breakdown.strategies:
+        tables.append(_group_table("Score per strategy", "strategy", breakdown.strategies))
+    if breakdown.tags:
+        tables.append(_group_table("Score per tag", "tag", breakdown.tags))
+    if breakdown.judges:
+        rows = "".join(
+            f'<tr><th scope="row">{escape(name)}</th><td class="num">{j.verdicts}</td>'
+            f'<td class="num">{_share(j.unreadable, j.verdicts)}</td>'
+            f'<td class="num">{_share(j.reasked, j.verdicts)}</td></tr>'
+            for name, j in breakdown.judges.items()
+        )
+        tables.append(
+            '<table class="groups" id="by-judge"><caption>Judges</caption><thead><tr>'
+            '<th scope="col">Strategy</th><th class="num" scope="col">Verdicts asked</th>'
+            '<th class="num" scope="col">Parse failures</th>'
+            '<th class="num" scope="col">Re-asks</th>'
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        )
+    return [f'<div id="breakdown">{"".join(tables)}</div>'] if tables else []
+
+
+def _review_cell(labels: RowLabels | None, *, contradicted: bool = False) -> str:
     items = []
     for label in () if labels is None else labels.labels:
         stale = ' <span class="stale">stale</span>' if label.stale else ""
@@ -247,8 +302,13 @@ def _review_cell(labels: RowLabels | None) -> str:
             f'data-stale="{str(label.stale).lower()}">{escape(label.reviewer)}: '
             f"<strong>{label.verdict}</strong>{note}{stale}</li>"
         )
+    mark = (
+        '<span class="contradicts" title="a label contradicts the verdict">label ≠ verdict</span>'
+        if contradicted
+        else ""
+    )
     return (
-        f'<td class="review"><ul class="labels">{"".join(items)}</ul>'
+        f'<td class="review">{mark}<ul class="labels">{"".join(items)}</ul>'
         '<button type="button" data-verdict="pass">Pass</button>'
         '<button type="button" data-verdict="fail">Fail</button>'
         '<input type="text" class="note" aria-label="Note" placeholder="note (n)"></td>'
@@ -268,15 +328,31 @@ def run_page(view: RunView) -> str:
         (run_href(run.id), "All rows") if view.queue else (run_href(run.id, review=True), "Review")
     )
     banner = partial_banner(report)
+    running = not run.index.finished
+    if running:
+        expected = report.run.samples_expected
+        of = f" of {expected}" if expected is not None else ""
+        banner = (
+            f"RUNNING: {report.sample_count}{of} samples so far; this page follows the run "
+            "until it records its end."
+        )
     facts = "".join(
         f"<dt>{escape(label)}</dt><dd>{escape(value)}</dd>" for label, value in header_facts(report)
     )
     body = [
         _nav(links),
-        *([f'<div class="banner" role="alert">{escape(banner)}</div>'] if banner else []),
+        *(
+            [
+                f'<div class="banner{" running" if running else ""}" id="banner" '
+                f'role="status">{escape(banner)}</div>'
+            ]
+            if banner
+            else []
+        ),
         f"<h1>{escape(run.name)} <small>{escape(run.id)}</small></h1>",
         f'<p class="score">Score <strong>{escape(score_text(report))}</strong></p>',
         f'<dl class="facts">{facts}</dl>',
+        *_breakdown(view.breakdown),
     ]
     if view.queue is not None:
         body.append(f'<p class="note" id="queue">Review queue: {escape(view.queue)}.</p>')
@@ -284,8 +360,15 @@ def run_page(view: RunView) -> str:
         f'<div id="review" data-token="{escape(view.token)}" data-run="{escape(run.id)}">'
         '<label for="reviewer">Reviewer</label> <input type="text" id="reviewer" '
         'autocomplete="off" placeholder="your name">'
-        '<span class="note">Keys: j/k move, p/f label pass/fail, n note (Enter keeps it)</span>'
-        '<span id="status" role="status" aria-live="polite"></span></div>',
+        '<span class="note">Keys: j/k move, p/f label pass/fail and move on, n note (Enter '
+        "keeps it)</span>"
+        + (
+            ""
+            if view.summary is None
+            else f'<span id="labelled">{escape(view.summary.counter)}</span>'
+            f'<span id="agreement" class="note">{escape(view.summary.agreement)}</span>'
+        )
+        + '<span id="status" role="status" aria-live="polite"></span></div>',
         *_filters(view),
     ]
     if not view.page.rows:
@@ -298,8 +381,8 @@ def run_page(view: RunView) -> str:
             cells, details = row_html(row, flaky=flaky, repeated=run.repeated)[4:].split(
                 '<td class="details">', 1
             )
-            labels = view.labels.get(position)
-            cell = _review_cell(labels)
+            contradicted = view.summary is not None and position in view.summary.contradicted
+            cell = _review_cell(view.labels.get(position), contradicted=contradicted)
             strategy = "" if row.strategy is None else f' data-strategy="{escape(row.strategy)}"'
             body.append(
                 f'<tr data-row="{position}" data-sample="{escape(row.name)}" '

@@ -3,15 +3,25 @@ a label posted by a page checked before the store records it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._util._numbers import format_percent
+from .._util._stats import cohen_kappa
+
 if TYPE_CHECKING:
-    from .._store import RunStore
+    from .._store import RowLabel
     from ._data import LoadedRun
 
-__all__ = ["LabelRequest", "RowLabels", "ShownLabel", "labels_by_row"]
+__all__ = [
+    "LabelRequest",
+    "LabelSummary",
+    "RowLabels",
+    "ShownLabel",
+    "label_summary",
+    "labels_by_row",
+]
 
 _NOTE_LENGTH = 2000
 _NAME_LENGTH = 200
@@ -45,10 +55,67 @@ class RowLabels:
     labels: tuple[ShownLabel, ...]
 
 
-async def labels_by_row(store: RunStore, run: LoadedRun) -> dict[int, RowLabels]:
-    """The labels of ``run``'s rows, by the row's position in the run."""
+@dataclass(frozen=True, slots=True)
+class LabelSummary:
+    """How far a run's rows are labelled, and how the labels agree with the verdicts.
+
+    Attributes:
+        labelled: Rows with a current label (one of their output as it is).
+        rows: The run's rows.
+        agreement: ``agreement with the verdicts: 90.00% of 20 labels, kappa 0.71
+            [0.52, 0.90]`` (or why there is no kappa yet).
+        contradicted: The positions of the rows a current label contradicts (a ``fail`` on a
+            passed row, a ``pass`` on a failed one).
+    """
+
+    labelled: int
+    rows: int
+    agreement: str
+    contradicted: frozenset[int]
+
+    @property
+    def counter(self) -> str:
+        """``3 of 200 rows labelled``."""
+        return f"{self.labelled} of {self.rows} rows labelled"
+
+
+def label_summary(run: LoadedRun, labels: Sequence[RowLabel]) -> LabelSummary:
+    """The :class:`LabelSummary` of ``run`` with its stored ``labels``."""
+    outcomes = run.index.outcomes
+    table = [[0, 0], [0, 0]]
+    labelled: set[int] = set()
+    contradicted: set[int] = set()
+    for label in labels:
+        position = run.position(label.key)
+        if position is None or label.stale:
+            continue
+        labelled.add(position)
+        outcome = outcomes[position]
+        if outcome not in ("passed", "failed"):
+            continue
+        labelled_pass, found = label.verdict == "pass", outcome == "passed"
+        table[0 if labelled_pass else 1][0 if found else 1] += 1
+        if labelled_pass != found:
+            contradicted.add(position)
+    pairs = sum(map(sum, table))
+    if not pairs:
+        agreement = "no label of a passed or failed row yet"
+    else:
+        agreed = format_percent(100.0 * (table[0][0] + table[1][1]) / pairs)
+        kappa = cohen_kappa(((table[0][0], table[0][1]), (table[1][0], table[1][1])))
+        if kappa is None:
+            said = "kappa undefined until labels and verdicts each hold both pass and fail"
+        else:
+            low, high = kappa.interval()
+            said = f"kappa {kappa.kappa:.2f} [{low:.2f}, {high:.2f}]"
+        agreement = f"agreement with the verdicts: {agreed} of {pairs} labels, {said}"
+    return LabelSummary(len(labelled), len(outcomes), agreement, frozenset(contradicted))
+
+
+def labels_by_row(run: LoadedRun, labels: Sequence[RowLabel]) -> dict[int, RowLabels]:
+    """The stored ``labels`` of ``run``'s rows, by the row's position in the run."""
     found: dict[int, list[ShownLabel]] = {}
-    for label in await store.labels(run.id):
+    for label in labels:
         position = run.position(label.key)
         if position is not None:
             found.setdefault(position, []).append(

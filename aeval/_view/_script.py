@@ -2,9 +2,11 @@
 
 It is inline, admitted by its hash in the page's Content-Security-Policy. It keeps the
 reviewer's name in ``localStorage``, moves between rows (``j``/``k``), labels the current row
-pass or fail (``p``/``f``, or its buttons) with the note typed in its note field (``n`` goes
-there, Enter comes back), and posts each label with the process's token from the page; it
-builds what it shows from text, never from markup.
+pass or fail (``p``/``f``, moving on to the next row once saved, or its buttons) with the
+note typed in its note field (``n`` goes there, Enter comes back), and posts each label with
+the process's token from the page; it updates the count of labelled rows, the agreement with
+the verdicts and the row's mark when its label contradicts its verdict; it builds what it
+shows from text, never from markup.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ SCRIPT = """
     if (!name) {
       say("Type your name in Reviewer first.");
       reviewer.focus();
-      return;
+      return false;
     }
     try {
       localStorage.setItem(key, name);
@@ -89,14 +91,42 @@ SCRIPT = """
       answer = await response.json();
       if (!response.ok) {
         say(`Not saved: ${answer.error}`);
-        return;
+        return false;
       }
     } catch (failed) {
       say(`Not saved: ${failed}`);
-      return;
+      return false;
     }
     shown(row, answer.label);
+    marked(row);
+    for (const [id, text] of [["labelled", answer.labelled], ["agreement", answer.agreement]]) {
+      const element = document.getElementById(id);
+      if (element && typeof text === "string") element.textContent = text;
+    }
     say(`Saved: ${answer.label.sample} ${verdict}`);
+    return true;
+  }
+  function marked(row) {
+    const outcome = row.dataset.outcome;
+    const verdicts = Array.from(row.querySelectorAll("ul.labels li[data-stale='false']"),
+      (item) => item.dataset.verdict);
+    const against = (outcome === "passed" && verdicts.includes("fail"))
+      || (outcome === "failed" && verdicts.includes("pass"));
+    const cell = row.querySelector("td.review");
+    const mark = cell.querySelector(".contradicts");
+    if (against && !mark) {
+      const span = document.createElement("span");
+      span.className = "contradicts";
+      span.title = "a label contradicts the verdict";
+      span.textContent = "label \u2260 verdict";
+      cell.prepend(span);
+    } else if (!against && mark) {
+      mark.remove();
+    }
+  }
+  async function labelAndMove(verdict) {
+    const at = current;
+    if (await label(rows[at], verdict) && current === at) select(at + 1);
   }
   for (const [index, row] of rows.entries()) {
     row.addEventListener("click", (event) => {
@@ -118,8 +148,8 @@ SCRIPT = """
     if (event.key === "j") select(current + 1);
     else if (event.key === "k") select(current - 1);
     else if (current < 0) return;
-    else if (event.key === "p") label(rows[current], "pass");
-    else if (event.key === "f") label(rows[current], "fail");
+    else if (event.key === "p") labelAndMove("pass");
+    else if (event.key === "f") labelAndMove("fail");
     else if (event.key === "n") rows[current].querySelector("input.note").focus();
     else return;
     event.preventDefault();
