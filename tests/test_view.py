@@ -3,6 +3,8 @@ posted to with httpx (the browser tests, in ``test_view_browser.py``, use these 
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import signal
@@ -19,6 +21,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import anyio
+import orjson
 import httpx
 import pytest
 from _benchmarks import quick_figures
@@ -690,3 +693,34 @@ def test_the_run_page_counts_labels_and_their_kappa_and_marks_contradictions(
     assert '<span id="labelled">4 of 12 rows labelled</span>' in page and said in page
     marked = re.findall(r'data-sample="([^"]+)"[^>]*>(?:(?!</tr>).)*class="contradicts"', page)
     assert marked == ["sample 2"], "a fail on a passed row is marked, agreeing labels are not"
+
+
+def test_labels_export_as_jsonl_and_csv(store: Path) -> None:
+    (run,) = store_runs(store, report(12))
+    with viewer(store) as settings:
+        post_label(settings, run, sample="sample 0", verdict="pass", note="=HYPERLINK(1)")
+        post_label(settings, run, sample="sample 1", verdict="fail", note=None, reviewer="bo")
+        with client(settings) as http:
+            page = http.get(f"/runs/{run}").text
+            jsonl = http.get(f"/runs/{run}/labels.jsonl")
+            csv_answer = http.get(f"/runs/{run}/labels.csv")
+            unknown = http.get(f"/runs/{run}/labels.xml")
+            missing = http.get("/runs/nosuchrun/labels.csv")
+    assert f'href="/runs/{run}/labels.jsonl"' in page and f'href="/runs/{run}/labels.csv"' in page
+    lines = [orjson.loads(line) for line in jsonl.text.splitlines()]
+    assert [(x["sample"], x["reviewer"], x["verdict"], x["outcome"]) for x in lines] == [
+        ("sample 0", "ana", "pass", "failed"),
+        ("sample 1", "bo", "fail", "passed"),
+    ]
+    assert lines[0]["note"] == "=HYPERLINK(1)" and lines[0]["run"] == run
+    assert lines[0]["stale"] is False and lines[0]["labelled_at"].endswith("+00:00")
+    assert f'filename="labels-{run}.jsonl"' in jsonl.headers["content-disposition"]
+    assert csv_answer.headers["content-type"].startswith("text/csv")
+    table = list(csv.reader(io.StringIO(csv_answer.text)))
+    assert table[0][:9] == [
+        "run", "name", "sample", "strategy", "repeat", "outcome", "reviewer", "verdict", "note",
+    ]  # fmt: skip
+    assert table[1][2:9] == ["sample 0", "Exact", "0", "failed", "ana", "pass", "'=HYPERLINK(1)"]
+    assert table[2][8] == "", "no note is an empty cell"
+    assert unknown.status_code == 404 and "labels.csv" in unknown.text
+    assert missing.status_code == 404

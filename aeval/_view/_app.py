@@ -54,7 +54,7 @@ from ._pages import (
     run_page,
     runs_page,
 )
-from ._review import LabelRequest, label_summary, labels_by_row
+from ._review import LabelRequest, label_summary, labels_by_row, labels_csv, labels_jsonl
 
 __all__ = ["ViewSettings", "create_app"]
 
@@ -443,6 +443,26 @@ def create_app(settings: ViewSettings) -> Any:
             }
         )
 
+    async def export(request: Request) -> Response:
+        kind = request.path_params["kind"]
+        if kind not in ("jsonl", "csv"):
+            return _error(404, f"labels export as labels.jsonl or labels.csv, not labels.{kind}")
+        try:
+            loaded = await cache().get(request.path_params["run_id"])
+            labels = await store().labels(loaded.id)
+        except RunNotFoundError as exc:
+            return _error(404, str(exc))
+        except (StoreError, ValueError) as exc:
+            return _error(500, str(exc))
+        disposition = {"Content-Disposition": f'attachment; filename="labels-{loaded.id}.{kind}"'}
+        if kind == "jsonl":
+            return Response(
+                labels_jsonl(loaded, labels), media_type="application/jsonl", headers=disposition
+            )
+        return Response(
+            labels_csv(loaded, labels), media_type="text/csv; charset=utf-8", headers=disposition
+        )
+
     async def review(request: Request) -> Response:
         return await run(request, queue=True)
 
@@ -451,6 +471,7 @@ def create_app(settings: ViewSettings) -> Any:
             Route("/", runs),
             Route("/runs/{run_id}", run),
             Route("/runs/{run_id}/review", review),
+            Route("/runs/{run_id}/labels.{kind}", export),
             Route("/history/{name:path}", history),
             Route("/compare", compare),
             Route("/api/labels", label, methods=["POST"]),

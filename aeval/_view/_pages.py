@@ -327,6 +327,8 @@ def run_page(view: RunView) -> str:
     links.append(
         (run_href(run.id), "All rows") if view.queue else (run_href(run.id, review=True), "Review")
     )
+    base = f"/runs/{quote(run.id, safe='')}/labels"
+    links += [(f"{base}.jsonl", "Labels as JSONL"), (f"{base}.csv", "Labels as CSV")]
     banner = partial_banner(report)
     running = not run.index.finished
     if running:

@@ -3,9 +3,14 @@ a label posted by a page checked before the store records it."""
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from .._util._numbers import format_percent
 from .._util._stats import cohen_kappa
@@ -15,13 +20,35 @@ if TYPE_CHECKING:
     from ._data import LoadedRun
 
 __all__ = [
+    "EXPORT_FIELDS",
     "LabelRequest",
     "LabelSummary",
     "RowLabels",
     "ShownLabel",
     "label_summary",
     "labels_by_row",
+    "labels_csv",
+    "labels_jsonl",
 ]
+
+EXPORT_FIELDS = (
+    "run",
+    "name",
+    "sample",
+    "strategy",
+    "repeat",
+    "outcome",
+    "reviewer",
+    "verdict",
+    "note",
+    "stale",
+    "labelled_at",
+    "output_sha256",
+)
+"""The fields of an exported label, in order: the row (its run, sample, strategy, repeat
+and outcome) and the label (who, what, why, whether its output changed since, when, the
+output's digest)."""
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 _NOTE_LENGTH = 2000
 _NAME_LENGTH = 200
@@ -122,6 +149,56 @@ def labels_by_row(run: LoadedRun, labels: Sequence[RowLabel]) -> dict[int, RowLa
                 ShownLabel(label.reviewer, label.verdict, label.note, label.stale)
             )
     return {position: RowLabels(tuple(labels)) for position, labels in found.items()}
+
+
+def _exported(run: LoadedRun, labels: Sequence[RowLabel]) -> list[dict[str, Any]]:
+    outcomes = run.index.outcomes
+    found = []
+    for label in labels:
+        position = run.position(label.key)
+        stored = label.label
+        found.append(
+            {
+                "run": run.id,
+                "name": run.name,
+                "sample": label.sample,
+                "strategy": label.strategy,
+                "repeat": label.repeat,
+                "outcome": None if position is None else outcomes[position],
+                "reviewer": stored.reviewer,
+                "verdict": stored.verdict,
+                "note": stored.note,
+                "stale": label.stale,
+                "labelled_at": datetime.fromtimestamp(stored.labelled_at, UTC).isoformat(),
+                "output_sha256": stored.output_sha256,
+            }
+        )
+    return found
+
+
+def labels_jsonl(run: LoadedRun, labels: Sequence[RowLabel]) -> bytes:
+    """The ``labels`` of ``run``'s rows as JSON Lines, one object of :data:`EXPORT_FIELDS`
+    a label."""
+    return b"".join(orjson.dumps(item) + b"\n" for item in _exported(run, labels))
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return "'" + text if text.startswith(_FORMULA) else text
+
+
+def labels_csv(run: LoadedRun, labels: Sequence[RowLabel]) -> str:
+    """The ``labels`` of ``run``'s rows as CSV with a header of :data:`EXPORT_FIELDS`; a
+    cell a spreadsheet would take for a formula (``=``, ``+``, ``-``, ``@``…) starts with
+    ``'``."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(EXPORT_FIELDS)
+    for item in _exported(run, labels):
+        writer.writerow([_cell(item[name]) for name in EXPORT_FIELDS])
+    return out.getvalue()
 
 
 def _text(body: Mapping[str, Any], key: str, *, limit: int, required: bool = True) -> str | None:
