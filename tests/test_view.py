@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import anyio
-import orjson
 import httpx
+import orjson
 import pytest
 from _benchmarks import quick_figures
 
