@@ -243,6 +243,18 @@ def test_the_runs_page_lists_each_run_with_links(store: Path) -> None:
     assert "/compare?" not in cells[first], "the first run of a name has nothing to compare to"
 
 
+def test_the_runs_page_says_which_runs_have_labels(store: Path) -> None:
+    first, second = store_runs(store, report(), report())
+    with viewer(store) as settings:
+        post_label(settings, second, sample="sample 0")
+        post_label(settings, second, sample="sample 1", verdict="pass")
+        with client(settings) as http:
+            page = http.get("/").text
+    cells = dict(re.findall(r'<tr data-run="([^"]+)">(.*?)</tr>', page))
+    assert '<td class="num">2</td>' in cells[second]
+    assert '<td class="num"></td>' in cells[first], "no label made in it"
+
+
 def test_a_run_page_filters_searches_and_pages_on_the_server(store: Path) -> None:
     (run,) = store_runs(store, report(120))
     with viewer(store) as settings, client(settings) as http:
@@ -332,8 +344,14 @@ def test_history_and_comparison_pages_are_the_formatters_pages(store: Path) -> N
         run_page = http.get(f"/runs/{new}").text
     assert "<svg" in history and old in history and new in history
     assert "History of geo" in history and '<a href="/">All runs</a>' in history
+    for run in (old, new):
+        assert f'<tr><td><a href="/runs/{run}">{run}</a></td>' in history, "ids are links"
     assert "Changed rows" in comparison or "changed" in comparison.lower()
     assert f'<a href="/runs/{old}">Baseline {old}</a>' in comparison
+    assert (
+        f'</a><span aria-hidden="true"> · </span><a href="/runs/{new}">Candidate {new}</a>'
+        in comparison
+    ), "the links on top are set apart"
     assert unknown.status_code == 404 and "no-such-run" in unknown.text
     assert file_ref.status_code == 404, "a side is a stored run, never a file on disk"
     assert f'href="/compare?old={old}&amp;new={new}"' in run_page

@@ -549,6 +549,13 @@ class RunPages:
         """The run's scores per strategy and per tag and its judges' counts."""
         return await self._store._read_run(index.id, lambda c, _, __: run_breakdown(c, index.seq))
 
+    async def labels_made(self) -> dict[str, int]:
+        """How many labels were made in each run, by run id (runs without any left out)."""
+        found = await self._store._read_store(
+            lambda c: c.execute("SELECT run, count(*) FROM labels GROUP BY run").fetchall()
+        )
+        return {run: int(count) for run, count in found or ()}
+
     async def stamp(self, run_id: str) -> Stamp:
         """The run's end and last row id now (see :attr:`RunIndex.stamp`)."""
         return await self._store._read_run(run_id, lambda c, seq, _: run_stamp(c, seq))

@@ -49,6 +49,7 @@ from ._pages import (
     RunView,
     error_page,
     framed_page,
+    linked_runs,
     page_policy,
     run_href,
     run_page,
@@ -275,7 +276,8 @@ def create_app(settings: ViewSettings) -> Any:
 
     async def runs(request: Request) -> Response:
         listed = await store().runs()
-        return _html(runs_page(listed, store=str(settings.store)))
+        made = await cache().pages.labels_made()
+        return _html(runs_page(listed, store=str(settings.store), labels=made))
 
     async def previous_run(run_id: str, name: str) -> str | None:
         ids = [run.id for run in await store().runs(name)]
@@ -363,7 +365,7 @@ def create_app(settings: ViewSettings) -> Any:
         except (ValueError, RunNotFoundError) as exc:
             return _error(404, str(exc))
         page = render("history", "html", History(name, points))
-        return _html(framed_page(page))
+        return _html(framed_page(linked_runs(page, [point.run_id for point in points])))
 
     async def compare(request: Request) -> Response:
         sides = []

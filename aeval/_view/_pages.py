@@ -39,6 +39,7 @@ __all__ = [
     "RunView",
     "error_page",
     "framed_page",
+    "linked_runs",
     "page_policy",
     "run_href",
     "run_page",
@@ -103,8 +104,21 @@ def page_policy(page: str) -> str:
 
 def _nav(links: Sequence[tuple[str, str]]) -> str:
     return _NAV.format(
-        links="".join(f'<a href="{escape(href)}">{escape(text)}</a>' for href, text in links)
+        links="".join(
+            f'<span aria-hidden="true"> · </span><a href="{escape(href)}">{escape(text)}</a>'
+            for href, text in links
+        )
     )
+
+
+def linked_runs(page: str, run_ids: Sequence[str]) -> str:
+    """The history's page with each run's id in its table a link to the run's page."""
+    for run_id in run_ids:
+        cell = f"<tr><td>{escape(run_id)}</td>"
+        page = page.replace(
+            cell, f'<tr><td><a href="{escape(run_href(run_id))}">{escape(run_id)}</a></td>', 1
+        )
+    return page
 
 
 def framed_page(page: str, links: Sequence[tuple[str, str]] = ()) -> str:
@@ -124,9 +138,12 @@ def run_href(run_id: str, *, review: bool = False, **query: str | int | None) ->
     return path + (f"?{urlencode(kept)}" if kept else "")
 
 
-def runs_page(runs: Sequence[RunSummary], *, store: str) -> str:
+def runs_page(
+    runs: Sequence[RunSummary], *, store: str, labels: Mapping[str, int] | None = None
+) -> str:
     """The list of stored runs, newest first, each linked to its rows, its name's history and
-    the comparison with the run of that name before it."""
+    the comparison with the run of that name before it, with the labels made in each."""
+    labels = labels or {}
     body = [_nav(()), "<h1>Runs</h1>", f'<p class="note">In {escape(store)}.</p>']
     if not runs:
         body.append('<p class="note">No run stored yet: <code>aeval run CONFIG</code>.</p>')
@@ -141,7 +158,7 @@ def runs_page(runs: Sequence[RunSummary], *, store: str) -> str:
         '<table id="runs">',
         "<thead><tr><th>Run</th><th>Name</th><th>Started (UTC)</th>"
         '<th class="num">Score</th><th class="num">95% CI</th><th>State</th><th>Commit</th>'
-        "<th>Note</th><th>Links</th></tr></thead>",
+        '<th>Note</th><th class="num">Labels</th><th>Links</th></tr></thead>',
         "<tbody>",
     ]
     for run in reversed(runs):
@@ -157,7 +174,8 @@ def runs_page(runs: Sequence[RunSummary], *, store: str) -> str:
             f'<td class="num">{escape(format_interval(run.interval))}</td>'
             f"<td>{'partial' if run.partial else 'complete'}</td>"
             f"<td>{escape(commit_text(run.git_commit, run.git_dirty))}</td>"
-            f"<td>{escape(run_note(run))}</td><td>{' · '.join(links)}</td></tr>"
+            f"<td>{escape(run_note(run))}</td>"
+            f'<td class="num">{labels.get(run.id, "")}</td><td>{" · ".join(links)}</td></tr>'
         )
     body += ["</tbody>", "</table>"]
     return _page("aeval view", body)
