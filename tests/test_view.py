@@ -742,3 +742,30 @@ def test_labels_export_as_jsonl_and_csv(store: Path) -> None:
     assert table[2][8] == "", "no note is an empty cell"
     assert unknown.status_code == 404 and "labels.csv" in unknown.text
     assert missing.status_code == 404
+
+
+def test_the_run_page_filters_by_strategy_and_sorts_by_score(store: Path) -> None:
+    rows = []
+    for index in range(6):
+        sample = EvaluationSample(f"s{index}", [index], "a")
+        for strategy, score in (("Exact", index / 10), ("Other", 1 - index / 10)):
+            result = EvaluationResult(score >= 0.5, score)
+            rows.append(EvaluationRow.from_result(sample, strategy, "a", result, index=index))
+    (run,) = store_runs(store, EvaluationReport(rows, run=RunInfo(started_at=1.0)))
+    with viewer(store) as settings, client(settings) as http:
+        other = http.get(f"/runs/{run}", params={"strategy": "Other"}).text
+        low = http.get(f"/runs/{run}", params={"strategy": "Exact", "sort": "score"}).text
+        high = http.get(f"/runs/{run}", params={"sort": "-score"}).text
+        unknown = http.get(f"/runs/{run}", params={"strategy": "Nope"})
+        bad_sort = http.get(f"/runs/{run}", params={"sort": "name"})
+
+    def shown(page: str) -> list[tuple[str, str]]:
+        return re.findall(r'data-sample="([^"]+)" data-repeat="0" data-strategy="([^"]+)"', page)
+
+    assert {strategy for _, strategy in shown(other)} == {"Other"} and len(shown(other)) == 6
+    assert "Showing 6 of 6 rows" in other, "the counts are the strategy's"
+    assert f'href="/runs/{run}?strategy=Other&amp;filter=failed"' in other, "links keep it"
+    assert [sample for sample, _ in shown(low)] == [f"s{i}" for i in range(6)]
+    assert shown(high)[0] == ("s0", "Other") and shown(high)[-1] == ("s0", "Exact")
+    assert unknown.status_code == 400 and "Exact, Other" in unknown.text
+    assert bad_sort.status_code == 400 and "?sort=" in bad_sort.text

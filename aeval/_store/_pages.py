@@ -549,6 +549,20 @@ class RunPages:
         """The run's scores per strategy and per tag and its judges' counts."""
         return await self._store._read_run(index.id, lambda c, _, __: run_breakdown(c, index.seq))
 
+    async def scores(self, index: RunIndex) -> tuple[float | None, ...]:
+        """Each position's score (``None`` for a row without one), read from the rows' column."""
+
+        def read(connection: sqlite3.Connection, _: int, __: str) -> tuple[float | None, ...]:
+            first, last = row_range(index.seq)
+            found = dict(
+                connection.execute(
+                    "SELECT id, score FROM rows WHERE id BETWEEN ? AND ?", (first, last)
+                ).fetchall()
+            )
+            return tuple(found.get(row_id) for row_id in index.ids)
+
+        return await self._store._read_run(index.id, read)
+
     async def labels_made(self) -> dict[str, int]:
         """How many labels were made in each run, by run id (runs without any left out)."""
         found = await self._store._read_store(

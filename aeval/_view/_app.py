@@ -60,6 +60,7 @@ from ._review import LabelRequest, label_summary, labels_by_row, labels_csv, lab
 __all__ = ["ViewSettings", "create_app"]
 
 _BODY_LIMIT = 64 * 1024
+_SORTS = ("", "score", "-score")
 _Scope = MutableMapping[str, Any]
 _Message = MutableMapping[str, Any]
 _Receive = Callable[[], Awaitable[_Message]]
@@ -330,6 +331,24 @@ def create_app(settings: ViewSettings) -> Any:
                 only, described, keep = await review_queue(loaded, query)
             except ValueError as exc:
                 return _error(400, str(exc))
+        strategy = query.get("strategy") or None
+        sort = query.get("sort", "")
+        if strategy is not None and strategy not in set(loaded.index.strategies) - {None}:
+            known = ", ".join(sorted({s for s in loaded.index.strategies if s is not None}))
+            return _error(
+                400, f"?strategy= names a strategy of this run ({known}); got {strategy[:60]!r}"
+            )
+        if sort not in _SORTS:
+            return _error(400, f"?sort= is score (lowest first) or -score; got {sort[:20]!r}")
+        if strategy is not None:
+            strategies = loaded.index.strategies
+            chosen = frozenset(p for p, s in enumerate(strategies) if s == strategy)
+            only = chosen if only is None else only & chosen
+            keep["strategy"] = strategy
+        if sort:
+            keep["sort"] = sort
+            if loaded.scores is None:
+                loaded.scores = await cache().pages.scores(loaded.index)
         labels = await store().labels(loaded.id)
         if loaded.breakdown is None:
             loaded.breakdown = await cache().pages.breakdown(loaded.index)
@@ -341,6 +360,8 @@ def create_app(settings: ViewSettings) -> Any:
             page=number,
             size=PAGE_ROWS,
             only=only,
+            scores=loaded.scores if sort else None,
+            descending=sort == "-score",
         )
         view = RunView(
             run=loaded,

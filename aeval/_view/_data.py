@@ -49,7 +49,8 @@ class LoadedRun:
     """A stored run as the viewer holds it: its index (read from the store's columns, no row
     decoded), the search texts of the rows a search has decoded so far, the rows every
     search tests (``unlike``, read at the first search), the last searches' rows, and its
-    scores per strategy and tag (``breakdown``, read when a page first shows them).
+    scores per strategy and tag (``breakdown``, read when a page first shows them) and its
+    rows' scores (``scores``, read when a page is first sorted by them).
 
     Args:
         index: The run's index.
@@ -61,6 +62,7 @@ class LoadedRun:
         "_totals",
         "breakdown",
         "index",
+        "scores",
         "searches",
         "texts",
         "unlike",
@@ -75,6 +77,7 @@ class LoadedRun:
         self.unlike: frozenset[int] | None = None
         self._keys: dict[tuple[str, int, str | None], int] | None = None
         self.breakdown: Breakdown | None = None
+        self.scores: tuple[float | None, ...] | None = None
 
     @property
     def id(self) -> str:
@@ -224,11 +227,14 @@ async def select(
     page: int,
     size: int,
     only: Collection[int] | None = None,
+    scores: Sequence[float | None] | None = None,
+    descending: bool = False,
 ) -> RowPage:
     """The page ``page`` (0-based, clamped) of the rows of ``run`` that ``filter`` keeps and
     that hold every word of ``query`` (case-insensitive), among the positions ``only`` (the
-    review queue's rows) when given; only the page's rows (and a search's candidates) are
-    read from the store."""
+    review queue's rows) when given, ordered by ``scores`` (each position's; lowest first, or
+    highest with ``descending``; rows without a score last) when given; only the page's rows
+    (and a search's candidates) are read from the store."""
     terms = query.lower().split()
     index = run.index
     kept: Sequence[int] = run.kept(filter, only)
@@ -244,6 +250,9 @@ async def select(
         else:
             run.searches.move_to_end(key)
         kept = found
+    if scores is not None:
+        sign = -1.0 if descending else 1.0
+        kept = sorted(kept, key=lambda p: (scores[p] is None, sign * (scores[p] or 0.0)))
     pages_count = max(1, math.ceil(len(kept) / size))
     page = min(max(page, 0), pages_count - 1)
     first = page * size

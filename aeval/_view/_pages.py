@@ -215,7 +215,7 @@ class RunView:
 
     def href(self, **query: str | int | None) -> str:
         """The address of this page with ``query`` (and what it keeps)."""
-        return run_href(self.run.id, review=self.queue is not None, **self.keep, **query)
+        return run_href(self.run.id, review=self.queue is not None, **{**self.keep, **query})
 
 
 def _filters(view: RunView) -> list[str]:
@@ -232,9 +232,29 @@ def _filters(view: RunView) -> list[str]:
     shown = f"Showing {page.matching} of {total} rows" + (
         f" ({page.first + 1}–{last} on this page)" if page.pages > 1 else ""
     )
+    strategies = list(dict.fromkeys(s for s in view.run.index.strategies if s is not None))
+    chosen = view.keep.get("strategy", "")
+    sort = view.keep.get("sort", "")
+    by_strategy = "".join(
+        f'<a href="{escape(view.href(filter=view.filter, q=view.query, strategy=key))}" '
+        f'data-strategy-filter="{escape(key)}" aria-current="{str(key == chosen).lower()}">'
+        f"{escape(key or 'every strategy')}</a> "
+        for key in ["", *strategies]
+    )
+    orders = "".join(
+        f'<a href="{escape(view.href(filter=view.filter, q=view.query, sort=key))}" '
+        f'data-sort="{key}" aria-current="{str(key == sort).lower()}">{text}</a> '
+        for key, text in (("", "failures first"), ("score", "score ↑"), ("-score", "score ↓"))
+    )
     return [
         '<div class="filters">',
         f'<nav role="group" aria-label="Show rows">{links}</nav>',
+        *(
+            [f'<nav role="group" aria-label="Strategy">Strategy: {by_strategy}</nav>']
+            if len(strategies) > 1 or chosen
+            else []
+        ),
+        f'<nav role="group" aria-label="Order">Order: {orders}</nav>',
         f'<form id="search-form" method="get" action="{escape(view.href())}" role="search">',
         f'<input type="hidden" name="filter" value="{escape(view.filter)}">',
         *(
