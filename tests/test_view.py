@@ -769,3 +769,59 @@ def test_the_run_page_filters_by_strategy_and_sorts_by_score(store: Path) -> Non
     assert shown(high)[0] == ("s0", "Other") and shown(high)[-1] == ("s0", "Exact")
     assert unknown.status_code == 400 and "Exact, Other" in unknown.text
     assert bad_sort.status_code == 400 and "?sort=" in bad_sort.text
+
+
+def test_a_grid_of_three_runs_aligns_rows_filters_and_pairs_each_with_the_first(
+    store: Path,
+) -> None:
+    first, second, third = store_runs(
+        store, report(6), report(6, changed=frozenset({1})), report(6, changed=frozenset({2}))
+    )
+    runs: list[tuple[str, str | int | float | bool | None]]
+    runs = [("run", first), ("run", second), ("run", third)]
+    with viewer(store) as settings, client(settings) as http:
+        grid = http.get("/grid", params=runs).text
+        differ = http.get("/grid", params=[*runs, ("filter", "differ")]).text
+        failed = http.get("/grid", params=[*runs, ("filter", "any-failed")]).text
+        one = http.get("/grid", params=runs[:1])
+        eleven = http.get("/grid", params=[("run", first)] * 11)
+        bogus = http.get("/grid", params=[*runs, ("filter", "bogus")])
+        missing = http.get("/grid", params=[*runs[:2], ("run", "no-such-run")])
+        listed = http.get("/").text
+
+    def samples(page: str) -> list[str]:
+        return re.findall(r'<tr data-sample="([^"]+)"', page)
+
+    assert samples(grid) == [f"sample {i}" for i in range(6)], "in the first run's order"
+    row = re.search(r'<tr data-sample="sample 0".*?</tr>', grid)
+    assert row is not None and row.group(0).count('data-outcome="failed"') == 3
+    assert "Town 0" in row.group(0), "each run's output"
+    assert "Grid of 3 runs" in grid and f'<a href="/runs/{third}">{third}</a>' in grid
+    assert re.findall(r'<tr data-run="([^"]+)"><th scope="row">', grid) == [second, third]
+    assert "Each run against " + first in grid
+    assert samples(differ) == [], "a changed output with the same verdict does not differ"
+    assert samples(failed) == ["sample 0", "sample 3"]
+    assert 'data-filter="any-failed" aria-current="true">Any run failed (2)' in failed
+    assert one.status_code == 400 and "2 to 10 runs" in one.text
+    assert eleven.status_code == 400
+    assert bogus.status_code == 400 and "differ" in bogus.text
+    assert missing.status_code == 404 and "run 3 of the grid" in missing.text
+    assert '<form id="grid-form" method="get" action="/grid">' in listed
+    assert f'<input type="checkbox" name="run" value="{first}"' in listed
+
+
+def test_the_grid_shows_where_verdicts_differ(store: Path) -> None:
+    base = report(6)
+    flipped = [
+        EvaluationRow.from_result(
+            row.sample, "Exact", "City 1", EvaluationResult.failing(0.0, "no"), index=1
+        )
+        if row.name == "sample 1"
+        else row
+        for row in base.evaluations
+    ]
+    first, second = store_runs(store, base, EvaluationReport(flipped, run=base.run))
+    with viewer(store) as settings, client(settings) as http:
+        differ = http.get("/grid", params=[("run", first), ("run", second), ("filter", "differ")])
+    assert re.findall(r'<tr data-sample="([^"]+)"', differ.text) == ["sample 1"]
+    assert 'data-differ="true"' in differ.text

@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from .._exceptions import MissingExtraError
 
@@ -38,17 +39,19 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
 
 import orjson
 
-from .._compare import compare_loaded, load_side
+from .._compare import Comparison, LoadedSide, compare_loaded, load_side
 from .._exceptions import AevalError, ComparisonError, RunNotFoundError, StoreError
 from .._store import RunStore
 from ..formatters._history import History
 from ..formatters._html_rows import ROW_FILTERS
 from ..formatters._registry import render
 from ._data import FILTER_KEYS, PAGE_ROWS, LoadedRun, RunCache, select
+from ._grid import GRID_FILTERS, GRID_RUNS, grid_of, grid_page_body
 from ._pages import (
     RunView,
     error_page,
     framed_page,
+    grid_page,
     linked_runs,
     page_policy,
     run_href,
@@ -255,6 +258,15 @@ def _number(text: str | None, name: str, default: int | None) -> int | None:
     return int(text)
 
 
+def _grid_filter(text: str | None) -> str:
+    if text is None or text == "":
+        return "all"
+    keys = [key for key, _ in GRID_FILTERS]
+    if text not in keys:
+        raise ValueError(f"?filter= is one of {', '.join(keys)}; got {text[:40]!r}")
+    return text
+
+
 def create_app(settings: ViewSettings) -> Any:
     """The ASGI application of ``aeval view`` over the store in ``settings`` (it opens the
     store when the server starts and closes it when the server stops)."""
@@ -415,6 +427,62 @@ def create_app(settings: ViewSettings) -> Any:
         ]
         return _html(framed_page(page, links))
 
+    async def grid(request: Request) -> Response:
+        refs = request.query_params.getlist("run")
+        fewest, most = GRID_RUNS
+        if not fewest <= len(refs) <= most:
+            return _error(
+                400,
+                f"the grid shows {fewest} to {most} runs: /grid?run=RUN&run=RUN… (got {len(refs)})",
+            )
+        try:
+            wanted = _grid_filter(request.query_params.get("filter"))
+            number = _page_number(request.query_params.get("page"))
+        except ValueError as exc:
+            return _error(400, str(exc))
+        runs = []
+        sides: list[LoadedSide | str] = []
+        for at, ref in enumerate(refs):
+            try:
+                loaded = await cache().get(ref)
+                report = await cache().report(loaded)
+            except RunNotFoundError as exc:
+                return _error(404, f"run {at + 1} of the grid: {exc}")
+            except (StoreError, ValueError) as exc:
+                return _error(500, str(exc))
+            runs.append((loaded.id, loaded.name, report))
+            role = "baseline" if at == 0 else "candidate"
+            try:
+                sides.append(await load_side(report, role=role, label=f"run {loaded.id}"))
+            except ComparisonError as exc:
+                sides.append(str(exc))
+        comparisons: list[Comparison | str] = []
+        for side in sides[1:]:
+            first = sides[0]
+            if isinstance(first, str) or isinstance(side, str):
+                comparisons.append(first if isinstance(first, str) else str(side))
+                continue
+            try:
+                comparisons.append(compare_loaded(first, side))
+            except ComparisonError as exc:
+                comparisons.append(str(exc))
+        ids = [run_id for run_id, _, _ in runs]
+
+        def address(key: str, page: int) -> str:
+            query = [("run", run_id) for run_id in ids]
+            query += [("filter", key)] if key != "all" else []
+            query += [("page", str(page + 1))] if page else []
+            return "/grid?" + urlencode(query)
+
+        body = grid_page_body(
+            grid_of(runs, comparisons),
+            filter=wanted,
+            page=number,
+            size=PAGE_ROWS,
+            address=address,
+        )
+        return _html(grid_page(body))
+
     async def label(request: Request) -> Response:
         given = request.headers.get("x-aeval-token", "")
         if not hmac.compare_digest(given.encode(), settings.token.encode()):
@@ -497,6 +565,7 @@ def create_app(settings: ViewSettings) -> Any:
             Route("/runs/{run_id}/labels.{kind}", export),
             Route("/history/{name:path}", history),
             Route("/compare", compare),
+            Route("/grid", grid),
             Route("/api/labels", label, methods=["POST"]),
         ],
         lifespan=lifespan,

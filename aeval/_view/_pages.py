@@ -39,6 +39,7 @@ __all__ = [
     "RunView",
     "error_page",
     "framed_page",
+    "grid_page",
     "linked_runs",
     "page_policy",
     "run_href",
@@ -85,6 +86,8 @@ tr.current { outline: 3px solid #0969da; outline-offset: -3px; }
 table.groups caption { text-align: left; font-weight: 600; }
 .contradicts { display: inline-block; padding: 0 0.4rem; border: 1px solid #b42318;
   border-radius: 1rem; color: #b42318; font-size: 0.8rem; white-space: nowrap; }
+#grid td pre { max-height: 12rem; overflow: auto; }
+#grid td[data-outcome="failed"], #grid td[data-outcome="error"] { background: #fff5f5; }
 .running { border-color: #0969da; background: #ddf4ff; }
 """
 )
@@ -155,8 +158,12 @@ def runs_page(
             before[run.id] = previous[run.name]
         previous[run.name] = run.id
     body += [
+        '<form id="grid-form" method="get" action="/grid">',
+        '<p><button type="submit">Grid of the checked runs</button> '
+        '<span class="note">(2 to 10, in the list\'s order: the first checked is the one the '
+        "others are paired with)</span></p>",
         '<table id="runs">',
-        "<thead><tr><th>Run</th><th>Name</th><th>Started (UTC)</th>"
+        '<thead><tr><th scope="col">Grid</th><th>Run</th><th>Name</th><th>Started (UTC)</th>'
         '<th class="num">Score</th><th class="num">95% CI</th><th>State</th><th>Commit</th>'
         '<th>Note</th><th class="num">Labels</th><th>Links</th></tr></thead>',
         "<tbody>",
@@ -167,7 +174,9 @@ def runs_page(
             query = urlencode({"old": before[run.id], "new": run.id})
             links.append(f'<a href="{escape("/compare?" + query)}">compare with previous</a>')
         body.append(
-            f'<tr data-run="{escape(run.id)}"><td><a href="{escape(run_href(run.id))}">'
+            f'<tr data-run="{escape(run.id)}"><td><input type="checkbox" name="run" '
+            f'value="{escape(run.id)}" aria-label="Grid: {escape(run.id)}"></td>'
+            f'<td><a href="{escape(run_href(run.id))}">'
             f"{escape(run.id)}</a></td><td>{escape(run.name)}</td>"
             f"<td>{escape(utc(run.started_at))}</td>"
             f'<td class="num">{format_percent(run.score)}</td>'
@@ -177,7 +186,7 @@ def runs_page(
             f"<td>{escape(run_note(run))}</td>"
             f'<td class="num">{labels.get(run.id, "")}</td><td>{" · ".join(links)}</td></tr>'
         )
-    body += ["</tbody>", "</table>"]
+    body += ["</tbody>", "</table>", "</form>"]
     return _page("aeval view", body)
 
 
@@ -436,6 +445,11 @@ def run_page(view: RunView) -> str:
         body += ["</tbody>", "</table>"]
     body += _pager(view)
     return _page(f"{run.name} · aeval view", body)
+
+
+def grid_page(body: list[str]) -> str:
+    """The grid of runs' page around its ``body``."""
+    return _page("Grid · aeval view", [_nav(()), *body])
 
 
 def error_page(status: int, message: str) -> str:
