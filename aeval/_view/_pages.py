@@ -390,6 +390,7 @@ def run_page(view: RunView) -> str:
     )
     body = [
         _nav(links),
+        '<div id="run-head">',
         *(
             [
                 f'<div class="banner{" running" if running else ""}" id="banner" '
@@ -402,11 +403,13 @@ def run_page(view: RunView) -> str:
         f'<p class="score">Score <strong>{escape(score_text(report))}</strong></p>',
         f'<dl class="facts">{facts}</dl>',
         *_breakdown(view.breakdown),
+        "</div>",
     ]
     if view.queue is not None:
         body.append(f'<p class="note" id="queue">Review queue: {escape(view.queue)}.</p>')
     body += [
-        f'<div id="review" data-token="{escape(view.token)}" data-run="{escape(run.id)}">'
+        f'<div id="review" data-token="{escape(view.token)}" data-run="{escape(run.id)}" '
+        f'data-running="{str(running).lower()}">'
         '<label for="reviewer">Reviewer</label> <input type="text" id="reviewer" '
         'autocomplete="off" placeholder="your name">'
         '<span class="note">Keys: j/k move, p/f label pass/fail and move on, n note (Enter '
@@ -418,6 +421,7 @@ def run_page(view: RunView) -> str:
             f'<span id="agreement" class="note">{escape(view.summary.agreement)}</span>'
         )
         + '<span id="status" role="status" aria-live="polite"></span></div>',
+        '<div id="rows-part">',
         *_filters(view),
     ]
     if not view.page.rows:
@@ -443,7 +447,7 @@ def run_page(view: RunView) -> str:
                 f'<td colspan="{len(headers)}" class="details">' + details
             )
         body += ["</tbody>", "</table>"]
-    body += _pager(view)
+    body += [*_pager(view), "</div>"]
     return _page(f"{run.name} · aeval view", body)
 
 

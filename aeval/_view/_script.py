@@ -5,8 +5,10 @@ reviewer's name in ``localStorage``, moves between rows (``j``/``k``), labels th
 pass or fail (``p``/``f``, moving on to the next row once saved, or its buttons) with the
 note typed in its note field (``n`` goes there, Enter comes back), and posts each label with
 the process's token from the page; it updates the count of labelled rows, the agreement with
-the verdicts and the row's mark when its label contradicts its verdict; it builds what it
-shows from text, never from markup.
+the verdicts and the row's mark when its label contradicts its verdict. On the page of a run
+still running it fetches the page again every two seconds and swaps in its parts (the
+banner, the score, the rows…), keeping the selected row, until the run records its end. It
+builds what it shows from text or from the server's own page, never from markup of its own.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ SCRIPT = """
       // Without storage the name lasts as long as the page.
     }
   });
-  const rows = table ? Array.from(table.querySelectorAll("tbody tr[data-row]")) : [];
+  let rows = table ? Array.from(table.querySelectorAll("tbody tr[data-row]")) : [];
   let current = -1;
   function select(index) {
     if (!rows.length) return;
@@ -118,7 +120,7 @@ SCRIPT = """
       const span = document.createElement("span");
       span.className = "contradicts";
       span.title = "a label contradicts the verdict";
-      span.textContent = "label \u2260 verdict";
+      span.textContent = "label \\u2260 verdict";
       cell.prepend(span);
     } else if (!against && mark) {
       mark.remove();
@@ -128,19 +130,58 @@ SCRIPT = """
     const at = current;
     if (await label(rows[at], verdict) && current === at) select(at + 1);
   }
-  for (const [index, row] of rows.entries()) {
-    row.addEventListener("click", (event) => {
-      if (!(event.target instanceof HTMLInputElement)) select(index);
-      const button = event.target.closest("button[data-verdict]");
-      if (button) label(row, button.dataset.verdict);
-    });
-    row.querySelector("input.note").addEventListener("keydown", (event) => {
-      if (event.key === "Enter" || event.key === "Escape") {
-        event.preventDefault();
-        event.target.blur();
-      }
-    });
+  document.addEventListener("click", (event) => {
+    const row = event.target.closest("#rows tbody tr[data-row]");
+    if (!row) return;
+    const index = rows.indexOf(row);
+    if (!(event.target instanceof HTMLInputElement)) select(index);
+    const button = event.target.closest("button[data-verdict]");
+    if (button) label(row, button.dataset.verdict);
+  });
+  document.addEventListener("keydown", (event) => {
+    if (!event.target.matches("input.note")) return;
+    if (event.key === "Enter" || event.key === "Escape") {
+      event.preventDefault();
+      event.target.blur();
+    }
+  });
+  function rowKey(row) {
+    return row ? JSON.stringify([row.dataset.sample, row.dataset.strategy, row.dataset.repeat])
+      : null;
   }
+  const live = review.dataset.running === "true";
+  async function follow() {
+    const active = document.activeElement;
+    if (active instanceof HTMLInputElement && active.closest("#rows-part")) {
+      setTimeout(follow, 2000);
+      return;
+    }
+    let fresh;
+    try {
+      const response = await fetch(window.location.href, { credentials: "same-origin" });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+    } catch (failed) {
+      say(`Not refreshed: ${failed}`);
+      setTimeout(follow, 5000);
+      return;
+    }
+    const keep = rowKey(rows[current]);
+    for (const part of ["run-head", "labelled", "agreement", "rows-part"]) {
+      const now = document.getElementById(part);
+      const next = fresh.getElementById(part);
+      if (now && next) now.replaceWith(document.adoptNode(next));
+    }
+    const table = document.getElementById("rows");
+    rows = table ? Array.from(table.querySelectorAll("tbody tr[data-row]")) : [];
+    current = -1;
+    const again = rows.findIndex((row) => rowKey(row) === keep);
+    if (again >= 0) select(again);
+    const still = fresh.getElementById("review");
+    review.dataset.running = still ? still.dataset.running : "false";
+    if (review.dataset.running === "true") setTimeout(follow, 2000);
+  }
+  if (live) setTimeout(follow, 2000);
   document.addEventListener("keydown", (event) => {
     const target = event.target;
     if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) return;
