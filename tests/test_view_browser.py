@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
-from test_formatter_html_browser import ARGS, CHROMIUM, needs_chromium
 from anyio.from_thread import start_blocking_portal
+from test_formatter_html_browser import ARGS, CHROMIUM, needs_chromium
 from test_view import COMMIT, labels_of, report, store_runs, viewer
 
 from aeval import EvaluationReport, EvaluationResult, EvaluationRow, RunStore

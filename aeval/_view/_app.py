@@ -17,6 +17,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import socket
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
         "pip install 'aeval-engine[view]'"
     ) from exc
 
+import anyio
 import orjson
 
 from .._compare import Comparison, LoadedSide, compare_loaded, load_side
@@ -46,7 +48,7 @@ from ..formatters._history import History
 from ..formatters._html_rows import ROW_FILTERS
 from ..formatters._registry import render
 from ._data import FILTER_KEYS, PAGE_ROWS, LoadedRun, RunCache, select
-from ._grid import GRID_FILTERS, GRID_RUNS, grid_of, grid_page_body
+from ._grid import GRID_FILTERS, GRID_RUNS, Grid, grid_of, grid_page_body
 from ._pages import (
     RunView,
     error_page,
@@ -63,6 +65,7 @@ from ._review import LabelRequest, label_summary, labels_by_row, labels_csv, lab
 __all__ = ["ViewSettings", "create_app"]
 
 _BODY_LIMIT = 64 * 1024
+_GRIDS_KEPT = 4
 _SORTS = ("", "score", "-score")
 _Scope = MutableMapping[str, Any]
 _Message = MutableMapping[str, Any]
@@ -271,6 +274,7 @@ def create_app(settings: ViewSettings) -> Any:
     """The ASGI application of ``aeval view`` over the store in ``settings`` (it opens the
     store when the server starts and closes it when the server stops)."""
     state: dict[str, Any] = {}
+    grids: OrderedDict[tuple[str, ...], Grid] = OrderedDict()
 
     def store() -> RunStore:
         held: RunStore = state["store"]
@@ -440,16 +444,40 @@ def create_app(settings: ViewSettings) -> Any:
             number = _page_number(request.query_params.get("page"))
         except ValueError as exc:
             return _error(400, str(exc))
-        runs = []
-        sides: list[LoadedSide | str] = []
+        try:
+            shown = await grid_for(refs)
+        except LookupError as exc:
+            return _error(404, str(exc))
+        except (StoreError, ValueError) as exc:
+            return _error(500, str(exc))
+        ids = [run_id for run_id, _, _ in shown.runs]
+
+        def address(key: str, page: int) -> str:
+            query = [("run", run_id) for run_id in ids]
+            query += [("filter", key)] if key != "all" else []
+            query += [("page", str(page + 1))] if page else []
+            return "/grid?" + urlencode(query)
+
+        body = grid_page_body(shown, filter=wanted, page=number, size=PAGE_ROWS, address=address)
+        return _html(grid_page(body))
+
+    async def grid_for(refs: list[str]) -> Grid:
+        """The grid of the runs ``refs`` (kept for the last few sets of runs that ended)."""
+        loaded_runs = []
         for at, ref in enumerate(refs):
             try:
-                loaded = await cache().get(ref)
-                report = await cache().report(loaded)
+                loaded_runs.append(await cache().get(ref))
             except RunNotFoundError as exc:
-                return _error(404, f"run {at + 1} of the grid: {exc}")
-            except (StoreError, ValueError) as exc:
-                return _error(500, str(exc))
+                raise LookupError(f"run {at + 1} of the grid: {exc}") from exc
+        key = tuple(loaded.id for loaded in loaded_runs)
+        held = grids.get(key)
+        if held is not None:
+            grids.move_to_end(key)
+            return held
+        runs = []
+        sides: list[LoadedSide | str] = []
+        for at, loaded in enumerate(loaded_runs):
+            report = await cache().report(loaded)
             runs.append((loaded.id, loaded.name, report))
             role = "baseline" if at == 0 else "candidate"
             try:
@@ -463,25 +491,15 @@ def create_app(settings: ViewSettings) -> Any:
                 comparisons.append(first if isinstance(first, str) else str(side))
                 continue
             try:
-                comparisons.append(compare_loaded(first, side))
+                comparisons.append(await anyio.to_thread.run_sync(compare_loaded, first, side))
             except ComparisonError as exc:
                 comparisons.append(str(exc))
-        ids = [run_id for run_id, _, _ in runs]
-
-        def address(key: str, page: int) -> str:
-            query = [("run", run_id) for run_id in ids]
-            query += [("filter", key)] if key != "all" else []
-            query += [("page", str(page + 1))] if page else []
-            return "/grid?" + urlencode(query)
-
-        body = grid_page_body(
-            grid_of(runs, comparisons),
-            filter=wanted,
-            page=number,
-            size=PAGE_ROWS,
-            address=address,
-        )
-        return _html(grid_page(body))
+        made = grid_of(runs, comparisons)
+        if all(loaded.index.finished for loaded in loaded_runs):
+            grids[key] = made
+            while len(grids) > _GRIDS_KEPT:
+                grids.popitem(last=False)
+        return made
 
     async def label(request: Request) -> Response:
         given = request.headers.get("x-aeval-token", "")

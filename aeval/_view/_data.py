@@ -42,7 +42,8 @@ FILTER_KEYS = frozenset(key for key, _ in ROW_FILTERS)
 _SEARCH_LENGTH = 4000
 _SEARCH_BATCH = 2000
 _SEARCHES_KEPT = 8
-_REPORTS_KEPT = 2
+_REPORTS_KEPT = 10
+_REPORT_ROWS = 200_000
 
 
 class LoadedRun:
@@ -290,7 +291,8 @@ async def _search(pages: RunPages, run: LoadedRun, kept: list[int], terms: list[
 
 class RunCache:
     """The last few runs indexed, so that paging through a large run reads its index once
-    (and the last two whole reports a comparison loaded).
+    (and the last whole reports a comparison or a grid loaded: up to ten, up to 200,000 rows
+    in all).
 
     A run with no end recorded (still going on, or killed) is indexed again when it has
     new rows (its last row id changed) or has ended since.
@@ -332,8 +334,8 @@ class RunCache:
             return loaded
 
     async def report(self, run: LoadedRun) -> EvaluationReport:
-        """The whole report of ``run`` (a comparison needs every row), kept for the last two
-        runs that have ended."""
+        """The whole report of ``run`` (a comparison and a grid need every row), kept for the
+        last runs that have ended (see the class)."""
         async with self._lock:
             held = self._reports.get(run.id)
             if held is not None:
@@ -342,6 +344,9 @@ class RunCache:
             report = await self._store.load(run.id, shards=True)
             if run.index.finished:
                 self._reports[run.id] = report
-                while len(self._reports) > _REPORTS_KEPT:
+                while len(self._reports) > 1 and (
+                    len(self._reports) > _REPORTS_KEPT
+                    or sum(r.evaluation_count for r in self._reports.values()) > _REPORT_ROWS
+                ):
                     self._reports.popitem(last=False)
             return report

@@ -86,6 +86,7 @@ tr.current { outline: 3px solid #0969da; outline-offset: -3px; }
 table.groups caption { text-align: left; font-weight: 600; }
 .contradicts { display: inline-block; padding: 0 0.4rem; border: 1px solid #b42318;
   border-radius: 1rem; color: #b42318; font-size: 0.8rem; white-space: nowrap; }
+#grid { width: 100%; }
 #grid td pre { max-height: 12rem; overflow: auto; }
 #grid td[data-outcome="failed"], #grid td[data-outcome="error"] { background: #fff5f5; }
 .running { border-color: #0969da; background: #ddf4ff; }
