@@ -261,6 +261,7 @@ def test_a_reviewer_follows_a_live_run_labels_it_grids_three_runs_and_exports(
         page.set_viewport_size({"width": 1400, "height": 900})
         with viewer(store) as settings:
             page.goto(f"http://localhost:{settings.port}/")
+            expect(page.locator(f'tr[data-run="{live}"]')).to_contain_text("running")
             page.get_by_role("link", name=live).click()
             banner = page.locator("#banner")
             expect(banner).to_contain_text("RUNNING: 3 of 6 samples so far")

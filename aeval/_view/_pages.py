@@ -142,6 +142,12 @@ def run_href(run_id: str, *, review: bool = False, **query: str | int | None) ->
     return path + (f"?{urlencode(kept)}" if kept else "")
 
 
+def _state(run: RunSummary) -> str:
+    if run.finished_at is None:
+        return "running (no end recorded)"
+    return "partial" if run.partial else "complete"
+
+
 def runs_page(
     runs: Sequence[RunSummary], *, store: str, labels: Mapping[str, int] | None = None
 ) -> str:
@@ -182,7 +188,7 @@ def runs_page(
             f"<td>{escape(utc(run.started_at))}</td>"
             f'<td class="num">{format_percent(run.score)}</td>'
             f'<td class="num">{escape(format_interval(run.interval))}</td>'
-            f"<td>{'partial' if run.partial else 'complete'}</td>"
+            f"<td>{_state(run)}</td>"
             f"<td>{escape(commit_text(run.git_commit, run.git_dirty))}</td>"
             f"<td>{escape(run_note(run))}</td>"
             f'<td class="num">{labels.get(run.id, "")}</td><td>{" · ".join(links)}</td></tr>'
