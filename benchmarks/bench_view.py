@@ -11,7 +11,10 @@ from this process, each page from request to last byte:
   each repetition), ``search every row`` (a word of every row, another word at each
   repetition: the first decodes every row once, for its search text; the others reuse the
   texts), ``review queue`` (``--pick failures --sample 50``): each warm;
-- ``runs list``.
+- ``runs list``;
+- with ``--runs N`` (N runs of the name, each of ``--rows`` rows, the last ones timed):
+  ``grid of 3 (cold)``, ``grid of 3`` and ``grid, verdicts differ`` (``/grid`` of the last
+  three runs), ``labels export``.
 
 Each warm figure is the median of the repetitions (min–max in brackets); the size of each page
 is printed too (a page holds 50 rows whatever the run's size). The baseline, measured in the
@@ -21,6 +24,7 @@ Usage::
 
     python benchmarks/bench_view.py              # 100,000 rows, 5 repetitions
     python benchmarks/bench_view.py --quick --json out.json
+    python benchmarks/bench_view.py --runs 50 --rows 1000   # the reviewer's store
 """
 
 from __future__ import annotations
@@ -80,9 +84,9 @@ def build(count: int) -> EvaluationReport:
     return EvaluationReport(rows, run=run)
 
 
-async def store(path: Path, report: EvaluationReport) -> str:
+async def store(path: Path, report: EvaluationReport, runs: int = 1) -> list[str]:
     async with RunStore(path) as opened:
-        return await opened.save(report, "bench", git_dirty=False)
+        return [await opened.save(report, "bench", git_dirty=False) for _ in range(runs)]
 
 
 async def load_time(path: Path, run: str) -> float:
@@ -104,6 +108,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=1, help="runs stored (each of --rows rows)")
     parser.add_argument("--quick", action="store_true", help="5,000 rows, 2 repetitions")
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     args = parser.parse_args()
@@ -111,7 +116,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "runs.sqlite"
         start = time.perf_counter()
-        run = anyio.run(store, path, build(rows))
+        ids = anyio.run(store, path, build(rows), max(args.runs, 1))
+        run = ids[-1]
         built = time.perf_counter() - start
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         command = [sys.executable, "-m", "aeval", "view", "--store", str(path), "--port", "0"]
@@ -123,14 +129,15 @@ def main() -> None:
                 raise SystemExit("aeval view did not print its address")
             try:
                 with httpx.Client(base_url=found.group(1), timeout=600) as http:
-                    figures = measure(http, run, rows, repeats)
+                    figures = measure(http, run, rows, repeats, grid=ids[-3:])
             finally:
                 server.send_signal(signal.SIGINT)
                 server.wait(60)
         baseline = anyio.run(load_time, path, run)
     figures["baseline"] = {"RunStore.load": baseline}
     mode = " (quick mode)" if args.quick else ""
-    print(f"aeval view over a {rows:,}-row run{mode} (stored in {built:.1f} s)")
+    stored = f"{len(ids)} runs of {rows:,} rows" if len(ids) > 1 else f"a {rows:,}-row run"
+    print(f"aeval view over {stored}{mode} (stored in {built:.1f} s)")
     print(f"  baseline: RunStore.load of the run {baseline * 1000:8.1f} ms")
     for name, entry in figures["pages"].items():
         times = entry["seconds"]
@@ -144,11 +151,23 @@ def main() -> None:
         args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
 
 
-def measure(http: httpx.Client, run: str, rows: int, repeats: int) -> dict[str, Any]:
+def measure(
+    http: httpx.Client, run: str, rows: int, repeats: int, *, grid: list[str]
+) -> dict[str, Any]:
     pages: dict[str, dict[str, Any]] = {}
     cold, size = timed(http, f"/runs/{run}")
     pages["first page (cold)"] = {"seconds": [cold], "bytes": size}
     last = max(1, rows // 50 // 2)
+    grid_path = "/grid?" + "&".join(f"run={run_id}" for run_id in grid)
+    more = []
+    if len(grid) == 3:
+        cold, size = timed(http, grid_path)
+        pages["grid of 3 (cold)"] = {"seconds": [cold], "bytes": size}
+        more = [
+            ("grid of 3", grid_path),
+            ("grid, verdicts differ", grid_path + "&filter=differ"),
+            ("labels export", f"/runs/{run}/labels.csv"),
+        ]
     for name, path in (
         ("first page (warm)", f"/runs/{run}"),
         (f"page {last}", f"/runs/{run}?page={last}"),
@@ -157,6 +176,7 @@ def measure(http: httpx.Client, run: str, rows: int, repeats: int) -> dict[str, 
         ("search every row", f"/runs/{run}?q={{word}}&page=3"),
         ("review queue", f"/runs/{run}/review"),
         ("runs list", "/"),
+        *more,
     ):
         times = []
         for repeat in range(repeats):

@@ -147,6 +147,27 @@ def test_failed_rows_become_samples_that_load_back(
     assert tricky.metadata["failed_output"] == TRICKY + "\nyes\n"
 
 
+def test_a_failed_row_a_reviewer_labelled_pass_is_noted(
+    stored: tuple[Path, str], tmp_path: Path, cli: Cli
+) -> None:
+    store, run_id = stored
+
+    async def label() -> None:
+        async with RunStore(store) as opened:
+            await opened.add_label(
+                run_id, sample="hours", strategy="exact", reviewer="cy", verdict="pass"
+            )
+
+    anyio.run(label)
+    output = tmp_path / "failed.yaml"
+    result = cli("dataset", "from", "latest", "--failures", "--output", output, "--store", store)
+    assert result.returncode == 0, result.stderr
+    assert "1 of these failed sample(s) a reviewer labelled pass (hours)" in result.stderr
+    samples = load(output)
+    assert samples["hours"].metadata["failure"]["labelled_pass_by"] == ["cy"]
+    assert "labelled_pass_by" not in samples["refund"].metadata["failure"]
+
+
 def test_reviewer_failed_rows_whatever_the_strategy_said(
     stored: tuple[Path, str], tmp_path: Path, cli: Cli
 ) -> None:

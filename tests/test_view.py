@@ -3,6 +3,8 @@ posted to with httpx (the browser tests, in ``test_view_browser.py``, use these 
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import signal
@@ -20,6 +22,7 @@ from urllib.parse import quote
 
 import anyio
 import httpx
+import orjson
 import pytest
 from _benchmarks import quick_figures
 
@@ -240,6 +243,18 @@ def test_the_runs_page_lists_each_run_with_links(store: Path) -> None:
     assert "/compare?" not in cells[first], "the first run of a name has nothing to compare to"
 
 
+def test_the_runs_page_says_which_runs_have_labels(store: Path) -> None:
+    first, second = store_runs(store, report(), report())
+    with viewer(store) as settings:
+        post_label(settings, second, sample="sample 0")
+        post_label(settings, second, sample="sample 1", verdict="pass")
+        with client(settings) as http:
+            page = http.get("/").text
+    cells = dict(re.findall(r'<tr data-run="([^"]+)">(.*?)</tr>', page))
+    assert '<td class="num">2</td>' in cells[second]
+    assert '<td class="num"></td>' in cells[first], "no label made in it"
+
+
 def test_a_run_page_filters_searches_and_pages_on_the_server(store: Path) -> None:
     (run,) = store_runs(store, report(120))
     with viewer(store) as settings, client(settings) as http:
@@ -247,7 +262,7 @@ def test_a_run_page_filters_searches_and_pages_on_the_server(store: Path) -> Non
         failed = http.get(f"/runs/{run}", params={"filter": "failed"}).text
         searched = http.get(f"/runs/{run}", params={"q": "Country 17?"}).text
         last = http.get(f"/runs/{run}", params={"page": "3"}).text
-        beyond = http.get(f"/runs/{run}", params={"page": "99", "filter": "bogus"}).text
+        beyond = http.get(f"/runs/{run}", params={"page": "99"}).text
 
     def outcomes(page: str) -> list[str]:
         return re.findall(r'<tr data-row="\d+"[^>]* data-outcome="(\w+)"', page)
@@ -262,7 +277,38 @@ def test_a_run_page_filters_searches_and_pages_on_the_server(store: Path) -> Non
     assert "Showing 2 of 120 rows" in searched, "every word, in any field, any case"
     assert len(outcomes(last)) == 20 and "Page 3 of 3" in last
     assert "Page 3 of 3" in beyond, "a page past the end shows the last one"
-    assert 'data-filter="all" aria-current="true"' in beyond, "an unknown filter shows all"
+
+
+def test_a_bad_query_value_is_refused_naming_it(store: Path) -> None:
+    (run,) = store_runs(store, report(12))
+    with viewer(store) as settings, client(settings) as http:
+        answers = {
+            bad: http.get(f"/runs/{run}", params=dict([bad]))
+            for bad in [("page", "abc"), ("page", "0"), ("filter", "bogus"), ("pick", "odd")]
+        }
+        review = http.get(f"/runs/{run}/review", params={"pick": "odd"})
+    for (name, value), answer in answers.items():
+        if name == "pick":
+            assert answer.status_code == 200, "the run page has no pick"
+            continue
+        assert answer.status_code == 400
+        assert f"?{name}=" in answer.text and repr(value).replace("'", "&#x27;") in answer.text
+    assert "not-passed" in answers["filter", "bogus"].text, "the known filters are listed"
+    assert review.status_code == 400 and "pick is one of" in review.text
+
+
+def test_details_span_the_table_and_cells_keep_words_whole(store: Path) -> None:
+    (run,) = store_runs(store, report(3))
+    with viewer(store) as settings, client(settings) as http:
+        page = http.get(f"/runs/{run}").text
+    head = re.search(r'<table id="rows">\s*<thead><tr>(.*?)</tr></thead>', page)
+    assert head is not None
+    columns = re.findall(r"<th scope=\"col\">(\w+)</th>", head.group(1))
+    assert "Details" not in columns and columns[-1] == "Review"
+    more = re.findall(r'<tr class="more" data-more="(\d+)"><td colspan="(\d+)"', page)
+    assert [span for _, span in more] == [str(len(columns))] * 3, "a full-width row each"
+    assert "<summary>Details</summary>" in page.split('<tr class="more"')[1]
+    assert "overflow-wrap: anywhere" not in page, "no word broken where it fits"
 
 
 def test_every_page_carries_a_strict_policy_and_refuses_other_hosts(store: Path) -> None:
@@ -298,8 +344,14 @@ def test_history_and_comparison_pages_are_the_formatters_pages(store: Path) -> N
         run_page = http.get(f"/runs/{new}").text
     assert "<svg" in history and old in history and new in history
     assert "History of geo" in history and '<a href="/">All runs</a>' in history
+    for run in (old, new):
+        assert f'<tr><td><a href="/runs/{run}">{run}</a></td>' in history, "ids are links"
     assert "Changed rows" in comparison or "changed" in comparison.lower()
     assert f'<a href="/runs/{old}">Baseline {old}</a>' in comparison
+    assert (
+        f'</a><span aria-hidden="true"> · </span><a href="/runs/{new}">Candidate {new}</a>'
+        in comparison
+    ), "the links on top are set apart"
     assert unknown.status_code == 404 and "no-such-run" in unknown.text
     assert file_ref.status_code == 404, "a side is a stored run, never a file on disk"
     assert f'href="/compare?old={old}&amp;new={new}"' in run_page
@@ -599,3 +651,177 @@ def test_a_conversation_row_shows_its_transcript_turn_by_turn(store: Path) -> No
     assert '<ol class="turns">' in page
     assert "Turn 1" in page and "Turn 2" in page
     assert "answer to &lt;Make it cheaper&gt;" in page
+
+
+def judged_report() -> EvaluationReport:
+    """Four rows of the judge ``Judge``: two read at once, one re-asked after an unreadable
+    reply, one unreadable twice; tagged ``easy`` or ``hard``."""
+    records = [
+        [{"judge": "m", "verdict": "passed"}],
+        [{"judge": "m", "verdict": "failed"}],
+        [{"judge": "m", "verdict": "passed", "unreadable": True, "reasked": True}],
+        [{"judge": "m", "verdict": "unscored", "unreadable": True, "reasked": True}],
+    ]
+    rows = []
+    for index, judges in enumerate(records):
+        sample = EvaluationSample(f"q{index}", [index], "a", tags=["easy" if index else "hard"])
+        result = EvaluationResult(
+            index != 1, 1.0 if index != 1 else 0.0, metadata={"judges": judges}
+        )
+        rows.append(EvaluationRow.from_result(sample, "Judge", "a", result, index=index))
+    return EvaluationReport(rows, run=RunInfo(started_at=1.0, finished_at=2.0))
+
+
+def test_the_run_page_shows_scores_per_strategy_and_tag_and_the_judges_rates(
+    store: Path,
+) -> None:
+    (run,) = store_runs(store, judged_report())
+    with viewer(store) as settings, client(settings) as http:
+        page = http.get(f"/runs/{run}").text
+
+    def table(key: str) -> list[list[str]]:
+        found = re.search(rf'<table class="groups" id="by-{key}">.*?<tbody>(.*?)</tbody>', page)
+        assert found is not None, key
+        return [
+            re.findall(r"<t[hd][^>]*>([^<]*)</t[hd]>", row)
+            for row in re.findall(r"<tr>(.*?)</tr>", found.group(1))
+        ]
+
+    assert [row[:3] for row in table("strategy")] == [["Judge", "4", "75.00%"]]
+    assert [row[:3] for row in table("tag")] == [["easy", "3", "66.67%"], ["hard", "1", "100.00%"]]
+    assert table("judge") == [["Judge", "4", "50.00%", "50.00%"]]
+
+
+def test_the_run_page_counts_labels_and_their_kappa_and_marks_contradictions(
+    store: Path,
+) -> None:
+    (run,) = store_runs(store, report(12))
+    with viewer(store) as settings:
+        with client(settings) as http:
+            assert "0 of 12 rows labelled" in http.get(f"/runs/{run}").text
+        answers = [
+            post_label(settings, run, sample=f"sample {i}", verdict=verdict).json()
+            for i, verdict in [(0, "fail"), (1, "pass"), (2, "fail"), (3, "fail")]
+        ]
+        with client(settings) as http:
+            page = http.get(f"/runs/{run}").text
+    assert [a["labelled"] for a in answers] == [f"{n} of 12 rows labelled" for n in (1, 2, 3, 4)]
+    said = "agreement with the verdicts: 75.00% of 4 labels, kappa 0.50 [-0.23, 1.00]"
+    assert answers[-1]["agreement"] == said
+    assert '<span id="labelled">4 of 12 rows labelled</span>' in page and said in page
+    marked = re.findall(r'data-sample="([^"]+)"[^>]*>(?:(?!</tr>).)*class="contradicts"', page)
+    assert marked == ["sample 2"], "a fail on a passed row is marked, agreeing labels are not"
+
+
+def test_labels_export_as_jsonl_and_csv(store: Path) -> None:
+    (run,) = store_runs(store, report(12))
+    with viewer(store) as settings:
+        post_label(settings, run, sample="sample 0", verdict="pass", note="=HYPERLINK(1)")
+        post_label(settings, run, sample="sample 1", verdict="fail", note=None, reviewer="bo")
+        with client(settings) as http:
+            page = http.get(f"/runs/{run}").text
+            jsonl = http.get(f"/runs/{run}/labels.jsonl")
+            csv_answer = http.get(f"/runs/{run}/labels.csv")
+            unknown = http.get(f"/runs/{run}/labels.xml")
+            missing = http.get("/runs/nosuchrun/labels.csv")
+    assert f'href="/runs/{run}/labels.jsonl"' in page and f'href="/runs/{run}/labels.csv"' in page
+    lines = [orjson.loads(line) for line in jsonl.text.splitlines()]
+    assert [(x["sample"], x["reviewer"], x["verdict"], x["outcome"]) for x in lines] == [
+        ("sample 0", "ana", "pass", "failed"),
+        ("sample 1", "bo", "fail", "passed"),
+    ]
+    assert lines[0]["note"] == "=HYPERLINK(1)" and lines[0]["run"] == run
+    assert lines[0]["stale"] is False and lines[0]["labelled_at"].endswith("+00:00")
+    assert f'filename="labels-{run}.jsonl"' in jsonl.headers["content-disposition"]
+    assert csv_answer.headers["content-type"].startswith("text/csv")
+    table = list(csv.reader(io.StringIO(csv_answer.text)))
+    assert table[0][:9] == [
+        "run", "name", "sample", "strategy", "repeat", "outcome", "reviewer", "verdict", "note",
+    ]  # fmt: skip
+    assert table[1][2:9] == ["sample 0", "Exact", "0", "failed", "ana", "pass", "'=HYPERLINK(1)"]
+    assert table[2][8] == "", "no note is an empty cell"
+    assert unknown.status_code == 404 and "labels.csv" in unknown.text
+    assert missing.status_code == 404
+
+
+def test_the_run_page_filters_by_strategy_and_sorts_by_score(store: Path) -> None:
+    rows = []
+    for index in range(6):
+        sample = EvaluationSample(f"s{index}", [index], "a")
+        for strategy, score in (("Exact", index / 10), ("Other", 1 - index / 10)):
+            result = EvaluationResult(score >= 0.5, score)
+            rows.append(EvaluationRow.from_result(sample, strategy, "a", result, index=index))
+    (run,) = store_runs(store, EvaluationReport(rows, run=RunInfo(started_at=1.0)))
+    with viewer(store) as settings, client(settings) as http:
+        other = http.get(f"/runs/{run}", params={"strategy": "Other"}).text
+        low = http.get(f"/runs/{run}", params={"strategy": "Exact", "sort": "score"}).text
+        high = http.get(f"/runs/{run}", params={"sort": "-score"}).text
+        unknown = http.get(f"/runs/{run}", params={"strategy": "Nope"})
+        bad_sort = http.get(f"/runs/{run}", params={"sort": "name"})
+
+    def shown(page: str) -> list[tuple[str, str]]:
+        return re.findall(r'data-sample="([^"]+)" data-repeat="0" data-strategy="([^"]+)"', page)
+
+    assert {strategy for _, strategy in shown(other)} == {"Other"} and len(shown(other)) == 6
+    assert "Showing 6 of 6 rows" in other, "the counts are the strategy's"
+    assert f'href="/runs/{run}?strategy=Other&amp;filter=failed"' in other, "links keep it"
+    assert [sample for sample, _ in shown(low)] == [f"s{i}" for i in range(6)]
+    assert shown(high)[0] == ("s0", "Other") and shown(high)[-1] == ("s0", "Exact")
+    assert unknown.status_code == 400 and "Exact, Other" in unknown.text
+    assert bad_sort.status_code == 400 and "?sort=" in bad_sort.text
+
+
+def test_a_grid_of_three_runs_aligns_rows_filters_and_pairs_each_with_the_first(
+    store: Path,
+) -> None:
+    first, second, third = store_runs(
+        store, report(6), report(6, changed=frozenset({1})), report(6, changed=frozenset({2}))
+    )
+    runs: list[tuple[str, str | int | float | bool | None]]
+    runs = [("run", first), ("run", second), ("run", third)]
+    with viewer(store) as settings, client(settings) as http:
+        grid = http.get("/grid", params=runs).text
+        differ = http.get("/grid", params=[*runs, ("filter", "differ")]).text
+        failed = http.get("/grid", params=[*runs, ("filter", "any-failed")]).text
+        one = http.get("/grid", params=runs[:1])
+        eleven = http.get("/grid", params=[("run", first)] * 11)
+        bogus = http.get("/grid", params=[*runs, ("filter", "bogus")])
+        missing = http.get("/grid", params=[*runs[:2], ("run", "no-such-run")])
+        listed = http.get("/").text
+
+    def samples(page: str) -> list[str]:
+        return re.findall(r'<tr data-sample="([^"]+)"', page)
+
+    assert samples(grid) == [f"sample {i}" for i in range(6)], "in the first run's order"
+    row = re.search(r'<tr data-sample="sample 0".*?</tr>', grid)
+    assert row is not None and row.group(0).count('data-outcome="failed"') == 3
+    assert "Town 0" in row.group(0), "each run's output"
+    assert "Grid of 3 runs" in grid and f'<a href="/runs/{third}">{third}</a>' in grid
+    assert re.findall(r'<tr data-run="([^"]+)"><th scope="row">', grid) == [second, third]
+    assert "Each run against " + first in grid
+    assert samples(differ) == [], "a changed output with the same verdict does not differ"
+    assert samples(failed) == ["sample 0", "sample 3"]
+    assert 'data-filter="any-failed" aria-current="true">Any run failed (2)' in failed
+    assert one.status_code == 400 and "2 to 10 runs" in one.text
+    assert eleven.status_code == 400
+    assert bogus.status_code == 400 and "differ" in bogus.text
+    assert missing.status_code == 404 and "run 3 of the grid" in missing.text
+    assert '<form id="grid-form" method="get" action="/grid">' in listed
+    assert f'<input type="checkbox" name="run" value="{first}"' in listed
+
+
+def test_the_grid_shows_where_verdicts_differ(store: Path) -> None:
+    base = report(6)
+    flipped = [
+        EvaluationRow.from_result(
+            row.sample, "Exact", "City 1", EvaluationResult.failing(0.0, "no"), index=1
+        )
+        if row.name == "sample 1"
+        else row
+        for row in base.evaluations
+    ]
+    first, second = store_runs(store, base, EvaluationReport(flipped, run=base.run))
+    with viewer(store) as settings, client(settings) as http:
+        differ = http.get("/grid", params=[("run", first), ("run", second), ("filter", "differ")])
+    assert re.findall(r'<tr data-sample="([^"]+)"', differ.text) == ["sample 1"]
+    assert 'data-differ="true"' in differ.text

@@ -7,21 +7,26 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
+from anyio.from_thread import start_blocking_portal
 from test_formatter_html_browser import ARGS, CHROMIUM, needs_chromium
-from test_view import labels_of, report, store_runs, viewer
+from test_view import COMMIT, labels_of, report, store_runs, viewer
+
+from aeval import EvaluationReport, EvaluationResult, EvaluationRow, RunStore
+from aeval._reporting._run_info import RunInfo
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 pytestmark = needs_chromium
 
-ROWS = "#rows tbody tr"
+ROWS = "#rows tbody tr[data-row]"
 HOSTILE = (
     "<img src=x onerror=\"window.__xss='img';alert(1)\">"
     "</script><script>window.__xss='script';alert(2)</script>"
@@ -118,23 +123,35 @@ def test_browse_filter_search_label_by_keyboard_reload_and_compare(
         page.get_by_label("Reviewer").fill("ana")
         page.locator("h1").click()
         status = page.locator("#status")
+        counter = page.locator("#labelled")
+        current = page.locator(f"{ROWS}.current")
+        expect(counter).to_have_text("0 of 12 rows labelled")
         page.keyboard.press("j")
         page.keyboard.press("p")
         expect(status).to_have_text("Saved: sample 0 pass")
-        page.keyboard.press("j")
+        expect(counter).to_have_text("1 of 12 rows labelled")
+        expect(current).to_have_attribute("data-sample", "sample 3"), "a label moves on"
+        contradicts = page.locator(f'{ROWS}[data-sample="sample 0"] .contradicts')
+        expect(contradicts).to_have_count(1), "a pass on a failed row is marked"
         page.keyboard.press("f")
         expect(status).to_have_text("Saved: sample 3 fail")
-        page.keyboard.press("j")
+        expect(counter).to_have_text("2 of 12 rows labelled")
         page.keyboard.press("n")
         page.keyboard.type("capital is wrong")
         page.keyboard.press("Enter")
         page.keyboard.press("f")
         expect(status).to_have_text("Saved: sample 6 fail")
+        expect(current).to_have_attribute("data-sample", "sample 9")
         page.keyboard.press("k")
-        expect(page.locator(f"{ROWS}.current")).to_have_attribute("data-sample", "sample 3")
+        expect(current).to_have_attribute("data-sample", "sample 6")
         page.locator(f'{ROWS}[data-sample="sample 9"] button[data-verdict="pass"]').click()
         expect(status).to_have_text("Saved: sample 9 pass")
-        expect(page.locator(f"{ROWS}.current")).to_have_attribute("data-sample", "sample 9")
+        expect(current).to_have_attribute("data-sample", "sample 9"), "a click stays"
+        expect(counter).to_have_text("4 of 12 rows labelled")
+        expect(page.locator("#agreement")).to_have_text(
+            "agreement with the verdicts: 50.00% of 4 labels, "
+            "kappa undefined until labels and verdicts each hold both pass and fail"
+        )
 
         page.reload()
         assert labels(page) == {
@@ -194,6 +211,7 @@ def test_hostile_values_in_every_field_never_run(page: Page, sync_api: Any, tmp_
             f"/runs/{old}?q={quote(HOSTILE)}",
             f"/history/{quote(HOSTILE, safe='')}",
             f"/compare?old={old}&new={new}",
+            f"/grid?run={old}&run={new}",
         ]
         for address in addresses:
             page.goto(settings.origin + address)
@@ -206,6 +224,100 @@ def test_hostile_values_in_every_field_never_run(page: Page, sync_api: Any, tmp_
         page.goto(f"{settings.origin}/runs/{new}")
         note = page.locator(f"{ROWS} ul.labels li").first
         assert HOSTILE in note.inner_text(), "the reviewer and the note show as text"
+
+
+def test_a_reviewer_follows_a_live_run_labels_it_grids_three_runs_and_exports(
+    page: Page, sync_api: Any, tmp_path: Path
+) -> None:
+    expect = sync_api.expect
+    store = tmp_path / "runs.sqlite"
+    base = report(6)
+    flipped = [
+        EvaluationRow.from_result(
+            row.sample, "Exact", "City 1", EvaluationResult.failing(0.0, "no"), index=1
+        )
+        if row.name == "sample 1"
+        else row
+        for row in base.evaluations
+    ]
+    first, second = store_runs(store, base, EvaluationReport(flipped, run=base.run))
+    started = RunInfo(started_at=1764530200.0, git_commit=COMMIT, samples_expected=6)
+    with start_blocking_portal() as portal:
+        opened = RunStore(store)
+        sink = opened.sink("geo")
+        portal.call(sink.run_started, started)
+
+        def send(rows: list[EvaluationRow]) -> None:
+            async def sent() -> None:
+                for row in rows:
+                    await sink.send(row)
+                await sink.flush()
+
+            portal.call(sent)
+
+        send(list(base.evaluations[:3]))
+        live = sink.run_id
+        assert live is not None
+        page.set_viewport_size({"width": 1400, "height": 900})
+        with viewer(store) as settings:
+            page.goto(f"http://localhost:{settings.port}/")
+            expect(page.locator(f'tr[data-run="{live}"]')).to_contain_text("running")
+            page.get_by_role("link", name=live).click()
+            banner = page.locator("#banner")
+            expect(banner).to_contain_text("RUNNING: 3 of 6 samples so far")
+            expect(page.locator("#shown")).to_have_text("Showing 3 of 3 rows")
+            page.evaluate("window.__stayed = true")
+            send(list(base.evaluations[3:]))
+            expect(page.locator("#shown")).to_have_text("Showing 6 of 6 rows", timeout=15_000)
+            expect(banner).to_contain_text("RUNNING: 6 of 6 samples so far")
+            portal.call(sink.run_finished, replace(started, finished_at=1764530300.0))
+            expect(page.locator("#review")).to_have_attribute(
+                "data-running", "false", timeout=15_000
+            )
+            expect(banner).to_have_count(0), "a complete run has no banner"
+            assert page.evaluate("window.__stayed") is True, "followed without a reload"
+
+            page.get_by_label("Reviewer").fill("ana")
+            page.locator("h1").click()
+            counter = page.locator("#labelled")
+            page.keyboard.press("j")
+            for verdict, count in (("f", 1), ("f", 2), ("p", 3), ("p", 4)):
+                page.keyboard.press(verdict)
+                expect(counter).to_have_text(f"{count} of 6 rows labelled")
+            expect(page.locator("#agreement")).to_contain_text("100.00% of 4 labels, kappa 1.00")
+            page.reload()
+            expect(page.locator("#agreement")).to_contain_text("kappa 1.00")
+
+            page.locator("#rows tr.more summary").first.click()
+            details = page.locator("#rows tr.more details").first
+            box = details.bounding_box()
+            assert box is not None and box["width"] > 1000, "details span the table"
+            badge = page.locator("#rows .badge").first.bounding_box()
+            assert badge is not None and badge["height"] < 30, "FAILED on one line"
+            page.screenshot(path=str(tmp_path / "run-1400.png"), full_page=True)
+
+            page.goto(f"http://localhost:{settings.port}/")
+            for run in (first, second, live):
+                page.get_by_label(f"Grid: {run}").check()
+            page.get_by_role("button", name="Grid of the checked runs").click()
+            expect(page.locator("h1")).to_have_text("Grid of 3 runs")
+            page.get_by_role("link", name="Verdicts differ (1)").click()
+            expect(page.locator("#grid tbody tr")).to_have_count(1)
+            assert page.locator("#grid tbody tr").get_attribute("data-sample") == "sample 1"
+            assert page.locator("#paired tbody tr").count() == 2, "each against the first"
+            page.screenshot(path=str(tmp_path / "grid-1400.png"), full_page=True)
+
+            page.goto(f"{settings.origin}/runs/{live}")
+            with page.expect_download() as download:
+                page.get_by_role("link", name="Labels as CSV").click()
+            lines = Path(download.value.path()).read_text().splitlines()
+            assert lines[0].startswith("run,name,sample,strategy,repeat,outcome,reviewer,verdict")
+            assert len(lines) == 5
+            with page.expect_download() as download:
+                page.get_by_role("link", name="Labels as JSONL").click()
+            exported = Path(download.value.path()).read_text().splitlines()
+            assert len(exported) == 4 and all('"reviewer":"ana"' in line for line in exported)
+        portal.call(opened.aclose)
 
 
 class _Elsewhere(BaseHTTPRequestHandler):

@@ -104,6 +104,16 @@ def run_dataset(args: argparse.Namespace) -> int:
     )
     output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, samples_yaml(samples, header=header))
+    passed = [s.name for s in samples if s.entry["metadata"]["failure"].get("labelled_pass_by")]
+    if passed:
+        sys.stderr.write(
+            printable(
+                f"aeval: {len(passed)} of these failed sample(s) a reviewer labelled pass "
+                f"({', '.join(passed[:5])}{'…' if len(passed) > 5 else ''}): the strategy may "
+                "be wrong there; metadata.failure.labelled_pass_by names the reviewers"
+            )
+            + "\n"
+        )
     sys.stdout.write(
         printable(
             f"{len(samples)} sample(s) ({rows} {what}) of run {run_id} written to "

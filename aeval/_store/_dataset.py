@@ -69,7 +69,10 @@ def _parameters(data: Mapping[str, Any]) -> Any:
 
 
 def _failure(
-    run_id: str, rows: Sequence[EvaluationRow], labels: Sequence[RowLabel]
+    run_id: str,
+    rows: Sequence[EvaluationRow],
+    labels: Sequence[RowLabel],
+    passed_by: Sequence[RowLabel] = (),
 ) -> dict[str, Any]:
     first = _json(rows[0])
     failure: dict[str, Any] = {
@@ -85,6 +88,8 @@ def _failure(
         failure["explanation"] = explanation
     if labels:
         failure["reviewers"] = sorted({found.reviewer for found in labels})
+    if passed_by:
+        failure["labelled_pass_by"] = sorted({found.reviewer for found in passed_by})
     return failure
 
 
@@ -98,7 +103,11 @@ def _description(labels: Sequence[RowLabel]) -> str | None:
 
 
 def _entry(
-    run_id: str, name: str, rows: Sequence[EvaluationRow], labels: Sequence[RowLabel]
+    run_id: str,
+    name: str,
+    rows: Sequence[EvaluationRow],
+    labels: Sequence[RowLabel],
+    passed_by: Sequence[RowLabel] = (),
 ) -> dict[str, Any]:
     data = _json(rows[0])
     entry: dict[str, Any] = {"name": name}
@@ -118,7 +127,7 @@ def _entry(
     if description is not None:
         metadata["description"] = description
     metadata["failed_output"] = data.get("output")
-    metadata["failure"] = _failure(run_id, rows, labels)
+    metadata["failure"] = _failure(run_id, rows, labels, passed_by)
     entry["metadata"] = metadata
     return _text(entry)  # type: ignore[no-any-return]
 
@@ -148,7 +157,9 @@ def failed_samples(
             the rows a reviewer labelled ``fail`` (a current label), whatever the strategy
             said.
         labels: The run's labels (``await store.labels(ref)``); their notes become the
-            descriptions.
+            descriptions; a failed row a reviewer labelled ``pass`` (the strategy may be the
+            one that is wrong) is noted in its ``failure`` as ``labelled_pass_by``, the
+            reviewers who did.
     """
     current: dict[tuple[str, int, str | None], list[RowLabel]] = {}
     for label in labels:
@@ -156,20 +167,25 @@ def failed_samples(
             current.setdefault(label.key, []).append(label)
     chosen: dict[int, list[EvaluationRow]] = {}
     notes: dict[int, list[RowLabel]] = {}
+    passing_labels: dict[int, list[RowLabel]] = {}
     for row in report.evaluations:
         mine = current.get((row.name, row.repeat, row.strategy), [])
         failing = [label for label in mine if not label.label.passed]
+        passing = [label for label in mine if label.label.passed]
         if select == "failures" and row.outcome not in _FAILED:
             continue
         if select == "reviewed-fail" and not failing:
             continue
         chosen.setdefault(row.index, []).append(row)
         notes.setdefault(row.index, []).extend(failing)
+        if row.outcome in _FAILED:
+            passing_labels.setdefault(row.index, []).extend(passing)
     taken: set[str] = set()
     samples = []
     for index, rows in chosen.items():
         name = _unique(rows[0].name, taken)
-        samples.append(FailedSample(name, _entry(run_id, name, rows, notes[index]), tuple(rows)))
+        entry = _entry(run_id, name, rows, notes[index], passing_labels.get(index, ()))
+        samples.append(FailedSample(name, entry, tuple(rows)))
     return samples
 
 

@@ -30,17 +30,20 @@ from .._util._stats import ClusteredMean
 from ._columns import run_info
 from ._labels import RowLabel
 from ._pick import DEFAULT_MARGIN, Pick, check_pick, draw, pick_rows
-from ._rows import row_range
+from ._rows import Group, row_range, summarise
 
 if TYPE_CHECKING:
     from ._store import RunStore
 
 __all__ = [
+    "Breakdown",
+    "JudgeRates",
     "RunIndex",
     "RunPages",
     "index_run",
     "pick_ids",
     "read_lines",
+    "run_breakdown",
     "read_rows",
     "run_stamp",
     "search_candidates",
@@ -468,6 +471,61 @@ def pick_ids(
     return tuple(chosen) if drawn is None else tuple(chosen[i] for i in drawn)
 
 
+@dataclass(frozen=True, slots=True)
+class JudgeRates:
+    """How the judges of one judge strategy answered over a run's rows.
+
+    Attributes:
+        verdicts: Verdicts asked of its judges.
+        unreadable: First replies that could not be read (parse failures).
+        reasked: Replies asked again for.
+    """
+
+    verdicts: int
+    unreadable: int
+    reasked: int
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    """A run's scores per strategy and per tag, and its judges' parse-failure and re-ask
+    counts, from its stored rows (a run still written included).
+
+    Attributes:
+        strategies: The score of each strategy's rows, by strategy.
+        tags: The score of the rows of each tag's samples, by tag.
+        judges: The judges' counts, by judge strategy.
+    """
+
+    strategies: Mapping[str, Group]
+    tags: Mapping[str, Group]
+    judges: Mapping[str, JudgeRates]
+
+
+def run_breakdown(connection: sqlite3.Connection, seq: int) -> Breakdown:
+    """The :class:`Breakdown` of the run ``seq``, in SQL over its rows (only the rows whose
+    metadata records judges are read as JSON)."""
+    groups = summarise(connection, seq).groups
+    first, last = row_range(seq)
+    found = connection.execute(
+        "SELECT rows.strategy, count(*), sum(coalesce(json_extract(j.value, '$.unreadable'), 0)), "
+        "sum(coalesce(json_extract(j.value, '$.reasked'), 0)) "
+        "FROM rows, json_each(rows.data, '$.metadata.judges') AS j "
+        "WHERE rows.id BETWEEN ? AND ? AND instr(rows.data, '\"judges\"') > 0 "
+        "AND json_type(rows.data, '$.metadata.judges') = 'array' "
+        "AND j.type = 'object' GROUP BY rows.strategy ORDER BY rows.strategy",
+        (first, last),
+    ).fetchall()
+    return Breakdown(
+        strategies={key: g for (kind, key), g in sorted(groups.items()) if kind == "strategy"},
+        tags={key: g for (kind, key), g in sorted(groups.items()) if kind == "tag"},
+        judges={
+            strategy or "function": JudgeRates(int(n), int(bad or 0), int(again or 0))
+            for strategy, n, bad, again in found
+        },
+    )
+
+
 class RunPages:
     """A stored run read a page at a time: the viewer's access to the store.
 
@@ -486,6 +544,31 @@ class RunPages:
             StoreError: The run cannot be read.
         """
         return await self._store._read_run(ref, index_run)
+
+    async def breakdown(self, index: RunIndex) -> Breakdown:
+        """The run's scores per strategy and per tag and its judges' counts."""
+        return await self._store._read_run(index.id, lambda c, _, __: run_breakdown(c, index.seq))
+
+    async def scores(self, index: RunIndex) -> tuple[float | None, ...]:
+        """Each position's score (``None`` for a row without one), read from the rows' column."""
+
+        def read(connection: sqlite3.Connection, _: int, __: str) -> tuple[float | None, ...]:
+            first, last = row_range(index.seq)
+            found = dict(
+                connection.execute(
+                    "SELECT id, score FROM rows WHERE id BETWEEN ? AND ?", (first, last)
+                ).fetchall()
+            )
+            return tuple(found.get(row_id) for row_id in index.ids)
+
+        return await self._store._read_run(index.id, read)
+
+    async def labels_made(self) -> dict[str, int]:
+        """How many labels were made in each run, by run id (runs without any left out)."""
+        found = await self._store._read_store(
+            lambda c: c.execute("SELECT run, count(*) FROM labels GROUP BY run").fetchall()
+        )
+        return {run: int(count) for run, count in found or ()}
 
     async def stamp(self, run_id: str) -> Stamp:
         """The run's end and last row id now (see :attr:`RunIndex.stamp`)."""

@@ -227,6 +227,11 @@ class RunStore:
         (for ``_pages``)."""
         return await self._run(self._database.read_run, ref, operation)
 
+    async def _read_store(self, operation: Callable[[sqlite3.Connection], _T]) -> _T | None:
+        """``operation(connection)`` in one read transaction, in the store's thread (for
+        ``_pages``); ``None`` when the store's file does not exist yet."""
+        return await self._run(self._database._read, operation)
+
     async def add_label(
         self,
         ref: str,

@@ -17,11 +17,13 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import socket
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from .._exceptions import MissingExtraError
 
@@ -36,28 +38,35 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in devel
         "pip install 'aeval-engine[view]'"
     ) from exc
 
+import anyio
 import orjson
 
-from .._compare import compare_loaded, load_side
+from .._compare import Comparison, LoadedSide, compare_loaded, load_side
 from .._exceptions import AevalError, ComparisonError, RunNotFoundError, StoreError
 from .._store import RunStore
 from ..formatters._history import History
+from ..formatters._html_rows import ROW_FILTERS
 from ..formatters._registry import render
 from ._data import FILTER_KEYS, PAGE_ROWS, LoadedRun, RunCache, select
+from ._grid import GRID_FILTERS, GRID_RUNS, Grid, grid_of, grid_page_body
 from ._pages import (
     RunView,
     error_page,
     framed_page,
+    grid_page,
+    linked_runs,
     page_policy,
     run_href,
     run_page,
     runs_page,
 )
-from ._review import LabelRequest, labels_by_row
+from ._review import LabelRequest, label_summary, labels_by_row, labels_csv, labels_jsonl
 
 __all__ = ["ViewSettings", "create_app"]
 
 _BODY_LIMIT = 64 * 1024
+_GRIDS_KEPT = 4
+_SORTS = ("", "score", "-score")
 _Scope = MutableMapping[str, Any]
 _Message = MutableMapping[str, Any]
 _Receive = Callable[[], Awaitable[_Message]]
@@ -218,12 +227,30 @@ def _refused(status: int, message: str) -> JSONResponse:
 
 
 def _page_number(text: str | None) -> int:
-    if text is None or len(text) > 9:
+    """The 0-based page of ``?page=`` (1-based; a page past the last shows the last one).
+
+    Raises:
+        ValueError: Not a whole number from 1 (the message names the parameter).
+    """
+    if text is None or text == "":
         return 0
-    try:
-        return max(int(text), 1) - 1
-    except ValueError:
-        return 0
+    if len(text) > 9 or not text.isdigit() or int(text) < 1:
+        raise ValueError(f"?page= is a page number from 1, got {text[:20]!r}")
+    return int(text) - 1
+
+
+def _filter_key(text: str | None) -> str:
+    """The filter ``?filter=`` names (``all`` when absent).
+
+    Raises:
+        ValueError: An unknown filter (the message lists the known ones).
+    """
+    if text is None or text == "":
+        return "all"
+    if text not in FILTER_KEYS:
+        known = ", ".join(key for key, _ in ROW_FILTERS)
+        raise ValueError(f"?filter= is one of {known}; got {text[:40]!r}")
+    return text
 
 
 def _number(text: str | None, name: str, default: int | None) -> int | None:
@@ -234,10 +261,20 @@ def _number(text: str | None, name: str, default: int | None) -> int | None:
     return int(text)
 
 
+def _grid_filter(text: str | None) -> str:
+    if text is None or text == "":
+        return "all"
+    keys = [key for key, _ in GRID_FILTERS]
+    if text not in keys:
+        raise ValueError(f"?filter= is one of {', '.join(keys)}; got {text[:40]!r}")
+    return text
+
+
 def create_app(settings: ViewSettings) -> Any:
     """The ASGI application of ``aeval view`` over the store in ``settings`` (it opens the
     store when the server starts and closes it when the server stops)."""
     state: dict[str, Any] = {}
+    grids: OrderedDict[tuple[str, ...], Grid] = OrderedDict()
 
     def store() -> RunStore:
         held: RunStore = state["store"]
@@ -256,7 +293,8 @@ def create_app(settings: ViewSettings) -> Any:
 
     async def runs(request: Request) -> Response:
         listed = await store().runs()
-        return _html(runs_page(listed, store=str(settings.store)))
+        made = await cache().pages.labels_made()
+        return _html(runs_page(listed, store=str(settings.store), labels=made))
 
     async def previous_run(run_id: str, name: str) -> str | None:
         ids = [run.id for run in await store().runs(name)]
@@ -295,7 +333,11 @@ def create_app(settings: ViewSettings) -> Any:
         except ValueError as exc:
             return _error(404, str(exc))
         query = request.query_params
-        wanted = query.get("filter", "all")
+        try:
+            wanted = _filter_key(query.get("filter"))
+            number = _page_number(query.get("page"))
+        except ValueError as exc:
+            return _error(400, str(exc))
         search = query.get("q", "")[:500]
         only: frozenset[int] | None = None
         described: str | None = None
@@ -305,22 +347,47 @@ def create_app(settings: ViewSettings) -> Any:
                 only, described, keep = await review_queue(loaded, query)
             except ValueError as exc:
                 return _error(400, str(exc))
+        strategy = query.get("strategy") or None
+        sort = query.get("sort", "")
+        if strategy is not None and strategy not in set(loaded.index.strategies) - {None}:
+            known = ", ".join(sorted({s for s in loaded.index.strategies if s is not None}))
+            return _error(
+                400, f"?strategy= names a strategy of this run ({known}); got {strategy[:60]!r}"
+            )
+        if sort not in _SORTS:
+            return _error(400, f"?sort= is score (lowest first) or -score; got {sort[:20]!r}")
+        if strategy is not None:
+            strategies = loaded.index.strategies
+            chosen = frozenset(p for p, s in enumerate(strategies) if s == strategy)
+            only = chosen if only is None else only & chosen
+            keep["strategy"] = strategy
+        if sort:
+            keep["sort"] = sort
+            if loaded.scores is None:
+                loaded.scores = await cache().pages.scores(loaded.index)
+        labels = await store().labels(loaded.id)
+        if loaded.breakdown is None:
+            loaded.breakdown = await cache().pages.breakdown(loaded.index)
         page = await select(
             cache().pages,
             loaded,
-            filter=wanted if wanted in FILTER_KEYS else "all",
+            filter=wanted,
             query=search,
-            page=_page_number(query.get("page")),
+            page=number,
             size=PAGE_ROWS,
             only=only,
+            scores=loaded.scores if sort else None,
+            descending=sort == "-score",
         )
         view = RunView(
             run=loaded,
             page=page,
-            filter=wanted if wanted in FILTER_KEYS else "all",
+            filter=wanted,
             query=search,
             token=settings.token,
-            labels=await labels_by_row(store(), loaded),
+            labels=labels_by_row(loaded, labels),
+            summary=label_summary(loaded, labels),
+            breakdown=loaded.breakdown,
             previous=await previous_run(loaded.id, loaded.name),
             queue=described,
             only=only,
@@ -335,7 +402,7 @@ def create_app(settings: ViewSettings) -> Any:
         except (ValueError, RunNotFoundError) as exc:
             return _error(404, str(exc))
         page = render("history", "html", History(name, points))
-        return _html(framed_page(page))
+        return _html(framed_page(linked_runs(page, [point.run_id for point in points])))
 
     async def compare(request: Request) -> Response:
         sides = []
@@ -363,6 +430,76 @@ def create_app(settings: ViewSettings) -> Any:
             (run_href(ids[1]), f"Candidate {ids[1]}"),
         ]
         return _html(framed_page(page, links))
+
+    async def grid(request: Request) -> Response:
+        refs = request.query_params.getlist("run")
+        fewest, most = GRID_RUNS
+        if not fewest <= len(refs) <= most:
+            return _error(
+                400,
+                f"the grid shows {fewest} to {most} runs: /grid?run=RUN&run=RUN… (got {len(refs)})",
+            )
+        try:
+            wanted = _grid_filter(request.query_params.get("filter"))
+            number = _page_number(request.query_params.get("page"))
+        except ValueError as exc:
+            return _error(400, str(exc))
+        try:
+            shown = await grid_for(refs)
+        except LookupError as exc:
+            return _error(404, str(exc))
+        except (StoreError, ValueError) as exc:
+            return _error(500, str(exc))
+        ids = [run_id for run_id, _, _ in shown.runs]
+
+        def address(key: str, page: int) -> str:
+            query = [("run", run_id) for run_id in ids]
+            query += [("filter", key)] if key != "all" else []
+            query += [("page", str(page + 1))] if page else []
+            return "/grid?" + urlencode(query)
+
+        body = grid_page_body(shown, filter=wanted, page=number, size=PAGE_ROWS, address=address)
+        return _html(grid_page(body))
+
+    async def grid_for(refs: list[str]) -> Grid:
+        """The grid of the runs ``refs`` (kept for the last few sets of runs that ended)."""
+        loaded_runs = []
+        for at, ref in enumerate(refs):
+            try:
+                loaded_runs.append(await cache().get(ref))
+            except RunNotFoundError as exc:
+                raise LookupError(f"run {at + 1} of the grid: {exc}") from exc
+        key = tuple(loaded.id for loaded in loaded_runs)
+        held = grids.get(key)
+        if held is not None:
+            grids.move_to_end(key)
+            return held
+        runs = []
+        sides: list[LoadedSide | str] = []
+        for at, loaded in enumerate(loaded_runs):
+            report = await cache().report(loaded)
+            runs.append((loaded.id, loaded.name, report))
+            role = "baseline" if at == 0 else "candidate"
+            try:
+                sides.append(await load_side(report, role=role, label=f"run {loaded.id}"))
+            except ComparisonError as exc:
+                sides.append(str(exc))
+        comparisons: list[Comparison | str] = []
+        for side in sides[1:]:
+            first = sides[0]
+            if isinstance(first, str) or isinstance(side, str):
+                comparisons.append(first if isinstance(first, str) else str(side))
+                continue
+            try:
+                comparisons.append(await anyio.to_thread.run_sync(compare_loaded, first, side))
+            except ComparisonError as exc:
+                comparisons.append(str(exc))
+        made = grid_of(runs, comparisons)
+        if all(loaded.index.finished for loaded in loaded_runs):
+            grids[key] = made
+            while len(grids) > _GRIDS_KEPT:
+                grids.popitem(last=False)
+        return made
 
     async def label(request: Request) -> Response:
         given = request.headers.get("x-aeval-token", "")
@@ -395,16 +532,44 @@ def create_app(settings: ViewSettings) -> Any:
             return _refused(404, str(exc))
         except (ValueError, AevalError) as exc:
             return _refused(400, str(exc))
+        try:
+            loaded = await cache().get(stored.run_id)
+        except (RunNotFoundError, ValueError, StoreError):
+            summary = None
+        else:
+            summary = label_summary(loaded, await store().labels(loaded.id))
         return JSONResponse(
             {
+                "labelled": None if summary is None else summary.counter,
+                "agreement": None if summary is None else summary.agreement,
                 "label": {
                     "sample": stored.sample,
                     "strategy": stored.strategy,
                     "reviewer": stored.reviewer,
                     "verdict": stored.verdict,
                     "note": stored.note,
-                }
+                },
             }
+        )
+
+    async def export(request: Request) -> Response:
+        kind = request.path_params["kind"]
+        if kind not in ("jsonl", "csv"):
+            return _error(404, f"labels export as labels.jsonl or labels.csv, not labels.{kind}")
+        try:
+            loaded = await cache().get(request.path_params["run_id"])
+            labels = await store().labels(loaded.id)
+        except RunNotFoundError as exc:
+            return _error(404, str(exc))
+        except (StoreError, ValueError) as exc:
+            return _error(500, str(exc))
+        disposition = {"Content-Disposition": f'attachment; filename="labels-{loaded.id}.{kind}"'}
+        if kind == "jsonl":
+            return Response(
+                labels_jsonl(loaded, labels), media_type="application/jsonl", headers=disposition
+            )
+        return Response(
+            labels_csv(loaded, labels), media_type="text/csv; charset=utf-8", headers=disposition
         )
 
     async def review(request: Request) -> Response:
@@ -415,8 +580,10 @@ def create_app(settings: ViewSettings) -> Any:
             Route("/", runs),
             Route("/runs/{run_id}", run),
             Route("/runs/{run_id}/review", review),
+            Route("/runs/{run_id}/labels.{kind}", export),
             Route("/history/{name:path}", history),
             Route("/compare", compare),
+            Route("/grid", grid),
             Route("/api/labels", label, methods=["POST"]),
         ],
         lifespan=lifespan,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .._reporting._report import EvaluationReport
     from .._reporting._results import EvaluationRow
     from .._store import RunStore
-    from .._store._pages import RunIndex
+    from .._store._pages import Breakdown, RunIndex
 
 __all__ = [
     "FILTER_KEYS",
@@ -42,19 +42,32 @@ FILTER_KEYS = frozenset(key for key, _ in ROW_FILTERS)
 _SEARCH_LENGTH = 4000
 _SEARCH_BATCH = 2000
 _SEARCHES_KEPT = 8
-_REPORTS_KEPT = 2
+_REPORTS_KEPT = 10
+_REPORT_ROWS = 200_000
 
 
 class LoadedRun:
     """A stored run as the viewer holds it: its index (read from the store's columns, no row
     decoded), the search texts of the rows a search has decoded so far, the rows every
-    search tests (``unlike``, read at the first search), and the last searches' rows.
+    search tests (``unlike``, read at the first search), the last searches' rows, and its
+    scores per strategy and tag (``breakdown``, read when a page first shows them) and its
+    rows' scores (``scores``, read when a page is first sorted by them).
 
     Args:
         index: The run's index.
     """
 
-    __slots__ = ("_kept", "_keys", "_totals", "index", "searches", "texts", "unlike")
+    __slots__ = (
+        "_kept",
+        "_keys",
+        "_totals",
+        "breakdown",
+        "index",
+        "scores",
+        "searches",
+        "texts",
+        "unlike",
+    )
 
     def __init__(self, index: RunIndex) -> None:
         self.index = index
@@ -64,6 +77,8 @@ class LoadedRun:
         self.searches: OrderedDict[tuple[str, tuple[str, ...]], list[int]] = OrderedDict()
         self.unlike: frozenset[int] | None = None
         self._keys: dict[tuple[str, int, str | None], int] | None = None
+        self.breakdown: Breakdown | None = None
+        self.scores: tuple[float | None, ...] | None = None
 
     @property
     def id(self) -> str:
@@ -213,11 +228,14 @@ async def select(
     page: int,
     size: int,
     only: Collection[int] | None = None,
+    scores: Sequence[float | None] | None = None,
+    descending: bool = False,
 ) -> RowPage:
     """The page ``page`` (0-based, clamped) of the rows of ``run`` that ``filter`` keeps and
     that hold every word of ``query`` (case-insensitive), among the positions ``only`` (the
-    review queue's rows) when given; only the page's rows (and a search's candidates) are
-    read from the store."""
+    review queue's rows) when given, ordered by ``scores`` (each position's; lowest first, or
+    highest with ``descending``; rows without a score last) when given; only the page's rows
+    (and a search's candidates) are read from the store."""
     terms = query.lower().split()
     index = run.index
     kept: Sequence[int] = run.kept(filter, only)
@@ -233,6 +251,9 @@ async def select(
         else:
             run.searches.move_to_end(key)
         kept = found
+    if scores is not None:
+        sign = -1.0 if descending else 1.0
+        kept = sorted(kept, key=lambda p: (scores[p] is None, sign * (scores[p] or 0.0)))
     pages_count = max(1, math.ceil(len(kept) / size))
     page = min(max(page, 0), pages_count - 1)
     first = page * size
@@ -270,7 +291,8 @@ async def _search(pages: RunPages, run: LoadedRun, kept: list[int], terms: list[
 
 class RunCache:
     """The last few runs indexed, so that paging through a large run reads its index once
-    (and the last two whole reports a comparison loaded).
+    (and the last whole reports a comparison or a grid loaded: up to ten, up to 200,000 rows
+    in all).
 
     A run with no end recorded (still going on, or killed) is indexed again when it has
     new rows (its last row id changed) or has ended since.
@@ -312,8 +334,8 @@ class RunCache:
             return loaded
 
     async def report(self, run: LoadedRun) -> EvaluationReport:
-        """The whole report of ``run`` (a comparison needs every row), kept for the last two
-        runs that have ended."""
+        """The whole report of ``run`` (a comparison and a grid need every row), kept for the
+        last runs that have ended (see the class)."""
         async with self._lock:
             held = self._reports.get(run.id)
             if held is not None:
@@ -322,6 +344,9 @@ class RunCache:
             report = await self._store.load(run.id, shards=True)
             if run.index.finished:
                 self._reports[run.id] = report
-                while len(self._reports) > _REPORTS_KEPT:
+                while len(self._reports) > 1 and (
+                    len(self._reports) > _REPORTS_KEPT
+                    or sum(r.evaluation_count for r in self._reports.values()) > _REPORT_ROWS
+                ):
                     self._reports.popitem(last=False)
             return report

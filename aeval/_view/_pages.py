@@ -30,13 +30,17 @@ from ._script import SCRIPT
 
 if TYPE_CHECKING:
     from .._store import RunSummary
+    from .._store._pages import Breakdown
+    from .._store._rows import Group
     from ._data import LoadedRun, RowPage
-    from ._review import RowLabels
+    from ._review import LabelSummary, RowLabels
 
 __all__ = [
     "RunView",
     "error_page",
     "framed_page",
+    "grid_page",
+    "linked_runs",
     "page_policy",
     "run_href",
     "run_page",
@@ -49,8 +53,14 @@ STYLE = (
     + HEADINGS_STYLE
     + TABLE_STYLE
     + """th, td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left;
-  vertical-align: top; overflow-wrap: anywhere; }
+  vertical-align: top; overflow-wrap: break-word; }
+thead th { white-space: nowrap; }
 #rows { width: 100%; }
+#rows td.text { min-width: 12rem; }
+#rows tr.more > td { border-top: none; padding-top: 0; }
+#rows tr.more dl { display: grid; grid-template-columns: max-content minmax(0, 1fr);
+  gap: 0.15rem 1rem; }
+#rows tr.more pre { max-height: 30rem; overflow: auto; }
 """
     + TABLE_TAIL_STYLE
     + FILTERS_STYLE
@@ -60,7 +70,7 @@ STYLE = (
 .note, .muted { color: #57606a; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1rem; }
 .badge { display: inline-block; padding: 0 0.5rem; border-radius: 1rem; color: #ffffff;
-  font-size: 0.85rem; font-weight: 600; text-transform: uppercase; }
+  font-size: 0.85rem; font-weight: 600; text-transform: uppercase; white-space: nowrap; }
 .passed { background: #1a7f37; } .failed { background: #b42318; }
 .unscored { background: #7a4d00; } .error { background: #6639ba; }
 .skipped { background: #57606a; }
@@ -72,6 +82,14 @@ tr.current { outline: 3px solid #0969da; outline-offset: -3px; }
 .review button { margin: 0.1rem; }
 .review ul { margin: 0.25rem 0; padding-left: 1rem; }
 #review { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; margin: 0.5rem 0; }
+#breakdown { display: flex; flex-wrap: wrap; gap: 0 2rem; align-items: flex-start; }
+table.groups caption { text-align: left; font-weight: 600; }
+.contradicts { display: inline-block; padding: 0 0.4rem; border: 1px solid #b42318;
+  border-radius: 1rem; color: #b42318; font-size: 0.8rem; white-space: nowrap; }
+#grid { width: 100%; }
+#grid td pre { max-height: 12rem; overflow: auto; }
+#grid td[data-outcome="failed"], #grid td[data-outcome="error"] { background: #fff5f5; }
+.running { border-color: #0969da; background: #ddf4ff; }
 """
 )
 
@@ -90,8 +108,21 @@ def page_policy(page: str) -> str:
 
 def _nav(links: Sequence[tuple[str, str]]) -> str:
     return _NAV.format(
-        links="".join(f'<a href="{escape(href)}">{escape(text)}</a>' for href, text in links)
+        links="".join(
+            f'<span aria-hidden="true"> · </span><a href="{escape(href)}">{escape(text)}</a>'
+            for href, text in links
+        )
     )
+
+
+def linked_runs(page: str, run_ids: Sequence[str]) -> str:
+    """The history's page with each run's id in its table a link to the run's page."""
+    for run_id in run_ids:
+        cell = f"<tr><td>{escape(run_id)}</td>"
+        page = page.replace(
+            cell, f'<tr><td><a href="{escape(run_href(run_id))}">{escape(run_id)}</a></td>', 1
+        )
+    return page
 
 
 def framed_page(page: str, links: Sequence[tuple[str, str]] = ()) -> str:
@@ -111,9 +142,18 @@ def run_href(run_id: str, *, review: bool = False, **query: str | int | None) ->
     return path + (f"?{urlencode(kept)}" if kept else "")
 
 
-def runs_page(runs: Sequence[RunSummary], *, store: str) -> str:
+def _state(run: RunSummary) -> str:
+    if run.finished_at is None:
+        return "running (no end recorded)"
+    return "partial" if run.partial else "complete"
+
+
+def runs_page(
+    runs: Sequence[RunSummary], *, store: str, labels: Mapping[str, int] | None = None
+) -> str:
     """The list of stored runs, newest first, each linked to its rows, its name's history and
-    the comparison with the run of that name before it."""
+    the comparison with the run of that name before it, with the labels made in each."""
+    labels = labels or {}
     body = [_nav(()), "<h1>Runs</h1>", f'<p class="note">In {escape(store)}.</p>']
     if not runs:
         body.append('<p class="note">No run stored yet: <code>aeval run CONFIG</code>.</p>')
@@ -125,10 +165,14 @@ def runs_page(runs: Sequence[RunSummary], *, store: str) -> str:
             before[run.id] = previous[run.name]
         previous[run.name] = run.id
     body += [
+        '<form id="grid-form" method="get" action="/grid">',
+        '<p><button type="submit">Grid of the checked runs</button> '
+        '<span class="note">(2 to 10, in the list\'s order: the first checked is the one the '
+        "others are paired with)</span></p>",
         '<table id="runs">',
-        "<thead><tr><th>Run</th><th>Name</th><th>Started (UTC)</th>"
+        '<thead><tr><th scope="col">Grid</th><th>Run</th><th>Name</th><th>Started (UTC)</th>'
         '<th class="num">Score</th><th class="num">95% CI</th><th>State</th><th>Commit</th>'
-        "<th>Note</th><th>Links</th></tr></thead>",
+        '<th>Note</th><th class="num">Labels</th><th>Links</th></tr></thead>',
         "<tbody>",
     ]
     for run in reversed(runs):
@@ -137,16 +181,19 @@ def runs_page(runs: Sequence[RunSummary], *, store: str) -> str:
             query = urlencode({"old": before[run.id], "new": run.id})
             links.append(f'<a href="{escape("/compare?" + query)}">compare with previous</a>')
         body.append(
-            f'<tr data-run="{escape(run.id)}"><td><a href="{escape(run_href(run.id))}">'
+            f'<tr data-run="{escape(run.id)}"><td><input type="checkbox" name="run" '
+            f'value="{escape(run.id)}" aria-label="Grid: {escape(run.id)}"></td>'
+            f'<td><a href="{escape(run_href(run.id))}">'
             f"{escape(run.id)}</a></td><td>{escape(run.name)}</td>"
             f"<td>{escape(utc(run.started_at))}</td>"
             f'<td class="num">{format_percent(run.score)}</td>'
             f'<td class="num">{escape(format_interval(run.interval))}</td>'
-            f"<td>{'partial' if run.partial else 'complete'}</td>"
+            f"<td>{_state(run)}</td>"
             f"<td>{escape(commit_text(run.git_commit, run.git_dirty))}</td>"
-            f"<td>{escape(run_note(run))}</td><td>{' · '.join(links)}</td></tr>"
+            f"<td>{escape(run_note(run))}</td>"
+            f'<td class="num">{labels.get(run.id, "")}</td><td>{" · ".join(links)}</td></tr>'
         )
-    body += ["</tbody>", "</table>"]
+    body += ["</tbody>", "</table>", "</form>"]
     return _page("aeval view", body)
 
 
@@ -165,6 +212,8 @@ class RunView:
         queue: The review queue's description when the page shows it, else ``None``.
         only: The positions of the queue's rows, when the page shows it.
         keep: What the page's links keep in their query (the queue's pick, sample, seed).
+        summary: How far the run is labelled and how the labels agree with its verdicts.
+        breakdown: The run's scores per strategy and tag and its judges' counts.
     """
 
     run: LoadedRun
@@ -177,10 +226,12 @@ class RunView:
     queue: str | None = None
     only: frozenset[int] | None = None
     keep: Mapping[str, str] = field(default_factory=dict)
+    summary: LabelSummary | None = None
+    breakdown: Breakdown | None = None
 
     def href(self, **query: str | int | None) -> str:
         """The address of this page with ``query`` (and what it keeps)."""
-        return run_href(self.run.id, review=self.queue is not None, **self.keep, **query)
+        return run_href(self.run.id, review=self.queue is not None, **{**self.keep, **query})
 
 
 def _filters(view: RunView) -> list[str]:
@@ -197,9 +248,29 @@ def _filters(view: RunView) -> list[str]:
     shown = f"Showing {page.matching} of {total} rows" + (
         f" ({page.first + 1}–{last} on this page)" if page.pages > 1 else ""
     )
+    strategies = list(dict.fromkeys(s for s in view.run.index.strategies if s is not None))
+    chosen = view.keep.get("strategy", "")
+    sort = view.keep.get("sort", "")
+    by_strategy = "".join(
+        f'<a href="{escape(view.href(filter=view.filter, q=view.query, strategy=key))}" '
+        f'data-strategy-filter="{escape(key)}" aria-current="{str(key == chosen).lower()}">'
+        f"{escape(key or 'every strategy')}</a> "
+        for key in ["", *strategies]
+    )
+    orders = "".join(
+        f'<a href="{escape(view.href(filter=view.filter, q=view.query, sort=key))}" '
+        f'data-sort="{key}" aria-current="{str(key == sort).lower()}">{text}</a> '
+        for key, text in (("", "failures first"), ("score", "score ↑"), ("-score", "score ↓"))
+    )
     return [
         '<div class="filters">',
         f'<nav role="group" aria-label="Show rows">{links}</nav>',
+        *(
+            [f'<nav role="group" aria-label="Strategy">Strategy: {by_strategy}</nav>']
+            if len(strategies) > 1 or chosen
+            else []
+        ),
+        f'<nav role="group" aria-label="Order">Order: {orders}</nav>',
         f'<form id="search-form" method="get" action="{escape(view.href())}" role="search">',
         f'<input type="hidden" name="filter" value="{escape(view.filter)}">',
         *(
@@ -231,7 +302,51 @@ def _pager(view: RunView) -> list[str]:
     return ['<nav id="pages" class="filters" aria-label="Pages of rows">', *parts, "</nav>"]
 
 
-def _review_cell(labels: RowLabels | None) -> str:
+def _group_table(caption: str, key: str, groups: Mapping[str, Group]) -> str:
+    rows = "".join(
+        f'<tr><th scope="row">{escape(name)}</th><td class="num">{g.rows}</td>'
+        f'<td class="num">{format_percent(g.score)}</td>'
+        f'<td class="num">{escape(format_interval(g.interval))}</td></tr>'
+        for name, g in groups.items()
+    )
+    return (
+        f'<table class="groups" id="by-{key}"><caption>{caption}</caption><thead><tr>'
+        f'<th scope="col">{key.capitalize()}</th><th class="num" scope="col">Rows</th>'
+        '<th class="num" scope="col">Score</th><th class="num" scope="col">95% CI</th>'
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _share(part: int, whole: int) -> str:
+    return format_percent(100.0 * part / whole) if whole else "–"
+
+
+def _breakdown(breakdown: Breakdown | None) -> list[str]:
+    if breakdown is None:
+        return []
+    tables = []
+    if breakdown.strategies:
+        tables.append(_group_table("Score per strategy", "strategy", breakdown.strategies))
+    if breakdown.tags:
+        tables.append(_group_table("Score per tag", "tag", breakdown.tags))
+    if breakdown.judges:
+        rows = "".join(
+            f'<tr><th scope="row">{escape(name)}</th><td class="num">{j.verdicts}</td>'
+            f'<td class="num">{_share(j.unreadable, j.verdicts)}</td>'
+            f'<td class="num">{_share(j.reasked, j.verdicts)}</td></tr>'
+            for name, j in breakdown.judges.items()
+        )
+        tables.append(
+            '<table class="groups" id="by-judge"><caption>Judges</caption><thead><tr>'
+            '<th scope="col">Strategy</th><th class="num" scope="col">Verdicts asked</th>'
+            '<th class="num" scope="col">Parse failures</th>'
+            '<th class="num" scope="col">Re-asks</th>'
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        )
+    return [f'<div id="breakdown">{"".join(tables)}</div>'] if tables else []
+
+
+def _review_cell(labels: RowLabels | None, *, contradicted: bool = False) -> str:
     items = []
     for label in () if labels is None else labels.labels:
         stale = ' <span class="stale">stale</span>' if label.stale else ""
@@ -241,8 +356,13 @@ def _review_cell(labels: RowLabels | None) -> str:
             f'data-stale="{str(label.stale).lower()}">{escape(label.reviewer)}: '
             f"<strong>{label.verdict}</strong>{note}{stale}</li>"
         )
+    mark = (
+        '<span class="contradicts" title="a label contradicts the verdict">label ≠ verdict</span>'
+        if contradicted
+        else ""
+    )
     return (
-        f'<td class="review"><ul class="labels">{"".join(items)}</ul>'
+        f'<td class="review">{mark}<ul class="labels">{"".join(items)}</ul>'
         '<button type="button" data-verdict="pass">Pass</button>'
         '<button type="button" data-verdict="fail">Fail</button>'
         '<input type="text" class="note" aria-label="Note" placeholder="note (n)"></td>'
@@ -261,47 +381,86 @@ def run_page(view: RunView) -> str:
     links.append(
         (run_href(run.id), "All rows") if view.queue else (run_href(run.id, review=True), "Review")
     )
+    base = f"/runs/{quote(run.id, safe='')}/labels"
+    links += [(f"{base}.jsonl", "Labels as JSONL"), (f"{base}.csv", "Labels as CSV")]
     banner = partial_banner(report)
+    running = not run.index.finished
+    if running:
+        expected = report.run.samples_expected
+        of = f" of {expected}" if expected is not None else ""
+        banner = (
+            f"RUNNING: {report.sample_count}{of} samples so far; this page follows the run "
+            "until it records its end."
+        )
     facts = "".join(
         f"<dt>{escape(label)}</dt><dd>{escape(value)}</dd>" for label, value in header_facts(report)
     )
     body = [
         _nav(links),
-        *([f'<div class="banner" role="alert">{escape(banner)}</div>'] if banner else []),
+        '<div id="run-head">',
+        *(
+            [
+                f'<div class="banner{" running" if running else ""}" id="banner" '
+                f'role="status">{escape(banner)}</div>'
+            ]
+            if banner
+            else []
+        ),
         f"<h1>{escape(run.name)} <small>{escape(run.id)}</small></h1>",
         f'<p class="score">Score <strong>{escape(score_text(report))}</strong></p>',
         f'<dl class="facts">{facts}</dl>',
+        *_breakdown(view.breakdown),
+        "</div>",
     ]
     if view.queue is not None:
         body.append(f'<p class="note" id="queue">Review queue: {escape(view.queue)}.</p>')
     body += [
-        f'<div id="review" data-token="{escape(view.token)}" data-run="{escape(run.id)}">'
+        f'<div id="review" data-token="{escape(view.token)}" data-run="{escape(run.id)}" '
+        f'data-running="{str(running).lower()}">'
         '<label for="reviewer">Reviewer</label> <input type="text" id="reviewer" '
         'autocomplete="off" placeholder="your name">'
-        '<span class="note">Keys: j/k move, p/f label pass/fail, n note (Enter keeps it)</span>'
-        '<span id="status" role="status" aria-live="polite"></span></div>',
+        '<span class="note">Keys: j/k move, p/f label pass/fail and move on, n note (Enter '
+        "keeps it)</span>"
+        + (
+            ""
+            if view.summary is None
+            else f'<span id="labelled">{escape(view.summary.counter)}</span>'
+            f'<span id="agreement" class="note">{escape(view.summary.agreement)}</span>'
+        )
+        + '<span id="status" role="status" aria-live="polite"></span></div>',
+        '<div id="rows-part">',
         *_filters(view),
     ]
     if not view.page.rows:
         body.append('<p class="note">No row matches.</p>')
     else:
-        headers = ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error", "Details"]
-        head = "".join(f'<th scope="col">{h}</th>' for h in [*headers, "Review"])
+        headers = ["Sample", "Strategy", "Outcome", "Score", "Explanation", "Error", "Review"]
+        head = "".join(f'<th scope="col">{h}</th>' for h in headers)
         body += ['<table id="rows">', f"<thead><tr>{head}</tr></thead>", "<tbody>"]
         for position, row, flaky in view.page.rows:
-            html = row_html(row, flaky=flaky, repeated=run.repeated)
-            cell = _review_cell(view.labels.get(position))
+            cells, details = row_html(row, flaky=flaky, repeated=run.repeated)[4:].split(
+                '<td class="details">', 1
+            )
+            contradicted = view.summary is not None and position in view.summary.contradicted
+            cell = _review_cell(view.labels.get(position), contradicted=contradicted)
             strategy = "" if row.strategy is None else f' data-strategy="{escape(row.strategy)}"'
             body.append(
                 f'<tr data-row="{position}" data-sample="{escape(row.name)}" '
                 f'data-repeat="{row.repeat}"{strategy} '
-                + html[4:].removesuffix("</tr>")
+                + cells
                 + cell
                 + "</tr>"
+                + f'<tr class="more" data-more="{position}">'
+                f'<td colspan="{len(headers)}" class="details">' + details
             )
         body += ["</tbody>", "</table>"]
-    body += _pager(view)
+    body += [*_pager(view), "</div>"]
     return _page(f"{run.name} · aeval view", body)
+
+
+def grid_page(body: list[str]) -> str:
+    """The grid of runs' page around its ``body``."""
+    return _page("Grid · aeval view", [_nav(()), *body])
 
 
 def error_page(status: int, message: str) -> str:

@@ -2,9 +2,13 @@
 
 It is inline, admitted by its hash in the page's Content-Security-Policy. It keeps the
 reviewer's name in ``localStorage``, moves between rows (``j``/``k``), labels the current row
-pass or fail (``p``/``f``, or its buttons) with the note typed in its note field (``n`` goes
-there, Enter comes back), and posts each label with the process's token from the page; it
-builds what it shows from text, never from markup.
+pass or fail (``p``/``f``, moving on to the next row once saved, or its buttons) with the
+note typed in its note field (``n`` goes there, Enter comes back), and posts each label with
+the process's token from the page; it updates the count of labelled rows, the agreement with
+the verdicts and the row's mark when its label contradicts its verdict. On the page of a run
+still running it fetches the page again every two seconds and swaps in its parts (the
+banner, the score, the rows…), keeping the selected row, until the run records its end. It
+builds what it shows from text or from the server's own page, never from markup of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ SCRIPT = """
       // Without storage the name lasts as long as the page.
     }
   });
-  const rows = table ? Array.from(table.querySelectorAll("tbody tr[data-row]")) : [];
+  let rows = table ? Array.from(table.querySelectorAll("tbody tr[data-row]")) : [];
   let current = -1;
   function select(index) {
     if (!rows.length) return;
@@ -67,7 +71,7 @@ SCRIPT = """
     if (!name) {
       say("Type your name in Reviewer first.");
       reviewer.focus();
-      return;
+      return false;
     }
     try {
       localStorage.setItem(key, name);
@@ -89,28 +93,95 @@ SCRIPT = """
       answer = await response.json();
       if (!response.ok) {
         say(`Not saved: ${answer.error}`);
-        return;
+        return false;
       }
     } catch (failed) {
       say(`Not saved: ${failed}`);
-      return;
+      return false;
     }
     shown(row, answer.label);
+    marked(row);
+    for (const [id, text] of [["labelled", answer.labelled], ["agreement", answer.agreement]]) {
+      const element = document.getElementById(id);
+      if (element && typeof text === "string") element.textContent = text;
+    }
     say(`Saved: ${answer.label.sample} ${verdict}`);
+    return true;
   }
-  for (const [index, row] of rows.entries()) {
-    row.addEventListener("click", (event) => {
-      if (!(event.target instanceof HTMLInputElement)) select(index);
-      const button = event.target.closest("button[data-verdict]");
-      if (button) label(row, button.dataset.verdict);
-    });
-    row.querySelector("input.note").addEventListener("keydown", (event) => {
-      if (event.key === "Enter" || event.key === "Escape") {
-        event.preventDefault();
-        event.target.blur();
-      }
-    });
+  function marked(row) {
+    const outcome = row.dataset.outcome;
+    const verdicts = Array.from(row.querySelectorAll("ul.labels li[data-stale='false']"),
+      (item) => item.dataset.verdict);
+    const against = (outcome === "passed" && verdicts.includes("fail"))
+      || (outcome === "failed" && verdicts.includes("pass"));
+    const cell = row.querySelector("td.review");
+    const mark = cell.querySelector(".contradicts");
+    if (against && !mark) {
+      const span = document.createElement("span");
+      span.className = "contradicts";
+      span.title = "a label contradicts the verdict";
+      span.textContent = "label \\u2260 verdict";
+      cell.prepend(span);
+    } else if (!against && mark) {
+      mark.remove();
+    }
   }
+  async function labelAndMove(verdict) {
+    const at = current;
+    if (await label(rows[at], verdict) && current === at) select(at + 1);
+  }
+  document.addEventListener("click", (event) => {
+    const row = event.target.closest("#rows tbody tr[data-row]");
+    if (!row) return;
+    const index = rows.indexOf(row);
+    if (!(event.target instanceof HTMLInputElement)) select(index);
+    const button = event.target.closest("button[data-verdict]");
+    if (button) label(row, button.dataset.verdict);
+  });
+  document.addEventListener("keydown", (event) => {
+    if (!event.target.matches("input.note")) return;
+    if (event.key === "Enter" || event.key === "Escape") {
+      event.preventDefault();
+      event.target.blur();
+    }
+  });
+  function rowKey(row) {
+    return row ? JSON.stringify([row.dataset.sample, row.dataset.strategy, row.dataset.repeat])
+      : null;
+  }
+  const live = review.dataset.running === "true";
+  async function follow() {
+    const active = document.activeElement;
+    if (active instanceof HTMLInputElement && active.closest("#rows-part")) {
+      setTimeout(follow, 2000);
+      return;
+    }
+    let fresh;
+    try {
+      const response = await fetch(window.location.href, { credentials: "same-origin" });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+    } catch (failed) {
+      say(`Not refreshed: ${failed}`);
+      setTimeout(follow, 5000);
+      return;
+    }
+    const keep = rowKey(rows[current]);
+    for (const part of ["run-head", "labelled", "agreement", "rows-part"]) {
+      const now = document.getElementById(part);
+      const next = fresh.getElementById(part);
+      if (now && next) now.replaceWith(document.adoptNode(next));
+    }
+    const table = document.getElementById("rows");
+    rows = table ? Array.from(table.querySelectorAll("tbody tr[data-row]")) : [];
+    current = -1;
+    const again = rows.findIndex((row) => rowKey(row) === keep);
+    if (again >= 0) select(again);
+    const still = fresh.getElementById("review");
+    review.dataset.running = still ? still.dataset.running : "false";
+    if (review.dataset.running === "true") setTimeout(follow, 2000);
+  }
+  if (live) setTimeout(follow, 2000);
   document.addEventListener("keydown", (event) => {
     const target = event.target;
     if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) return;
@@ -118,8 +189,8 @@ SCRIPT = """
     if (event.key === "j") select(current + 1);
     else if (event.key === "k") select(current - 1);
     else if (current < 0) return;
-    else if (event.key === "p") label(rows[current], "pass");
-    else if (event.key === "f") label(rows[current], "fail");
+    else if (event.key === "p") labelAndMove("pass");
+    else if (event.key === "f") labelAndMove("fail");
     else if (event.key === "n") rows[current].querySelector("input.note").focus();
     else return;
     event.preventDefault();
