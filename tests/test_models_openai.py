@@ -21,7 +21,7 @@ from aeval import (
     ModelTimeoutError,
 )
 from aeval.models import ChatMessage, ChatModel, Embedder, ModelStatistics, RateLimits
-from aeval.models._http import _parse_retry_after
+from aeval.models._replies import parse_retry_after
 from aeval.models.openai import OpenAIChatModel, OpenAIEmbedder
 from aeval.testing import (
     FakeClock,
@@ -345,18 +345,18 @@ async def test_retry_after_is_capped_at_the_remaining_deadline(
 
 
 def test_retry_after_accepts_seconds_and_http_dates() -> None:
-    assert _parse_retry_after("7") == 7.0
-    assert _parse_retry_after("0.5") == 0.5
-    assert _parse_retry_after(None) is None
-    assert _parse_retry_after("soon") is None
+    assert parse_retry_after("7") == 7.0
+    assert parse_retry_after("0.5") == 0.5
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
     now = 1_750_000_000.0
     later = email.utils.formatdate(now + 30, usegmt=True)
-    assert _parse_retry_after(later, now=now) == 30.0
+    assert parse_retry_after(later, now=now) == 30.0
     earlier = email.utils.formatdate(now - 30, usegmt=True)
-    assert _parse_retry_after(earlier, now=now) == 0.0
+    assert parse_retry_after(earlier, now=now) == 0.0
     # without `now`, a date is read against the wall clock
-    assert _parse_retry_after(email.utils.formatdate(now - 30, usegmt=True)) == 0.0
-    assert (_parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT") or 0) > 0
+    assert parse_retry_after(email.utils.formatdate(now - 30, usegmt=True)) == 0.0
+    assert (parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT") or 0) > 0
 
 
 async def test_backoff_doubles_with_jitter_up_to_max_backoff(

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import os
 import random
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,13 +26,11 @@ from .._exceptions import (
     ModelError,
     ModelHTTPError,
     ModelResponseError,
-    ModelResponseTooLargeError,
     ModelTimeoutError,
 )
 from ._body import (
     DEFAULT_MAX_RESPONSE_BYTES,
     check_max_bytes,
-    format_size,
     read_capped,
     read_prefix,
 )
@@ -42,12 +38,19 @@ from ._clock import Clock, check_clock
 from ._limits import SHARE_LIMITS, LimitSpec, ModelStatistics, SharedLimits
 from ._pacing import Grant, Pacer, read_quota_headers
 from ._policy import RateLimits, RetryPolicy
+from ._replies import (
+    is_rate_limited,
+    is_read_timeout,
+    is_retryable,
+    retry_after,
+    status_hint,
+    too_large,
+)
 
 __all__ = ["DEFAULT_BASE_URL", "HTTPModelClient", "body_excerpt", "resolve_setting"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _BODY_EXCERPT = 200
-_RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
 
 logger = logging.getLogger("aeval.models")
 
@@ -67,48 +70,6 @@ def body_excerpt(content: bytes | str) -> str:
     """The first 200 characters of a body, decoded leniently."""
     text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
     return text[:_BODY_EXCERPT]
-
-
-def _parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """``Retry-After`` in seconds from ``now`` (``time.time()``); ``None`` if unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """The wait a reply asks for: ``retry-after-ms`` (exact) over ``Retry-After`` (which
-    providers round up to whole seconds)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    return _parse_retry_after(headers.get("Retry-After"))
-
-
-def _is_rate_limited(error: BaseException | None) -> bool:
-    return isinstance(error, ModelHTTPError) and error.status == 429
-
-
-def _is_retryable(error: BaseException) -> bool:
-    if isinstance(error, ModelHTTPError):
-        return error.status in _RETRYABLE_STATUSES or error.status >= 500
-    return isinstance(error, ModelConnectionError | ModelTimeoutError)
-
-
-def _is_read_timeout(error: BaseException) -> bool:
-    return isinstance(error, ModelTimeoutError) and error.read_timeout
 
 
 class _LoopState:
@@ -395,9 +356,9 @@ class HTTPModelClient:
 
         def retryable(error: BaseException) -> bool:
             nonlocal read_timeouts
-            if not _is_retryable(error):
+            if not is_retryable(error):
                 return False
-            if not _is_read_timeout(error) or attempts >= self._max_attempts:
+            if not is_read_timeout(error) or attempts >= self._max_attempts:
                 return True
             read_timeouts += 1
             if read_timeouts > self._read_timeout_retries:
@@ -431,7 +392,7 @@ class HTTPModelClient:
         def stop(state: RetryCallState) -> bool:
             if clock.now() >= deadline_at:
                 return True
-            if _is_rate_limited(state.outcome.exception() if state.outcome else None):
+            if is_rate_limited(state.outcome.exception() if state.outcome else None):
                 cap = self._retry.rate_limit_attempts
                 return cap is not None and limited >= cap
             return attempts - limited >= self._max_attempts
@@ -453,7 +414,7 @@ class HTTPModelClient:
         except ModelError as error:
             self._failures += 1
             error.retries = max(0, attempts - 1)
-            if attempts > 1 and _is_retryable(error):
+            if attempts > 1 and is_retryable(error):
                 error.args = (f"{error.args[0]} (after {attempts} attempts)",)
             if refused:
                 error.args = (f"{error.args[0]}; {refused[-1]}",)
@@ -511,7 +472,7 @@ class HTTPModelClient:
         if not self._limits.follow_headers:
             return
         quota = read_quota_headers(reply.headers)
-        wait = _retry_after(reply.headers) if limited else None
+        wait = retry_after(reply.headers) if limited else None
         shared = self._shared
         if shared is not None and lease is not None:
             if quota:
@@ -547,7 +508,9 @@ class HTTPModelClient:
                 body = await read_capped(
                     response,
                     self._max_response_bytes,
-                    lambda declared: self._too_large(url, declared),
+                    lambda declared: too_large(
+                        self._kind, url, declared, limit=self._max_response_bytes
+                    ),
                 )
             finally:
                 await response.aclose()
@@ -573,42 +536,10 @@ class HTTPModelClient:
             ) from None
         return response.headers.get("Content-Type", ""), body
 
-    def _too_large(self, url: str, declared: int | None) -> ModelResponseTooLargeError:
-        size = "larger" if declared is None else f"{format_size(declared)}, larger"
-        limit = self._max_response_bytes
-        return ModelResponseTooLargeError(
-            f"{self._kind} reply from {url} is {size} than the limit of {format_size(limit)} "
-            "(counted after decompression), so reading stopped: check the server, or raise "
-            "max_response_bytes=...",
-            limit=limit,
-        )
-
     def _status_error(self, url: str, response: httpx.Response, content: bytes) -> ModelHTTPError:
         status = response.status_code
         body = self._excerpt(content)
-        hints = {
-            400: "bad request: the server rejected the request's parameters",
-            401: "unauthorized: check the API key (api_key=..., AEVAL_API_KEY or OPENAI_API_KEY)",
-            403: f"forbidden: the API key may not use model {self._model!r}",
-            404: (
-                f"not found: check the base URL {self._base_url!r} (it usually ends in /v1) "
-                f"and the model name {self._model!r}"
-            ),
-            429: "rate limited by the server",
-        }
-        hint = hints.get(status, "server error" if status >= 500 else "request failed")
-        lowered = body.lower()
-        if status == 400 and "context" in lowered:
-            hint += (
-                "; the prompt and max_tokens do not fit the model's context: start the server "
-                "with a larger one (llama.cpp -c, llama-cpp-python --n_ctx, Ollama num_ctx) or "
-                "lower max_tokens"
-            )
-        elif status >= 500 and "llama_decode" in lowered:
-            hint += (
-                "; llama.cpp could not go on generating, usually because the reply filled the "
-                "context: set max_tokens"
-            )
+        hint = status_hint(status, body, base_url=self._base_url, model=self._model)
         message = f"{self._kind} request to {url} failed with HTTP {status} ({hint})"
         if body:
             message += f": {body}"
@@ -617,7 +548,7 @@ class HTTPModelClient:
             status=status,
             url=url,
             body=body,
-            retry_after=_retry_after(response.headers),
+            retry_after=retry_after(response.headers),
         )
 
     def _decode(self, url: str, content_type: str, content: bytes) -> Any:
@@ -649,7 +580,7 @@ class HTTPModelClient:
             wait = min(error.retry_after + random.uniform(0.0, self._retry.backoff), remaining)
         else:
             wait = min(self._wait(state), remaining)
-        if _is_rate_limited(error):
+        if is_rate_limited(error):
             self._waited += wait
         return wait
 
@@ -659,24 +590,17 @@ class HTTPModelClient:
             f"HTTP {error.status}" if isinstance(error, ModelHTTPError) else type(error).__name__
         )
         wait = state.next_action.sleep if state.next_action is not None else 0.0
-        if _is_rate_limited(error) and self._retry.rate_limit_attempts is None:
-            logger.info(
-                "%s request to %s failed with %s (attempt %d; rate limited, retried until the "
-                "%g s deadline); retrying in %.2f s",
-                self._kind,
-                self._base_url,
-                reason,
-                state.attempt_number,
-                self._deadline,
-                wait,
-            )
-            return
+        attempt = f"attempt {state.attempt_number}"
+        cap = self._retry.rate_limit_attempts if is_rate_limited(error) else self._max_attempts
+        if cap is None:
+            attempt += f"; rate limited, retried until the {self._deadline:g} s deadline"
+        else:
+            attempt += f" of {cap}"
         logger.info(
-            "%s request to %s failed with %s (attempt %d of %d); retrying in %.2f s",
+            "%s request to %s failed with %s (%s); retrying in %.2f s",
             self._kind,
             self._base_url,
             reason,
-            state.attempt_number,
-            self._retry.rate_limit_attempts if _is_rate_limited(error) else self._max_attempts,
+            attempt,
             wait,
         )

@@ -27,6 +27,7 @@ __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 
 logger = logging.getLogger("aeval.models")
 
+
 def _usage(data: Mapping[str, Any]) -> TokenUsage:
     usage = data.get("usage")
     if not isinstance(usage, Mapping):
@@ -60,8 +61,9 @@ class OpenAIChatModel(HTTPModelClient):
     Failures are retried with exponential jitter (``backoff`` doubling up to
     ``max_backoff`` seconds) on 408, 409, 425, 5xx, timeouts and dropped connections, up to
     ``max_attempts`` requests, and a 429 after the wait it asks for (plus jitter up to
-    ``backoff``) until the deadline; never past ``deadline`` seconds in all; each retry is logged at INFO on the ``aeval.models`` logger
-    and counted in :attr:`ChatResponse.retries`. 400, 401, 403 and 404 raise
+    ``backoff``) until the deadline; never past ``deadline`` seconds in all. Each retry is
+    logged at INFO on the ``aeval.models`` logger and counted in
+    :attr:`ChatResponse.retries`. 400, 401, 403 and 404 raise
     :class:`~aeval.ModelHTTPError` at once. A 200 reply that is not the API's JSON raises
     :class:`~aeval.ModelResponseError` without retrying.
 
