@@ -18,10 +18,11 @@ bucket, full at the start:
 The calls need 1.5 times the bucket, so the physical minimum (a full bucket at once, then
 the refill, plus one latency) is 30 s; the issue's measurement used twice the bucket (60 s),
 the figures scale. The physical minimum is computed from what llmock admitted: the calls
-answered 200 and their charges, read back from its journal. Printed per case: wall, the
-physical minimum, efficiency (minimum / wall), the 429s and the rows lost (error rows), for
-aeval as it is and for today's behaviour beside it: by default the options that switch the
-new pacing off (``RateLimits(burst=1, follow_headers=False)`` and
+answered 200 and their charges, read back from its journal (``--quick``: a quota of 120
+requests a minute and calls for 1.05 buckets, 3 s of refill, no baseline). Printed per
+case: wall, the physical minimum, efficiency (minimum / wall), the 429s and the rows lost
+(error rows), for aeval as it is and for today's behaviour beside it: by default the
+options that switch the new pacing off (``RateLimits(burst=1, follow_headers=False)`` and
 ``RetryPolicy(rate_limit_attempts=4)``: a one-second bucket, no headers read, a 429 counted
 within four attempts; ``retry-after-ms`` and the jitter stay), or with ``--baseline-ref REF``
 the code of that git ref (a temporary worktree), exactly. Goals: defaults efficiency >= 0.95,
@@ -304,14 +305,14 @@ def main() -> int:
         if args.json:
             args.json.write_text(json.dumps({"quick": args.quick, "skipped": where}))
         return 0 if args.quick else 2
-    rpm = 60 if args.quick else args.rpm
-    # the calls need 1.5 buckets: 30 s of refill (7.5 s in quick mode, 1.125 buckets)
+    rpm = 120 if args.quick else args.rpm
+    # the calls need 1.5 buckets: 30 s of refill (quick: 1.05 buckets, 3 s)
+    need = 1.05 if args.quick else 1.5
     per_row, tokens_per_row = probe_charge(executable)
-    samples = (rpm * 9 // 8 if args.quick else rpm * 3 // 2) // per_row
+    samples = int(rpm * need) // per_row
     calls = samples * per_row
     per_call = tokens_per_row / per_row
-    tpm = samples * tokens_per_row * (8 / 9 if args.quick else 2 / 3)
-    tpm = int(tpm)
+    tpm = int(samples * tokens_per_row / need)
     baseline = not (args.quick or args.no_baseline)
     root = worktree(args.baseline_ref) if baseline and args.baseline_ref else None
     sides = [("aeval", False, None)]
@@ -322,7 +323,7 @@ def main() -> int:
         f"llmock 0.2.2 on 127.0.0.1, latency {LATENCY_MS} ms; {samples} samples judged at "
         f"Scorer(concurrency={CONCURRENCY}), {per_row} calls a row ({calls} calls, "
         f"{per_call:.1f} tokens each as llmock charges); --rpm {rpm} or --tpm {tpm}: the calls "
-        "need 1.5 buckets (quick: 1.125)"
+        f"need {need:g} buckets"
     )
     results: dict[str, Any] = {
         "quick": args.quick,
