@@ -500,9 +500,9 @@ class HTTPModelClient:
         )
         try:
             response = await client.send(request, stream=True)
-            if on_reply is not None:
-                on_reply(response)
             try:
+                if on_reply is not None:
+                    on_reply(response)
                 if response.status_code >= 400:
                     raise self._status_error(url, response, await read_prefix(response))
                 body = await read_capped(

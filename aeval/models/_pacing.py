@@ -250,29 +250,35 @@ class Pacer:
 
     async def acquire(self, tokens: float) -> Grant:
         """Wait until one request of ``tokens`` tokens fits every bucket, then charge it."""
+        clock = self._clock
         if self._lock is None:
             self._lock = anyio.Lock()
-        clock = self._clock
+        elif not self._lock.locked() and self._wait(tokens) <= 0:
+            return self._take(tokens, 0.0)  # nobody waiting and room: no lock to go through
         async with self._lock:
             start = clock.now()
-            while True:
-                now = clock.now()
-                wait = self._hold_until - now
-                for buckets in (self._budgets, self._server):
-                    for bucket, amount in zip(buckets, (1.0, tokens), strict=True):
-                        bucket.refill(now)
-                        wait = max(wait, bucket.wait_for(amount))
-                if wait <= 0:
-                    break
+            while (wait := self._wait(tokens)) > 0:
                 await clock.sleep(wait)
-            for index, amount in enumerate((1.0, tokens)):
-                self._budgets[index].level -= amount
-                server = self._server[index]
-                server.level -= amount
-                server.in_flight += amount
-            self._keys += 1
-            self._in_flight[self._keys] = tokens
-            return Grant(self._keys, tokens, clock.now() - start)
+            return self._take(tokens, clock.now() - start)
+
+    def _wait(self, tokens: float) -> float:
+        now = self._clock.now()
+        wait = self._hold_until - now
+        for buckets in (self._budgets, self._server):
+            for bucket, amount in zip(buckets, (1.0, tokens), strict=True):
+                bucket.refill(now)
+                wait = max(wait, bucket.wait_for(amount))
+        return wait
+
+    def _take(self, tokens: float, waited: float) -> Grant:
+        for index, amount in enumerate((1.0, tokens)):
+            self._budgets[index].level -= amount
+            server = self._server[index]
+            server.level -= amount
+            server.in_flight += amount
+        self._keys += 1
+        self._in_flight[self._keys] = tokens
+        return Grant(self._keys, tokens, waited)
 
     def observe(self, grant: Grant, quota: QuotaHeaders) -> None:
         """Take in what the reply to the request of ``grant`` said of the provider's buckets."""
