@@ -28,6 +28,8 @@ class LimitUsage:
         most_in_use: The most slots held at once.
         throttled: Requests that waited for a budget, the provider's quota or a
             ``Retry-After``.
+        quota_replies: Replies whose rate-limit headers (``x-ratelimit-*``) reached the
+            limiter, to pace every copy.
     """
 
     name: str
@@ -36,6 +38,7 @@ class LimitUsage:
     in_use: int = 0
     most_in_use: int = 0
     throttled: int = 0
+    quota_replies: int = 0
 
 
 @dataclass(slots=True)
@@ -133,6 +136,7 @@ class LimiterActor:
         grant = limit.grants.get(lease)
         if grant is not None:
             limit.pacer.observe(grant, quota)
+            limit.usage.quota_replies += 1
 
     def hold(self, key: str, seconds: float) -> None:
         """Let no copy of the client send for ``seconds`` (a 429 asked for that wait)."""
