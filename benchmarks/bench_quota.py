@@ -35,7 +35,7 @@ benchmark says so: ``--quick`` exits 0, a full run 2.
 Usage::
 
     python benchmarks/bench_quota.py --install               # once: llmock in a cache venv
-    python benchmarks/bench_quota.py                         # 4 cases and the baseline, ~4 min
+    python benchmarks/bench_quota.py                         # 4 cases and the baseline, ~6 min
     python benchmarks/bench_quota.py --baseline-ref main     # the baseline from a git ref
     python benchmarks/bench_quota.py --quick --json out.json # smoke mode (used by a test)
 """
