@@ -20,8 +20,8 @@ from aeval import (
     ModelResponseError,
     ModelTimeoutError,
 )
-from aeval.models import ChatMessage, ChatModel, Embedder, ModelStatistics
-from aeval.models._http import _parse_retry_after
+from aeval.models import ChatMessage, ChatModel, Embedder, ModelStatistics, RateLimits
+from aeval.models._replies import parse_retry_after
 from aeval.models.openai import OpenAIChatModel, OpenAIEmbedder
 from aeval.testing import (
     FakeClock,
@@ -310,7 +310,8 @@ async def test_retry_after_is_honoured(
     clock = FakeClock()
     arrivals = record_arrivals(server, clock, Reply.rate_limited(retry_after=1), "true")
     caplog.set_level(logging.INFO, logger="aeval.models")
-    async with chat_model(server, clock=clock) as model:
+    # backoff=0: no jitter on top of the wait (see test_retry_after_waits_are_jittered)
+    async with chat_model(server, clock=clock, backoff=0) as model:
         reply = await model.chat(USER)
     assert (reply.text, reply.retries) == ("true", 1)
     assert arrivals == [0.0, 1.0]
@@ -318,8 +319,8 @@ async def test_retry_after_is_honoured(
     [record] = [r for r in caplog.records if r.name == "aeval.models"]
     assert record.levelno == logging.INFO
     assert record.getMessage() == (
-        f"chat request to {server.base_url} failed with HTTP 429 (attempt 1 of 4); "
-        "retrying in 1.00 s"
+        f"chat request to {server.base_url} failed with HTTP 429 (attempt 1; rate limited, "
+        "retried until the 180 s deadline); retrying in 1.00 s"
     )
 
 
@@ -344,18 +345,18 @@ async def test_retry_after_is_capped_at_the_remaining_deadline(
 
 
 def test_retry_after_accepts_seconds_and_http_dates() -> None:
-    assert _parse_retry_after("7") == 7.0
-    assert _parse_retry_after("0.5") == 0.5
-    assert _parse_retry_after(None) is None
-    assert _parse_retry_after("soon") is None
+    assert parse_retry_after("7") == 7.0
+    assert parse_retry_after("0.5") == 0.5
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
     now = 1_750_000_000.0
     later = email.utils.formatdate(now + 30, usegmt=True)
-    assert _parse_retry_after(later, now=now) == 30.0
+    assert parse_retry_after(later, now=now) == 30.0
     earlier = email.utils.formatdate(now - 30, usegmt=True)
-    assert _parse_retry_after(earlier, now=now) == 0.0
+    assert parse_retry_after(earlier, now=now) == 0.0
     # without `now`, a date is read against the wall clock
-    assert _parse_retry_after(email.utils.formatdate(now - 30, usegmt=True)) == 0.0
-    assert (_parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT") or 0) > 0
+    assert parse_retry_after(email.utils.formatdate(now - 30, usegmt=True)) == 0.0
+    assert (parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT") or 0) > 0
 
 
 async def test_backoff_doubles_with_jitter_up_to_max_backoff(
@@ -701,7 +702,10 @@ async def test_requests_per_minute_budget_delays_requests(
 ) -> None:
     clock = FakeClock()
     arrivals = record_arrivals(server, clock)
-    async with chat_model(server, requests_per_minute=600, clock=clock) as model:
+    # burst=1: the bucket holds a second's worth (the default, a minute's, is in
+    # tests/test_models_quota.py)
+    limits = RateLimits(requests_per_minute=600, burst=1)
+    async with chat_model(server, limits=limits, clock=clock) as model:
         for _ in range(14):
             await model.chat(USER)
         stats = model.statistics()
@@ -718,15 +722,19 @@ async def test_tokens_per_minute_budget_is_corrected_by_reported_usage(
     arrivals = record_arrivals(
         server, clock, Reply.text("a", usage=(150, 0)), Reply.text("b", usage=(1, 0))
     )
-    async with chat_model(server, tokens_per_minute=6000, clock=clock) as model:
+    limits = RateLimits(tokens_per_minute=6000, burst=1)
+    async with chat_model(server, limits=limits, clock=clock) as model:
         first = await model.chat("hi")
         second = await model.chat("hi")
         stats = model.statistics()
     assert (first.text, second.text) == ("a", "b")
     assert stats.throttled == 1
     assert (stats.prompt_tokens, stats.total_tokens) == (151, 151)
-    # 1 token estimated, 150 used: the bucket (100) is 50 in debt and refills 100 a second
-    assert arrivals == [0.0, pytest.approx(0.51)]
+    # the request's bytes / 4 estimated, 150 used: the bucket (100) is 50 in debt and
+    # refills 100 a second, so the next estimate comes (estimate + 50) / 100 s later
+    estimate = len(server.requests[0].body) // 4
+    assert estimate < 100
+    assert arrivals == [0.0, pytest.approx((estimate + 50) / 100)]
 
 
 def test_budgets_must_be_positive() -> None:
@@ -743,7 +751,8 @@ async def test_statistics_count_requests_retries_failures_and_tokens(
         Reply.error(404),
         Reply.text("false", usage=(5, 1)),
     )
-    async with chat_model(server, max_concurrency=4) as model:
+    clock = FakeClock()
+    async with chat_model(server, max_concurrency=4, clock=clock) as model:
         assert model.statistics() == ModelStatistics(
             requests=0,
             retries=0,
@@ -770,6 +779,9 @@ async def test_statistics_count_requests_retries_failures_and_tokens(
         throttled=0,
         prompt_tokens=15,
         completion_tokens=3,
+        rate_limited=0,
+        waited=0.0,
+        elapsed=sum(clock.sleeps),  # the backoff after the 5xx: nothing else takes time
     )
     assert stats.total_tokens == 18
 

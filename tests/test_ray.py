@@ -183,6 +183,24 @@ async def test_model_limits_hold_across_every_worker(ray_session: Any) -> None:
     assert usage[0].most_in_use == 1 and most == 1
 
 
+async def test_the_providers_quota_reaches_the_cluster_limiter(ray_session: Any) -> None:
+    from aeval.models import OpenAIChatModel
+    from aeval.testing import OpenAICompatibleServer, Reply
+
+    quota = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "5000"}
+    samples = Samples(EvaluationSample(f"s{i}", [f"a{i}"], f"a{i}") for i in range(6))
+    async with OpenAICompatibleServer(
+        default=Reply(content='{"score": 90, "explanation": "ok"}', headers=quota)
+    ) as server:
+        model = OpenAIChatModel("judge", base_url=server.base_url, max_concurrency=2)
+        ray_executor = executor()
+        judge = AiJudgeStrategy(model, structured=True)
+        report = await Scorer(4, executor=ray_executor).evaluate(samples, targets.echo, judge)
+    assert report.passed_count == 6
+    [usage] = ray_executor.limit_usage.values()
+    assert usage.granted == usage.quota_replies == 6
+
+
 async def test_stopping_the_run_stops_the_workers_and_keeps_the_partial_report(
     ray_session: Any, tmp_path: Path
 ) -> None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import os
-import time
-from collections.abc import Mapping
+import random
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -27,25 +26,31 @@ from .._exceptions import (
     ModelError,
     ModelHTTPError,
     ModelResponseError,
-    ModelResponseTooLargeError,
     ModelTimeoutError,
 )
 from ._body import (
     DEFAULT_MAX_RESPONSE_BYTES,
     check_max_bytes,
-    format_size,
     read_capped,
     read_prefix,
 )
 from ._clock import Clock, check_clock
-from ._limits import SHARE_LIMITS, LimitSpec, ModelStatistics, SharedLimits, TokenBucket
+from ._limits import SHARE_LIMITS, LimitSpec, ModelStatistics, SharedLimits
+from ._pacing import Grant, Pacer, read_quota_headers
 from ._policy import RateLimits, RetryPolicy
+from ._replies import (
+    is_rate_limited,
+    is_read_timeout,
+    is_retryable,
+    retry_after,
+    status_hint,
+    too_large,
+)
 
 __all__ = ["DEFAULT_BASE_URL", "HTTPModelClient", "body_excerpt", "resolve_setting"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _BODY_EXCERPT = 200
-_RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
 
 logger = logging.getLogger("aeval.models")
 
@@ -65,32 +70,6 @@ def body_excerpt(content: bytes | str) -> str:
     """The first 200 characters of a body, decoded leniently."""
     text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
     return text[:_BODY_EXCERPT]
-
-
-def _parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """``Retry-After`` in seconds from ``now`` (``time.time()``); ``None`` if unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def _is_retryable(error: BaseException) -> bool:
-    if isinstance(error, ModelHTTPError):
-        return error.status in _RETRYABLE_STATUSES or error.status >= 500
-    return isinstance(error, ModelConnectionError | ModelTimeoutError)
-
-
-def _is_read_timeout(error: BaseException) -> bool:
-    return isinstance(error, ModelTimeoutError) and error.read_timeout
 
 
 class _LoopState:
@@ -152,9 +131,7 @@ class HTTPModelClient:
             multiplier=retry.backoff, max=retry.max_backoff
         ) + wait_random(0, retry.backoff)
         self._max_concurrency = limits.max_concurrency
-        rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
-        self._request_budget = TokenBucket(rpm, clock=self._clock) if rpm else None
-        self._token_budget = TokenBucket(tpm, clock=self._clock) if tpm else None
+        self._pacer = self._new_pacer()
         self._headers = dict(headers or {})
         self._state: _LoopState | None = None
         self._shared: SharedLimits | None = None
@@ -165,6 +142,20 @@ class HTTPModelClient:
         self._throttled = 0
         self._prompt_tokens = 0
         self._completion_tokens = 0
+        self._rate_limited = 0
+        self._waited = 0.0
+        self._first_sent: float | None = None
+        self._last_reply: float | None = None
+
+    def _new_pacer(self) -> Pacer:
+        limits = self._limits
+        return Pacer(
+            limits.requests_per_minute,
+            limits.tokens_per_minute,
+            burst=limits.burst,
+            follow_headers=limits.follow_headers,
+            clock=self._clock,
+        )
 
     @property
     def model(self) -> str:
@@ -217,6 +208,11 @@ class HTTPModelClient:
             throttled=self._throttled,
             prompt_tokens=self._prompt_tokens,
             completion_tokens=self._completion_tokens,
+            rate_limited=self._rate_limited,
+            waited=self._waited,
+            elapsed=0.0
+            if self._first_sent is None or self._last_reply is None
+            else max(0.0, self._last_reply - self._first_sent),
         )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -235,32 +231,29 @@ class HTTPModelClient:
             "_throttled",
             "_prompt_tokens",
             "_completion_tokens",
+            "_rate_limited",
         ):
             state[counter] = 0
-        for key in ("_request_budget", "_token_budget"):
-            bucket = state[key]
-            if bucket is not None:
-                state[key] = TokenBucket(bucket.per_minute, clock=self._clock)
+        state["_waited"] = 0.0
+        state["_first_sent"] = state["_last_reply"] = None
+        state["_pacer"] = self._new_pacer()
         share = SHARE_LIMITS.get()
         if share is not None:
+            limits = self._limits
             spec = LimitSpec(
                 name=f"{type(self).__name__}({self._model!r})",
                 max_concurrency=self._max_concurrency,
-                requests_per_minute=None
-                if self._request_budget is None
-                else self._request_budget.per_minute,
-                tokens_per_minute=None
-                if self._token_budget is None
-                else self._token_budget.per_minute,
+                requests_per_minute=limits.requests_per_minute,
+                tokens_per_minute=limits.tokens_per_minute,
+                burst=limits.burst,
+                follow_headers=limits.follow_headers,
             )
             state["_shared"] = share(spec, self)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        for bucket in (self._request_budget, self._token_budget):
-            if bucket is not None:
-                bucket.reset()
+        self._pacer.reset()
 
     async def aclose(self) -> None:
         """Close the connection pool; the client opens a new one if used again."""
@@ -289,9 +282,7 @@ class HTTPModelClient:
                 ),
             )
             state = _LoopState(client, anyio.CapacityLimiter(self._max_concurrency))
-            for bucket in (self._request_budget, self._token_budget):
-                if bucket is not None:
-                    bucket.reset()
+            self._pacer.reset()
             self._state = state
         return state
 
@@ -308,19 +299,30 @@ class HTTPModelClient:
             content = content[: 4 * keep].decode("utf-8", "replace")
         return body_excerpt(self._redact(content[:keep]))
 
-    def _record_usage(self, prompt_tokens: int, completion_tokens: int, estimate: int) -> None:
+    def _record_usage(
+        self, prompt_tokens: int, completion_tokens: int, estimate: int, *, reserve: int = 0
+    ) -> None:
+        """Count the reported usage, and charge the token budgets what the request cost
+        beyond its estimate: providers charge the prompt plus ``max_tokens`` (``reserve``)
+        when the request arrives, and give nothing back for a shorter reply."""
         self._prompt_tokens += prompt_tokens
         self._completion_tokens += completion_tokens
-        if self._token_budget is not None and (prompt_tokens or completion_tokens):
+        cost = prompt_tokens + (reserve or completion_tokens)
+        if cost > estimate and (prompt_tokens or completion_tokens):
             if self._shared is not None:
-                self._shared.adjust(prompt_tokens + completion_tokens - estimate)
+                self._shared.adjust(cost - estimate)
             else:
-                self._token_budget.adjust(prompt_tokens + completion_tokens - estimate)
+                self._pacer.settle(cost - estimate)
 
     async def _post(
-        self, path: str, payload: Mapping[str, Any], *, estimate: int
-    ) -> tuple[Any, int]:
-        """POST ``payload`` with retries and limits; return the decoded JSON and the retries.
+        self, path: str, payload: Mapping[str, Any], *, reserve: int = 0
+    ) -> tuple[Any, int, int]:
+        """POST ``payload`` with retries and limits; return the decoded JSON, the retries and
+        the tokens the request was charged.
+
+        A request is charged what providers charge it: its bytes / 4 plus ``reserve`` (the
+        ``max_tokens`` it asks for). A 429 is retried until the deadline (or
+        ``rate_limit_attempts``), and does not count towards ``max_attempts``.
 
         A reply with status 200 whose body cannot be read (not JSON, not a JSON content type)
         is not retried: it nearly always means a wrong base URL or an incompatible server, and
@@ -334,27 +336,29 @@ class HTTPModelClient:
         """
         state = self._loop_state()
         async with state.limiter:
-            return await self._post_holding(state, path, payload, estimate=estimate)
+            return await self._post_holding(state, path, payload, reserve=reserve)
 
     async def _post_holding(
-        self, state: _LoopState, path: str, payload: Mapping[str, Any], *, estimate: int
-    ) -> tuple[Any, int]:
+        self, state: _LoopState, path: str, payload: Mapping[str, Any], *, reserve: int
+    ) -> tuple[Any, int, int]:
         """:meth:`_post` once the call holds one of the client's ``max_concurrency`` slots,
         which it keeps through its retries: the deadline counts from here, so that a call
         queued behind the client's own slots cannot time out before its first request."""
         url = f"{self._base_url}{path}"
         content = orjson.dumps(payload)
+        estimate = max(1, len(content) // 4) + reserve
         clock = self._clock
         deadline_at = clock.now() + self._deadline
         attempts = 0
+        limited = 0
         read_timeouts = 0
         refused: list[str] = []
 
         def retryable(error: BaseException) -> bool:
             nonlocal read_timeouts
-            if not _is_retryable(error):
+            if not is_retryable(error):
                 return False
-            if not _is_read_timeout(error) or attempts >= self._max_attempts:
+            if not is_read_timeout(error) or attempts >= self._max_attempts:
                 return True
             read_timeouts += 1
             if read_timeouts > self._read_timeout_retries:
@@ -375,14 +379,23 @@ class HTTPModelClient:
             return True
 
         async def attempt() -> Any:
-            nonlocal attempts
+            nonlocal attempts, limited
             attempts += 1
             if attempts > 1:
                 self._retries += 1
-            return await self._send(state, url, content, estimate=estimate)
+            try:
+                return await self._send(state, url, content, estimate=estimate)
+            except ModelHTTPError as error:
+                limited += error.status == 429
+                raise
 
         def stop(state: RetryCallState) -> bool:
-            return state.attempt_number >= self._max_attempts or clock.now() >= deadline_at
+            if clock.now() >= deadline_at:
+                return True
+            if is_rate_limited(state.outcome.exception() if state.outcome else None):
+                cap = self._retry.rate_limit_attempts
+                return cap is not None and limited >= cap
+            return attempts - limited >= self._max_attempts
 
         def wait(state: RetryCallState) -> float:
             return self._wait_for(state, remaining=max(0.0, deadline_at - clock.now()))
@@ -397,11 +410,11 @@ class HTTPModelClient:
         )
         try:
             with clock.move_on_after(self._deadline):
-                return await retrying(attempt), attempts - 1
+                return await retrying(attempt), attempts - 1, estimate
         except ModelError as error:
             self._failures += 1
             error.retries = max(0, attempts - 1)
-            if attempts > 1 and _is_retryable(error):
+            if attempts > 1 and is_retryable(error):
                 error.args = (f"{error.args[0]} (after {attempts} attempts)",)
             if refused:
                 error.args = (f"{error.args[0]}; {refused[-1]}",)
@@ -418,45 +431,86 @@ class HTTPModelClient:
 
     async def _send(self, state: _LoopState, url: str, content: bytes, *, estimate: int) -> Any:
         shared = self._shared
+        clock = self._clock
         self._in_flight += 1
         lease: int | None = None
+        grant: Grant | None = None
         try:
             throttled = False
             if shared is not None:
-                tokens = estimate if self._token_budget is not None else 0
-                lease, throttled = await shared.acquire(tokens)
-            else:
-                if self._request_budget is not None:
-                    throttled = await self._request_budget.acquire(1)
-                if self._token_budget is not None:
-                    throttled = await self._token_budget.acquire(estimate) or throttled
+                began = clock.now()
+                lease, throttled = await shared.acquire(estimate)
+                if throttled:
+                    self._waited += clock.now() - began
+            elif self._pacer.active:
+                grant = await self._pacer.acquire(estimate)
+                throttled = grant.waited > 0
+                self._waited += grant.waited
             if throttled:
                 self._throttled += 1
             self._requests += 1
-            content_type, body = await self._request(state.client, url, content)
+            if self._first_sent is None:
+                self._first_sent = clock.now()
+            content_type, body = await self._request(
+                state.client, url, content, on_reply=lambda reply: self._heed(reply, grant, lease)
+            )
         finally:
             self._in_flight -= 1
+            if grant is not None:
+                self._pacer.release(grant)
             if shared is not None and lease is not None:
                 with anyio.CancelScope(shield=True):
                     await shared.release(lease)
         return self._decode(url, content_type, body)
 
+    def _heed(self, reply: httpx.Response, grant: Grant | None, lease: int | None) -> None:
+        """Take in what a reply says of the provider's quota, and hold every request for the
+        wait a 429 asks."""
+        self._last_reply = self._clock.now()
+        limited = reply.status_code == 429
+        self._rate_limited += limited
+        if not self._limits.follow_headers:
+            return
+        quota = read_quota_headers(reply.headers)
+        wait = retry_after(reply.headers) if limited else None
+        shared = self._shared
+        if shared is not None and lease is not None:
+            if quota:
+                shared.observe(lease, quota)
+            if wait:
+                shared.hold(wait)
+        elif grant is not None:
+            if quota:
+                self._pacer.observe(grant, quota)
+            if wait:
+                self._pacer.hold(wait)
+
     async def _request(
-        self, client: httpx.AsyncClient, url: str, content: bytes
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        content: bytes,
+        *,
+        on_reply: Callable[[httpx.Response], None] | None = None,
     ) -> tuple[str, bytes]:
-        """POST ``content``; the reply's content type and body, read within the size cap."""
+        """POST ``content``; the reply's content type and body, read within the size cap.
+        ``on_reply`` sees every reply's status and headers first."""
         request = client.build_request(
             "POST", url, content=content, headers={"Content-Type": "application/json"}
         )
         try:
             response = await client.send(request, stream=True)
             try:
+                if on_reply is not None:
+                    on_reply(response)
                 if response.status_code >= 400:
                     raise self._status_error(url, response, await read_prefix(response))
                 body = await read_capped(
                     response,
                     self._max_response_bytes,
-                    lambda declared: self._too_large(url, declared),
+                    lambda declared: too_large(
+                        self._kind, url, declared, limit=self._max_response_bytes
+                    ),
                 )
             finally:
                 await response.aclose()
@@ -482,42 +536,10 @@ class HTTPModelClient:
             ) from None
         return response.headers.get("Content-Type", ""), body
 
-    def _too_large(self, url: str, declared: int | None) -> ModelResponseTooLargeError:
-        size = "larger" if declared is None else f"{format_size(declared)}, larger"
-        limit = self._max_response_bytes
-        return ModelResponseTooLargeError(
-            f"{self._kind} reply from {url} is {size} than the limit of {format_size(limit)} "
-            "(counted after decompression), so reading stopped: check the server, or raise "
-            "max_response_bytes=...",
-            limit=limit,
-        )
-
     def _status_error(self, url: str, response: httpx.Response, content: bytes) -> ModelHTTPError:
         status = response.status_code
         body = self._excerpt(content)
-        hints = {
-            400: "bad request: the server rejected the request's parameters",
-            401: "unauthorized: check the API key (api_key=..., AEVAL_API_KEY or OPENAI_API_KEY)",
-            403: f"forbidden: the API key may not use model {self._model!r}",
-            404: (
-                f"not found: check the base URL {self._base_url!r} (it usually ends in /v1) "
-                f"and the model name {self._model!r}"
-            ),
-            429: "rate limited by the server",
-        }
-        hint = hints.get(status, "server error" if status >= 500 else "request failed")
-        lowered = body.lower()
-        if status == 400 and "context" in lowered:
-            hint += (
-                "; the prompt and max_tokens do not fit the model's context: start the server "
-                "with a larger one (llama.cpp -c, llama-cpp-python --n_ctx, Ollama num_ctx) or "
-                "lower max_tokens"
-            )
-        elif status >= 500 and "llama_decode" in lowered:
-            hint += (
-                "; llama.cpp could not go on generating, usually because the reply filled the "
-                "context: set max_tokens"
-            )
+        hint = status_hint(status, body, base_url=self._base_url, model=self._model)
         message = f"{self._kind} request to {url} failed with HTTP {status} ({hint})"
         if body:
             message += f": {body}"
@@ -526,7 +548,7 @@ class HTTPModelClient:
             status=status,
             url=url,
             body=body,
-            retry_after=_parse_retry_after(response.headers.get("Retry-After")),
+            retry_after=retry_after(response.headers),
         )
 
     def _decode(self, url: str, content_type: str, content: bytes) -> Any:
@@ -555,8 +577,12 @@ class HTTPModelClient:
     def _wait_for(self, state: RetryCallState, *, remaining: float) -> float:
         error = state.outcome.exception() if state.outcome is not None else None
         if isinstance(error, ModelHTTPError) and error.retry_after is not None:
-            return min(error.retry_after, remaining)
-        return min(self._wait(state), remaining)
+            wait = min(error.retry_after + random.uniform(0.0, self._retry.backoff), remaining)
+        else:
+            wait = min(self._wait(state), remaining)
+        if is_rate_limited(error):
+            self._waited += wait
+        return wait
 
     def _log_retry(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome is not None else None
@@ -564,12 +590,17 @@ class HTTPModelClient:
             f"HTTP {error.status}" if isinstance(error, ModelHTTPError) else type(error).__name__
         )
         wait = state.next_action.sleep if state.next_action is not None else 0.0
+        attempt = f"attempt {state.attempt_number}"
+        cap = self._retry.rate_limit_attempts if is_rate_limited(error) else self._max_attempts
+        if cap is None:
+            attempt += f"; rate limited, retried until the {self._deadline:g} s deadline"
+        else:
+            attempt += f" of {cap}"
         logger.info(
-            "%s request to %s failed with %s (attempt %d of %d); retrying in %.2f s",
+            "%s request to %s failed with %s (%s); retrying in %.2f s",
             self._kind,
             self._base_url,
             reason,
-            state.attempt_number,
-            self._max_attempts,
+            attempt,
             wait,
         )

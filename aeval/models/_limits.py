@@ -7,11 +7,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-import anyio
+from ._pacing import QuotaHeaders
 
-from ._clock import Clock, check_clock
-
-__all__ = ["SHARE_LIMITS", "LimitSpec", "ModelStatistics", "SharedLimits", "TokenBucket"]
+__all__ = ["SHARE_LIMITS", "LimitSpec", "ModelStatistics", "SharedLimits"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +21,16 @@ class LimitSpec:
         max_concurrency: Requests in flight at once.
         requests_per_minute: The request budget, if any.
         tokens_per_minute: The token budget, if any.
+        burst: Seconds of a budget that may be spent at once.
+        follow_headers: Whether the provider's rate-limit headers pace the requests.
     """
 
     name: str
     max_concurrency: int
     requests_per_minute: float | None
     tokens_per_minute: float | None
+    burst: float = 60.0
+    follow_headers: bool = True
 
 
 @runtime_checkable
@@ -53,7 +55,15 @@ class SharedLimits(Protocol):
         ...
 
     def adjust(self, delta: float) -> None:
-        """Correct the token estimate after the reply (positive: more were used)."""
+        """Charge ``delta`` more tokens: the request cost more than its estimate."""
+        ...
+
+    def observe(self, lease: int, quota: QuotaHeaders) -> None:
+        """What the reply to the request of ``lease`` said of the provider's buckets."""
+        ...
+
+    def hold(self, seconds: float) -> None:
+        """Let no copy send for ``seconds`` (the provider answered 429 with a wait)."""
         ...
 
 
@@ -76,9 +86,15 @@ class ModelStatistics:
         in_flight: Requests holding a concurrency slot right now.
         waiting: Calls waiting for a concurrency slot right now.
         max_concurrency: The concurrency cap.
-        throttled: Requests that waited for the requests- or tokens-per-minute budget.
+        throttled: Requests that waited for a budget, the provider's quota or a
+            ``Retry-After``.
         prompt_tokens: Prompt tokens the server reported.
         completion_tokens: Completion tokens the server reported.
+        rate_limited: Replies with status 429 (each was retried, within the deadline).
+        waited: Seconds the calls spent waiting for budgets, the provider's quota and
+            ``Retry-After``, added up over the calls.
+        elapsed: Seconds from the first request sent to the last reply, on the client's
+            clock.
     """
 
     requests: int
@@ -90,67 +106,25 @@ class ModelStatistics:
     throttled: int
     prompt_tokens: int
     completion_tokens: int
+    rate_limited: int = 0
+    waited: float = 0.0
+    elapsed: float = 0.0
 
     @property
     def total_tokens(self) -> int:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
+    @property
+    def requests_per_minute(self) -> float:
+        """The effective rate: requests answered (not 429) per minute over ``elapsed``."""
+        return _per_minute(self.requests - self.rate_limited, self.elapsed)
 
-class TokenBucket:
-    """A per-minute budget refilled continuously, holding at most one second's worth.
+    @property
+    def tokens_per_minute(self) -> float:
+        """Tokens reported per minute over ``elapsed``."""
+        return _per_minute(self.total_tokens, self.elapsed)
 
-    ``acquire(n)`` takes ``n`` units, waiting (once, for exactly the time the refill needs)
-    when the bucket is short; waiters are served first come, first served. A request larger
-    than the bucket waits for a full bucket and leaves it in debt, so later requests wait
-    longer: the average rate never exceeds the budget. ``adjust(delta)`` corrects an estimate
-    after the fact (positive: more was used than taken).
 
-    The lock is created on first use, inside the event loop. Time is read from and waited on
-    ``clock`` (the event loop's by default).
-    """
-
-    __slots__ = ("_capacity", "_clock", "_level", "_lock", "_rate", "_updated", "per_minute")
-
-    def __init__(self, per_minute: float, *, clock: Clock | None = None) -> None:
-        if per_minute <= 0:
-            raise ValueError(f"a per-minute budget must be positive, got {per_minute}")
-        self._clock = check_clock(clock)
-        self.per_minute = per_minute
-        self._rate = per_minute / 60.0
-        self._capacity = max(1.0, self._rate)
-        self._level = self._capacity
-        self._updated: float | None = None
-        self._lock: anyio.Lock | None = None
-
-    def _refill(self) -> None:
-        now = self._clock.now()
-        if self._updated is not None:
-            elapsed = now - self._updated
-            self._level = min(self._capacity, self._level + elapsed * self._rate)
-        self._updated = now
-
-    async def acquire(self, amount: float) -> bool:
-        """Take ``amount`` units, waiting for the refill if needed; return whether it waited."""
-        if self._lock is None:
-            self._lock = anyio.Lock()
-        async with self._lock:
-            self._refill()
-            needed = min(amount, self._capacity)
-            waited = False
-            if self._level < needed:
-                await self._clock.sleep((needed - self._level) / self._rate)
-                self._refill()
-                waited = True
-            self._level -= amount
-            return waited
-
-    def adjust(self, delta: float) -> None:
-        """Take ``delta`` more units (or give back ``-delta``) without waiting."""
-        self._level = min(self._capacity, self._level - delta)
-
-    def reset(self) -> None:
-        """Forget the loop-bound lock (a new event loop is using the client)."""
-        self._lock = None
-        self._updated = None
-        self._level = self._capacity
+def _per_minute(count: float, seconds: float) -> float:
+    return 60.0 * count / seconds if seconds > 0 else 0.0

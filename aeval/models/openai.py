@@ -27,12 +27,6 @@ __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 
 logger = logging.getLogger("aeval.models")
 
-_CHARS_PER_TOKEN = 4
-
-
-def _estimate_tokens(texts: Sequence[str]) -> int:
-    return sum(len(text) for text in texts) // _CHARS_PER_TOKEN + 1
-
 
 def _usage(data: Mapping[str, Any]) -> TokenUsage:
     usage = data.get("usage")
@@ -57,15 +51,19 @@ class OpenAIChatModel(HTTPModelClient):
 
     All calls share one ``httpx.AsyncClient``, created on first use inside the event loop,
     whose pool holds ``max_concurrency`` connections; at most ``max_concurrency`` requests are
-    in flight. Optional ``requests_per_minute`` and ``tokens_per_minute`` budgets delay
-    requests (tokens are estimated from the request's characters plus ``max_tokens`` and
-    corrected by the usage the server reports).
+    in flight. The client paces itself to the provider's quota as its replies report it
+    (``x-ratelimit-*`` headers, and a 429's ``retry-after-ms`` or ``Retry-After``), so that
+    it neither waits for nothing nor runs into 429s. Optional ``requests_per_minute`` and
+    ``tokens_per_minute`` budgets delay requests too, holding a minute's worth as a
+    provider's bucket does (``limits=RateLimits(burst=...)``); a request costs what providers
+    charge for it, its bytes / 4 plus ``max_tokens``, and more if the reported usage says so.
 
     Failures are retried with exponential jitter (``backoff`` doubling up to
-    ``max_backoff`` seconds) on 408, 409, 425, 429 (waiting what ``Retry-After`` says), 5xx,
-    timeouts and dropped connections, up to ``max_attempts`` requests and never past
-    ``deadline`` seconds in all; each retry is logged at INFO on the ``aeval.models`` logger
-    and counted in :attr:`ChatResponse.retries`. 400, 401, 403 and 404 raise
+    ``max_backoff`` seconds) on 408, 409, 425, 5xx, timeouts and dropped connections, up to
+    ``max_attempts`` requests, and a 429 after the wait it asks for (plus jitter up to
+    ``backoff``) until the deadline; never past ``deadline`` seconds in all. Each retry is
+    logged at INFO on the ``aeval.models`` logger and counted in
+    :attr:`ChatResponse.retries`. 400, 401, 403 and 404 raise
     :class:`~aeval.ModelHTTPError` at once. A 200 reply that is not the API's JSON raises
     :class:`~aeval.ModelResponseError` without retrying.
 
@@ -242,13 +240,15 @@ class OpenAIChatModel(HTTPModelClient):
         }
         if json_mode:
             payload["response_format"] = {"type": "json_object"}
-        estimate = _estimate_tokens([m.content for m in messages]) + (options.max_tokens or 0)
+        reserve = options.max_tokens or 0
         traced = current_recorder() is not None
         started, began = (now(), time.perf_counter()) if traced else (None, 0.0)
-        data, retries = await self._post("/chat/completions", payload, estimate=estimate)
+        data, retries, estimate = await self._post("/chat/completions", payload, reserve=reserve)
         if isinstance(data, Mapping):
             usage = _usage(data)
-            self._record_usage(usage.prompt_tokens, usage.completion_tokens, estimate)
+            self._record_usage(
+                usage.prompt_tokens, usage.completion_tokens, estimate, reserve=reserve
+            )
             if traced:
                 reported = data.get("model")
                 record_model_call(
@@ -453,8 +453,7 @@ class OpenAIEmbedder(HTTPModelClient):
         payload: dict[str, Any] = {"model": self.model, "input": texts}
         if self._dimensions is not None:
             payload["dimensions"] = self._dimensions
-        estimate = _estimate_tokens(texts)
-        data, retries = await self._post(path, payload, estimate=estimate)
+        data, retries, estimate = await self._post(path, payload)
         if not isinstance(data, Mapping):
             raise self.malformed(path, "is not a JSON object", data)
         usage = _usage(data)

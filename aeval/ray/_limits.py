@@ -9,7 +9,9 @@ from typing import Any
 
 import anyio
 
-from ..models._limits import LimitSpec, TokenBucket
+from ..models._clock import Clock, check_clock
+from ..models._limits import LimitSpec
+from ..models._pacing import Grant, Pacer, QuotaHeaders
 
 __all__ = ["LimiterActor", "LimitUsage", "RaySharedLimits"]
 
@@ -24,7 +26,10 @@ class LimitUsage:
         granted: Requests granted a slot.
         in_use: Slots held now.
         most_in_use: The most slots held at once.
-        throttled: Requests that waited for a budget.
+        throttled: Requests that waited for a budget, the provider's quota or a
+            ``Retry-After``.
+        quota_replies: Replies whose rate-limit headers (``x-ratelimit-*``) reached the
+            limiter, to pace every copy.
     """
 
     name: str
@@ -33,28 +38,32 @@ class LimitUsage:
     in_use: int = 0
     most_in_use: int = 0
     throttled: int = 0
+    quota_replies: int = 0
 
 
 @dataclass(slots=True)
 class _Limit:
     spec: LimitSpec
     usage: LimitUsage
+    pacer: Pacer
     slots: anyio.CapacityLimiter | None = None
-    requests: TokenBucket | None = None
-    tokens: TokenBucket | None = None
     leases: dict[int, str] = field(default_factory=dict)
+    grants: dict[int, Grant] = field(default_factory=dict)
 
 
 class LimiterActor:
-    """Holds the concurrency caps and the request and token budgets of every shared client.
+    """Holds the concurrency caps, the request and token budgets and what the provider's
+    replies said of its quota, for every shared client.
 
-    The workers' copies of a client call :meth:`acquire` before each request and
-    :meth:`release` after it; the slots of a worker that died are freed by
-    :meth:`release_holder`.
+    The workers' copies of a client call :meth:`acquire` before each request, :meth:`observe`
+    with its reply's rate-limit headers (and :meth:`hold` after a 429) and :meth:`release`
+    after it; the slots of a worker that died are freed by :meth:`release_holder`. Its waits
+    run on ``clock`` (the event loop's by default).
 
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Clock | None = None) -> None:
+        self._clock = check_clock(clock)
         self._limits: dict[str, _Limit] = {}
         self._leases = itertools.count(1)
 
@@ -64,12 +73,13 @@ class LimiterActor:
             key: _Limit(
                 spec,
                 LimitUsage(spec.name, spec.max_concurrency),
-                requests=None
-                if spec.requests_per_minute is None
-                else TokenBucket(spec.requests_per_minute),
-                tokens=None
-                if spec.tokens_per_minute is None
-                else TokenBucket(spec.tokens_per_minute),
+                Pacer(
+                    spec.requests_per_minute,
+                    spec.tokens_per_minute,
+                    burst=spec.burst,
+                    follow_headers=spec.follow_headers,
+                    clock=self._clock,
+                ),
             )
             for key, spec in specs.items()
         }
@@ -82,15 +92,13 @@ class LimiterActor:
         lease = next(self._leases)
         await limit.slots.acquire_on_behalf_of(lease)
         try:
-            throttled = False
-            if limit.requests is not None:
-                throttled = await limit.requests.acquire(1)
-            if limit.tokens is not None and tokens:
-                throttled = await limit.tokens.acquire(tokens) or throttled
+            grant = await limit.pacer.acquire(tokens)
         except BaseException:
             limit.slots.release_on_behalf_of(lease)
             raise
+        throttled = grant.waited > 0
         limit.leases[lease] = holder
+        limit.grants[lease] = grant
         usage = limit.usage
         usage.granted += 1
         usage.in_use += 1
@@ -101,6 +109,9 @@ class LimiterActor:
     def release(self, key: str, lease: int) -> None:
         """Give the slot of ``lease`` back (once; a second release is ignored)."""
         limit = self._limits[key]
+        grant = limit.grants.pop(lease, None)
+        if grant is not None:
+            limit.pacer.release(grant)
         if limit.leases.pop(lease, None) is not None and limit.slots is not None:
             limit.slots.release_on_behalf_of(lease)
             limit.usage.in_use -= 1
@@ -116,10 +127,20 @@ class LimiterActor:
         return freed
 
     def adjust(self, key: str, delta: float) -> None:
-        """Correct a token estimate."""
-        tokens = self._limits[key].tokens
-        if tokens is not None:
-            tokens.adjust(delta)
+        """Charge ``delta`` more tokens (a request cost more than its estimate)."""
+        self._limits[key].pacer.settle(delta)
+
+    def observe(self, key: str, lease: int, quota: QuotaHeaders) -> None:
+        """Take in what the reply to the request of ``lease`` said of the provider's quota."""
+        limit = self._limits[key]
+        grant = limit.grants.get(lease)
+        if grant is not None:
+            limit.pacer.observe(grant, quota)
+            limit.usage.quota_replies += 1
+
+    def hold(self, key: str, seconds: float) -> None:
+        """Let no copy of the client send for ``seconds`` (a 429 asked for that wait)."""
+        self._limits[key].pacer.hold(seconds)
 
     def statistics(self) -> dict[str, LimitUsage]:
         """Usage per key."""
@@ -156,5 +177,13 @@ class RaySharedLimits:
         await self._actor.release.remote(self._key, lease)
 
     def adjust(self, delta: float) -> None:
-        """Correct the token estimate (without waiting for the answer)."""
+        """Charge more tokens (without waiting for the answer)."""
         self._actor.adjust.remote(self._key, delta)
+
+    def observe(self, lease: int, quota: QuotaHeaders) -> None:
+        """Pass a reply's rate-limit headers on (without waiting for the answer)."""
+        self._actor.observe.remote(self._key, lease, quota)
+
+    def hold(self, seconds: float) -> None:
+        """Hold every copy for a 429's wait (without waiting for the answer)."""
+        self._actor.hold.remote(self._key, seconds)
