@@ -810,9 +810,9 @@ def test_a_grid_of_three_runs_aligns_rows_filters_and_pairs_each_with_the_first(
     assert f'<input type="checkbox" name="run" value="{first}"' in listed
 
 
-def test_the_grid_shows_where_verdicts_differ(store: Path) -> None:
-    base = report(6)
-    flipped = [
+def failing_sample_1(base: EvaluationReport) -> EvaluationReport:
+    """``base`` with the row of sample 1 failed: a second run whose verdicts differ there."""
+    rows = [
         EvaluationRow.from_result(
             row.sample, "Exact", "City 1", EvaluationResult.failing(0.0, "no"), index=1
         )
@@ -820,7 +820,12 @@ def test_the_grid_shows_where_verdicts_differ(store: Path) -> None:
         else row
         for row in base.evaluations
     ]
-    first, second = store_runs(store, base, EvaluationReport(flipped, run=base.run))
+    return EvaluationReport(rows, run=base.run)
+
+
+def test_the_grid_shows_where_verdicts_differ(store: Path) -> None:
+    base = report(6)
+    first, second = store_runs(store, base, failing_sample_1(base))
     with viewer(store) as settings, client(settings) as http:
         differ = http.get("/grid", params=[("run", first), ("run", second), ("filter", "differ")])
     assert re.findall(r'<tr data-sample="([^"]+)"', differ.text) == ["sample 1"]

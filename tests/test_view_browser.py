@@ -16,9 +16,9 @@ from urllib.parse import quote
 import pytest
 from anyio.from_thread import start_blocking_portal
 from test_formatter_html_browser import ARGS, CHROMIUM, needs_chromium
-from test_view import COMMIT, labels_of, report, store_runs, viewer
+from test_view import COMMIT, failing_sample_1, labels_of, report, store_runs, viewer
 
-from aeval import EvaluationReport, EvaluationResult, EvaluationRow, RunStore
+from aeval import EvaluationRow, RunStore
 from aeval._reporting._run_info import RunInfo
 
 if TYPE_CHECKING:
@@ -232,15 +232,7 @@ def test_a_reviewer_follows_a_live_run_labels_it_grids_three_runs_and_exports(
     expect = sync_api.expect
     store = tmp_path / "runs.sqlite"
     base = report(6)
-    flipped = [
-        EvaluationRow.from_result(
-            row.sample, "Exact", "City 1", EvaluationResult.failing(0.0, "no"), index=1
-        )
-        if row.name == "sample 1"
-        else row
-        for row in base.evaluations
-    ]
-    first, second = store_runs(store, base, EvaluationReport(flipped, run=base.run))
+    first, second = store_runs(store, base, failing_sample_1(base))
     started = RunInfo(started_at=1764530200.0, git_commit=COMMIT, samples_expected=6)
     with start_blocking_portal() as portal:
         opened = RunStore(store)
