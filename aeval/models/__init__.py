@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._util._lazy import lazy_names as _lazy_names
 
 if TYPE_CHECKING:
     from .._model_types import (
@@ -42,13 +43,7 @@ does not import the clients and httpx."""
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'aeval.models' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_names(globals(), _LAZY)
 
 
 def __dir__() -> list[str]:

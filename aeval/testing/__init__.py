@@ -18,9 +18,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from .._util._lazy import lazy_names as _lazy_names
 from .._util._publish import publish as _publish
 from ._clock import FakeClock
 from ._fakes import (
@@ -42,13 +42,7 @@ _LAZY = {"openai_server": "._fixture"}
 """The names imported on first use: the fixture's module imports pytest."""
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'aeval.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_names(globals(), _LAZY)
 
 
 def __dir__() -> list[str]:
