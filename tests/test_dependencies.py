@@ -43,6 +43,7 @@ OWNERS: dict[str, str] = {
     "aeval/trace/otel": "otel",
     "aeval/strategies/pii.py": "pii",
     "aeval/_view/": "view",
+    "aeval/integrations/openai": "openai",
     "examples/": "examples",
 }
 # What the program that loads a file provides: pytest loads the plugin, so it is there, and
