@@ -125,6 +125,7 @@ class Recorder:
     """
 
     __slots__ = (
+        "_after",
         "_dropped",
         "_events",
         "_lock",
@@ -158,6 +159,7 @@ class Recorder:
         self._received = 0  # raw model calls kept, each counted after its entry (see received)
         self._truncated = 0
         self._dropped = 0
+        self._after: set[int] | None = None  # sequences of the events added after the fact
 
     def start(self, at: datetime | None = None) -> Pending:
         """Mark the start of an event: its place in start order and its time (now, or ``at``)."""
@@ -184,6 +186,30 @@ class Recorder:
             self._mixed = True  # before the entry: a snapshot that sees it knows it is mixed
             events.append((pending[1], pending[0], event))
             self._truncated += cuts
+
+    def seen_by_a_route(self, pending: Pending, ended: int | None, *, tool: bool) -> bool:
+        """Whether a direct route recorded the call a report after the fact (an OpenTelemetry
+        span that started at ``pending`` and ended at ``ended``, ``time.time_ns()``) stands
+        for: a tool call (``tool``) or model call, not itself reported after the fact, that
+        started within it. When none did, the report's event (sequence ``pending[0]``) is
+        taken as one after the fact, for the next such question."""
+        kind: type = ToolCall if tool else ModelCall
+        size = 8 if tool else 3
+        start = pending[1]
+        with self._locked():
+            after = self._after
+            if after is None:
+                after = self._after = set()
+            for started, sequence, held in self._list():
+                if (
+                    start <= started
+                    and (ended is None or started <= ended)
+                    and sequence not in after
+                    and (type(held) is kind or (type(held) is tuple and len(held) == size))
+                ):
+                    return True
+            after.add(pending[0])
+        return False
 
     def add_tool_call(
         self,

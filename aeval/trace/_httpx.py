@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._chat import requested_model
 from ._context import RECORDER, SEQUENCE, Recorder
+from ._route import MODEL_CALL
 
 if TYPE_CHECKING:
     import httpx
@@ -102,7 +103,7 @@ def _elapsed(response: httpx.Response) -> float | None:
 
 def _on_response(response: httpx.Response) -> None:
     recorder = RECORDER.get()
-    if recorder is not None and 200 <= response.status_code < 300:
+    if recorder is not None and 200 <= response.status_code < 300 and MODEL_CALL.get() is None:
         content = _whole_chat(response)
         if content is not None:
             _keep(recorder, content, response, response.read())
@@ -110,7 +111,7 @@ def _on_response(response: httpx.Response) -> None:
 
 async def _on_response_async(response: httpx.Response) -> None:
     recorder = RECORDER.get()
-    if recorder is not None and 200 <= response.status_code < 300:
+    if recorder is not None and 200 <= response.status_code < 300 and MODEL_CALL.get() is None:
         content = _whole_chat(response)
         if content is not None:
             _keep(recorder, content, response, await response.aread())

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from time import time_ns
 from typing import Any, TypeVar, overload
 
-from .._exceptions import UnmockedToolCall
-from ._context import RECORDER, SEQUENCE, Recorder
+from ._context import RECORDER, SEQUENCE
 from ._entries import IMMUTABLE
+from ._route import TOOL_CALL, claimed, served
 
 __all__ = ["tool"]
 
@@ -119,24 +119,6 @@ class _Arguments:
         return arguments
 
 
-def _served(
-    recorder: Recorder, name: str, arguments: dict[str, Any], sequence: int, started: int
-) -> Any:
-    """The result the recorder's tool source serves for this call, recorded as mocked."""
-    assert recorder.tools is not None
-    try:
-        result = recorder.tools.serve(name, arguments)
-    except UnmockedToolCall as error:
-        recorder.note_unmocked(error)
-        recorder.tool_call((sequence, started, None), name, arguments, None, error, True)
-        raise
-    except BaseException as exc:
-        recorder.tool_call((sequence, started, None), name, arguments, None, exc, True)
-        raise
-    recorder.tool_call((sequence, started, None), name, arguments, result, None, True)
-    return result
-
-
 _WRAPPER = """\
 {kind} {function_name}(*args, **kwargs):
     recorder = RECORDER.get()
@@ -152,8 +134,11 @@ _WRAPPER = """\
                 break
         else:
             plain = True
+    outer = TOOL_CALL.get()
+    if outer is not None and outer.open and claimed(outer, arguments):
+        return {wait}(function(*args, **kwargs) if kwargs else function(*args))
     if recorder.tools is not None:
-        return _served(recorder, name, arguments, sequence, started)
+        return served(recorder, name, arguments, sequence, started)
     try:
         result = {wait}(function(*args, **kwargs) if kwargs else function(*args))
     except BaseException as exc:
@@ -225,7 +210,9 @@ def _wrap(function: _F, given: str | None) -> _F:
         "SEQUENCE": SEQUENCE,
         "IMMUTABLE": IMMUTABLE,
         "time_ns": time_ns,
-        "_served": _served,
+        "served": served,
+        "claimed": claimed,
+        "TOOL_CALL": TOOL_CALL,
         "function": function,
         "name": name,
         "read": reader.read,

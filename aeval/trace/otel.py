@@ -24,9 +24,11 @@ except ImportError as exc:
         "pip install 'aeval-engine[otel]'"
     ) from exc
 
+from .._exceptions import UnmockedToolCall
 from ._chat import bounded_model_fields
-from ._context import Recorder
+from ._context import Recorder, started_at
 from ._recording import current_recorder
+from ._route import MODEL_CALL, TOOL_CALL
 from ._values import CallError, ModelCall
 
 __all__ = ["TraceSpanProcessor"]
@@ -56,6 +58,21 @@ def _count(value: object) -> int | None:
     return value
 
 
+def _requested_tools(attributes: Mapping[str, Any]) -> tuple[str, ...]:
+    """The tools a chat span's model asked to call: the ``tool_call`` parts of the GenAI
+    semantic conventions' ``gen_ai.output.messages`` (JSON), in their order."""
+    messages = _decoded(attributes.get("gen_ai.output.messages"))
+    names: list[str] = []
+    for message in messages if isinstance(messages, list) else ():
+        parts = message.get("parts") if isinstance(message, Mapping) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, Mapping) and part.get("type") == "tool_call":
+                name = part.get("name")
+                if isinstance(name, str) and name:
+                    names.append(name)
+    return tuple(names)
+
+
 class TraceSpanProcessor:
     """Maps OpenTelemetry GenAI spans to tool and model calls of the sample that started them.
 
@@ -65,8 +82,16 @@ class TraceSpanProcessor:
     from the span's status. A chat span (``chat``, ``text_completion``,
     ``generate_content``, or any span with ``gen_ai.request.model``) becomes a
     :class:`~aeval.trace.ModelCall` with ``gen_ai.usage.input_tokens`` and
-    ``output_tokens``. The sample is the one running where the span *started* (a span may
-    end elsewhere); spans started outside any sample are ignored.
+    ``output_tokens`` and the tools the model asked for (the ``tool_call`` parts of
+    ``gen_ai.output.messages``). The sample is the one running where the span *started* (a
+    span may end elsewhere); spans started outside any sample are ignored.
+
+    A call another route records (``@aeval.tool``, an ``aeval.integrations`` module, the httpx
+    hooks) is kept once, as that route records it: a span that starts while that route's call
+    is open is the same call, and so is a span within whose time a route's call of the same
+    kind started. Spans report a tool call after it ran, so they cannot serve fixtures or a
+    replay: under either, a tool call seen only by a span ran live, and the row is an error
+    (:class:`~aeval.UnmockedToolCall`) rather than a silent live call.
 
     Example::
 
@@ -89,8 +114,14 @@ class TraceSpanProcessor:
     def on_start(self, span: Any, parent_context: Any = None) -> None:
         """Remember the sample running where ``span`` starts."""
         recorder = current_recorder()
-        if recorder is None:
+        if recorder is None or MODEL_CALL.get() is not None:
             return
+        call = TOOL_CALL.get()
+        if call is not None and call.open:
+            attributes: Mapping[str, Any] = getattr(span, "attributes", None) or {}
+            if attributes.get("gen_ai.request.model") is None:
+                call.open = False  # the route's own tool call, seen from inside
+                return
         key = self._key(span)
         if key is not None:
             with self._lock:
@@ -133,21 +164,40 @@ class TraceSpanProcessor:
         if status is not None and status.status_code is StatusCode.ERROR:
             kind = attributes.get("error.type")
             error = CallError(str(kind) if kind else "Error", status.description or "")
+        pending = self._pending(recorder, span)
+        end = getattr(span, "end_time", None)
+        if recorder.seen_by_a_route(pending, end if isinstance(end, int) else None, tool=True):
+            return
         recorder.add_tool_call(
-            self._pending(recorder, span),
+            pending,
             name,
             arguments,
             result=_decoded(attributes.get("gen_ai.tool.call.result")),
             error=error,
-            ended=_time(getattr(span, "end_time", None)),
+            ended=_time(end),
         )
+        if recorder.tools is not None:
+            recorder.note_unmocked(
+                UnmockedToolCall(
+                    f"tool call {name} ran live under fixtures or a replay: it was seen only "
+                    "by an OpenTelemetry span, which reports a call after it ran and cannot "
+                    "serve it; record the framework's tools with its aeval.integrations "
+                    "module or @aeval.tool so that fixtures and replays serve them",
+                    tool=name,
+                    arguments=arguments,
+                )
+            )
 
     def _model_call(self, recorder: Recorder, span: Any, attributes: Mapping[str, Any]) -> None:
         pending = self._pending(recorder, span)
         start, end = getattr(span, "start_time", None), getattr(span, "end_time", None)
+        if recorder.seen_by_a_route(pending, end if isinstance(end, int) else None, tool=False):
+            return
         duration = (end - start) / 1e9 if isinstance(start, int) and isinstance(end, int) else None
         model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
-        name, _ = bounded_model_fields(None if model is None else str(model), (), recorder.limits)
+        name, tools = bounded_model_fields(
+            None if model is None else str(model), _requested_tools(attributes), recorder.limits
+        )
         recorder.add(
             pending,
             ModelCall(
@@ -155,7 +205,8 @@ class TraceSpanProcessor:
                 prompt_tokens=_count(attributes.get("gen_ai.usage.input_tokens")),
                 completion_tokens=_count(attributes.get("gen_ai.usage.output_tokens")),
                 duration=duration,
-                started=pending[1],
+                requested_tools=tools,
+                started=started_at(pending),
             ),
         )
 

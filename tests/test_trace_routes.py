@@ -1,0 +1,229 @@
+"""The seam every capture route goes through (aeval/trace/_route.py): one tool call served,
+recorded or refused the same way whatever route sees it, and one call seen by two routes
+recorded once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+import aeval
+from aeval.testing import OpenAICompatibleServer, Reply
+from aeval.trace import Fixtures, UnmockedToolCall, capture, httpx_event_hooks, recording
+from aeval.trace._route import call_tool, call_tool_async, model_route, record_model
+
+pytestmark = pytest.mark.anyio
+
+FIXTURES = Fixtures({"get_weather": [{"arguments": {"city": "Mysore"}, "result": "sunny"}]})
+
+
+def test_outside_a_sample_the_live_tool_simply_runs() -> None:
+    assert call_tool("get_weather", {"city": "x"}, lambda: "live", route="test") == "live"
+
+
+def test_a_route_s_call_is_recorded_under_the_name_the_model_called() -> None:
+    def fails() -> str:
+        raise ConnectionError("down")
+
+    with capture() as trace:
+        assert call_tool("get_weather", {"city": "Mysore"}, lambda: "rain", route="t") == "rain"
+        with pytest.raises(ConnectionError):
+            call_tool("book", {"hotel": "Lalitha"}, fails, route="t")
+    weather, book = trace.tool_calls
+    assert (weather.name, dict(weather.arguments), weather.result) == (
+        "get_weather",
+        {"city": "Mysore"},
+        "rain",
+    )
+    assert not weather.mocked
+    assert book.error is not None and book.error.type == "ConnectionError"
+
+
+async def test_under_fixtures_a_route_serves_and_never_runs_the_live_tool() -> None:
+    ran: list[str] = []
+
+    async def live() -> str:
+        ran.append("live")
+        return "live"
+
+    with recording(tools=FIXTURES) as recorder:
+        served = await call_tool_async("get_weather", {"city": "Mysore"}, live, route="t")
+        with pytest.raises(UnmockedToolCall, match="get_weather"):
+            await call_tool_async("get_weather", {"city": "Ooty"}, live, route="t")
+    assert (served, ran) == ("sunny", [])
+    assert recorder.unmocked is not None and recorder.unmocked.tool == "get_weather"
+    calls = recorder.trace().tool_calls
+    assert [(c.name, c.mocked, c.result) for c in calls] == [
+        ("get_weather", True, "sunny"),
+        ("get_weather", True, None),
+    ]
+
+
+def test_a_route_around_an_aeval_tool_function_records_the_call_once() -> None:
+    @aeval.tool
+    def sync_weather(city: str, unit: str = "C") -> str:
+        return f"sunny in {city}"
+
+    with capture() as trace:
+        result = call_tool(
+            "get_weather", {"city": "Mysore"}, lambda: sync_weather("Mysore"), route="t"
+        )
+    assert result == "sunny in Mysore"
+    assert [(c.name, dict(c.arguments)) for c in trace.tool_calls] == [
+        ("get_weather", {"city": "Mysore"})
+    ]
+
+
+def test_under_fixtures_the_outer_route_serves_under_the_model_s_name() -> None:
+    @aeval.tool
+    def sync_weather(city: str) -> str:
+        raise AssertionError("the live tool ran under fixtures")
+
+    with capture(tools=FIXTURES) as trace:
+        result = call_tool(
+            "get_weather", {"city": "Mysore"}, lambda: sync_weather("Mysore"), route="t"
+        )
+    assert result == "sunny"
+    assert [(c.name, c.mocked) for c in trace.tool_calls] == [("get_weather", True)]
+
+
+def test_a_helper_the_tool_calls_with_other_arguments_is_its_own_call() -> None:
+    @aeval.tool
+    def forecast(city: str) -> str:
+        return "rain"
+
+    def weather(city: str) -> str:
+        return forecast(city.upper()) + forecast(city.upper())
+
+    with capture() as trace:
+        call_tool("get_weather", {"city": "Mysore"}, lambda: weather("Mysore"), route="t")
+    assert [(c.name, dict(c.arguments)) for c in trace.tool_calls] == [
+        ("get_weather", {"city": "Mysore"}),
+        ("forecast", {"city": "MYSORE"}),
+        ("forecast", {"city": "MYSORE"}),
+    ]
+
+
+def test_two_nested_routes_record_the_call_once_under_the_outer_name() -> None:
+    with capture() as trace:
+        call_tool(
+            "get_weather",
+            {"city": "Mysore"},
+            lambda: call_tool("weather_impl", {"city": "Mysore"}, lambda: "ok", route="inner"),
+            route="outer",
+        )
+    assert [c.name for c in trace.tool_calls] == ["get_weather"]
+
+
+async def test_the_httpx_hooks_record_nothing_while_a_model_route_records_the_call() -> None:
+    async with (
+        OpenAICompatibleServer(default=Reply.calling(("get_weather", {"city": "M"}))) as server,
+        httpx.AsyncClient(event_hooks=httpx_event_hooks()) as client,
+    ):
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        with capture() as trace:
+            with model_route("sdk") as records:
+                assert records
+                with model_route("inner") as inner:
+                    assert not inner
+                response = await client.post(f"{server.base_url}/chat/completions", json=body)
+                record_model(model="m", prompt_tokens=1, requested_tools=["get_weather"])
+            await client.post(f"{server.base_url}/chat/completions", json=body)
+    assert response.status_code == 200
+    first, second = trace.model_calls
+    assert (first.model, first.prompt_tokens, first.requested_tools) == ("m", 1, ("get_weather",))
+    assert second.requested_tools == ("get_weather",)
+
+
+def test_a_model_route_outside_a_sample_does_not_record() -> None:
+    with model_route("sdk") as records:
+        assert not records
+
+
+# --- after the fact: OpenTelemetry spans ------------------------------------------------------
+
+OTEL_SKIP = "OpenTelemetry is not installed: pip install 'aeval-engine[otel]' opentelemetry-sdk"
+
+
+@pytest.fixture
+def tracer() -> Any:
+    sdk = pytest.importorskip("opentelemetry.sdk.trace", reason=OTEL_SKIP)
+    from aeval.trace.otel import TraceSpanProcessor
+
+    provider = sdk.TracerProvider()
+    provider.add_span_processor(TraceSpanProcessor())
+    return provider.get_tracer("agent")
+
+
+def test_a_tool_span_around_an_aeval_tool_function_is_kept_once(tracer: Any) -> None:
+    @aeval.tool
+    def get_weather(city: str) -> str:
+        return "sunny"
+
+    with capture() as trace:
+        with tracer.start_as_current_span("execute_tool get_weather") as span:
+            span.set_attribute("gen_ai.tool.name", "get_weather")
+            span.set_attribute("gen_ai.tool.call.arguments", json.dumps({"city": "Mysore"}))
+            get_weather("Mysore")
+        with tracer.start_as_current_span("execute_tool only_a_span") as span:
+            span.set_attribute("gen_ai.tool.name", "only_a_span")
+    assert [c.name for c in trace.tool_calls] == ["get_weather", "only_a_span"]
+
+
+def test_a_span_inside_a_route_s_tool_call_is_that_call(tracer: Any) -> None:
+    def live() -> str:
+        with tracer.start_as_current_span("execute_tool get_weather") as span:
+            span.set_attribute("gen_ai.tool.name", "get_weather")
+        return "sunny"
+
+    with capture() as trace:
+        call_tool("get_weather", {"city": "Mysore"}, live, route="t")
+    assert [c.name for c in trace.tool_calls] == ["get_weather"]
+
+
+async def test_a_chat_span_around_a_hooked_client_s_call_is_kept_once(tracer: Any) -> None:
+    async with (
+        OpenAICompatibleServer(default=Reply.calling(("get_weather", {"city": "M"}))) as server,
+        httpx.AsyncClient(event_hooks=httpx_event_hooks()) as client,
+    ):
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        with capture() as trace, tracer.start_as_current_span("chat m") as span:
+            span.set_attribute("gen_ai.operation.name", "chat")
+            span.set_attribute("gen_ai.request.model", "m")
+            await client.post(f"{server.base_url}/chat/completions", json=body)
+    (call,) = trace.model_calls
+    assert call.requested_tools == ("get_weather",)
+
+
+def test_a_chat_span_keeps_the_tools_the_model_asked_for(tracer: Any) -> None:
+    output = [
+        {
+            "role": "assistant",
+            "parts": [
+                {"type": "text", "content": "let me look"},
+                {"type": "tool_call", "id": "1", "name": "get_weather", "arguments": {}},
+                {"type": "tool_call", "id": "2", "name": "get_attractions", "arguments": {}},
+            ],
+        }
+    ]
+    with capture() as trace, tracer.start_as_current_span("chat m") as span:
+        span.set_attribute("gen_ai.operation.name", "chat")
+        span.set_attribute("gen_ai.request.model", "m")
+        span.set_attribute("gen_ai.output.messages", json.dumps(output))
+    (call,) = trace.model_calls
+    assert call.requested_tools == ("get_weather", "get_attractions")
+    assert call.started is not None and call.started.year > 2000
+
+
+def test_under_fixtures_a_tool_seen_only_by_a_span_is_an_unmocked_call(tracer: Any) -> None:
+    with (
+        recording(tools=FIXTURES) as recorder,
+        tracer.start_as_current_span("execute_tool book") as span,
+    ):
+        span.set_attribute("gen_ai.tool.name", "book")
+    assert recorder.unmocked is not None
+    assert recorder.unmocked.tool == "book"
+    assert "OpenTelemetry" in str(recorder.unmocked)
