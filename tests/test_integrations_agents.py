@@ -165,6 +165,7 @@ def langchain_chat(base_url: str, *, stream: bool) -> Built:
     from langchain.agents import create_agent
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
     @tool
     async def get_weather(city: str) -> str:
@@ -188,7 +189,11 @@ def langchain_chat(base_url: str, *, stream: bool) -> Built:
 
     http = httpx.AsyncClient()
     model = ChatOpenAI(
-        model=MODEL, base_url=base_url, api_key="local", streaming=stream, http_async_client=http
+        model=MODEL,
+        base_url=base_url,
+        api_key=SecretStr("local"),
+        streaming=stream,
+        http_async_client=http,
     )
     agent = create_agent(
         model,
@@ -312,7 +317,7 @@ async def test_the_travel_samples_pass_with_tool_checks_under_fixtures(
         faultless = [s for s in samples if "faults" not in s.tags]
         async with Scorer(concurrency=8, tools="fixtures") as scorer:
             report = await scorer.evaluate(faultless, chat, *TOOL_CHECKS)
-        failed = [(r.name, r.strategy, r.reason) for r in report.evaluations if not r.passed]
+        failed = [(r.name, r.strategy, r.explanation) for r in report.evaluations if not r.passed]
         assert failed == []
         assert LIVE == []
         booked = trace_of(report, "Book the bus")
@@ -329,9 +334,9 @@ async def test_each_trace_holds_its_own_calls_at_concurrency_8(
     async with framework.chat(server.base_url) as chat:
         async with Scorer(concurrency=8, tools="fixtures") as scorer:
             report = await scorer.evaluate(
-                samples, chat, ContainsStrategy(), ToolCallsStrategy(order="in_order")
+                samples, chat, ContainsStrategy(), ToolCallsStrategy(order="in-order")
             )
-        assert [(r.name, r.reason) for r in report.evaluations if not r.passed] == []
+        assert [(r.name, r.explanation) for r in report.evaluations if not r.passed] == []
         for city in CITIES:
             trace = trace_of(report, f"weather in {city}")
             assert [(c.name, dict(c.arguments), c.result) for c in trace.tool_calls] == [

@@ -75,7 +75,9 @@ def instrument() -> None:
         run, arun = BaseTool.run, BaseTool.arun
 
         @functools.wraps(run)
-        def run_(self: BaseTool, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        def run_(
+            self: BaseTool, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any
+        ) -> Any:
             made: list[Any] = []
 
             def live() -> Any:

@@ -113,8 +113,10 @@ def instrument() -> None:
         listed = Agent.get_all_tools
 
         @functools.wraps(listed)
-        async def get_all_tools(self: Agent[Any], run_context: RunContextWrapper[Any]) -> list[Tool]:
+        async def get_all_tools(
+            self: Agent[Any], run_context: RunContextWrapper[Any]
+        ) -> list[Tool]:
             return _through_aeval(await listed(self, run_context))
 
-        Agent.get_all_tools = get_all_tools  # type: ignore[method-assign]
+        Agent.get_all_tools = get_all_tools  # type: ignore[method-assign,assignment]
         _DONE.append(True)

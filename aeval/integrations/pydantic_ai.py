@@ -93,5 +93,5 @@ def instrument() -> None:
                 kwargs["capabilities"] = [*(given or ()), AevalTools()]
             return iterate(self, *args, **kwargs)
 
-        Agent.iter = iter_  # type: ignore[method-assign,assignment]
+        Agent.iter = iter_  # type: ignore[method-assign]
         _DONE.append(True)
