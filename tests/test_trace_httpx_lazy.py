@@ -106,12 +106,17 @@ def expected(case: str) -> Fields | None:
     """What the eager hooks (before issue 25) recorded for ``case``, clocks aside: ``None``
     when they recorded nothing. Written from that code: only 2xx, non-SSE responses of a
     chat path whose request did not ask for a stream; the model as reported, else as asked;
-    the tokens when they are non-negative integers; the named tools the model asked for."""
+    the tokens when they are non-negative integers; the named tools the model asked for.
+    Since issue 35 an SSE response is recorded too, once read: the model its chunks report,
+    else the one asked for (these streams carry no usage and no tool calls)."""
     path, body = request_of(case)
     reply = REPLIES.get(case, REPLIES["usage"])
     if not unquote(path).endswith("/chat/completions") or not 200 <= reply.status < 300:
         return None
-    if "text/event-stream" in (reply.content_type or "") or body.get("stream") is True:
+    if "text/event-stream" in (reply.content_type or ""):
+        reported = orjson.loads(reply.body.removeprefix(b"data: ")).get("model")
+        return reported or body["model"], None, None, ()
+    if body.get("stream") is True:
         return None
     try:
         parsed: Any = orjson.loads(reply.body)
@@ -213,7 +218,7 @@ async def test_model_calls_made_on_first_read_are_what_the_eager_hooks_made(
     assert unmade(trace) is not redacting  # a redacting recorder makes its trace at once
     wanted = [(case, expected(case)) for case in CASES]
     recorded = [(case, want) for case, want in wanted if want is not None]
-    left_alone = {"sse", "sse-charset", "error", "redirect", "stream-asked", "embeddings"}
+    left_alone = {"error", "redirect", "stream-asked", "embeddings"}
     assert {case for case, want in wanted if want is None} == left_alone
     calls = trace.model_calls
     assert [fields(call) for call in calls] == [want for _, want in recorded]
@@ -268,9 +273,9 @@ async def test_the_limit_of_events_counts_a_chat_completion_when_it_arrives(
         await run_async(server.url, cases)
     trace = recorder.snapshot()
     assert trace is not None and unmade(trace)
-    assert trace.dropped == 2  # "text" and "big": the error, the streams are no events
-    assert [call.model for call in trace.model_calls] == ["served", "no-model", "malformed"]
-    assert trace.to_dict()["dropped"] == 2
+    assert trace.dropped == 3  # "malformed", "text" and "big": the error is no event
+    assert [call.model for call in trace.model_calls] == ["served", "no-model", "s"]
+    assert trace.to_dict()["dropped"] == 3
 
 
 async def test_large_bodies_are_parsed_when_they_arrive(server: ScriptedHTTPServer) -> None:

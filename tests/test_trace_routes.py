@@ -227,3 +227,48 @@ def test_under_fixtures_a_tool_seen_only_by_a_span_is_an_unmocked_call(tracer: A
     assert recorder.unmocked is not None
     assert recorder.unmocked.tool == "book"
     assert "OpenTelemetry" in str(recorder.unmocked)
+
+
+# --- streamed model calls ----------------------------------------------------------------------
+
+
+async def test_a_streamed_chat_completion_is_recorded_as_an_unstreamed_one() -> None:
+    calling = Reply.calling(("get_weather", {"city": "Mysore"}), ("get_attractions", {"n": 3}))
+    async with (
+        OpenAICompatibleServer([calling, "sunny", calling, "sunny"]) as server,
+        httpx.AsyncClient(event_hooks=httpx_event_hooks()) as client,
+    ):
+        url = f"{server.base_url}/chat/completions"
+        body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "a b"}]}
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        with capture() as whole:
+            for _ in range(2):
+                await client.post(url, json=body)
+        with capture() as stream:
+            for _ in range(2):
+                async with client.stream("POST", url, json=streamed) as response:
+                    async for _ in response.aiter_lines():
+                        pass
+    fields = [
+        [(c.model, c.prompt_tokens, c.completion_tokens, c.requested_tools) for c in t.model_calls]
+        for t in (whole, stream)
+    ]
+    assert fields[0] == fields[1]
+    assert fields[0] == [
+        ("m", 2, 0, ("get_weather", "get_attractions")),
+        ("m", 2, 1, ()),
+    ]
+    assert all(c.duration is not None and c.duration > 0 for c in stream.model_calls)
+
+
+def test_a_sync_client_s_stream_is_recorded_when_read() -> None:
+    with (
+        OpenAICompatibleServer([Reply.calling(("book", {"hotel": "x"}))]) as server,
+        httpx.Client(event_hooks=httpx_event_hooks(sync=True)) as client,
+        capture() as trace,
+    ):
+        body = {"model": "m", "messages": [], "stream": True}
+        response = client.post(f"{server.base_url}/chat/completions", json=body)
+        assert response.text.endswith("data: [DONE]\n\n")
+    (call,) = trace.model_calls
+    assert (call.model, call.prompt_tokens, call.requested_tools) == ("m", None, ("book",))

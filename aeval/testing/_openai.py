@@ -95,6 +95,12 @@ class Reply:
             without pooling sends them (llama.cpp's ``--pooling none``).
         tool_calls: The tools the assistant asks to call, as ``(name, arguments)`` pairs: the
             message carries them as OpenAI ``tool_calls`` (see :meth:`calling`).
+
+    A chat request with ``"stream": true`` gets the same completion as OpenAI streams it:
+    server-sent events of ``chat.completion.chunk`` objects (the role, the content word by
+    word, each tool call's id and name then its arguments in fragments, the finish reason, and
+    a last chunk with the usage when ``stream_options.include_usage`` is true), then
+    ``data: [DONE]``.
     """
 
     content: str | None = None
@@ -276,6 +282,17 @@ def render(
         else:
             data, tokens = _completion(request, reply, name, default_content, number)
             delay += tokens * reply.seconds_per_token
+            if body.get("stream") is True:
+                options = body.get("stream_options")
+                usage = isinstance(options, dict) and options.get("include_usage") is True
+                return HTTPReply(
+                    status=reply.status,
+                    body=_events(data, usage=usage),
+                    headers=reply.headers,
+                    content_type="text/event-stream",
+                    delay=delay,
+                    drop=reply.drop,
+                )
         payload = orjson.dumps(data)
     return HTTPReply(
         status=reply.status,
@@ -373,3 +390,65 @@ def _completion(
             "total_tokens": prompt + completion,
         },
     }, _count_words(content)
+
+
+_FRAGMENT = 8
+"""Characters of a tool call's JSON arguments per streamed delta."""
+
+
+def _events(completion: dict[str, Any], *, usage: bool) -> bytes:
+    """A chat completion as OpenAI streams it: server-sent events of ``chat.completion.chunk``
+    objects (the role, the content word by word, each tool call's id and name then its
+    arguments in fragments, the finish reason; with ``usage`` every chunk carries
+    ``"usage": null`` and a last chunk without choices carries the usage), then ``[DONE]``."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    head = {key: completion[key] for key in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+    head["system_fingerprint"] = None
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    content = message.get("content") or ""
+    pieces = re.findall(r"\S+\s*|\s+", content)
+    deltas.extend({"content": piece} for piece in pieces)
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        function = call["function"]
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": function["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
+        arguments = function["arguments"]
+        for start in range(0, len(arguments), _FRAGMENT):
+            fragment = arguments[start : start + _FRAGMENT]
+            deltas.append({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+    chunks: list[dict[str, Any]] = [
+        {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}
+        for delta in deltas
+    ]
+    chunks.append(
+        {
+            **head,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {},
+                    "logprobs": None,
+                    "finish_reason": choice["finish_reason"],
+                }
+            ],
+        }
+    )
+    if usage:
+        for chunk in chunks:
+            chunk["usage"] = None
+        chunks.append({**head, "choices": [], "usage": completion["usage"]})
+    lines = [b"data: " + orjson.dumps(chunk) + b"\n\n" for chunk in chunks]
+    lines.append(b"data: [DONE]\n\n")
+    return b"".join(lines)

@@ -101,12 +101,31 @@ def _elapsed(response: httpx.Response) -> float | None:
         return None
 
 
+def _streamed_chat(response: httpx.Response) -> bytes | None:
+    """The request's body when ``response`` is a streamed chat completion; else ``None``."""
+    request = response.request
+    if not _chat_path(request) or "text/event-stream" not in response.headers.get(
+        "content-type", ""
+    ):
+        return None
+    try:
+        return request.content
+    except RuntimeError:  # a streamed body, not read
+        return b""
+
+
 def _on_response(response: httpx.Response) -> None:
     recorder = RECORDER.get()
     if recorder is not None and 200 <= response.status_code < 300 and MODEL_CALL.get() is None:
         content = _whole_chat(response)
         if content is not None:
             _keep(recorder, content, response, response.read())
+        else:
+            content = _streamed_chat(response)
+            if content is not None:
+                from ._stream import watch_stream  # imports httpx: only once a stream is seen
+
+                watch_stream(response, recorder, content)
 
 
 async def _on_response_async(response: httpx.Response) -> None:
@@ -115,6 +134,12 @@ async def _on_response_async(response: httpx.Response) -> None:
         content = _whole_chat(response)
         if content is not None:
             _keep(recorder, content, response, await response.aread())
+        else:
+            content = _streamed_chat(response)
+            if content is not None:
+                from ._stream import watch_stream  # imports httpx: only once a stream is seen
+
+                watch_stream(response, recorder, content)
 
 
 def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], Any]]]:
@@ -122,10 +147,13 @@ def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], A
 
     Give them to any ``httpx.AsyncClient`` (or, with ``sync=True``, ``httpx.Client``) that
     talks to an OpenAI-compatible chat API (an agent framework's client, or your own): every
-    non-streaming response of ``…/chat/completions`` becomes a
-    :class:`~aeval.trace.ModelCall` with the model, the tokens the server reported, the time
-    from request to response and the tools the model asked to call. Other endpoints, error
-    statuses and streams are left alone; a body that is not JSON records what is known. The
+    response of ``…/chat/completions`` becomes a :class:`~aeval.trace.ModelCall` with the
+    model, the tokens the server reported, the time from request to response and the tools
+    the model asked to call. A streamed one (server-sent events) is recorded when the client
+    has read it: tokens from its usage chunk (``stream_options={"include_usage": True}``),
+    the tools from its deltas. Other endpoints and error statuses are left alone; a body that
+    is not JSON records what is known. While a route records the model call as a whole (an
+    ``aeval.integrations`` module) the hooks record nothing, so it is kept once. The
     hooks never fail the call. They keep the response's body (and the request's) and make
     the model call from it when the trace is first read, so a trace nothing reads costs no
     parse; bodies over 8 KB together are parsed as they arrive, so that an unread trace
