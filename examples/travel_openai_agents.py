@@ -86,9 +86,8 @@ book_ticket = function_tool(
 )
 
 
-def travel_agent(base_url: str) -> Agent[Any]:
-    """The agent, its model served at ``base_url``."""
-    client = AsyncOpenAI(base_url=base_url, api_key="not-needed-locally")
+def travel_agent(client: AsyncOpenAI) -> Agent[Any]:
+    """The agent, its model behind ``client``."""
     return Agent(
         name="Travel planner",
         instructions=SYSTEM,
@@ -102,9 +101,10 @@ async def main(*, stream: bool = False) -> EvaluationReport:
     samples = await Samples.load(HERE / "travel.yaml")
     async with (
         OpenAICompatibleServer(handler=travel_model, model=MODEL) as server,
+        AsyncOpenAI(base_url=server.base_url, api_key="not-needed-locally") as client,
         Scorer(concurrency=8, timeout=30, tools="fixtures") as scorer,
     ):
-        agent = travel_agent(server.base_url)
+        agent = travel_agent(client)
 
         async def chat(question: str) -> str:
             if stream:

@@ -3,7 +3,7 @@
 Run: ``pip install 'aeval-engine[pydantic-ai]'`` then ``python examples/travel_pydantic_ai.py``.
 
 The agent is written as pydantic-ai's docs write one: an ``Agent`` with ``@agent.tool_plain``
-tools, its model an ``OpenAIChatModel`` on an ``OpenAIProvider(base_url=...)``, run with
+tools, its model an ``OpenAIChatModel`` on an ``OpenAIProvider``, run with
 ``agent.run``. The only line for aeval is ``pydantic_ai.instrument()``: every tool call
 (under the name the model called: ``book_ticket`` is the function ``reserve_seat`` renamed)
 and every model call lands in the trace of the sample running it, and under
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from openai import AsyncOpenAI
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import Hooks
 from pydantic_ai.messages import ToolCallPart
@@ -97,9 +98,10 @@ async def main(*, stream: bool = False) -> EvaluationReport:
     samples = await Samples.load(HERE / "travel.yaml")
     async with (
         OpenAICompatibleServer(handler=travel_model, model=MODEL) as server,
+        AsyncOpenAI(base_url=server.base_url, api_key="not-needed-locally") as client,
         Scorer(concurrency=8, timeout=30, tools="fixtures") as scorer,
     ):
-        provider = OpenAIProvider(base_url=server.base_url, api_key="not-needed-locally")
+        provider = OpenAIProvider(openai_client=client)
         model = OpenAIChatModel(MODEL, provider=provider)
 
         async def chat(question: str) -> str:

@@ -10,6 +10,7 @@ framework's way).
 from __future__ import annotations
 
 import contextlib
+import runpy
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,8 @@ from aeval.trace import Replay, Trace
 from examples.travel_agent import MODEL, SYSTEM, travel_model
 
 pytestmark = pytest.mark.anyio
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 Chat = Callable[[str], Awaitable[str]]
 Built = tuple[Chat, Callable[[], Awaitable[None]]]
@@ -410,3 +413,21 @@ async def test_a_replay_reproduces_the_answers_without_the_live_tools(
             for row in replayed.evaluations
             for call in row.trace.tool_calls  # type: ignore[union-attr]
         )
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["unstreamed", "streamed"])
+@pytest.mark.parametrize(
+    "example", ["travel_openai_agents.py", "travel_pydantic_ai.py", "travel_langgraph.py"]
+)
+async def test_the_example_runs_offline(
+    example: str, stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    module = runpy.run_path(str(EXAMPLES / example), run_name=example.removesuffix(".py"))
+    report = await module["main"](stream=stream)
+    assert report.score == 100
+    booked = trace_of(report, "Book the bus")
+    assert [(c.name, c.mocked) for c in booked.tool_calls] == [
+        ("get_ticket_price", True),
+        ("book_ticket", True),
+    ]
