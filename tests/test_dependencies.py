@@ -49,6 +49,7 @@ OWNERS: dict[str, str] = {
     "examples/travel_pydantic_ai.py": "pydantic-ai",
     "aeval/integrations/langchain": "langchain",
     "examples/travel_langgraph.py": "langchain",
+    "aeval/integrations/openai": "openai",
     "examples/": "examples",
 }
 # What the program that loads a file provides: pytest loads the plugin, so it is there, and

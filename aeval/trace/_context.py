@@ -131,6 +131,7 @@ class Recorder:
         "_lock",
         "_made",
         "_mixed",
+        "_notes",
         "_received",
         "_redact",
         "_truncated",
@@ -160,6 +161,7 @@ class Recorder:
         self._truncated = 0
         self._dropped = 0
         self._after: set[int] | None = None  # sequences of the events added after the fact
+        self._notes: dict[Any, Any] | None = None  # what routes remember per sample (see note)
 
     def start(self, at: datetime | None = None) -> Pending:
         """Mark the start of an event: its place in start order and its time (now, or ``at``)."""
@@ -186,6 +188,17 @@ class Recorder:
             self._mixed = True  # before the entry: a snapshot that sees it knows it is mixed
             events.append((pending[1], pending[0], event))
             self._truncated += cuts
+
+    def note(self, key: Any, value: Any) -> Any:
+        """Remember ``value`` under ``key`` for this recording and return what ``key`` held
+        (``None`` at first): what a route keeps across the calls of one sample, such as the
+        tool calls of a conversation it has recorded already (thread-safe)."""
+        with self._locked():
+            if self._notes is None:
+                self._notes = {}
+            previous = self._notes.get(key)
+            self._notes[key] = value
+            return previous
 
     def seen_by_a_route(self, pending: Pending, ended: int | None, *, tool: bool) -> bool:
         """Whether a direct route recorded the call a report after the fact (an OpenTelemetry

@@ -4,12 +4,12 @@ last byte, or the client closing it early with what had arrived)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from time import perf_counter, time
 from typing import Any
 
-import httpx
 import orjson
 
 from ._chat import requested_model
@@ -136,40 +136,63 @@ class _Watch:
         )
 
 
-class _WatchedAsync(httpx.AsyncByteStream):
-    def __init__(self, stream: httpx.AsyncByteStream, watch: _Watch) -> None:
-        self._stream = stream
-        self._watch = watch
+def _watched_async(base: type) -> type:
+    class WatchedAsync(base):  # type: ignore[misc]
+        def __init__(self, stream: Any, watch: _Watch) -> None:
+            self._stream = stream
+            self._watch = watch
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for piece in self._stream:
-            self._watch.feed(piece)
-            yield piece
-        self._watch.record()
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for piece in self._stream:
+                self._watch.feed(piece)
+                yield piece
+            self._watch.record()
 
-    async def aclose(self) -> None:
-        self._watch.record()
-        await self._stream.aclose()
+        async def aclose(self) -> None:
+            self._watch.record()
+            await self._stream.aclose()
+
+    return WatchedAsync
 
 
-class _WatchedSync(httpx.SyncByteStream):
-    def __init__(self, stream: httpx.SyncByteStream, watch: _Watch) -> None:
-        self._stream = stream
-        self._watch = watch
+def _watched_sync(base: type) -> type:
+    class WatchedSync(base):  # type: ignore[misc]
+        def __init__(self, stream: Any, watch: _Watch) -> None:
+            self._stream = stream
+            self._watch = watch
 
-    def __iter__(self) -> Iterator[bytes]:
-        for piece in self._stream:
-            self._watch.feed(piece)
-            yield piece
-        self._watch.record()
+        def __iter__(self) -> Iterator[bytes]:
+            for piece in self._stream:
+                self._watch.feed(piece)
+                yield piece
+            self._watch.record()
 
-    def close(self) -> None:
-        self._watch.record()
-        self._stream.close()
+        def close(self) -> None:
+            self._watch.record()
+            self._stream.close()
+
+    return WatchedSync
+
+
+_WATCHED: dict[type, type] = {}
+"""The watching stream class made for each byte stream base class (httpx's, or a fork's such
+as the ``httpx2`` the openai SDK uses), which the response checks its stream against."""
+
+
+def _watched(stream: Any) -> type | None:
+    package = sys.modules.get(type(stream).__module__.split(".")[0])
+    for name, make in (("AsyncByteStream", _watched_async), ("SyncByteStream", _watched_sync)):
+        base = getattr(package, name, None)
+        if isinstance(base, type) and isinstance(stream, base):
+            made = _WATCHED.get(base)
+            if made is None:
+                made = _WATCHED.setdefault(base, make(base))
+            return made
+    return None
 
 
 def watch_stream(
-    response: httpx.Response, recorder: Recorder, content: bytes, started: float | None = None
+    response: Any, recorder: Recorder, content: bytes, started: float | None = None
 ) -> None:
     """Record the streamed chat completion ``response`` in ``recorder`` once it has been read.
 
@@ -177,7 +200,8 @@ def watch_stream(
     tokens or tools.
 
     Args:
-        response: The response, its body not read yet.
+        response: The ``httpx.Response`` (or the same of a fork of httpx), its body not read
+            yet.
         recorder: Where the call goes (the sample's, whatever context reads the stream).
         content: The request's body.
         started: When the request was sent (``time.perf_counter()``); the stream's own clock
@@ -192,7 +216,8 @@ def watch_stream(
     if response.headers.get("content-encoding", "identity").lower() not in ("", "identity"):
         watch.record()
         return
-    if isinstance(stream, httpx.AsyncByteStream):
-        response.stream = _WatchedAsync(stream, watch)
-    elif isinstance(stream, httpx.SyncByteStream):
-        response.stream = _WatchedSync(stream, watch)
+    watched = _watched(stream)
+    if watched is None:
+        watch.record()
+    else:
+        response.stream = watched(stream, watch)
