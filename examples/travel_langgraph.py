@@ -14,8 +14,8 @@ LangChain documents for tool errors.
 
 Offline: the model is the scripted ``travel_model`` of ``travel_agent.py`` on
 ``aeval.testing``'s OpenAI-compatible server on 127.0.0.1; ``STREAM=1`` runs the agent with
-a streaming model (``ChatOpenAI(streaming=True)``), which records the same model calls and
-tokens.
+a streaming model (``ChatOpenAI(streaming=True)``), which records the same model calls
+(their tokens once ``aeval.integrations.openai`` reads ``ChatOpenAI``'s raw responses).
 """
 
 from __future__ import annotations
@@ -92,7 +92,11 @@ async def said_error(
 def travel_agent(base_url: str, *, stream: bool = False) -> Any:
     """The agent, its model served at ``base_url``."""
     model = ChatOpenAI(
-        model=MODEL, base_url=base_url, api_key="not-needed-locally", streaming=stream
+        model=MODEL,
+        base_url=base_url,
+        api_key="not-needed-locally",
+        streaming=stream,
+        stream_usage=True,  # tokens of streamed replies too
     )
     return create_agent(
         model,

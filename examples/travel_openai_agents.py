@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 from agents import (
     Agent,
+    ModelSettings,
     OpenAIChatCompletionsModel,
     RunContextWrapper,
     Runner,
@@ -92,6 +93,7 @@ def travel_agent(client: AsyncOpenAI) -> Agent[Any]:
         name="Travel planner",
         instructions=SYSTEM,
         model=OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+        model_settings=ModelSettings(include_usage=True),  # tokens of streamed replies too
         tools=[get_weather, find_attractions, get_ticket_price, book_ticket],
     )
 
