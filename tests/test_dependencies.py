@@ -43,6 +43,12 @@ OWNERS: dict[str, str] = {
     "aeval/trace/otel": "otel",
     "aeval/strategies/pii.py": "pii",
     "aeval/_view/": "view",
+    "aeval/integrations/openai_agents": "openai-agents",
+    "examples/travel_openai_agents.py": "openai-agents",
+    "aeval/integrations/pydantic_ai": "pydantic-ai",
+    "examples/travel_pydantic_ai.py": "pydantic-ai",
+    "aeval/integrations/langchain": "langchain",
+    "examples/travel_langgraph.py": "langchain",
     "aeval/integrations/openai": "openai",
     "examples/": "examples",
 }

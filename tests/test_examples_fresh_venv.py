@@ -66,6 +66,9 @@ ELSEWHERE = {
     "judge_ollama.py": "test_judge_ollama_against_a_server: --base-url of aeval.testing's",
     "online_service.py": "test_the_online_service_serves_and_evaluates ([examples])",
     "pytest_project/": "test_the_pytest_project_passes ([examples])",
+    "travel_langgraph.py": "test_integrations_agents.py: the example, streamed or not",
+    "travel_openai_agents.py": "test_integrations_agents.py: the example, streamed or not",
+    "travel_pydantic_ai.py": "test_integrations_agents.py: the example, streamed or not",
 }
 
 
