@@ -7,7 +7,6 @@ engine, the reports, the sample formats and their dependencies only when it uses
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from ._exceptions import (
@@ -19,15 +18,10 @@ from ._exceptions import (
     ExecutorError,
     FormatError,
     HTTPResponseError,
-    HttpResponseError,
     HTTPResponseTooLargeError,
-    HttpResponseTooLargeError,
     HTTPStatusError,
-    HttpStatusError,
     HTTPTargetError,
-    HttpTargetError,
     HTTPTimeoutError,
-    HttpTimeoutError,
     MergeError,
     MissingExtraError,
     ModelConfigurationError,
@@ -49,84 +43,140 @@ from ._exceptions import (
     ToolTimeoutError,
     UnmockedToolCall,
 )
+from ._util._lazy import lazy_names as _lazy_names
 from ._util._publish import claim as _claim, publish as _publish
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from . import trace as trace
     from ._compare import (
-        ChangedPair,
+        ChangedPair as ChangedPair,
         Comparison,
-        ComparisonAssert,
-        PairKey,
-        RunSource,
+        ComparisonAssert as ComparisonAssert,
+        PairKey as PairKey,
+        RunSource as RunSource,
         compare,
         compare_sync,
     )
-    from ._conversation import Conversation, ScriptedTurn, SimulatedUser, Transcript, Turn
-    from ._engine._builder import Evaluation, EvaluationBuilder, EvaluationRunner
-    from ._engine._executor import IndexedSample
-    from ._engine._scorer import RowStream, Scorer, ScorerStatistics
-    from ._engine._shards import Shard, merge_reports
-    from ._engine._sinks import JsonlSink, Sink
-    from ._engine._sync import evaluate_sync
-    from ._reporting._assertions import ReportAssert, assert_that
-    from ._reporting._codec import read_rows, read_run, row_from_dict, row_to_dict
+    from ._conversation import (
+        Conversation,
+        ScriptedTurn,
+        SimulatedUser,
+        Transcript,
+        Turn,
+    )
+    from ._engine._builder import (
+        Evaluation,
+        EvaluationBuilder as EvaluationBuilder,
+        EvaluationRunner as EvaluationRunner,
+    )
+    from ._engine._executor import (
+        IndexedSample as IndexedSample,
+    )
+    from ._engine._scorer import (
+        RowStream as RowStream,
+        Scorer,
+        ScorerStatistics as ScorerStatistics,
+    )
+    from ._engine._shards import (
+        Shard,
+        merge_reports,
+    )
+    from ._engine._sinks import (
+        JsonlSink,
+    )
+    from ._engine._sync import (
+        evaluate_sync,
+    )
+    from ._exceptions import (
+        HttpResponseError as HttpResponseError,
+        HttpResponseTooLargeError as HttpResponseTooLargeError,
+        HttpStatusError as HttpStatusError,
+        HttpTargetError as HttpTargetError,
+        HttpTimeoutError as HttpTimeoutError,
+    )
+    from ._reporting._assertions import (
+        ReportAssert as ReportAssert,
+        assert_that,
+    )
+    from ._reporting._codec import (
+        read_rows as read_rows,
+        read_run,
+        row_from_dict as row_from_dict,
+        row_to_dict as row_to_dict,
+    )
     from ._reporting._judging import (
-        Calibration,
-        Disagreement,
-        JudgeCounts,
-        JudgeStatistics,
+        Calibration as Calibration,
+        Disagreement as Disagreement,
+        JudgeCounts as JudgeCounts,
+        JudgeStatistics as JudgeStatistics,
         calibrate,
     )
     from ._reporting._report import (
-        Aggregator,
+        Aggregator as Aggregator,
         EvaluationReport,
-        FlakyCase,
-        ModelUsage,
-        RepeatStatistics,
-        ReportParts,
-        StrategyStatistics,
-        TagStatistics,
+        FlakyCase as FlakyCase,
+        ModelUsage as ModelUsage,
+        RepeatStatistics as RepeatStatistics,
+        ReportParts as ReportParts,
+        StrategyStatistics as StrategyStatistics,
+        TagStatistics as TagStatistics,
     )
-    from ._reporting._results import ErrorInfo, EvaluationResult, EvaluationRow, Outcome
-    from ._reporting._run_info import RunInfo
-    from ._samples import EvaluationSample, Parameters, Samples
-    from ._samples._bfcl import load_bfcl
+    from ._reporting._results import (
+        ErrorInfo,
+        EvaluationResult,
+        EvaluationRow,
+        Outcome,
+    )
+    from ._reporting._run_info import (
+        RunInfo,
+    )
+    from ._samples import (
+        EvaluationSample,
+        Parameters,
+        Samples,
+    )
+    from ._samples._bfcl import (
+        load_bfcl,
+    )
     from ._samples._loaders import (
         DownloadLimits,
         HTTPSampleLoader,
-        HttpSampleLoader,
-        SampleLoader,
+        HttpSampleLoader as HttpSampleLoader,
         register_loader,
-        registered_loaders,
+        registered_loaders as registered_loaders,
         unregister_loader,
     )
     from ._store import (
-        HistoryPoint,
-        Label,
-        LabelCalibration,
-        ReviewerAgreement,
-        ReviewerPair,
-        RowLabel,
+        HistoryPoint as HistoryPoint,
+        Label as Label,
+        LabelCalibration as LabelCalibration,
+        ReviewerAgreement as ReviewerAgreement,
+        ReviewerPair as ReviewerPair,
+        RowLabel as RowLabel,
         RunStore,
-        RunSummary,
+        RunSummary as RunSummary,
         StoreSink,
         calibrate_labels,
         output_digest,
         pick_rows,
     )
-    from .abc import Executor
-    from .strategies._cache import CacheStatistics, JudgeCache
-    from .trace._tool import tool
+    from .abc import (
+        Executor as Executor,
+        SampleLoader as SampleLoader,
+        Sink as Sink,
+    )
+    from .strategies._cache import (
+        CacheStatistics as CacheStatistics,
+        JudgeCache,
+    )
+    from .trace._tool import (
+        tool,
+    )
 
 _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     "._compare": (
-        "ChangedPair",
         "Comparison",
-        "ComparisonAssert",
-        "PairKey",
-        "RunSource",
         "compare",
         "compare_sync",
     ),
@@ -137,53 +187,18 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
         "Transcript",
         "Turn",
     ),
-    "._engine._builder": (
-        "Evaluation",
-        "EvaluationBuilder",
-        "EvaluationRunner",
-    ),
-    "._engine._executor": ("IndexedSample",),
-    "._engine._scorer": (
-        "RowStream",
-        "Scorer",
-        "ScorerStatistics",
-    ),
+    "._engine._builder": ("Evaluation",),
+    "._engine._scorer": ("Scorer",),
     "._engine._shards": (
         "Shard",
         "merge_reports",
     ),
-    "._engine._sinks": (
-        "JsonlSink",
-        "Sink",
-    ),
+    "._engine._sinks": ("JsonlSink",),
     "._engine._sync": ("evaluate_sync",),
-    "._reporting._assertions": (
-        "ReportAssert",
-        "assert_that",
-    ),
-    "._reporting._codec": (
-        "read_rows",
-        "read_run",
-        "row_from_dict",
-        "row_to_dict",
-    ),
-    "._reporting._judging": (
-        "Calibration",
-        "Disagreement",
-        "JudgeCounts",
-        "JudgeStatistics",
-        "calibrate",
-    ),
-    "._reporting._report": (
-        "Aggregator",
-        "EvaluationReport",
-        "FlakyCase",
-        "ModelUsage",
-        "RepeatStatistics",
-        "ReportParts",
-        "StrategyStatistics",
-        "TagStatistics",
-    ),
+    "._reporting._assertions": ("assert_that",),
+    "._reporting._codec": ("read_run",),
+    "._reporting._judging": ("calibrate",),
+    "._reporting._report": ("EvaluationReport",),
     "._reporting._results": (
         "ErrorInfo",
         "EvaluationResult",
@@ -200,31 +215,17 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     "._samples._loaders": (
         "DownloadLimits",
         "HTTPSampleLoader",
-        "HttpSampleLoader",
-        "SampleLoader",
         "register_loader",
-        "registered_loaders",
         "unregister_loader",
     ),
     "._store": (
-        "HistoryPoint",
-        "Label",
-        "LabelCalibration",
-        "ReviewerAgreement",
-        "ReviewerPair",
-        "RowLabel",
         "RunStore",
-        "RunSummary",
         "StoreSink",
         "calibrate_labels",
         "output_digest",
         "pick_rows",
     ),
-    ".abc": ("Executor",),
-    ".strategies._cache": (
-        "CacheStatistics",
-        "JudgeCache",
-    ),
+    ".strategies._cache": ("JudgeCache",),
     ".trace._tool": ("tool",),
 }
 """Each module of the package and the public names it defines, loaded on first use."""
@@ -232,22 +233,65 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 """Public names whose modules load on first use: every name but the exceptions."""
 
+_ALIAS = "use aeval.HTTP{rest} (the same class: aeval spells HTTP in capitals)"
+_ABC = "import it from aeval.abc, where every contract lives (the same object)"
+_MACHINERY = "it is aeval's own machinery, not a user's concept"
+_RETURNED = "it is a value aeval hands back; use it where it is returned, no import needed"
+_READ_RUN = "aeval.read_run reads a rows.jsonl or report.json back"
 
-_SUBPACKAGES = {"trace": ".trace"}
-"""Subpackages reached as attributes (``aeval.trace``), imported on first use."""
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "ChangedPair": ("._compare", _RETURNED),
+    "ComparisonAssert": ("._compare", _RETURNED),
+    "PairKey": ("._compare", _MACHINERY),
+    "RunSource": ("._compare", _MACHINERY),
+    "EvaluationBuilder": ("._engine._builder", _RETURNED),
+    "EvaluationRunner": ("._engine._builder", _RETURNED),
+    "IndexedSample": ("._engine._executor", _MACHINERY),
+    "RowStream": ("._engine._scorer", _RETURNED),
+    "ScorerStatistics": ("._engine._scorer", _RETURNED),
+    "HttpResponseError": ("._exceptions", _ALIAS.format(rest="ResponseError")),
+    "HttpResponseTooLargeError": ("._exceptions", _ALIAS.format(rest="ResponseTooLargeError")),
+    "HttpStatusError": ("._exceptions", _ALIAS.format(rest="StatusError")),
+    "HttpTargetError": ("._exceptions", _ALIAS.format(rest="TargetError")),
+    "HttpTimeoutError": ("._exceptions", _ALIAS.format(rest="TimeoutError")),
+    "ReportAssert": ("._reporting._assertions", _RETURNED),
+    "read_rows": ("._reporting._codec", _READ_RUN),
+    "row_from_dict": ("._reporting._codec", _READ_RUN),
+    "row_to_dict": ("._reporting._codec", _READ_RUN),
+    "Calibration": ("._reporting._judging", _RETURNED),
+    "Disagreement": ("._reporting._judging", _RETURNED),
+    "JudgeCounts": ("._reporting._judging", _RETURNED),
+    "JudgeStatistics": ("._reporting._judging", _RETURNED),
+    "Aggregator": ("._reporting._report", _MACHINERY),
+    "FlakyCase": ("._reporting._report", _RETURNED),
+    "ModelUsage": ("._reporting._report", _RETURNED),
+    "RepeatStatistics": ("._reporting._report", _RETURNED),
+    "ReportParts": ("._reporting._report", _MACHINERY),
+    "StrategyStatistics": ("._reporting._report", _RETURNED),
+    "TagStatistics": ("._reporting._report", _RETURNED),
+    "HttpSampleLoader": ("._samples._loaders", _ALIAS.format(rest="SampleLoader")),
+    "registered_loaders": ("._samples._loaders", _MACHINERY),
+    "HistoryPoint": ("._store", _RETURNED),
+    "Label": ("._store", _RETURNED),
+    "LabelCalibration": ("._store", _RETURNED),
+    "ReviewerAgreement": ("._store", _RETURNED),
+    "ReviewerPair": ("._store", _RETURNED),
+    "RowLabel": ("._store", _RETURNED),
+    "RunSummary": ("._store", _RETURNED),
+    "Executor": (".abc", _ABC),
+    "SampleLoader": (".abc", _ABC),
+    "Sink": (".abc", _ABC),
+    "CacheStatistics": (".strategies._cache", _RETURNED),
+}
+"""Names that left ``__all__``: each still resolves for one release, with a
+:class:`DeprecationWarning` saying what to use instead."""
 
-
-def __getattr__(name: str) -> object:
-    subpackage = _SUBPACKAGES.get(name)
-    if subpackage is not None:
-        return importlib.import_module(subpackage, __name__)
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'aeval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    _claim(value, __name__)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_names(
+    globals(),
+    {**_LAZY, "trace": ".trace"},
+    deprecated=_DEPRECATED,
+    claim=lambda value: _claim(value, __name__),
+)
 
 
 def __dir__() -> list[str]:
@@ -257,29 +301,19 @@ def __dir__() -> list[str]:
 __all__ = [
     "AbandonedCallsError",
     "AevalError",
-    "Aggregator",
-    "CacheStatistics",
-    "Calibration",
-    "ChangedPair",
     "Comparison",
-    "ComparisonAssert",
     "ComparisonError",
     "ConfigError",
     "Conversation",
-    "Disagreement",
     "DownloadLimits",
     "ErrorInfo",
     "Evaluation",
-    "EvaluationBuilder",
     "EvaluationReport",
     "EvaluationResult",
     "EvaluationRow",
-    "EvaluationRunner",
     "EvaluationSample",
     "EvaluationSetupError",
-    "Executor",
     "ExecutorError",
-    "FlakyCase",
     "FormatError",
     "HTTPResponseError",
     "HTTPResponseTooLargeError",
@@ -287,20 +321,8 @@ __all__ = [
     "HTTPStatusError",
     "HTTPTargetError",
     "HTTPTimeoutError",
-    "HistoryPoint",
-    "HttpResponseError",
-    "HttpResponseTooLargeError",
-    "HttpSampleLoader",
-    "HttpStatusError",
-    "HttpTargetError",
-    "HttpTimeoutError",
-    "IndexedSample",
     "JsonlSink",
     "JudgeCache",
-    "JudgeCounts",
-    "JudgeStatistics",
-    "Label",
-    "LabelCalibration",
     "MergeError",
     "MissingExtraError",
     "ModelConfigurationError",
@@ -310,40 +332,24 @@ __all__ = [
     "ModelResponseError",
     "ModelResponseTooLargeError",
     "ModelTimeoutError",
-    "ModelUsage",
     "NoLoaderError",
     "NotSerializableError",
     "Outcome",
-    "PairKey",
     "Parameters",
-    "RepeatStatistics",
-    "ReportAssert",
-    "ReportParts",
     "ReportWriteError",
-    "ReviewerAgreement",
-    "ReviewerPair",
-    "RowLabel",
-    "RowStream",
     "RunInfo",
     "RunNotFoundError",
-    "RunSource",
     "RunStore",
-    "RunSummary",
     "SampleFileNotFoundError",
     "SampleLoadError",
-    "SampleLoader",
     "Samples",
     "Scorer",
     "ScorerClosedError",
-    "ScorerStatistics",
     "ScriptedTurn",
     "Shard",
     "SimulatedUser",
-    "Sink",
     "StoreError",
     "StoreSink",
-    "StrategyStatistics",
-    "TagStatistics",
     "ToolError",
     "ToolTimeoutError",
     "Transcript",
@@ -359,12 +365,8 @@ __all__ = [
     "merge_reports",
     "output_digest",
     "pick_rows",
-    "read_rows",
     "read_run",
     "register_loader",
-    "registered_loaders",
-    "row_from_dict",
-    "row_to_dict",
     "tool",
     "unregister_loader",
 ]

@@ -18,9 +18,9 @@ don't, and aeval skips the hooks your object does not define.
 - :class:`ChatModel`: ``chat(messages, *, json_mode)``; :class:`Embedder`: ``embed(texts)``.
 - :class:`Clock`: ``now()``, ``sleep(seconds)`` and ``move_on_after(seconds)``.
 
-The names are also importable where they always were (``aeval.Sink``,
-``aeval.strategies.Strategy``, ``aeval.formatters.ReportFormatter``, ``aeval.models.ChatModel``
-and so on); they are the same objects.
+The names are also importable where they always were (``aeval.strategies.Strategy``,
+``aeval.formatters.ReportFormatter``, ``aeval.models.ChatModel`` and so on); they are the same
+objects.
 """
 
 from __future__ import annotations

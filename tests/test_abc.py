@@ -22,9 +22,6 @@ pytestmark = pytest.mark.anyio
 
 
 def test_the_contracts_are_the_ones_of_their_old_homes() -> None:
-    assert aeval.abc.Sink is aeval.Sink
-    assert aeval.abc.SampleLoader is aeval.SampleLoader
-    assert aeval.abc.Executor is aeval.Executor
     assert aeval.abc.Strategy is aeval.strategies.Strategy
     assert aeval.abc.ReportFormatter is aeval.formatters.ReportFormatter
     assert aeval.abc.ChatModel is aeval.models.ChatModel

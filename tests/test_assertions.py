@@ -5,15 +5,15 @@ from typing import Any
 import pytest
 
 from aeval import (
-    Aggregator,
     ErrorInfo,
     EvaluationReport,
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
-    ReportAssert,
     assert_that,
 )
+from aeval._reporting._assertions import ReportAssert
+from aeval._reporting._report import Aggregator
 
 
 def row(

@@ -7,8 +7,9 @@ import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
 
-from aeval import CacheStatistics, JudgeCache
+from aeval import JudgeCache
 from aeval.models import ChatMessage, ChatResponse, TokenUsage
+from aeval.strategies._cache import CacheStatistics
 
 MESSAGES = [ChatMessage("system", "be fair"), ChatMessage("user", "Is Paris right?")]
 REPLY = ChatResponse("true", TokenUsage(12, 1), "judge-1", retries=2)

@@ -19,7 +19,6 @@ from rich.console import Console
 
 import aeval
 from aeval import (
-    Aggregator,
     EvaluationReport,
     EvaluationSample,
     SampleLoadError,
@@ -28,6 +27,7 @@ from aeval import (
     assert_that,
     calibrate,
 )
+from aeval._reporting._report import Aggregator
 from aeval._util._stats import cohen_kappa
 from aeval.formatters.json import report_from_json
 from aeval.strategies import AiJudgeStrategy, ExactMatchStrategy

@@ -17,6 +17,7 @@ from _compare import run
 import aeval
 from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample
 from aeval._reporting._codec import row_line
+from aeval._reporting._report import Aggregator
 
 __all__ = ["cli"]
 
@@ -143,7 +144,7 @@ def test_a_report_json_side_works_and_one_without_every_row_is_refused(
     whole.write_text(forty(20).format("json"), encoding="utf-8")
     assert cli("compare", base, whole).returncode == 0
     rows = forty(20).evaluations
-    partial_report = aeval.Aggregator(keep="failures")
+    partial_report = Aggregator(keep="failures")
     for row in rows:
         partial_report.add(row)
     cut = tmp_path / "cut" / "report.json"

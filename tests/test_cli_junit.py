@@ -10,7 +10,6 @@ import pytest
 import xmlschema
 
 from aeval import (
-    Aggregator,
     ErrorInfo,
     EvaluationReport,
     EvaluationResult,
@@ -20,6 +19,7 @@ from aeval import (
     Outcome,
     RunInfo,
 )
+from aeval._reporting._report import Aggregator
 from aeval.formatters import get_formatter, supported_formats
 from aeval.formatters.junit import JunitFormatter
 

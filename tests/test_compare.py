@@ -16,12 +16,12 @@ from aeval import (
     EvaluationRow,
     EvaluationSample,
     JsonlSink,
-    PairKey,
     RunInfo,
     Samples,
     Scorer,
     compare,
 )
+from aeval._compare import PairKey, RunSource
 
 pytestmark = pytest.mark.anyio
 
@@ -262,7 +262,7 @@ class FakeStore:
 
 async def test_refs_that_are_not_files_are_loaded_from_the_store() -> None:
     store = FakeStore({"latest~1": forty(30), "latest": forty(10)})
-    assert isinstance(store, aeval.RunSource)
+    assert isinstance(store, RunSource)
     comparison = await compare("latest~1", "latest", store=store)
     assert comparison.verdict == "worse"
     assert (comparison.baseline_label, comparison.candidate_label) == (

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from _compare import binary_run, run
 
-from aeval import Comparison, ComparisonAssert, ReportAssert, assert_that
+from aeval import Comparison, assert_that
+from aeval._compare import ComparisonAssert
+from aeval._reporting._assertions import ReportAssert
 
 
 def regressed(margin_case: bool = False) -> Comparison:

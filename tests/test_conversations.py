@@ -21,9 +21,8 @@ from aeval import (
     Scorer,
     SimulatedUser,
     Transcript,
-    read_rows,
 )
-from aeval._reporting._codec import row_from_dict, row_to_dict
+from aeval._reporting._codec import read_rows, row_from_dict, row_to_dict
 from aeval.formatters.json import report_from_json
 from aeval.models import ChatResponse, OpenAIChatModel, TokenUsage
 from aeval.strategies import ContainsStrategy

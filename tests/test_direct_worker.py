@@ -3,8 +3,8 @@
 An async target awaited as it is, live tools and direct strategies take ``Run._direct_worker``;
 a timeout sends the same run down the general path (``_evaluate_sample``). These tests pin
 that both make the same rows, that a recorder a worker reuses never carries anything from
-one sample into another, that the aggregator sorts only rows out of order, and the Python
-calls per sample (counted with ``sys.setprofile``, never timed).
+one sample into another, and that the aggregator sorts only rows out of order. The Python
+calls per sample are counted by ``benchmarks/bench_calls.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Any
 
 import anyio
 import pytest
-from _calls import Calls
 
 from aeval import (
     EvaluationReport,
@@ -301,24 +300,6 @@ async def test_a_recorder_that_recorded_is_never_reused(direct_runs: list[bool])
         else:
             assert trace is not None
             assert [dict(c.arguments) for c in trace.tool_calls] == [{"n": index}]
-
-
-async def test_the_direct_path_makes_few_python_calls(direct_runs: list[bool]) -> None:
-    """The Python calls per sample on the direct path (7.8 now; 11.7 in round 1), the
-    target's own two (``target``, ``Parameters.values``) and the check's one included."""
-    samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(400))
-
-    async def target(params: Parameters) -> Any:
-        return params.values[0]
-
-    scorer = Scorer(20)
-    await scorer.evaluate(samples[:10], target, ExactMatchStrategy())
-    with Calls() as profile:
-        report = await scorer.evaluate(samples, target, ExactMatchStrategy())
-    calls = len(profile)
-    assert direct_runs == [True, True]
-    assert report.passed_count == 400
-    assert calls / 400 <= 8.5, f"{calls / 400:.2f} Python calls per sample"
 
 
 def _row(index: int, position: int = 0) -> EvaluationRow:
@@ -618,31 +599,3 @@ async def test_in_flight_counts_the_samples_being_evaluated_whenever_it_can_be_r
     assert [in_flight for in_flight, _ in seen] == [count for _, count in seen]
     assert max(count for _, count in seen) > 1
     assert scorer.statistics().samples_in_flight == 0
-
-
-async def test_a_streamed_sample_takes_few_python_calls(
-    direct_runs: list[bool], tmp_path: Path
-) -> None:
-    """The Python calls per sample of a streamed JSONL run with a target taking one string
-    (the loader's, the engine's, the target's and the check's): 6.8 now, 9.7 before the
-    third round of issue 25 (a frame per line for the sample and its parameters each, the
-    bound call's and the single-turn check's per sample)."""
-    path = tmp_path / "s.jsonl"
-    path.write_text(
-        "".join(
-            f'{{"name": "s{i}", "parameters": ["in{i}"], "expected-output": "in{i}"}}\n'
-            for i in range(2000)
-        )
-    )
-
-    async def target(text: str) -> str:
-        return text
-
-    scorer = Scorer(20, keep="failures")
-    await scorer.evaluate(Samples.stream(path), target, ExactMatchStrategy())
-    with Calls() as profile:
-        report = await scorer.evaluate(Samples.stream(path), target, ExactMatchStrategy())
-    calls = len(profile)
-    assert direct_runs == [True, True]
-    assert report.passed_count == 2000
-    assert calls / 2000 <= 7.5, f"{calls / 2000:.2f} Python calls per streamed sample"

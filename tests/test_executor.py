@@ -12,7 +12,6 @@ from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
-    IndexedSample,
     JsonlSink,
     NotSerializableError,
     Parameters,
@@ -20,7 +19,7 @@ from aeval import (
     Scorer,
     read_run,
 )
-from aeval._engine._executor import Deliver, ExecutorJob, SampleFeed
+from aeval._engine._executor import Deliver, ExecutorJob, IndexedSample, SampleFeed
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,6 @@ import pytest
 
 from aeval import (
     AbandonedCallsError,
-    Aggregator,
     EvaluationReport,
     EvaluationResult,
     EvaluationRow,
@@ -30,6 +29,7 @@ from aeval import (
     Scorer,
     read_run,
 )
+from aeval._reporting._report import Aggregator
 from aeval.strategies import NotBlankStrategy
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,6 @@ import orjson
 import pytest
 
 from aeval import (
-    Aggregator,
     ErrorInfo,
     EvaluationReport,
     EvaluationResult,
@@ -28,6 +27,7 @@ from aeval import (
     Outcome,
     RunInfo,
 )
+from aeval._reporting._report import Aggregator
 from aeval._util._numbers import format_interval, format_percent
 from aeval._util._plugins import PluginRegistry
 from aeval.formatters import HtmlFormatter, ReportFormatter, get_formatter, supported_formats

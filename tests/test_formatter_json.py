@@ -9,7 +9,6 @@ import orjson
 import pytest
 
 from aeval import (
-    Aggregator,
     ErrorInfo,
     EvaluationReport,
     EvaluationResult,
@@ -20,6 +19,7 @@ from aeval import (
     Samples,
     Scorer,
 )
+from aeval._reporting._report import Aggregator
 from aeval.formatters import JsonFormatter
 from aeval.formatters.json import report_from_json
 from aeval.strategies import ExactMatchStrategy

@@ -15,6 +15,7 @@ from _cli import Cli, cli
 
 import aeval
 from aeval import FormatError, RunStore
+from aeval._store import HistoryPoint
 from aeval._util._plugins import PluginRegistry
 from aeval.formatters import get_formatter, register_formatter, supported_formats
 from aeval.formatters._escape import markdown_inline
@@ -168,7 +169,7 @@ def test_comparison_format_names_md_and_xml_still_work(registry: PluginRegistry[
 def test_history_markdown_escapes_values_as_the_report_does() -> None:
     name = "- 1. *bot* <x> | #1"
     label = "+ [link](http://x) `code`"
-    point = aeval.HistoryPoint(
+    point = HistoryPoint(
         run_id="20261201-220000-beef",
         started_at=1796162400.0,
         score=100.0,

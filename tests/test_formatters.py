@@ -322,7 +322,7 @@ def test_markdown_nested_lists_render_java_style() -> None:
 
 
 def test_markdown_notes_a_report_that_does_not_hold_every_row() -> None:
-    from aeval import Aggregator
+    from aeval._reporting._report import Aggregator
 
     aggregator = Aggregator(keep="failures")
     for row in (passed("A", 0), failed("B", 1), passed("C", 2)):

@@ -30,6 +30,7 @@ def test_import_aeval_loads_no_heavy_dependency_and_only_its_front_door() -> Non
         "aeval",
         "aeval._exceptions",
         "aeval._util",
+        "aeval._util._lazy",
         "aeval._util._publish",
         "aeval._version",
     ]

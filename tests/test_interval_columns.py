@@ -25,8 +25,8 @@ from aeval import (
     EvaluationSample,
     RunInfo,
     RunStore,
-    RunSummary,
 )
+from aeval._store import RunSummary
 from aeval._util._numbers import format_number
 
 __all__ = ["cli"]

@@ -17,16 +17,20 @@ from aeval import (
     NoLoaderError,
     Parameters,
     SampleFileNotFoundError,
-    SampleLoader,
     SampleLoadError,
     Samples,
     register_loader,
-    registered_loaders,
     unregister_loader,
 )
 from aeval._samples import _formats as _sample_formats, _limits, _loaders
-from aeval._samples._loaders import load_sources, load_sources_sync, stream_jsonl
+from aeval._samples._loaders import (
+    load_sources,
+    load_sources_sync,
+    registered_loaders,
+    stream_jsonl,
+)
 from aeval._samples._sources import CountedStream, count_lines, is_url, streams
+from aeval.abc import SampleLoader
 from aeval.testing import HTTPReply, ScriptedHTTPServer
 
 DATA = Path(__file__).parent / "data" / "loaders"

@@ -105,9 +105,9 @@ async def test_an_endless_response_stops_at_the_default_limit(server: str) -> No
 
 @pytest.mark.anyio
 async def test_a_declared_length_beyond_the_limit_is_refused_before_reading(server: str) -> None:
-    from aeval import DownloadLimits, HttpSampleLoader
+    from aeval import DownloadLimits, HTTPSampleLoader
 
-    loader = HttpSampleLoader(DownloadLimits(max_bytes=10))
+    loader = HTTPSampleLoader(DownloadLimits(max_bytes=10))
     url = f"{server}/declared.yaml"
 
     with anyio.fail_after(HANG_GUARD), pytest.raises(SampleLoadError) as info:
@@ -501,11 +501,11 @@ async def test_a_bad_environment_variable_is_named(
 def test_a_loader_with_its_own_limits_overrides_the_built_in_one(
     server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from aeval import DownloadLimits, HttpSampleLoader, register_loader, unregister_loader
+    from aeval import DownloadLimits, HTTPSampleLoader, register_loader, unregister_loader
 
     monkeypatch.setattr(_loaders._REGISTRY, "_entries", list(_loaders._REGISTRY._entries))
     monkeypatch.setenv("AEVAL_DOWNLOAD_MAX_BYTES", "10")
-    loader = HttpSampleLoader(DownloadLimits(max_bytes=len(SAMPLES)))
+    loader = HTTPSampleLoader(DownloadLimits(max_bytes=len(SAMPLES)))
     register_loader(loader, priority=1)
 
     assert loader.limits.max_bytes == len(SAMPLES)

@@ -12,13 +12,13 @@ import anyio
 import pytest
 
 from aeval import ModelResponseError, ModelTimeoutError
+from aeval._model_types import accepts_options
 from aeval.models import (
     ChatMessage,
     ChatOptions,
     ChatResponse,
     OpenAIChatModel,
     OpenAIEmbedder,
-    accepts_options,
 )
 from aeval.testing import (
     FakeChatModel,

@@ -10,7 +10,8 @@ import anyio
 import pytest
 from test_pytest_plugin_session import CONFTEST, EVALUATIONS, INI
 
-from aeval import RunStore, RunSummary
+from aeval import RunStore
+from aeval._store import RunSummary
 
 pytest_plugins = ("pytester",)
 

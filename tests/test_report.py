@@ -5,17 +5,15 @@ import time
 import pytest
 
 from aeval import (
-    Aggregator,
     ErrorInfo,
     EvaluationReport,
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
-    ModelUsage,
     Outcome,
-    ReportParts,
     RunInfo,
 )
+from aeval._reporting._report import Aggregator, ModelUsage, ReportParts
 
 
 def row(

@@ -18,8 +18,8 @@ import orjson
 import pytest
 
 from aeval import (
-    HttpResponseError,
-    HttpResponseTooLargeError,
+    HTTPResponseError,
+    HTTPResponseTooLargeError,
     ModelResponseError,
     ModelResponseTooLargeError,
     Parameters,
@@ -139,7 +139,7 @@ async def test_an_http_target_answer_over_the_cap_is_an_error(
     spec = HttpSpec(url=f"{hostile.url}/answer", method="GET", max_response_bytes=CAP)
     async with httpx.AsyncClient() as client:
         target = HttpTarget(spec, client, {})
-        with anyio.fail_after(60), pytest.raises(HttpResponseTooLargeError) as caught:
+        with anyio.fail_after(60), pytest.raises(HTTPResponseTooLargeError) as caught:
             await target(Parameters([]))
 
     assert str(caught.value) == (
@@ -147,7 +147,7 @@ async def test_an_http_target_answer_over_the_cap_is_an_error(
         "(1,048,576 bytes) (counted after decompression), so reading stopped: check the "
         "endpoint, or raise target.http.max_response_bytes"
     )
-    assert isinstance(caught.value, HttpResponseError)
+    assert isinstance(caught.value, HTTPResponseError)
     assert caught.value.limit == CAP
 
 
@@ -165,13 +165,13 @@ async def test_an_http_target_answer_under_the_cap_is_read_whole() -> None:
 
 
 async def test_an_endless_error_body_still_gives_the_status_error() -> None:
-    from aeval import HttpStatusError, ModelHTTPError
+    from aeval import HTTPStatusError, ModelHTTPError
 
     reply = HTTPReply(status=500, body=b"broken: ", stream=b"x" * 65536)
     with ScriptedHTTPServer(handler=lambda _: reply) as server:
         spec = HttpSpec(url=f"{server.url}/answer", method="GET")
         async with httpx.AsyncClient() as client:
-            with anyio.fail_after(60), pytest.raises(HttpStatusError) as status:
+            with anyio.fail_after(60), pytest.raises(HTTPStatusError) as status:
                 await HttpTarget(spec, client, {})(Parameters([]))
         async with _chat(server, max_attempts=1) as model:
             with anyio.fail_after(60), pytest.raises(ModelHTTPError) as http:
@@ -224,7 +224,7 @@ async def test_a_corrupt_gzip_body_is_a_response_error() -> None:
                 await model.chat("hi")
         spec = HttpSpec(url=f"{server.url}/answer")
         async with httpx.AsyncClient() as client:
-            with pytest.raises(HttpResponseError, match="cannot be decoded"):
+            with pytest.raises(HTTPResponseError, match="cannot be decoded"):
                 await HttpTarget(spec, client, {})(Parameters([]))
 
 

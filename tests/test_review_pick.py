@@ -12,11 +12,10 @@ from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
-    Label,
     Outcome,
-    RowLabel,
     pick_rows,
 )
+from aeval._store import Label, RowLabel
 
 
 def make(

@@ -19,9 +19,9 @@ from aeval import (
     Samples,
     Scorer,
     ScorerClosedError,
-    read_rows,
     read_run,
 )
+from aeval._reporting._codec import read_rows
 from aeval.strategies import ExactMatchStrategy
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,6 @@ from aeval import (
     EvaluationReport,
     EvaluationResult,
     EvaluationSample,
-    IndexedSample,
     MergeError,
     Parameters,
     RunInfo,
@@ -19,6 +18,7 @@ from aeval import (
     Shard,
     merge_reports,
 )
+from aeval._engine._executor import IndexedSample
 from aeval._engine._shards import DatasetDigest, ShardStream, shard_of
 from aeval.formatters.json import report_from_json
 

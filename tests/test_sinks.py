@@ -17,10 +17,8 @@ from aeval import (
     SampleLoadError,
     Samples,
     Scorer,
-    read_rows,
-    row_from_dict,
-    row_to_dict,
 )
+from aeval._reporting._codec import read_rows, row_from_dict, row_to_dict
 from aeval.formatters.json import report_from_json, report_to_dict
 from aeval.strategies import NotBlankStrategy
 

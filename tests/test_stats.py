@@ -10,7 +10,6 @@ from math import comb
 import pytest
 
 from aeval import (
-    Aggregator,
     EvaluationReport,
     EvaluationResult,
     EvaluationRow,
@@ -18,6 +17,7 @@ from aeval import (
     Samples,
     Scorer,
 )
+from aeval._reporting._report import Aggregator
 from aeval._util._stats import (
     ClusteredMean,
     MomentsCounter,

@@ -25,8 +25,8 @@ from aeval import (
     Samples,
     Scorer,
     StoreSink,
-    row_to_dict,
 )
+from aeval._reporting._codec import row_to_dict
 from aeval._store import config_digest
 from aeval._store._database import RunDatabase, RunStart
 from aeval._store._rows import summarise, summary_of

@@ -15,15 +15,13 @@ from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
-    Label,
-    RowLabel,
     RunInfo,
     RunNotFoundError,
     RunStore,
     StoreError,
     output_digest,
 )
-from aeval._store import _schema, row_digest
+from aeval._store import Label, RowLabel, _schema, row_digest
 
 pytestmark = pytest.mark.anyio
 

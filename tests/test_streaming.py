@@ -5,9 +5,6 @@ per shape, and every line-numbered message kept."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -582,69 +579,3 @@ def test_the_fast_path_builds_the_parameters_and_metadata_the_sample_does(count:
             expected.parameters._names,
             expected.parameters._values,
         )
-
-
-_COLLECTIONS = """
-import asyncio, gc, sys
-from aeval import EvaluationResult, Samples, Scorer
-from aeval._samples import _loaders
-
-_loaders._BATCH_LINES = int(sys.argv[2])
-
-def agrees(sample, output):
-    return EvaluationResult.from_boolean(output == sample.expected_output)
-
-async def echo(text: str) -> str:
-    return text
-
-async def main() -> None:
-    scorer = Scorer(50, keep="failures")
-    await scorer.evaluate(Samples.stream(sys.argv[3]), echo, agrees)  # imports what it uses
-    collections = 0
-
-    def count(phase, info):
-        nonlocal collections
-        collections += phase == "start"
-
-    gc.collect()
-    gc.set_threshold(700, 10, 10)
-    gc.callbacks.append(count)
-    report = await scorer.evaluate(Samples.stream(sys.argv[1]), echo, agrees)
-    gc.callbacks.remove(count)
-    assert report.passed_count == 20_000, report.passed_count
-    print(collections)
-
-asyncio.run(main())
-"""
-
-
-def test_a_streamed_run_leaves_the_cycle_collector_almost_nothing_to_do(tmp_path: Path) -> None:
-    """A stream hands out its samples a small batch at a time (``_BATCH_LINES``), so the
-    objects of the samples waiting for a worker stay below the collector's young-generation
-    threshold: a streamed run of 20,000 tagged samples triggers about ten collections
-    (none needed: nothing here is a cycle), where 1,024 lines at a time trigger about 60.
-    Counted with ``gc.callbacks`` in a fresh interpreter (no other thread or test
-    allocating meanwhile), never timed."""
-    items = [
-        {"name": f"s{i}", "parameters": [f"q{i}"], "expected-output": f"q{i}", "tags": ["t"]}
-        for i in range(20_000)
-    ]
-    path = _write(tmp_path / "s.jsonl", items)
-    warm = _write(tmp_path / "warm.jsonl", items[:50])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COV_CORE")}
-    env["PYTHONHASHSEED"] = "0"
-
-    def collections(batch: int) -> int:
-        done = subprocess.run(
-            [sys.executable, "-c", _COLLECTIONS, str(path), str(batch), str(warm)],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return int(done.stdout.strip())
-
-    small, large = collections(_loaders._BATCH_LINES), collections(1024)
-    assert small <= 20, f"{small} collections for 20,000 streamed samples"
-    assert large >= 3 * small, (small, large)

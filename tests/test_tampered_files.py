@@ -23,8 +23,8 @@ from aeval import (
     SampleLoadError,
     StoreError,
     read_run,
-    row_to_dict,
 )
+from aeval._reporting._codec import row_to_dict
 from aeval.formatters.json import report_from_json
 
 __all__ = ["cli"]

@@ -22,7 +22,6 @@ from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
-    IndexedSample,
     JsonlSink,
     Outcome,
     RunStore,
@@ -31,9 +30,9 @@ from aeval import (
     Scorer,
     merge_reports,
     read_run,
-    row_from_dict,
-    row_to_dict,
 )
+from aeval._engine._executor import IndexedSample
+from aeval._reporting._codec import row_from_dict, row_to_dict
 from aeval.formatters.json import report_from_json
 from aeval.strategies import ToolCalledStrategy
 from aeval.trace import (

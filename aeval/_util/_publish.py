@@ -10,17 +10,13 @@ __all__ = ["claim", "publish"]
 def claim(value: object, home: str) -> None:
     """Set ``value.__module__`` to ``home`` if it names a private aeval module.
 
-    The contracts of :mod:`aeval.abc` that ``aeval`` re-exports (``aeval.Sink``) are claimed
-    by ``aeval`` too, where users have always imported them from. Names already claimed by
-    another public module, and values from outside aeval (typing aliases, builtins), are
-    left as they are.
+    Names already claimed by another public module, and values from outside aeval (typing
+    aliases, builtins), are left as they are.
     """
     module = getattr(value, "__module__", None)
     if not isinstance(module, str) or not module.startswith("aeval."):
         return
-    if any(part.startswith("_") for part in module.split(".")[1:]) or (
-        module == "aeval.abc" and home == "aeval"
-    ):
+    if any(part.startswith("_") for part in module.split(".")[1:]):
         value.__module__ = home
 
 

@@ -13,12 +13,12 @@ if TYPE_CHECKING:
         ChatResponse,
         Embeddings,
         TokenUsage,
-        accepts_options,
+        accepts_options as accepts_options,
     )
     from ..abc import ChatModel, Clock, Embedder
     from ._limits import ModelStatistics
     from ._policy import RateLimits, RetryPolicy
-    from .local import LocalEmbedder, local_extra_missing
+    from .local import LocalEmbedder, local_extra_missing as local_extra_missing
     from .openai import OpenAIChatModel, OpenAIEmbedder
 
 _LAZY_MODULES: dict[str, tuple[str, ...]] = {
@@ -28,12 +28,11 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
         "ChatResponse",
         "Embeddings",
         "TokenUsage",
-        "accepts_options",
     ),
     "..abc": ("ChatModel", "Clock", "Embedder"),
     "._limits": ("ModelStatistics",),
     "._policy": ("RateLimits", "RetryPolicy"),
-    ".local": ("LocalEmbedder", "local_extra_missing"),
+    ".local": ("LocalEmbedder",),
     ".openai": ("OpenAIChatModel", "OpenAIEmbedder"),
 }
 """The module of each public name, imported on first use: importing a submodule of
@@ -43,7 +42,16 @@ does not import the clients and httpx."""
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
 
-__getattr__ = _lazy_names(globals(), _LAZY)
+_DEPRECATED = {
+    "accepts_options": (".._model_types", "it is aeval's own machinery, not a user's concept"),
+    "local_extra_missing": (
+        ".local",
+        "it is aeval's own machinery; LocalEmbedder() says what to install when it is missing",
+    ),
+}
+"""Names that left ``__all__``, kept for one release behind a :class:`DeprecationWarning`."""
+
+__getattr__ = _lazy_names(globals(), _LAZY, deprecated=_DEPRECATED)
 
 
 def __dir__() -> list[str]:
@@ -65,6 +73,4 @@ __all__ = [
     "RateLimits",
     "RetryPolicy",
     "TokenUsage",
-    "accepts_options",
-    "local_extra_missing",
 ]
