@@ -55,6 +55,7 @@ Key = tuple[str, int, str | None]
 Stamp = tuple[float | None, int | None]
 
 _PASSED = Outcome.PASSED.value
+_NOT_APPLICABLE = Outcome.NOT_APPLICABLE.value
 _CHUNK = 500
 _USAGE = ("retries", "prompt_tokens", "completion_tokens", "cost")
 _PIECE = re.compile(r"[a-z0-9]+")
@@ -133,7 +134,7 @@ class RunIndex:
             counts[outcomes[position]] += 1
         counts["flaky"] = len(self.flaky.intersection(positions))
         counts["all"] = len(positions)
-        counts["not-passed"] = counts["all"] - counts[_PASSED]
+        counts["not-passed"] = counts["all"] - counts[_PASSED] - counts[_NOT_APPLICABLE]
         return counts
 
 
@@ -418,7 +419,7 @@ def _pick_candidates(
         values: tuple[object, ...] = ()
     elif pick == "uncertain":
         condition = (
-            "outcome != 'skipped' AND (outcome IN ('unscored', 'error') OR score IS NULL "
+            "outcome NOT IN ('skipped', 'not_applicable') AND (outcome IN ('unscored', 'error') OR score IS NULL "
             "OR instr(data, '\"threshold\":') > 0 OR abs(score - 0.5) <= ?)"
         )
         values = (margin + 1e-9,)
@@ -454,7 +455,7 @@ def pick_ids(
     if pick == "all":
         chosen = [ids[p] for p in index.order]
     elif pick == "failures":
-        left_out = (_PASSED, Outcome.SKIPPED.value)
+        left_out = (_PASSED, Outcome.SKIPPED.value, _NOT_APPLICABLE)
         chosen = [ids[p] for p in index.order if outcomes[p] not in left_out]
     else:
         candidates = _pick_candidates(connection, index.seq, pick, margin)

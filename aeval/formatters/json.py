@@ -9,7 +9,9 @@ How this departs from upstream, deliberately:
 
 - Counts mean what they say and match the other formats: ``samples`` counts samples,
   ``rows`` counts rows, ``passedRows`` and ``failedRows`` the rows that passed and the rows a
-  strategy failed (``errors``, ``unscored`` and ``skipped`` rows are counted apart). The
+  strategy failed (``errors``, ``unscored``, ``skipped`` and ``notApplicable`` rows are
+  counted apart; ``notApplicableSamples`` counts the samples none of whose rows applies,
+  which the score leaves out). The
   upstream names stay as aliases for upstream readers: ``totalSamples`` (= ``samples``;
   upstream counts rows there), ``passed`` (= ``passedRows``) and ``failed``
   (= ``failedRows``); :func:`report_from_json` reads either.
@@ -181,6 +183,8 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
             "errors": report.error_count,
             "unscored": report.unscored_count,
             "skipped": report.skipped_count,
+            "notApplicable": report.not_applicable_count,
+            "notApplicableSamples": report.inapplicable_sample_count,
             "duration": report.duration,
             "run": {
                 "startedAt": _iso(run.started_at),
@@ -201,6 +205,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                     "samples": s.samples,
                     "rows": s.total,
                     "passed": s.passed,
+                    "notApplicable": s.not_applicable,
                     "score": _rounded(s.score),
                     "confidenceInterval": _interval(s.moments),
                     "clusterSums": _sums(s.moments),
@@ -217,6 +222,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                     "failed": s.failed,
                     "unscored": s.unscored,
                     "skipped": s.skipped,
+                    "notApplicable": s.not_applicable,
                     "errors": s.errors,
                     "score": _rounded(s.score),
                     "meanScore": s.mean_score,
@@ -506,12 +512,14 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             Outcome.UNSCORED: _count(data, "unscored"),
             Outcome.ERROR: _count(data, "errors"),
             Outcome.SKIPPED: _count(data, "skipped"),
+            Outcome.NOT_APPLICABLE: _count(data, "notApplicable", 0),
         }
         tags = {
             tag: TagStatistics(
                 total=_count(t, "rows"),
                 passed=_count(t, "passed"),
                 moments=_moments(t["clusterSums"]),
+                not_applicable=_count(t, "notApplicable", 0),
             )
             for tag, t in data["tags"].items()
         }
@@ -526,6 +534,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 scored=_count(s, "scored"),
                 skipped=_count(s, "skipped"),
                 moments=_moments(s["clusterSums"]),
+                not_applicable=_count(s, "notApplicable", 0),
             )
             for name, s in data["strategies"].items()
         }

@@ -20,6 +20,9 @@ Layout: one ``<testsuites>`` holding one ``<testsuite>`` with the run's counts, 
   row did not pass, and that row is a ``<failure>`` or ``<error>`` in the same suite, so the
   suite is red already; a second failure would count one problem twice and blame a check
   that never ran. The ``score`` property counts it as not passed.
+- A *not applicable* row (a strategy whose expectation the sample does not state, such as a
+  tool check on a sample without ``expected-calls``) carries ``<skipped message="not
+  applicable: <which key is missing>">``: it is no failure, and the score leaves it out.
 - The test cases of a flaky (sample, strategy) pair, whose repeats disagree, carry
   ``<system-out>flaky: 2/3 repeats passed</system-out>``.
 - A partial run (stopped before its last sample) gets one more test case, first:
@@ -28,11 +31,12 @@ Layout: one ``<testsuites>`` holding one ``<testsuite>`` with the run's counts, 
   never shows a stopped run green.
 
 The suite's ``failures`` counts failed and unscored rows, ``errors`` the error rows and the
-partial-run case, ``skipped`` the skipped rows, and ``tests`` the test cases written.
+partial-run case, ``skipped`` the skipped and the not-applicable rows, and ``tests`` the test
+cases written.
 
 Properties: ``score`` and its 95% interval (``score_ci95_low``, ``score_ci95_high``, clustered
 by sample), the row counts (``rows``, ``passed``, ``failed``, ``unscored``, ``skipped``,
-``errors``), ``failed_calls``, ``samples`` and ``samples_expected``, ``complete``
+``not_applicable``, ``errors``), ``failed_calls``, ``samples`` and ``samples_expected``, ``complete``
 (``true``/``false``), the gate of ``aeval run``/``merge`` when known (``gate``: ``passed``,
 ``missed`` or ``none``, and one ``gate.<threshold>`` per threshold, such as ``gate.score``
 = ``missed: score 66.67% < 80.00%``), ``rows_held`` when the report does not hold every
@@ -112,7 +116,7 @@ class JunitFormatter:
             "tests": str(len(rows) + (partial is not None)),
             "failures": str(outcomes[Outcome.FAILED] + outcomes[Outcome.UNSCORED]),
             "errors": str(outcomes[Outcome.ERROR] + (partial is not None)),
-            "skipped": str(outcomes[Outcome.SKIPPED]),
+            "skipped": str(outcomes[Outcome.SKIPPED] + outcomes[Outcome.NOT_APPLICABLE]),
         }
         if report.duration is not None:
             counts["time"] = _seconds(report.duration)
@@ -146,6 +150,7 @@ class JunitFormatter:
             ("failed", str(report.failed_count)),
             ("unscored", str(report.unscored_count)),
             ("skipped", str(report.skipped_count)),
+            ("not_applicable", str(report.not_applicable_count)),
             ("errors", str(report.error_count)),
             ("failed_calls", str(report.function_error_count)),
             ("samples", str(report.sample_count)),
@@ -260,6 +265,10 @@ def _verdict(case: ET.Element, row: EvaluationRow) -> None:
     if outcome is Outcome.SKIPPED:
         why = row.explanation or "not run: a check it depends on failed"
         ET.SubElement(case, "skipped", {"message": _clean(_message(why))})
+        return
+    if outcome is Outcome.NOT_APPLICABLE:
+        why = row.explanation or "the sample states no expectation for this check"
+        ET.SubElement(case, "skipped", {"message": _clean(_message(f"not applicable: {why}"))})
         return
     if outcome is Outcome.ERROR:
         error = row.error
