@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from operator import attrgetter
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from .._conversation import Transcript
 from .._util._stats import MomentsCounter
@@ -60,6 +60,7 @@ class RowAggregator:
         "_moments",
         "_open",
         "_pairs",
+        "_passes",
         "_repeat_stats",
         "_repeats",
         "_rows",
@@ -101,6 +102,7 @@ class RowAggregator:
         self._moments = MomentsCounter()
         self._open: dict[int, OpenSample] = {}
         self._pairs: dict[tuple[int, str | None], OpenPair] = {}
+        self._passes: dict[tuple[tuple[str, ...], str], list[Any]] = {}
         self._repeat_stats = RepeatCounter()
         self._repeats = repeats
         self._rows_per_sample = (
@@ -124,10 +126,12 @@ class RowAggregator:
     @property
     def rows_added(self) -> int:
         """Rows counted so far."""
+        self._settle()
         return sum(counter.total for counter in self._strategies.values())
 
     def _outcome_counts(self) -> dict[Outcome, int]:
         """The rows of each outcome: the strategies' counts, summed (every row has one)."""
+        self._settle()
         counts = dict.fromkeys(Outcome, 0)
         for counter in self._strategies.values():
             counts[_PASSED] += counter.passed
@@ -206,11 +210,29 @@ class RowAggregator:
 
     def count_passed(self, tags: tuple[str, ...], strategy: str, score: float) -> None:
         """What :meth:`add` does for a passing row, without the row, when :attr:`rowless`
-        and the row has no metadata, its sample none and its output is no transcript."""
-        counted = self._strategies.get(strategy)
-        if counted is None:
-            counted = self._strategies[strategy] = StrategyCounter()
-        count_row(self._tags, tags, counted, _PASSED, score)
+        and the row has no metadata, its sample none and its output is no transcript.
+
+        The rows are noted per (tags, strategy) and counted together by :func:`count_row`
+        before any read (:meth:`_settle`): no Python call per row.
+        """
+        key = (tags, strategy)
+        pending = self._passes.get(key)
+        if pending is None:
+            pending = self._passes[key] = [0, 0.0]
+            for tag in tags:  # the tags' and the strategy's order is that of first appearance
+                if tag not in self._tags:
+                    self._tags[tag] = TagCounter()
+            if strategy not in self._strategies:
+                self._strategies[strategy] = StrategyCounter()
+        pending[0] += 1
+        pending[1] += score
+
+    def _settle(self) -> None:
+        """Count the passing rows :meth:`count_passed` noted."""
+        if self._passes:
+            for (tags, name), (times, score_sum) in self._passes.items():
+                count_row(self._tags, tags, self._strategies[name], _PASSED, score_sum, times)
+            self._passes.clear()
 
     def count_calls(self, calls: int, samples: int) -> None:
         """Count ``calls`` calls of the function under test that returned, ``samples`` of
@@ -315,6 +337,7 @@ class RowAggregator:
         RepeatCounter,
     ]:
         """Copies of the cluster sums with every open sample and pair closed as it stands."""
+        self._settle()
         moments = self._moments.copy()
         tags = {tag: counter.moments.copy() for tag, counter in self._tags.items()}
         strategies = {name: counter.moments.copy() for name, counter in self._strategies.items()}

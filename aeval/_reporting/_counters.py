@@ -132,13 +132,16 @@ def count_row(
     strategy: StrategyCounter,
     outcome: Outcome,
     score: float | None,
+    times: int = 1,
 ) -> None:
-    """Count one row of ``outcome`` in its tags' and its strategy's counters: the one rule
-    for counting a row, whether the row was made or only counted (``count_passed``).
+    """Count ``times`` rows of ``outcome`` in their tags' and their strategy's counters: the
+    one rule for counting a row, whether the row was made or only counted
+    (``RowAggregator.count_passed``).
 
-    A row counts once in ``total`` and once under its outcome; its 0-1 score counts in the
-    strategy's mean only when it passed or failed; a not-applicable row counts apart from
-    both ``passed`` and the rows the score is over (see :func:`add_cluster`).
+    A row counts once in ``total`` and once under its outcome; its 0-1 score (``score``:
+    the sum of the ``times`` rows' scores) counts in the strategy's mean only when it passed
+    or failed; a not-applicable row counts apart from both ``passed`` and the rows the score
+    is over (see :func:`add_cluster`).
     """
     passed = outcome is _PASSED
     inapplicable = outcome is NOT_APPLICABLE
@@ -146,24 +149,26 @@ def count_row(
         counter = tags.get(tag)
         if counter is None:
             counter = tags[tag] = TagCounter()
-        counter.total += 1
-        counter.passed += passed
-        counter.not_applicable += inapplicable
-    strategy.total += 1
+        counter.total += times
+        if passed:
+            counter.passed += times
+        elif inapplicable:
+            counter.not_applicable += times
+    strategy.total += times
     if passed:
-        strategy.passed += 1
+        strategy.passed += times
     elif outcome is _FAILED:
-        strategy.failed += 1
+        strategy.failed += times
     elif inapplicable:
-        strategy.not_applicable += 1
+        strategy.not_applicable += times
     elif outcome is Outcome.UNSCORED:
-        strategy.unscored += 1
+        strategy.unscored += times
     elif outcome is Outcome.SKIPPED:
-        strategy.skipped += 1
+        strategy.skipped += times
     else:
-        strategy.errors += 1
+        strategy.errors += times
     if score is not None and (passed or outcome is _FAILED):
-        strategy.scored += 1
+        strategy.scored += times
         strategy.score_sum += score
 
 

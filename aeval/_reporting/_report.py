@@ -477,8 +477,8 @@ class Aggregator(RowAggregator):
 
     Args:
         keep: Which rows to hold: ``"all"``, only the ``"failures"`` (rows that did not pass,
-            not-applicable rows aside), or ``"none"``. Counts and scores always cover every row, so a run over millions of
-            samples can keep memory bounded.
+            not-applicable rows aside), or ``"none"``. Counts and scores always cover every
+            row, so a run over millions of samples can keep memory bounded.
         strategies: Strategies per sample, when known (a run without strategies has one row
             per sample and repeat).
         repeats: Runs per sample, when known.

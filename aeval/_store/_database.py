@@ -342,7 +342,7 @@ class RunDatabase:
             found, overall = summary.counts, summary.overall
             counts = (
                 overall.rows,
-                *(found.get(outcome.value, 0) for outcome in Outcome),
+                *(found.get(outcome.value, 0) for outcome in _COUNTED),
                 overall.samples,
                 overall.score,
                 *overall.interval,

@@ -10,8 +10,9 @@ How this departs from upstream, deliberately:
 - Counts mean what they say and match the other formats: ``samples`` counts samples,
   ``rows`` counts rows, ``passedRows`` and ``failedRows`` the rows that passed and the rows a
   strategy failed (``errors``, ``unscored``, ``skipped`` and ``notApplicable`` rows are
-  counted apart; ``notApplicableSamples`` counts the samples none of whose rows applies,
-  which the score leaves out). The
+  counted apart; ``notApplicable``, here and per tag and strategy, and
+  ``notApplicableSamples``, the samples none of whose rows applies, which the score leaves
+  out, are written when some row is not applicable). The
   upstream names stay as aliases for upstream readers: ``totalSamples`` (= ``samples``;
   upstream counts rows there), ``passed`` (= ``passedRows``) and ``failed``
   (= ``failedRows``); :func:`report_from_json` reads either.
@@ -164,6 +165,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
         "passed": report.passed_count,
         "failed": report.failed_count,
     }
+    shown = report.not_applicable_count > 0
     tag_scores = report.tag_scores
     if tag_scores:
         document["tagScores"] = {tag: _rounded(s) for tag, s in tag_scores.items()}
@@ -183,8 +185,8 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
             "errors": report.error_count,
             "unscored": report.unscored_count,
             "skipped": report.skipped_count,
-            "notApplicable": report.not_applicable_count,
-            "notApplicableSamples": report.inapplicable_sample_count,
+            **_inapplicable(report.not_applicable_count, shown),
+            **({"notApplicableSamples": report.inapplicable_sample_count} if shown else {}),
             "duration": report.duration,
             "run": {
                 "startedAt": _iso(run.started_at),
@@ -205,7 +207,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                     "samples": s.samples,
                     "rows": s.total,
                     "passed": s.passed,
-                    "notApplicable": s.not_applicable,
+                    **_inapplicable(s.not_applicable, shown),
                     "score": _rounded(s.score),
                     "confidenceInterval": _interval(s.moments),
                     "clusterSums": _sums(s.moments),
@@ -222,7 +224,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                     "failed": s.failed,
                     "unscored": s.unscored,
                     "skipped": s.skipped,
-                    "notApplicable": s.not_applicable,
+                    **_inapplicable(s.not_applicable, shown),
                     "errors": s.errors,
                     "score": _rounded(s.score),
                     "meanScore": s.mean_score,
@@ -386,6 +388,11 @@ def _read_judges(data: Mapping[str, Any]) -> JudgeStatistics:
         agreement_sum=_number(data, "agreementSum"),
         unanimous=_count(data, "unanimous"),
     )
+
+
+def _inapplicable(count: int, shown: bool) -> dict[str, int]:
+    """``notApplicable``, written when the report has not-applicable rows."""
+    return {"notApplicable": count} if shown else {}
 
 
 def _count(data: Mapping[str, Any], key: str, default: int | None = None) -> int:

@@ -36,12 +36,12 @@ cases written.
 
 Properties: ``score`` and its 95% interval (``score_ci95_low``, ``score_ci95_high``, clustered
 by sample), the row counts (``rows``, ``passed``, ``failed``, ``unscored``, ``skipped``,
-``not_applicable``, ``errors``), ``failed_calls``, ``samples`` and ``samples_expected``, ``complete``
-(``true``/``false``), the gate of ``aeval run``/``merge`` when known (``gate``: ``passed``,
-``missed`` or ``none``, and one ``gate.<threshold>`` per threshold, such as ``gate.score``
-= ``missed: score 66.67% < 80.00%``), ``rows_held`` when the report does not hold every
-row, the run's
-``started_at``/``finished_at`` (ISO 8601, UTC), ``duration`` (seconds), ``aeval_version``,
+``not_applicable`` when there are any, ``errors``), ``failed_calls``, ``samples`` and
+``samples_expected``, ``complete`` (``true``/``false``), the gate of ``aeval run``/``merge``
+when known (``gate``: ``passed``, ``missed`` or ``none``, and one ``gate.<threshold>`` per
+threshold, such as ``gate.score`` = ``missed: score 66.67% < 80.00%``), ``rows_held`` when
+the report does not hold every row, the run's ``started_at``/``finished_at`` (ISO 8601,
+UTC), ``duration`` (seconds), ``aeval_version``,
 ``concurrency``, ``repeats``, ``git_commit``, ``flaky`` (the flaky pairs, with repeats), one
 ``warning`` per warning, then ``tag.<tag>`` and ``strategy.<name>`` scores; per strategy whose
 samples carry human labels ``calibration.<name>.kappa`` (with ``.kappa_ci95_low`` and
@@ -150,11 +150,12 @@ class JunitFormatter:
             ("failed", str(report.failed_count)),
             ("unscored", str(report.unscored_count)),
             ("skipped", str(report.skipped_count)),
-            ("not_applicable", str(report.not_applicable_count)),
             ("errors", str(report.error_count)),
             ("failed_calls", str(report.function_error_count)),
             ("samples", str(report.sample_count)),
         ]
+        if report.not_applicable_count:
+            items.insert(8, ("not_applicable", str(report.not_applicable_count)))
         if report.samples_expected is not None:
             items.append(("samples_expected", str(report.samples_expected)))
         items.append(("complete", "true" if report.complete else "false"))
