@@ -303,3 +303,41 @@ class TestStoreAndCompare:
         assert comparison.pairs == 3
         assert any("not applicable" in warning for warning in comparison.warnings)
         assert set(comparison.strategy_comparisons) == {"answer", "tools"}
+
+
+class TestThroughTheScorer:
+    async def _run(self) -> EvaluationReport:
+        from aeval import Scorer, tool
+        from aeval.strategies import ExactMatchStrategy, ToolCallsStrategy
+
+        @tool
+        async def lookup(city: str) -> str:
+            return f"sunny in {city}"
+
+        async def agent(question: str) -> str:
+            if question.startswith("weather"):
+                return await lookup(question.split()[-1])
+            return "hello"
+
+        samples = [
+            EvaluationSample(
+                f"weather {i}",
+                [f"weather in City{i}"],
+                f"sunny in City{i}",
+                metadata={
+                    "expected_calls": [{"name": "lookup", "arguments": {"city": f"City{i}"}}]
+                },
+            )
+            for i in range(3)
+        ] + [EvaluationSample(f"greeting {i}", ["hi"], "hello") for i in range(3)]
+        return await Scorer().evaluate(samples, agent, ExactMatchStrategy(), ToolCallsStrategy())
+
+    def test_half_the_samples_without_expected_calls_reach_100_percent(self) -> None:
+        report = asyncio.run(self._run())
+        assert report.score == 100.0
+        assert report.not_applicable_count == 3
+        assert report.strategy_scores == {"ExactMatchStrategy": 100.0, "ToolCallsStrategy": 100.0}
+        assert_that(report).has_all_passed().has_score_greater_than_or_equal_to(100)
+        rows = [r for r in report.evaluations if r.outcome is Outcome.NOT_APPLICABLE]
+        assert {r.name for r in rows} == {"greeting 0", "greeting 1", "greeting 2"}
+        assert all("states no expected-calls" in (r.explanation or "") for r in rows)
