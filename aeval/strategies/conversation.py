@@ -126,10 +126,11 @@ class EachTurn(NamedStrategy):
     The row passes when every turn passes. Its score is the share of turns that passed (a
     ten-turn conversation with one bad turn scores 0.9 and fails). A turn the inner
     strategy finds *not applicable* (a turn without ``expected-tools`` for
-    ``ToolCalledStrategy()``) neither passes nor fails: the share is over the other turns,
-    and a conversation none of whose turns applies gives a not-applicable row. Its explanation names the
-    first turn that did not pass: its number, an excerpt of its user message, and the inner
-    strategy's explanation. A turn with no answer (it raised or timed out) does not pass.
+    ``ToolCalledStrategy()``) neither passes nor fails: the share is over the other
+    turns, and a conversation none of whose turns applies gives a not-applicable row. Its
+    explanation names the first turn that did not pass: its number, an excerpt of its user
+    message, and the inner strategy's explanation. A turn with no answer (it raised or timed
+    out) does not pass.
     The metadata holds ``turns``, one verdict per turn (``turn``, ``outcome``, ``score``,
     ``explanation``), and ``failed_turn``, the first turn that did not pass (the reports mark
     it); ``None`` when all passed. A judged inner strategy's ``prompt_tokens``,
