@@ -16,8 +16,10 @@ answers from the tool results; the tools are never called: ``Scorer(tools="fixtu
 serves each sample's ``tools:`` fixtures from ``travel.yaml`` (seed 003's
 ``MockTravelTools``, without writing a class). The script checks the answers
 (``must-contain``, ``must-not-contain``) and the traces (``expected-tools``,
-``forbidden-tools``, ``expected-tool-arguments``, a budget), prints the report and exits
-with 0 when the thresholds are met.
+``forbidden-tools``, ``expected-calls`` with their arguments, ``expected-calls: []`` for the
+out-of-scope question, a budget), prints the report and each fault the fixtures injected (a
+tool timeout, a tool error) with what the agent made of it, and exits with 0 when the
+thresholds are met.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ from aeval.strategies import (
     BudgetStrategy,
     ContainsStrategy,
     NotBlankStrategy,
-    ToolArgumentsStrategy,
     ToolCalledStrategy,
+    ToolCallsStrategy,
     ToolPolicyStrategy,
     ToolSequenceStrategy,
 )
@@ -287,6 +289,26 @@ async def answer(question: str) -> str:
 # --- the evaluation -------------------------------------------------------------------------
 
 
+def injected_faults(report: EvaluationReport) -> list[str]:
+    """One line per fault a fixture injected (a tool call that raised), by sample: the tool,
+    the fault, and whether the agent's answer passed every check."""
+    lines = []
+    seen: set[str] = set()
+    for row in report.evaluations:
+        if row.name in seen or row.trace is None:
+            continue
+        seen.add(row.name)
+        passed = all(r.passed for r in report.evaluations if r.name == row.name)
+        for call in row.trace.tool_calls:
+            if call.error is not None:
+                verdict = "handled" if passed else "NOT handled"
+                lines.append(
+                    f"injected fault in {row.name!r}: {call.name} raised {call.error.type} "
+                    f"({call.error.message}): {verdict}"
+                )
+    return lines
+
+
 async def main(output_dir: Path | None = None) -> EvaluationReport:
     """Evaluate the agent on ``travel.yaml`` with fixtures; save the reports if asked."""
     samples = await Samples.load(HERE / "travel.yaml")
@@ -303,10 +325,12 @@ async def main(output_dir: Path | None = None) -> EvaluationReport:
             ToolCalledStrategy(),  # each of expected-tools was called
             ToolSequenceStrategy(order="in_order"),  # ... in that order
             ToolPolicyStrategy(),  # none of forbidden-tools was
-            ToolArgumentsStrategy(),  # expected-tool-arguments
+            ToolCallsStrategy(),  # expected-calls: each call and its arguments
             BudgetStrategy(max_tool_calls=4, max_model_calls=4),
         )
     report.print()
+    for line in injected_faults(report):
+        print(line)
     if output_dir is not None:
         paths = await report.save(output_dir, formats=["markdown", "json", "html"])
         print("Saved:", ", ".join(str(path) for path in paths))

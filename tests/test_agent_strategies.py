@@ -95,8 +95,10 @@ def test_tool_called_reads_the_sample_s_expected_tools() -> None:
     assert result.score == pytest.approx(2 / 3)
     assert "'get_attractions'" in (result.explanation or "")
     missing = run(ToolCalledStrategy(), trace_of(), BARE)
+    assert missing.inapplicable
     assert missing.explanation == (
-        "Sample 'bare' has no expected-tools: add expected-tools: [...] to it, or pass name="
+        "Sample 'bare' states no expected-tools, so this check does not apply to it (to check "
+        "it, add expected-tools: [...] to it, or pass name=)"
     )
 
 
@@ -240,16 +242,17 @@ def test_tool_arguments_read_the_sample_s_expectations() -> None:
 
 
 def test_an_empty_expected_tool_arguments_checks_nothing_and_passes() -> None:
-    # A sample that expects no tool (expected-tool-arguments: {}) passes, where a sample
-    # without the key fails saying which key to add and its shape.
+    # A sample that expects no tool (expected-tool-arguments: {}) passes, where the check
+    # does not apply to a sample without the key (which key to add and its shape said).
     none = EvaluationSample("scope", ["q"], metadata={"expected_tool_arguments": {}})
     result = run(ToolArgumentsStrategy(), Trace(), none)
     assert (result.passed, result.score) == (True, 1.0)
     assert result.explanation == "Nothing to check: sample 'scope' expects no tool's arguments"
     missing = run(ToolArgumentsStrategy(), Trace(), BARE)
+    assert missing.inapplicable
     assert missing.explanation == (
-        "Sample 'bare' has no expected-tool-arguments: add expected-tool-arguments: {...} to "
-        "it, or pass expected="
+        "Sample 'bare' states no expected-tool-arguments, so this check does not apply to it "
+        "(to check it, add expected-tool-arguments: {...} to it, or pass expected=)"
     )
 
 

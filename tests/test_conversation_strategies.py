@@ -135,10 +135,15 @@ async def test_each_turn_names_the_first_failing_turn_and_scores_the_share_passi
 async def test_each_turn_gives_agent_strategies_each_turns_own_trace() -> None:
     result = await EachTurn(ToolCalledStrategy()).evaluate(SCRIPTED, TRIP)
     verdicts = result.metadata["turns"]
-    assert [v["outcome"] for v in verdicts] == ["passed", "failed", "passed"]
-    assert result.metadata["failed_turn"] == 2
-    # turn 2 expects no tool of its own; it called none (other turns were traced)
-    assert verdicts[1]["explanation"].startswith("Sample 'trip' has no expected-tools")
+    # turn 2 states no expected-tools of its own: the check does not apply to it, and the
+    # conversation passes on the two turns it applies to
+    assert [v["outcome"] for v in verdicts] == ["passed", "not_applicable", "passed"]
+    assert result.metadata["failed_turn"] is None
+    assert (result.passed, result.score) == (True, 1.0)
+    assert verdicts[1]["explanation"].startswith("Sample 'trip' states no expected-tools")
+    assert result.explanation == (
+        "all 2 applicable turns (1 not applicable) passed ToolCalledStrategy"
+    )
 
 
 async def test_a_turn_that_recorded_nothing_among_traced_turns_called_nothing() -> None:
@@ -436,8 +441,13 @@ async def test_through_the_engine_each_turn_sees_its_trace_and_the_whole_sees_al
     rows = {row.strategy: row for row in report.evaluations}
     assert rows["EachTurn(ContainsStrategy)"].outcome is Outcome.PASSED
     per_turn = rows["EachTurn(ToolCalledStrategy)"]
-    # turn 2 expects no tool of its own: its row says so, the other turns pass
-    assert [v["outcome"] for v in per_turn.metadata["turns"]] == ["passed", "failed", "passed"]
+    # turn 2 states no expected-tools of its own: not applicable, the other turns pass
+    assert per_turn.outcome is Outcome.PASSED
+    assert [v["outcome"] for v in per_turn.metadata["turns"]] == [
+        "passed",
+        "not_applicable",
+        "passed",
+    ]
     assert rows["ToolSequenceStrategy"].outcome is Outcome.PASSED
     budget = rows["BudgetStrategy"]
     assert budget.outcome is Outcome.FAILED

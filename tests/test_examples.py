@@ -110,9 +110,18 @@ async def test_the_travel_agent_is_evaluated_on_its_answers_and_its_tool_calls(
 ) -> None:
     module = runpy.run_path(str(EXAMPLES / "travel_agent.py"), run_name="travel_agent")
     report = await module["main"](tmp_path)
-    assert "Evaluation summary" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Evaluation summary" in out
     assert report.score == 100.0
-    assert len(report.evaluations) == 6 * 7
+    assert len(report.evaluations) == 7 * 7
+    # the out-of-scope question: expected-calls: [] checks that no tool was called
+    scope = [r for r in report.evaluations if r.name == "Capital of France"]
+    assert {r.strategy: r.outcome.value for r in scope}["ToolCallsStrategy"] == "passed"
+    assert report.not_applicable_count == 0
+    # each fault a fixture injected, by name
+    assert "injected fault in 'Weather service down': get_weather raised ToolTimeoutError" in out
+    assert "injected fault in 'Ticket service down': get_ticket_price raised ToolError" in out
+    assert out.count("injected fault in") == 2
     traces = {row.name: row.trace for row in report.evaluations}
     assert all(trace is not None for trace in traces.values())
     trip = traces["Two days in Mysore"]

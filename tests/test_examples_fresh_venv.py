@@ -52,7 +52,7 @@ OFFLINE: dict[str, tuple[str, tuple[str, ...], str]] = {
     "similarity_local.py": (LOCAL, ("python", "examples/similarity_local.py"), "Score: 83.33%"),
     # the module the other examples import: run as a script, it only imports
     "support_bot.py": (CORE, ("python", "examples/support_bot.py"), ""),
-    "travel_agent.py": (CORE, ("python", "examples/travel_agent.py"), "ToolArgumentsStrategy"),
+    "travel_agent.py": (CORE, ("python", "examples/travel_agent.py"), "ToolCallsStrategy"),
     "travel_conversation.py": (
         CORE,
         ("python", "examples/travel_conversation.py"),

@@ -286,6 +286,7 @@ _DIRECT: list[Any] = [
     _named("fails", lambda s, o: EvaluationResult.failing(0.1, "no").with_metadata({"o": o})),
     _named("unscored", lambda s, o: EvaluationResult.unscored("no verdict")),
     _named("skipped", lambda s, o: EvaluationResult.skip("gated")),
+    _named("not_applicable", lambda s, o: EvaluationResult.not_applicable("no expected-calls")),
     _named("raises", lambda s, o: 1 / 0),
     _named("interrupts", _Interrupting().evaluate),
     _named("wrong_type", lambda s, o: "yes"),
@@ -370,7 +371,14 @@ def _counted_by_hand(
     return counts, (sum(scores) / len(scores) if scores else None)
 
 
-_OUTCOMES = (Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.UNSCORED, Outcome.SKIPPED)
+_OUTCOMES = (
+    Outcome.PASSED,
+    Outcome.FAILED,
+    Outcome.ERROR,
+    Outcome.UNSCORED,
+    Outcome.SKIPPED,
+    Outcome.NOT_APPLICABLE,
+)
 
 
 @pytest.mark.parametrize("uncounted", [None, 5])
@@ -415,6 +423,7 @@ def test_the_window_s_counts_are_those_of_its_rows_counted_by_hand(
                             got.errors,
                             got.unscored,
                             got.skipped,
+                            got.not_applicable,
                         ) == counts
                         if mean is None:
                             assert got.mean_score is None

@@ -196,7 +196,7 @@ def reference(
             continue
         if filter not in ("all", "not-passed", "flaky") and row.outcome.value != filter:
             continue
-        if filter == "not-passed" and row.passed:
+        if filter == "not-passed" and (row.passed or row.outcome is Outcome.NOT_APPLICABLE):
             continue
         if filter == "flaky" and (row.name, row.strategy) not in flaky:
             continue

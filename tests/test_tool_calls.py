@@ -42,6 +42,7 @@ class Checked:
         self.score = result.score
         self.explanation = result.explanation or ""
         self.metadata = result.metadata
+        self.inapplicable = result.inapplicable
 
 
 def check(
@@ -111,10 +112,11 @@ def test_an_empty_expected_calls_means_no_tool() -> None:
     )
 
 
-def test_a_sample_without_expected_calls_fails_saying_what_to_add() -> None:
+def test_a_sample_without_expected_calls_is_not_applicable_saying_what_to_add() -> None:
     result = check(ToolCallsStrategy(), EvaluationSample("bare", ["q"]))
-    assert not result.passed
-    assert "has no expected-calls: add expected-calls:" in result.explanation
+    assert not result.passed and result.inapplicable and result.score is None
+    assert "states no expected-calls" in result.explanation
+    assert "add expected-calls:" in result.explanation
 
 
 def test_strict_types_python_types_and_normalized_strings() -> None:

@@ -72,6 +72,8 @@ def _unscored_note(report: EvaluationReport, types: Mapping[str, int]) -> str:
         parts.append(f"{report.unscored_count} unscored")
     if report.skipped_count:
         parts.append(f"{report.skipped_count} skipped")
+    if report.not_applicable_count:
+        parts.append(f"{report.not_applicable_count} not applicable")
     rows = report.evaluation_count
     what = "the only row could not" if rows == 1 else f"none of the {rows} rows could"
     note = f"{what} be scored ({', '.join(parts)})"

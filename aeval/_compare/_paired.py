@@ -4,7 +4,11 @@ statistics of every scope (overall, per tag, per strategy), the warnings.
 How the numbers are made (``docs/history.md`` says it in plain words):
 
 - Rows are aligned by (sample name, strategy); a pair's value on a side is the share of its
-  rows (repeats) that passed. Pairs found on one side only are listed, not compared.
+  applicable rows (repeats) that passed. Pairs found on one side only are listed, not
+  compared; a pair with no applicable row on a side (its sample states no expectation for
+  the check) is not compared either, and a warning counts such pairs. A sample keeps its
+  weight: its value is the mean over its compared pairs, weighted by all its aligned pairs
+  (the report's rule, ``aeval._reporting._counters.add_cluster``).
 - Each sample is a cluster. With m_i aligned pairs in sample i and the pair differences
   ``delta = candidate share - baseline share``, the per-sample difference is
   ``d_i = mean of its deltas``; the difference is ``D = sum_i m_i d_i / N`` over the N pairs
@@ -75,21 +79,28 @@ class _Pair:
     candidate: tuple[EvaluationRow, ...]
     baseline_share: float
     candidate_share: float
+    applies: bool
 
     @classmethod
     def of(
         cls, key: PairKey, baseline: tuple[EvaluationRow, ...], candidate: tuple[EvaluationRow, ...]
     ) -> _Pair:
+        base, cand = _applicable(baseline), _applicable(candidate)
         return cls(
             key,
             baseline,
             candidate,
-            sum(row.passed for row in baseline) / len(baseline),
-            sum(row.passed for row in candidate) / len(candidate),
+            sum(row.passed for row in baseline) / base if base else 0.0,
+            sum(row.passed for row in candidate) / cand if cand else 0.0,
+            bool(base and cand),
         )
 
     def changed(self) -> ChangedPair:
         return ChangedPair(self.key.sample, self.key.strategy, self.baseline, self.candidate)
+
+
+def _applicable(rows: Iterable[EvaluationRow]) -> int:
+    return sum(row.outcome is not Outcome.NOT_APPLICABLE for row in rows)
 
 
 def _has(rows: Iterable[EvaluationRow], outcome: Outcome) -> bool:
@@ -125,15 +136,22 @@ def _scope(
     confidence: float,
     labels: tuple[str, str],
 ) -> Comparison:
+    sizes: dict[str, int] = {}
     clusters: dict[str, list[_Pair]] = {}
     for pair in pairs:
-        clusters.setdefault(pair.key.sample, []).append(pair)
+        sizes[pair.key.sample] = sizes.get(pair.key.sample, 0) + 1
+        if pair.applies:
+            clusters.setdefault(pair.key.sample, []).append(pair)
+    pairs = [pair for pair in pairs if pair.applies]
     difference, baseline, candidate = MomentsCounter(), MomentsCounter(), MomentsCounter()
-    for group in clusters.values():
-        size = len(group)
-        difference.add_cluster(size, sum(p.candidate_share - p.baseline_share for p in group))
-        baseline.add_cluster(size, sum(p.baseline_share for p in group))
-        candidate.add_cluster(size, sum(p.candidate_share for p in group))
+    for sample, group in clusters.items():
+        size = sizes[sample]
+        weight = 1.0 if size == len(group) else size / len(group)
+        difference.add_cluster(
+            size, weight * sum(p.candidate_share - p.baseline_share for p in group)
+        )
+        baseline.add_cluster(size, weight * sum(p.baseline_share for p in group))
+        candidate.add_cluster(size, weight * sum(p.candidate_share for p in group))
     moments = difference.freeze()
     samples = moments.clusters
     se = moments.standard_error
@@ -239,6 +257,13 @@ def compare_sides(
     only_c = tuple(key for key in candidate.pairs if key not in baseline.pairs)
     if not pairs:
         raise ComparisonError(_nothing_shared(baseline, candidate))
+    if not any(pair.applies for pair in pairs):
+        raise ComparisonError(
+            f"the baseline ({baseline.label}) and the candidate ({candidate.label}) share "
+            f"{len(pairs)} (sample, strategy) pairs, but none has an applicable row on both "
+            "sides (every one is not applicable: its sample states no expectation for its "
+            "check): there is nothing to compare"
+        )
     labels = (baseline.label, candidate.label)
 
     def tags_of(side: SideRows, sample: str) -> frozenset[str]:
@@ -247,7 +272,8 @@ def compare_sides(
     def both_tags(sample: str) -> frozenset[str]:
         return tags_of(baseline, sample) | tags_of(candidate, sample)
 
-    tag_names = dict.fromkeys(tag for p in pairs for tag in sorted(both_tags(p.key.sample)))
+    compared = [p for p in pairs if p.applies]
+    tag_names = dict.fromkeys(tag for p in compared for tag in sorted(both_tags(p.key.sample)))
     tags = {
         tag: _scope(
             f"tag {tag}",
@@ -259,7 +285,7 @@ def compare_sides(
         )
         for tag in tag_names
     }
-    strategy_names = dict.fromkeys(p.key.strategy for p in pairs if p.key.strategy is not None)
+    strategy_names = dict.fromkeys(p.key.strategy for p in compared if p.key.strategy is not None)
     strategies = {
         name: _scope(
             f"strategy {name}",
@@ -307,6 +333,13 @@ def _warnings(
                 f"the {side.role} ({side.label}) is a partial run ({note}): only the samples "
                 "it evaluated are compared"
             )
+    left_out = sum(not p.applies for p in pairs)
+    if left_out:
+        found.append(
+            f"{left_out} of the {len(pairs)} aligned (sample, strategy) pairs are not "
+            "applicable on a side (the sample states no expectation for the check there): "
+            "they are not compared"
+        )
     samples = dict.fromkeys(p.key.sample for p in pairs)
     changed = [
         name

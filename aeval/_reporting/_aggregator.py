@@ -5,17 +5,20 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from operator import attrgetter
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from .._conversation import Transcript
 from .._util._stats import MomentsCounter
 from ._counters import (
+    NOT_APPLICABLE,
     OpenPair,
     OpenSample,
     RepeatCounter,
     StrategyCounter,
     TagCounter,
     UsageCounter,
+    add_cluster,
+    count_row,
     output_key,
 )
 from ._judging import LABEL_KEY, CalibrationCounter, JudgeCounter
@@ -57,6 +60,7 @@ class RowAggregator:
         "_moments",
         "_open",
         "_pairs",
+        "_passes",
         "_repeat_stats",
         "_repeats",
         "_rows",
@@ -98,6 +102,7 @@ class RowAggregator:
         self._moments = MomentsCounter()
         self._open: dict[int, OpenSample] = {}
         self._pairs: dict[tuple[int, str | None], OpenPair] = {}
+        self._passes: dict[tuple[tuple[str, ...], str], list[Any]] = {}
         self._repeat_stats = RepeatCounter()
         self._repeats = repeats
         self._rows_per_sample = (
@@ -121,10 +126,12 @@ class RowAggregator:
     @property
     def rows_added(self) -> int:
         """Rows counted so far."""
+        self._settle()
         return sum(counter.total for counter in self._strategies.values())
 
     def _outcome_counts(self) -> dict[Outcome, int]:
         """The rows of each outcome: the strategies' counts, summed (every row has one)."""
+        self._settle()
         counts = dict.fromkeys(Outcome, 0)
         for counter in self._strategies.values():
             counts[_PASSED] += counter.passed
@@ -132,6 +139,7 @@ class RowAggregator:
             counts[Outcome.UNSCORED] += counter.unscored
             counts[Outcome.SKIPPED] += counter.skipped
             counts[Outcome.ERROR] += counter.errors
+            counts[NOT_APPLICABLE] += counter.not_applicable
         return counts
 
     @property
@@ -202,22 +210,29 @@ class RowAggregator:
 
     def count_passed(self, tags: tuple[str, ...], strategy: str, score: float) -> None:
         """What :meth:`add` does for a passing row, without the row, when :attr:`rowless`
-        and the row has no metadata, its sample none and its output is no transcript."""
-        if tags:
-            counters = self._tags
-            for tag in tags:
-                counter = counters.get(tag)
-                if counter is None:
-                    counter = counters[tag] = TagCounter()
-                counter.total += 1
-                counter.passed += 1
-        counted = self._strategies.get(strategy)
-        if counted is None:
-            counted = self._strategies[strategy] = StrategyCounter()
-        counted.total += 1
-        counted.passed += 1
-        counted.scored += 1
-        counted.score_sum += score
+        and the row has no metadata, its sample none and its output is no transcript.
+
+        The rows are noted per (tags, strategy) and counted together by :func:`count_row`
+        before any read (:meth:`_settle`): no Python call per row.
+        """
+        key = (tags, strategy)
+        pending = self._passes.get(key)
+        if pending is None:
+            pending = self._passes[key] = [0, 0.0]
+            for tag in tags:  # the tags' and the strategy's order is that of first appearance
+                if tag not in self._tags:
+                    self._tags[tag] = TagCounter()
+            if strategy not in self._strategies:
+                self._strategies[strategy] = StrategyCounter()
+        pending[0] += 1
+        pending[1] += score
+
+    def _settle(self) -> None:
+        """Count the passing rows :meth:`count_passed` noted."""
+        if self._passes:
+            for (tags, name), (times, score_sum) in self._passes.items():
+                count_row(self._tags, tags, self._strategies[name], _PASSED, score_sum, times)
+            self._passes.clear()
 
     def count_calls(self, calls: int, samples: int) -> None:
         """Count ``calls`` calls of the function under test that returned, ``samples`` of
@@ -230,34 +245,12 @@ class RowAggregator:
         outcome = row.outcome
         passed = outcome is _PASSED
         sample = row.sample
-        if sample.tags:
-            tags = self._tags
-            for tag in sample.tags:
-                counter = tags.get(tag)
-                if counter is None:
-                    counter = tags[tag] = TagCounter()
-                counter.total += 1
-                counter.passed += passed
         strategy = self._strategies.get(row.strategy)
         if strategy is None:
             strategy = self._strategies[row.strategy] = StrategyCounter()
-        strategy.total += 1
-        if passed:
-            strategy.passed += 1
-        elif outcome is _FAILED:
-            strategy.failed += 1
-        elif outcome is Outcome.UNSCORED:
-            strategy.unscored += 1
-        elif outcome is Outcome.SKIPPED:
-            strategy.skipped += 1
-        else:
-            strategy.errors += 1
-        score = row.score
-        if score is not None and (passed or outcome is _FAILED):
-            strategy.scored += 1
-            strategy.score_sum += score
+        count_row(self._tags, sample.tags, strategy, outcome, row.score)
         if self._clusters:
-            self._count_clusters(row, passed, strategy)
+            self._count_clusters(row, passed, outcome is not NOT_APPLICABLE, strategy)
         if type(row.output) is Transcript and row.position == 0:
             ended = row.output.ended
             self._endings[ended] = self._endings.get(ended, 0) + 1
@@ -278,7 +271,7 @@ class RowAggregator:
                 if calibration is None:
                     calibration = self._calibration[row.strategy] = CalibrationCounter(row.strategy)
                 calibration.add(row, label)
-        if self._keep_passed if passed else self._keep_failed:
+        if self._keep_passed if passed or outcome is NOT_APPLICABLE else self._keep_failed:
             if self._in_order:
                 if row.index > self._last_index:
                     self._last_index = row.index
@@ -286,13 +279,16 @@ class RowAggregator:
                     self._in_order = False
             self._rows.append(row)
 
-    def _count_clusters(self, row: EvaluationRow, passed: bool, strategy: StrategyCounter) -> None:
+    def _count_clusters(
+        self, row: EvaluationRow, passed: bool, applies: bool, strategy: StrategyCounter
+    ) -> None:
         if not self._single_rows:
             sample = self._open.get(row.index)
             if sample is None:
                 sample = self._open[row.index] = OpenSample(row.sample.name, row.sample.tags)
             sample.rows += 1
             sample.passed += passed
+            sample.applicable += applies
             if self._repeats != 1 and row.repeat not in sample.outputs:
                 sample.outputs[row.repeat] = output_key(row)
             if sample.rows == self._rows_per_sample:
@@ -306,10 +302,18 @@ class RowAggregator:
             pair = self._pairs[key] = OpenPair(row.sample.name)
         pair.runs += 1
         pair.passed += passed
+        pair.applicable += applies
         if pair.runs == self._repeats:
             del self._pairs[key]
-            strategy.moments.add_cluster(pair.runs, pair.passed)
-            self._repeat_stats.add_pair(pair.name, row.strategy, pair.runs, pair.passed)
+            self._close_pair(pair, row.strategy, strategy.moments, self._repeat_stats)
+
+    @staticmethod
+    def _close_pair(
+        pair: OpenPair, strategy: str | None, moments: MomentsCounter, repeat_stats: RepeatCounter
+    ) -> None:
+        add_cluster(moments, pair.runs, pair.applicable, pair.passed)
+        if pair.applicable:
+            repeat_stats.add_pair(pair.name, strategy, pair.applicable, pair.passed)
 
     def _close_sample(
         self,
@@ -318,10 +322,10 @@ class RowAggregator:
         tags: Mapping[str, MomentsCounter] | None = None,
         repeat_stats: RepeatCounter | None = None,
     ) -> None:
-        (moments or self._moments).add_cluster(sample.rows, sample.passed)
+        add_cluster(moments or self._moments, sample.rows, sample.applicable, sample.passed)
         for tag in sample.tags:
             target = tags[tag] if tags is not None else self._tags[tag].moments
-            target.add_cluster(sample.rows, sample.passed)
+            add_cluster(target, sample.rows, sample.applicable, sample.passed)
         (repeat_stats or self._repeat_stats).add_outputs(sample.name, sample.outputs)
 
     def _closed(
@@ -333,26 +337,29 @@ class RowAggregator:
         RepeatCounter,
     ]:
         """Copies of the cluster sums with every open sample and pair closed as it stands."""
+        self._settle()
         moments = self._moments.copy()
         tags = {tag: counter.moments.copy() for tag, counter in self._tags.items()}
         strategies = {name: counter.moments.copy() for name, counter in self._strategies.items()}
+        # one row per cluster: a not-applicable row is a cluster with no applicable row
         if self._single_rows:
             moments.add_singletons(
-                sum(c.total for c in self._strategies.values()),
+                sum(c.total - c.not_applicable for c in self._strategies.values()),
                 sum(c.passed for c in self._strategies.values()),
             )
             for tag, tagged in self._tags.items():
-                tags[tag].add_singletons(tagged.total, tagged.passed)
+                tags[tag].add_singletons(tagged.total - tagged.not_applicable, tagged.passed)
         if self._single_pairs:
             for name, counted in self._strategies.items():
-                strategies[name].add_singletons(counted.total, counted.passed)
+                strategies[name].add_singletons(
+                    counted.total - counted.not_applicable, counted.passed
+                )
         repeat_stats = RepeatCounter()
         repeat_stats.absorb(self._repeat_stats)
         for sample in self._open.values():
             self._close_sample(sample, moments, tags, repeat_stats)
         for (_, strategy), pair in self._pairs.items():
-            strategies[strategy].add_cluster(pair.runs, pair.passed)
-            repeat_stats.add_pair(pair.name, strategy, pair.runs, pair.passed)
+            self._close_pair(pair, strategy, strategies[strategy], repeat_stats)
         return moments, tags, strategies, repeat_stats
 
     def merge(self, other: Self) -> Self:
@@ -370,6 +377,7 @@ class RowAggregator:
                 target = merged._tags.setdefault(tag, TagCounter())
                 target.total += counter.total
                 target.passed += counter.passed
+                target.not_applicable += counter.not_applicable
                 target.moments.absorb(tags[tag])
             for name, strategy in source._strategies.items():
                 into = merged._strategies.setdefault(name, StrategyCounter())
@@ -390,7 +398,9 @@ class RowAggregator:
             if keep == "all":
                 merged._rows.extend(source._rows)
             elif keep == "failures":
-                merged._rows.extend(r for r in source._rows if not r.passed)
+                merged._rows.extend(
+                    r for r in source._rows if not r.passed and r.outcome is not NOT_APPLICABLE
+                )
         starts = [s for s in (self._started, other._started) if s is not None]
         ends = [e for e in (self._finished, other._finished) if e is not None]
         merged._started = min(starts) if starts else None
@@ -406,7 +416,10 @@ class RowAggregator:
             counts=self._outcome_counts(),
             tags={
                 tag: TagStatistics(
-                    total=c.total, passed=c.passed, moments=tag_moments[tag].freeze()
+                    total=c.total,
+                    passed=c.passed,
+                    moments=tag_moments[tag].freeze(),
+                    not_applicable=c.not_applicable,
                 )
                 for tag, c in self._tags.items()
             },

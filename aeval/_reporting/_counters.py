@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from .._util._stats import MomentsCounter, pass_at_k, pass_hat_k
-from ._results import EvaluationRow, safe_str
+from ._results import EvaluationRow, Outcome, safe_str
 from ._values import (
     USER_MODEL_KEY,
     FlakyCase,
@@ -19,14 +19,21 @@ from ._values import (
 )
 
 __all__ = [
+    "NOT_APPLICABLE",
     "OpenPair",
     "OpenSample",
     "RepeatCounter",
     "StrategyCounter",
     "TagCounter",
     "UsageCounter",
+    "add_cluster",
+    "count_row",
     "output_key",
 ]
+
+_PASSED = Outcome.PASSED
+_FAILED = Outcome.FAILED
+NOT_APPLICABLE = Outcome.NOT_APPLICABLE
 
 
 class UsageCounter:
@@ -67,6 +74,7 @@ class StrategyCounter:
         "errors",
         "failed",
         "moments",
+        "not_applicable",
         "passed",
         "score_sum",
         "scored",
@@ -77,12 +85,21 @@ class StrategyCounter:
 
     def __init__(self) -> None:
         self.total = self.passed = self.failed = self.unscored = self.errors = 0
-        self.skipped = self.scored = 0
+        self.skipped = self.scored = self.not_applicable = 0
         self.score_sum = 0.0
         self.moments = MomentsCounter()
 
     def absorb_counts(self, other: StrategyCounter) -> None:
-        for key in ("total", "passed", "failed", "unscored", "errors", "skipped", "scored"):
+        for key in (
+            "total",
+            "passed",
+            "failed",
+            "unscored",
+            "errors",
+            "skipped",
+            "scored",
+            "not_applicable",
+        ):
             setattr(self, key, getattr(self, key) + getattr(other, key))
         self.score_sum += other.score_sum
 
@@ -96,27 +113,90 @@ class StrategyCounter:
             score_sum=self.score_sum,
             scored=self.scored,
             skipped=self.skipped,
+            not_applicable=self.not_applicable,
             moments=moments.freeze(),
         )
 
 
 class TagCounter:
-    __slots__ = ("moments", "passed", "total")
+    __slots__ = ("moments", "not_applicable", "passed", "total")
 
     def __init__(self) -> None:
-        self.total = self.passed = 0
+        self.total = self.passed = self.not_applicable = 0
         self.moments = MomentsCounter()
+
+
+def count_row(
+    tags: dict[str, TagCounter],
+    sample_tags: tuple[str, ...],
+    strategy: StrategyCounter,
+    outcome: Outcome,
+    score: float | None,
+    times: int = 1,
+) -> None:
+    """Count ``times`` rows of ``outcome`` in their tags' and their strategy's counters: the
+    one rule for counting a row, whether the row was made or only counted
+    (``RowAggregator.count_passed``).
+
+    A row counts once in ``total`` and once under its outcome; its 0-1 score (``score``:
+    the sum of the ``times`` rows' scores) counts in the strategy's mean only when it passed
+    or failed; a not-applicable row counts apart from both ``passed`` and the rows the score
+    is over (see :func:`add_cluster`).
+    """
+    passed = outcome is _PASSED
+    inapplicable = outcome is NOT_APPLICABLE
+    for tag in sample_tags:
+        counter = tags.get(tag)
+        if counter is None:
+            counter = tags[tag] = TagCounter()
+        counter.total += times
+        if passed:
+            counter.passed += times
+        elif inapplicable:
+            counter.not_applicable += times
+    strategy.total += times
+    if passed:
+        strategy.passed += times
+    elif outcome is _FAILED:
+        strategy.failed += times
+    elif inapplicable:
+        strategy.not_applicable += times
+    elif outcome is Outcome.UNSCORED:
+        strategy.unscored += times
+    elif outcome is Outcome.SKIPPED:
+        strategy.skipped += times
+    else:
+        strategy.errors += times
+    if score is not None and (passed or outcome is _FAILED):
+        strategy.scored += times
+        strategy.score_sum += score
+
+
+def add_cluster(moments: MomentsCounter, rows: int, applicable: int, passed: int) -> None:
+    """Count one sample's (or one sample and strategy's) ``rows`` in ``moments``: the score
+    rule, in one place.
+
+    The cluster's value is its pass rate over its applicable rows, weighted by its rows:
+    ``rows × passed / applicable`` (``passed`` itself when every row applies, so the score is
+    then passed rows / rows, to the last digit). A cluster with no applicable row is left
+    out: it neither raises nor lowers the mean, and its rows are not in the denominator.
+    """
+    if applicable == rows:
+        moments.add_cluster(rows, passed)
+    elif applicable:
+        moments.add_cluster(rows, passed * rows / applicable)
 
 
 class OpenSample:
     """The rows of one sample seen so far, until all its rows have arrived."""
 
-    __slots__ = ("name", "outputs", "passed", "rows", "tags")
+    __slots__ = ("applicable", "name", "outputs", "passed", "rows", "tags")
 
     def __init__(self, name: str, tags: tuple[str, ...]) -> None:
         self.name = name
         self.rows = 0
         self.passed = 0
+        self.applicable = 0
         self.tags = tags
         self.outputs: dict[int, bytes] = {}
 
@@ -124,12 +204,13 @@ class OpenSample:
 class OpenPair:
     """The repeats of one (sample, strategy) pair seen so far."""
 
-    __slots__ = ("name", "passed", "runs")
+    __slots__ = ("applicable", "name", "passed", "runs")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.runs = 0
         self.passed = 0
+        self.applicable = 0
 
 
 class RepeatCounter:

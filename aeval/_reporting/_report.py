@@ -21,6 +21,7 @@ from ._values import (
     StrategyStatistics,
     TagStatistics,
     percent_interval,
+    rule_score,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +45,11 @@ class EvaluationReport:
 
     ``score`` is 100 × passed rows / rows (0.0 when empty). Every (sample, repeat, strategy)
     is exactly one row, so every sample weighs the same; error, unscored and skipped rows count
-    as not passed. Rows are in sample order, then strategy order, whatever the completion order.
+    as not passed. A *not applicable* row (a strategy whose expectation the sample does not
+    state) neither passes nor fails: the score is then the mean over samples of each sample's
+    passed rows / applicable rows, so every sample still weighs the same, and a sample whose
+    rows are all not applicable is left out of it (:attr:`not_applicable_count` counts those
+    rows). Rows are in sample order, then strategy order, whatever the completion order.
 
     A report can be built from rows directly: ``EvaluationReport(rows)``.
     """
@@ -143,9 +148,14 @@ class EvaluationReport:
 
     @property
     def score(self) -> float:
-        """100 × passed rows / rows, 0.0 for an empty report."""
-        total = self.evaluation_count
-        return 100.0 * self._counts[Outcome.PASSED] / total if total else 0.0
+        """100 × passed rows / rows, 0.0 for an empty report; with not-applicable rows, the
+        mean over samples of passed / applicable rows (see the class)."""
+        return rule_score(
+            self._counts[Outcome.PASSED],
+            self.evaluation_count,
+            self._counts.get(Outcome.NOT_APPLICABLE, 0),
+            self._moments,
+        )
 
     def confidence_interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """The interval of :attr:`score`, in percent, treating each sample as a cluster.
@@ -191,8 +201,27 @@ class EvaluationReport:
 
     @property
     def not_passed_count(self) -> int:
-        """Rows that did not pass: failed, unscored, skipped and errors together."""
-        return self.evaluation_count - self.passed_count
+        """Rows that did not pass: failed, unscored, skipped and errors together (a
+        not-applicable row neither passed nor failed)."""
+        return self.evaluation_count - self.passed_count - self.not_applicable_count
+
+    @property
+    def not_applicable_count(self) -> int:
+        """Rows whose strategy's expectation the sample does not state: neither passed nor
+        failed, and left out of the score."""
+        return self._counts.get(Outcome.NOT_APPLICABLE, 0)
+
+    @property
+    def inapplicable_sample_count(self) -> int:
+        """Samples none of whose rows applies: left out of the score's denominator."""
+        if not self.not_applicable_count:
+            return 0
+        return max(0, self._samples - self._moments.clusters)
+
+    @property
+    def applicable_count(self) -> int:
+        """Rows the score is over: every row but the not-applicable ones."""
+        return self.evaluation_count - self.not_applicable_count
 
     @property
     def error_count(self) -> int:
@@ -357,8 +386,12 @@ class EvaluationReport:
 
     @property
     def failures(self) -> list[EvaluationRow]:
-        """The rows held that did not pass."""
-        return [row for row in self._rows if not row.passed]
+        """The rows held that did not pass (not-applicable rows are not failures)."""
+        return [
+            row
+            for row in self._rows
+            if not row.passed and row.outcome is not Outcome.NOT_APPLICABLE
+        ]
 
     @property
     def holds_all_rows(self) -> bool:
@@ -378,7 +411,9 @@ class EvaluationReport:
         return (
             f"<EvaluationReport{partial} score={self.score:.2f}% rows={self.evaluation_count} "
             f"passed={self.passed_count} failed={self.failed_count} "
-            f"unscored={self.unscored_count} errors={self.error_count}>"
+            f"unscored={self.unscored_count} errors={self.error_count}"
+            + (f" not_applicable={self.not_applicable_count}" if self.not_applicable_count else "")
+            + ">"
         )
 
     # -- output -------------------------------------------------------------------------------
@@ -441,9 +476,9 @@ class Aggregator(RowAggregator):
     ``repeats``, set by the Scorer); otherwise samples stay open until the report is made.
 
     Args:
-        keep: Which rows to hold: ``"all"``, only the ``"failures"`` (rows that did not pass),
-            or ``"none"``. Counts and scores always cover every row, so a run over millions of
-            samples can keep memory bounded.
+        keep: Which rows to hold: ``"all"``, only the ``"failures"`` (rows that did not pass,
+            not-applicable rows aside), or ``"none"``. Counts and scores always cover every
+            row, so a run over millions of samples can keep memory bounded.
         strategies: Strategies per sample, when known (a run without strategies has one row
             per sample and repeat).
         repeats: Runs per sample, when known.

@@ -56,6 +56,9 @@ class Outcome(StrEnum):
     ``UNSCORED`` is a strategy that could not reach a verdict (an unparseable judge reply);
     ``ERROR`` is a function under test or a strategy that raised; ``SKIPPED`` is a strategy
     that did not run because a check it depends on failed. All three count as not passed.
+    ``NOT_APPLICABLE`` is a strategy whose expectation the sample does not state (a tool check
+    on a sample without ``expected-calls``): it neither passes nor fails, and the score leaves
+    it out (see :class:`EvaluationReport`).
     """
 
     PASSED = "passed"
@@ -63,6 +66,7 @@ class Outcome(StrEnum):
     UNSCORED = "unscored"
     ERROR = "error"
     SKIPPED = "skipped"
+    NOT_APPLICABLE = "not_applicable"
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -70,7 +74,9 @@ class EvaluationResult:
     """The verdict of one strategy on one output.
 
     ``passed`` and ``score`` are independent: a strategy may pass with a score of 0.3.
-    ``score`` is ``None`` only for an *unscored* result (see :meth:`unscored`).
+    ``score`` is ``None`` only for an *unscored* result (see :meth:`unscored`), a *skipped*
+    one (:meth:`skip`) and a *not applicable* one (:meth:`not_applicable`, ``inapplicable``
+    set: the sample does not state the expectation the strategy checks).
 
     Example:
         >>> EvaluationResult.failing(0.2, "too short").with_metadata({"length": 3}).score
@@ -82,6 +88,7 @@ class EvaluationResult:
     explanation: str | None
     metadata: Mapping[str, Any]
     skipped: bool
+    inapplicable: bool
 
     def __init__(
         self,
@@ -91,6 +98,7 @@ class EvaluationResult:
         metadata: Mapping[str, Any] | None = None,
         *,
         skipped: bool = False,
+        inapplicable: bool = False,
     ) -> None:
         if passed is not True and passed is not False:
             raise TypeError(f"passed must be a bool, got {passed!r}")
@@ -101,6 +109,10 @@ class EvaluationResult:
             score = _check_score(score)
         if skipped and (passed or score is not None):
             raise ValueError("A skipped result neither passes nor has a score")
+        if inapplicable and (passed or score is not None or skipped):
+            raise ValueError(
+                "A not-applicable result neither passes, nor has a score, nor is skipped"
+            )
         if explanation is not None and type(explanation) is not str:
             explanation = explanation if isinstance(explanation, str) else str(explanation)
         _set_passed(self, passed)  # object.__setattr__, without looking the names up
@@ -108,6 +120,7 @@ class EvaluationResult:
         _set_explanation(self, explanation)
         _set_metadata(self, _freeze(metadata))
         _set_skipped(self, skipped is True or bool(skipped))
+        _set_inapplicable(self, inapplicable is True or bool(inapplicable))
 
     @classmethod
     def passing(cls, score: float = 1.0, explanation: str | None = None) -> EvaluationResult:
@@ -143,10 +156,28 @@ class EvaluationResult:
         """
         return cls(False, None, explanation, metadata, skipped=True)
 
+    @classmethod
+    def not_applicable(
+        cls, reason: str, metadata: Mapping[str, Any] | None = None
+    ) -> EvaluationResult:
+        """The sample does not state what the strategy checks against (say which key).
+
+        Its row is *not applicable*: it neither passes nor fails, and the score leaves it
+        out (a sample whose rows all are is left out of the score's denominator).
+
+        Example:
+            >>> EvaluationResult.not_applicable(
+            ...     "the sample states no expected-calls"
+            ... ).inapplicable
+            True
+        """
+        return cls(False, None, reason, metadata, inapplicable=True)
+
     @property
     def is_unscored(self) -> bool:
-        """Whether no verdict could be reached (a skipped result is not unscored)."""
-        return self.score is None and not self.skipped
+        """Whether no verdict could be reached (a skipped or not-applicable result is not
+        unscored)."""
+        return self.score is None and not self.skipped and not self.inapplicable
 
     def with_metadata(self, metadata: Mapping[str, Any]) -> EvaluationResult:
         """Return a copy with ``metadata`` merged in (new keys win)."""
@@ -156,12 +187,18 @@ class EvaluationResult:
             self.explanation,
             {**self.metadata, **metadata},
             skipped=self.skipped,
+            inapplicable=self.inapplicable,
         )
 
     def with_explanation(self, explanation: str | None) -> EvaluationResult:
         """Return a copy with the explanation replaced."""
         return EvaluationResult(
-            self.passed, self.score, explanation, self.metadata, skipped=self.skipped
+            self.passed,
+            self.score,
+            explanation,
+            self.metadata,
+            skipped=self.skipped,
+            inapplicable=self.inapplicable,
         )
 
 
@@ -170,12 +207,13 @@ _set_score = EvaluationResult.__dict__["score"].__set__
 _set_explanation = EvaluationResult.__dict__["explanation"].__set__
 _set_metadata = EvaluationResult.__dict__["metadata"].__set__
 _set_skipped = EvaluationResult.__dict__["skipped"].__set__
+_set_inapplicable = EvaluationResult.__dict__["inapplicable"].__set__
 
 make_result = fast_slots_maker(EvaluationResult)
 """``EvaluationResult`` of values already valid, positionally (passed as a bool, score as a
 float in [0, 1] or ``None``, explanation as a ``str`` or ``None``, metadata as a read-only
-mapping nobody else holds, skipped), without its ``__init__``'s checks and copy: for the
-built-in checks, which make one per row."""
+mapping nobody else holds, skipped, inapplicable), without its ``__init__``'s checks and
+copy: for the built-in checks, which make one per row."""
 
 ErrorSource = Literal["function", "strategy"]
 
@@ -255,8 +293,9 @@ class EvaluationRow:
         sample: The sample evaluated.
         strategy: The strategy's name; ``None`` only on the row of a run without strategies.
         output: What the function under test returned (``None`` if it raised).
-        outcome: passed, failed, unscored, error or skipped.
-        score: The strategy's 0-1 score (``None`` when unscored; 0.0 on an error row).
+        outcome: passed, failed, unscored, error, skipped or not_applicable.
+        score: The strategy's 0-1 score (``None`` when unscored, skipped or not applicable;
+            0.0 on an error row).
         explanation: Why; on an error row, the error message.
         metadata: What the strategy attached.
         error: The exception, as data, on an error row.
@@ -337,6 +376,8 @@ class EvaluationRow:
         """The row of a strategy that returned a result."""
         if result.skipped:
             outcome = Outcome.SKIPPED
+        elif result.inapplicable:
+            outcome = Outcome.NOT_APPLICABLE
         elif result.score is None:
             outcome = Outcome.UNSCORED
         else:

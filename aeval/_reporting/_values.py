@@ -20,6 +20,7 @@ __all__ = [
     "TagStatistics",
     "USER_MODEL_KEY",
     "percent_interval",
+    "rule_score",
 ]
 
 
@@ -27,6 +28,20 @@ def percent_interval(moments: ClusteredMean, confidence: float) -> tuple[float, 
     """The confidence interval of a clustered mean of 0/1 scores, in percent."""
     low, high = moments.interval(confidence)
     return (100.0 * low, 100.0 * high)
+
+
+def rule_score(passed: int, rows: int, not_applicable: int, moments: ClusteredMean) -> float:
+    """The score of some rows, in percent: the mean over samples of each sample's passed rows
+    / applicable rows, every sample weighing its rows (so all alike in a run, where each
+    has one row per strategy and repeat); a sample with no applicable row is left out.
+
+    Without not-applicable rows that is 100 × passed / rows, computed as such (0.0 when
+    empty); with them it is read from ``moments``, whose clusters carry that rule
+    (``aeval._reporting._counters.add_cluster``).
+    """
+    if not not_applicable:
+        return 100.0 * passed / rows if rows else 0.0
+    return 100.0 * moments.total / moments.rows if moments.rows else 0.0
 
 
 USER_MODEL_KEY = "user_model"
@@ -63,17 +78,21 @@ class TagStatistics:
     Attributes:
         total: Rows of samples with the tag.
         passed: Those that passed.
-        moments: The sums behind the interval (samples are the clusters).
+        moments: The sums behind the score and the interval (samples are the clusters).
+        not_applicable: Rows whose strategy's expectation the sample does not state.
     """
 
     total: int
     passed: int
     moments: ClusteredMean = field(default_factory=ClusteredMean, compare=False)
+    not_applicable: int = 0
 
     @property
     def score(self) -> float:
-        """100 × passed / total, 0.0 when empty."""
-        return 100.0 * self.passed / self.total if self.total else 0.0
+        """The report's score rule over these rows: 100 × passed / total without
+        not-applicable rows, else the mean over samples of passed / applicable rows (0.0
+        when empty)."""
+        return rule_score(self.passed, self.total, self.not_applicable, self.moments)
 
     @property
     def samples(self) -> int:
@@ -98,7 +117,8 @@ class StrategyStatistics:
         score_sum: The sum of the scored rows' 0-1 scores.
         scored: Rows with a verdict and a score (passed or failed).
         skipped: Rows whose strategy did not run because a check it depends on failed.
-        moments: The sums behind the interval (samples are the clusters).
+        moments: The sums behind the score and the interval (samples are the clusters).
+        not_applicable: Rows whose sample does not state the strategy's expectation.
     """
 
     total: int
@@ -110,11 +130,19 @@ class StrategyStatistics:
     scored: int
     skipped: int = 0
     moments: ClusteredMean = field(default_factory=ClusteredMean, compare=False)
+    not_applicable: int = 0
 
     @property
     def score(self) -> float:
-        """100 × passed / total, 0.0 when empty (the same formula as the report's score)."""
-        return 100.0 * self.passed / self.total if self.total else 0.0
+        """The report's score rule over this strategy's rows: 100 × passed / total without
+        not-applicable rows, else passed / applicable rows per sample, averaged over the
+        samples with one (0.0 when empty)."""
+        return rule_score(self.passed, self.total, self.not_applicable, self.moments)
+
+    @property
+    def applicable(self) -> int:
+        """Rows the score is over: every row but the not-applicable ones."""
+        return self.total - self.not_applicable
 
     @property
     def mean_score(self) -> float | None:

@@ -45,6 +45,9 @@ from ._values import HistoryPoint, RunSummary
 __all__ = ["RunDatabase", "RunStart", "new_run_id"]
 
 _T = TypeVar("_T")
+_COUNTED = (Outcome.PASSED, Outcome.FAILED, Outcome.UNSCORED, Outcome.ERROR, Outcome.SKIPPED)
+"""The outcomes the ``runs`` table has a column for, in its order; the not-applicable rows
+are the rest of ``rows`` (:attr:`RunSummary.not_applicable`)."""
 
 _INSERT_ROW = (
     "INSERT INTO rows (id, sample, idx, repeat, strategy, outcome, score, tags, data) "
@@ -279,7 +282,7 @@ class RunDatabase:
                     orjson.dumps(header.to_dict()).decode(),
                     orjson.dumps(list(models)).decode(),
                     overall.rows,
-                    *(counts.get(outcome.value, 0) for outcome in Outcome),
+                    *(counts.get(outcome.value, 0) for outcome in _COUNTED),
                     overall.samples,
                     overall.score,
                     *overall.interval,
@@ -339,7 +342,7 @@ class RunDatabase:
             found, overall = summary.counts, summary.overall
             counts = (
                 overall.rows,
-                *(found.get(outcome.value, 0) for outcome in Outcome),
+                *(found.get(outcome.value, 0) for outcome in _COUNTED),
                 overall.samples,
                 overall.score,
                 *overall.interval,

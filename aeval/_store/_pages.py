@@ -22,11 +22,12 @@ import orjson
 
 from .._conversation._codec import TAG, TRANSCRIPT
 from .._reporting._codec import row_from_dict
+from .._reporting._counters import add_cluster
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow, Outcome
 from .._reporting._values import USER_MODEL_KEY, ModelUsage, ReportParts
 from .._samples._labels import REVIEW_QUEUED
-from .._util._stats import ClusteredMean
+from .._util._stats import ClusteredMean, MomentsCounter
 from ._columns import run_info
 from ._labels import RowLabel
 from ._pick import DEFAULT_MARGIN, Pick, check_pick, draw, pick_rows
@@ -55,6 +56,7 @@ Key = tuple[str, int, str | None]
 Stamp = tuple[float | None, int | None]
 
 _PASSED = Outcome.PASSED.value
+_NOT_APPLICABLE = Outcome.NOT_APPLICABLE.value
 _CHUNK = 500
 _USAGE = ("retries", "prompt_tokens", "completion_tokens", "cost")
 _PIECE = re.compile(r"[a-z0-9]+")
@@ -133,7 +135,7 @@ class RunIndex:
             counts[outcomes[position]] += 1
         counts["flaky"] = len(self.flaky.intersection(positions))
         counts["all"] = len(positions)
-        counts["not-passed"] = counts["all"] - counts[_PASSED]
+        counts["not-passed"] = counts["all"] - counts[_PASSED] - counts[_NOT_APPLICABLE]
         return counts
 
 
@@ -201,12 +203,12 @@ def _conversations(connection: sqlite3.Connection, first: int, last: int) -> dic
 
 
 def _moments(records: Sequence[tuple[Any, ...]]) -> tuple[ClusteredMean, dict[str, int], bool]:
-    """The clustered sums of the rows' pass/fail (samples are the clusters; see ``_rows``),
-    the rows per outcome, and whether two rows share a (sample, repeat); ``records`` are in
-    sample order."""
+    """The clustered sums of the rows' pass/fail by the report's score rule (samples are the
+    clusters; see ``_rows``), the rows per outcome, and whether two rows share a (sample,
+    repeat); ``records`` are in sample order."""
     counts = dict.fromkeys((outcome.value for outcome in Outcome), 0)
-    clusters = squares = cross = sizes = 0
-    n = passed = 0
+    summed = MomentsCounter()
+    n = passed = applicable = 0
     shared = False
     sample = call = None
     for record in records:
@@ -214,27 +216,17 @@ def _moments(records: Sequence[tuple[Any, ...]]) -> tuple[ClusteredMean, dict[st
         counts[outcome] += 1
         if record[1] != sample:
             if n:
-                clusters += 1
-                squares += passed * passed
-                cross += passed * n
-                sizes += n * n
-            sample, n, passed = record[1], 0, 0
+                add_cluster(summed, n, applicable, passed)
+            sample, n, passed, applicable = record[1], 0, 0, 0
         elif record[2] == call:
             shared = True
         call = record[2]
         n += 1
         passed += outcome == _PASSED
+        applicable += outcome != _NOT_APPLICABLE
     if n:
-        clusters += 1
-        squares += passed * passed
-        cross += passed * n
-        sizes += n * n
-    rows = len(records)
-    total = counts[_PASSED]
-    moments = ClusteredMean(
-        rows, float(total), clusters, float(squares), float(cross), float(sizes)
-    )
-    return moments, counts, shared
+        add_cluster(summed, n, applicable, passed)
+    return summed.freeze(), counts, shared
 
 
 def _call_time(connection: sqlite3.Connection, first: int, last: int) -> float:
@@ -249,14 +241,16 @@ def _call_time(connection: sqlite3.Connection, first: int, last: int) -> float:
 def _flaky(records: Sequence[tuple[Any, ...]], where: Mapping[int, int]) -> frozenset[int]:
     pairs: dict[tuple[object, object], list[int]] = {}
     passed: dict[tuple[object, object], int] = {}
+    applicable: dict[tuple[object, object], int] = {}
     for record in records:
         pair = (record[1], record[5])
         pairs.setdefault(pair, []).append(where[record[0]])
         passed[pair] = passed.get(pair, 0) + (record[3] == _PASSED)
+        applicable[pair] = applicable.get(pair, 0) + (record[3] != _NOT_APPLICABLE)
     return frozenset(
         position
         for pair, positions in pairs.items()
-        if 0 < passed[pair] < len(positions)
+        if 0 < passed[pair] < applicable[pair]
         for position in positions
     )
 
@@ -283,7 +277,11 @@ def index_run(connection: sqlite3.Connection, seq: int, run_id: str) -> RunIndex
     if shared:
         positions = _strategy_positions(connection, first, last)
         records.sort(key=lambda r: (r[1], r[2], positions[r[0]], r[0]))
-    shown = [r for r in records if r[3] != _PASSED] + [r for r in records if r[3] == _PASSED]
+    shown = (
+        [r for r in records if r[3] != _PASSED and r[3] != _NOT_APPLICABLE]
+        + [r for r in records if r[3] == _NOT_APPLICABLE]
+        + [r for r in records if r[3] == _PASSED]
+    )
     columns = list(zip(*shown, strict=True)) or [(), (), (), (), (), ()]
     where = dict(zip(columns[0], range(len(shown)), strict=True))
     repeated = any(columns[2])
@@ -418,8 +416,8 @@ def _pick_candidates(
         values: tuple[object, ...] = ()
     elif pick == "uncertain":
         condition = (
-            "outcome != 'skipped' AND (outcome IN ('unscored', 'error') OR score IS NULL "
-            "OR instr(data, '\"threshold\":') > 0 OR abs(score - 0.5) <= ?)"
+            "outcome NOT IN ('skipped', 'not_applicable') AND (outcome IN ('unscored', 'error') "
+            "OR score IS NULL OR instr(data, '\"threshold\":') > 0 OR abs(score - 0.5) <= ?)"
         )
         values = (margin + 1e-9,)
     else:
@@ -454,7 +452,7 @@ def pick_ids(
     if pick == "all":
         chosen = [ids[p] for p in index.order]
     elif pick == "failures":
-        left_out = (_PASSED, Outcome.SKIPPED.value)
+        left_out = (_PASSED, Outcome.SKIPPED.value, _NOT_APPLICABLE)
         chosen = [ids[p] for p in index.order if outcomes[p] not in left_out]
     else:
         candidates = _pick_candidates(connection, index.seq, pick, margin)

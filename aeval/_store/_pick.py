@@ -50,6 +50,9 @@ def judges_split(metadata: Mapping[str, Any]) -> bool:
     return {"passed", "failed"} <= verdicts
 
 
+_NOT_FAILURES = (Outcome.SKIPPED, Outcome.NOT_APPLICABLE)
+
+
 def _key(row: EvaluationRow) -> Key:
     return row.name, row.repeat, row.strategy
 
@@ -67,8 +70,8 @@ def is_disagreement(row: EvaluationRow, labels: Sequence[RowLabel] = ()) -> bool
 def is_uncertain(row: EvaluationRow, margin: float = DEFAULT_MARGIN) -> bool:
     """Whether the row has no verdict (unscored, error, no score) or its score is within
     ``margin`` of its threshold (the row's ``threshold`` metadata, else 0.5); never a
-    skipped row."""
-    if row.outcome is Outcome.SKIPPED:
+    skipped or a not-applicable row."""
+    if row.outcome is Outcome.SKIPPED or row.outcome is Outcome.NOT_APPLICABLE:
         return False
     score = row.score
     if row.outcome is Outcome.UNSCORED or row.outcome is Outcome.ERROR or score is None:
@@ -135,7 +138,7 @@ def pick_rows(
     if pick == "all":
         chosen = list(rows)
     elif pick == "failures":
-        chosen = [row for row in rows if not row.passed and row.outcome is not Outcome.SKIPPED]
+        chosen = [row for row in rows if not row.passed and row.outcome not in _NOT_FAILURES]
     elif pick == "disagreements":
         chosen = [row for row in rows if is_disagreement(row, by_row.get(_key(row), ()))]
     elif pick == "uncertain":

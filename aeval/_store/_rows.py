@@ -3,10 +3,11 @@
 A run's summary (counts, score, interval, per tag and per strategy) is the report's. A saved
 report gives its own (:func:`summary_of`); a run stored row by row, as it finishes, is
 summarised by SQL from its stored rows when it ends, or at each read if it never ended
-(:func:`summarise`), with the integer sums the report's clustered interval is made of
-(samples are the clusters; see ``aeval._util._stats``): per sample n (rows) and s (rows passed),
-then over samples count, Σn, Σs, Σs², Σs·n and Σn². Both give the same numbers as the
-report rebuilt from the rows.
+(:func:`summarise`), with the sums the report's clustered interval is made of (samples are
+the clusters; see ``aeval._util._stats``): per sample n (rows), s (rows passed) and its value
+v (s, or n·s / applicable rows when some row is not applicable; no value when none applies),
+then over the samples with a value count, Σn, Σv, Σv², Σv·n and Σn². Both give the same
+numbers as the report rebuilt from the rows.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import orjson
 from .._reporting._codec import row_line
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow, Outcome
+from .._reporting._values import rule_score
 from .._util._stats import ClusteredMean
 
 __all__ = [
@@ -38,8 +40,16 @@ _ROW_BITS = 32
 EncodedRow = tuple[str, int, int, str | None, str, float | None, str | None, str]
 """sample, idx, repeat, strategy, outcome, score, tags, data: the columns of one row."""
 
-_CLUSTER_SUMS = "count(*), sum(n), sum(s), sum(s * s), sum(s * n), sum(n * n)"
 _PASSED = f"sum(outcome = '{Outcome.PASSED.value}')"
+_INAPPLICABLE = f"sum(outcome = '{Outcome.NOT_APPLICABLE.value}')"
+_CLUSTER_SUMS = (
+    "sum(n), sum(s), sum(na), count(v), sum(CASE WHEN v IS NULL THEN 0 ELSE n END), sum(v), "
+    "sum(v * v), sum(v * n), sum(CASE WHEN v IS NULL THEN 0 ELSE n * n END)"
+)
+"""Over clusters of n rows, s passed, na not applicable and value v (the score rule of
+``aeval._reporting._counters.add_cluster``): rows, passed, not applicable, then the sums of
+the clusters with a value."""
+_VALUE = "CASE WHEN na = 0 THEN s WHEN na < n THEN s * 1.0 * n / (n - na) END AS v"
 
 
 def row_range(seq: int) -> tuple[int, int]:
@@ -89,25 +99,31 @@ class RowEncoder:
 
 @dataclass(slots=True)
 class _Sums:
-    clusters: int = 0
     rows: int = 0
     passed: int = 0
-    squares: int = 0
-    cross: int = 0
+    not_applicable: int = 0
+    clusters: int = 0
+    scored_rows: int = 0
+    total: float = 0
+    squares: float = 0
+    cross: float = 0
     sizes: int = 0
 
     def add(self, values: Sequence[Any]) -> None:
-        self.clusters += values[0] or 0
-        self.rows += values[1] or 0
-        self.passed += values[2] or 0
-        self.squares += values[3] or 0
-        self.cross += values[4] or 0
-        self.sizes += values[5] or 0
+        self.rows += values[0] or 0
+        self.passed += values[1] or 0
+        self.not_applicable += values[2] or 0
+        self.clusters += values[3] or 0
+        self.scored_rows += values[4] or 0
+        self.total += values[5] or 0
+        self.squares += values[6] or 0
+        self.cross += values[7] or 0
+        self.sizes += values[8] or 0
 
     def moments(self) -> ClusteredMean:
         return ClusteredMean(
-            self.rows,
-            float(self.passed),
+            self.scored_rows,
+            float(self.total),
             self.clusters,
             float(self.squares),
             float(self.cross),
@@ -128,8 +144,9 @@ class Group:
     @classmethod
     def of(cls, sums: _Sums) -> Group:
         """The group whose cluster sums are ``sums``."""
-        low, high = sums.moments().interval(0.95)
-        score = 100.0 * sums.passed / sums.rows if sums.rows else 0.0
+        moments = sums.moments()
+        low, high = moments.interval(0.95)
+        score = rule_score(sums.passed, sums.rows, sums.not_applicable, moments)
         return cls(sums.rows, sums.passed, sums.clusters, score, (100.0 * low, 100.0 * high))
 
 
@@ -150,19 +167,19 @@ def summarise(connection: sqlite3.Connection, seq: int) -> Summary:
     per_outcome = ", ".join(f"sum(outcome = '{name}') AS o{i}" for i, name in enumerate(outcomes))
     totals = ", ".join(f"sum(o{i})" for i in range(len(outcomes)))
     found = connection.execute(
-        f"SELECT {_CLUSTER_SUMS}, {totals} FROM (SELECT count(*) AS n, {_PASSED} AS s, "
-        f"{per_outcome} FROM rows {where} GROUP BY idx)",
+        f"SELECT {_CLUSTER_SUMS}, {totals} FROM (SELECT *, {_VALUE} FROM (SELECT count(*) AS n, "
+        f"{_PASSED} AS s, {_INAPPLICABLE} AS na, {per_outcome} FROM rows {where} GROUP BY idx))",
         (first, last),
     ).fetchone()
     overall = _Sums()
-    overall.add(found[:6])
-    counts = {name: found[6 + i] or 0 for i, name in enumerate(outcomes)}
+    overall.add(found[:9])
+    counts = {name: found[9 + i] or 0 for i, name in enumerate(outcomes)}
     groups: dict[tuple[str, str], _Sums] = {}
     for kind, column in (("strategy", "strategy"), ("tag", "tags")):
         found = connection.execute(
-            f"SELECT key, {_CLUSTER_SUMS} FROM (SELECT {column} AS key, count(*) AS n, "
-            f"{_PASSED} AS s FROM rows {where} AND {column} IS NOT NULL "
-            f"GROUP BY idx, {column}) GROUP BY key",
+            f"SELECT key, {_CLUSTER_SUMS} FROM (SELECT *, {_VALUE} FROM (SELECT {column} AS key, "
+            f"count(*) AS n, {_PASSED} AS s, {_INAPPLICABLE} AS na FROM rows {where} "
+            f"AND {column} IS NOT NULL GROUP BY idx, {column})) GROUP BY key",
             (first, last),
         )
         for key, *values in found:

@@ -37,9 +37,10 @@ class RunSummary:
         unscored: Rows without a verdict.
         errors: Error rows.
         skipped: Skipped rows.
-        samples: Samples evaluated.
+        samples: Samples evaluated (with an applicable row, when some row is not applicable).
         samples_expected: The samples the run's source held, when known.
-        score: 100 × passed / rows (0.0 without rows).
+        score: The report's score: 100 × passed / rows (0.0 without rows); with
+            not-applicable rows, the mean over samples of passed / applicable rows.
         interval: The score's 95% interval in percent, clustered by sample.
         git_commit: The commit checked out, when run in a git repository.
         git_dirty: Whether the working tree had uncommitted changes (``None``: unknown).
@@ -80,6 +81,13 @@ class RunSummary:
         """Whether the run did not go through every sample (stopped, killed, or still going)."""
         return not self.complete
 
+    @property
+    def not_applicable(self) -> int:
+        """Rows whose strategy's expectation the sample does not state (neither passed nor
+        failed, left out of the score): the rows no other count holds."""
+        counted = self.passed + self.failed + self.unscored + self.errors + self.skipped
+        return max(0, self.rows - counted)
+
 
 @dataclass(frozen=True, slots=True)
 class HistoryPoint:
@@ -88,7 +96,7 @@ class HistoryPoint:
     Attributes:
         run_id: The run's id.
         started_at: When the run started (Unix time).
-        score: 100 × passed / rows.
+        score: The report's score over these rows (100 × passed / rows when every row applies).
         interval: The score's 95% interval in percent, clustered by sample.
         rows: Rows counted.
         passed: Rows that passed.

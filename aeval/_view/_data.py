@@ -38,6 +38,7 @@ PAGE_ROWS = 50
 """Rows on one page of a run."""
 
 FILTER_KEYS = frozenset(key for key, _ in ROW_FILTERS)
+_APART_FROM_NOT_PASSED = frozenset({"passed", "not_applicable"})
 
 _SEARCH_LENGTH = 4000
 _SEARCH_BATCH = 2000
@@ -121,7 +122,7 @@ class LoadedRun:
         if filter == "all":
             kept = candidates
         elif filter == "not-passed":
-            kept = [p for p in candidates if outcomes[p] != "passed"]
+            kept = [p for p in candidates if outcomes[p] not in _APART_FROM_NOT_PASSED]
         elif filter == "flaky":
             kept = [p for p in candidates if p in index.flaky]
         else:

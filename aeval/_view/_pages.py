@@ -74,6 +74,7 @@ thead th { white-space: nowrap; }
 .passed { background: #1a7f37; } .failed { background: #b42318; }
 .unscored { background: #7a4d00; } .error { background: #6639ba; }
 .skipped { background: #57606a; }
+.not_applicable { background: #8c959f; }
 .flag, .stale { display: inline-block; margin-left: 0.25rem; padding: 0 0.4rem;
   border: 1px solid #9a6700; border-radius: 1rem; color: #7a4d00; font-size: 0.8rem; }
 .filters a[aria-current="true"] { font-weight: 700; }
@@ -241,6 +242,7 @@ def _filters(view: RunView) -> list[str]:
         f'data-filter="{key}" aria-current="{str(key == view.filter).lower()}">'
         f"{label} ({counts[key]})</a> "
         for key, label in ROW_FILTERS
+        if key != "not_applicable" or counts[key]
     )
     page = view.page
     last = page.first + len(page.rows)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .._display import display_value
 from .._reporting._report import partial_note
+from .._reporting._results import Outcome
 from .._reporting._run_info import timestamp
 from .._util._numbers import describe_score
 
@@ -23,6 +24,8 @@ __all__ = [
     "failures_first",
     "gate_text",
     "header_facts",
+    "not_applicable_text",
+    "outcome_text",
     "parameters_text",
     "partial_banner",
     "score_text",
@@ -80,6 +83,8 @@ def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
         ("Rows", str(report.evaluation_count)),
         ("aeval", run.aeval_version or "unknown"),
     ]
+    if report.not_applicable_count:
+        facts.insert(5, ("Not applicable", not_applicable_text(report)))
     if run.concurrency is not None:
         facts.append(("Concurrency", str(run.concurrency)))
     if run.shard is not None:
@@ -107,6 +112,22 @@ def header_facts(report: EvaluationReport) -> list[tuple[str, str]]:
     for warning in report.warnings:
         facts.append(("Warning", warning))
     return facts
+
+
+def not_applicable_text(report: EvaluationReport) -> str:
+    """``3 rows, left out of the score (1 sample had no applicable row)``: the rows whose
+    strategy's expectation the sample does not state."""
+    count = report.not_applicable_count
+    text = f"{count} {'row' if count == 1 else 'rows'}, left out of the score"
+    samples = report.inapplicable_sample_count
+    if samples:
+        text += f" ({samples} {'sample has' if samples == 1 else 'samples have'} no applicable row)"
+    return text
+
+
+def outcome_text(row: EvaluationRow) -> str:
+    """The row's outcome in capitals, as headings show it: ``PASSED``, ``NOT APPLICABLE``."""
+    return row.outcome.value.replace("_", " ").upper()
 
 
 def conversations_text(endings: Mapping[str, int]) -> str:
@@ -151,5 +172,11 @@ def truncated(text: str, limit: int = VALUE_LENGTH) -> str:
 
 
 def failures_first(rows: Sequence[EvaluationRow]) -> list[EvaluationRow]:
-    """The rows that did not pass, then those that did, each group in report order."""
-    return [row for row in rows if not row.passed] + [row for row in rows if row.passed]
+    """The rows that did not pass, then the not-applicable ones, then those that passed,
+    each group in report order."""
+    inapplicable = Outcome.NOT_APPLICABLE
+    return (
+        [row for row in rows if not row.passed and row.outcome is not inapplicable]
+        + [row for row in rows if row.outcome is inapplicable]
+        + [row for row in rows if row.passed]
+    )

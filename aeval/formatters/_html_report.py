@@ -68,6 +68,7 @@ td.details { min-width: 18rem; }
 .unscored { background: #7a4d00; }
 .error { background: #6639ba; }
 .skipped { background: #57606a; }
+.not_applicable { background: #8c959f; }
 .flag { display: inline-block; margin-left: 0.25rem; padding: 0 0.4rem; border: 1px solid #9a6700;
   border-radius: 1rem; color: #7a4d00; font-size: 0.8rem; }
 """
@@ -155,6 +156,8 @@ def _counts(report: EvaluationReport) -> str:
         ("Errors", report.error_count),
         ("Failed calls", report.function_error_count),
     ]
+    if report.not_applicable_count:
+        counts.insert(5, ("Not applicable", report.not_applicable_count))
     if report.repeat_statistics is not None:
         counts.append(("Flaky pairs", len(report.flaky)))
     items = "".join(f"<li>{label}: <strong>{count}</strong></li>" for label, count in counts)
@@ -183,18 +186,23 @@ def _tag_table(report: EvaluationReport) -> list[str]:
     stats = report.tag_statistics
     if not stats:
         return []
+    inapplicable = report.not_applicable_count > 0
     rows = [
         [
             escape(tag),
             str(s.samples),
             str(s.total),
             str(s.passed),
+            *([str(s.not_applicable)] if inapplicable else []),
             format_percent(s.score),
             format_interval(s.confidence_interval()),
         ]
         for tag, s in stats.items()
     ]
-    return _table("Score per tag", ["Tag", "Samples", "Rows", "Passed", "Score", "95% CI"], rows)
+    headers = ["Tag", "Samples", "Rows", "Passed", "Score", "95% CI"]
+    if inapplicable:
+        headers.insert(4, "Not applicable")
+    return _table("Score per tag", headers, rows)
 
 
 def _strategy_table(report: EvaluationReport) -> list[str]:
@@ -214,6 +222,9 @@ def _strategy_table(report: EvaluationReport) -> list[str]:
         "95% CI",
         "Mean score",
     ]
+    inapplicable = report.not_applicable_count > 0
+    if inapplicable:
+        headers.insert(8, "Not applicable")
     rows = [
         [
             escape(name),
@@ -227,6 +238,7 @@ def _strategy_table(report: EvaluationReport) -> list[str]:
                     s.unscored,
                     s.skipped,
                     s.errors,
+                    *((s.not_applicable,) if inapplicable else ()),
                 )
             ),
             format_percent(s.score),

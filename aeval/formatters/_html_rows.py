@@ -60,6 +60,8 @@ __all__ = [
     "rows_section",
 ]
 
+_NOT_RUN = (Outcome.SKIPPED, Outcome.NOT_APPLICABLE)
+
 CELL_LENGTH = 300
 """Longest explanation or error shown in the table of rows; the details hold more."""
 
@@ -75,6 +77,7 @@ _FILTERS = (
     ("error", "Errors"),
     ("unscored", "Unscored"),
     ("skipped", "Skipped"),
+    ("not_applicable", "Not applicable"),
     ("flaky", "Flaky"),
     ("passed", "Passed"),
 )
@@ -97,7 +100,7 @@ _ROWS_SCRIPT = """  const table = document.getElementById("rows");
   const where = document.getElementById("page");
   const special = {
     all: () => true,
-    "not-passed": (row) => row.o !== "passed",
+    "not-passed": (row) => row.o !== "passed" && row.o !== "not_applicable",
     flaky: (row) => row.k === 1,
   };
   let filter = "all";
@@ -346,11 +349,12 @@ def _filters(rows: Iterable[EvaluationRow], flaky: int, *, static: int) -> list[
         total += 1
         counts[row.outcome.value] = counts.get(row.outcome.value, 0) + 1
     counts["all"] = total
-    counts["not-passed"] = total - counts.get("passed", 0)
+    counts["not-passed"] = total - counts.get("passed", 0) - counts.get("not_applicable", 0)
     buttons = "".join(
         f'<button type="button" data-filter="{key}" aria-pressed="{str(key == "all").lower()}">'
         f"{label} ({counts.get(key, 0)})</button>"
         for key, label in _FILTERS
+        if key != "not_applicable" or counts.get(key)
     )
     if static < total:
         said = (
@@ -379,7 +383,7 @@ def _texts(row: EvaluationRow) -> tuple[str, str, str]:
     if row.score is not None:
         score = format_percent(row.score * 100)
     else:
-        score = "—" if outcome is Outcome.SKIPPED else "unscored"
+        score = "—" if outcome in _NOT_RUN else "unscored"
     error = str(row.error) if row.error is not None else ""
     explanation = row.explanation or ""
     shown = "" if error and explanation.endswith(error) else explanation

@@ -16,7 +16,7 @@ from .._reporting._judging import JUDGE_COLUMNS, judge_rows, panel_line
 from .._reporting._report import partial_note
 from .._reporting._run_info import timestamp
 from .._util._numbers import describe_score, format_interval, format_percent, truncate
-from ._header import conversations_text
+from ._header import conversations_text, not_applicable_text
 from ._terminal import plain, print_line, print_table, terminal_console
 
 if TYPE_CHECKING:
@@ -103,8 +103,12 @@ def print_report(
         "rows",
         f"{report.evaluation_count} ({report.passed_count} passed, {report.failed_count} "
         f"failed, {report.unscored_count} unscored, {report.skipped_count} skipped, "
-        f"{report.error_count} errors)",
+        f"{report.error_count} errors"
+        + (f", {report.not_applicable_count} not applicable" if report.not_applicable_count else "")
+        + ")",
     )
+    if report.not_applicable_count:
+        add("not applicable", not_applicable_text(report))
     if report.function_error_count:
         add(
             "failed calls",
@@ -182,12 +186,14 @@ def _strategies(console: Console, report: EvaluationReport) -> None:
     if not report.strategy_statistics:
         return
     table = Table(title="Score per strategy", box=box.SIMPLE, title_justify="left")
-    columns = ("strategy", "rows", "passed", "failed", "unscored", "skipped", "errors")
+    columns: tuple[str, ...] = ("strategy", "rows", "passed", "failed", "unscored", "skipped")
+    columns += ("errors", "n/a") if report.not_applicable_count else ("errors",)
     _number_columns(table, (*columns, "score", "95% CI"), text=("strategy",))
     for name, s in report.strategy_statistics.items():
+        counts = (s.total, s.passed, s.failed, s.unscored, s.skipped, s.errors, s.not_applicable)
         table.add_row(
             plain(name),
-            *(str(n) for n in (s.total, s.passed, s.failed, s.unscored, s.skipped, s.errors)),
+            *(str(n) for n in counts[: len(columns) - 1]),
             format_percent(s.score),
             format_interval(s.confidence_interval()),
         )

@@ -9,7 +9,10 @@ How this departs from upstream, deliberately:
 
 - Counts mean what they say and match the other formats: ``samples`` counts samples,
   ``rows`` counts rows, ``passedRows`` and ``failedRows`` the rows that passed and the rows a
-  strategy failed (``errors``, ``unscored`` and ``skipped`` rows are counted apart). The
+  strategy failed (``errors``, ``unscored``, ``skipped`` and ``notApplicable`` rows are
+  counted apart; ``notApplicable``, here and per tag and strategy, and
+  ``notApplicableSamples``, the samples none of whose rows applies, which the score leaves
+  out, are written when some row is not applicable). The
   upstream names stay as aliases for upstream readers: ``totalSamples`` (= ``samples``;
   upstream counts rows there), ``passed`` (= ``passedRows``) and ``failed``
   (= ``failedRows``); :func:`report_from_json` reads either.
@@ -162,6 +165,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
         "passed": report.passed_count,
         "failed": report.failed_count,
     }
+    shown = report.not_applicable_count > 0
     tag_scores = report.tag_scores
     if tag_scores:
         document["tagScores"] = {tag: _rounded(s) for tag, s in tag_scores.items()}
@@ -181,6 +185,8 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
             "errors": report.error_count,
             "unscored": report.unscored_count,
             "skipped": report.skipped_count,
+            **_inapplicable(report.not_applicable_count, shown),
+            **({"notApplicableSamples": report.inapplicable_sample_count} if shown else {}),
             "duration": report.duration,
             "run": {
                 "startedAt": _iso(run.started_at),
@@ -201,6 +207,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                     "samples": s.samples,
                     "rows": s.total,
                     "passed": s.passed,
+                    **_inapplicable(s.not_applicable, shown),
                     "score": _rounded(s.score),
                     "confidenceInterval": _interval(s.moments),
                     "clusterSums": _sums(s.moments),
@@ -217,6 +224,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                     "failed": s.failed,
                     "unscored": s.unscored,
                     "skipped": s.skipped,
+                    **_inapplicable(s.not_applicable, shown),
                     "errors": s.errors,
                     "score": _rounded(s.score),
                     "meanScore": s.mean_score,
@@ -382,6 +390,11 @@ def _read_judges(data: Mapping[str, Any]) -> JudgeStatistics:
     )
 
 
+def _inapplicable(count: int, shown: bool) -> dict[str, int]:
+    """``notApplicable``, written when the report has not-applicable rows."""
+    return {"notApplicable": count} if shown else {}
+
+
 def _count(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
     if key not in data and default is not None:
         return default
@@ -506,12 +519,14 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             Outcome.UNSCORED: _count(data, "unscored"),
             Outcome.ERROR: _count(data, "errors"),
             Outcome.SKIPPED: _count(data, "skipped"),
+            Outcome.NOT_APPLICABLE: _count(data, "notApplicable", 0),
         }
         tags = {
             tag: TagStatistics(
                 total=_count(t, "rows"),
                 passed=_count(t, "passed"),
                 moments=_moments(t["clusterSums"]),
+                not_applicable=_count(t, "notApplicable", 0),
             )
             for tag, t in data["tags"].items()
         }
@@ -526,6 +541,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 scored=_count(s, "scored"),
                 skipped=_count(s, "skipped"),
                 moments=_moments(s["clusterSums"]),
+                not_applicable=_count(s, "notApplicable", 0),
             )
             for name, s in data["strategies"].items()
         }

@@ -20,6 +20,9 @@ Layout: one ``<testsuites>`` holding one ``<testsuite>`` with the run's counts, 
   row did not pass, and that row is a ``<failure>`` or ``<error>`` in the same suite, so the
   suite is red already; a second failure would count one problem twice and blame a check
   that never ran. The ``score`` property counts it as not passed.
+- A *not applicable* row (a strategy whose expectation the sample does not state, such as a
+  tool check on a sample without ``expected-calls``) carries ``<skipped message="not
+  applicable: <which key is missing>">``: it is no failure, and the score leaves it out.
 - The test cases of a flaky (sample, strategy) pair, whose repeats disagree, carry
   ``<system-out>flaky: 2/3 repeats passed</system-out>``.
 - A partial run (stopped before its last sample) gets one more test case, first:
@@ -28,16 +31,17 @@ Layout: one ``<testsuites>`` holding one ``<testsuite>`` with the run's counts, 
   never shows a stopped run green.
 
 The suite's ``failures`` counts failed and unscored rows, ``errors`` the error rows and the
-partial-run case, ``skipped`` the skipped rows, and ``tests`` the test cases written.
+partial-run case, ``skipped`` the skipped and the not-applicable rows, and ``tests`` the test
+cases written.
 
 Properties: ``score`` and its 95% interval (``score_ci95_low``, ``score_ci95_high``, clustered
 by sample), the row counts (``rows``, ``passed``, ``failed``, ``unscored``, ``skipped``,
-``errors``), ``failed_calls``, ``samples`` and ``samples_expected``, ``complete``
-(``true``/``false``), the gate of ``aeval run``/``merge`` when known (``gate``: ``passed``,
-``missed`` or ``none``, and one ``gate.<threshold>`` per threshold, such as ``gate.score``
-= ``missed: score 66.67% < 80.00%``), ``rows_held`` when the report does not hold every
-row, the run's
-``started_at``/``finished_at`` (ISO 8601, UTC), ``duration`` (seconds), ``aeval_version``,
+``not_applicable`` when there are any, ``errors``), ``failed_calls``, ``samples`` and
+``samples_expected``, ``complete`` (``true``/``false``), the gate of ``aeval run``/``merge``
+when known (``gate``: ``passed``, ``missed`` or ``none``, and one ``gate.<threshold>`` per
+threshold, such as ``gate.score`` = ``missed: score 66.67% < 80.00%``), ``rows_held`` when
+the report does not hold every row, the run's ``started_at``/``finished_at`` (ISO 8601,
+UTC), ``duration`` (seconds), ``aeval_version``,
 ``concurrency``, ``repeats``, ``git_commit``, ``flaky`` (the flaky pairs, with repeats), one
 ``warning`` per warning, then ``tag.<tag>`` and ``strategy.<name>`` scores; per strategy whose
 samples carry human labels ``calibration.<name>.kappa`` (with ``.kappa_ci95_low`` and
@@ -112,7 +116,7 @@ class JunitFormatter:
             "tests": str(len(rows) + (partial is not None)),
             "failures": str(outcomes[Outcome.FAILED] + outcomes[Outcome.UNSCORED]),
             "errors": str(outcomes[Outcome.ERROR] + (partial is not None)),
-            "skipped": str(outcomes[Outcome.SKIPPED]),
+            "skipped": str(outcomes[Outcome.SKIPPED] + outcomes[Outcome.NOT_APPLICABLE]),
         }
         if report.duration is not None:
             counts["time"] = _seconds(report.duration)
@@ -150,6 +154,8 @@ class JunitFormatter:
             ("failed_calls", str(report.function_error_count)),
             ("samples", str(report.sample_count)),
         ]
+        if report.not_applicable_count:
+            items.insert(8, ("not_applicable", str(report.not_applicable_count)))
         if report.samples_expected is not None:
             items.append(("samples_expected", str(report.samples_expected)))
         items.append(("complete", "true" if report.complete else "false"))
@@ -260,6 +266,10 @@ def _verdict(case: ET.Element, row: EvaluationRow) -> None:
     if outcome is Outcome.SKIPPED:
         why = row.explanation or "not run: a check it depends on failed"
         ET.SubElement(case, "skipped", {"message": _clean(_message(why))})
+        return
+    if outcome is Outcome.NOT_APPLICABLE:
+        why = row.explanation or "the sample states no expectation for this check"
+        ET.SubElement(case, "skipped", {"message": _clean(_message(f"not applicable: {why}"))})
         return
     if outcome is Outcome.ERROR:
         error = row.error

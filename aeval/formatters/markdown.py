@@ -40,7 +40,10 @@ when the sample's run recorded tool calls, model calls or retrievals: what was r
 line, then one numbered line per event (arguments and results cut at 200 characters each,
 saying their length). ``UNSCORED``,
 ``ERROR`` and ``SKIPPED`` join upstream's ``PASSED``/``FAILED``; a row without a score shows
-``(unscored)``, or ``(not run)`` when it was skipped.
+``(unscored)``, ``(not run)`` when it was skipped, and a ``NOT APPLICABLE`` row (its
+strategy's expectation is not stated by the sample) ``(left out of the score)``; the counts
+line, the ``## Run`` list and the strategy table (a ``Not applicable`` column) count those
+rows when there are any.
 
 Markdown never breaks: every value that comes from a sample, a model or a strategy (inputs,
 outputs, expected outputs, explanations, errors) sits in a fenced code block whose backtick
@@ -65,6 +68,8 @@ from ._escape import markdown_fenced as _fenced, markdown_inline as _inline, mar
 from ._header import (
     failures_first,
     header_facts,
+    not_applicable_text,
+    outcome_text,
     parameters_text,
     partial_banner,
     score_text,
@@ -80,7 +85,7 @@ if TYPE_CHECKING:
 __all__ = ["MarkdownFormatter"]
 
 _DEFAULTS: dict[str, Any] = {"include_details": True}
-_FACTS_SHOWN_ELSEWHERE = frozenset({"Rows"})
+_FACTS_SHOWN_ELSEWHERE = frozenset({"Rows", "Not applicable"})
 
 Flaky: TypeAlias = "dict[tuple[str, str | None], FlakyCase]"
 
@@ -122,6 +127,7 @@ class MarkdownFormatter:
             lines += [
                 f"- **{_inline(tag)}**: "
                 + describe_score(stats.score, stats.confidence_interval(), stats.samples)
+                + (f" · {stats.not_applicable} not applicable" if stats.not_applicable else "")
                 for tag, stats in tags.items()
             ]
             lines.append("")
@@ -163,6 +169,8 @@ def _counts_line(report: EvaluationReport) -> str:
     )
     if report.skipped_count:
         line += f" · **Skipped**: {report.skipped_count}"
+    if report.not_applicable_count:
+        line += f" · **Not applicable**: {not_applicable_text(report)}"
     if report.function_error_count:
         line += (
             f" · **Failed calls**: {report.function_error_count} "
@@ -182,7 +190,18 @@ def _run_section(report: EvaluationReport) -> list[str]:
 
 
 def _strategy_section(report: EvaluationReport) -> list[str]:
-    columns = ("Samples", "Rows", "Passed", "Failed", "Unscored", "Skipped", "Errors")
+    columns: tuple[str, ...] = (
+        "Samples",
+        "Rows",
+        "Passed",
+        "Failed",
+        "Unscored",
+        "Skipped",
+        "Errors",
+    )
+    inapplicable = report.not_applicable_count > 0
+    if inapplicable:
+        columns = (*columns, "Not applicable")
     lines = [
         "## Score per strategy",
         "",
@@ -198,6 +217,7 @@ def _strategy_section(report: EvaluationReport) -> list[str]:
             stats.unscored,
             stats.skipped,
             stats.errors,
+            *((stats.not_applicable,) if inapplicable else ()),
         )
         lines.append(
             markdown_row(
@@ -335,12 +355,16 @@ def _repeat_section(stats: RepeatStatistics) -> list[str]:
 def _heading(row: EvaluationRow, repeated: bool) -> str:
     if row.score is not None:
         score = format_percent(row.score * 100)
+    elif row.outcome is Outcome.SKIPPED:
+        score = "not run"
+    elif row.outcome is Outcome.NOT_APPLICABLE:
+        score = "left out of the score"
     else:
-        score = "not run" if row.outcome is Outcome.SKIPPED else "unscored"
+        score = "unscored"
     name = _inline(row.name, line_start=True)
     if repeated:
         name += f" [repeat {row.repeat + 1}]"
-    return f"{name}: {row.outcome.value.upper()} ({score})"
+    return f"{name}: {outcome_text(row)} ({score})"
 
 
 def _section(title: str, text: str) -> list[str]:

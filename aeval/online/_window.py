@@ -17,15 +17,17 @@ Since: TypeAlias = float | datetime | timedelta
 """A moment: Unix time, a ``datetime`` (naive means UTC, as in the run store), or a
 ``timedelta`` ago."""
 
-# Counter slots: rows (counted when read: the sum of the five outcomes), passed, failed,
-# errors, unscored, skipped, scored rows, sum of scores.
-_ROWS, _PASSED, _FAILED, _ERRORS, _UNSCORED, _SKIPPED, _SCORED, _SUM = range(8)
+# Counter slots: rows (counted when read: the sum of the six outcomes), passed, failed,
+# errors, unscored, skipped, scored rows, sum of scores, not applicable.
+_ROWS, _PASSED, _FAILED, _ERRORS, _UNSCORED, _SKIPPED, _SCORED, _SUM, _NA = range(9)
+_SLOTS = 9
 _SLOT = {
     Outcome.PASSED: _PASSED,
     Outcome.FAILED: _FAILED,
     Outcome.ERROR: _ERRORS,
     Outcome.UNSCORED: _UNSCORED,
     Outcome.SKIPPED: _SKIPPED,
+    Outcome.NOT_APPLICABLE: _NA,
 }
 _Key: TypeAlias = tuple[str | None, tuple[str, ...]]  # (strategy, the response's tags)
 _Seen: TypeAlias = tuple[int, str | None, tuple[str, ...], Outcome, float | None]
@@ -53,7 +55,8 @@ class WindowScore:
     """The rows of live traffic in a time window (see ``OnlineEvaluator.window``).
 
     As in a report, every row is one (response, strategy) and error, unscored and skipped
-    rows count as not passed.
+    rows count as not passed; a not-applicable row (the response states no expectation for
+    the check) neither passes nor fails and is left out of the score.
 
     Attributes:
         since: The start of what was counted (Unix time): the moment asked for, rounded down
@@ -66,6 +69,7 @@ class WindowScore:
         unscored: Rows without a verdict (an unparseable judge reply).
         skipped: Rows of a gated strategy whose gate did not open.
         mean_score: The mean 0-1 score of the passed and failed rows; ``None`` without any.
+        not_applicable: Rows whose response states no expectation for the strategy.
     """
 
     since: float
@@ -77,11 +81,15 @@ class WindowScore:
     unscored: int
     skipped: int
     mean_score: float | None
+    not_applicable: int = 0
 
     @property
     def score(self) -> float | None:
-        """100 × passed rows / rows, as a report's score; ``None`` without rows (no data)."""
-        return 100.0 * self.passed / self.rows if self.rows else None
+        """100 × passed rows / applicable rows; ``None`` without any (no data). The window
+        counts rows, not responses: with every row applicable this is a report's score;
+        with not-applicable rows it is passed / applicable rows over the window."""
+        applicable = self.rows - self.not_applicable
+        return 100.0 * self.passed / applicable if applicable else None
 
 
 class Window:
@@ -151,7 +159,7 @@ class Window:
             key = (strategy, tags)
             counter = bucket.get(key)
             if counter is None:
-                counter = bucket[key] = [0.0] * 8
+                counter = bucket[key] = [0.0] * _SLOTS
             slot = _SLOT[outcome]
             counter[slot] += times
             if slot <= _FAILED and score is not None:  # passed or failed: scored
@@ -175,7 +183,7 @@ class Window:
     ) -> WindowScore:
         """The rows of responses from ``since`` to ``until``, of one tag and strategy if given."""
         self._count()
-        totals = [0.0] * 8
+        totals = [0.0] * _SLOTS
         first, last = int(since // self.resolution), int(until // self.resolution)
         first = max(first, self._oldest)
         for index, bucket in self._buckets.items():
@@ -185,7 +193,7 @@ class Window:
                         continue
                     times = 1 if tag is None else tags.count(tag)  # a tag given twice counts twice
                     if times:
-                        for slot in range(8):
+                        for slot in range(_SLOTS):
                             totals[slot] += times * counter[slot]
         return _freeze(totals, first * self.resolution, until)
 
@@ -228,11 +236,12 @@ def _freeze(totals: list[float], since: float, until: float) -> WindowScore:
     return WindowScore(
         since=since,
         until=until,
-        rows=int(rows + totals[_SKIPPED]),
+        rows=int(rows + totals[_SKIPPED] + totals[_NA]),
         passed=int(totals[_PASSED]),
         failed=int(totals[_FAILED]),
         errors=int(totals[_ERRORS]),
         unscored=int(totals[_UNSCORED]),
         skipped=int(totals[_SKIPPED]),
         mean_score=totals[_SUM] / scored if scored else None,
+        not_applicable=int(totals[_NA]),
     )

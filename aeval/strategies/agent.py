@@ -118,11 +118,18 @@ class _AgentStrategy(NamedStrategy):
         raise NotImplementedError
 
 
+def not_stated(sample: EvaluationSample, key: str, add: str) -> EvaluationResult:
+    """The not-applicable result of a check whose expectation ``key`` the sample lacks;
+    ``add`` says how to state it."""
+    return EvaluationResult.not_applicable(
+        f"Sample {sample.name!r} states no {key}, so this check does not apply to it "
+        f"(to check it, {add})"
+    )
+
+
 def _missing(sample: EvaluationSample, key: str, option: str) -> EvaluationResult:
     shape = "{...}" if key == "expected-tool-arguments" else "[...]"
-    return EvaluationResult.failing(
-        f"Sample {sample.name!r} has no {key}: add {key}: {shape} to it, or pass {option}="
-    )
+    return not_stated(sample, key, f"add {key}: {shape} to it, or pass {option}=")
 
 
 def _called(trace: Trace) -> str:
@@ -579,9 +586,11 @@ class ToolCallsStrategy(_AgentStrategy):
     def _check(self, sample: EvaluationSample, trace: Trace) -> EvaluationResult:
         written = sample.metadata.get(EXPECTED_CALLS)
         if written is None:
-            return EvaluationResult.failing(
-                f"Sample {sample.name!r} has no expected-calls: add expected-calls: "
-                "[{name: ..., arguments: {...}}] to it ([] when no tool should be called)"
+            return not_stated(
+                sample,
+                "expected-calls",
+                "add expected-calls: [{name: ..., arguments: {...}}] to it ([] when no tool "
+                "should be called)",
             )
         try:
             expected = compile_calls(written)

@@ -103,6 +103,8 @@ def _turn_error(
 def _outcome(result: EvaluationResult) -> str:
     if result.skipped:
         return "skipped"
+    if result.inapplicable:
+        return "not_applicable"
     if result.is_unscored:
         return "unscored"
     return "passed" if result.passed else "failed"
@@ -122,9 +124,13 @@ class EachTurn(NamedStrategy):
     loop.
 
     The row passes when every turn passes. Its score is the share of turns that passed (a
-    ten-turn conversation with one bad turn scores 0.9 and fails). Its explanation names the
-    first turn that did not pass: its number, an excerpt of its user message, and the inner
-    strategy's explanation. A turn with no answer (it raised or timed out) does not pass.
+    ten-turn conversation with one bad turn scores 0.9 and fails). A turn the inner
+    strategy finds *not applicable* (a turn without ``expected-tools`` for
+    ``ToolCalledStrategy()``) neither passes nor fails: the share is over the other
+    turns, and a conversation none of whose turns applies gives a not-applicable row. Its
+    explanation names the first turn that did not pass: its number, an excerpt of its user
+    message, and the inner strategy's explanation. A turn with no answer (it raised or timed
+    out) does not pass.
     The metadata holds ``turns``, one verdict per turn (``turn``, ``outcome``, ``score``,
     ``explanation``), and ``failed_turn``, the first turn that did not pass (the reports mark
     it); ``None`` when all passed. A judged inner strategy's ``prompt_tokens``,
@@ -209,30 +215,41 @@ class EachTurn(NamedStrategy):
                     "explanation": result.explanation,
                 }
             )
-            if first is None and not result.passed:
+            if first is None and not result.passed and not result.inapplicable:
                 first = (number, turn, result)
             for key in _USAGE:
                 value = result.metadata.get(key)
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     usage[key] = usage.get(key, 0) + value
         passed = sum(verdict["outcome"] == "passed" for verdict in verdicts)
+        applicable = sum(verdict["outcome"] != "not_applicable" for verdict in verdicts)
         metadata: dict[str, Any] = {
             "turns": verdicts,
             "failed_turn": None if first is None else first[0],
             **usage,
         }
-        score = passed / len(verdicts)
-        if first is None:
-            return EvaluationResult(
-                True, score, f"all {len(verdicts)} turns passed {self._inner.name}", metadata
+        if not applicable:
+            return EvaluationResult.not_applicable(
+                f"{self._inner.name} applies to none of the {len(verdicts)} turns: "
+                f"{verdicts[0]['explanation']}",
+                metadata,
             )
+        score = passed / applicable
+        left_out = len(verdicts) - applicable
+        turns = (
+            f"{applicable} turns"
+            if not left_out
+            else (f"{applicable} applicable turns ({left_out} not applicable)")
+        )
+        if first is None:
+            return EvaluationResult(True, score, f"all {turns} passed {self._inner.name}", metadata)
         number, turn, result = first
         why = result.explanation or _outcome(result)
         return EvaluationResult(
             False,
             score,
             f"turn {number} of {len(verdicts)} ({_excerpt(turn.user)!r}) did not pass "
-            f"{self._inner.name}: {why}; {passed} of {len(verdicts)} turns passed",
+            f"{self._inner.name}: {why}; {passed} of {turns} passed",
             metadata,
         )
 

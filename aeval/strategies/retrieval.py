@@ -48,9 +48,14 @@ _NO_RETRIEVAL = (
     "Sample {name!r} recorded no retrieval: call aeval.trace.record_retrieval(documents) in "
     "the retriever with the documents it returned, best first"
 )
+_NOT_STATED = (
+    "Sample {name!r} states no relevant-ids, so this metric does not apply to it (to measure "
+    'it, add relevant-ids: [doc-1, doc-7] to it, or metadata={{"relevant_ids": [...]}} in '
+    "Python: the ids a perfect retriever returns)"
+)
 _NO_RELEVANT = (
-    "Sample {name!r} has no relevant-ids: add relevant-ids: [doc-1, doc-7] to it (or "
-    'metadata={{"relevant_ids": [...]}} in Python), the ids a perfect retriever returns'
+    "Sample {name!r} has an empty relevant-ids: list the ids a perfect retriever returns "
+    "(relevant-ids: [doc-1, doc-7]), or leave the key out where the metric does not apply"
 )
 _NO_IDS = (
     "Sample {name!r} retrieved {count} without an id: record each document with its id, "
@@ -162,9 +167,11 @@ class RetrievalStrategy(NamedStrategy):
 
     The ranking is the document ids of the trace's retrievals (see the module
     documentation for several retrievals); the score is the metric, and the row passes when
-    it is at least ``threshold``. A sample without a trace, without a recorded retrieval,
-    with documents that have no id, or without ``relevant-ids`` fails with what to add,
-    never a silent pass. A retrieval that returned nothing scores 0.
+    it is at least ``threshold``. A sample without ``relevant-ids`` is *not applicable*
+    (neither passed nor failed, left out of the score; the row says what to add). A sample
+    without a trace, without a recorded retrieval, with documents that have no id, or with
+    an empty ``relevant-ids`` fails with what to do, never a silent pass. A retrieval that
+    returned nothing scores 0.
 
     Args:
         metric: ``"precision"``, ``"recall"`` (the default), ``"mrr"``, ``"ndcg"`` or ``"hit"``
@@ -208,6 +215,8 @@ class RetrievalStrategy(NamedStrategy):
     def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
         """Measure the trace's retrievals of ``sample``; see the class documentation."""
         relevant_ids = (sample.metadata or {}).get(RELEVANT_IDS)
+        if relevant_ids is None:
+            return EvaluationResult.not_applicable(_NOT_STATED.format(name=sample.name))
         if not relevant_ids:
             return EvaluationResult.failing(_NO_RELEVANT.format(name=sample.name))
         trace = current()

@@ -248,7 +248,7 @@ class ContainsStrategy(TextStrategy):
             "missing": [],
             "forbidden_found": [],
         }
-        return make_result(True, 1.0, explanation, MappingProxyType(metadata), False)
+        return make_result(True, 1.0, explanation, MappingProxyType(metadata), False, False)
 
     def _evaluate_text(self, sample: EvaluationSample, text: str) -> EvaluationResult:
         must = self._must_contain
@@ -460,6 +460,7 @@ class NotBlankStrategy(TextStrategy):
             1.0,
             _long_enough(length),
             MappingProxyType({"length": length, "min_length": self._min_length}),
+            False,
             False,
         )
 
