@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from aeval import (
-    Aggregator,
     EvaluationReport,
     EvaluationResult,
     EvaluationRow,
@@ -21,9 +20,9 @@ from aeval import (
     RunStore,
     assert_that,
     compare,
-    row_from_dict,
-    row_to_dict,
 )
+from aeval._reporting._codec import row_from_dict, row_to_dict
+from aeval._reporting._report import Aggregator
 from aeval.formatters.json import report_from_json
 
 
