@@ -1,10 +1,10 @@
-"""The Scorer's direct worker (issue 25, round 2): the rows of the general path, with less work.
-
-An async target awaited as it is, live tools and direct strategies take ``Run._direct_worker``;
-a timeout sends the same run down the general path (``_evaluate_sample``). These tests pin
-that both make the same rows, that a recorder a worker reuses never carries anything from
-one sample into another, that the aggregator sorts only rows out of order, and the Python
-calls per sample (counted with ``sys.setprofile``, never timed).
+"""The common run (an async target awaited as it is, live tools, direct strategies) against
+the same run with a timeout (the target then called under a cancel scope): the same rows,
+counts and traces. Once a second loop per worker (issue 25), now the one path (issue 33);
+these tests keep that a sample's recorder never carries anything into another sample, that
+a passing row nobody reads is counted as its row would be, that the aggregator sorts only
+rows out of order, and the Python calls per sample (counted with ``sys.setprofile``, never
+timed).
 """
 
 from __future__ import annotations
@@ -32,11 +32,10 @@ from aeval import (
     Scorer,
     read_run,
 )
-from aeval._engine._run import Run
 from aeval._engine._sinks import JsonlSink
 from aeval._reporting._aggregator import RowAggregator
 from aeval._reporting._results import EvaluationRow
-from aeval._util._slots import fast_slots_maker
+from aeval.abc import BaseSink
 from aeval.strategies import ExactMatchStrategy, inline
 from aeval.trace import Trace, record_tool_call
 from aeval.trace._recording import current_recorder
@@ -47,20 +46,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-def direct_runs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Whether each run took the direct worker."""
-    taken: list[bool] = []
-    original = Run._direct
-
-    def spy(self: Run) -> bool:
-        taken.append(original(self))
-        return taken[-1]
-
-    monkeypatch.setattr(Run, "_direct", spy)
-    return taken
 
 
 async def _target(params: Parameters) -> Any:
@@ -119,7 +104,7 @@ def _source(kind: str, samples: Samples) -> Any:
 
 @pytest.mark.parametrize(("kind", "repeats"), [("samples", 1), ("list", 2), ("async", 2)])
 async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
-    direct_runs: list[bool], kind: str, repeats: int
+    kind: str, repeats: int
 ) -> None:
     samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(60))
     strategies = (ExactMatchStrategy(), _varied)
@@ -127,7 +112,6 @@ async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
     general = await Scorer(7, repeats=repeats, timeout=60).evaluate(
         _source(kind, samples), _target, *strategies
     )
-    assert direct_runs == [True, False]
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
     assert len(direct.evaluations) == 120 * repeats
     assert direct.counts == general.counts
@@ -139,9 +123,7 @@ async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
     assert direct.repeat_statistics == general.repeat_statistics
 
 
-async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(
-    direct_runs: list[bool], tmp_path: Path
-) -> None:
+async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(tmp_path: Path) -> None:
     secret = "sk-test-0123456789"
     samples = Samples(
         EvaluationSample(f"s{i}", [f"in{i} {secret}"], f"in{i} {secret}") for i in range(30)
@@ -152,7 +134,6 @@ async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(
         sink = JsonlSink(tmp_path / f"{name}.jsonl")
         scorer = Scorer(3, timeout=timeout, sinks=[sink], redact=[secret])
         reports.append(await scorer.evaluate(samples, _target, *strategies))
-    assert direct_runs == [True, False]
     direct, general = reports
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
     assert secret not in repr([r.output for r in direct.evaluations])
@@ -164,9 +145,7 @@ async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(
     assert traced and secret not in repr(traced)
 
 
-async def test_a_streamed_direct_run_refuses_a_conversation_as_the_general_path_does(
-    direct_runs: list[bool],
-) -> None:
+async def test_a_streamed_direct_run_refuses_a_conversation_as_the_general_path_does() -> None:
     plain = EvaluationSample("plain", ["q"], "q")
     chat = EvaluationSample("chat", turns=["hi"])
 
@@ -179,14 +158,13 @@ async def test_a_streamed_direct_run_refuses_a_conversation_as_the_general_path_
             stream = _source("async", Samples([plain, chat]))
             await Scorer(1, timeout=timeout).evaluate(stream, whole, ExactMatchStrategy())
         refusals.append((str(info.value), info.value.__notes__))
-    assert direct_runs == [True, False]
     assert refusals[0] == refusals[1]
     assert refusals[0][1] == ["aeval: 1 row(s) had finished when the run stopped."]
 
 
 @pytest.mark.parametrize("exc_type", [SystemExit, GeneratorExit, ValueError])
 async def test_the_direct_worker_makes_error_rows_of_what_the_target_raises(
-    direct_runs: list[bool], exc_type: type[BaseException]
+    exc_type: type[BaseException],
 ) -> None:
     async def target(params: Parameters) -> Any:
         if params.values[0] == 1:
@@ -195,7 +173,6 @@ async def test_the_direct_worker_makes_error_rows_of_what_the_target_raises(
 
     samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(3))
     report = await Scorer(2).evaluate(samples, target, ExactMatchStrategy())
-    assert direct_runs == [True]
     assert [r.outcome for r in report.evaluations] == [
         Outcome.PASSED,
         Outcome.ERROR,
@@ -208,35 +185,24 @@ async def test_the_direct_worker_makes_error_rows_of_what_the_target_raises(
 
 
 def test_a_keyboard_interrupt_from_the_target_stops_a_direct_run() -> None:
-    taken: list[bool] = []
+    called: list[int] = []
 
     async def target(params: Parameters) -> Any:
+        called.append(params.values[0])
         if params.values[0] == 2:
             raise KeyboardInterrupt
         return params.values[0]
 
     async def main() -> None:
         samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(5))
-        run = Run._direct
-
-        def spy(self: Run) -> bool:
-            taken.append(run(self))
-            return taken[-1]
-
-        Run._direct = spy  # type: ignore[method-assign]
-        try:
-            await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
-        finally:
-            Run._direct = run  # type: ignore[method-assign]
+        await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
 
     with pytest.raises(KeyboardInterrupt):
         anyio.run(main)  # asyncio re-raises KeyboardInterrupt out of its loop: a loop of our own
-    assert taken == [True]
+    assert called == [0, 1, 2]
 
 
-async def test_a_reused_recorder_never_gets_a_late_record_of_a_task_left_behind(
-    direct_runs: list[bool],
-) -> None:
+async def test_a_reused_recorder_never_gets_a_late_record_of_a_task_left_behind() -> None:
     """Sample 0 leaves a task behind (it holds sample 0's context); sample 1, on the same
     worker, lets it record: into sample 0's recorder, never into sample 1's."""
     release = asyncio.Event()
@@ -257,14 +223,11 @@ async def test_a_reused_recorder_never_gets_a_late_record_of_a_task_left_behind(
 
     samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(4))
     report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
-    assert direct_runs == [True]
     assert report.passed_count == 4
     assert [row.trace for row in report.evaluations] == [None] * 4
 
 
-async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context(
-    direct_runs: list[bool],
-) -> None:
+async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context() -> None:
     kept: list[contextvars.Context] = []
 
     async def target(params: Parameters) -> Any:
@@ -277,7 +240,6 @@ async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context(
 
     samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(4))
     report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
-    assert direct_runs == [True]
     assert [row.trace for row in report.evaluations] == [None] * 4
     recorder = kept[0].run(current_recorder)
     assert recorder is not None
@@ -285,7 +247,7 @@ async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context(
     assert trace is not None and [c.name for c in trace.tool_calls] == ["kept"]
 
 
-async def test_a_recorder_that_recorded_is_never_reused(direct_runs: list[bool]) -> None:
+async def test_a_recorder_that_recorded_is_never_reused() -> None:
     async def target(params: Parameters) -> Any:
         if params.values[0] % 2 == 0:
             record_tool_call("even", {"n": params.values[0]})
@@ -293,7 +255,6 @@ async def test_a_recorder_that_recorded_is_never_reused(direct_runs: list[bool])
 
     samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(6))
     report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
-    assert direct_runs == [True]
     traces: list[Trace | None] = [row.trace for row in report.evaluations]
     for index, trace in enumerate(traces):
         if index % 2:
@@ -303,7 +264,7 @@ async def test_a_recorder_that_recorded_is_never_reused(direct_runs: list[bool])
             assert [dict(c.arguments) for c in trace.tool_calls] == [{"n": index}]
 
 
-async def test_the_direct_path_makes_few_python_calls(direct_runs: list[bool]) -> None:
+async def test_the_direct_path_makes_few_python_calls() -> None:
     """The Python calls per sample on the direct path (7.8 now; 11.7 in round 1), the
     target's own two (``target``, ``Parameters.values``) and the check's one included."""
     samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(400))
@@ -316,7 +277,6 @@ async def test_the_direct_path_makes_few_python_calls(direct_runs: list[bool]) -
     with Calls() as profile:
         report = await scorer.evaluate(samples, target, ExactMatchStrategy())
     calls = len(profile)
-    assert direct_runs == [True, True]
     assert report.passed_count == 400
     assert calls / 400 <= 8.5, f"{calls / 400:.2f} Python calls per sample"
 
@@ -366,34 +326,17 @@ def test_rows_of_several_strategies_are_always_sorted() -> None:
     assert [(r.index, r.position) for r in held] == [(0, 0), (0, 1), (1, 0), (1, 1)]
 
 
-def test_the_row_maker_makes_the_row_init_makes() -> None:
-    make = fast_slots_maker(EvaluationRow)
+def test_a_row_made_positionally_is_the_row_made_by_name() -> None:
     sample = EvaluationSample("s", ["x"], "x", tags=("t",))
     values = (sample, "st", "x", Outcome.FAILED, 0.5, "why", {"k": 1}, None, 1.5, 0.25, 3, 1, 2)
-    made = make(*values, 12.0, None)
-    assert type(made) is EvaluationRow
-    assert made == EvaluationRow(*values, 12.0, None)
+    made = EvaluationRow(*values, 12.0, None)
     names = [field.name for field in dataclasses.fields(EvaluationRow)]
+    by_name: dict[str, Any] = dict(zip(names, [*values, 12.0, None], strict=True))
+    assert made == EvaluationRow(**by_name)
     assert [getattr(made, name) for name in names] == [*values, 12.0, None]
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.score = 1.0  # type: ignore[misc]
     assert dataclasses.replace(made, score=0.75).score == 0.75
-
-    @dataclasses.dataclass
-    class Unslotted:
-        a: int
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Base:
-        a: int
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Derived(Base):
-        b: int
-
-    for cls in (Unslotted, Derived):
-        with pytest.raises(TypeError, match="not a plain slotted dataclass"):
-            fast_slots_maker(cls)
 
 
 async def test_parameters_are_bound_once_per_shape_and_a_misfit_still_named(
@@ -422,9 +365,7 @@ async def test_parameters_are_bound_once_per_shape_and_a_misfit_still_named(
         await Scorer(5).evaluate([*samples, misfit], ask, ExactMatchStrategy())
 
 
-async def test_a_direct_run_cancelled_from_outside_stops_and_raises_nothing(
-    direct_runs: list[bool],
-) -> None:
+async def test_a_direct_run_cancelled_from_outside_stops_and_raises_nothing() -> None:
     never = asyncio.Event()
     with anyio.CancelScope() as scope:
 
@@ -437,7 +378,6 @@ async def test_a_direct_run_cancelled_from_outside_stops_and_raises_nothing(
         samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(10))
         await Scorer(2).evaluate(samples, target, ExactMatchStrategy())
     assert scope.cancelled_caught
-    assert direct_runs == [True]
 
 
 _TIMING = (
@@ -473,11 +413,22 @@ def _mixed(sample: EvaluationSample, output: Any) -> EvaluationResult:
     return EvaluationResult.passing(1.0 if number % 2 else 0.5, "fine")
 
 
+class _Discard(BaseSink):
+    """A sink that reads every row and keeps none: its run makes every row."""
+
+    async def send(self, row: EvaluationRow) -> None:
+        pass
+
+    async def flush(self) -> None:
+        pass
+
+
 async def _direct_and_general(
     samples: Samples, strategy: Any, keep: Any, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[EvaluationReport], list[str]]:
-    """The reports of the direct worker (no timeout) and of the general path (a timeout), and
-    the strategies whose passing rows were counted without a row (``count_passed``)."""
+    """The reports of a run whose passing rows nobody reads and of the same run with a sink
+    (which reads every row, so each is made), and the strategies whose passing rows were
+    counted without a row (``count_passed``)."""
     counted: list[str] = []
     count_passed = RowAggregator.count_passed
 
@@ -487,15 +438,15 @@ async def _direct_and_general(
 
     monkeypatch.setattr(RowAggregator, "count_passed", spy)
     reports = []
-    for timeout in (None, 60.0):
-        scorer = Scorer(5, keep=keep, timeout=timeout)
+    for sinks in ([], [_Discard()]):
+        scorer = Scorer(5, keep=keep, sinks=sinks)
         reports.append(await scorer.evaluate(_source("async", samples), _target, strategy))
     return reports, counted
 
 
 @pytest.mark.parametrize("keep", ["failures", "none"])
 async def test_a_passing_row_nobody_keeps_is_counted_as_the_row_would_be(
-    direct_runs: list[bool], keep: Any, monkeypatch: pytest.MonkeyPatch
+    keep: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With no sink and passing rows not kept, the direct worker counts a plain passing row
     without making it (``Aggregator.count_passed``): the report is the one the rows make,
@@ -510,7 +461,6 @@ async def test_a_passing_row_nobody_keeps_is_counted_as_the_row_would_be(
 
     samples = Samples(sample(i) for i in range(1, 120))
     (direct, general), counted = await _direct_and_general(samples, _mixed, keep, monkeypatch)
-    assert direct_runs == [True, False]
     assert _untimed(report_to_dict(direct)) == _untimed(report_to_dict(general))
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
     assert direct.tag_statistics == general.tag_statistics
@@ -533,7 +483,7 @@ def _shared(sample: EvaluationSample, output: Any) -> EvaluationResult:
 
 
 async def test_a_result_returned_again_is_counted_as_its_first_return_was(
-    direct_runs: list[bool], monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The direct worker remembers, per strategy, the last result it found to be a plain pass
     and counts that same (frozen) result again without looking at it: the report is the one
@@ -542,7 +492,6 @@ async def test_a_result_returned_again_is_counted_as_its_first_return_was(
 
     samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(1, 101))
     reports, counted = await _direct_and_general(samples, _shared, "failures", monkeypatch)
-    assert direct_runs == [True, False]
     direct, general = reports
     assert _untimed(report_to_dict(direct)) == _untimed(report_to_dict(general))
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
@@ -550,9 +499,7 @@ async def test_a_result_returned_again_is_counted_as_its_first_return_was(
     assert len(counted) == len(plain)
 
 
-async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them(
-    direct_runs: list[bool],
-) -> None:
+async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them() -> None:
     """The direct worker calls a target that binds its parameters with the unnamed values
     itself (``BoundFunction.positional``); named or partly named parameters still go through
     the bound call: the outputs are the general path's, whatever order the shapes come in."""
@@ -577,7 +524,6 @@ async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them
             _source("async", samples), target, ExactMatchStrategy()
         )
         outputs.append(sorted((r.sample.name, r.output) for r in report.evaluations))
-    assert direct_runs == [True, False]
     assert outputs[0] == outputs[1]
     assert ("s4", "u|-|x") in outputs[0] and ("s3", "t|-|e") in outputs[0]
     assert len(seen) == 60
@@ -585,7 +531,7 @@ async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them
 
 @pytest.mark.parametrize("limit", [None, 60.0])
 async def test_in_flight_counts_the_samples_being_evaluated_whenever_it_can_be_read(
-    direct_runs: list[bool], limit: float | None
+    limit: float | None,
 ) -> None:
     """``statistics().samples_in_flight`` is the number of samples being evaluated at every point
     another task can read it (the target's pauses, the source's), on both paths: the direct
@@ -612,7 +558,6 @@ async def test_in_flight_counts_the_samples_being_evaluated_whenever_it_can_be_r
             yield EvaluationSample(f"s{i}", [f"q{i}"], f"q{i}")
 
     report = await scorer.evaluate(source(), target, ExactMatchStrategy())
-    assert direct_runs == [limit is None]
     assert report.passed_count == 60
     assert len(seen) == 60 + 20 + 120
     assert [in_flight for in_flight, _ in seen] == [count for _, count in seen]
@@ -620,9 +565,7 @@ async def test_in_flight_counts_the_samples_being_evaluated_whenever_it_can_be_r
     assert scorer.statistics().samples_in_flight == 0
 
 
-async def test_a_streamed_sample_takes_few_python_calls(
-    direct_runs: list[bool], tmp_path: Path
-) -> None:
+async def test_a_streamed_sample_takes_few_python_calls(tmp_path: Path) -> None:
     """The Python calls per sample of a streamed JSONL run with a target taking one string
     (the loader's, the engine's, the target's and the check's): 6.8 now, 9.7 before the
     third round of issue 25 (a frame per line for the sample and its parameters each, the
@@ -643,6 +586,5 @@ async def test_a_streamed_sample_takes_few_python_calls(
     with Calls() as profile:
         report = await scorer.evaluate(Samples.stream(path), target, ExactMatchStrategy())
     calls = len(profile)
-    assert direct_runs == [True, True]
     assert report.passed_count == 2000
     assert calls / 2000 <= 7.5, f"{calls / 2000:.2f} Python calls per streamed sample"

@@ -6,7 +6,7 @@ import functools
 import inspect
 import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,11 +21,10 @@ from .._util._groups import unwrap_single_group
 from .._version import __version__
 from ..trace import Replay, Trace, TraceLimits
 from ..trace._bounds import DEFAULT_LIMITS
-from ..trace._context import RECORDER, Recorder
+from ..trace._context import CURRENT, EMPTY_TRACE, RECORDER, Recorder
 from ..trace._recording import activate, deactivate, idle, make_ran_current
-from ._apply import apply_inline, apply_to_row, retries_of, strategy_threads, stray_cancellation
+from ._apply import COUNTED, Judged, apply, retries_of, strategy_threads, stray_cancellation
 from ._callables import BoundFunction, PreparedStrategy
-from ._direct import RERAISE as _RERAISE, direct_worker
 from ._executor import (
     ExecutorJob,
     FunctionUnderTest,
@@ -37,7 +36,7 @@ from ._executor import (
 from ._sinks import SinkGroup
 from ._threads import DaemonThreads
 from ._tools import Tools, describe_tools, tool_source
-from ._workers import AsyncWork, run_workers
+from ._workers import AsyncWork, IterWork, Work, run_workers
 
 if TYPE_CHECKING:
     from .._reporting._aggregator import KeepRows
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from ._redact import Redactor
 
 __all__ = [
+    "RERAISE",
     "Emit",
     "Remote",
     "Run",
@@ -93,6 +93,8 @@ Emit = Callable[[EvaluationRow], Awaitable[None]]
 row) is given most rows through it, without a coroutine: ``nowait`` takes the row or raises
 ``anyio.WouldBlock``, and the row is then awaited through the ``Emit`` itself."""
 Remote = tuple[FunctionUnderTest, tuple[object, ...], object]
+RERAISE = (AbandonedCallsError,)
+"""Errors of a strategy that stop the run instead of becoming an error row."""
 
 
 class TargetInterrupt(Exception):
@@ -147,11 +149,8 @@ class Run:
             s.name: functools.partial(_strategy_timed_out, s.name) for s in strategies
         }
         self._plain = not settings.sinks and not settings.redactor
+        self._rowless = False
         self._await: Callable[[Parameters], Awaitable[Any]] | None = None
-        self.sample_check: Callable[[EvaluationSample], None] | None = None
-        """What a subclass's ``_evaluate_sample`` does before ``Run``'s, when that is all it
-        adds (it raises to stop the run): the direct worker calls it instead, for the samples
-        with metadata (a sample without passes it: what it checks is in the metadata)."""
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
@@ -160,6 +159,7 @@ class Run:
         self._emit = emit
         self._emit_nowait = getattr(emit, "nowait", None)
         self._plain = emit is None and not settings.sinks and not settings.redactor
+        self._rowless = self._plain and self.aggregator.rowless
         self._await = self.call if self.is_async and settings.timeout is None else None
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
@@ -194,14 +194,9 @@ class Run:
                     await self._run_remote(self.remote)
                 elif isinstance(self.samples, AsyncIterable):
                     await self._run_async_source(self.samples, max(workers, 1))
-                elif settings.repeats == 1 and type(self.samples) is Samples:
-                    plain = enumerate(self.samples)  # shared: each worker takes the next
-                    worker = self._direct_worker if self._direct() else self._plain_worker
-                    await run_workers(max(workers, 1), worker, plain)
                 else:
-                    work = self._work(iter(self.samples))
-                    each = self._direct_worker if self._direct() else self._worker
-                    await run_workers(max(workers, 1), each, work)
+                    work = IterWork(self._work(iter(self.samples)))
+                    await run_workers(max(workers, 1), self._worker, work)
             self.finished = complete = True
         except TargetInterrupt as exc:
             self.interrupted = exc.interrupt
@@ -233,32 +228,13 @@ class Run:
         """Why a run that went through its samples is still not complete, or ``None``."""
         return self.aggregator.shortfall()
 
-    async def _plain_worker(self, work: Iterator[tuple[int, EvaluationSample]]) -> None:
-        """A worker of a run over ``Samples`` without repeats: every item is a sample already
-        checked (when the run was made), so no generator sits between it and the samples."""
-        for index, sample in work:
-            await self._evaluate_sample(sample, index, 0)
-
-    def _direct(self) -> bool:
-        """Whether ``direct_worker`` (module ``_direct``) makes the rows ``_evaluate_sample``
-        would: an async target awaited as it is, live tools, nothing recorded or current
-        around the run, every strategy direct, the per-sample step not overridden (or only
-        preceded by ``sample_check``)."""
-        return (
-            self._await is not None
-            and self._live
-            and self._idle
-            and all(s.direct for s in self.strategies)
-            and (
-                type(self)._evaluate_sample is Run._evaluate_sample or self.sample_check is not None
-            )
-        )
-
-    async def _direct_worker(self, work: Iterator[tuple[Any, ...]] | AsyncWork) -> None:
-        await direct_worker(self, work)
-
-    def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
+    def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, EvaluationSample]]:
+        """``(index, repeat, sample)`` of each sample of a source that is not async."""
         repeats = self.settings.repeats
+        if repeats == 1 and type(self.samples) is Samples:  # checked when the run was made
+            for index, sample in enumerate(cast("Samples", samples)):
+                yield index, 0, sample
+            return
         check = self.function.signature is not None and not isinstance(self.samples, Sequence)
         for position, item in enumerate(samples):
             if type(item) is IndexedSample:
@@ -271,8 +247,16 @@ class Run:
             for repeat in range(repeats):
                 yield index, repeat, sample
 
-    async def _worker(self, work: Iterator[tuple[int, int, EvaluationSample]]) -> None:
-        for index, repeat, sample in work:
+    async def _worker(self, work: Work) -> None:
+        """The one worker loop: each sample of ``work`` in turn, to the end of the source."""
+        take = work.take
+        while True:
+            item = take()
+            if item is None:
+                item = await work.next()
+                if item is None:
+                    return
+            index, repeat, sample = item
             await self._evaluate_sample(sample, index, repeat)
 
     async def _run_remote(self, remote: Remote) -> None:
@@ -320,17 +304,11 @@ class Run:
     ) -> None:
         check = self.function.check if self.function.signature is not None else None
         work = AsyncWork(samples, self.settings.repeats, check)
-        worker = self._direct_worker if self._direct() else self._async_worker
         try:
-            await run_workers(workers, worker, work)
+            await run_workers(workers, self._worker, work)
         finally:
             with anyio.CancelScope(shield=True):
                 await work.aclose()
-
-    async def _async_worker(self, work: AsyncWork) -> None:
-        while (item := await work.next()) is not None:
-            index, repeat, sample = item
-            await self._evaluate_sample(sample, index, repeat)
 
     async def _call_function(self, params: Parameters) -> Any:
         if self.is_async:
@@ -352,73 +330,93 @@ class Run:
         return await self._call_with_timeout(sample.parameters, timeout)
 
     async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
-        settings = self.settings
-        self.tally.in_flight += 1
-        recorder: Recorder | None = None
+        """The one step of a sample: produce its output (:meth:`_produce`), count the sample,
+        apply every strategy to the output and add the rows. The strategies see the sample's
+        trace as current (an empty one when nothing was recorded)."""
+        tally = self.tally
+        tally.in_flight += 1
         try:
-            started = perf_counter()
-            try:
-                tools = None if self._live else tool_source(settings.tools, sample, repeat)
-                recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
-                if self._idle:  # activate(), without its cost: no trace is current here
-                    tokens = None
-                    token = RECORDER.set(recorder)
-                else:
-                    tokens = activate(recorder)
-                try:
-                    if self._await is not None:
-                        output = await self._await(sample.parameters)
-                    else:
-                        output = await self._call_sample(sample)
-                finally:
-                    if tokens is None:
-                        RECORDER.reset(token)
-                    else:
-                        deactivate(tokens)
-            except BaseException as exc:
-                await self._call_failed(exc, sample, index, repeat, started, recorder)
-                return
-            duration = perf_counter() - started
-            trace = recorder.snapshot()
-            if recorder.unmocked is not None:
-                await self._add_call_failure(
-                    sample, recorder.unmocked, duration, index, repeat, trace
-                )
+            judged = await self._produce(sample, index, repeat)
+            if judged is None:
                 return
             self.aggregator.count_sample(repeat=repeat)
-            self.tally.samples_done += 1
-            made = make_ran_current(trace)
+            tally.samples_done += 1
+            if self._rowless:
+                judged.count = self.aggregator.count_passed
+            settings = self.settings
+            extra = judged.extra
+            trace = judged.trace
+            if self._idle:  # make_ran_current(trace), without its cost: nothing is recorded
+                current = CURRENT.set(EMPTY_TRACE if trace is None else trace)
+                made = None
+            else:
+                made = make_ran_current(trace)
             try:
                 for strategy in self.strategies:
-                    if strategy.direct:
-                        row = apply_inline(
-                            strategy,
-                            sample,
-                            output,
-                            duration,
-                            index,
-                            repeat,
-                            trace,
-                            settings.timeout,
-                            self._timed_out[strategy.name],
-                            settings.tracebacks,
-                            _RERAISE,
-                        )
-                        if type(row) is not EvaluationRow:
-                            row = await cast("Awaitable[EvaluationRow]", row)
-                    else:
-                        row = await self._apply(
-                            strategy, sample, output, duration, index, repeat, trace
-                        )
+                    row = apply(
+                        strategy,
+                        judged,
+                        seconds=settings.timeout,
+                        timed_out=self._timed_out[strategy.name],
+                        tracebacks=settings.tracebacks,
+                        reraise=RERAISE,
+                    )
+                    if type(row) is not EvaluationRow:
+                        row = await cast("Awaitable[EvaluationRow]", row)
+                    if row is COUNTED:
+                        tally.rows_done += 1
+                        continue
+                    if extra is not None:
+                        row = replace(row, metadata={**row.metadata, **extra})
+                        extra = None
                     if self._plain:
                         self.aggregator.add(row)
-                        self.tally.rows_done += 1
+                        tally.rows_done += 1
                     else:
                         await self._add(row)
             finally:
-                deactivate(made)
+                if made is None:
+                    CURRENT.reset(current)
+                else:
+                    deactivate(made)
         finally:
-            self.tally.in_flight -= 1
+            tally.in_flight -= 1
+
+    async def _produce(self, sample: EvaluationSample, index: int, repeat: int) -> Judged | None:
+        """The seam of a run's kind: call the function under test on ``sample``, recording its
+        trace, and return the output to judge; or add the failure's rows and return ``None``.
+        A conversation's run holds the conversation here, a rescoring run reads the stored
+        output."""
+        settings = self.settings
+        recorder: Recorder | None = None
+        started = perf_counter()
+        try:
+            tools = None if self._live else tool_source(settings.tools, sample, repeat)
+            recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
+            if self._idle:  # activate(), without its cost: no trace is current here
+                tokens = None
+                token = RECORDER.set(recorder)
+            else:
+                tokens = activate(recorder)
+            try:
+                if self._await is not None:
+                    output = await self._await(sample.parameters)
+                else:
+                    output = await self._call_sample(sample)
+            finally:
+                if tokens is None:
+                    RECORDER.reset(token)
+                else:
+                    deactivate(tokens)
+        except BaseException as exc:
+            await self._call_failed(exc, sample, index, repeat, started, recorder)
+            return None
+        duration = perf_counter() - started
+        trace = recorder.snapshot()
+        if recorder.unmocked is not None:
+            await self._add_call_failure(sample, recorder.unmocked, duration, index, repeat, trace)
+            return None
+        return Judged(sample, output, duration=duration, index=index, repeat=repeat, trace=trace)
 
     async def _call_failed(
         self,
@@ -500,30 +498,6 @@ class Run:
                 f"the function under test did not finish within {seconds:g} s (Scorer timeout)"
             )
         raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _apply(
-        self,
-        strategy: PreparedStrategy,
-        sample: EvaluationSample,
-        output: Any,
-        duration: float,
-        index: int,
-        repeat: int,
-        trace: Trace | None,
-    ) -> EvaluationRow:
-        return await apply_to_row(
-            strategy,
-            sample,
-            output,
-            duration=duration,
-            index=index,
-            repeat=repeat,
-            seconds=self.settings.timeout,
-            timed_out=self._timed_out[strategy.name],
-            tracebacks=self.settings.tracebacks,
-            reraise=_RERAISE,
-            trace=trace,
-        )
 
     async def _add(self, row: EvaluationRow) -> None:
         if self._redact is not None:  # a redactor with secrets: bool(self.redactor), once

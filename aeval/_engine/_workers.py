@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import AsyncIterable, Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterable, Callable, Coroutine, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
 
 import anyio
 
@@ -13,9 +13,34 @@ from .._samples import EvaluationSample
 from .._samples._sources import batches_of
 from ._executor import IndexedSample, check_sample
 
-__all__ = ["AsyncWork", "run_workers", "running_asyncio"]
+__all__ = ["AsyncWork", "IterWork", "Work", "run_workers", "running_asyncio"]
 
 _T = TypeVar("_T")
+Item = tuple[int, int, EvaluationSample]
+"""``(index, repeat, sample)``: one call of the function under test."""
+
+
+class Work(Protocol):
+    """The samples a run's workers share: each worker takes the next item itself."""
+
+    def take(self) -> Item | None:
+        """The next item when one is at hand (no suspension), else ``None``."""
+
+    async def next(self) -> Item | None:
+        """The next item, waiting for the source; ``None`` once it is exhausted."""
+
+
+class IterWork:
+    """:class:`Work` of an iterator: every item is at hand."""
+
+    def __init__(self, items: Iterator[Item]) -> None:
+        self._items = items
+
+    def take(self) -> Item | None:
+        return next(self._items, None)
+
+    async def next(self) -> Item | None:
+        return None
 
 
 async def run_workers(
@@ -90,7 +115,11 @@ class AsyncWork:
         self._exhausted = False
         self._failure: Exception | None = None
 
-    async def next(self) -> tuple[int, int, EvaluationSample] | None:
+    def take(self) -> Item | None:
+        pending = self.pending
+        return pending.popleft() if pending else None
+
+    async def next(self) -> Item | None:
         pending = self.pending
         if pending:
             return pending.popleft()

@@ -13,12 +13,11 @@ usual three keys together, a step at a time for the whole batch.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import repeat
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
 
-from ._model import EvaluationSample, make_sample, raw_parameters, sample_of_values
+from ._model import EvaluationSample, make_sample, raw_parameters
 
 __all__ = ["DONE", "PLAIN_KEYS", "common_samples", "plain_sample", "plain_samples"]
 
@@ -134,6 +133,7 @@ def common_samples(items: list[Any]) -> list[EvaluationSample] | None:
         return None
     count = counts.pop()
     unnamed = _UNNAMED[count] if count < 8 else (None,) * count
-    return list(
-        map(sample_of_values, names, values, repeat(unnamed), expected, repeat(()), repeat(_EMPTY))
-    )
+    return [
+        make_sample(name, raw_parameters(value, unnamed), output, (), _EMPTY)
+        for name, value, output in zip(names, values, expected, strict=True)
+    ]

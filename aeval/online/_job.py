@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from .._engine._apply import apply_inline, apply_to_row
+from .._engine._apply import Judged, apply
 from .._engine._callables import PreparedStrategy
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
@@ -62,6 +62,17 @@ class Job:
         self.seq = 0
         self.selected: tuple[int, ...] = ()
         self.review = False
+
+    def judged(self, sample: EvaluationSample) -> Judged:
+        """The response's output to judge as ``sample``, and what its rows carry."""
+        return Judged(
+            sample,
+            self.output,
+            duration=self.duration,
+            index=self.seq,
+            timestamp=self.timestamp,
+            trace=self.trace,
+        )
 
     def sample(self, prefix: str) -> EvaluationSample:
         """The sample its strategies receive, named ``{prefix}-{seq}`` when it has no name;
@@ -131,33 +142,13 @@ def apply_to_job(
     seconds: float | None,
     tracebacks: bool,
 ) -> EvaluationRow | Awaitable[EvaluationRow]:
-    """The row of one strategy on one response: an error row if it raised or took longer
-    than ``seconds`` (``None``: no limit). A sync strategy that runs on the event loop gives
-    its row at once (:func:`apply_inline`); any other, an awaitable of it."""
-    if strategy.direct:
-        return apply_inline(
-            strategy,
-            sample,
-            job.output,
-            job.duration,
-            job.seq,
-            0,
-            job.trace,
-            seconds,
-            timed_out,
-            tracebacks,
-            (),
-            job.timestamp,
-        )
-    return apply_to_row(
+    """The row of one strategy on one response (:func:`~aeval._engine._apply.apply`): an
+    error row if it raised or took longer than ``seconds`` (``None``: no limit). A sync
+    strategy that runs on the event loop gives its row at once; any other, an awaitable."""
+    return apply(
         strategy,
-        sample,
-        job.output,
-        duration=job.duration,
-        index=job.seq,
+        job.judged(sample),
         seconds=seconds,
         timed_out=timed_out,
         tracebacks=tracebacks,
-        timestamp=job.timestamp,
-        trace=job.trace,
     )
