@@ -13,7 +13,7 @@ whose output is the transcript so far.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
@@ -167,14 +167,19 @@ class ConversationRun(Run):
         self.user_model = user_model
         self.conversation_timeout = conversation_timeout
 
-    async def _produce(self, sample: EvaluationSample, index: int, repeat: int) -> Judged | None:
-        if not is_conversation(sample):
+    def _produce(
+        self, sample: EvaluationSample, index: int, repeat: int
+    ) -> Coroutine[Any, Any, Judged | None]:
+        """A conversation's, else ``Run``'s own (its coroutine, handed on unawaited: this
+        runs once per sample)."""
+        metadata = sample.metadata  # is_conversation(sample), inline
+        if not (metadata and (TURNS in metadata or SIMULATED_USER in metadata)):
             if self.kind is not True:
-                return await super()._produce(sample, index, repeat)
+                return super()._produce(sample, index, repeat)
             check_conversation_kind(True, self.function.name, sample)
         elif self.kind is False:
             check_conversation_kind(False, self.function.name, sample)
-        return await self._converse(sample, index, repeat)
+        return self._converse(sample, index, repeat)
 
     async def _converse(self, sample: EvaluationSample, index: int, repeat: int) -> Judged | None:
         settings = self.settings

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
 from dataclasses import dataclass, replace
@@ -194,6 +195,10 @@ class Run:
                     await self._run_remote(self.remote)
                 elif isinstance(self.samples, AsyncIterable):
                     await self._run_async_source(self.samples, max(workers, 1))
+                elif settings.repeats == 1 and type(self.samples) is Samples:
+                    # checked when the run was made: (index, 0, sample) without a generator
+                    triples = zip(itertools.count(), itertools.repeat(0), self.samples)
+                    await run_workers(max(workers, 1), self._worker, IterWork(triples))
                 else:
                     work = IterWork(self._work(iter(self.samples)))
                     await run_workers(max(workers, 1), self._worker, work)
@@ -231,10 +236,6 @@ class Run:
     def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, EvaluationSample]]:
         """``(index, repeat, sample)`` of each sample of a source that is not async."""
         repeats = self.settings.repeats
-        if repeats == 1 and type(self.samples) is Samples:  # checked when the run was made
-            for index, sample in enumerate(cast("Samples", samples)):
-                yield index, 0, sample
-            return
         check = self.function.signature is not None and not isinstance(self.samples, Sequence)
         for position, item in enumerate(samples):
             if type(item) is IndexedSample:
@@ -248,16 +249,74 @@ class Run:
                 yield index, repeat, sample
 
     async def _worker(self, work: Work) -> None:
-        """The one worker loop: each sample of ``work`` in turn, to the end of the source."""
+        """The one worker loop, and the one step of a sample: take the next sample of
+        ``work``, produce its output (:meth:`_produce`, the seam a run's kind overrides),
+        count the sample, apply every strategy to the output and add the rows; to the end
+        of the source. The strategies see the sample's trace as current (an empty one when
+        nothing was recorded)."""
         take = work.take
-        while True:
-            item = take()
-            if item is None:
-                item = await work.next()
+        tally = self.tally
+        aggregator = self.aggregator
+        settings = self.settings
+        checks = [(strategy, self._timed_out[strategy.name]) for strategy in self.strategies]
+        count = aggregator.count_passed if self._rowless else None
+        returned = firsts = 0  # calls that returned (of repeat 0): counted as the worker ends
+        try:
+            while True:
+                item = take()
                 if item is None:
-                    return
-            index, repeat, sample = item
-            await self._evaluate_sample(sample, index, repeat)
+                    item = await work.next()
+                    if item is None:
+                        break
+                index, repeat, sample = item
+                tally.in_flight += 1
+                try:
+                    judged = await self._produce(sample, index, repeat)
+                    if judged is None:
+                        continue
+                    returned += 1  # aggregator.count_sample(repeat=repeat), at the end
+                    firsts += repeat == 0
+                    tally.samples_done += 1
+                    judged.count = count
+                    extra = judged.extra
+                    trace = judged.trace
+                    if self._idle:  # make_ran_current(trace), without its cost: nothing recorded
+                        current = CURRENT.set(EMPTY_TRACE if trace is None else trace)
+                        made = None
+                    else:
+                        made = make_ran_current(trace)
+                    try:
+                        for strategy, timed_out in checks:
+                            row = apply(
+                                strategy,
+                                judged,
+                                seconds=settings.timeout,
+                                timed_out=timed_out,
+                                tracebacks=settings.tracebacks,
+                                reraise=RERAISE,
+                            )
+                            if type(row) is not EvaluationRow:
+                                row = await cast("Awaitable[EvaluationRow]", row)
+                            if row is COUNTED:
+                                tally.rows_done += 1
+                                continue
+                            if extra is not None:
+                                row = replace(row, metadata={**row.metadata, **extra})
+                                extra = None
+                            if self._plain:
+                                aggregator.add(row)
+                                tally.rows_done += 1
+                            else:
+                                await self._add(row)
+                    finally:
+                        if made is None:
+                            CURRENT.reset(current)
+                        else:
+                            deactivate(made)
+                finally:
+                    tally.in_flight -= 1
+        finally:
+            aggregator.count_calls(returned, firsts)
 
     async def _run_remote(self, remote: Remote) -> None:
         function, strategies, prepared = remote
@@ -328,59 +387,6 @@ class Run:
         if timeout is None:
             return await self._call_function(sample.parameters)
         return await self._call_with_timeout(sample.parameters, timeout)
-
-    async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
-        """The one step of a sample: produce its output (:meth:`_produce`), count the sample,
-        apply every strategy to the output and add the rows. The strategies see the sample's
-        trace as current (an empty one when nothing was recorded)."""
-        tally = self.tally
-        tally.in_flight += 1
-        try:
-            judged = await self._produce(sample, index, repeat)
-            if judged is None:
-                return
-            self.aggregator.count_sample(repeat=repeat)
-            tally.samples_done += 1
-            if self._rowless:
-                judged.count = self.aggregator.count_passed
-            settings = self.settings
-            extra = judged.extra
-            trace = judged.trace
-            if self._idle:  # make_ran_current(trace), without its cost: nothing is recorded
-                current = CURRENT.set(EMPTY_TRACE if trace is None else trace)
-                made = None
-            else:
-                made = make_ran_current(trace)
-            try:
-                for strategy in self.strategies:
-                    row = apply(
-                        strategy,
-                        judged,
-                        seconds=settings.timeout,
-                        timed_out=self._timed_out[strategy.name],
-                        tracebacks=settings.tracebacks,
-                        reraise=RERAISE,
-                    )
-                    if type(row) is not EvaluationRow:
-                        row = await cast("Awaitable[EvaluationRow]", row)
-                    if row is COUNTED:
-                        tally.rows_done += 1
-                        continue
-                    if extra is not None:
-                        row = replace(row, metadata={**row.metadata, **extra})
-                        extra = None
-                    if self._plain:
-                        self.aggregator.add(row)
-                        tally.rows_done += 1
-                    else:
-                        await self._add(row)
-            finally:
-                if made is None:
-                    CURRENT.reset(current)
-                else:
-                    deactivate(made)
-        finally:
-            tally.in_flight -= 1
 
     async def _produce(self, sample: EvaluationSample, index: int, repeat: int) -> Judged | None:
         """The seam of a run's kind: call the function under test on ``sample``, recording its

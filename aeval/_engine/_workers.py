@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import deque
 from collections.abc import AsyncIterable, Callable, Coroutine, Iterator, Sequence
@@ -34,10 +35,7 @@ class IterWork:
     """:class:`Work` of an iterator: every item is at hand."""
 
     def __init__(self, items: Iterator[Item]) -> None:
-        self._items = items
-
-    def take(self) -> Item | None:
-        return next(self._items, None)
+        self.take: Callable[[], Item | None] = functools.partial(next, items, None)
 
     async def next(self) -> Item | None:
         return None
