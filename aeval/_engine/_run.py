@@ -90,9 +90,9 @@ class Tally:
 
 
 Emit = Callable[[EvaluationRow], Awaitable[None]]
-"""Where a run's rows go after its sinks. One with a ``nowait`` attribute (a function of a
-row) is given most rows through it, without a coroutine: ``nowait`` takes the row or raises
-``anyio.WouldBlock``, and the row is then awaited through the ``Emit`` itself."""
+"""Where a run's rows go after its sinks. One with a ``send_nowait`` method is given each row
+through it first, without a coroutine, as a sink is: it returns whether it took the row,
+and a row it did not take is awaited through the ``Emit`` itself."""
 Remote = tuple[FunctionUnderTest, tuple[object, ...], object]
 RERAISE = (AbandonedCallsError,)
 """Errors of a strategy that stop the run instead of becoming an error row."""
@@ -141,7 +141,7 @@ class Run:
         self.finished = False
         self.interrupted: KeyboardInterrupt | None = None
         self._emit: Emit | None = None
-        self._emit_nowait: Callable[[EvaluationRow], object] | None = None
+        self._emit_nowait: Callable[[EvaluationRow], bool] | None = None
         self._threads: DaemonThreads | None = None
         self._cancelled = anyio.get_cancelled_exc_class
         self.remote: Remote | None = None
@@ -158,7 +158,7 @@ class Run:
         settings = self.settings
         self.tally.runs += 1
         self._emit = emit
-        self._emit_nowait = getattr(emit, "nowait", None)
+        self._emit_nowait = getattr(emit, "send_nowait", None)
         self._plain = emit is None and not settings.sinks and not settings.redactor
         self._rowless = self._plain and self.aggregator.rowless
         self._await = self.call if self.is_async and settings.timeout is None else None
@@ -513,13 +513,9 @@ class Run:
         rest = self.sinks.send_nowait(row)
         if rest:
             await self.sinks.send_rest(rest, row)
-        if self._emit_nowait is not None:
-            try:
-                self._emit_nowait(row)
-            except anyio.WouldBlock:
-                await self._emit(row)  # type: ignore[misc]
-        elif self._emit is not None:
-            await self._emit(row)
+        emit = self._emit
+        if emit is not None and (self._emit_nowait is None or not self._emit_nowait(row)):
+            await emit(row)
 
 
 def _strategy_timed_out(name: str, seconds: float) -> str:
