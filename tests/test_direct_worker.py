@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import pytest
 from _calls import Calls
+from hypothesis import given, settings, strategies as st
 
 from aeval import (
     EvaluationReport,
@@ -588,3 +589,61 @@ async def test_a_streamed_sample_takes_few_python_calls(tmp_path: Path) -> None:
     calls = len(profile)
     assert report.passed_count == 2000
     assert calls / 2000 <= 7.5, f"{calls / 2000:.2f} Python calls per streamed sample"
+
+
+_VERDICTS = st.sampled_from(
+    [
+        _PLAIN_PASS,
+        _JUDGED_PASS,
+        _SHARED_FAIL,
+        EvaluationResult.passing(0.5),
+        EvaluationResult.passing(1.0).with_metadata({"k": 1}),
+        EvaluationResult.unscored("no verdict"),
+        EvaluationResult.skip("gated"),
+    ]
+)
+_CASES = st.lists(
+    st.tuples(
+        _VERDICTS,
+        st.lists(st.sampled_from(["a", "b"]), max_size=2, unique=True),
+        st.sampled_from([{}, {"owner": "x"}, {"label": "pass"}]),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases=_CASES, keep=st.sampled_from(["failures", "none"]))
+def test_rows_counted_without_being_made_count_as_the_made_rows(
+    cases: list[tuple[EvaluationResult, list[str], dict[str, Any]]], keep: Any
+) -> None:
+    """The one specialised step of the worker loop (``Judged.count``: a plain passing row
+    nobody reads is counted, not made) against the general one (a sink reads every row, so
+    each is made), on generated verdicts, tags and sample metadata: the same report."""
+    from aeval.formatters.json import report_to_dict
+
+    samples = Samples(
+        EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}", tags=tags, metadata=metadata)
+        for i, (_, tags, metadata) in enumerate(cases)
+    )
+    verdicts = {f"s{i}": verdict for i, (verdict, _, _) in enumerate(cases)}
+
+    @inline
+    def check(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        return verdicts[sample.name]
+
+    async def echo(text: str) -> str:
+        return text
+
+    async def both() -> list[EvaluationReport]:
+        return [
+            await Scorer(3, keep=keep, sinks=sinks).evaluate(samples, echo, check)
+            for sinks in ([], [_Discard()])
+        ]
+
+    counted, made = anyio.run(both)
+    assert _untimed(report_to_dict(counted)) == _untimed(report_to_dict(made))
+    assert counted.counts == made.counts
+    assert counted.tag_statistics == made.tag_statistics
+    assert counted.strategy_statistics == made.strategy_statistics
