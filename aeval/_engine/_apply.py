@@ -106,14 +106,28 @@ async def apply_strategy(
         StrayCancellation: The strategy raised ``CancelledError`` outside a cancellation.
         Exception: Whatever the strategy raised.
     """
+    return await _verdict(_evaluated(evaluate, sample, output, inline), name)
+
+
+async def _evaluated(
+    evaluate: StrategyCall, sample: EvaluationSample, output: Any, inline: bool | None
+) -> Any:
+    """What ``evaluate`` returned, awaited, called inline or in the run's threads."""
     threads = _THREADS.get()
+    if threads is None or (runs_inline(evaluate) if inline is None else inline):
+        result = evaluate(sample, output)
+    else:
+        result = await threads.run(functools.partial(evaluate, sample), output)
+    if type(result) is not EvaluationResult and inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def _verdict(pending: Awaitable[Any], name: str) -> EvaluationResult:
+    """The ``EvaluationResult`` strategy ``name`` gives through ``pending``; what it raises
+    that is not an ``Exception`` becomes what :func:`_strategy_interrupt` says."""
     try:
-        if threads is None or (runs_inline(evaluate) if inline is None else inline):
-            result = evaluate(sample, output)
-        else:
-            result = await threads.run(functools.partial(evaluate, sample), output)
-        if type(result) is not EvaluationResult and inspect.isawaitable(result):
-            result = await result
+        result = await pending
     except Exception:
         raise
     except BaseException as exc:
@@ -284,9 +298,7 @@ def apply(
     """
     started = perf_counter()
     if not strategy.direct:
-        pending = apply_strategy(
-            strategy.evaluate, strategy.name, judged.sample, judged.output, inline=strategy.inline
-        )
+        pending = _evaluated(strategy.evaluate, judged.sample, judged.output, strategy.inline)
         return _settle(strategy, judged, pending, started, seconds, timed_out, tracebacks, reraise)
     try:
         result = strategy.evaluate(judged.sample, judged.output)
@@ -357,23 +369,12 @@ async def _settle(
     tracebacks: bool,
     reraise: tuple[type[Exception], ...],
 ) -> EvaluationRow:
-    name = strategy.name
-
-    async def settle() -> EvaluationResult:
-        try:
-            result = await pending
-        except Exception:
-            raise
-        except BaseException as exc:
-            raise _strategy_interrupt(exc, name) from exc
-        return _checked(result, name)
-
     try:
         if seconds is None:
-            result = await settle()
+            result = await _verdict(pending, strategy.name)
         else:
             with anyio.move_on_after(seconds) as scope:
-                result = await settle()
+                result = await _verdict(pending, strategy.name)
             if scope.cancelled_caught:
                 return judged.error(strategy, timed_out(seconds), started, tracebacks=tracebacks)
     except reraise:
