@@ -254,7 +254,7 @@ class Run:
         count the sample, apply every strategy to the output and add the rows; to the end
         of the source. The strategies see the sample's trace as current (an empty one when
         nothing was recorded)."""
-        take = work.take
+        take, nothing = work.take, work.nothing
         tally = self.tally
         aggregator = self.aggregator
         settings = self.settings
@@ -263,12 +263,13 @@ class Run:
         returned = firsts = 0  # calls that returned (of repeat 0): counted as the worker ends
         try:
             while True:
-                item = take()
-                if item is None:
+                try:
+                    index, repeat, sample = take()
+                except nothing:
                     item = await work.next()
                     if item is None:
                         break
-                index, repeat, sample = item
+                    index, repeat, sample = item
                 tally.in_flight += 1
                 try:
                     judged = await self._produce(sample, index, repeat)
