@@ -152,6 +152,7 @@ class Run:
         self._plain = not settings.sinks and not settings.redactor
         self._rowless = False
         self._await: Callable[[Parameters], Awaitable[Any]] | None = None
+        self._positional: Callable[..., Awaitable[Any]] | None = None
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
@@ -162,6 +163,8 @@ class Run:
         self._plain = emit is None and not settings.sinks and not settings.redactor
         self._rowless = self._plain and self.aggregator.rowless
         self._await = self.call if self.is_async and settings.timeout is None else None
+        function = self.function
+        self._positional = function.positional if self._await is function.call else None
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
         if self.remote is None:  # sync functions and sync strategies run in its threads
@@ -407,7 +410,11 @@ class Run:
                 tokens = activate(recorder)
             try:
                 if self._await is not None:
-                    output = await self._await(sample.parameters)
+                    parameters = sample.parameters
+                    if self._positional is not None and not any(parameters.names):
+                        output = await self._positional(*parameters.values)  # call's own step
+                    else:
+                        output = await self._await(parameters)
                 else:
                     output = await self._call_sample(sample)
             finally:
