@@ -16,6 +16,9 @@ Cases:
 - ``sink``: ``Scorer.stream`` with a ``JsonlSink``, every row read by the caller.
 - ``tool``: ``aeval.trace.record_tool_call`` and an ``@aeval.tool`` call inside a capture, per call.
 - ``gc``: cycle collections during a streamed run of 20,000 tagged samples.
+- ``online``: ``OnlineEvaluator.submit`` and the evaluation of each response by two built-in
+  checks (``NotBlankStrategy``, ``ContainsStrategy``), per response.
+- ``cli``: ``aeval run --quiet --no-store`` of a streamed JSONL file, in this process, per sample.
 
 Usage::
 
@@ -29,6 +32,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -46,7 +50,15 @@ from aeval.strategies import ExactMatchStrategy
 TOLERANCE = 0.15
 """How far over its budget a count may go before the case says OVER."""
 
-BUDGETS = {"scorer": 8.5, "stream": 7.5, "sink": 28.0, "tool": 2.0, "gc": 20.0}
+BUDGETS = {
+    "scorer": 8.5,
+    "stream": 7.5,
+    "sink": 28.0,
+    "tool": 2.0,
+    "gc": 20.0,
+    "online": 17.5,
+    "cli": 17.0,
+}
 """Each case's last held figure (calls per sample, per recorded call, or collections)."""
 
 
@@ -204,12 +216,71 @@ def case_gc(n: int, tmp: Path) -> tuple[float, float]:
     )
 
 
+def case_online(n: int, _: Path) -> tuple[float, float]:
+    from aeval.online import OnlineEvaluator
+    from aeval.strategies import ContainsStrategy, NotBlankStrategy
+
+    checks = (NotBlankStrategy(), ContainsStrategy(must_not_contain=["I cannot"]))
+
+    async def run() -> None:
+        async with OnlineEvaluator(*checks, queue_size=2 * n) as online:
+            for i in range(n):
+                online.submit({"question": f"q{i}"}, f"answer {i}")
+            await online.join()
+            assert online.statistics().rows == 2 * n
+
+    async def by_hand() -> None:
+        answers = [f"answer {i}" for i in range(n)]
+        limit = asyncio.Semaphore(20)
+
+        async def one(answer: str) -> bool:
+            async with limit:
+                return bool(answer.strip()) and "I cannot" not in answer
+
+        assert all(await asyncio.gather(*(one(a) for a in answers)))
+
+    asyncio.run(run())
+    return _count(lambda: asyncio.run(run())), _count(lambda: asyncio.run(by_hand()))
+
+
+def case_cli(n: int, tmp: Path) -> tuple[float, float]:
+    from aeval.__main__ import main as aeval_main
+
+    project = tmp / f"cli{n}"
+    project.mkdir(exist_ok=True)
+    (project / "echo_bot.py").write_text(
+        "async def answer(text: str) -> str:\n    return text\n", encoding="utf-8"
+    )
+    path = _write(project / "samples.jsonl", n)
+    config = project / "aeval.yaml"
+    config.write_text(
+        f"samples: {path.name}\ntarget: echo_bot:answer\n"
+        "strategies: [{name: exact_match}]\noutput: {dir: out, formats: [json]}\n",
+        encoding="utf-8",
+    )
+
+    def run() -> None:
+        here, sys.path[:] = Path.cwd(), [str(project), *sys.path]
+        os.chdir(project)
+        try:
+            assert aeval_main(["run", str(config), "--quiet", "--no-store"]) == 0
+        finally:
+            os.chdir(here)
+            sys.path.remove(str(project))
+        sys.modules.pop("echo_bot", None)
+
+    run()
+    return _count(run), _count(lambda: _file_baseline(path))
+
+
 CASES: dict[str, tuple[Callable[[int, Path], tuple[float, float]], int, int, str]] = {
     "scorer": (case_scorer, 2_000, 200, "Python calls per sample"),
     "stream": (case_stream, 2_000, 200, "Python calls per sample"),
     "sink": (case_sink, 1_000, 200, "Python calls per sample"),
     "tool": (case_tool, 1_000, 100, "Python calls per recorded call"),
     "gc": (case_gc, 20_000, 2_000, "cycle collections in the run"),
+    "online": (case_online, 1_000, 200, "Python calls per response"),
+    "cli": (case_cli, 2_000, 200, "Python calls per sample"),
 }
 
 

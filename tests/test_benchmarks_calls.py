@@ -10,7 +10,7 @@ from _benchmarks import quick_figures
 
 def test_every_case_prints_its_count_beside_the_baseline_and_budget(tmp_path: Path) -> None:
     done, figures = quick_figures("bench_calls.py", tmp_path / "figures.json")
-    assert set(figures) == {"scorer", "stream", "sink", "tool", "gc"}
+    assert set(figures) == {"scorer", "stream", "sink", "tool", "gc", "online", "cli"}
     for name, figure in figures.items():
         assert figure["aeval"] >= 0 and figure["baseline"] > 0, name
         assert figure["verdict"] in ("ok", "OVER"), name

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from _calls import Calls
 from _cli import Cli, cli, project, write_config
 
 __all__ = ["cli", "project"]
@@ -83,37 +82,3 @@ def test_without_a_display_the_error_types_of_kept_rows_match_the_tally(
     )
     assert verdicts["none"] == common + "\n"
     assert verdicts["failures"] == verdicts["all"] == common + ": bad 0\n"
-
-
-_ECHO = "async def answer(text: str) -> str:\n    return text\n"
-
-
-def _calls_of_a_quiet_run(project: Path, cli: Cli, count: int) -> int:
-    (project / "echo_bot.py").write_text(_ECHO)
-    lines = [
-        orjson.dumps({"name": f"s{i}", "parameters": [f"in-{i}"], "expected-output": f"in-{i}"})
-        for i in range(count)
-    ]
-    (project / f"samples{count}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
-    config = write_config(
-        project,
-        f"samples: samples{count}.jsonl\ntarget: echo_bot:answer\n"
-        "strategies: [{name: exact_match}]\noutput: {dir: out, formats: [json]}\n",
-    )
-    with Calls() as profile:
-        result = cli("run", config, "--quiet", "--no-store", cwd=project)
-    calls = len(profile)
-    assert result.returncode == 0, result.stderr
-    assert len((project / "out" / "rows.jsonl").read_bytes().splitlines()) == count + 2
-    return calls
-
-
-def test_a_quiet_streamed_run_makes_few_python_calls_a_sample(project: Path, cli: Cli) -> None:
-    """Call budget of ``aeval run`` (issue 25): Python calls per streamed sample, the start
-    cancelled out by two sizes. 33.5 here before rows reached rows.jsonl without a coroutine and
-    the command stopped reading them back from ``Scorer.stream``; 13.8 after."""
-    _calls_of_a_quiet_run(project, cli, 10)  # the modules and plugin scans, once
-    small = _calls_of_a_quiet_run(project, cli, 1_000)
-    large = _calls_of_a_quiet_run(project, cli, 4_000)
-    per_sample = (large - small) / 3_000
-    assert per_sample <= 17, f"{per_sample:.1f} Python calls per sample"

@@ -1,10 +1,9 @@
-"""The Scorer's direct worker (issue 25, round 2): the rows of the general path, with less work.
-
-An async target awaited as it is, live tools and direct strategies take ``Run._direct_worker``;
-a timeout sends the same run down the general path (``_evaluate_sample``). These tests pin
-that both make the same rows, that a recorder a worker reuses never carries anything from
-one sample into another, and that the aggregator sorts only rows out of order. The Python
-calls per sample are counted by ``benchmarks/bench_calls.py``.
+"""The common run (an async target awaited as it is, live tools, direct strategies) against
+the same run with a timeout (the target then called under a cancel scope): the same rows,
+counts and traces. Once a second loop per worker (issue 25), now the one path (issue 33);
+these tests keep that a sample's recorder never carries anything into another sample, that
+a passing row nobody reads is counted as its row would be, that the aggregator sorts only
+rows out of order. The Python calls per sample are counted by ``benchmarks/bench_calls.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from aeval import (
     EvaluationReport,
@@ -31,11 +31,10 @@ from aeval import (
     Scorer,
     read_run,
 )
-from aeval._engine._run import Run
 from aeval._engine._sinks import JsonlSink
 from aeval._reporting._aggregator import RowAggregator
 from aeval._reporting._results import EvaluationRow
-from aeval._util._slots import fast_slots_maker
+from aeval.abc import BaseSink
 from aeval.strategies import ExactMatchStrategy, inline
 from aeval.trace import Trace, record_tool_call
 from aeval.trace._recording import current_recorder
@@ -46,20 +45,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-def direct_runs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Whether each run took the direct worker."""
-    taken: list[bool] = []
-    original = Run._direct
-
-    def spy(self: Run) -> bool:
-        taken.append(original(self))
-        return taken[-1]
-
-    monkeypatch.setattr(Run, "_direct", spy)
-    return taken
 
 
 async def _target(params: Parameters) -> Any:
@@ -118,7 +103,7 @@ def _source(kind: str, samples: Samples) -> Any:
 
 @pytest.mark.parametrize(("kind", "repeats"), [("samples", 1), ("list", 2), ("async", 2)])
 async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
-    direct_runs: list[bool], kind: str, repeats: int
+    kind: str, repeats: int
 ) -> None:
     samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(60))
     strategies = (ExactMatchStrategy(), _varied)
@@ -126,7 +111,6 @@ async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
     general = await Scorer(7, repeats=repeats, timeout=60).evaluate(
         _source(kind, samples), _target, *strategies
     )
-    assert direct_runs == [True, False]
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
     assert len(direct.evaluations) == 120 * repeats
     assert direct.counts == general.counts
@@ -138,9 +122,7 @@ async def test_the_direct_worker_makes_the_rows_the_general_path_makes(
     assert direct.repeat_statistics == general.repeat_statistics
 
 
-async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(
-    direct_runs: list[bool], tmp_path: Path
-) -> None:
+async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(tmp_path: Path) -> None:
     secret = "sk-test-0123456789"
     samples = Samples(
         EvaluationSample(f"s{i}", [f"in{i} {secret}"], f"in{i} {secret}") for i in range(30)
@@ -151,7 +133,6 @@ async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(
         sink = JsonlSink(tmp_path / f"{name}.jsonl")
         scorer = Scorer(3, timeout=timeout, sinks=[sink], redact=[secret])
         reports.append(await scorer.evaluate(samples, _target, *strategies))
-    assert direct_runs == [True, False]
     direct, general = reports
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
     assert secret not in repr([r.output for r in direct.evaluations])
@@ -163,9 +144,7 @@ async def test_the_direct_worker_redacts_and_sends_the_general_paths_rows(
     assert traced and secret not in repr(traced)
 
 
-async def test_a_streamed_direct_run_refuses_a_conversation_as_the_general_path_does(
-    direct_runs: list[bool],
-) -> None:
+async def test_a_streamed_direct_run_refuses_a_conversation_as_the_general_path_does() -> None:
     plain = EvaluationSample("plain", ["q"], "q")
     chat = EvaluationSample("chat", turns=["hi"])
 
@@ -178,14 +157,13 @@ async def test_a_streamed_direct_run_refuses_a_conversation_as_the_general_path_
             stream = _source("async", Samples([plain, chat]))
             await Scorer(1, timeout=timeout).evaluate(stream, whole, ExactMatchStrategy())
         refusals.append((str(info.value), info.value.__notes__))
-    assert direct_runs == [True, False]
     assert refusals[0] == refusals[1]
     assert refusals[0][1] == ["aeval: 1 row(s) had finished when the run stopped."]
 
 
 @pytest.mark.parametrize("exc_type", [SystemExit, GeneratorExit, ValueError])
 async def test_the_direct_worker_makes_error_rows_of_what_the_target_raises(
-    direct_runs: list[bool], exc_type: type[BaseException]
+    exc_type: type[BaseException],
 ) -> None:
     async def target(params: Parameters) -> Any:
         if params.values[0] == 1:
@@ -194,7 +172,6 @@ async def test_the_direct_worker_makes_error_rows_of_what_the_target_raises(
 
     samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(3))
     report = await Scorer(2).evaluate(samples, target, ExactMatchStrategy())
-    assert direct_runs == [True]
     assert [r.outcome for r in report.evaluations] == [
         Outcome.PASSED,
         Outcome.ERROR,
@@ -207,35 +184,24 @@ async def test_the_direct_worker_makes_error_rows_of_what_the_target_raises(
 
 
 def test_a_keyboard_interrupt_from_the_target_stops_a_direct_run() -> None:
-    taken: list[bool] = []
+    called: list[int] = []
 
     async def target(params: Parameters) -> Any:
+        called.append(params.values[0])
         if params.values[0] == 2:
             raise KeyboardInterrupt
         return params.values[0]
 
     async def main() -> None:
         samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(5))
-        run = Run._direct
-
-        def spy(self: Run) -> bool:
-            taken.append(run(self))
-            return taken[-1]
-
-        Run._direct = spy  # type: ignore[method-assign]
-        try:
-            await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
-        finally:
-            Run._direct = run  # type: ignore[method-assign]
+        await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
 
     with pytest.raises(KeyboardInterrupt):
         anyio.run(main)  # asyncio re-raises KeyboardInterrupt out of its loop: a loop of our own
-    assert taken == [True]
+    assert called == [0, 1, 2]
 
 
-async def test_a_reused_recorder_never_gets_a_late_record_of_a_task_left_behind(
-    direct_runs: list[bool],
-) -> None:
+async def test_a_reused_recorder_never_gets_a_late_record_of_a_task_left_behind() -> None:
     """Sample 0 leaves a task behind (it holds sample 0's context); sample 1, on the same
     worker, lets it record: into sample 0's recorder, never into sample 1's."""
     release = asyncio.Event()
@@ -256,14 +222,11 @@ async def test_a_reused_recorder_never_gets_a_late_record_of_a_task_left_behind(
 
     samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(4))
     report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
-    assert direct_runs == [True]
     assert report.passed_count == 4
     assert [row.trace for row in report.evaluations] == [None] * 4
 
 
-async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context(
-    direct_runs: list[bool],
-) -> None:
+async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context() -> None:
     kept: list[contextvars.Context] = []
 
     async def target(params: Parameters) -> Any:
@@ -276,7 +239,6 @@ async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context(
 
     samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(4))
     report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
-    assert direct_runs == [True]
     assert [row.trace for row in report.evaluations] == [None] * 4
     recorder = kept[0].run(current_recorder)
     assert recorder is not None
@@ -284,7 +246,7 @@ async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context(
     assert trace is not None and [c.name for c in trace.tool_calls] == ["kept"]
 
 
-async def test_a_recorder_that_recorded_is_never_reused(direct_runs: list[bool]) -> None:
+async def test_a_recorder_that_recorded_is_never_reused() -> None:
     async def target(params: Parameters) -> Any:
         if params.values[0] % 2 == 0:
             record_tool_call("even", {"n": params.values[0]})
@@ -292,7 +254,6 @@ async def test_a_recorder_that_recorded_is_never_reused(direct_runs: list[bool])
 
     samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(6))
     report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
-    assert direct_runs == [True]
     traces: list[Trace | None] = [row.trace for row in report.evaluations]
     for index, trace in enumerate(traces):
         if index % 2:
@@ -347,34 +308,17 @@ def test_rows_of_several_strategies_are_always_sorted() -> None:
     assert [(r.index, r.position) for r in held] == [(0, 0), (0, 1), (1, 0), (1, 1)]
 
 
-def test_the_row_maker_makes_the_row_init_makes() -> None:
-    make = fast_slots_maker(EvaluationRow)
+def test_a_row_made_positionally_is_the_row_made_by_name() -> None:
     sample = EvaluationSample("s", ["x"], "x", tags=("t",))
     values = (sample, "st", "x", Outcome.FAILED, 0.5, "why", {"k": 1}, None, 1.5, 0.25, 3, 1, 2)
-    made = make(*values, 12.0, None)
-    assert type(made) is EvaluationRow
-    assert made == EvaluationRow(*values, 12.0, None)
+    made = EvaluationRow(*values, 12.0, None)
     names = [field.name for field in dataclasses.fields(EvaluationRow)]
+    by_name: dict[str, Any] = dict(zip(names, [*values, 12.0, None], strict=True))
+    assert made == EvaluationRow(**by_name)
     assert [getattr(made, name) for name in names] == [*values, 12.0, None]
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.score = 1.0  # type: ignore[misc]
     assert dataclasses.replace(made, score=0.75).score == 0.75
-
-    @dataclasses.dataclass
-    class Unslotted:
-        a: int
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Base:
-        a: int
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Derived(Base):
-        b: int
-
-    for cls in (Unslotted, Derived):
-        with pytest.raises(TypeError, match="not a plain slotted dataclass"):
-            fast_slots_maker(cls)
 
 
 async def test_parameters_are_bound_once_per_shape_and_a_misfit_still_named(
@@ -403,9 +347,7 @@ async def test_parameters_are_bound_once_per_shape_and_a_misfit_still_named(
         await Scorer(5).evaluate([*samples, misfit], ask, ExactMatchStrategy())
 
 
-async def test_a_direct_run_cancelled_from_outside_stops_and_raises_nothing(
-    direct_runs: list[bool],
-) -> None:
+async def test_a_direct_run_cancelled_from_outside_stops_and_raises_nothing() -> None:
     never = asyncio.Event()
     with anyio.CancelScope() as scope:
 
@@ -418,7 +360,6 @@ async def test_a_direct_run_cancelled_from_outside_stops_and_raises_nothing(
         samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(10))
         await Scorer(2).evaluate(samples, target, ExactMatchStrategy())
     assert scope.cancelled_caught
-    assert direct_runs == [True]
 
 
 _TIMING = (
@@ -454,11 +395,22 @@ def _mixed(sample: EvaluationSample, output: Any) -> EvaluationResult:
     return EvaluationResult.passing(1.0 if number % 2 else 0.5, "fine")
 
 
+class _Discard(BaseSink):
+    """A sink that reads every row and keeps none: its run makes every row."""
+
+    async def send(self, row: EvaluationRow) -> None:
+        pass
+
+    async def flush(self) -> None:
+        pass
+
+
 async def _direct_and_general(
     samples: Samples, strategy: Any, keep: Any, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[EvaluationReport], list[str]]:
-    """The reports of the direct worker (no timeout) and of the general path (a timeout), and
-    the strategies whose passing rows were counted without a row (``count_passed``)."""
+    """The reports of a run whose passing rows nobody reads and of the same run with a sink
+    (which reads every row, so each is made), and the strategies whose passing rows were
+    counted without a row (``count_passed``)."""
     counted: list[str] = []
     count_passed = RowAggregator.count_passed
 
@@ -468,15 +420,15 @@ async def _direct_and_general(
 
     monkeypatch.setattr(RowAggregator, "count_passed", spy)
     reports = []
-    for timeout in (None, 60.0):
-        scorer = Scorer(5, keep=keep, timeout=timeout)
+    for sinks in ([], [_Discard()]):
+        scorer = Scorer(5, keep=keep, sinks=sinks)
         reports.append(await scorer.evaluate(_source("async", samples), _target, strategy))
     return reports, counted
 
 
 @pytest.mark.parametrize("keep", ["failures", "none"])
 async def test_a_passing_row_nobody_keeps_is_counted_as_the_row_would_be(
-    direct_runs: list[bool], keep: Any, monkeypatch: pytest.MonkeyPatch
+    keep: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With no sink and passing rows not kept, the direct worker counts a plain passing row
     without making it (``Aggregator.count_passed``): the report is the one the rows make,
@@ -491,7 +443,6 @@ async def test_a_passing_row_nobody_keeps_is_counted_as_the_row_would_be(
 
     samples = Samples(sample(i) for i in range(1, 120))
     (direct, general), counted = await _direct_and_general(samples, _mixed, keep, monkeypatch)
-    assert direct_runs == [True, False]
     assert _untimed(report_to_dict(direct)) == _untimed(report_to_dict(general))
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
     assert direct.tag_statistics == general.tag_statistics
@@ -514,7 +465,7 @@ def _shared(sample: EvaluationSample, output: Any) -> EvaluationResult:
 
 
 async def test_a_result_returned_again_is_counted_as_its_first_return_was(
-    direct_runs: list[bool], monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The direct worker remembers, per strategy, the last result it found to be a plain pass
     and counts that same (frozen) result again without looking at it: the report is the one
@@ -523,7 +474,6 @@ async def test_a_result_returned_again_is_counted_as_its_first_return_was(
 
     samples = Samples(EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}") for i in range(1, 101))
     reports, counted = await _direct_and_general(samples, _shared, "failures", monkeypatch)
-    assert direct_runs == [True, False]
     direct, general = reports
     assert _untimed(report_to_dict(direct)) == _untimed(report_to_dict(general))
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
@@ -531,9 +481,7 @@ async def test_a_result_returned_again_is_counted_as_its_first_return_was(
     assert len(counted) == len(plain)
 
 
-async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them(
-    direct_runs: list[bool],
-) -> None:
+async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them() -> None:
     """The direct worker calls a target that binds its parameters with the unnamed values
     itself (``BoundFunction.positional``); named or partly named parameters still go through
     the bound call: the outputs are the general path's, whatever order the shapes come in."""
@@ -558,7 +506,6 @@ async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them
             _source("async", samples), target, ExactMatchStrategy()
         )
         outputs.append(sorted((r.sample.name, r.output) for r in report.evaluations))
-    assert direct_runs == [True, False]
     assert outputs[0] == outputs[1]
     assert ("s4", "u|-|x") in outputs[0] and ("s3", "t|-|e") in outputs[0]
     assert len(seen) == 60
@@ -566,7 +513,7 @@ async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them
 
 @pytest.mark.parametrize("limit", [None, 60.0])
 async def test_in_flight_counts_the_samples_being_evaluated_whenever_it_can_be_read(
-    direct_runs: list[bool], limit: float | None
+    limit: float | None,
 ) -> None:
     """``statistics().samples_in_flight`` is the number of samples being evaluated at every point
     another task can read it (the target's pauses, the source's), on both paths: the direct
@@ -593,9 +540,67 @@ async def test_in_flight_counts_the_samples_being_evaluated_whenever_it_can_be_r
             yield EvaluationSample(f"s{i}", [f"q{i}"], f"q{i}")
 
     report = await scorer.evaluate(source(), target, ExactMatchStrategy())
-    assert direct_runs == [limit is None]
     assert report.passed_count == 60
     assert len(seen) == 60 + 20 + 120
     assert [in_flight for in_flight, _ in seen] == [count for _, count in seen]
     assert max(count for _, count in seen) > 1
     assert scorer.statistics().samples_in_flight == 0
+
+
+_VERDICTS = st.sampled_from(
+    [
+        _PLAIN_PASS,
+        _JUDGED_PASS,
+        _SHARED_FAIL,
+        EvaluationResult.passing(0.5),
+        EvaluationResult.passing(1.0).with_metadata({"k": 1}),
+        EvaluationResult.unscored("no verdict"),
+        EvaluationResult.skip("gated"),
+        EvaluationResult.not_applicable("the sample states no expected-calls"),
+    ]
+)
+_CASES = st.lists(
+    st.tuples(
+        _VERDICTS,
+        st.lists(st.sampled_from(["a", "b"]), max_size=2, unique=True),
+        st.sampled_from([{}, {"owner": "x"}, {"label": "pass"}]),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases=_CASES, keep=st.sampled_from(["failures", "none"]))
+def test_rows_counted_without_being_made_count_as_the_made_rows(
+    cases: list[tuple[EvaluationResult, list[str], dict[str, Any]]], keep: Any
+) -> None:
+    """The one specialised step of the worker loop (``Judged.count``: a plain passing row
+    nobody reads is counted, not made) against the general one (a sink reads every row, so
+    each is made), on generated verdicts, tags and sample metadata: the same report."""
+    from aeval.formatters.json import report_to_dict
+
+    samples = Samples(
+        EvaluationSample(f"s{i}", [f"in{i}"], f"in{i}", tags=tags, metadata=metadata)
+        for i, (_, tags, metadata) in enumerate(cases)
+    )
+    verdicts = {f"s{i}": verdict for i, (verdict, _, _) in enumerate(cases)}
+
+    @inline
+    def check(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        return verdicts[sample.name]
+
+    async def echo(text: str) -> str:
+        return text
+
+    async def both() -> list[EvaluationReport]:
+        return [
+            await Scorer(3, keep=keep, sinks=sinks).evaluate(samples, echo, check)
+            for sinks in ([], [_Discard()])
+        ]
+
+    counted, made = anyio.run(both)
+    assert _untimed(report_to_dict(counted)) == _untimed(report_to_dict(made))
+    assert counted.counts == made.counts
+    assert counted.tag_statistics == made.tag_statistics
+    assert counted.strategy_statistics == made.strategy_statistics

@@ -18,11 +18,10 @@ import anyio
 import pytest
 
 from aeval import EvaluationResult, EvaluationSample, Outcome, Samples, Scorer
-from aeval._engine._apply import apply_inline, apply_to_row
+from aeval._engine._apply import Judged, apply, apply_to_row
 from aeval._engine._callables import prepare_strategies
 from aeval._reporting._aggregator import RowAggregator
 from aeval._reporting._results import EvaluationRow
-from aeval._util._slots import fast_slots_init
 from aeval.online import OnlineEvaluator
 from aeval.online._job import Job, apply_to_job
 from aeval.online._sampling import Sampler
@@ -70,22 +69,21 @@ def _comparable(row: EvaluationRow) -> EvaluationRow:
 
 
 @pytest.mark.parametrize("case", list(STRATEGIES))
-async def test_apply_inline_makes_the_row_apply_to_row_makes(case: str) -> None:
+async def test_a_direct_strategy_gives_the_row_a_threaded_one_gives(case: str) -> None:
+    """``apply`` calls a direct strategy (a sync check on the event loop) at once; the same
+    function marked neither way runs as any other strategy: both make the same row."""
     (strategy,) = prepare_strategies([inline(functools.partial(STRATEGIES[case]))])
-    assert strategy.direct
-    options: dict[str, Any] = {
-        "seconds": 0.05,
-        "timed_out": _timed_out,
-        "tracebacks": False,
-        "timestamp": 12.5,
-    }
-    made = apply_inline(strategy, SAMPLE, "Paris", 0.5, 3, 1, None, **options)
+    (general,) = prepare_strategies([functools.partial(STRATEGIES[case])])
+    assert strategy.direct and not general.direct
+    options: dict[str, Any] = {"seconds": 0.05, "timed_out": _timed_out, "tracebacks": False}
+    judged = Judged(SAMPLE, "Paris", duration=0.5, index=3, repeat=1, timestamp=12.5)
+    made = apply(strategy, judged, **options)
     if inspect.isawaitable(made):
         assert case.startswith("awaitable")
         made = await made
     assert isinstance(made, EvaluationRow)
     expected = await apply_to_row(
-        strategy, SAMPLE, "Paris", duration=0.5, index=3, repeat=1, **options
+        general, SAMPLE, "Paris", duration=0.5, index=3, repeat=1, timestamp=12.5, **options
     )
     assert _comparable(made) == _comparable(expected)
     assert made.strategy_duration >= 0.0
@@ -159,41 +157,6 @@ async def test_a_marked_strategy_runs_on_the_loop_and_an_unmarked_one_in_a_threa
     assert report.passed_count == 2
     assert seen["marked"] == loop_thread
     assert seen["unmarked"] != loop_thread
-
-
-def test_fast_slots_init_keeps_the_dataclass_signature_defaults_and_frozenness() -> None:
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Plain:
-        a: int
-        b: str = "b"
-        c: tuple[int, ...] = dataclasses.field(default_factory=lambda: (1,))
-
-    @fast_slots_init
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Fast:
-        a: int
-        b: str = "b"
-        c: tuple[int, ...] = dataclasses.field(default_factory=lambda: (1,))
-
-    assert list(inspect.signature(Fast).parameters) == ["a", "b", "c"]
-    for fast, plain in (
-        (Fast(1), Plain(1)),
-        (Fast(1, "x"), Plain(1, "x")),
-        (Fast(a=2, c=(3,)), Plain(a=2, c=(3,))),
-    ):
-        assert dataclasses.astuple(fast) == dataclasses.astuple(plain)
-    with pytest.raises(TypeError):
-        Fast()  # type: ignore[call-arg]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        Fast(1).a = 2  # type: ignore[misc]
-    assert dataclasses.replace(Fast(1), b="y") == Fast(1, "y")
-
-    @dataclasses.dataclass
-    class Unslotted:
-        a: int
-
-    with pytest.raises(TypeError, match="not a plain slotted dataclass"):
-        fast_slots_init(Unslotted)
 
 
 def test_a_row_made_positionally_equals_one_made_by_name() -> None:

@@ -13,13 +13,13 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
     JsonlSink,
-    Parameters,
     SampleLoadError,
     Samples,
     Scorer,
@@ -28,9 +28,9 @@ from aeval._cli import _run
 from aeval._cli._run import _FlushingSink, _Tagged
 from aeval._engine._callables import BoundFunction
 from aeval._engine._shards import Shard, ShardStream
-from aeval._samples import _loaders
+from aeval._samples import _formats, _loaders
 from aeval._samples._formats import parse_jsonl_line, parse_jsonl_lines
-from aeval._samples._plain import common_samples, plain_sample
+from aeval._samples._plain import plain_sample
 from aeval._samples._sources import CountedStream, count_lines
 from aeval.abc import BaseSink
 
@@ -125,9 +125,9 @@ _BATCHES: dict[str, list[Any]] = {
 
 @pytest.mark.parametrize("case", sorted(_BATCHES))
 def test_lines_built_together_are_the_samples_each_line_makes_alone(case: str) -> None:
-    """A batch of the usual lines is built a step at a time for the whole batch
-    (``common_samples``); the samples, and the error of a line that is not right, are the
-    ones each line makes through the line-by-line path."""
+    """A batch of lines is built together (the usual items through the fast path); the
+    samples, and the error of a line that is not right, are the ones each line makes
+    through the line-by-line path."""
     items = _BATCHES[case]
     lines = [json.dumps(item).encode() for item in items]
     batch = parse_jsonl_lines(lines, 3, "s.jsonl", 0)
@@ -145,18 +145,6 @@ def test_lines_built_together_are_the_samples_each_line_makes_alone(case: str) -
     assert (None if batch.error is None else str(batch.error)) == (
         None if error is None else str(error)
     )
-    made = common_samples([json.loads(line) for line in lines])
-    together = case in (
-        "common",
-        "expected of any type",
-        "no parameters",
-        "two parameters",
-        "many lines",
-    )
-    assert (made is not None) == (together or case == "nine parameters")
-    if made is not None:
-        assert [_fields(s) for s in made] == [_fields(s) for s in alone]
-        assert [type(s.parameters) for s in made] == [Parameters] * len(made)
 
 
 @pytest.mark.parametrize(
@@ -579,3 +567,52 @@ def test_the_fast_path_builds_the_parameters_and_metadata_the_sample_does(count:
             expected.parameters._names,
             expected.parameters._values,
         )
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=6,
+)
+_TEXTS = st.lists(st.text(max_size=3), max_size=3)
+_USUAL = st.fixed_dictionaries(
+    {
+        "name": st.sampled_from(["s", "x y"]),
+        "parameters": st.lists(_VALUES, max_size=9)
+        | st.dictionaries(st.text(max_size=3), _VALUES, max_size=3),
+    },
+    optional={
+        "expected-output": _VALUES,
+        "tags": st.none() | _TEXTS,
+        "metadata": st.none() | st.dictionaries(st.text(max_size=3), _VALUES, max_size=3),
+    },
+)
+"""Items the fast path takes."""
+_ODD = st.fixed_dictionaries(
+    {"name": st.sampled_from(["s", " ", ""]) | st.integers()},
+    optional={
+        "parameters": _TEXTS | _VALUES,
+        "expected-output": _VALUES,
+        "tags": st.none() | _TEXTS | _VALUES,
+        "metadata": st.none()
+        | st.dictionaries(st.sampled_from(["k", "turns", "simulated_user"]), _VALUES)
+        | _VALUES,
+        "label": st.sampled_from(["pass", "fail"]),
+        "x": _VALUES,
+    },
+)
+"""Items that are not all the usual keys of the usual types."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(item=_USUAL | _ODD)
+def test_the_fast_path_builds_the_sample_the_builder_builds(item: dict[str, Any]) -> None:
+    """The fast path of the sample builder (``plain_samples``) either declines an item or
+    builds the sample the builder itself (``_build_sample``) builds of it."""
+    built = plain_sample(item)
+    if built is None:
+        return
+    full = _formats._build_sample(item, 0, "s.jsonl", _formats._JsonlLines([1]))
+    assert _fields(built) == _fields(full)
+    assert built == full
+    assert built.parameters._names == full.parameters._names

@@ -1,49 +1,51 @@
 """Applying strategies to outputs: one strategy's verdict on one output, as a row, on the
-event loop or in a worker thread."""
+event loop or in a worker thread.
+
+:func:`apply` is the one way a verdict becomes a row, for the Scorer's runs, rescoring and
+online evaluation alike; :meth:`Judged.row` and :meth:`Judged.error` are the one place a
+row of a verdict or of a strategy's failure is made.
+"""
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import KW_ONLY, dataclass
 from time import perf_counter
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
+from .._conversation import Transcript
 from .._reporting._results import (
     ErrorInfo,
     EvaluationResult,
     EvaluationRow,
     Outcome,
     StrayCancellation,
+    outcome_of,
     safe_str,
 )
 from .._samples import EvaluationSample
-from .._util._slots import fast_slots_maker
 from ..trace import Trace
 from ._callables import PreparedStrategy, StrategyCall, runs_inline
 from ._threads import DaemonThreads
 from ._workers import running_asyncio
 
 __all__ = [
-    "apply_inline",
+    "COUNTED",
+    "Judged",
+    "apply",
     "apply_strategy",
     "apply_to_row",
-    "inline_failure",
-    "inline_result",
-    "make_row",
     "retries_of",
     "strategy_threads",
     "stray_cancellation",
 ]
 
-_PASSED = Outcome.PASSED
-_FAILED = Outcome.FAILED
-make_row = fast_slots_maker(EvaluationRow)
-"""``EvaluationRow(*all_15_fields)``, faster (see ``fast_slots_maker``): for the per-row path."""
 _THREADS: ContextVar[DaemonThreads | None] = ContextVar("aeval_strategy_threads", default=None)
 
 
@@ -104,14 +106,28 @@ async def apply_strategy(
         StrayCancellation: The strategy raised ``CancelledError`` outside a cancellation.
         Exception: Whatever the strategy raised.
     """
+    return await _verdict(_evaluated(evaluate, sample, output, inline), name)
+
+
+async def _evaluated(
+    evaluate: StrategyCall, sample: EvaluationSample, output: Any, inline: bool | None
+) -> Any:
+    """What ``evaluate`` returned, awaited, called inline or in the run's threads."""
     threads = _THREADS.get()
+    if threads is None or (runs_inline(evaluate) if inline is None else inline):
+        result = evaluate(sample, output)
+    else:
+        result = await threads.run(functools.partial(evaluate, sample), output)
+    if type(result) is not EvaluationResult and inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def _verdict(pending: Awaitable[Any], name: str) -> EvaluationResult:
+    """The ``EvaluationResult`` strategy ``name`` gives through ``pending``; what it raises
+    that is not an ``Exception`` becomes what :func:`_strategy_interrupt` says."""
     try:
-        if threads is None or (runs_inline(evaluate) if inline is None else inline):
-            result = evaluate(sample, output)
-        else:
-            result = await threads.run(functools.partial(evaluate, sample), output)
-        if type(result) is not EvaluationResult and inspect.isawaitable(result):
-            result = await result
+        result = await pending
     except Exception:
         raise
     except BaseException as exc:
@@ -158,6 +174,153 @@ def retries_of(exc: BaseException) -> dict[str, int] | None:
     return None
 
 
+COUNTED = EvaluationRow(EvaluationSample("counted"), None, None, Outcome.PASSED, 1.0)
+"""What :func:`apply` gives for a row :attr:`Judged.count` counted without making it: a
+caller that sets ``count`` skips this one row, and no other caller ever sees it."""
+
+
+@dataclass(slots=True)
+class Judged:
+    """One output to judge, and what each of its rows carries beside the verdict: made once
+    per (sample, repeat), read by every strategy's :func:`apply`."""
+
+    sample: EvaluationSample
+    output: Any
+    _: KW_ONLY
+    duration: float
+    """Seconds the function under test took."""
+    index: int
+    """The sample's index."""
+    repeat: int = 0
+    """Which repeat of the sample the output is."""
+    timestamp: float | None = None
+    """When the output was produced (live traffic)."""
+    trace: Trace | None = None
+    """The sample's trace, kept on each row."""
+    extra: Mapping[str, Any] | None = None
+    """Joins the first row's metadata (a conversation's simulated-user usage)."""
+    count: Callable[[tuple[str, ...], str, float], None] | None = None
+    """Where a plain passing row nobody reads is counted instead of made (a run without
+    sinks that keeps no passing row: ``RowAggregator.count_passed``), else ``None``."""
+
+    def row(
+        self, strategy: PreparedStrategy, result: EvaluationResult, started: float
+    ) -> EvaluationRow:
+        """The row of ``strategy``'s verdict ``result``, applied since ``started``
+        (``EvaluationRow.from_result``, positionally: this runs once per row); :data:`COUNTED`
+        when :attr:`count` counted it instead: a pass with a score and no metadata, of a
+        sample without metadata, its output no transcript (whose row a report reads)."""
+        count = self.count
+        if (
+            count is not None
+            and result.passed
+            and not result.metadata
+            and result.score is not None
+            and not self.sample.metadata
+            and type(self.output) is not Transcript
+        ):
+            count(self.sample.tags, strategy.name, result.score)
+            return COUNTED
+        return EvaluationRow(
+            self.sample,
+            strategy.name,
+            self.output,
+            outcome_of(result),
+            result.score,
+            result.explanation,
+            result.metadata,
+            None,
+            self.duration,
+            perf_counter() - started,
+            self.index,
+            self.repeat,
+            strategy.position,
+            self.timestamp,
+            self.trace,
+        )
+
+    def error(
+        self,
+        strategy: PreparedStrategy,
+        exc: BaseException | str,
+        started: float,
+        *,
+        tracebacks: bool,
+    ) -> EvaluationRow:
+        """The error row of ``strategy``, which raised ``exc`` or (a message) timed out."""
+        if isinstance(exc, str):
+            error, metadata = ErrorInfo("TimeoutError", exc), None
+        else:
+            error = ErrorInfo.from_exception(exc, with_traceback=tracebacks)
+            metadata = retries_of(exc)
+        return EvaluationRow.from_error(
+            self.sample,
+            strategy.name,
+            self.output,
+            error,
+            duration=self.duration,
+            strategy_duration=perf_counter() - started,
+            index=self.index,
+            repeat=self.repeat,
+            position=strategy.position,
+            metadata=metadata,
+            timestamp=self.timestamp,
+            trace=self.trace,
+        )
+
+
+def apply(
+    strategy: PreparedStrategy,
+    judged: Judged,
+    *,
+    seconds: float | None,
+    timed_out: Callable[[float], str],
+    tracebacks: bool,
+    reraise: tuple[type[Exception], ...] = (),
+) -> EvaluationRow | Awaitable[EvaluationRow]:
+    """Apply one strategy to one output and make its row, or its error row: the one way
+    the Scorer, rescoring and the online evaluator turn a verdict, or a failure, into a row
+    (:data:`COUNTED` when :attr:`Judged.count` counted it instead).
+
+    A ``direct`` strategy (a sync callable that runs on the event loop) is called here and
+    its row returned at once; any other strategy, or an awaitable a direct one returned,
+    gives an awaitable of the row (the caller tells them apart with
+    ``type(row) is EvaluationRow``).
+
+    Args:
+        strategy: The prepared strategy.
+        judged: The output and what its rows carry.
+        seconds: Seconds the strategy may take; ``None`` for no limit. A sync call cannot
+            be interrupted, so for a direct strategy this bounds only an awaitable it returned.
+        timed_out: The error message of a strategy that took longer than ``seconds``.
+        tracebacks: Keep the traceback of an error in its row.
+        reraise: Errors that stop the run instead of becoming an error row.
+    """
+    started = perf_counter()
+    if not strategy.direct:
+        pending = _evaluated(strategy.evaluate, judged.sample, judged.output, strategy.inline)
+        return _settle(strategy, judged, pending, started, seconds, timed_out, tracebacks, reraise)
+    try:
+        result = strategy.evaluate(judged.sample, judged.output)
+    except reraise:
+        raise
+    except BaseException as exc:
+        failure = exc if isinstance(exc, Exception) else _strategy_interrupt(exc, strategy.name)
+        if failure is not exc:
+            failure.__cause__ = exc
+        return judged.error(strategy, failure, started, tracebacks=tracebacks)
+    if type(result) is not EvaluationResult:
+        if inspect.isawaitable(result):
+            return _settle(
+                strategy, judged, result, started, seconds, timed_out, tracebacks, reraise
+            )
+        try:
+            result = _checked(result, strategy.name)
+        except TypeError as exc:
+            return judged.error(strategy, exc, started, tracebacks=tracebacks)
+    return judged.row(strategy, result, started)
+
+
 async def apply_to_row(
     strategy: PreparedStrategy,
     sample: EvaluationSample,
@@ -173,174 +336,32 @@ async def apply_to_row(
     reraise: tuple[type[Exception], ...] = (),
     trace: Trace | None = None,
 ) -> EvaluationRow:
-    """Apply one strategy to one output and make its row: the one way the Scorer and the
-    online evaluator turn a strategy's verdict, or its failure, into a row.
-
-    Args:
-        strategy: The prepared strategy.
-        sample: The sample the output was produced from.
-        output: The output to judge.
-        duration: Seconds the function under test took (the row's ``duration``).
-        index: The sample's index.
-        repeat: Which repeat of the sample the output is.
-        seconds: Seconds the strategy may take; ``None`` for no limit.
-        timed_out: The error message of a strategy that took longer than ``seconds``.
-        tracebacks: Keep the traceback of an error in its row.
-        timestamp: When the output was produced (live traffic).
-        reraise: Errors that stop the run instead of becoming an error row.
-        trace: The sample's trace, kept on the row.
-    """
-    row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
-    started = perf_counter()
-    try:
-        if seconds is None:
-            result = await apply_strategy(
-                strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
-            )
-        else:
-            with anyio.move_on_after(seconds) as scope:
-                result = await apply_strategy(
-                    strategy.evaluate, strategy.name, sample, output, inline=strategy.inline
-                )
-            if scope.cancelled_caught:
-                return row.timed_out(timed_out(seconds), started)
-    except reraise:
-        raise
-    except Exception as exc:
-        return row.error(exc, started, tracebacks)
-    return row.result(result, started)
-
-
-def apply_inline(
-    strategy: PreparedStrategy,
-    sample: EvaluationSample,
-    output: Any,
-    duration: float,
-    index: int,
-    repeat: int,
-    trace: Trace | None,
-    seconds: float | None,
-    timed_out: Callable[[float], str],
-    tracebacks: bool,
-    reraise: tuple[type[Exception], ...] = (),
-    timestamp: float | None = None,
-) -> EvaluationRow | Awaitable[EvaluationRow]:
-    """:func:`apply_to_row` for a ``direct`` strategy (a sync callable that runs on the event
-    loop), called without a coroutine (and positionally: this is the per-row path): the row,
-    made the same way.
-
-    A sync call cannot be interrupted, so ``seconds`` only bounds an awaitable the strategy
-    returned (then the return value is a coroutine that awaits it, as :func:`apply_to_row`
-    does, and gives the row).
-    """
-    started = perf_counter()
-    try:
-        result = strategy.evaluate(sample, output)
-    except reraise:
-        raise
-    except BaseException as exc:
-        return inline_failure(
-            strategy,
-            sample,
-            output,
-            duration,
-            index,
-            repeat,
-            trace,
-            exc,
-            started,
-            tracebacks,
-            timestamp,
-        )
-    if type(result) is EvaluationResult and result.score is not None and not result.skipped:
-        return make_row(  # EvaluationRow.from_result, without its keywords' cost
-            sample,
-            strategy.name,
-            output,
-            _PASSED if result.passed else _FAILED,
-            result.score,
-            result.explanation,
-            result.metadata,
-            None,
-            duration,
-            perf_counter() - started,
-            index,
-            repeat,
-            strategy.position,
-            timestamp,
-            trace,
-        )
-    return inline_result(
-        strategy,
+    """:func:`apply` for one output, awaited: its row (see :class:`Judged` for the rest)."""
+    judged = Judged(
         sample,
         output,
-        duration,
-        index,
-        repeat,
-        trace,
-        result,
-        started,
-        seconds,
-        timed_out,
-        tracebacks,
-        reraise,
-        timestamp,
+        duration=duration,
+        index=index,
+        repeat=repeat,
+        timestamp=timestamp,
+        trace=trace,
     )
-
-
-def inline_failure(
-    strategy: PreparedStrategy,
-    sample: EvaluationSample,
-    output: Any,
-    duration: float,
-    index: int,
-    repeat: int,
-    trace: Trace | None,
-    exc: BaseException,
-    started: float,
-    tracebacks: bool,
-    timestamp: float | None = None,
-) -> EvaluationRow:
-    """The row of a direct strategy that raised ``exc`` (not one of ``reraise``; see
-    :func:`apply_inline`): an interrupt becomes the error it is in :func:`apply_to_row`."""
-    failure = exc if isinstance(exc, Exception) else _strategy_interrupt(exc, strategy.name)
-    if failure is not exc:
-        failure.__cause__ = exc
-    row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
-    return row.error(failure, started, tracebacks)
-
-
-def inline_result(
-    strategy: PreparedStrategy,
-    sample: EvaluationSample,
-    output: Any,
-    duration: float,
-    index: int,
-    repeat: int,
-    trace: Trace | None,
-    result: Any,
-    started: float,
-    seconds: float | None,
-    timed_out: Callable[[float], str],
-    tracebacks: bool,
-    reraise: tuple[type[Exception], ...] = (),
-    timestamp: float | None = None,
-) -> EvaluationRow | Awaitable[EvaluationRow]:
-    """The row of what a direct strategy returned (see :func:`apply_inline`), every case
-    but the scored ``EvaluationResult`` that the callers make into a row themselves."""
-    row = _RowMaker(strategy, sample, output, duration, index, repeat, timestamp, trace)
-    if isinstance(result, EvaluationResult):
-        return row.result(result, started)
-    if not inspect.isawaitable(result):
-        try:
-            return row.result(_checked(result, strategy.name), started)
-        except TypeError as exc:
-            return row.error(exc, started, tracebacks)
-    return _settle(row, result, started, seconds, timed_out, tracebacks, reraise)
+    row = apply(
+        strategy,
+        judged,
+        seconds=seconds,
+        timed_out=timed_out,
+        tracebacks=tracebacks,
+        reraise=reraise,
+    )
+    if type(row) is EvaluationRow:
+        return row
+    return await cast("Awaitable[EvaluationRow]", row)  # not an EvaluationRow: its awaitable
 
 
 async def _settle(
-    row: _RowMaker,
+    strategy: PreparedStrategy,
+    judged: Judged,
     pending: Awaitable[Any],
     started: float,
     seconds: float | None,
@@ -348,103 +369,16 @@ async def _settle(
     tracebacks: bool,
     reraise: tuple[type[Exception], ...],
 ) -> EvaluationRow:
-    name = row.strategy.name
-
-    async def settle() -> EvaluationResult:
-        try:
-            result = await pending
-        except Exception:
-            raise
-        except BaseException as exc:
-            raise _strategy_interrupt(exc, name) from exc
-        return _checked(result, name)
-
     try:
         if seconds is None:
-            result = await settle()
+            result = await _verdict(pending, strategy.name)
         else:
             with anyio.move_on_after(seconds) as scope:
-                result = await settle()
+                result = await _verdict(pending, strategy.name)
             if scope.cancelled_caught:
-                return row.timed_out(timed_out(seconds), started)
+                return judged.error(strategy, timed_out(seconds), started, tracebacks=tracebacks)
     except reraise:
         raise
     except Exception as exc:
-        return row.error(exc, started, tracebacks)
-    return row.result(result, started)
-
-
-class _RowMaker:
-    """The parts of one strategy's row known before it runs; makes the row once it has."""
-
-    __slots__ = (
-        "duration",
-        "index",
-        "output",
-        "repeat",
-        "sample",
-        "strategy",
-        "timestamp",
-        "trace",
-    )
-
-    def __init__(
-        self,
-        strategy: PreparedStrategy,
-        sample: EvaluationSample,
-        output: Any,
-        duration: float,
-        index: int,
-        repeat: int,
-        timestamp: float | None,
-        trace: Trace | None,
-    ) -> None:
-        self.strategy = strategy
-        self.sample = sample
-        self.output = output
-        self.duration = duration
-        self.index = index
-        self.repeat = repeat
-        self.timestamp = timestamp
-        self.trace = trace
-
-    def result(self, result: EvaluationResult, started: float) -> EvaluationRow:
-        return EvaluationRow.from_result(
-            self.sample,
-            self.strategy.name,
-            self.output,
-            result,
-            duration=self.duration,
-            strategy_duration=perf_counter() - started,
-            index=self.index,
-            repeat=self.repeat,
-            position=self.strategy.position,
-            timestamp=self.timestamp,
-            trace=self.trace,
-        )
-
-    def error(self, exc: BaseException, started: float, tracebacks: bool) -> EvaluationRow:
-        return self._error(
-            ErrorInfo.from_exception(exc, with_traceback=tracebacks), started, retries_of(exc)
-        )
-
-    def timed_out(self, message: str, started: float) -> EvaluationRow:
-        return self._error(ErrorInfo("TimeoutError", message), started, None)
-
-    def _error(
-        self, error: ErrorInfo, started: float, metadata: dict[str, int] | None
-    ) -> EvaluationRow:
-        return EvaluationRow.from_error(
-            self.sample,
-            self.strategy.name,
-            self.output,
-            error,
-            duration=self.duration,
-            strategy_duration=perf_counter() - started,
-            index=self.index,
-            repeat=self.repeat,
-            position=self.strategy.position,
-            metadata=metadata,
-            timestamp=self.timestamp,
-            trace=self.trace,
-        )
+        return judged.error(strategy, exc, started, tracebacks=tracebacks)
+    return judged.row(strategy, result, started)

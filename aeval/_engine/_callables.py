@@ -192,7 +192,7 @@ StrategyCall = Callable[[EvaluationSample, Any], EvaluationResult | Awaitable[Ev
 class PreparedStrategy:
     """A strategy ready to call: its unique name in the run, its evaluate callable, whether
     that runs on the event loop (see :func:`runs_inline`), and whether it is a sync callable
-    that does (``direct``: called straight from the worker, see :func:`apply_inline`)."""
+    that does (``direct``: called straight from the worker, see ``_apply.apply``)."""
 
     name: str
     evaluate: StrategyCall

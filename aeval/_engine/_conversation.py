@@ -12,10 +12,8 @@ whose output is the transcript so far.
 
 from __future__ import annotations
 
-import functools
 import inspect
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Coroutine, Sequence
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +31,8 @@ from .._exceptions import AbandonedCallsError
 from .._samples import EvaluationSample
 from .._samples._conversation_keys import SIMULATED_USER, TURNS, is_conversation
 from ..trace._context import Recorder
-from ..trace._recording import activate, deactivate, make_ran_current
-from ._apply import stray_cancellation
+from ..trace._recording import activate, deactivate
+from ._apply import Judged, stray_cancellation
 from ._executor import IndexedSample
 from ._run import Run, SampleTimeout, TargetInterrupt
 from ._simulated import UserModel, UserModelError, UserUsage
@@ -138,12 +136,6 @@ def check_conversation_kind(kind: bool | None, name: str, sample: EvaluationSamp
     )
 
 
-def _refuse_conversation(name: str, sample: EvaluationSample) -> None:
-    metadata = sample.metadata  # is_conversation, inline: this runs per sample of a stream
-    if metadata and (TURNS in metadata or SIMULATED_USER in metadata):
-        check_conversation_kind(False, name, sample)
-
-
 class _TurnFailure(Exception):
     def __init__(self, error: BaseException, ended: ConversationEnding) -> None:
         super().__init__(str(error))
@@ -174,24 +166,22 @@ class ConversationRun(Run):
         self.kind = kind
         self.user_model = user_model
         self.conversation_timeout = conversation_timeout
-        if kind is False:  # single-turn samples only: _evaluate_sample is this check, then Run's
-            self.sample_check = functools.partial(_refuse_conversation, self.function.name)
 
-    async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
-        if not is_conversation(sample):
+    def _produce(
+        self, sample: EvaluationSample, index: int, repeat: int
+    ) -> Coroutine[Any, Any, Judged | None]:
+        """A conversation's, else ``Run``'s own (its coroutine, handed on unawaited: this
+        runs once per sample)."""
+        metadata = sample.metadata  # is_conversation(sample), inline
+        if not (metadata and (TURNS in metadata or SIMULATED_USER in metadata)):
             if self.kind is not True:
-                await super()._evaluate_sample(sample, index, repeat)
-                return
+                return super()._produce(sample, index, repeat)
             check_conversation_kind(True, self.function.name, sample)
         elif self.kind is False:
             check_conversation_kind(False, self.function.name, sample)
-        self.tally.in_flight += 1
-        try:
-            await self._converse(sample, index, repeat)
-        finally:
-            self.tally.in_flight -= 1
+        return self._converse(sample, index, repeat)
 
-    async def _converse(self, sample: EvaluationSample, index: int, repeat: int) -> None:
+    async def _converse(self, sample: EvaluationSample, index: int, repeat: int) -> Judged | None:
         settings = self.settings
         turns: list[Turn] = []
         started = perf_counter()
@@ -241,22 +231,17 @@ class ConversationRun(Run):
                 output=transcript,
                 extra=extra,
             )
-            return
+            return None
         transcript = Transcript(tuple(turns), ended)
-        trace = transcript.trace
-        self.aggregator.count_sample(repeat=repeat)
-        self.tally.samples_done += 1
-        made = make_ran_current(trace)
-        try:
-            for strategy in self.strategies:
-                row = await self._apply(
-                    strategy, sample, transcript, duration, index, repeat, trace
-                )
-                if extra is not None and strategy is self.strategies[0]:
-                    row = replace(row, metadata={**row.metadata, **extra})
-                await self._add(row)
-        finally:
-            deactivate(made)
+        return Judged(
+            sample,
+            transcript,
+            duration=duration,
+            index=index,
+            repeat=repeat,
+            trace=transcript.trace,
+            extra=extra,
+        )
 
     async def _next_message(
         self,

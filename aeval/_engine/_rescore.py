@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from .._reporting._report import EvaluationReport, partial_note
 from .._reporting._results import ErrorInfo, EvaluationRow
 from .._samples import EvaluationSample, Parameters
-from ..trace import Trace, using
-from ._apply import apply_to_row
+from ..trace import Trace
+from ._apply import Judged
 from ._callables import bind_function, prepare_strategies
 from ._run import Run, RunSettings, Tally
 
@@ -108,55 +108,37 @@ class RescoreRun(Run):
         for (index, repeat), call in self._calls.items():
             yield index, repeat, call.sample
 
-    async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
+    async def _produce(self, sample: EvaluationSample, index: int, repeat: int) -> Judged | None:
+        """The stored call's output, or its error rows (the stored error, one per strategy)."""
         call = self._calls[(index, repeat)]
-        self.tally.in_flight += 1
-        try:
-            self.aggregator.count_sample(repeat=repeat, failed=call.error is not None)
-            self.tally.samples_done += 1
-            if call.error is not None:
-                for strategy in self.strategies:
-                    await self._add(
-                        EvaluationRow.from_error(
-                            sample,
-                            strategy.name,
-                            None,
-                            call.error,
-                            duration=call.duration,
-                            index=index,
-                            repeat=repeat,
-                            position=strategy.position,
-                            timestamp=call.timestamp,
-                            trace=call.trace,
-                        )
-                    )
-                return
-            with using(Trace() if call.trace is None else call.trace):
-                for strategy in self.strategies:
-                    await self._add(
-                        await apply_to_row(
-                            strategy,
-                            sample,
-                            call.output,
-                            duration=call.duration,
-                            index=index,
-                            repeat=repeat,
-                            seconds=self.settings.timeout,
-                            timed_out=_timed_out(strategy.name),
-                            tracebacks=self.settings.tracebacks,
-                            timestamp=call.timestamp,
-                            trace=call.trace,
-                        )
-                    )
-        finally:
-            self.tally.in_flight -= 1
-
-
-def _timed_out(name: str) -> Any:
-    def message(seconds: float) -> str:
-        return f"the strategy {name} did not finish within {seconds:g} s (Scorer timeout)"
-
-    return message
+        if call.error is None:
+            return Judged(
+                sample,
+                call.output,
+                duration=call.duration,
+                index=index,
+                repeat=repeat,
+                timestamp=call.timestamp,
+                trace=call.trace,
+            )
+        self.aggregator.count_sample(repeat=repeat, failed=True)
+        self.tally.samples_done += 1
+        for strategy in self.strategies:
+            await self._add(
+                EvaluationRow.from_error(
+                    sample,
+                    strategy.name,
+                    None,
+                    call.error,
+                    duration=call.duration,
+                    index=index,
+                    repeat=repeat,
+                    position=strategy.position,
+                    timestamp=call.timestamp,
+                    trace=call.trace,
+                )
+            )
+        return None
 
 
 async def rescore_report(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence, Sized
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,11 +22,10 @@ from .._util._groups import unwrap_single_group
 from .._version import __version__
 from ..trace import Replay, Trace, TraceLimits
 from ..trace._bounds import DEFAULT_LIMITS
-from ..trace._context import RECORDER, Recorder
+from ..trace._context import CURRENT, EMPTY_TRACE, RECORDER, Recorder
 from ..trace._recording import activate, deactivate, idle, make_ran_current
-from ._apply import apply_inline, apply_to_row, retries_of, strategy_threads, stray_cancellation
+from ._apply import COUNTED, Judged, apply, retries_of, strategy_threads, stray_cancellation
 from ._callables import BoundFunction, PreparedStrategy
-from ._direct import RERAISE as _RERAISE, direct_worker
 from ._executor import (
     ExecutorJob,
     FunctionUnderTest,
@@ -37,7 +37,7 @@ from ._executor import (
 from ._sinks import SinkGroup
 from ._threads import DaemonThreads
 from ._tools import Tools, describe_tools, tool_source
-from ._workers import AsyncWork, run_workers
+from ._workers import AsyncWork, IterWork, Work, run_workers
 
 if TYPE_CHECKING:
     from .._reporting._aggregator import KeepRows
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ._redact import Redactor
 
 __all__ = [
+    "RERAISE",
     "Emit",
     "Remote",
     "Run",
@@ -89,10 +90,12 @@ class Tally:
 
 
 Emit = Callable[[EvaluationRow], Awaitable[None]]
-"""Where a run's rows go after its sinks. One with a ``nowait`` attribute (a function of a
-row) is given most rows through it, without a coroutine: ``nowait`` takes the row or raises
-``anyio.WouldBlock``, and the row is then awaited through the ``Emit`` itself."""
+"""Where a run's rows go after its sinks. One with a ``send_nowait`` method is given each row
+through it first, without a coroutine, as a sink is: it returns whether it took the row,
+and a row it did not take is awaited through the ``Emit`` itself."""
 Remote = tuple[FunctionUnderTest, tuple[object, ...], object]
+RERAISE = (AbandonedCallsError,)
+"""Errors of a strategy that stop the run instead of becoming an error row."""
 
 
 class TargetInterrupt(Exception):
@@ -138,7 +141,7 @@ class Run:
         self.finished = False
         self.interrupted: KeyboardInterrupt | None = None
         self._emit: Emit | None = None
-        self._emit_nowait: Callable[[EvaluationRow], object] | None = None
+        self._emit_nowait: Callable[[EvaluationRow], bool] | None = None
         self._threads: DaemonThreads | None = None
         self._cancelled = anyio.get_cancelled_exc_class
         self.remote: Remote | None = None
@@ -147,20 +150,21 @@ class Run:
             s.name: functools.partial(_strategy_timed_out, s.name) for s in strategies
         }
         self._plain = not settings.sinks and not settings.redactor
+        self._rowless = False
         self._await: Callable[[Parameters], Awaitable[Any]] | None = None
-        self.sample_check: Callable[[EvaluationSample], None] | None = None
-        """What a subclass's ``_evaluate_sample`` does before ``Run``'s, when that is all it
-        adds (it raises to stop the run): the direct worker calls it instead, for the samples
-        with metadata (a sample without passes it: what it checks is in the metadata)."""
+        self._positional: Callable[..., Awaitable[Any]] | None = None
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
         settings = self.settings
         self.tally.runs += 1
         self._emit = emit
-        self._emit_nowait = getattr(emit, "nowait", None)
+        self._emit_nowait = getattr(emit, "send_nowait", None)
         self._plain = emit is None and not settings.sinks and not settings.redactor
+        self._rowless = self._plain and self.aggregator.rowless
         self._await = self.call if self.is_async and settings.timeout is None else None
+        function = self.function
+        self._positional = function.positional if self._await is function.call else None
         self._cancelled = anyio.get_cancelled_exc_class
         cancelled = anyio.get_cancelled_exc_class()
         if self.remote is None:  # sync functions and sync strategies run in its threads
@@ -195,13 +199,12 @@ class Run:
                 elif isinstance(self.samples, AsyncIterable):
                     await self._run_async_source(self.samples, max(workers, 1))
                 elif settings.repeats == 1 and type(self.samples) is Samples:
-                    plain = enumerate(self.samples)  # shared: each worker takes the next
-                    worker = self._direct_worker if self._direct() else self._plain_worker
-                    await run_workers(max(workers, 1), worker, plain)
+                    # checked when the run was made: (index, 0, sample) without a generator
+                    triples = zip(itertools.count(), itertools.repeat(0), self.samples)
+                    await run_workers(max(workers, 1), self._worker, IterWork(triples))
                 else:
-                    work = self._work(iter(self.samples))
-                    each = self._direct_worker if self._direct() else self._worker
-                    await run_workers(max(workers, 1), each, work)
+                    work = IterWork(self._work(iter(self.samples)))
+                    await run_workers(max(workers, 1), self._worker, work)
             self.finished = complete = True
         except TargetInterrupt as exc:
             self.interrupted = exc.interrupt
@@ -233,31 +236,8 @@ class Run:
         """Why a run that went through its samples is still not complete, or ``None``."""
         return self.aggregator.shortfall()
 
-    async def _plain_worker(self, work: Iterator[tuple[int, EvaluationSample]]) -> None:
-        """A worker of a run over ``Samples`` without repeats: every item is a sample already
-        checked (when the run was made), so no generator sits between it and the samples."""
-        for index, sample in work:
-            await self._evaluate_sample(sample, index, 0)
-
-    def _direct(self) -> bool:
-        """Whether ``direct_worker`` (module ``_direct``) makes the rows ``_evaluate_sample``
-        would: an async target awaited as it is, live tools, nothing recorded or current
-        around the run, every strategy direct, the per-sample step not overridden (or only
-        preceded by ``sample_check``)."""
-        return (
-            self._await is not None
-            and self._live
-            and self._idle
-            and all(s.direct for s in self.strategies)
-            and (
-                type(self)._evaluate_sample is Run._evaluate_sample or self.sample_check is not None
-            )
-        )
-
-    async def _direct_worker(self, work: Iterator[tuple[Any, ...]] | AsyncWork) -> None:
-        await direct_worker(self, work)
-
-    def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, Any]]:
+    def _work(self, samples: Iterator[object]) -> Iterator[tuple[int, int, EvaluationSample]]:
+        """``(index, repeat, sample)`` of each sample of a source that is not async."""
         repeats = self.settings.repeats
         check = self.function.signature is not None and not isinstance(self.samples, Sequence)
         for position, item in enumerate(samples):
@@ -271,9 +251,76 @@ class Run:
             for repeat in range(repeats):
                 yield index, repeat, sample
 
-    async def _worker(self, work: Iterator[tuple[int, int, EvaluationSample]]) -> None:
-        for index, repeat, sample in work:
-            await self._evaluate_sample(sample, index, repeat)
+    async def _worker(self, work: Work) -> None:
+        """The one worker loop, and the one step of a sample: take the next sample of
+        ``work``, produce its output (:meth:`_produce`, the seam a run's kind overrides),
+        count the sample, apply every strategy to the output and add the rows; to the end
+        of the source. The strategies see the sample's trace as current (an empty one when
+        nothing was recorded)."""
+        take, nothing = work.take, work.nothing
+        tally = self.tally
+        aggregator = self.aggregator
+        settings = self.settings
+        checks = [(strategy, self._timed_out[strategy.name]) for strategy in self.strategies]
+        count = aggregator.count_passed if self._rowless else None
+        returned = firsts = 0  # calls that returned (of repeat 0): counted as the worker ends
+        try:
+            while True:
+                try:
+                    index, repeat, sample = take()
+                except nothing:
+                    item = await work.next()
+                    if item is None:
+                        break
+                    index, repeat, sample = item
+                tally.in_flight += 1
+                try:
+                    judged = await self._produce(sample, index, repeat)
+                    if judged is None:
+                        continue
+                    returned += 1  # aggregator.count_sample(repeat=repeat), at the end
+                    firsts += repeat == 0
+                    tally.samples_done += 1
+                    judged.count = count
+                    extra = judged.extra
+                    trace = judged.trace
+                    if self._idle:  # make_ran_current(trace), without its cost: nothing recorded
+                        current = CURRENT.set(EMPTY_TRACE if trace is None else trace)
+                        made = None
+                    else:
+                        made = make_ran_current(trace)
+                    try:
+                        for strategy, timed_out in checks:
+                            row = apply(
+                                strategy,
+                                judged,
+                                seconds=settings.timeout,
+                                timed_out=timed_out,
+                                tracebacks=settings.tracebacks,
+                                reraise=RERAISE,
+                            )
+                            if type(row) is not EvaluationRow:
+                                row = await cast("Awaitable[EvaluationRow]", row)
+                            if row is COUNTED:
+                                tally.rows_done += 1
+                                continue
+                            if extra is not None:
+                                row = replace(row, metadata={**row.metadata, **extra})
+                                extra = None
+                            if self._plain:
+                                aggregator.add(row)
+                                tally.rows_done += 1
+                            else:
+                                await self._add(row)
+                    finally:
+                        if made is None:
+                            CURRENT.reset(current)
+                        else:
+                            deactivate(made)
+                finally:
+                    tally.in_flight -= 1
+        finally:
+            aggregator.count_calls(returned, firsts)
 
     async def _run_remote(self, remote: Remote) -> None:
         function, strategies, prepared = remote
@@ -320,17 +367,11 @@ class Run:
     ) -> None:
         check = self.function.check if self.function.signature is not None else None
         work = AsyncWork(samples, self.settings.repeats, check)
-        worker = self._direct_worker if self._direct() else self._async_worker
         try:
-            await run_workers(workers, worker, work)
+            await run_workers(workers, self._worker, work)
         finally:
             with anyio.CancelScope(shield=True):
                 await work.aclose()
-
-    async def _async_worker(self, work: AsyncWork) -> None:
-        while (item := await work.next()) is not None:
-            index, repeat, sample = item
-            await self._evaluate_sample(sample, index, repeat)
 
     async def _call_function(self, params: Parameters) -> Any:
         if self.is_async:
@@ -351,74 +392,45 @@ class Run:
             return await self._call_function(sample.parameters)
         return await self._call_with_timeout(sample.parameters, timeout)
 
-    async def _evaluate_sample(self, sample: EvaluationSample, index: int, repeat: int) -> None:
+    async def _produce(self, sample: EvaluationSample, index: int, repeat: int) -> Judged | None:
+        """The seam of a run's kind: call the function under test on ``sample``, recording its
+        trace, and return the output to judge; or add the failure's rows and return ``None``.
+        A conversation's run holds the conversation here, a rescoring run reads the stored
+        output."""
         settings = self.settings
-        self.tally.in_flight += 1
         recorder: Recorder | None = None
+        started = perf_counter()
         try:
-            started = perf_counter()
+            tools = None if self._live else tool_source(settings.tools, sample, repeat)
+            recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
+            if self._idle:  # activate(), without its cost: no trace is current here
+                tokens = None
+                token = RECORDER.set(recorder)
+            else:
+                tokens = activate(recorder)
             try:
-                tools = None if self._live else tool_source(settings.tools, sample, repeat)
-                recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
-                if self._idle:  # activate(), without its cost: no trace is current here
-                    tokens = None
-                    token = RECORDER.set(recorder)
+                if self._await is not None:
+                    parameters = sample.parameters
+                    if self._positional is not None and not any(parameters.names):
+                        output = await self._positional(*parameters.values)  # call's own step
+                    else:
+                        output = await self._await(parameters)
                 else:
-                    tokens = activate(recorder)
-                try:
-                    if self._await is not None:
-                        output = await self._await(sample.parameters)
-                    else:
-                        output = await self._call_sample(sample)
-                finally:
-                    if tokens is None:
-                        RECORDER.reset(token)
-                    else:
-                        deactivate(tokens)
-            except BaseException as exc:
-                await self._call_failed(exc, sample, index, repeat, started, recorder)
-                return
-            duration = perf_counter() - started
-            trace = recorder.snapshot()
-            if recorder.unmocked is not None:
-                await self._add_call_failure(
-                    sample, recorder.unmocked, duration, index, repeat, trace
-                )
-                return
-            self.aggregator.count_sample(repeat=repeat)
-            self.tally.samples_done += 1
-            made = make_ran_current(trace)
-            try:
-                for strategy in self.strategies:
-                    if strategy.direct:
-                        row = apply_inline(
-                            strategy,
-                            sample,
-                            output,
-                            duration,
-                            index,
-                            repeat,
-                            trace,
-                            settings.timeout,
-                            self._timed_out[strategy.name],
-                            settings.tracebacks,
-                            _RERAISE,
-                        )
-                        if type(row) is not EvaluationRow:
-                            row = await cast("Awaitable[EvaluationRow]", row)
-                    else:
-                        row = await self._apply(
-                            strategy, sample, output, duration, index, repeat, trace
-                        )
-                    if self._plain:
-                        self.aggregator.add(row)
-                        self.tally.rows_done += 1
-                    else:
-                        await self._add(row)
+                    output = await self._call_sample(sample)
             finally:
-                deactivate(made)
-        finally:
-            self.tally.in_flight -= 1
+                if tokens is None:
+                    RECORDER.reset(token)
+                else:
+                    deactivate(tokens)
+        except BaseException as exc:
+            await self._call_failed(exc, sample, index, repeat, started, recorder)
+            return None
+        duration = perf_counter() - started
+        trace = recorder.snapshot()
+        if recorder.unmocked is not None:
+            await self._add_call_failure(sample, recorder.unmocked, duration, index, repeat, trace)
+            return None
+        return Judged(sample, output, duration=duration, index=index, repeat=repeat, trace=trace)
 
     async def _call_failed(
         self,
@@ -501,30 +513,6 @@ class Run:
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _apply(
-        self,
-        strategy: PreparedStrategy,
-        sample: EvaluationSample,
-        output: Any,
-        duration: float,
-        index: int,
-        repeat: int,
-        trace: Trace | None,
-    ) -> EvaluationRow:
-        return await apply_to_row(
-            strategy,
-            sample,
-            output,
-            duration=duration,
-            index=index,
-            repeat=repeat,
-            seconds=self.settings.timeout,
-            timed_out=self._timed_out[strategy.name],
-            tracebacks=self.settings.tracebacks,
-            reraise=_RERAISE,
-            trace=trace,
-        )
-
     async def _add(self, row: EvaluationRow) -> None:
         if self._redact is not None:  # a redactor with secrets: bool(self.redactor), once
             row = self.redactor.row(row)
@@ -533,13 +521,9 @@ class Run:
         rest = self.sinks.send_nowait(row)
         if rest:
             await self.sinks.send_rest(rest, row)
-        if self._emit_nowait is not None:
-            try:
-                self._emit_nowait(row)
-            except anyio.WouldBlock:
-                await self._emit(row)  # type: ignore[misc]
-        elif self._emit is not None:
-            await self._emit(row)
+        emit = self._emit
+        if emit is not None and (self._emit_nowait is None or not self._emit_nowait(row)):
+            await emit(row)
 
 
 def _strategy_timed_out(name: str, seconds: float) -> str:

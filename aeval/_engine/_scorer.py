@@ -449,22 +449,28 @@ class Scorer:
 class _Sender:
     """Puts each row in the stream's buffer without yielding to the reader for each one.
 
-    A row that fits in the buffer goes in at once (:attr:`nowait`, the stream's own
-    ``send_nowait``, called by the run without a coroutine); the worker that finished it
-    goes on, and the reader, woken once, takes every row buffered by then
+    A row that fits in the buffer goes in at once (:meth:`send_nowait`, the sinks'
+    convention, called by the run without a coroutine); the worker that finished it goes
+    on, and the reader, woken once, takes every row buffered by then
     (:meth:`RowStream._iterate`). A full buffer waits for the reader, as before.
     """
 
-    __slots__ = ("_send", "nowait")
+    __slots__ = ("_put", "_send")
 
     def __init__(self, send: MemoryObjectSendStream[EvaluationRow]) -> None:
         self._send = send
-        self.nowait = send.send_nowait
+        self._put = send.send_nowait
+
+    def send_nowait(self, row: EvaluationRow) -> bool:
+        """Buffer ``row`` if it fits, and say whether it did (else await the sender)."""
+        try:
+            self._put(row)
+        except anyio.WouldBlock:
+            return False
+        return True
 
     async def __call__(self, row: EvaluationRow) -> None:
-        try:
-            self.nowait(row)
-        except anyio.WouldBlock:
+        if not self.send_nowait(row):
             await self._send.send(row)
 
 

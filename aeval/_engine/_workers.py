@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import deque
-from collections.abc import AsyncIterable, Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterable, Callable, Coroutine, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
 
 import anyio
 
@@ -13,9 +14,35 @@ from .._samples import EvaluationSample
 from .._samples._sources import batches_of
 from ._executor import IndexedSample, check_sample
 
-__all__ = ["AsyncWork", "run_workers", "running_asyncio"]
+__all__ = ["AsyncWork", "IterWork", "Work", "run_workers", "running_asyncio"]
 
 _T = TypeVar("_T")
+Item = tuple[int, int, EvaluationSample]
+"""``(index, repeat, sample)``: one call of the function under test."""
+
+
+class Work(Protocol):
+    """The samples a run's workers share: each worker takes the next item itself."""
+
+    take: Callable[[], Item]
+    """The next item when one is at hand (no suspension), else raises :attr:`nothing` (a
+    deque's ``popleft``, an iterator's ``next``: no Python frame per item)."""
+    nothing: type[Exception]
+    """What :attr:`take` raises when no item is at hand, and only then."""
+
+    async def next(self) -> Item | None:
+        """The next item, waiting for the source; ``None`` once it is exhausted."""
+
+
+class IterWork:
+    """:class:`Work` of an iterator: every item is at hand."""
+
+    def __init__(self, items: Iterator[Item]) -> None:
+        self.take: Callable[[], Item] = functools.partial(next, items)
+        self.nothing: type[Exception] = StopIteration  # a generator raises no other
+
+    async def next(self) -> Item | None:
+        return None
 
 
 async def run_workers(
@@ -83,15 +110,16 @@ class AsyncWork:
         self._check = check
         self._fits: set[tuple[str | None, ...]] = set()
         self._lock = anyio.Lock(fast_acquire=True)
-        self.pending: deque[tuple[int, int, EvaluationSample]] = deque()
-        """The items read and not handed out yet: a worker may pop one without calling
-        :meth:`next` (which it must call when this is empty)."""
+        self._pending: deque[Item] = deque()
+        """The items read and not handed out yet."""
+        self.take: Callable[[], Item] = self._pending.popleft
+        self.nothing: type[Exception] = IndexError
         self._index = 0
         self._exhausted = False
         self._failure: Exception | None = None
 
-    async def next(self) -> tuple[int, int, EvaluationSample] | None:
-        pending = self.pending
+    async def next(self) -> Item | None:
+        pending = self._pending
         if pending:
             return pending.popleft()
         async with self._lock:
@@ -113,7 +141,7 @@ class AsyncWork:
             return pending.popleft()
 
     def _take(self, batch: Sequence[EvaluationSample | IndexedSample]) -> None:
-        append = self.pending.append
+        append = self._pending.append
         repeats = range(self._repeats)
         check = self._check
         fits = self._fits

@@ -94,10 +94,11 @@ def _output_from(data: Any) -> Any:
 
 
 def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
-    """A row as plain JSON-ready data (the JSONL line format)."""
+    """A row as plain JSON-ready data (the JSONL line format): the one place a row becomes
+    data; a ``rows.jsonl`` line (:func:`row_line`) and a report.json entry
+    (:func:`row_to_report_entry`) are made of it."""
     sample = row.sample
-    params = sample.parameters
-    out: dict[str, Any] = {
+    data: dict[str, Any] = {
         "name": sample.name,
         "index": row.index,
         "repeat": row.repeat,
@@ -110,64 +111,7 @@ def row_to_dict(row: EvaluationRow) -> dict[str, Any]:
         "explanation": row.explanation,
         "duration": row.duration,
         "strategy_duration": row.strategy_duration,
-    }
-    out["parameters"] = parameters_to_data(params)
-    if sample.tags:
-        out["tags"] = list(sample.tags)
-    if sample.metadata:
-        out["sample_metadata"] = dict(sample.metadata)
-    if row.metadata:
-        out["metadata"] = dict(row.metadata)
-    if row.error is not None:
-        out["error"] = error_to_data(row.error)
-    if row.timestamp is not None:
-        out["timestamp"] = row.timestamp
-    if row.trace is not None:
-        out["trace"] = row.trace.to_dict()
-    return out
-
-
-def row_line(row: EvaluationRow) -> bytes:
-    """One JSONL line for ``row``; never raises.
-
-    A value JSON cannot hold as it is (a lone surrogate, an integer beyond 64 bits, a
-    self-referencing list, an object whose ``__str__`` raises) is written as a stand-in, and
-    the line's ``notes`` say what was changed.
-
-    The bytes are those of :func:`row_to_dict` passed to ``orjson.dumps``; the common row is
-    built here in one step (the sample's parameters and the trace's data are kept from the
-    previous row, which shared them when a sample has several strategies).
-    """
-    global _last_parameters, _last_trace
-    sample = row.sample
-    params = sample.parameters
-    last = _last_parameters
-    if last[0] is params:
-        parameters = last[1]
-    else:
-        values = params._values
-        if len(values) == 1 and params._names[0] is None and type(values[0]) in _PLAIN_VALUES:
-            parameters = [values[0]]
-        else:
-            parameters = _parameters_data(params)
-        _last_parameters = (params, parameters)
-    output = row.output
-    if type(output) is Transcript:
-        output = transcript_to_data(output)
-    data = {
-        "name": sample.name,
-        "index": row.index,
-        "repeat": row.repeat,
-        "position": row.position,
-        "strategy": row.strategy,
-        "outcome": row.outcome._value_,
-        "score": row.score,
-        "output": output,
-        "expected_output": sample.expected_output,
-        "explanation": row.explanation,
-        "duration": row.duration,
-        "strategy_duration": row.strategy_duration,
-        "parameters": parameters,
+        "parameters": _parameters_data(sample.parameters),
     }
     if sample.tags:
         data["tags"] = list(sample.tags)
@@ -179,14 +123,20 @@ def row_line(row: EvaluationRow) -> bytes:
         data["error"] = error_to_data(row.error)
     if row.timestamp is not None:
         data["timestamp"] = row.timestamp
-    trace = row.trace
-    if trace is not None:
-        kept = _last_trace
-        if kept[0] is trace:
-            data["trace"] = kept[1]
-        else:
-            data["trace"] = trace_data = trace.to_dict()
-            _last_trace = (trace, trace_data)
+    if row.trace is not None:
+        data["trace"] = row.trace.to_dict()
+    return data
+
+
+def row_line(row: EvaluationRow) -> bytes:
+    """One JSONL line for ``row`` (:func:`row_to_dict` passed to ``orjson.dumps``); never
+    raises.
+
+    A value JSON cannot hold as it is (a lone surrogate, an integer beyond 64 bits, a
+    self-referencing list, an object whose ``__str__`` raises) is written as a stand-in, and
+    the line's ``notes`` say what was changed.
+    """
+    data = row_to_dict(row)
     try:  # the same bytes as with _LINE_OPTIONS when every key is a str, in less time
         return orjson.dumps(data, default=json_default, option=orjson.OPT_APPEND_NEWLINE)
     except (TypeError, ValueError, RecursionError):
@@ -195,7 +145,6 @@ def row_line(row: EvaluationRow) -> bytes:
         return orjson.dumps(data, default=json_default, option=_LINE_OPTIONS)
     except (TypeError, ValueError, RecursionError):
         pass
-    data = row_to_dict(row)
     line, notes = dumps(data, option=orjson.OPT_APPEND_NEWLINE)
     if notes:
         data["notes"] = list(notes)
@@ -205,8 +154,6 @@ def row_line(row: EvaluationRow) -> bytes:
 
 _LINE_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
 _PLAIN_VALUES = frozenset({str, int, float, bool, type(None), list})
-_last_parameters: tuple[Parameters | None, list[Any]] = (None, [])
-_last_trace: tuple[Trace | None, dict[str, Any]] = (None, {})
 
 
 def _parameters_data(params: Parameters) -> list[Any]:
@@ -398,45 +345,15 @@ async def read_run(path: str | PathLike[str]) -> tuple[list[EvaluationRow], RunI
 
 
 def row_to_report_entry(row: EvaluationRow) -> dict[str, Any]:
-    """A row as an entry of report.json's ``evaluations`` (camelCase, see :data:`REPORT_KEYS`).
+    """A row as an entry of report.json's ``evaluations``: :func:`row_to_dict` in camelCase
+    (see :data:`REPORT_KEYS`) and in the report's order.
 
     The entry also says whether the row ``passed``, and ``notes`` say what a value JSON cannot
     hold was written as.
     """
-    sample = row.sample
-    params = sample.parameters
-    entry: dict[str, Any] = {
-        "name": row.name,
-        "passed": row.passed,
-        "expectedOutput": row.expected_output,
-        "actualOutput": output_to_data(row.output),
-    }
-    if row.tags:
-        entry["tags"] = row.tags
-    entry.update(
-        {
-            "strategy": row.strategy,
-            "outcome": row.outcome.value,
-            "score": row.score,
-            "explanation": row.explanation,
-            "index": row.index,
-            "repeat": row.repeat,
-            "position": row.position,
-            "duration": row.duration,
-            "strategyDuration": row.strategy_duration,
-        }
-    )
-    entry["parameters"] = parameters_to_data(params)
-    if sample.metadata:
-        entry["sampleMetadata"] = dict(sample.metadata)
-    if row.metadata:
-        entry["metadata"] = dict(row.metadata)
-    if row.error is not None:
-        entry["error"] = error_to_data(row.error)
-    if row.timestamp is not None:
-        entry["timestamp"] = row.timestamp
-    if row.trace is not None:
-        entry["trace"] = row.trace.to_dict()
+    data = row_to_dict(row)
+    data["passed"] = row.passed
+    entry = {REPORT_KEYS.get(key, key): data[key] for key in _ENTRY_ORDER if key in data}
     _, notes = dumps(entry)
     if notes:
         entry["notes"] = list(notes)
@@ -450,6 +367,29 @@ REPORT_KEYS = {
     "sample_metadata": "sampleMetadata",
 }
 """The report.json key of each rows.jsonl key that is spelled differently."""
+_ENTRY_ORDER = (
+    "name",
+    "passed",
+    "expected_output",
+    "output",
+    "tags",
+    "strategy",
+    "outcome",
+    "score",
+    "explanation",
+    "index",
+    "repeat",
+    "position",
+    "duration",
+    "strategy_duration",
+    "parameters",
+    "sample_metadata",
+    "metadata",
+    "error",
+    "timestamp",
+    "trace",
+)
+"""The order of a report.json entry's keys (rows.jsonl keys)."""
 
 _ROW_KEYS = (
     "name",

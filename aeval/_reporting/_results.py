@@ -10,7 +10,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._util._jsonsafe import int_text, safe_str
-from .._util._slots import fast_slots_init, fast_slots_maker
 from ..trace import Trace
 
 if TYPE_CHECKING:
@@ -25,6 +24,7 @@ __all__ = [
     "StrayCancellation",
     "int_text",
     "make_result",
+    "outcome_of",
     "safe_str",
 ]
 
@@ -209,11 +209,41 @@ _set_metadata = EvaluationResult.__dict__["metadata"].__set__
 _set_skipped = EvaluationResult.__dict__["skipped"].__set__
 _set_inapplicable = EvaluationResult.__dict__["inapplicable"].__set__
 
-make_result = fast_slots_maker(EvaluationResult)
-"""``EvaluationResult`` of values already valid, positionally (passed as a bool, score as a
-float in [0, 1] or ``None``, explanation as a ``str`` or ``None``, metadata as a read-only
-mapping nobody else holds, skipped, inapplicable), without its ``__init__``'s checks and
-copy: for the built-in checks, which make one per row."""
+_new = object.__new__
+
+
+def make_result(
+    passed: bool,
+    score: float | None,
+    explanation: str | None,
+    metadata: Mapping[str, Any],
+    skipped: bool,
+    inapplicable: bool = False,
+) -> EvaluationResult:
+    """``EvaluationResult`` of values already valid, positionally (passed as a bool, score as a
+    float in [0, 1] or ``None``, explanation as a ``str`` or ``None``, metadata as a read-only
+    mapping nobody else holds, skipped, inapplicable), without its ``__init__``'s checks and
+    copy: for the built-in checks, which make one per row."""
+    result: EvaluationResult = _new(EvaluationResult)
+    _set_passed(result, passed)
+    _set_score(result, score)
+    _set_explanation(result, explanation)
+    _set_metadata(result, metadata)
+    _set_skipped(result, skipped)
+    _set_inapplicable(result, inapplicable)
+    return result
+
+
+def outcome_of(result: EvaluationResult) -> Outcome:
+    """The outcome of the row of ``result``: the one place a verdict becomes an outcome."""
+    if result.skipped:
+        return Outcome.SKIPPED
+    if result.inapplicable:
+        return Outcome.NOT_APPLICABLE
+    if result.score is None:
+        return Outcome.UNSCORED
+    return Outcome.PASSED if result.passed else Outcome.FAILED
+
 
 ErrorSource = Literal["function", "strategy"]
 
@@ -279,8 +309,7 @@ class ErrorInfo:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
-@fast_slots_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class EvaluationRow:
     """One (sample, repeat, strategy) evaluation in a report.
 
@@ -325,6 +354,42 @@ class EvaluationRow:
     position: int = 0
     timestamp: float | None = None
     trace: Trace | None = None
+
+    def __init__(
+        self,
+        sample: EvaluationSample,
+        strategy: str | None,
+        output: Any,
+        outcome: Outcome,
+        score: float | None,
+        explanation: str | None = None,
+        metadata: Mapping[str, Any] = _EMPTY,
+        error: ErrorInfo | None = None,
+        duration: float = 0.0,
+        strategy_duration: float = 0.0,
+        index: int = 0,
+        repeat: int = 0,
+        position: int = 0,
+        timestamp: float | None = None,
+        trace: Trace | None = None,
+    ) -> None:
+        # the dataclass's own __init__ sets each field by name through object.__setattr__;
+        # a row is made per (sample, strategy), so each slot is set through its descriptor
+        _row_sample(self, sample)
+        _row_strategy(self, strategy)
+        _row_output(self, output)
+        _row_outcome(self, outcome)
+        _row_score(self, score)
+        _row_explanation(self, explanation)
+        _row_metadata(self, metadata)
+        _row_error(self, error)
+        _row_duration(self, duration)
+        _row_strategy_duration(self, strategy_duration)
+        _row_index(self, index)
+        _row_repeat(self, repeat)
+        _row_position(self, position)
+        _row_timestamp(self, timestamp)
+        _row_trace(self, trace)
 
     @property
     def passed(self) -> bool:
@@ -374,29 +439,22 @@ class EvaluationRow:
         trace: Trace | None = None,
     ) -> EvaluationRow:
         """The row of a strategy that returned a result."""
-        if result.skipped:
-            outcome = Outcome.SKIPPED
-        elif result.inapplicable:
-            outcome = Outcome.NOT_APPLICABLE
-        elif result.score is None:
-            outcome = Outcome.UNSCORED
-        else:
-            outcome = Outcome.PASSED if result.passed else Outcome.FAILED
         return cls(
-            sample=sample,
-            strategy=strategy,
-            output=output,
-            outcome=outcome,
-            score=result.score,
-            explanation=result.explanation,
-            metadata=result.metadata,
-            duration=duration,
-            strategy_duration=strategy_duration,
-            index=index,
-            repeat=repeat,
-            position=position,
-            timestamp=timestamp,
-            trace=trace,
+            sample,
+            strategy,
+            output,
+            outcome_of(result),
+            result.score,
+            result.explanation,
+            result.metadata,
+            None,
+            duration,
+            strategy_duration,
+            index,
+            repeat,
+            position,
+            timestamp,
+            trace,
         )
 
     @classmethod
@@ -444,3 +502,20 @@ class EvaluationRow:
             timestamp=timestamp,
             trace=trace,
         )
+
+
+_row_sample = EvaluationRow.__dict__["sample"].__set__
+_row_strategy = EvaluationRow.__dict__["strategy"].__set__
+_row_output = EvaluationRow.__dict__["output"].__set__
+_row_outcome = EvaluationRow.__dict__["outcome"].__set__
+_row_score = EvaluationRow.__dict__["score"].__set__
+_row_explanation = EvaluationRow.__dict__["explanation"].__set__
+_row_metadata = EvaluationRow.__dict__["metadata"].__set__
+_row_error = EvaluationRow.__dict__["error"].__set__
+_row_duration = EvaluationRow.__dict__["duration"].__set__
+_row_strategy_duration = EvaluationRow.__dict__["strategy_duration"].__set__
+_row_index = EvaluationRow.__dict__["index"].__set__
+_row_repeat = EvaluationRow.__dict__["repeat"].__set__
+_row_position = EvaluationRow.__dict__["position"].__set__
+_row_timestamp = EvaluationRow.__dict__["timestamp"].__set__
+_row_trace = EvaluationRow.__dict__["trace"].__set__

@@ -8,7 +8,7 @@ lines are found only when an error needs them, so valid files parse at orjson's 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Protocol
@@ -29,7 +29,7 @@ from ._limits import (
     yaml_limit_problem,
 )
 from ._model import EvaluationSample
-from ._plain import DONE, common_samples, plain_samples
+from ._plain import DONE, plain_samples
 from ._sources import JSONL_EXTENSIONS
 from ._utf8 import BOM, decode_utf8, invalid_utf8_at, not_utf8
 
@@ -218,6 +218,10 @@ def _typo_hint(item: Mapping[Any, Any], key: str) -> str:
 
 
 def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> EvaluationSample:
+    """The sample of one parsed item, or the error naming its problem: the one sample
+    builder of every file format (the usual items of a large file come through its fast
+    path first, :func:`~aeval._samples._plain.plain_samples`, which builds the same sample)."""
+
     def fail(reason: str, key: str | None = None, sample: str | None = None) -> SampleLoadError:
         line = lines.item(index) if key is None else lines.key(index, key)
         return SampleLoadError(reason, source=source, line=line, sample=sample)
@@ -357,8 +361,27 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
     return EvaluationSample(name, parameters, expected, tags=tags, metadata=metadata)
 
 
+def _build_into(
+    items: Iterable[Any], out: list[EvaluationSample], source: str, lines: _Lines
+) -> None:
+    """Append the sample of each of ``items`` to ``out``, the ``n``-th sample of ``out``
+    being item ``n`` of ``lines``: the usual items through the fast path
+    (:func:`~aeval._samples._plain.plain_samples`), any other through :func:`_build_sample`.
+
+    Raises:
+        SampleLoadError: An item is not a valid sample (those before it are in ``out``).
+    """
+    rest = iter(items)
+    item = plain_samples(rest, out)
+    while item is not DONE:
+        out.append(_build_sample(item, len(out), source, lines))
+        item = plain_samples(rest, out)
+
+
 def _build_all(document: list[Any], source: str, lines: _Lines) -> list[EvaluationSample]:
-    return [_build_sample(item, index, source, lines) for index, item in enumerate(document)]
+    samples: list[EvaluationSample] = []
+    _build_into(document, samples, source, lines)
+    return samples
 
 
 def empty_error(source: str, fmt: str) -> SampleLoadError:
@@ -502,7 +525,7 @@ def parse_jsonl_line(raw: bytes, number: int, source: str, *, offset: int) -> Ev
     item = _jsonl_item(raw, number, source, offset)
     if too_deep(item):
         raise _deep_line_error(source, number)
-    return _build_sample(item, 0, source, _JsonlLines([number]))
+    return _build_all([item], source, _JsonlLines([number]))[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -531,9 +554,8 @@ would save about 1.4k instructions a usual line."""
 def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int) -> JsonlBatch:
     """Parse consecutive JSONL lines (blank ones skipped) into samples.
 
-    The lines are parsed and their depth checked :data:`_TOGETHER` at a time. Lines that
-    are all the usual item are built together
-    (:func:`~aeval._samples._plain.common_samples`), else the plain items are built by
+    The lines are parsed and their depth checked :data:`_TOGETHER` at a time; each item is
+    built by the one builder, :func:`_build_sample`, whose fast path for the usual item is
     :func:`~aeval._samples._plain.plain_samples`. At the first problem (or a blank line)
     they are parsed again one at a time, which finds it with its line, column and message.
 
@@ -545,6 +567,7 @@ def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int)
     """
     loads = orjson.loads
     samples: list[EvaluationSample] = []
+    numbered = _JsonlLines(list(range(number, number + len(lines))))  # no line is blank here
     for start in range(0, len(lines), _TOGETHER):
         some = lines[start : start + _TOGETHER]
         try:
@@ -553,20 +576,10 @@ def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int)
             return _parse_one_by_one(lines, number, source, offset)
         if may_nest_too_deep(some) and too_deep(parsed, 0):
             return _parse_one_by_one(lines, number, source, offset)
-        common = common_samples(parsed)
-        if common is not None:
-            samples += common
-            continue
-        items = iter(parsed)
-        item = plain_samples(items, samples)
-        while item is not DONE:
-            position = len(samples)  # no line is blank here: the line of each item is known
-            try:
-                built = _build_sample(item, 0, source, _JsonlLines([number + position]))
-            except SampleLoadError as exc:
-                return JsonlBatch(samples, list(range(number, number + position)), exc)
-            samples.append(built)
-            item = plain_samples(items, samples)
+        try:
+            _build_into(parsed, samples, source, numbered)
+        except SampleLoadError as exc:
+            return JsonlBatch(samples, list(range(number, number + len(samples))), exc)
     return JsonlBatch(samples, list(range(number, number + len(lines))))
 
 

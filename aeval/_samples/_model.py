@@ -14,8 +14,6 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
-from .._util._slots import fast_slots_maker, slots_twin
-
 if TYPE_CHECKING:
     from os import PathLike
 
@@ -27,7 +25,6 @@ __all__ = [
     "Samples",
     "make_sample",
     "raw_parameters",
-    "sample_of_values",
 ]
 
 _MISSING: Any = object()
@@ -289,10 +286,30 @@ class EvaluationSample:
 
 _new = object.__new__
 
-make_sample = fast_slots_maker(EvaluationSample)
-"""``EvaluationSample`` of values already checked, positionally (name, parameters, expected
-output, tags as a tuple, metadata as a read-only mapping), without its ``__init__``'s checks:
-the fast path of large sample files and of live traffic."""
+_set_name = EvaluationSample.__dict__["name"].__set__
+_set_parameters = EvaluationSample.__dict__["parameters"].__set__
+_set_expected_output = EvaluationSample.__dict__["expected_output"].__set__
+_set_tags = EvaluationSample.__dict__["tags"].__set__
+_set_metadata = EvaluationSample.__dict__["metadata"].__set__
+
+
+def make_sample(
+    name: str,
+    parameters: Parameters,
+    expected_output: Any,
+    tags: tuple[str, ...],
+    metadata: Mapping[str, Any],
+) -> EvaluationSample:
+    """``EvaluationSample`` of values already checked (tags as a tuple, metadata as a
+    read-only mapping), without its ``__init__``'s checks: the one way the sample files and
+    live traffic build a sample once its keys are read."""
+    sample: EvaluationSample = _new(EvaluationSample)
+    _set_name(sample, name)
+    _set_parameters(sample, parameters)
+    _set_expected_output(sample, expected_output)
+    _set_tags(sample, tags)
+    _set_metadata(sample, metadata)
+    return sample
 
 
 def raw_parameters(values: tuple[Any, ...], names: tuple[str | None, ...]) -> Parameters:
@@ -301,33 +318,6 @@ def raw_parameters(values: tuple[Any, ...], names: tuple[str | None, ...]) -> Pa
     params._values = values
     params._names = names
     return params
-
-
-_SampleTwin = slots_twin(EvaluationSample)
-"""What :func:`sample_of_values` fills (``make_sample`` fills a twin of its own)."""
-
-
-def sample_of_values(
-    name: str,
-    values: tuple[Any, ...],
-    names: tuple[str | None, ...],
-    expected_output: Any,
-    tags: tuple[str, ...],
-    metadata: Mapping[str, Any],
-) -> EvaluationSample:
-    """``make_sample(name, raw_parameters(values, names), expected_output, tags,
-    metadata)`` in one step, for the lines of a large file."""
-    parameters = _new(Parameters)
-    parameters._values = values
-    parameters._names = names
-    sample: Any = _SampleTwin()
-    sample.name = name
-    sample.parameters = parameters
-    sample.expected_output = expected_output
-    sample.tags = tags
-    sample.metadata = metadata
-    sample.__class__ = EvaluationSample
-    return sample  # type: ignore[no-any-return]
 
 
 class Samples(Sequence[EvaluationSample]):

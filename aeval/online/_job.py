@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable, Mapping
-from types import MappingProxyType
 from typing import Any
 
-from .._engine._apply import apply_inline, apply_to_row
+from .._engine._apply import Judged, apply
 from .._engine._callables import PreparedStrategy
 from .._reporting._results import EvaluationRow
 from .._samples import EvaluationSample, Parameters
 from .._samples._labels import REVIEW_QUEUED
-from .._samples._model import ParametersTypes, make_sample, raw_parameters
+from .._samples._model import ParametersTypes
 from ..trace import Trace
 
 __all__ = ["Job", "apply_to_job", "timed_out"]
@@ -63,52 +62,31 @@ class Job:
         self.selected: tuple[int, ...] = ()
         self.review = False
 
+    def judged(self, sample: EvaluationSample) -> Judged:
+        """The response's output to judge as ``sample``, and what its rows carry."""
+        return Judged(
+            sample,
+            self.output,
+            duration=self.duration,
+            index=self.seq,
+            timestamp=self.timestamp,
+            trace=self.trace,
+        )
+
     def sample(self, prefix: str) -> EvaluationSample:
         """The sample its strategies receive, named ``{prefix}-{seq}`` when it has no name;
         a response queued for review says so in its metadata (``review_queued: true``).
 
-        Made as ``EvaluationSample(...)`` makes it; a response whose name, tags and metadata
-        need no more checks than those done here (the usual one) skips the constructor's.
         """
         metadata = self.metadata
         if self.review:
             metadata = {**(metadata or {}), REVIEW_QUEUED: True}
-        name = self.name
-        tags = self.tags
-        if (
-            (name is None or (type(name) is str and name.strip()))
-            and type(tags) is tuple
-            and (not tags or all(type(tag) is str for tag in tags))
-            and (
-                metadata is None or (type(metadata) is dict and not metadata.keys() & _CONVERSATION)
-            )
-        ):
-            inputs = self.inputs
-            parameters: Parameters | None = None
-            if type(inputs) is dict:  # Parameters(inputs), without its checks
-                for key in inputs:
-                    if type(key) is not str:
-                        break
-                else:
-                    parameters = raw_parameters(tuple(inputs.values()), tuple(inputs))
-            return make_sample(  # EvaluationSample(...), without its checks
-                name or f"{self.prefix or prefix}-{self.seq}",
-                Parameters(_parameters(inputs)) if parameters is None else parameters,
-                None,
-                tags,
-                _NO_METADATA if metadata is None else MappingProxyType(dict(metadata)),
-            )
         return EvaluationSample(
-            name or f"{self.prefix or prefix}-{self.seq}",
+            self.name or f"{self.prefix or prefix}-{self.seq}",
             _parameters(self.inputs),
-            tags=tags,
+            tags=self.tags,
             metadata=metadata,
         )
-
-
-_CONVERSATION = frozenset(("turns", "simulated_user"))
-"""The metadata keys of a conversation sample, which ``EvaluationSample`` checks."""
-_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 
 
 def _parameters(inputs: Any) -> ParametersTypes:
@@ -131,33 +109,13 @@ def apply_to_job(
     seconds: float | None,
     tracebacks: bool,
 ) -> EvaluationRow | Awaitable[EvaluationRow]:
-    """The row of one strategy on one response: an error row if it raised or took longer
-    than ``seconds`` (``None``: no limit). A sync strategy that runs on the event loop gives
-    its row at once (:func:`apply_inline`); any other, an awaitable of it."""
-    if strategy.direct:
-        return apply_inline(
-            strategy,
-            sample,
-            job.output,
-            job.duration,
-            job.seq,
-            0,
-            job.trace,
-            seconds,
-            timed_out,
-            tracebacks,
-            (),
-            job.timestamp,
-        )
-    return apply_to_row(
+    """The row of one strategy on one response (:func:`~aeval._engine._apply.apply`): an
+    error row if it raised or took longer than ``seconds`` (``None``: no limit). A sync
+    strategy that runs on the event loop gives its row at once; any other, an awaitable."""
+    return apply(
         strategy,
-        sample,
-        job.output,
-        duration=job.duration,
-        index=job.seq,
+        job.judged(sample),
         seconds=seconds,
         timed_out=timed_out,
         tracebacks=tracebacks,
-        timestamp=job.timestamp,
-        trace=job.trace,
     )

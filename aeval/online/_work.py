@@ -11,18 +11,12 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from anyio.abc import TaskStatus
 
-from .._engine._apply import (
-    inline_failure,
-    inline_result,
-    make_row,
-    strategy_threads,
-    stray_cancellation,
-)
+from .._engine._apply import apply, strategy_threads, stray_cancellation
 from .._engine._callables import PreparedStrategy
 from .._engine._redact import Redactor
 from .._engine._sinks import Sink, SinkGroup
 from .._engine._threads import DaemonThreads
-from .._reporting._results import EvaluationResult, EvaluationRow, Outcome
+from .._reporting._results import EvaluationRow, Outcome
 from ..trace._context import CURRENT, RECORDER, Tokens
 from ..trace._recording import deactivate, make_current
 from ._job import Job, apply_to_job, timed_out
@@ -36,8 +30,6 @@ __all__ = ["OnlineWork", "logger"]
 
 logger = logging.getLogger("aeval.online")
 _ERROR = Outcome.ERROR
-_PASSED = Outcome.PASSED
-_FAILED = Outcome.FAILED
 _recorder = RECORDER.get
 _current_trace = CURRENT.get
 _TURN = 0.0005
@@ -143,74 +135,15 @@ class OnlineWork(OnlineReading):
         try:
             rows: list[EvaluationRow] = []
             strategies = self.strategies
-            output = job.output
-            row: EvaluationRow | Awaitable[EvaluationRow]
+            judged = job.judged(sample)
             for i in job.selected:
-                strategy = strategies[i]
-                if strategy.direct:  # apply_inline(...), without its call: this is per row
-                    started = perf_counter()
-                    try:
-                        result = strategy.evaluate(sample, output)
-                    except BaseException as exc:
-                        row = inline_failure(
-                            strategy,
-                            sample,
-                            output,
-                            job.duration,
-                            job.seq,
-                            0,
-                            trace,
-                            exc,
-                            started,
-                            self.tracebacks,
-                            job.timestamp,
-                        )
-                    else:
-                        if (
-                            type(result) is EvaluationResult
-                            and result.score is not None
-                            and not result.skipped
-                        ):
-                            rows.append(  # a row, no type check needed
-                                make_row(
-                                    sample,
-                                    strategy.name,
-                                    output,
-                                    _PASSED if result.passed else _FAILED,
-                                    result.score,
-                                    result.explanation,
-                                    result.metadata,
-                                    None,
-                                    job.duration,
-                                    perf_counter() - started,
-                                    job.seq,
-                                    0,
-                                    strategy.position,
-                                    job.timestamp,
-                                    trace,
-                                )
-                            )
-                            continue
-                        row = inline_result(
-                            strategy,
-                            sample,
-                            output,
-                            job.duration,
-                            job.seq,
-                            0,
-                            trace,
-                            result,
-                            started,
-                            self.timeout,
-                            timed_out,
-                            self.tracebacks,
-                            (),
-                            job.timestamp,
-                        )
-                else:
-                    row = apply_to_job(
-                        strategy, sample, job, seconds=self.timeout, tracebacks=self.tracebacks
-                    )
+                row = apply(
+                    strategies[i],
+                    judged,
+                    seconds=self.timeout,
+                    timed_out=timed_out,
+                    tracebacks=self.tracebacks,
+                )
                 if type(row) is not EvaluationRow:
                     handed, made = made, None  # the rest deactivates it
                     return self._evaluate_rest(job, sample, rows, row, handed)
