@@ -438,12 +438,6 @@ async def test_the_example_runs_offline(
 async def test_model_calls_are_recorded_once_the_same_streamed_or_not(
     framework: Framework, server: OpenAICompatibleServer, tmp_path: Path
 ) -> None:
-    if framework.name == "langchain":
-        pytest.xfail(
-            "ChatOpenAI calls chat.completions.with_raw_response.create: aeval.integrations."
-            "openai does not read usage and tool calls from a raw response yet "
-            "(/work/notes/fw-seam-requests.md)"
-        )
     samples = await load(tmp_path, weather_sample("Mysore"), booking_sample())
     seen: dict[bool, dict[str, list[tuple[Any, ...]]]] = {}
     for stream in (False, True):

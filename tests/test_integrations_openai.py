@@ -234,3 +234,51 @@ def test_instrument_is_idempotent_and_the_sync_client_records_too() -> None:
         ("travel", 1, 0, ("get_weather",)),
         ("travel", 1, 0, ("get_weather",)),
     ]
+
+
+def raw_calls(client: Any) -> list[Any]:
+    """The same question asked plainly, as a raw response and as a streamed raw response."""
+    ask: dict[str, Any] = {"model": "travel", "messages": [{"role": "user", "content": "Goa"}]}
+    ask["tools"] = TOOLS
+    usage = {"stream": True, "stream_options": {"include_usage": True}}
+    return [
+        client.chat.completions.with_raw_response.create(**ask),
+        client.chat.completions.with_raw_response.create(**ask, **usage),
+    ]
+
+
+def test_a_raw_response_records_tokens_and_tools_and_parses_as_before() -> None:
+    aeval_openai.instrument()
+    with OpenAICompatibleServer(handler=model) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+        with aeval.trace.capture() as trace:
+            whole, streamed = raw_calls(client)
+            completion = whole.parse()
+            chunks = list(streamed.parse())
+        client.close()
+    assert completion.choices[0].message.tool_calls[0].function.name == "get_weather"
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert model_fields(trace.trace) == [
+        ("travel", 1, 0, ("get_weather",)),
+        ("travel", 1, 0, ("get_weather",)),
+    ]
+
+
+async def test_an_async_raw_response_records_what_a_plain_call_records(
+    server: OpenAICompatibleServer,
+) -> None:
+    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="x")
+    ask: dict[str, Any] = {"model": "travel", "messages": [{"role": "user", "content": "Goa"}]}
+    usage = {"stream": True, "stream_options": {"include_usage": True}}
+    with aeval.trace.capture() as plain:
+        await client.chat.completions.create(**ask, tools=TOOLS)
+    with aeval.trace.capture() as raw:
+        whole = await client.chat.completions.with_raw_response.create(**ask, tools=TOOLS)
+        streamed = await client.chat.completions.with_raw_response.create(
+            **ask, tools=TOOLS, **usage
+        )
+        assert whole.parse().usage is not None
+        assert [chunk async for chunk in streamed.parse()][-1].usage is not None
+    await client.close()
+    assert model_fields(raw.trace) == model_fields(plain.trace) * 2
+    assert model_fields(plain.trace) == [("travel", 1, 0, ("get_weather",))]

@@ -50,7 +50,8 @@ def instrument() -> None:
 
     One call per process (later calls do nothing). Afterwards each
     ``client.chat.completions.create(...)`` (``OpenAI`` and ``AsyncOpenAI``, streamed or not,
-    ``chat.completions.stream`` too) made inside a sample records a model call: the model,
+    ``chat.completions.stream`` and ``with_raw_response`` too) made inside a sample records a
+    model call: the model,
     the tokens (a stream reports them with ``stream_options={"include_usage": True}``), the
     seconds until the response was read and the tools the model asked to call. A client with
     ``aeval.trace.httpx_event_hooks`` records each call once.
@@ -116,26 +117,48 @@ def _wrap_async(create: Callable[..., Any]) -> Callable[..., Any]:
 def _record(
     recorder: Recorder, result: Any, kwargs: Mapping[str, Any], at: datetime, started: float
 ) -> None:
-    """Record the call ``result`` answers: a stream when it has been read, a completion now."""
+    """Record the call ``result`` answers: a stream when it has been read, a completion now.
+
+    ``result`` is what ``create`` returned: a completion, a stream, or the raw response of
+    ``with_raw_response`` / ``with_streaming_response`` (its body read or not), which is read
+    here without changing what its caller parses from it.
+    """
     recorder.note(_ANSWERED, time_ns())
     requested = kwargs.get("model")
     model = requested if isinstance(requested, str) else None
+    raw = getattr(result, "http_response", None)
+    completion: Any = result
+    streamed = None
     if isinstance(result, openai.Stream | openai.AsyncStream):
+        streamed = result.response
+    elif raw is not None and kwargs.get("stream") is True:
+        streamed = raw
+    elif raw is not None:
+        completion = _json(raw) if getattr(raw, "is_closed", False) else None
+    if streamed is not None:
         from ..trace._stream import watch_stream
 
-        watch_stream(result.response, recorder, orjson.dumps({"model": model}), started)
+        watch_stream(streamed, recorder, orjson.dumps({"model": model}), started)
         return
-    usage = getattr(result, "usage", None)
-    reported = getattr(result, "model", None)
+    usage = _field(completion, "usage")
+    reported = _field(completion, "model")
     record_model(
         model=reported if isinstance(reported, str) else model,
-        prompt_tokens=_count(getattr(usage, "prompt_tokens", None)),
-        completion_tokens=_count(getattr(usage, "completion_tokens", None)),
+        prompt_tokens=_count(_field(usage, "prompt_tokens")),
+        completion_tokens=_count(_field(usage, "completion_tokens")),
         duration=perf_counter() - started,
-        requested_tools=_requested(result),
+        requested_tools=_requested(completion),
         started=at,
         recorder=recorder,
     )
+
+
+def _json(http: Any) -> Any:
+    """The JSON body of a raw response that has been read (``None`` if it is not JSON)."""
+    try:
+        return orjson.loads(http.content)
+    except (orjson.JSONDecodeError, TypeError):
+        return None
 
 
 def _count(value: object) -> int | None:
@@ -146,13 +169,16 @@ def _count(value: object) -> int | None:
 
 def _requested(completion: Any) -> list[str]:
     names: list[str] = []
-    for choice in getattr(completion, "choices", None) or ():
-        message = getattr(choice, "message", None)
-        for call in getattr(message, "tool_calls", None) or ():
-            name = getattr(getattr(call, "function", None), "name", None)
+    for choice in _items(_field(completion, "choices")):
+        for call in _items(_field(_field(choice, "message"), "tool_calls")):
+            name = _field(_field(call, "function"), "name")
             if isinstance(name, str) and name:
                 names.append(name)
     return names
+
+
+def _items(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, list | tuple) else ()
 
 
 def _field(item: Any, key: str) -> Any:
