@@ -419,7 +419,13 @@ async def test_a_replay_reproduces_the_answers_without_the_live_tools(
 
 @pytest.mark.parametrize("stream", [False, True], ids=["unstreamed", "streamed"])
 @pytest.mark.parametrize(
-    "example", ["travel_openai_agents.py", "travel_pydantic_ai.py", "travel_langgraph.py"]
+    "example",
+    [
+        "travel_openai.py",
+        "travel_openai_agents.py",
+        "travel_pydantic_ai.py",
+        "travel_langgraph.py",
+    ],
 )
 async def test_the_example_runs_offline(
     example: str, stream: bool, monkeypatch: pytest.MonkeyPatch
@@ -428,6 +434,9 @@ async def test_the_example_runs_offline(
     module = runpy.run_path(str(EXAMPLES / example), run_name=example.removesuffix(".py"))
     report = await module["main"](stream=stream)
     assert report.score == 100
+    for row in report.evaluations:  # a streamed call's tokens are asked for, never unknown
+        calls = row.trace.model_calls if row.trace is not None else ()
+        assert all(None not in (c.prompt_tokens, c.completion_tokens) for c in calls), row.name
     booked = trace_of(report, "Book the bus")
     assert [(c.name, c.mocked) for c in booked.tool_calls] == [
         ("get_ticket_price", True),
