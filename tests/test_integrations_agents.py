@@ -23,6 +23,7 @@ import aeval
 from aeval import EvaluationReport, Samples, Scorer
 from aeval.integrations import (
     langchain as lc_integration,
+    openai as openai_integration,
     openai_agents as agents_integration,
     pydantic_ai as pai_integration,
 )
@@ -431,8 +432,11 @@ async def test_the_example_runs_offline(
     example: str, stream: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(EXAMPLES))
-    module = runpy.run_path(str(EXAMPLES / example), run_name=example.removesuffix(".py"))
-    report = await module["main"](stream=stream)
+    try:
+        module = runpy.run_path(str(EXAMPLES / example), run_name=example.removesuffix(".py"))
+        report = await module["main"](stream=stream)
+    finally:  # travel_openai.py's instrument(stream_usage=True) is for the process
+        openai_integration._STREAM_USAGE.clear()
     assert report.score == 100
     for row in report.evaluations:  # a streamed call's tokens are asked for, never unknown
         calls = row.trace.model_calls if row.trace is not None else ()

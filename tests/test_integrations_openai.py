@@ -284,13 +284,18 @@ async def test_an_async_raw_response_records_what_a_plain_call_records(
     assert model_fields(plain.trace) == [("travel", 1, 0, ("get_weather",))]
 
 
+@pytest.fixture(autouse=True)
+def _usage_not_asked() -> Iterator[None]:
+    """``stream_usage=True`` is on for the process once given (an example run in this worker
+    may have given it): off for each test here unless it asks."""
+    aeval_openai._STREAM_USAGE.clear()
+    yield
+    aeval_openai._STREAM_USAGE.clear()
+
+
 @pytest.fixture
-def stream_usage() -> Iterator[None]:
+def stream_usage() -> None:
     aeval_openai.instrument(stream_usage=True)
-    try:
-        yield
-    finally:
-        aeval_openai._STREAM_USAGE.clear()
 
 
 def ask_streamed(client: Any, **extra: Any) -> list[Any]:
