@@ -14,8 +14,8 @@ LangChain documents for tool errors.
 
 Offline: the model is the scripted ``travel_model`` of ``travel_agent.py`` on
 ``aeval.testing``'s OpenAI-compatible server on 127.0.0.1; ``STREAM=1`` runs the agent with
-a streaming model (``ChatOpenAI(streaming=True)``), which records the same model calls
-(their tokens once ``aeval.integrations.openai`` reads ``ChatOpenAI``'s raw responses).
+a streaming model (``ChatOpenAI(streaming=True)``, ``stream_usage=True`` for its tokens),
+which records the same model calls and tokens.
 """
 
 from __future__ import annotations

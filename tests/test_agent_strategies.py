@@ -274,6 +274,21 @@ def test_budgets() -> None:
         BudgetStrategy()
 
 
+def test_a_token_budget_never_counts_a_model_call_without_counts_as_0() -> None:
+    streamed = Trace(model_calls=(ModelCall("m", 10, 5), ModelCall("m")))
+    unknown = run(BudgetStrategy(max_model_calls=2, max_tokens=200), streamed)
+    assert (unknown.passed, unknown.score) == (False, 0.5)
+    assert unknown.explanation is not None
+    assert unknown.explanation.startswith(
+        "Over budget: tokens unknown: 1 of 2 model calls reported no token counts"
+    )
+    assert "stream_usage=True" in unknown.explanation
+    assert unknown.metadata["uncounted_model_calls"] == 1
+    over = run(BudgetStrategy(max_tokens=10), streamed)
+    assert over.explanation == "Over budget: at least 15 tokens (budget 10)"
+    assert run(BudgetStrategy(max_model_calls=2), streamed).passed
+
+
 # --- the judge's {trace} ---------------------------------------------------------------------
 
 

@@ -50,6 +50,7 @@ OWNERS: dict[str, str] = {
     "aeval/integrations/langchain": "langchain",
     "examples/travel_langgraph.py": "langchain",
     "aeval/integrations/openai": "openai",
+    "examples/travel_openai.py": "openai",
     "examples/": "examples",
 }
 # What the program that loads a file provides: pytest loads the plugin, so it is there, and

@@ -67,6 +67,7 @@ ELSEWHERE = {
     "online_service.py": "test_the_online_service_serves_and_evaluates ([examples])",
     "pytest_project/": "test_the_pytest_project_passes ([examples])",
     "travel_langgraph.py": "test_integrations_agents.py: the example, streamed or not",
+    "travel_openai.py": "test_integrations_agents.py: the example, streamed or not",
     "travel_openai_agents.py": "test_integrations_agents.py: the example, streamed or not",
     "travel_pydantic_ai.py": "test_integrations_agents.py: the example, streamed or not",
 }

@@ -533,6 +533,15 @@ def test_a_row_with_a_trace_lists_its_calls_compactly_and_safely() -> None:
     assert "3 tool calls · 1 model call · 15 tokens · 1 retrieval" in text
 
 
+def test_a_trace_s_model_call_without_token_counts_is_said_not_counted_as_0() -> None:
+    streamed = Trace(model_calls=(ModelCall("m", 10, 5), ModelCall("m")))
+    text = EvaluationReport([row("s", trace=streamed)]).format("markdown")
+    assert "2 model calls · at least 15 tokens · 1 model call without token counts" in text
+    unknown = Trace(model_calls=(ModelCall("m"),))
+    text = EvaluationReport([row("s", trace=unknown)]).format("markdown")
+    assert "1 model call · 1 model call without token counts" in text
+
+
 def test_rows_without_a_trace_have_no_trace_section() -> None:
     text = EvaluationReport([row("s")]).format("markdown")
     assert "Trace" not in text

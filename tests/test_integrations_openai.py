@@ -4,7 +4,7 @@ tool loop, traced with only ``instrument()``, against aeval.testing's server at 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -234,3 +234,125 @@ def test_instrument_is_idempotent_and_the_sync_client_records_too() -> None:
         ("travel", 1, 0, ("get_weather",)),
         ("travel", 1, 0, ("get_weather",)),
     ]
+
+
+def raw_calls(client: Any) -> list[Any]:
+    """The same question asked plainly, as a raw response and as a streamed raw response."""
+    ask: dict[str, Any] = {"model": "travel", "messages": [{"role": "user", "content": "Goa"}]}
+    ask["tools"] = TOOLS
+    usage = {"stream": True, "stream_options": {"include_usage": True}}
+    return [
+        client.chat.completions.with_raw_response.create(**ask),
+        client.chat.completions.with_raw_response.create(**ask, **usage),
+    ]
+
+
+def test_a_raw_response_records_tokens_and_tools_and_parses_as_before() -> None:
+    aeval_openai.instrument()
+    with OpenAICompatibleServer(handler=model) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+        with aeval.trace.capture() as trace:
+            whole, streamed = raw_calls(client)
+            completion = whole.parse()
+            chunks = list(streamed.parse())
+        client.close()
+    assert completion.choices[0].message.tool_calls[0].function.name == "get_weather"
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert model_fields(trace.trace) == [
+        ("travel", 1, 0, ("get_weather",)),
+        ("travel", 1, 0, ("get_weather",)),
+    ]
+
+
+async def test_an_async_raw_response_records_what_a_plain_call_records(
+    server: OpenAICompatibleServer,
+) -> None:
+    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="x")
+    ask: dict[str, Any] = {"model": "travel", "messages": [{"role": "user", "content": "Goa"}]}
+    usage = {"stream": True, "stream_options": {"include_usage": True}}
+    with aeval.trace.capture() as plain:
+        await client.chat.completions.create(**ask, tools=TOOLS)
+    with aeval.trace.capture() as raw:
+        whole = await client.chat.completions.with_raw_response.create(**ask, tools=TOOLS)
+        streamed = await client.chat.completions.with_raw_response.create(
+            **ask, tools=TOOLS, **usage
+        )
+        assert whole.parse().usage is not None
+        assert [chunk async for chunk in streamed.parse()][-1].usage is not None
+    await client.close()
+    assert model_fields(raw.trace) == model_fields(plain.trace) * 2
+    assert model_fields(plain.trace) == [("travel", 1, 0, ("get_weather",))]
+
+
+@pytest.fixture(autouse=True)
+def _usage_not_asked() -> Iterator[None]:
+    """``stream_usage=True`` is on for the process once given (an example run in this worker
+    may have given it): off for each test here unless it asks."""
+    aeval_openai._STREAM_USAGE.clear()
+    yield
+    aeval_openai._STREAM_USAGE.clear()
+
+
+@pytest.fixture
+def stream_usage() -> None:
+    aeval_openai.instrument(stream_usage=True)
+
+
+def ask_streamed(client: Any, **extra: Any) -> list[Any]:
+    question: Any = [{"role": "user", "content": "Goa"}]
+    return list(
+        client.chat.completions.create(model="travel", messages=question, stream=True, **extra)
+    )
+
+
+def test_a_stream_without_usage_records_its_tokens_as_unknown_not_0() -> None:
+    aeval_openai.instrument()
+    with OpenAICompatibleServer(handler=model) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+        with aeval.trace.capture() as trace:
+            chunks = ask_streamed(client)
+        client.close()
+        (request,) = server.requests
+    assert "stream_options" not in request.json
+    assert all(chunk.choices for chunk in chunks)
+    assert model_fields(trace.trace) == [("travel", None, None, ("get_weather",))]
+
+
+def test_stream_usage_asks_for_usage_inside_a_sample_only(stream_usage: None) -> None:
+    with OpenAICompatibleServer(handler=model) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+        with aeval.trace.capture() as trace:
+            chunks = ask_streamed(client)
+            ask_streamed(client, stream_options={"include_usage": False})
+        ask_streamed(client)
+        client.close()
+        inside, refused, outside = (request.json for request in server.requests)
+    assert inside["stream_options"] == {"include_usage": True}
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert refused["stream_options"] == {"include_usage": False}
+    assert "stream_options" not in outside
+    assert model_fields(trace.trace) == [
+        ("travel", 1, 0, ("get_weather",)),
+        ("travel", None, None, ("get_weather",)),
+    ]
+
+
+async def test_stream_usage_makes_an_async_stream_record_the_unstreamed_tokens(
+    server: OpenAICompatibleServer, stream_usage: None
+) -> None:
+    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="x")
+    question: Any = [{"role": "user", "content": "Goa"}]
+    with aeval.trace.capture() as trace:
+        await client.chat.completions.create(model="travel", messages=question)
+        async for _ in await client.chat.completions.create(
+            model="travel", messages=question, stream=True
+        ):
+            pass
+    await client.close()
+    whole, streamed = model_fields(trace.trace)
+    assert whole == streamed == ("travel", 1, 0, ("get_weather",))
+
+
+def test_stream_usage_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="stream_usage must be True or False, got 'yes'"):
+        aeval_openai.instrument(stream_usage="yes")  # type: ignore[arg-type]

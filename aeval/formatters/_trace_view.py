@@ -64,12 +64,22 @@ def _plural(count: int, word: str) -> str:
 
 
 def trace_summary(trace: Trace) -> str:
-    """``2 tool calls · 1 model call · 120 tokens``, and what was cut or dropped."""
+    """``2 tool calls · 1 model call · 120 tokens``, and what was cut or dropped; a model
+    call without token counts (a stream that did not ask for usage) is said, never counted
+    as 0."""
     parts = [_plural(len(trace.tool_calls), "tool call")]
     if trace.model_calls:
         parts.append(_plural(len(trace.model_calls), "model call"))
-        if trace.tokens:
+        uncounted = sum(
+            call.prompt_tokens is None or call.completion_tokens is None
+            for call in trace.model_calls
+        )
+        if uncounted and trace.tokens:
+            parts.append(f"at least {_plural(trace.tokens, 'token')}")
+        elif trace.tokens:
             parts.append(_plural(trace.tokens, "token"))
+        if uncounted:
+            parts.append(f"{_plural(uncounted, 'model call')} without token counts")
     if trace.retrievals:
         parts.append(_plural(len(trace.retrievals), "retrieval"))
     if trace.truncated:

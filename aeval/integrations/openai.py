@@ -41,19 +41,30 @@ __all__ = ["instrument"]
 _ROUTE = "openai"
 _LOCK = threading.Lock()
 _DONE: list[bool] = []
+_STREAM_USAGE = threading.Event()
+"""Set by ``instrument(stream_usage=True)``."""
 _ANSWERED = ("aeval.integrations.openai", "answered")
 """When the sample's last model call answered (``time.time_ns()``), noted on its recorder."""
 
 
-def instrument() -> None:
+def instrument(*, stream_usage: bool = False) -> None:
     """Record the ``openai`` SDK's chat completions in the trace of the sample making them.
 
-    One call per process (later calls do nothing). Afterwards each
-    ``client.chat.completions.create(...)`` (``OpenAI`` and ``AsyncOpenAI``, streamed or not,
-    ``chat.completions.stream`` too) made inside a sample records a model call: the model,
-    the tokens (a stream reports them with ``stream_options={"include_usage": True}``), the
-    seconds until the response was read and the tools the model asked to call. A client with
-    ``aeval.trace.httpx_event_hooks`` records each call once.
+    One call per process wraps the SDK (later calls only turn ``stream_usage`` on). Afterwards
+    each ``client.chat.completions.create(...)`` (``OpenAI`` and ``AsyncOpenAI``, streamed or
+    not, ``chat.completions.stream`` and ``with_raw_response`` too) made inside a sample
+    records a model call: the model, the tokens, the seconds until the response was read and
+    the tools the model asked to call. A client with ``aeval.trace.httpx_event_hooks`` records
+    each call once.
+
+    A streamed completion reports its tokens only when its request sets
+    ``stream_options={"include_usage": True}``; without it the call is recorded with its tokens
+    unknown (``None``, never 0; a token budget then fails saying so). Asking for usage makes
+    the server send one more chunk, with empty ``choices``, which code reading
+    ``chunk.choices[0]`` would trip on, so it is your choice: set your framework's option for
+    it (docs/agents.md names each), or pass ``stream_usage=True`` to have it added to every
+    streamed request made inside a sample that does not set ``include_usage`` itself
+    (requests outside a sample are never changed).
 
     A hand-written tool loop calls its own functions, which aeval cannot serve: the calls are
     read from the conversation (each ``tool`` message of a request and the assistant's
@@ -63,18 +74,42 @@ def instrument() -> None:
     ran live, so the row is an error (:class:`~aeval.UnmockedToolCall`), never a silent live
     call.
 
+    Args:
+        stream_usage: Add ``stream_options.include_usage`` to streamed requests made inside
+            a sample, so that their tokens are recorded. Once on, on for the process.
+
+    Raises:
+        TypeError: ``stream_usage`` is not a bool.
+
     Example::
 
         from aeval.integrations import openai as aeval_openai
 
         aeval_openai.instrument()
     """
+    if not isinstance(stream_usage, bool):
+        raise TypeError(f"stream_usage must be True or False, got {stream_usage!r}")
     with _LOCK:
+        if stream_usage:
+            _STREAM_USAGE.set()
         if _DONE:
             return
         _chat.Completions.create = _wrap_sync(_chat.Completions.create)  # type: ignore[method-assign]
         _chat.AsyncCompletions.create = _wrap_async(_chat.AsyncCompletions.create)  # type: ignore[method-assign]
         _DONE.append(True)
+
+
+def _asking_usage(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` of a streamed request, asking for usage when ``stream_usage`` is on and the
+    request says nothing of it."""
+    if not _STREAM_USAGE.is_set() or kwargs.get("stream") is not True:
+        return kwargs
+    options = kwargs.get("stream_options")
+    if isinstance(options, Mapping) and "include_usage" in options:
+        return kwargs
+    asked = dict(options) if isinstance(options, Mapping) else {}
+    asked["include_usage"] = True
+    return {**kwargs, "stream_options": asked}
 
 
 def _wrap_sync(create: Callable[..., Any]) -> Callable[..., Any]:
@@ -87,6 +122,7 @@ def _wrap_sync(create: Callable[..., Any]) -> Callable[..., Any]:
         with model_route(_ROUTE) as records:
             if not records:
                 return create(self, *args, **kwargs)
+            kwargs = _asking_usage(kwargs)
             at, started = datetime.now(UTC), perf_counter()
             result = create(self, *args, **kwargs)
         _record(recorder, result, kwargs, at, started)
@@ -105,6 +141,7 @@ def _wrap_async(create: Callable[..., Any]) -> Callable[..., Any]:
         with model_route(_ROUTE) as records:
             if not records:
                 return await create(self, *args, **kwargs)
+            kwargs = _asking_usage(kwargs)
             at, started = datetime.now(UTC), perf_counter()
             result = await create(self, *args, **kwargs)
         _record(recorder, result, kwargs, at, started)
@@ -116,26 +153,48 @@ def _wrap_async(create: Callable[..., Any]) -> Callable[..., Any]:
 def _record(
     recorder: Recorder, result: Any, kwargs: Mapping[str, Any], at: datetime, started: float
 ) -> None:
-    """Record the call ``result`` answers: a stream when it has been read, a completion now."""
+    """Record the call ``result`` answers: a stream when it has been read, a completion now.
+
+    ``result`` is what ``create`` returned: a completion, a stream, or the raw response of
+    ``with_raw_response`` / ``with_streaming_response`` (its body read or not), which is read
+    here without changing what its caller parses from it.
+    """
     recorder.note(_ANSWERED, time_ns())
     requested = kwargs.get("model")
     model = requested if isinstance(requested, str) else None
+    raw = getattr(result, "http_response", None)
+    completion: Any = result
+    streamed = None
     if isinstance(result, openai.Stream | openai.AsyncStream):
+        streamed = result.response
+    elif raw is not None and kwargs.get("stream") is True:
+        streamed = raw
+    elif raw is not None:
+        completion = _json(raw) if getattr(raw, "is_closed", False) else None
+    if streamed is not None:
         from ..trace._stream import watch_stream
 
-        watch_stream(result.response, recorder, orjson.dumps({"model": model}), started)
+        watch_stream(streamed, recorder, orjson.dumps({"model": model}), started)
         return
-    usage = getattr(result, "usage", None)
-    reported = getattr(result, "model", None)
+    usage = _field(completion, "usage")
+    reported = _field(completion, "model")
     record_model(
         model=reported if isinstance(reported, str) else model,
-        prompt_tokens=_count(getattr(usage, "prompt_tokens", None)),
-        completion_tokens=_count(getattr(usage, "completion_tokens", None)),
+        prompt_tokens=_count(_field(usage, "prompt_tokens")),
+        completion_tokens=_count(_field(usage, "completion_tokens")),
         duration=perf_counter() - started,
-        requested_tools=_requested(result),
+        requested_tools=_requested(completion),
         started=at,
         recorder=recorder,
     )
+
+
+def _json(http: Any) -> Any:
+    """The JSON body of a raw response that has been read (``None`` if it is not JSON)."""
+    try:
+        return orjson.loads(http.content)
+    except (orjson.JSONDecodeError, TypeError):
+        return None
 
 
 def _count(value: object) -> int | None:
@@ -146,13 +205,16 @@ def _count(value: object) -> int | None:
 
 def _requested(completion: Any) -> list[str]:
     names: list[str] = []
-    for choice in getattr(completion, "choices", None) or ():
-        message = getattr(choice, "message", None)
-        for call in getattr(message, "tool_calls", None) or ():
-            name = getattr(getattr(call, "function", None), "name", None)
+    for choice in _items(_field(completion, "choices")):
+        for call in _items(_field(_field(choice, "message"), "tool_calls")):
+            name = _field(_field(call, "function"), "name")
             if isinstance(name, str) and name:
                 names.append(name)
     return names
+
+
+def _items(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, list | tuple) else ()
 
 
 def _field(item: Any, key: str) -> Any:

@@ -630,7 +630,9 @@ class BudgetStrategy(_AgentStrategy):
     Args:
         max_tool_calls: The most tool calls.
         max_model_calls: The most model calls.
-        max_tokens: The most tokens over all model calls.
+        max_tokens: The most tokens over all model calls. A model call that reported no
+            token counts (a stream without ``stream_options.include_usage``) is never counted
+            as 0: the budget fails as unknown, or as over when the counted tokens exceed it.
         max_seconds: The most seconds from the first event's start to the last's end.
         name: The name of the report rows.
 
@@ -688,15 +690,36 @@ class BudgetStrategy(_AgentStrategy):
             "max_tokens": "tokens",
             "max_seconds": "seconds",
         }
+        uncounted = sum(
+            call.prompt_tokens is None or call.completion_tokens is None
+            for call in trace.model_calls
+        )
         over: list[str] = []
         within: list[str] = []
         for option, limit in self._budgets.items():
             value = used[option] or 0
             shown = f"{value:.2f}" if option == "max_seconds" else f"{value:g}"
             text = f"{shown} {labels[option]} (budget {limit:g})"
+            if option == "max_tokens" and uncounted and value <= limit:
+                over.append(f"tokens unknown: {_uncounted(uncounted, len(trace.model_calls))}")
+                continue
+            if option == "max_tokens" and uncounted:
+                text = f"at least {text}"
             (over if value > limit else within).append(text)
         metadata = {option.removeprefix("max_"): used[option] for option in self._budgets}
+        if "max_tokens" in self._budgets:
+            metadata["uncounted_model_calls"] = uncounted
         score = len(within) / len(self._budgets)
         if over:
             return EvaluationResult(False, score, "Over budget: " + "; ".join(over), metadata)
         return EvaluationResult(True, 1.0, "Within budget: " + "; ".join(within), metadata)
+
+
+def _uncounted(uncounted: int, calls: int) -> str:
+    """Why a token budget cannot be checked: which model calls reported no tokens."""
+    return (
+        f"{uncounted} of {calls} model calls reported no token counts (a streamed chat "
+        "completion reports them only when its request sets stream_options.include_usage: "
+        "set the framework's option for it, or aeval.integrations.openai.instrument("
+        "stream_usage=True)); the token budget is not checked on a partial count"
+    )
