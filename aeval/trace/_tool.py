@@ -28,10 +28,10 @@ class _Arguments:
         "_defaults",
         "_signature",
         "_simple",
+        "_tails",
         "_var_keyword",
         "names",
         "skip",
-        "_tails",
     )
 
     def __init__(self, function: Callable[..., Any]) -> None:
