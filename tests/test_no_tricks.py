@@ -81,7 +81,7 @@ def _tricks(tree: ast.Module) -> list[str]:
             targets = [node.target]
         for target in targets:
             if isinstance(target, ast.Attribute) and target.attr == "__class__":
-                found.append(f"line {node.lineno}: assigns __class__")
+                found.append(f"line {target.lineno}: assigns __class__")
     for node in _module_level(tree):
         if (
             isinstance(node, ast.Call)

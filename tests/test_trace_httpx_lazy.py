@@ -30,6 +30,7 @@ from aeval.trace import (
     ModelCall,
     Trace,
     TraceLimits,
+    _chat,
     _context,
     _entries,
     httpx_event_hooks,
@@ -292,7 +293,7 @@ async def test_large_bodies_are_parsed_when_they_arrive(
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
     """The models of the chat completions parsed from here on, in order."""
     parsed: list[str | None] = []
-    real = _entries.chat_model_call
+    real = _chat.chat_model_call
 
     def spy(*args: Any) -> ModelCall:
         call = real(*args)

@@ -179,9 +179,9 @@ class UnmadeModels(tuple[list[Entry], Made, TraceLimits], UnmadeModelCalls):
     def make(self) -> tuple[ModelCall, ...]:
         entries, made, limits = self
         return tuple(
-            event
-            if type(event) is not RawModelCall
-            else made_model(made, event, started, sequence, limits)
+            made_model(made, event, started, sequence, limits)
+            if type(event) is RawModelCall
+            else event  # type: ignore[misc]
             for started, sequence, event in entries
         )
 

@@ -265,8 +265,20 @@ def _field(default: Any) -> Any:
     return _Field(default)
 
 
+class _TraceSlots:
+    """Where a :class:`Trace` keeps its fields (see :class:`_Field`)."""
+
+    __slots__ = ("_dropped", "_model_calls", "_retrievals", "_tool_calls", "_truncated")
+
+    _tool_calls: tuple[ToolCall, ...] | Unmade
+    _model_calls: tuple[ModelCall, ...] | UnmadeModelCalls
+    _retrievals: tuple[Retrieval, ...]
+    _truncated: int | Unmade
+    _dropped: int
+
+
 @dataclass(frozen=True)
-class Trace:
+class Trace(_TraceSlots):
     """What one sample's run did: its tool calls, model calls and retrievals.
 
     Each tuple is in start order; :meth:`events` merges them, in start order too. An empty
@@ -281,7 +293,7 @@ class Trace:
         dropped: Events not kept because the trace held its most events already.
     """
 
-    __slots__ = ("_dropped", "_model_calls", "_retrievals", "_tool_calls", "_truncated")
+    __slots__ = ()
 
     tool_calls: tuple[ToolCall, ...] = _field(())
     model_calls: tuple[ModelCall, ...] = _field(())
