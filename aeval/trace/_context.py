@@ -34,7 +34,6 @@ from ._entries import (
     kept_value,
     made_model,
     made_tool,
-    plain_arguments,
 )
 from ._values import (
     CallError,
@@ -190,10 +189,14 @@ class Recorder:
     ) -> None:
         """Keep one tool call that started at ``pending`` and ends now (or at ``ended``)."""
         ended_ns = time_ns() if ended is None else _nanoseconds(ended)
-        owned: dict[str, Any] | Kept
-        if type(arguments) is dict and plain_arguments(arguments):
-            owned = arguments.copy()
-        else:
+        owned: dict[str, Any] | Kept | None = None
+        if type(arguments) is dict:
+            for key, item in arguments.items():
+                if type(key) is not str or type(item) not in IMMUTABLE:
+                    break
+            else:  # plain values: kept as they are, bounded when the trace is made
+                owned = arguments.copy()
+        if owned is None:
             owned = Kept(self.keep(arguments))
         if type(result) not in IMMUTABLE:
             result = Kept(self.keep(result))

@@ -42,7 +42,6 @@ __all__ = [
     "kept_value",
     "made_model",
     "made_tool",
-    "plain_arguments",
 ]
 
 IMMUTABLE = frozenset((str, int, float, bool, type(None)))
@@ -211,12 +210,3 @@ def made_model(
         call = chat_model_call(body, request, duration, datetime_of(started), limits)
         call = made.setdefault(sequence, call)
     return call
-
-
-def plain_arguments(arguments: dict[Any, Any]) -> bool:
-    """Whether a copied mapping of arguments holds only immutable scalars under string keys:
-    kept as it is until the trace is read, when it is bounded."""
-    for key, item in arguments.items():
-        if type(key) is not str or type(item) not in IMMUTABLE:
-            return False
-    return True

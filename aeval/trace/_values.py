@@ -429,10 +429,11 @@ def unmade_trace(
     """A :class:`Trace` whose tool calls and count of cuts (when ``tool_calls`` is an
     :class:`Unmade`; else ``truncated``) and whose model calls (when ``model_calls`` is an
     :class:`UnmadeModelCalls`) are made on first read."""
-    return Trace(
-        tool_calls,  # type: ignore[arg-type]
-        model_calls,  # type: ignore[arg-type]
-        retrievals,
-        tool_calls if isinstance(tool_calls, Unmade) else truncated,  # type: ignore[arg-type]
-        dropped,
-    )
+    trace = object.__new__(Trace)  # its fields filled as its __init__ would, in fewer steps
+    fill = object.__setattr__
+    fill(trace, "_tool_calls", tool_calls)
+    fill(trace, "_model_calls", model_calls)
+    fill(trace, "_retrievals", retrievals)
+    fill(trace, "_truncated", tool_calls if isinstance(tool_calls, Unmade) else truncated)
+    fill(trace, "_dropped", dropped)
+    return trace
