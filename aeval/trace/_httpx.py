@@ -86,28 +86,31 @@ async def _on_request_async(request: httpx.Request) -> None:
     _on_request(request)
 
 
-def _on_response(response: httpx.Response) -> None:
+def _whole_chat(response: httpx.Response) -> tuple[Recorder, bytes] | None:
+    """The recorder and the request's body when ``response`` is a whole chat completion to
+    record (its body to be read); a streamed one is watched here, to be recorded once read."""
     recorder = _recorder()
-    if recorder is not None and 200 <= response.status_code < 300:
-        content = _chat_request(response)
-        if content is None:
-            return
-        if _streams(response):
-            _watch(recorder, content, response)
-        elif not _asked_a_stream(content):
-            _keep(recorder, content, response, response.read())
+    if recorder is None or not 200 <= response.status_code < 300:
+        return None
+    content = _chat_request(response)
+    if content is None:
+        return None
+    if _streams(response):
+        _watch(recorder, content, response)
+        return None
+    return None if _asked_a_stream(content) else (recorder, content)
+
+
+def _on_response(response: httpx.Response) -> None:
+    whole = _whole_chat(response)
+    if whole is not None:
+        _keep(*whole, response, response.read())
 
 
 async def _on_response_async(response: httpx.Response) -> None:
-    recorder = _recorder()
-    if recorder is not None and 200 <= response.status_code < 300:
-        content = _chat_request(response)
-        if content is None:
-            return
-        if _streams(response):
-            _watch(recorder, content, response)
-        elif not _asked_a_stream(content):
-            _keep(recorder, content, response, await response.aread())
+    whole = _whole_chat(response)
+    if whole is not None:
+        _keep(*whole, response, await response.aread())
 
 
 def httpx_event_hooks(*, sync: bool = False) -> dict[str, list[Callable[[Any], Any]]]:
