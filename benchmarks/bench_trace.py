@@ -62,6 +62,7 @@ from aeval.strategies import NotBlankStrategy
 from aeval.testing import OpenAICompatibleServer
 from aeval.trace import ModelCall, ToolCall, Trace, httpx_event_hooks, record_tool_call, recording
 from aeval.trace._context import RECORDER, SEQUENCE
+from aeval.trace._entries import RawModelCall
 
 COST_TARGET_US = 2.0
 OVERHEAD_TARGET = 1.05
@@ -297,7 +298,7 @@ def _hooks_record(hooks: dict[str, list[Callable[[Any], Any]]]) -> float:
     with recording() as recorder:
         for request, response in exchanges:
             for hook in hooks.get("request", ()):
-                hook(request)  # none today: aeval's hooks read the response only
+                hook(request)
             for hook in hooks.get("response", ()):
                 hook(response)
             response.read()  # what httpx.Client.send does after the hooks (no stream)
@@ -330,20 +331,15 @@ def _context_and_status(response: httpx.Response) -> None:
         return
 
 
-_FIXED = (CHAT_BODY, CHAT_REQUEST, 0.001)
+_FIXED = RawModelCall(CHAT_BODY, CHAT_REQUEST, 0.001)
 
 
 def _kept_undecided(response: httpx.Response) -> None:
     """:func:`_context_and_status`, then a fixed model call kept as the hooks keep one (an
-    entry, counted), with no decision, no clock but one, no body read."""
+    entry), with no decision, no clock but one, no body read."""
     recorder = RECORDER.get()
     if recorder is not None and 200 <= response.status_code < 300:
-        events = recorder._events
-        if events is None:
-            events = recorder._list()
-        recorder._mixed = True
-        events.append((time_ns(), next(SEQUENCE), _FIXED))
-        recorder._received += 1
+        recorder.add_model_call((next(SEQUENCE), time_ns(), None), _FIXED)
 
 
 FLOORS = [

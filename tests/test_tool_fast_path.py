@@ -1,10 +1,10 @@
 """The fast paths of recording a tool call (issue 25) against the general ones.
 
-``@aeval.tool``'s wrapper reads a call without keywords as one dict display: the tool calls
-it records are the ones the general reading (``inspect.Signature.bind``) gives, over varied
-signatures, values, sync and async functions and methods. ``record_tool_call`` keeps a
-plain call's entry itself: the same tool call as the recorder's general path. A snapshot
-of tool calls only is taken without the recorder's lock: the same trace as the locked path.
+``@aeval.tool``'s wrapper reads a call without keywords without ``Signature.bind``: the tool
+calls it records are the ones the general reading (``inspect.Signature.bind``) gives, over varied
+signatures, values, sync and async functions and methods. ``record_tool_call`` keeps the
+same tool call as the recorder's own method. A snapshot whose calls are made on first read
+is the trace made at once.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from _calls import Calls
 
 import aeval
-from aeval.trace import ToolCall, Trace, _context, record_tool_call, recording
+from aeval.trace import ToolCall, Trace, record_tool_call, recording
 
 
 class Thing:
@@ -243,9 +242,10 @@ def test_record_tool_call_keeps_what_the_recorder_s_general_path_keeps(
     assert fast.truncated == slow.truncated and fast.dropped == slow.dropped
 
 
-def _recorder_of(calls: int, max_events: int) -> Any:
+def _recorder_of(calls: int, max_events: int, redact: Callable[[Any], Any] | None = None) -> Any:
     traced = aeval.tool(scalars)
-    with recording(limits=aeval.trace.TraceLimits(max_events=max_events)) as recorder:
+    limits = aeval.trace.TraceLimits(max_events=max_events)
+    with recording(limits=limits, redact=redact) as recorder:
         for index in range(calls):
             traced(index, [index] if index % 2 else "b", "x" * (index * 700))
             record_tool_call("manual", {"i": index}, result=index)
@@ -253,15 +253,11 @@ def _recorder_of(calls: int, max_events: int) -> Any:
 
 
 @pytest.mark.parametrize(("calls", "max_events"), [(1, 10), (4, 10), (5, 10), (9, 4)])
-def test_a_snapshot_of_tool_calls_only_is_the_one_the_locked_path_takes(
-    calls: int, max_events: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_snapshot_made_on_first_read_is_the_one_made_at_once(calls: int, max_events: int) -> None:
+    """A recorder with a redactor (here one that changes nothing) makes its trace at once."""
     fast = _recorder_of(calls, max_events)
-    general = _recorder_of(calls, max_events)
     quick = fast.snapshot()
-    general._mixed = True  # what a model call or a retrieval would set
-    monkeypatch.setattr(_context, "raw_trace", lambda *args: None)  # and one made already
-    locked = general.snapshot()
+    locked = _recorder_of(calls, max_events, lambda value: value).snapshot()
     assert quick is not None and locked is not None
     assert quick.dropped == locked.dropped and quick.truncated == locked.truncated
     assert [(c.name, dict(c.arguments), c.result, c.truncated) for c in quick.tool_calls] == [
@@ -281,26 +277,3 @@ def test_record_tool_call_keeps_the_arguments_as_they_were_when_it_was_called() 
     assert trace is not None
     assert trace.tool_calls[0].arguments == {"items": [1]}
     assert trace.tool_calls[1].arguments == {"a": "x"} and trace.tool_calls[1].result == [1]
-
-
-def test_recording_plain_calls_and_their_snapshot_run_few_python_functions() -> None:
-    """Call budgets (``sys.setprofile``): a plain ``record_tool_call`` is that one function,
-    an ``@aeval.tool`` call the wrapper and the tool, and the snapshot of tool calls only
-    two functions (it made ``_Unmade`` with a Python ``__init__`` and took the lock before)."""
-    traced = aeval.tool(all_defaulted)
-    profile = Calls()
-    names = profile.names
-    with recording() as recorder:
-        arguments = {"city": "Mysore", "days": 1}
-        with profile:
-            record_tool_call("manual", arguments, result="sunny")
-            traced("a", 1)
-        assert names == ["record_tool_call", "call", "all_defaulted"]
-    names.clear()
-    with profile:
-        trace = recorder.snapshot()
-    assert names == ["snapshot", "unmade_trace"]
-    assert trace is not None and [call.name for call in trace.tool_calls] == [
-        "manual",
-        "all_defaulted",
-    ]

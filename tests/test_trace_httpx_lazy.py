@@ -14,7 +14,6 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from time import perf_counter
 from typing import Any
 from urllib.parse import unquote
 
@@ -23,8 +22,6 @@ import anyio.to_thread
 import httpx
 import orjson
 import pytest
-from _calls import Calls
-from httpx._client import BoundSyncStream
 
 from aeval import EvaluationSample, JsonlSink, Scorer, read_run
 from aeval.strategies import BudgetStrategy
@@ -33,6 +30,9 @@ from aeval.trace import (
     ModelCall,
     Trace,
     TraceLimits,
+    _chat,
+    _context,
+    _entries,
     httpx_event_hooks,
     record_tool_call,
     recording,
@@ -191,7 +191,7 @@ def redact(value: Any) -> Any:
 
 
 def unmade(trace: Trace) -> bool:
-    return isinstance(Trace.__dict__["model_calls"]._slot.__get__(trace), UnmadeModelCalls)
+    return isinstance(trace._model_calls, UnmadeModelCalls)
 
 
 def eager(trace: Trace) -> Trace:
@@ -278,56 +278,47 @@ async def test_the_limit_of_events_counts_a_chat_completion_when_it_arrives(
     assert trace.to_dict()["dropped"] == 3
 
 
-async def test_large_bodies_are_parsed_when_they_arrive(server: ScriptedHTTPServer) -> None:
-    """A trace keeps at most ``_KEPT_BYTES`` of bodies per call until it is read."""
+async def test_large_bodies_are_parsed_when_they_arrive(
+    server: ScriptedHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trace keeps at most ``KEPT_BYTES`` of bodies per call until it is read."""
+    parsed = parses(monkeypatch)
     with recording() as recorder:
         await run_async(server.url, ["usage", "big"])
-    kinds = [
-        f"{len(event)} bodies" if type(event) is tuple else type(event).__name__
-        for _, _, event in recorder._events or ()
-    ]
-    assert kinds == ["3 bodies", "ModelCall"]
+    assert parsed == ["big"]
     trace = recorder.trace()
     assert [call.model for call in trace.model_calls] == ["served", "big"]
 
 
-def bound(response: httpx.Response) -> httpx.Response:
-    """``response`` with its body unread in the stream an ``httpx.Client`` binds to it, which
-    sets ``response.elapsed`` once the body is read (as the benchmark makes them)."""
-    stream = response.stream
-    assert isinstance(stream, httpx.SyncByteStream)
-    response.stream = BoundSyncStream(stream, response, perf_counter())
-    return response
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """The models of the chat completions parsed from here on, in order."""
+    parsed: list[str | None] = []
+    real = _chat.chat_model_call
+
+    def spy(*args: Any) -> ModelCall:
+        call = real(*args)
+        parsed.append(call.model)
+        return call
+
+    monkeypatch.setattr(_entries, "chat_model_call", spy)
+    monkeypatch.setattr(_context, "chat_model_call", spy)
+    return parsed
 
 
-def test_an_unread_trace_parses_no_body_and_a_call_runs_few_python_functions() -> None:
-    """Counted with ``sys.setprofile`` over the hooks of ``httpx.Client`` (no socket: the
-    request and response are made by hand, as the benchmark does): the eager hooks ran 28
-    Python functions per call (header decoding, the parse, the ``ModelCall``); then 7 with a
-    request hook; now there is no request hook and the response hook runs 3 of its own
-    (httpx's reading of the body aside), and a snapshot parses nothing."""
-    hooks = httpx_event_hooks(sync=True)
-    assert hooks["request"] == []
-    (on_response,) = hooks["response"]
+def test_an_unread_trace_parses_no_body(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hooks keep the bodies: a snapshot parses none, its first read parses each once."""
+    (on_response,) = httpx_event_hooks(sync=True)["response"]
     body = orjson.dumps(chat(model="m", usage=USAGE))
-    ours = {"_on_response", "_whole_chat", "_keep", "_elapsed", "requested_model", "_chat_path"}
-    hooks_profile = Calls()
+    parsed = parses(monkeypatch)
     with recording() as recorder:
-        for index in range(4):
+        for _ in range(4):
             request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json={})
-            response = bound(httpx.Response(200, stream=httpx.ByteStream(body), request=request))
-            if index:
-                with hooks_profile:
-                    on_response(response)
-            else:
-                on_response(response)
-        with Calls() as snapshot_profile:
-            trace = recorder.snapshot()
-    hooked, names = hooks_profile.names, snapshot_profile.names
-    assert [name for name in hooked if name in ours] == ["_on_response", "_whole_chat", "_keep"] * 3
-    assert "chat_model_call" not in names and "frozen_model_call" not in names, names
-    assert len(names) <= 5, names
+            on_response(httpx.Response(200, content=body, request=request))
+        trace = recorder.snapshot()
+    assert parsed == []
     assert trace is not None and [call.model for call in trace.model_calls] == ["m"] * 4
+    assert parsed == ["m"] * 4
+    assert recorder.trace().model_calls == trace.model_calls and parsed == ["m"] * 4
 
 
 @pytest.mark.parametrize("client", ["async", "sync"])
@@ -369,34 +360,11 @@ async def test_a_call_kept_after_a_tool_call_that_started_during_it_comes_first(
                 assert await anyio.to_thread.run_sync(arrived.wait, 10)
                 record_tool_call("meanwhile", {}, result="done")
                 release.set()
-    kept = [type(event).__name__ for _, _, event in recorder._events or ()]
-    assert kept == ["tuple", "tuple"]  # the tool call's raw entry first, then the bodies
     trace = recorder.trace()
     assert [type(event).__name__ for event in trace.events()] == ["ModelCall", "ToolCall"]
     (call,), (tool,) = trace.model_calls, trace.tool_calls
     assert call.started is not None and tool.started is not None
     assert call.started < tool.started and call.model == "held"
-
-
-def test_the_hooks_mark_the_recorder_before_the_entry_and_count_it_after() -> None:
-    """What lets a snapshot skip the lock: when the entry lands, the recorder is already
-    marked as holding more than tool calls, and not yet counted as holding one more model
-    call (a snapshot that reads the count first never counts an entry it may miss)."""
-    seen: list[tuple[bool, int]] = []
-    (on_response,) = httpx_event_hooks(sync=True)["response"]
-
-    class Watched(list[Any]):
-        def append(self, entry: Any) -> None:
-            seen.append((recorder._mixed, recorder._received))
-            super().append(entry)
-
-    with recording() as recorder:
-        recorder._events = Watched()
-        for _ in range(2):
-            request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json={})
-            on_response(httpx.Response(200, content=orjson.dumps(chat(model="m")), request=request))
-    assert seen == [(True, 0), (True, 1)]
-    assert recorder._received == 2
 
 
 def test_a_response_made_by_hand_has_the_duration_its_elapsed_says_or_none() -> None:

@@ -66,7 +66,7 @@ def _record() -> Recorder:
 def _unmade(recorder: Recorder) -> Trace:
     trace = recorder.snapshot()
     assert trace is not None
-    assert isinstance(Trace.__dict__["tool_calls"]._slot.__get__(trace), Unmade)
+    assert isinstance(trace._tool_calls, Unmade)
     return trace
 
 
@@ -167,7 +167,7 @@ def test_an_unmade_trace_stays_frozen() -> None:
         trace.tool_calls = ()  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         trace.truncated = 0  # type: ignore[misc]
-    assert isinstance(Trace.__dict__["tool_calls"]._slot.__get__(trace), Unmade)
+    assert isinstance(trace._tool_calls, Unmade)
 
 
 def test_every_snapshot_and_every_thread_read_the_same_calls() -> None:
@@ -202,7 +202,7 @@ def test_a_redacting_recorder_makes_its_trace_at_once_and_redacts_it() -> None:
         lookup("secret")
     trace = recorder.snapshot()
     assert trace is not None
-    assert not isinstance(Trace.__dict__["tool_calls"]._slot.__get__(trace), Unmade)
+    assert not isinstance(trace._tool_calls, Unmade)
     assert trace.tool_calls[0].arguments["city"] == "***"
 
 
@@ -218,14 +218,3 @@ def test_a_snapshot_makes_no_tool_call_until_read() -> None:
     assert "_freeze" not in names and "frozen_tool_call" not in names
     assert len(names) <= 10, names
     assert trace is not None and len(trace.tool_calls) == 50
-
-
-def test_a_recorded_call_runs_few_python_functions() -> None:
-    """The recording of one returned ``@aeval.tool`` call: the wrapper (which reads the
-    arguments of a plain call itself) and the function; nothing made or bounded yet."""
-    with recording():
-        lookup("Pune")
-        with Calls() as profile:
-            lookup("Mysore")
-    names = profile.names
-    assert names == ["call", "lookup"]

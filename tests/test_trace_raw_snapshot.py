@@ -1,7 +1,7 @@
-"""A snapshot of raw calls only (tool calls as recorded, model calls as received by the httpx
-hooks) is taken without the recorder's lock (issue 25): the same trace as the locked path,
-which takes over as soon as a call is made already (a frozen call, a retrieval), a cut is
-counted or a call was dropped."""
+"""A snapshot keeps raw calls (tool calls as recorded, model calls as received by the httpx
+hooks) to make on first read (issue 25): the same trace as a recorder that makes it at once
+(one with a redactor, here one that changes nothing), whatever else it holds (a made call, a
+retrieval, a cut, a drop)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,10 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from _calls import Calls
 
 from aeval.trace import (
     Trace,
     TraceLimits,
-    _context,
     httpx_event_hooks,
     record_model_call,
     record_retrieval,
@@ -24,7 +22,6 @@ from aeval.trace import (
     recording,
 )
 from aeval.trace._context import Recorder
-from aeval.trace._entries import raw_trace
 
 (ON_RESPONSE,) = httpx_event_hooks(sync=True)["response"]
 
@@ -71,8 +68,10 @@ SCENES: dict[str, Callable[[int], None]] = {
 }
 
 
-def recorded(scene: str, count: int, max_events: int) -> Recorder:
-    with recording(limits=TraceLimits(max_events=max_events)) as recorder:
+def recorded(
+    scene: str, count: int, max_events: int, redact: Callable[[Any], Any] | None = None
+) -> Recorder:
+    with recording(limits=TraceLimits(max_events=max_events), redact=redact) as recorder:
         SCENES[scene](count)
     return recorder
 
@@ -101,46 +100,12 @@ def timeless(value: Any) -> Any:
 
 @pytest.mark.parametrize("scene", SCENES)
 @pytest.mark.parametrize(("count", "max_events"), [(1, 20), (3, 20), (4, 5), (6, 3)])
-def test_a_snapshot_without_the_lock_is_the_one_the_locked_path_takes(
-    scene: str, count: int, max_events: int, monkeypatch: pytest.MonkeyPatch
+def test_a_snapshot_made_on_first_read_is_the_one_made_at_once(
+    scene: str, count: int, max_events: int
 ) -> None:
     quick = recorded(scene, count, max_events).snapshot()
-    general = recorded(scene, count, max_events)
-    with monkeypatch.context() as patched:
-        patched.setattr(_context, "raw_trace", lambda *args: None)
-        locked = general.snapshot()
-    assert readout(quick) == readout(locked)
-
-
-def test_raw_calls_only_take_the_path_without_the_lock_and_the_rest_the_locked_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Raw tool and model calls make their trace through ``raw_trace`` and run no more
-    Python functions than these (counted with ``sys.setprofile``); a made call among them
-    makes ``raw_trace`` give way to the locked path, and a drop skips it."""
-    results: list[Trace | None] = []
-    real = raw_trace
-
-    def spy(*args: Any) -> Trace | None:
-        results.append(real(*args))
-        return results[-1]
-
-    recorder = recorded("tools-and-models", 3, 20)
-    with Calls() as profile:
-        recorder.snapshot()
-    names = profile.names
-    assert names == ["snapshot", "raw_trace", "unmade_trace"]  # no dict made, no lock taken
-    monkeypatch.setattr(_context, "raw_trace", spy)
-    for scene, count, max_events, taken in [
-        ("tools-and-models", 3, 20, [True]),
-        ("models-only", 3, 20, [True]),
-        ("a-made-model-call", 2, 20, [False]),
-        ("a-retrieval", 2, 20, [False]),
-        ("tools-and-models", 4, 5, []),
-    ]:
-        results.clear()
-        assert recorded(scene, count, max_events).snapshot() is not None
-        assert [result is not None for result in results] == taken, scene
+    at_once = recorded(scene, count, max_events, lambda value: value).snapshot()
+    assert readout(quick) == readout(at_once)
 
 
 def test_every_snapshot_holds_the_same_model_calls_whichever_path_made_them() -> None:
@@ -158,21 +123,3 @@ def record_model_call_into(recorder: Recorder) -> None:
     with recording() as inner:
         record_model_call(model="late")
     recorder.absorb(inner)
-
-
-def test_the_count_of_model_calls_skips_the_sorting_only_when_it_covers_every_entry() -> None:
-    """``raw_trace`` puts every entry among the model calls only when the recorder's count
-    of them (read before the entries) is as large as the entries: one entry more, a tool
-    call the count does not cover, sends it through the loop that tells them apart."""
-    recorder = recorded("tools-and-models", 2, 20)
-    entries = sorted(recorder._events or ())
-    assert recorder._received == 2 and len(entries) == 4
-    for received in (0, 1, 2, 3):
-        trace = raw_trace(entries, recorder.limits, recorder._memo(), received)
-        assert trace is not None and [c.name for c in trace.tool_calls] == ["lookup"] * 2
-        assert [c.model for c in trace.model_calls] == ["m0", "m1"]
-    models = recorded("models-only", 3, 20)
-    calls = sorted(models._events or ())
-    trace = raw_trace(calls, models.limits, models._memo(), models._received)
-    assert trace is not None and not trace.tool_calls
-    assert [c.model for c in trace.model_calls] == ["m0", "m1", "m2"]

@@ -10,7 +10,6 @@ sample's trace.
 from __future__ import annotations
 
 import itertools
-import operator
 import threading
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
@@ -19,8 +18,10 @@ from time import time_ns
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits
+from ._chat import chat_model_call
 from ._entries import (
     IMMUTABLE,
+    KEPT_BYTES,
     Entry,
     Event,
     Kept,
@@ -30,11 +31,9 @@ from ._entries import (
     UnmadeModels,
     UnmadeTools,
     datetime_of,
-    freeze,
     kept_value,
     made_model,
-    plain_arguments,
-    raw_trace,
+    made_tool,
 )
 from ._values import (
     CallError,
@@ -69,8 +68,9 @@ Tokens = tuple[Token["Recorder | None"], "Token[Trace | None] | None"]
 SEQUENCE = itertools.count()
 """Start order across recorders (``next(SEQUENCE)``)."""
 EMPTY_TRACE = Trace()
-_MAKING = threading.Lock()
-"""Held while a recorder makes its lock or its list of events (once each, at most)."""
+_NONE_MADE: Made = {}
+"""What a recorder that holds no event points to as its calls made (never written: the first
+event gives the recorder a dict of its own)."""
 
 
 class ToolSource(Protocol):
@@ -88,10 +88,9 @@ class ToolSource(Protocol):
         ...
 
 
-Pending = tuple[int, int, datetime | None]
+Pending = tuple[int, float, datetime | None]
 """Where an event stands in start order, when it started (``time.time_ns()``), and the start
 as given, when it was."""
-_ORDER = operator.itemgetter(0, 1)  # (started ns, sequence)
 
 
 def now() -> datetime:
@@ -106,16 +105,21 @@ def _nanoseconds(at: datetime) -> int:
 class Recorder:
     """The mutable, thread-safe record of one (sample, repeat); see :func:`recording`.
 
-    Recording a tool call is cheap: the recorder keeps a raw entry (name, arguments, result,
-    error, ``time.time_ns()`` at start and end). The frozen :class:`ToolCall`, its bounded
-    values and its times are made once per call: when a :meth:`snapshot`'s trace is first
-    read (or in :meth:`snapshot` itself, with a redactor), and every later snapshot holds the
-    same values. What is recorded is what the call saw: the arguments are copied into a
-    mapping of their own at call time, and any argument or result that is not an immutable
-    scalar (a dict, a list, an object) is turned into bounded JSON-safe data right then, so
-    mutating it after the call cannot change the trace. Immutable scalars (strings, numbers,
-    booleans, ``None``) are bounded and redacted when the trace is made, with the same
-    outcome.
+    The recorder is the only writer of its events: one method per kind
+    (:meth:`add_tool_call`, :meth:`add_model_call`, :meth:`add_retrieval`), each taking the
+    recorder's lock, and :meth:`snapshot` reads them under the same lock, so tool calls
+    recorded from worker threads while a snapshot is taken are never lost or seen half made.
+
+    Recording a tool call is cheap: the recorder keeps a :class:`RawToolCall` (name,
+    arguments, result, error, ``time.time_ns()`` at start and end). The frozen
+    :class:`ToolCall`, its bounded values and its times are made once per call: when a
+    :meth:`snapshot`'s trace is first read (or in :meth:`snapshot` itself, with a redactor),
+    and every later snapshot holds the same values. What is recorded is what the call saw:
+    the arguments are copied into a mapping of their own at call time, and any argument or
+    result that is not an immutable scalar (a dict, a list, an object) is turned into bounded
+    JSON-safe data right then, so mutating it after the call cannot change the trace.
+    Immutable scalars (strings, numbers, booleans, ``None``) are bounded and redacted when the
+    trace is made, with the same outcome.
 
     Attributes:
         limits: What is kept of each value.
@@ -130,9 +134,7 @@ class Recorder:
         "_events",
         "_lock",
         "_made",
-        "_mixed",
         "_notes",
-        "_received",
         "_redact",
         "_truncated",
         "limits",
@@ -151,14 +153,11 @@ class Recorder:
         self.tools = tools
         self.unmocked: UnmockedToolCall | None = None
         self._redact = redact
-        self._lock: threading.Lock | None = None  # made on first use (see _locked)
-        # made on first use (see _list, _memo): a sample that records nothing allocates
-        # neither, which keeps the cycle collector's young generation small
+        self._lock = threading.Lock()
+        # made with the first event: a sample that records nothing allocates neither
         self._events: list[Entry] | None = None
-        self._made: Made | None = None  # sequence -> its call, once made from a raw entry
-        self._mixed = False  # whether the events hold more than raw tool calls
-        self._received = 0  # raw model calls kept, each counted after its entry (see received)
-        self._truncated = 0
+        self._made: Made = _NONE_MADE  # sequence -> its call, once made from a raw entry
+        self._truncated = 0  # cuts of the events kept made (a raw call counts its own)
         self._dropped = 0
         self._after: set[int] | None = None  # sequences of the events added after the fact
         self._notes: dict[Any, Any] | None = None  # what routes remember per sample (see note)
@@ -177,53 +176,6 @@ class Recorder:
         """
         return kept_value(value, self.limits, self._redact)
 
-    def add(self, pending: Pending, event: ToolCall | ModelCall | Retrieval) -> None:
-        """Keep ``event``, which started at ``pending`` (thread-safe)."""
-        cuts = event.truncated if isinstance(event, ToolCall) else 0
-        with self._locked():
-            events = self._list()
-            if len(events) >= self.limits.max_events:
-                self._dropped += 1
-                return
-            self._mixed = True  # before the entry: a snapshot that sees it knows it is mixed
-            events.append((pending[1], pending[0], event))
-            self._truncated += cuts
-
-    def note(self, key: Any, value: Any) -> Any:
-        """Remember ``value`` under ``key`` for this recording and return what ``key`` held
-        (``None`` at first): what a route keeps across the calls of one sample, such as the
-        tool calls of a conversation it has recorded already (thread-safe)."""
-        with self._locked():
-            if self._notes is None:
-                self._notes = {}
-            previous = self._notes.get(key)
-            self._notes[key] = value
-            return previous
-
-    def seen_by_a_route(self, pending: Pending, ended: int | None, *, tool: bool) -> bool:
-        """Whether a direct route recorded the call a report after the fact (an OpenTelemetry
-        span that started at ``pending`` and ended at ``ended``, ``time.time_ns()``) stands
-        for: a tool call (``tool``) or model call, not itself reported after the fact, that
-        started within it. When none did, the report's event (sequence ``pending[0]``) is
-        taken as one after the fact, for the next such question."""
-        kind: type = ToolCall if tool else ModelCall
-        size = 8 if tool else 3
-        start = pending[1]
-        with self._locked():
-            after = self._after
-            if after is None:
-                after = self._after = set()
-            for started, sequence, held in self._list():
-                if (
-                    start <= started
-                    and (ended is None or started <= ended)
-                    and sequence not in after
-                    and (type(held) is kind or (type(held) is tuple and len(held) == size))
-                ):
-                    return True
-            after.add(pending[0])
-        return False
-
     def add_tool_call(
         self,
         pending: Pending,
@@ -236,276 +188,178 @@ class Recorder:
         ended: datetime | None = None,
     ) -> None:
         """Keep one tool call that started at ``pending`` and ends now (or at ``ended``)."""
-        self.tool_call(
-            pending,
-            name,
-            dict(arguments) if type(arguments) is dict else arguments,
-            result,
-            error,
-            mocked,
-            ended,
-        )
-
-    def tool_call(
-        self,
-        pending: Pending,
-        name: str,
-        arguments: Mapping[str, Any],
-        result: Any,
-        error: BaseException | CallError | str | None,
-        mocked: bool,
-        ended: datetime | None = None,
-    ) -> None:
-        """:meth:`add_tool_call` for a mapping of arguments the recorder may keep as it is
-        (``@aeval.tool`` builds a new one per call), without keyword arguments' cost."""
         ended_ns = time_ns() if ended is None else _nanoseconds(ended)
-        owned: dict[str, Any] | Kept
-        if type(arguments) is dict and plain_arguments(arguments):
-            owned = arguments
-        else:
+        owned: dict[str, Any] | Kept | None = None
+        if type(arguments) is dict:
+            for key, item in arguments.items():
+                if type(key) is not str or type(item) not in IMMUTABLE:
+                    break
+            else:  # plain values: kept as they are, bounded when the trace is made
+                owned = arguments.copy()
+        if owned is None:
             owned = Kept(self.keep(arguments))
         if type(result) not in IMMUTABLE:
             result = Kept(self.keep(result))
-        raw: RawToolCall = (
-            name,
-            owned,
-            result,
-            None if error is None else _failure(error),
-            mocked,
-            ended_ns,
-            ended,
-            pending[2],
-        )
-        events = self._events
-        if events is None:
-            events = self._list()
-        if len(events) < self.limits.max_events:
-            events.append((pending[1], pending[0], raw))  # atomic: _settled() trims a race
-        else:
-            with self._locked():
-                self._dropped += 1
+        failure = None if error is None else _failure(error)
+        raw = RawToolCall(name, owned, result, failure, mocked, ended_ns, ended, pending[2])
+        self._keep(pending, raw)
 
-    def called(
-        self,
-        sequence: int,
-        started: int,
-        name: str,
-        arguments: dict[str, Any],
-        result: Any,
-        ended: int,
-    ) -> None:
-        """:meth:`tool_call` for a call that returned, live, from ``started`` to ``ended``
-        (``time.time_ns()``), with ``arguments`` under string keys the recorder may keep:
-        ``@aeval.tool``'s path (which appends the entry itself when it can, see
-        :data:`IMMUTABLE`)."""
-        for item in arguments.values():
-            if type(item) not in IMMUTABLE:
-                arguments = Kept(self.keep(arguments))  # type: ignore[assignment]
-                break
-        if type(result) not in IMMUTABLE:
-            result = Kept(self.keep(result))
-        events = self._events
-        if events is None:
-            events = self._list()
-        if len(events) < self.limits.max_events:
-            raw = (name, arguments, result, None, False, ended, None, None)
-            events.append((started, sequence, raw))
-        else:
-            with self._locked():
-                self._dropped += 1
+    def add_model_call(self, pending: Pending, call: ModelCall | RawModelCall) -> None:
+        """Keep one model call that started at ``pending``: made, or as the bodies received
+        (parsed when the trace is first read; at once when they are over
+        :data:`KEPT_BYTES`, so that a trace holds little until it is read)."""
+        if type(call) is RawModelCall and len(call.body) + len(call.request) > KEPT_BYTES:
+            call = chat_model_call(
+                call.body, call.request, call.duration, datetime_of(pending[1]), self.limits
+            )
+        self._keep(pending, call)
 
-    def received(self, started: float, raw: RawModelCall, at_once: bool) -> None:
-        """Keep a model call that started at ``started`` (``time.time_ns()``) and ended now as
-        ``raw``, made when the trace is first read (at once when ``at_once``).
+    def add_retrieval(self, pending: Pending, retrieval: Retrieval) -> None:
+        """Keep one retrieval that started at ``pending``."""
+        self._keep(pending, retrieval)
 
-        Writers of a raw model call mark the recorder mixed before its entry and count it in
-        ``_received`` after, so that a snapshot without the lock knows from the count alone
-        when its entries are model calls only (see :func:`raw_trace`).
-        """
-        events = self._events
-        if events is None:
-            events = self._list()
-        if len(events) < self.limits.max_events:
-            sequence = next(SEQUENCE)
-            self._mixed = True  # before the entry: a snapshot that sees it knows it is mixed
-            if at_once:
-                events.append((started, sequence, self._model(raw, started, sequence)))
+    def _keep(self, pending: Pending, event: Event | RawToolCall | RawModelCall) -> None:
+        with self._lock:
+            events = self._events
+            if events is None:
+                events = self._events = []
+                self._made = {}
+            if len(events) < self.limits.max_events:
+                events.append((pending[1], pending[0], event))
             else:
-                events.append((started, sequence, raw))
-                self._received += 1
-        else:
-            with self._locked():
                 self._dropped += 1
 
-    def _model(self, raw: RawModelCall, started: float, sequence: int) -> ModelCall:
-        return made_model(self._memo(), raw, started, sequence, self.limits)
+    def note(self, key: Any, value: Any) -> Any:
+        """Remember ``value`` under ``key`` for this recording and return what ``key`` held
+        (``None`` at first): what a route keeps across the calls of one sample, such as the
+        tool calls of a conversation it has recorded already (thread-safe)."""
+        with self._lock:
+            if self._notes is None:
+                self._notes = {}
+            previous = self._notes.get(key)
+            self._notes[key] = value
+            return previous
 
-    def _locked(self) -> threading.Lock:
-        """This recorder's lock, made on first use: most recordings never need one."""
-        if self._lock is None:
-            with _MAKING:
-                if self._lock is None:
-                    self._lock = threading.Lock()
-        return self._lock
+    def seen_by_a_route(self, pending: Pending, ended: int | None, *, tool: bool) -> bool:
+        """Whether a direct route recorded the call a report after the fact (an OpenTelemetry
+        span that started at ``pending`` and ended at ``ended``, ``time.time_ns()``) stands
+        for: a tool call (``tool``) or model call, not itself reported after the fact, that
+        started within it. When none did, the report's event (sequence ``pending[0]``) is
+        taken as one after the fact, for the next such question."""
+        kinds: tuple[type, type] = (ToolCall, RawToolCall) if tool else (ModelCall, RawModelCall)
+        start = pending[1]
+        with self._lock:
+            after = self._after
+            if after is None:
+                after = self._after = set()
+            for started, sequence, held in self._events or ():
+                if (
+                    start <= started
+                    and (ended is None or started <= ended)
+                    and sequence not in after
+                    and type(held) in kinds
+                ):
+                    return True
+            after.add(pending[0])
+        return False
 
-    def _list(self) -> list[Entry]:
-        """The list of events, made by the first one with the dict of the tool calls made
-        from them, before it (writers that read ``_events`` directly take the way through
-        here when it is ``None``)."""
-        if self._events is None:
-            with _MAKING:
-                if self._events is None:
-                    if self._made is None:
-                        self._made = {}
-                    self._events = []
-        return self._events
+    def note_unmocked(self, error: UnmockedToolCall) -> None:
+        """Remember the first call that had nothing to serve."""
+        with self._lock:
+            if self.unmocked is None:
+                self.unmocked = error
 
-    def _frozen(self, raw: RawToolCall, started: float, sequence: int) -> ToolCall:
-        made = self._memo()
-        call: ToolCall | None = made.get(sequence)
-        if call is None:
-            call = made.setdefault(sequence, freeze(raw, started, self.limits, self._redact))
-        return call
+    def _state(self) -> tuple[list[Entry], Made, int, int]:
+        """A copy of the events so far in start order, the calls made from them, the cuts
+        and the drops (read together, under the lock)."""
+        with self._lock:
+            entries = list(self._events or ())
+            made, truncated, dropped = self._made, self._truncated, self._dropped
+        entries.sort()  # by start, then sequence: never equal, the events never compared
+        return entries, made, truncated, dropped
 
-    def _memo(self) -> Made:
-        """The calls made so far by sequence, so every snapshot holds the same values (the
-        dict made on first use)."""
-        if self._made is None:
-            with _MAKING:
-                if self._made is None:
-                    self._made = {}
-        return self._made
-
-    def _settled(self) -> tuple[list[tuple[float, int, Event]], int, int]:
-        """Every event so far, the raw tool calls frozen once (in place), and the counts."""
-        with self._locked():
-            events = self._list()
-            extra = len(events) - self.limits.max_events
-            if extra > 0:
-                del events[-extra:]
-                self._dropped += extra
-            for index, (started, sequence, event) in enumerate(events):
-                if type(event) is not tuple:
-                    continue
-                self._mixed = True
-                if len(event) == 3:
-                    model = self._model(event, started, sequence)
-                    events[index] = (started, sequence, model)
-                else:
-                    frozen = self._frozen(event, started, sequence)
-                    events[index] = (started, sequence, frozen)
-                    self._truncated += frozen.truncated
-            settled: list[tuple[float, int, Event]] = list(events)  # type: ignore[arg-type]
-            return settled, self._truncated, self._dropped
+    def _made_events(self) -> tuple[list[tuple[float, int, Event]], int, int]:
+        """Every event so far in start order with its raw calls made (once each), the cuts
+        (those of the calls made here too) and the drops."""
+        entries, made, truncated, dropped = self._state()
+        events: list[tuple[float, int, Event]] = []
+        for started, sequence, event in entries:
+            if type(event) is RawToolCall:
+                event = made_tool(made, event, started, sequence, self.limits, self._redact)
+                truncated += event.truncated
+            elif type(event) is RawModelCall:
+                event = made_model(made, event, started, sequence, self.limits)
+            events.append((started, sequence, event))  # type: ignore[arg-type]
+        return events, truncated, dropped
 
     def absorb(self, other: Recorder) -> None:
         """Keep every event of ``other`` too, in their start order (an inner recording's,
         such as a watched call's inside a sample, so the sample's trace still holds them)."""
-        events, truncated, dropped = other._settled()
-        with other._locked():
+        events, truncated, dropped = other._made_events()
+        with other._lock:
             unmocked = other.unmocked
-        with self._locked():
-            mine = self._list()
+        with self._lock:
+            mine = self._events
+            if mine is None:
+                mine = self._events = []
+                self._made = {}
             room = max(0, self.limits.max_events - len(mine))
-            self._mixed = self._mixed or bool(events[:room])  # before the entries (see add)
             mine.extend(events[:room])
             self._dropped += dropped + max(0, len(events) - room)
             self._truncated += truncated
         if unmocked is not None:
             self.note_unmocked(unmocked)
 
-    def note_unmocked(self, error: UnmockedToolCall) -> None:
-        """Remember the first call that had nothing to serve."""
-        with self._locked():
-            if self.unmocked is None:
-                self.unmocked = error
-
     def snapshot(self) -> Trace | None:
         """The trace so far; ``None`` when nothing was recorded.
 
-        Without a redactor the frozen :class:`ToolCall` values are made when the trace is
-        first read (:class:`Unmade`); a trace made so is equal to one made at once, in every
-        way it can be read.
+        Without a redactor the frozen :class:`ToolCall` values (and the model calls kept as
+        bodies) are made when the trace is first read; a trace made so is equal to one made
+        at once, in every way it can be read. With one, everything is made (and redacted)
+        here.
         """
-        events = self._events
-        if not events:
-            if not self._dropped:
-                return None
-        elif self._redact is None:
-            received = self._received  # before the entries: each counted one is among them
-            entries = sorted(events)  # one step: by start, then sequence (never equal)
-            if not self._dropped and len(entries) <= self.limits.max_events:
-                # nothing dropped or to trim: made without the lock (every writer of anything
-                # but a raw tool call marks the recorder mixed before its entry, and a drop is
-                # counted only when the list is full)
-                made = self._made
-                if made is None:  # never once an event is kept (see _list)
-                    made = self._memo()
-                if not self._mixed:  # raw tool calls only: the usual trace
-                    return unmade_trace(
-                        UnmadeTools((entries, self.limits, made, self._truncated)),
-                        (),
-                        (),
-                        0,
-                        0,
-                    )
-                if not self._truncated:  # no cut counted yet: raw calls only, as a rule
-                    trace = raw_trace(entries, self.limits, made, received)
-                    if trace is not None:
-                        return trace
+        if self._events is None and not self._dropped:
+            return None
         if self._redact is not None:
             return self._snapshot_now()
-        with self._lock or self._locked():
-            events = self._events or self._list()
-            extra = len(events) - self.limits.max_events
-            if extra > 0:
-                del events[-extra:]
-                self._dropped += extra
-            entries = sorted(events)  # by start, then sequence: never equal, the rest unread
-            truncated, dropped, mixed = self._truncated, self._dropped, self._mixed
-            made = self._memo()
-        if not mixed and entries:  # raw tool calls only: the usual trace
-            unmade = UnmadeTools((entries, self.limits, made, truncated))
-            return unmade_trace(unmade, (), (), 0, dropped)
+        entries, made, truncated, dropped = self._state()
+        if not entries and not dropped:
+            return None
         tool_calls: list[Entry] = []
         model_calls: list[Entry] = []
         retrievals: list[Retrieval] = []
-        raw = raw_models = False
+        raw_tools = raw_models = False
         for entry in entries:
             kind = type(entry[2])
-            if kind is tuple:
-                if len(entry[2]) == 3:  # type: ignore[arg-type]
-                    raw_models = True
-                    model_calls.append(entry)
-                else:
-                    raw = True
-                    tool_calls.append(entry)
+            if kind is RawToolCall:
+                raw_tools = True
+                tool_calls.append(entry)
             elif kind is ToolCall:
                 tool_calls.append(entry)
+            elif kind is RawModelCall:
+                raw_models = True
+                model_calls.append(entry)
             elif kind is ModelCall:
                 model_calls.append(entry)
             else:
                 retrievals.append(entry[2])  # type: ignore[arg-type]
-        if not entries and not dropped:
-            return None
-        calls: Unmade | tuple[ToolCall, ...] = ()
-        if raw:
-            calls = UnmadeTools((tool_calls, self.limits, made, truncated))
+        tools: Unmade | tuple[ToolCall, ...] = ()
+        if raw_tools:
+            tools = UnmadeTools((tool_calls, self.limits, made, truncated))
         elif tool_calls:
-            calls = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
-        kept: UnmadeModelCalls | tuple[ModelCall, ...] = ()
+            tools = tuple([entry[2] for entry in tool_calls])  # type: ignore[misc]
+        models: UnmadeModelCalls | tuple[ModelCall, ...] = ()
         if raw_models:
-            kept = UnmadeModels((model_calls, made, self.limits))
+            models = UnmadeModels((model_calls, made, self.limits))
         elif model_calls:
-            kept = tuple([entry[2] for entry in model_calls])  # type: ignore[misc]
-        return unmade_trace(calls, kept, tuple(retrievals), truncated, dropped)
+            models = tuple([entry[2] for entry in model_calls])  # type: ignore[misc]
+        return unmade_trace(tools, models, tuple(retrievals), truncated, dropped)
 
     def _snapshot_now(self) -> Trace | None:
-        """:meth:`snapshot` with every value made at once."""
-        events, truncated, dropped = self._settled()
+        """:meth:`snapshot` with every value made (and redacted) at once."""
+        events, truncated, dropped = self._made_events()
         if not events and not dropped:
             return None
-        events.sort(key=_ORDER)
         tool_calls: list[ToolCall] = []
         model_calls: list[ModelCall] = []
         retrievals: list[Retrieval] = []

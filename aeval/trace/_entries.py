@@ -1,8 +1,8 @@
 """What a recorder keeps of each event until its trace is read, and how it is made then.
 
-A tool call is kept as a raw tuple of what the call saw (:data:`RawToolCall`, 8 items) and
-a model call as the bodies received (:data:`RawModelCall`, 3 items); the frozen values are
-made once, on first read, and every later snapshot holds the same ones.
+A tool call is kept as what the call saw (:class:`RawToolCall`) and a model call as the
+bodies received (:class:`RawModelCall`); the frozen values are made once, on first read, and
+every later snapshot holds the same ones.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._bounds import TraceLimits, bounded, flat, plain
 from ._chat import chat_model_call
@@ -21,17 +21,16 @@ from ._values import (
     ModelCall,
     Retrieval,
     ToolCall,
-    Trace,
     Unmade,
     UnmadeModelCalls,
     frozen_tool_call,
-    unmade_trace,
 )
 
 __all__ = [
     "Entry",
     "Event",
     "IMMUTABLE",
+    "KEPT_BYTES",
     "Kept",
     "Made",
     "RawModelCall",
@@ -42,12 +41,14 @@ __all__ = [
     "freeze",
     "kept_value",
     "made_model",
-    "plain_arguments",
-    "raw_trace",
+    "made_tool",
 ]
 
 IMMUTABLE = frozenset((str, int, float, bool, type(None)))
 """The types of the values a recorder keeps as they are until its trace is made."""
+KEPT_BYTES = 8192
+"""The most bytes of bodies a model call keeps until its trace is read; larger ones are
+parsed when they are recorded."""
 _fromtimestamp = datetime.fromtimestamp
 
 
@@ -64,24 +65,43 @@ class Kept:
         self.value, self.cuts = kept
 
 
-RawModelCall = tuple[bytes, bytes, "float | None"]
-"""A chat completion as received: the response's body, the request's body, and the seconds
-from request to response; :func:`made_model` parses it when the trace is first read."""
-RawToolCall = tuple[
-    str,  # name
-    "dict[str, Any] | Kept",  # arguments: a flat dict the recorder owns, or kept already
-    Any,  # result: an immutable scalar, or kept already
-    "CallError | None",
-    bool,  # mocked
-    int,  # ended, time.time_ns()
-    "datetime | None",  # ended as given
-    "datetime | None",  # started as given
-]
+class RawModelCall(NamedTuple):
+    """A chat completion as received; :func:`made_model` parses it when the trace is first
+    read."""
+
+    body: bytes
+    """The response's body."""
+    request: bytes
+    """The request's body."""
+    duration: float | None
+    """Seconds from request to response, when known."""
+
+
+class RawToolCall(NamedTuple):
+    """A tool call as recorded; :func:`freeze` makes its :class:`ToolCall` when the trace is
+    first read."""
+
+    name: str
+    arguments: dict[str, Any] | Kept
+    """A flat dict of immutable scalars the recorder owns, or the arguments kept already."""
+    result: Any
+    """An immutable scalar, or the result kept already."""
+    error: CallError | None
+    mocked: bool
+    ended: int
+    """``time.time_ns()``."""
+    ended_at: datetime | None
+    """The end as given, when it was."""
+    started_at: datetime | None
+    """The start as given, when it was."""
+
+
 Event = ToolCall | ModelCall | Retrieval
-Entry = tuple[float, int, "Event | RawToolCall | RawModelCall"]
+Entry = tuple[float, int, Event | RawToolCall | RawModelCall]
 """(started, sequence, event): the start in ``time.time_ns()`` nanoseconds, an int, or a float
 for a model call the hooks received (its start is the clock less its duration); the place
-in start order; the event, made or raw (a tuple: of 8 items a tool call, of 3 a model call)."""
+in start order; the event, made or raw. Tuples sort by start, then by sequence, which is
+never equal: the events are never compared."""
 Made = dict[int, Any]
 """The calls made from raw entries, by sequence (tool and model calls alike)."""
 
@@ -139,10 +159,8 @@ class UnmadeTools(tuple[list[Entry], TraceLimits, Made, int], Unmade):
         entries, limits, made, truncated = self
         calls: list[ToolCall] = []
         for started, sequence, event in entries:
-            if type(event) is tuple:
-                call = made.get(sequence)
-                if call is None:
-                    call = made.setdefault(sequence, freeze(event, started, limits, None))  # type: ignore[arg-type]
+            if type(event) is RawToolCall:
+                call = made_tool(made, event, started, sequence, limits, None)
                 truncated += call.truncated
                 calls.append(call)
             else:
@@ -160,11 +178,26 @@ class UnmadeModels(tuple[list[Entry], Made, TraceLimits], UnmadeModelCalls):
     def make(self) -> tuple[ModelCall, ...]:
         entries, made, limits = self
         return tuple(
-            event
-            if type(event) is ModelCall
-            else made_model(made, event, started, sequence, limits)  # type: ignore[arg-type]
+            made_model(made, event, started, sequence, limits)
+            if type(event) is RawModelCall
+            else event  # type: ignore[misc]
             for started, sequence, event in entries
         )
+
+
+def made_tool(
+    made: Made,
+    raw: RawToolCall,
+    started: float,
+    sequence: int,
+    limits: TraceLimits,
+    redact: Callable[[Any], Any] | None,
+) -> ToolCall:
+    """The tool call of ``raw``, made once: every snapshot holds the same value."""
+    call: ToolCall | None = made.get(sequence)
+    if call is None:
+        call = made.setdefault(sequence, freeze(raw, started, limits, redact))
+    return call
 
 
 def made_model(
@@ -177,42 +210,3 @@ def made_model(
         call = chat_model_call(body, request, duration, datetime_of(started), limits)
         call = made.setdefault(sequence, call)
     return call
-
-
-def plain_arguments(arguments: dict[Any, Any]) -> bool:
-    """Whether a copied mapping of arguments holds only immutable scalars under string keys:
-    kept as it is until the trace is read, when it is bounded."""
-    for key, item in arguments.items():
-        if type(key) is not str or type(item) not in IMMUTABLE:
-            return False
-    return True
-
-
-def raw_trace(entries: list[Entry], limits: TraceLimits, made: Made, received: int) -> Trace | None:
-    """The trace of ``entries`` (in start order) when every one is raw, as the calls were
-    recorded, with ``made`` where their calls are made; ``None`` when one is made already (a
-    frozen call, a retrieval), whose cuts only a locked snapshot counts right.
-
-    ``received`` is how many raw model calls the recorder counted before ``entries`` were
-    read: each is among them (the hooks count a call after its entry), so when they are as
-    many as the entries, the entries are model calls only.
-    """
-    if received == len(entries):
-        return unmade_trace((), UnmadeModels((entries, made, limits)), (), 0, 0)
-    tool_calls: list[Entry] = []
-    model_calls: list[Entry] = []
-    for entry in entries:
-        event = entry[2]
-        if type(event) is not tuple:
-            return None
-        if len(event) == 3:
-            model_calls.append(entry)
-        else:
-            tool_calls.append(entry)
-    return unmade_trace(
-        UnmadeTools((tool_calls, limits, made, 0)) if tool_calls else (),
-        UnmadeModels((model_calls, made, limits)) if model_calls else (),
-        (),
-        0,
-        0,
-    )

@@ -5,32 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from time import time_ns
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits
-from ._chat import bounded_model_fields
 from ._context import (
     CURRENT,
     EMPTY_TRACE,
     RECORDER,
-    SEQUENCE,
     Recorder,
     Tokens,
     ToolSource,
     started_at,
 )
-from ._entries import IMMUTABLE
-from ._values import (
-    Document,
-    Retrieval,
-    Trace,
-    frozen_model_call,
-)
-
-if TYPE_CHECKING:
-    pass
+from ._route import record_model
+from ._values import Document, Retrieval, Trace
 
 __all__ = [
     "activate",
@@ -90,7 +79,6 @@ class recording:
         redact: Callable[[Any], Any] | None = None,
     ) -> None:
         self._recorder = Recorder(limits=limits, tools=tools, redact=redact)
-        self._recorder._list()  # a block asked to record: its calls need not make it
         self._tokens: Tokens | None = None
 
     def __enter__(self) -> Recorder:
@@ -190,33 +178,13 @@ def record_tool_call(
         return
     if not isinstance(name, str) or not name:
         raise TypeError(f"a tool's name must be a non-empty string, got {name!r}")
-    copied: Mapping[str, Any]
-    if type(arguments) is dict:
-        copied = dict(arguments)
-        if error is None and type(result) in IMMUTABLE:
-            for key, item in copied.items():
-                if type(key) is not str or type(item) not in IMMUTABLE:
-                    break
-            else:  # plain values: the entry Recorder.tool_call would keep, without its call
-                sequence, started = next(SEQUENCE), time_ns()
-                events = recorder._events
-                if events is None:
-                    events = recorder._list()
-                if len(events) < recorder.limits.max_events:
-                    raw = (name, copied, result, None, False, time_ns(), None, None)
-                    events.append((started, sequence, raw))
-                    return
-                recorder.tool_call((sequence, started, None), name, copied, result, None, False)
-                return
-    elif arguments is None:
-        copied = {}
-    elif isinstance(arguments, Mapping):
-        copied = arguments
-    else:
+    if arguments is None:
+        arguments = {}
+    elif not isinstance(arguments, Mapping):
         raise TypeError(
             f"a tool call's arguments must be a mapping of names to values, got {arguments!r}"
         )
-    recorder.tool_call((next(SEQUENCE), time_ns(), None), name, copied, result, error, False)
+    recorder.add_tool_call(recorder.start(), name, arguments, result=result, error=error)
 
 
 def _document(item: Document | Mapping[str, Any] | str, recorder: Recorder) -> Document:
@@ -261,7 +229,9 @@ def record_retrieval(
     kept = tuple(_document(item, recorder) for item in documents)
     if query is not None:
         query, _ = recorder.keep(query if isinstance(query, str) else str(query))
-    recorder.add(pending, Retrieval(query=query, documents=kept, started=started_at(pending)))
+    recorder.add_retrieval(
+        pending, Retrieval(query=query, documents=kept, started=started_at(pending))
+    )
 
 
 def record_model_call(
@@ -283,19 +253,11 @@ def record_model_call(
         requested_tools: The tools the model asked to call.
         started: When the request was sent; now when not given.
     """
-    recorder = RECORDER.get()
-    if recorder is None:
-        return
-    pending = recorder.start(started)
-    model, tools = bounded_model_fields(model, tuple(requested_tools), recorder.limits)
-    recorder.add(
-        pending,
-        frozen_model_call(
-            model,
-            prompt_tokens,
-            completion_tokens,
-            duration,
-            tools,
-            started_at(pending),
-        ),
+    record_model(
+        model=model,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        duration=duration,
+        requested_tools=requested_tools,
+        started=started,
     )

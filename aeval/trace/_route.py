@@ -13,7 +13,7 @@ function never runs.
 Model calls: a route that records a model call as a whole (an SDK-level wrapper) marks it in
 :data:`MODEL_CALL`; the httpx hooks record nothing while it is marked.
 
-OpenTelemetry spans arrive after the fact (:meth:`~aeval.trace.Recorder.add_after`): a span
+OpenTelemetry spans arrive after the fact (:meth:`~aeval.trace.Recorder.seen_by_a_route`): a span
 that started while a route's call was open is that call, and a span whose time holds a call a
 route recorded stands for it; either way the span is dropped, so a direct route always wins.
 """
@@ -24,12 +24,11 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import datetime
-from time import time_ns
 from typing import Any, TypeVar
 
 from .._exceptions import UnmockedToolCall
 from ._chat import bounded_model_fields
-from ._context import RECORDER, SEQUENCE, Recorder, started_at
+from ._context import RECORDER, Pending, Recorder, started_at
 from ._values import frozen_model_call
 
 __all__ = [
@@ -97,9 +96,7 @@ def _equal(left: Any, right: Any) -> bool:
         return False
 
 
-def served(
-    recorder: Recorder, name: str, arguments: dict[str, Any], sequence: int, started: int
-) -> Any:
+def served(recorder: Recorder, name: str, arguments: dict[str, Any], pending: Pending) -> Any:
     """The result the recorder's tool source serves for this call, recorded as mocked.
 
     A call nothing serves is noted on the recorder (the row is an error row naming the tool,
@@ -110,12 +107,12 @@ def served(
         result = recorder.tools.serve(name, arguments)
     except UnmockedToolCall as error:
         recorder.note_unmocked(error)
-        recorder.tool_call((sequence, started, None), name, arguments, None, error, True)
+        recorder.add_tool_call(pending, name, arguments, error=error, mocked=True)
         raise
     except BaseException as exc:
-        recorder.tool_call((sequence, started, None), name, arguments, None, exc, True)
+        recorder.add_tool_call(pending, name, arguments, error=exc, mocked=True)
         raise
-    recorder.tool_call((sequence, started, None), name, arguments, result, None, True)
+    recorder.add_tool_call(pending, name, arguments, result=result, mocked=True)
     return result
 
 
@@ -157,18 +154,18 @@ def call_tool(
     outer = TOOL_CALL.get()
     if outer is not None and claimed(outer, kept):
         return live()
-    sequence, started = next(SEQUENCE), time_ns()
+    pending = recorder.start()
     if recorder.tools is not None:
-        return served(recorder, name, kept, sequence, started)  # type: ignore[no-any-return]
+        return served(recorder, name, kept, pending)  # type: ignore[no-any-return]
     token = TOOL_CALL.set(OpenCall(route, name, kept))
     try:
         result = live()
     except BaseException as exc:
-        recorder.tool_call((sequence, started, None), name, kept, None, exc, False)
+        recorder.add_tool_call(pending, name, kept, error=exc)
         raise
     finally:
         TOOL_CALL.reset(token)
-    recorder.tool_call((sequence, started, None), name, kept, result, None, False)
+    recorder.add_tool_call(pending, name, kept, result=result)
     return result
 
 
@@ -187,18 +184,18 @@ async def call_tool_async(
     outer = TOOL_CALL.get()
     if outer is not None and claimed(outer, kept):
         return await live()
-    sequence, started = next(SEQUENCE), time_ns()
+    pending = recorder.start()
     if recorder.tools is not None:
-        return served(recorder, name, kept, sequence, started)  # type: ignore[no-any-return]
+        return served(recorder, name, kept, pending)  # type: ignore[no-any-return]
     token = TOOL_CALL.set(OpenCall(route, name, kept))
     try:
         result = await live()
     except BaseException as exc:
-        recorder.tool_call((sequence, started, None), name, kept, None, exc, False)
+        recorder.add_tool_call(pending, name, kept, error=exc)
         raise
     finally:
         TOOL_CALL.reset(token)
-    recorder.tool_call((sequence, started, None), name, kept, result, None, False)
+    recorder.add_tool_call(pending, name, kept, result=result)
     return result
 
 
@@ -248,7 +245,7 @@ def record_model(
             return
     pending = recorder.start(started)
     name, tools = bounded_model_fields(model, tuple(requested_tools), recorder.limits)
-    recorder.add(
+    recorder.add_model_call(
         pending,
         frozen_model_call(
             name, prompt_tokens, completion_tokens, duration, tools, started_at(pending)

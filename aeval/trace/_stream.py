@@ -204,15 +204,11 @@ def watch_stream(
             yet.
         recorder: Where the call goes (the sample's, whatever context reads the stream).
         content: The request's body.
-        started: When the request was sent (``time.perf_counter()``); the stream's own clock
-            by default.
+        started: When the request was sent (``time.perf_counter()``); now (the response's
+            headers have arrived) when not known.
     """
     stream = response.stream
-    if started is None:
-        started = getattr(stream, "_start", None)
-        if not isinstance(started, float):
-            started = perf_counter()
-    watch = _Watch(recorder, content, started)
+    watch = _Watch(recorder, content, perf_counter() if started is None else started)
     if response.headers.get("content-encoding", "identity").lower() not in ("", "identity"):
         watch.record()
         return

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import functools
 import inspect
-import itertools
-import linecache
 from collections.abc import Callable
 from time import time_ns
 from typing import Any, TypeVar, overload
 
-from ._context import RECORDER, SEQUENCE
-from ._entries import IMMUTABLE
+from ._context import RECORDER, SEQUENCE, Pending, Recorder
 from ._route import TOOL_CALL, claimed, served
 
 __all__ = ["tool"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _BOUND_NAMES = ("self", "cls")
-_WRAPPERS = itertools.count()
+_Open = tuple[Pending, dict[str, Any]]
 
 
 class _Arguments:
@@ -32,10 +29,10 @@ class _Arguments:
         "_defaults",
         "_signature",
         "_simple",
+        "_tails",
         "_var_keyword",
         "names",
         "skip",
-        "tails",
     )
 
     def __init__(self, function: Callable[..., Any]) -> None:
@@ -55,18 +52,18 @@ class _Arguments:
         self._defaults = {
             p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty
         }
-        self.tails: dict[int, dict[str, Any]] = {}  # positional count -> defaults of the rest
+        self._tails: dict[int, dict[str, Any]] = {}  # positional count -> defaults of the rest
         for count in range(len(parameters), -1, -1) if simple else ():
             rest = parameters[count:]
             if any(p.default is inspect.Parameter.empty for p in rest):
                 break
-            self.tails[count] = {p.name: p.default for p in rest}
+            self._tails[count] = {p.name: p.default for p in rest}
         self._simple = simple
 
     def read(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """The arguments of one call by parameter name."""
         if not kwargs:
-            tail = self.tails.get(len(args))
+            tail = self._tails.get(len(args))
             if tail is not None:
                 arguments = dict(zip(self.names, args))  # noqa: B905 - strict= costs more here
                 if tail:
@@ -119,109 +116,61 @@ class _Arguments:
         return arguments
 
 
-_WRAPPER = """\
-{kind} {function_name}(*args, **kwargs):
-    recorder = RECORDER.get()
-    if recorder is None:
-        return {wait}(function(*args, **kwargs) if kwargs else function(*args))
-    sequence, started = next(SEQUENCE), time_ns()
-    count = -1 if kwargs else len(args)
-{arguments}    else:
-        arguments = read(args, kwargs)
-        for item in arguments.values():
-            if type(item) not in IMMUTABLE:
-                plain = False
-                break
-        else:
-            plain = True
-    outer = TOOL_CALL.get()
-    if outer is not None and outer.open and claimed(outer, arguments):
-        return {wait}(function(*args, **kwargs) if kwargs else function(*args))
-    if recorder.tools is not None:
-        return served(recorder, name, arguments, sequence, started)
-    try:
-        result = {wait}(function(*args, **kwargs) if kwargs else function(*args))
-    except BaseException as exc:
-        recorder.tool_call((sequence, started, None), name, arguments, None, exc, False)
-        raise
-    ended, events = time_ns(), recorder._events
-    if events is None:
-        events = recorder._list()
-    if plain and type(result) in IMMUTABLE and len(events) < recorder.limits.max_events:
-        raw = (name, arguments, result, None, False, ended, None, None)
-        events.append((started, sequence, raw))
-        return result
-    recorder.called(sequence, started, name, arguments, result, ended)
-    return result
-"""
-
-
-def _plain_calls(reader: _Arguments) -> tuple[str, dict[str, Any]]:
-    """The branches of the wrapper that read a call without keywords as a dict display, one
-    per count of positional arguments whose defaults are immutable scalars, and tell whether
-    every argument is one (``plain``); and the defaults they name."""
-    defaults: dict[str, Any] = {}
-    branches: list[str] = []
-    for count, tail in sorted(reader.tails.items()):
-        if any(type(value) not in IMMUTABLE for value in tail.values()):
-            continue
-        items: list[str] = []
-        checks: list[str] = []
-        for index, parameter in enumerate(reader.names):
-            if index == 0 and parameter == reader.skip:
-                continue
-            if index < count:
-                items.append(f"{parameter!r}: args[{index}]")
-                checks.append(f"type(args[{index}]) in IMMUTABLE")
-            else:
-                defaults[f"_default_{index}"] = tail[parameter]
-                items.append(f"{parameter!r}: _default_{index}")
-        branches.append(
-            f"    {'elif' if branches else 'if'} count == {count}:\n"
-            f"        arguments = {{{', '.join(items)}}}\n"
-            f"        plain = {' and '.join(checks) or 'True'}\n"
-        )
-    if not branches:
-        branches.append("    if False:\n        pass\n")
-    return "".join(branches), defaults
-
-
 def _wrap(function: _F, given: str | None) -> _F:
-    """The recording wrapper of ``function``, made from :data:`_WRAPPER` so that a call
-    without keywords builds its arguments as a dict display (``{"city": args[0], "days":
-    _default_1}``): ``Signature.bind``, ``zip`` or a helper call per call would cost more
-    than the rest of the recording. Any other call is read by :class:`_Arguments`."""
+    """The recording wrapper of ``function`` (a coroutine function's is one too)."""
     name = given or str(getattr(function, "__name__", type(function).__name__))
-    reader = _Arguments(function)
-    is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+    read = _Arguments(function).read
+    call: Callable[..., Any] = function
+
+    def opened(recorder: Recorder, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Open | None:
+        """The start and the arguments of a call this wrapper records; ``None`` when the
+        route above it records it already (see :func:`claimed`)."""
+        pending: Pending = (next(SEQUENCE), time_ns(), None)  # recorder.start(), inline
+        arguments = read(args, kwargs)
+        outer = TOOL_CALL.get()
+        if outer is not None and claimed(outer, arguments):
+            return None
+        return pending, arguments
+
+    if inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
         getattr(function, "__call__", None)  # noqa: B004
-    )
-    branches, defaults = _plain_calls(reader)
-    function_name = "call_async" if is_async else "call"
-    source = _WRAPPER.format(
-        kind="async def" if is_async else "def",
-        function_name=function_name,
-        wait="await " if is_async else "",
-        arguments=branches,
-    )
-    filename = f"<aeval.tool {name} {next(_WRAPPERS)}>"
-    namespace: dict[str, Any] = {
-        "RECORDER": RECORDER,
-        "SEQUENCE": SEQUENCE,
-        "IMMUTABLE": IMMUTABLE,
-        "time_ns": time_ns,
-        "served": served,
-        "claimed": claimed,
-        "TOOL_CALL": TOOL_CALL,
-        "function": function,
-        "name": name,
-        "read": reader.read,
-        **defaults,
-    }
-    exec(compile(source, filename, "exec"), namespace)
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    wrapper: _F = functools.wraps(function)(namespace[function_name])  # type: ignore[assignment]
-    return wrapper
+    ):
+
+        async def call_async(*args: Any, **kwargs: Any) -> Any:
+            recorder = RECORDER.get()
+            opening = None if recorder is None else opened(recorder, args, kwargs)
+            if recorder is None or opening is None:
+                return await call(*args, **kwargs)
+            pending, arguments = opening
+            if recorder.tools is not None:
+                return served(recorder, name, arguments, pending)
+            try:
+                result = await call(*args, **kwargs)
+            except BaseException as exc:
+                recorder.add_tool_call(pending, name, arguments, error=exc)
+                raise
+            recorder.add_tool_call(pending, name, arguments, result=result)
+            return result
+
+        return functools.wraps(function)(call_async)  # type: ignore[return-value]
+
+    def call_sync(*args: Any, **kwargs: Any) -> Any:
+        recorder = RECORDER.get()
+        opening = None if recorder is None else opened(recorder, args, kwargs)
+        if recorder is None or opening is None:
+            return call(*args, **kwargs)
+        pending, arguments = opening
+        if recorder.tools is not None:
+            return served(recorder, name, arguments, pending)
+        try:
+            result = call(*args, **kwargs)
+        except BaseException as exc:
+            recorder.add_tool_call(pending, name, arguments, error=exc)
+            raise
+        recorder.add_tool_call(pending, name, arguments, result=result)
+        return result
+
+    return functools.wraps(function)(call_sync)  # type: ignore[return-value]
 
 
 @overload

@@ -228,8 +228,57 @@ TraceEvent = ToolCall | ModelCall | Retrieval
 """One event of a trace."""
 
 
-@dataclass(frozen=True, slots=True)
-class Trace:
+class _Field:
+    """A field of :class:`Trace`, held in the slot of its name with a leading underscore.
+
+    It is a dataclass field whose default is a descriptor (the dataclass documents this), so
+    that a trace can hold its tool calls (and its count of cuts) or its model calls as an
+    :class:`Unmade` or :class:`UnmadeModelCalls` source until they are first read: every way
+    of reading a trace (the fields, equality, hashing, ``repr``, pickling,
+    ``dataclasses.replace``/``asdict``, ``to_dict``) reads through here, so a trace whose
+    calls are made late cannot be told from one made at once.
+    """
+
+    __slots__ = ("_default", "_slot")
+
+    def __init__(self, default: Any) -> None:
+        self._default = default
+        self._slot = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}"
+
+    def __get__(self, trace: Trace | None, owner: type | None = None) -> Any:
+        if trace is None:
+            return self._default
+        value = getattr(trace, self._slot)
+        if isinstance(value, _SOURCES):
+            trace._make(value)
+            value = getattr(trace, self._slot)
+        return value
+
+    def __set__(self, trace: Trace, value: Any) -> None:
+        object.__setattr__(trace, self._slot, value)
+
+
+def _field(default: Any) -> Any:
+    return _Field(default)
+
+
+class _TraceSlots:
+    """Where a :class:`Trace` keeps its fields (see :class:`_Field`)."""
+
+    __slots__ = ("_dropped", "_model_calls", "_retrievals", "_tool_calls", "_truncated")
+
+    _tool_calls: tuple[ToolCall, ...] | Unmade
+    _model_calls: tuple[ModelCall, ...] | UnmadeModelCalls
+    _retrievals: tuple[Retrieval, ...]
+    _truncated: int | Unmade
+    _dropped: int
+
+
+@dataclass(frozen=True)
+class Trace(_TraceSlots):
     """What one sample's run did: its tool calls, model calls and retrievals.
 
     Each tuple is in start order; :meth:`events` merges them, in start order too. An empty
@@ -244,16 +293,34 @@ class Trace:
         dropped: Events not kept because the trace held its most events already.
     """
 
-    tool_calls: tuple[ToolCall, ...] = ()
-    model_calls: tuple[ModelCall, ...] = ()
-    retrievals: tuple[Retrieval, ...] = ()
-    truncated: int = 0
-    dropped: int = 0
+    __slots__ = ()
+
+    tool_calls: tuple[ToolCall, ...] = _field(())
+    model_calls: tuple[ModelCall, ...] = _field(())
+    retrievals: tuple[Retrieval, ...] = _field(())
+    truncated: int = _field(0)
+    dropped: int = _field(0)
+
+    def _make(self, source: Unmade | UnmadeModelCalls) -> None:
+        """Make the calls ``source`` holds until they are first read (the same values on
+        every call, so two threads reading at once agree)."""
+        if isinstance(source, Unmade):
+            calls, truncated = source.make()
+            object.__setattr__(self, "_tool_calls", calls)
+            object.__setattr__(self, "_truncated", truncated)
+        else:
+            object.__setattr__(self, "_model_calls", source.make())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            Trace,
+            (self.tool_calls, self.model_calls, self.retrievals, self.truncated, self.dropped),
+        )
 
     def __bool__(self) -> bool:
-        if isinstance(_TOOL_CALLS.__get__(self), Unmade):
+        if isinstance(self._tool_calls, Unmade):
             return True  # a recorder leaves calls unmade only when it holds some
-        if isinstance(_MODEL_CALLS.__get__(self), UnmadeModelCalls):
+        if isinstance(self._model_calls, UnmadeModelCalls):
             return True
         return bool(self.tool_calls or self.model_calls or self.retrievals)
 
@@ -349,70 +416,7 @@ class UnmadeModelCalls:
         raise NotImplementedError
 
 
-_TOOL_CALLS = Trace.__dict__["tool_calls"]
-_MODEL_CALLS = Trace.__dict__["model_calls"]
-_TRUNCATED = Trace.__dict__["truncated"]
-
-
-class _Made:
-    """A field of :class:`Trace` that may hold an :class:`Unmade` until it is first read.
-
-    Every way of reading a trace (the fields, equality, hashing, ``repr``, pickling,
-    ``dataclasses.replace``/``asdict``, ``to_dict``) reads through this, so a trace whose
-    calls are made late cannot be told from one made at once.
-    """
-
-    __slots__ = ("_slot",)
-    _unmade: type = Unmade
-
-    def __init__(self, slot: Any) -> None:
-        self._slot = slot
-
-    def __get__(self, trace: Trace | None, owner: type | None = None) -> Any:
-        if trace is None:
-            return self
-        value = self._slot.__get__(trace)
-        if isinstance(value, self._unmade):
-            self._make(trace, value)
-            value = self._slot.__get__(trace)
-        return value
-
-    def __set__(self, trace: Trace, value: Any) -> None:
-        self._slot.__set__(trace, value)
-
-    def _make(self, trace: Trace, unmade: Any) -> None:
-        calls, truncated = unmade.make()
-        _TOOL_CALLS.__set__(trace, calls)
-        _TRUNCATED.__set__(trace, truncated)
-
-
-class _MadeModelCalls(_Made):
-    """:attr:`Trace.model_calls`, which may hold an :class:`UnmadeModelCalls` until it is
-    first read (see :class:`_Made`)."""
-
-    __slots__ = ()
-    _unmade = UnmadeModelCalls
-
-    def _make(self, trace: Trace, unmade: Any) -> None:
-        self._slot.__set__(trace, unmade.make())
-
-
-class _TraceSlots:
-    """:class:`Trace`'s slots with the same layout and nothing in the way: a trace is filled
-    here, then given its class (as ``aeval._util._slots.fast_slots_maker`` does)."""
-
-    __slots__ = Trace.__slots__
-
-    tool_calls: Any
-    model_calls: Any
-    retrievals: Any
-    truncated: Any
-    dropped: Any
-
-
-setattr(Trace, "tool_calls", _Made(_TOOL_CALLS))  # noqa: B010 - mypy reads the field's type
-setattr(Trace, "truncated", _Made(_TRUNCATED))  # noqa: B010
-setattr(Trace, "model_calls", _MadeModelCalls(_MODEL_CALLS))  # noqa: B010
+_SOURCES = (Unmade, UnmadeModelCalls)
 
 
 def unmade_trace(
@@ -425,14 +429,11 @@ def unmade_trace(
     """A :class:`Trace` whose tool calls and count of cuts (when ``tool_calls`` is an
     :class:`Unmade`; else ``truncated``) and whose model calls (when ``model_calls`` is an
     :class:`UnmadeModelCalls`) are made on first read."""
-    trace = _TraceSlots()
-    trace.tool_calls = tool_calls
-    trace.model_calls = model_calls
-    trace.retrievals = retrievals
-    trace.truncated = tool_calls if isinstance(tool_calls, Unmade) else truncated
-    trace.dropped = dropped
-    trace.__class__ = Trace  # type: ignore[assignment]
-    return trace  # type: ignore[return-value]
-
-
-unmade_trace((), (), (), 0, 0)  # a layout CPython refuses fails here, not on a hot path
+    trace = object.__new__(Trace)  # its fields filled as its __init__ would, in fewer steps
+    fill = object.__setattr__
+    fill(trace, "_tool_calls", tool_calls)
+    fill(trace, "_model_calls", model_calls)
+    fill(trace, "_retrievals", retrievals)
+    fill(trace, "_truncated", tool_calls if isinstance(tool_calls, Unmade) else truncated)
+    fill(trace, "_dropped", dropped)
+    return trace

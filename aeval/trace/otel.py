@@ -198,7 +198,7 @@ class TraceSpanProcessor:
         name, tools = bounded_model_fields(
             None if model is None else str(model), _requested_tools(attributes), recorder.limits
         )
-        recorder.add(
+        recorder.add_model_call(
             pending,
             ModelCall(
                 model=name,
