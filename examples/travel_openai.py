@@ -36,8 +36,8 @@ from aeval.integrations import openai as aeval_openai
 from aeval.strategies import (
     BudgetStrategy,
     ContainsStrategy,
-    ToolArgumentsStrategy,
     ToolCalledStrategy,
+    ToolCallsStrategy,
     ToolPolicyStrategy,
     ToolSequenceStrategy,
 )
@@ -123,7 +123,7 @@ async def main(*, stream: bool = False) -> EvaluationReport:
             ToolCalledStrategy(),
             ToolSequenceStrategy(order="in_order"),
             ToolPolicyStrategy(),
-            ToolArgumentsStrategy(),
+            ToolCallsStrategy(),  # expected-calls: each call and its arguments
             BudgetStrategy(max_tool_calls=4, max_model_calls=4, max_tokens=400),
         )
     report.print()

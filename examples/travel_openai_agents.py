@@ -41,8 +41,8 @@ from aeval.integrations import openai_agents
 from aeval.strategies import (
     BudgetStrategy,
     ContainsStrategy,
-    ToolArgumentsStrategy,
     ToolCalledStrategy,
+    ToolCallsStrategy,
     ToolPolicyStrategy,
     ToolSequenceStrategy,
 )
@@ -123,7 +123,7 @@ async def main(*, stream: bool = False) -> EvaluationReport:
             ToolCalledStrategy(),
             ToolSequenceStrategy(order="in_order"),
             ToolPolicyStrategy(),
-            ToolArgumentsStrategy(),
+            ToolCallsStrategy(),  # expected-calls: each call and its arguments
             BudgetStrategy(max_tool_calls=4, max_model_calls=4),
         )
     report.print()

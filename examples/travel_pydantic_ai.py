@@ -38,8 +38,8 @@ from aeval.integrations import pydantic_ai
 from aeval.strategies import (
     BudgetStrategy,
     ContainsStrategy,
-    ToolArgumentsStrategy,
     ToolCalledStrategy,
+    ToolCallsStrategy,
     ToolPolicyStrategy,
     ToolSequenceStrategy,
 )
@@ -117,7 +117,7 @@ async def main(*, stream: bool = False) -> EvaluationReport:
             ToolCalledStrategy(),
             ToolSequenceStrategy(order="in_order"),
             ToolPolicyStrategy(),
-            ToolArgumentsStrategy(),
+            ToolCallsStrategy(),  # expected-calls: each call and its arguments
             BudgetStrategy(max_tool_calls=4, max_model_calls=4),
         )
     report.print()

@@ -29,7 +29,6 @@ from aeval.integrations import (
 )
 from aeval.strategies import (
     ContainsStrategy,
-    ToolArgumentsStrategy,
     ToolCalledStrategy,
     ToolCallsStrategy,
     ToolPolicyStrategy,
@@ -264,7 +263,7 @@ TOOL_CHECKS = (
     ToolCalledStrategy(),
     ToolSequenceStrategy(order="in_order"),
     ToolPolicyStrategy(),
-    ToolArgumentsStrategy(),
+    ToolCallsStrategy(),  # expected-calls: each call and its arguments
 )
 CITIES = ["Mysore", "Ooty", "Coorg", "Hampi", "Madurai", "Kochi", "Pune", "Goa"]
 
