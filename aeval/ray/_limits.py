@@ -159,6 +159,7 @@ class RaySharedLimits:
         self._actor = actor
         self._key = key
         self._holder: str | None = None
+        self._observed: dict[int, Any] = {}  # lease -> its observe call, awaited by release
 
     def _holder_id(self) -> str:
         if self._holder is None:
@@ -173,7 +174,12 @@ class RaySharedLimits:
         return int(lease), bool(throttled)
 
     async def release(self, lease: int) -> None:
-        """Give the slot back."""
+        """Give the slot back, once the actor has taken in what its reply said of the quota
+        (a release that overtook that call would drop it: the actor forgets a released
+        lease)."""
+        observed = self._observed.pop(lease, None)
+        if observed is not None:
+            await observed
         await self._actor.release.remote(self._key, lease)
 
     def adjust(self, delta: float) -> None:
@@ -182,7 +188,7 @@ class RaySharedLimits:
 
     def observe(self, lease: int, quota: QuotaHeaders) -> None:
         """Pass a reply's rate-limit headers on (without waiting for the answer)."""
-        self._actor.observe.remote(self._key, lease, quota)
+        self._observed[lease] = self._actor.observe.remote(self._key, lease, quota)
 
     def hold(self, seconds: float) -> None:
         """Hold every copy for a 429's wait (without waiting for the answer)."""
