@@ -204,7 +204,7 @@ class DownloadLimits:
 
     Example:
         >>> limits = DownloadLimits(max_bytes=500 * 1024 * 1024, timeout=600)
-        >>> register_loader(HttpSampleLoader(limits), priority=1)
+        >>> register_loader(HTTPSampleLoader(limits), priority=1)
     """
 
     max_bytes: int = DEFAULT_DOWNLOAD_MAX_BYTES
