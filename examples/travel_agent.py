@@ -38,6 +38,7 @@ import orjson
 
 import aeval
 from aeval import EvaluationReport, Samples, Scorer, assert_that
+from aeval.abc import Strategy
 from aeval.strategies import (
     BudgetStrategy,
     ContainsStrategy,
@@ -287,6 +288,19 @@ async def answer(question: str) -> str:
 
 
 # --- the evaluation -------------------------------------------------------------------------
+
+
+def framework_checks(*, max_tokens: int | None = None) -> tuple[Strategy, ...]:
+    """The checks the framework examples (``travel_openai*.py``, ``travel_pydantic_ai.py``,
+    ``travel_langgraph.py``) evaluate their agents with: this agent's, but ``NotBlank``."""
+    return (
+        ContainsStrategy(case_sensitive=False),
+        ToolCalledStrategy(),
+        ToolSequenceStrategy(order="in_order"),
+        ToolPolicyStrategy(),
+        ToolCallsStrategy(),  # expected-calls: each call and its arguments
+        BudgetStrategy(max_tool_calls=4, max_model_calls=4, max_tokens=max_tokens),
+    )
 
 
 def injected_faults(report: EvaluationReport) -> list[str]:

@@ -34,18 +34,10 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.types import Command
-from travel_agent import MODEL, SYSTEM, NoLiveAPIError, travel_model
+from travel_agent import MODEL, SYSTEM, NoLiveAPIError, framework_checks, travel_model
 
 from aeval import EvaluationReport, Samples, Scorer, assert_that
 from aeval.integrations import langchain
-from aeval.strategies import (
-    BudgetStrategy,
-    ContainsStrategy,
-    ToolCalledStrategy,
-    ToolCallsStrategy,
-    ToolPolicyStrategy,
-    ToolSequenceStrategy,
-)
 from aeval.testing import OpenAICompatibleServer
 
 HERE = Path(__file__).parent
@@ -122,12 +114,7 @@ async def main(*, stream: bool = False) -> EvaluationReport:
         report = await scorer.evaluate(
             samples,
             chat,
-            ContainsStrategy(case_sensitive=False),
-            ToolCalledStrategy(),
-            ToolSequenceStrategy(order="in_order"),
-            ToolPolicyStrategy(),
-            ToolCallsStrategy(),  # expected-calls: each call and its arguments
-            BudgetStrategy(max_tool_calls=4, max_model_calls=4),
+            *framework_checks(),
         )
     report.print()
     assert_that(report).has_score_greater_than(99)
