@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 from langchain.agents import create_agent
 from langchain.agents.middleware import wrap_tool_call
 from langchain.agents.middleware.types import ToolCallRequest
@@ -81,12 +82,13 @@ async def said_error(
         return ToolMessage(content=f"error: {error}", tool_call_id=request.tool_call["id"])
 
 
-def travel_agent(base_url: str, *, stream: bool = False) -> Any:
-    """The agent, its model served at ``base_url``."""
+def travel_agent(base_url: str, http: httpx.AsyncClient, *, stream: bool = False) -> Any:
+    """The agent, its model served at ``base_url`` through ``http`` (closed by the caller)."""
     model = ChatOpenAI(
         model=MODEL,
         base_url=base_url,
         api_key="not-needed-locally",
+        http_async_client=http,
         streaming=stream,
         stream_usage=True,  # tokens of streamed replies too
     )
@@ -104,8 +106,9 @@ async def main(*, stream: bool = False) -> EvaluationReport:
     async with (
         OpenAICompatibleServer(handler=travel_model, model=MODEL) as server,
         Scorer(concurrency=8, timeout=30, tools="fixtures") as scorer,
+        httpx.AsyncClient() as http,
     ):
-        agent = travel_agent(server.base_url, stream=stream)
+        agent = travel_agent(server.base_url, http, stream=stream)
 
         async def chat(question: str) -> str:
             state = await agent.ainvoke({"messages": [{"role": "user", "content": question}]})
