@@ -13,6 +13,7 @@ from ._header import (
     header_facts,
     partial_banner,
     score_text,
+    strategy_counts,
     truncated,
 )
 from ._html_rows import CELL_LENGTH, rows_script, rows_section
@@ -209,38 +210,12 @@ def _strategy_table(report: EvaluationReport) -> list[str]:
     stats = report.strategy_statistics
     if not stats:
         return []
-    headers = [
-        "Strategy",
-        "Samples",
-        "Rows",
-        "Passed",
-        "Failed",
-        "Unscored",
-        "Skipped",
-        "Errors",
-        "Score",
-        "95% CI",
-        "Mean score",
-    ]
-    inapplicable = report.not_applicable_count > 0
-    if inapplicable:
-        headers.insert(8, "Not applicable")
+    columns, counts = strategy_counts(report)
+    headers = ["Strategy", *columns, "Score", "95% CI", "Mean score"]
     rows = [
         [
             escape(name),
-            *(
-                str(n)
-                for n in (
-                    s.moments.clusters,
-                    s.total,
-                    s.passed,
-                    s.failed,
-                    s.unscored,
-                    s.skipped,
-                    s.errors,
-                    *((s.not_applicable,) if inapplicable else ()),
-                )
-            ),
+            *counts[name],
             format_percent(s.score),
             format_interval(s.confidence_interval()),
             "—" if s.mean_score is None else format_number(s.mean_score),
