@@ -26,7 +26,7 @@ from .._compare._align import PairKey
 from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
 from .._util._numbers import format_number
-from ._comparison_terminal import scope_verdict
+from ._comparison_terminal import SCOPE_COLUMNS, scope_figures, scope_verdict
 from ._header import truncated
 from ._page import DETAILS_STYLE, filter_page_style, filter_script, html_page
 
@@ -219,18 +219,13 @@ def _grid(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 def _scopes(title: str, kind: str, scopes: Mapping[str, Comparison], margin: float) -> list[str]:
     if not scopes:
         return []
-    headers = [kind, "Samples", "Baseline", "Candidate", "Difference", "Interval", "p", "Holm p"]
+    headers = [kind, *SCOPE_COLUMNS]
     rows = []
     for name, s in scopes.items():
-        low, high = s.interval
         rows.append(
             [
                 escape(name),
-                str(s.samples),
-                f"{format_number(s.baseline_score)}%",
-                f"{format_number(s.candidate_score)}%",
-                signed(s.difference),
-                f"{signed(low)} to {signed(high)}",
+                *scope_figures(s),
                 escape(format_p(s.p_value).removeprefix("p = ")),
                 escape(format_p(s.adjusted_p_value).removeprefix("p = ")),
                 escape(scope_verdict(s, margin)),
