@@ -48,7 +48,7 @@ How this departs from upstream, deliberately:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -173,13 +173,9 @@ def _write(value: object, attributes: Iterable[str]) -> dict[str, Any]:
     return {_key(name): getattr(value, name) for name in attributes}
 
 
-def _read(
-    data: Mapping[str, Any],
-    attributes: Iterable[str],
-    read: Callable[[Mapping[str, Any], str], object] = _count,
-) -> dict[str, Any]:
-    """What :func:`_write` wrote of ``attributes`` into ``data``, by attribute."""
-    return {name: read(data, _key(name)) for name in attributes}
+def _read(data: Mapping[str, Any], attributes: Iterable[str]) -> dict[str, int]:
+    """The counts :func:`_write` wrote of ``attributes`` into ``data``, by attribute."""
+    return {name: _count(data, _key(name)) for name in attributes}
 
 
 def _sums(moments: ClusteredMean) -> dict[str, Any]:
@@ -429,7 +425,10 @@ def _rows(entries: object) -> tuple[EvaluationRow, ...]:
 def _moments(data: Mapping[str, Any] | None) -> ClusteredMean:
     if not data:
         return ClusteredMean()
-    return ClusteredMean(**_read(data, _SUMS, _number) | _read(data, _SUM_COUNTS))
+    sums: dict[str, Any] = {
+        name: (_count if name in _SUM_COUNTS else _number)(data, _key(name)) for name in _SUMS
+    }
+    return ClusteredMean(**sums)
 
 
 def _conversations(data: Any) -> dict[str, int]:
