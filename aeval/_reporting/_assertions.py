@@ -7,7 +7,8 @@ not pass: failed, unscored and error rows alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, overload
 
 from .._display import display_value
@@ -23,6 +24,16 @@ if TYPE_CHECKING:
 __all__ = ["ReportAssert", "assert_that"]
 
 _SCORE_TOLERANCE = 0.01
+_SCORE_RELATIONS: dict[str, Callable[[float, float], bool]] = {
+    "greater than": operator.gt,
+    "greater than or equal to": operator.ge,
+    "less than": operator.lt,
+}
+_RELATIONS: dict[str, Callable[[int, int], bool]] = {
+    "": operator.eq,
+    "at least ": operator.ge,
+    "at most ": operator.le,
+}
 
 
 @overload
@@ -97,33 +108,25 @@ class ReportAssert:
 
     def has_score_greater_than(self, threshold: float) -> ReportAssert:
         """The score is strictly greater than ``threshold``."""
-        score = self._report.score
-        if score <= threshold:
-            self._fail(
-                "Expected evaluation score to be greater than "
-                f"{format_percent(threshold)} but was {format_percent(score)}",
-                with_failures=True,
-            )
-        return self
+        return self._score_is("greater than", threshold, with_failures=True)
 
     def has_score_greater_than_or_equal_to(self, threshold: float) -> ReportAssert:
         """The score is at least ``threshold``."""
-        score = self._report.score
-        if score < threshold:
-            self._fail(
-                "Expected evaluation score to be greater than or equal to "
-                f"{format_percent(threshold)} but was {format_percent(score)}",
-                with_failures=True,
-            )
-        return self
+        return self._score_is("greater than or equal to", threshold, with_failures=True)
 
     def has_score_less_than(self, threshold: float) -> ReportAssert:
         """The score is strictly less than ``threshold``."""
+        return self._score_is("less than", threshold)
+
+    def _score_is(
+        self, relation: str, threshold: float, *, with_failures: bool = False
+    ) -> ReportAssert:
         score = self._report.score
-        if score >= threshold:
+        if not _SCORE_RELATIONS[relation](score, threshold):
             self._fail(
-                "Expected evaluation score to be less than "
-                f"{format_percent(threshold)} but was {format_percent(score)}"
+                f"Expected evaluation score to be {relation} "
+                f"{format_percent(threshold)} but was {format_percent(score)}",
+                with_failures=with_failures,
             )
         return self
 
@@ -209,50 +212,38 @@ class ReportAssert:
 
     def has_evaluation_count(self, expected: int) -> ReportAssert:
         """Exactly ``expected`` rows."""
-        count = self._report.evaluation_count
-        if count != expected:
-            raise AssertionError(f"Expected {expected} evaluations but found {count}")
-        return self
+        return self._count(self._report.evaluation_count, "", expected, "evaluations")
 
     def has_at_least_evaluations(self, minimum: int) -> ReportAssert:
         """At least ``minimum`` rows."""
-        count = self._report.evaluation_count
-        if count < minimum:
-            raise AssertionError(f"Expected at least {minimum} evaluations but found {count}")
-        return self
+        return self._count(self._report.evaluation_count, "at least ", minimum, "evaluations")
 
     def has_passed_count(self, expected: int) -> ReportAssert:
         """Exactly ``expected`` passed rows."""
-        count = self._report.passed_count
-        if count != expected:
-            raise AssertionError(f"Expected {expected} passed evaluations but found {count}")
-        return self
+        return self._count(self._report.passed_count, "", expected, "passed evaluations")
 
     def has_at_least_passed_evaluations(self, minimum: int) -> ReportAssert:
         """At least ``minimum`` passed rows."""
-        count = self._report.passed_count
-        if count < minimum:
-            raise AssertionError(
-                f"Expected at least {minimum} passed evaluations but found {count}"
-            )
-        return self
+        return self._count(self._report.passed_count, "at least ", minimum, "passed evaluations")
 
     def has_failed_count(self, expected: int) -> ReportAssert:
         """Exactly ``expected`` rows that did not pass (failed, unscored or error)."""
-        count = self._report.not_passed_count
-        if count != expected:
-            self._fail(
-                f"Expected {expected} failed evaluations but found {count}", with_failures=True
-            )
-        return self
+        failed = self._report.not_passed_count
+        return self._count(failed, "", expected, "failed evaluations", with_failures=True)
 
     def has_at_most_failed_evaluations(self, maximum: int) -> ReportAssert:
         """At most ``maximum`` rows that did not pass (failed, unscored or error)."""
-        count = self._report.not_passed_count
-        if count > maximum:
+        failed = self._report.not_passed_count
+        return self._count(failed, "at most ", maximum, "failed evaluations", with_failures=True)
+
+    def _count(
+        self, count: int, relation: str, bound: int, what: str, *, with_failures: bool = False
+    ) -> ReportAssert:
+        """Check ``count`` of ``what`` against ``bound``: equal to it (``relation`` empty),
+        ``"at least "`` or ``"at most "`` it."""
+        if not _RELATIONS[relation](count, bound):
             self._fail(
-                f"Expected at most {maximum} failed evaluations but found {count}",
-                with_failures=True,
+                f"Expected {relation}{bound} {what} but found {count}", with_failures=with_failures
             )
         return self
 

@@ -34,6 +34,21 @@ __all__ = [
 _PASSED = Outcome.PASSED
 _FAILED = Outcome.FAILED
 NOT_APPLICABLE = Outcome.NOT_APPLICABLE
+_STRATEGY_COUNTS = (
+    "total",
+    "passed",
+    "failed",
+    "unscored",
+    "errors",
+    "skipped",
+    "scored",
+    "not_applicable",
+)
+"""The counts a strategy's counter sums up and its statistics hold, by the same names."""
+
+
+def _fields(counter: object, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(counter, name) for name in names}
 
 
 class UsageCounter:
@@ -60,13 +75,7 @@ class UsageCounter:
             setattr(self, key, getattr(self, key) + getattr(other, key))
 
     def freeze(self) -> ModelUsage:
-        return ModelUsage(
-            retries=self.retries,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            cost=self.cost,
-            user_model_calls=self.user_model_calls,
-        )
+        return ModelUsage(**_fields(self, self.__slots__))
 
 
 class StrategyCounter:
@@ -90,31 +99,13 @@ class StrategyCounter:
         self.moments = MomentsCounter()
 
     def absorb_counts(self, other: StrategyCounter) -> None:
-        for key in (
-            "total",
-            "passed",
-            "failed",
-            "unscored",
-            "errors",
-            "skipped",
-            "scored",
-            "not_applicable",
-        ):
+        for key in _STRATEGY_COUNTS:
             setattr(self, key, getattr(self, key) + getattr(other, key))
         self.score_sum += other.score_sum
 
     def freeze(self, moments: MomentsCounter) -> StrategyStatistics:
         return StrategyStatistics(
-            total=self.total,
-            passed=self.passed,
-            failed=self.failed,
-            unscored=self.unscored,
-            errors=self.errors,
-            score_sum=self.score_sum,
-            scored=self.scored,
-            skipped=self.skipped,
-            not_applicable=self.not_applicable,
-            moments=moments.freeze(),
+            **_fields(self, _STRATEGY_COUNTS), score_sum=self.score_sum, moments=moments.freeze()
         )
 
 

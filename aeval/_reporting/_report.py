@@ -54,41 +54,9 @@ class EvaluationReport:
     A report can be built from rows directly: ``EvaluationReport(rows)``.
     """
 
-    __slots__ = (
-        "_calibration",
-        "_call_time",
-        "_calls",
-        "_conversations",
-        "_counts",
-        "_function_errors",
-        "_holds_all_rows",
-        "_judges",
-        "_moments",
-        "_repeats",
-        "_rows",
-        "_run",
-        "_samples",
-        "_strategies",
-        "_tags",
-        "_usage",
-    )
+    __slots__ = ("_parts",)
 
-    _rows: tuple[EvaluationRow, ...]
-    _counts: Mapping[Outcome, int]
-    _tags: Mapping[str, TagStatistics]
-    _strategies: Mapping[str, StrategyStatistics]
-    _function_errors: int
-    _calls: int
-    _samples: int
-    _call_time: float
-    _moments: ClusteredMean
-    _run: RunInfo
-    _holds_all_rows: bool
-    _usage: ModelUsage
-    _repeats: RepeatStatistics | None
-    _calibration: Mapping[str, Calibration]
-    _judges: Mapping[str, JudgeStatistics]
-    _conversations: Mapping[str, int]
+    _parts: ReportParts
 
     def __init__(self, rows: Iterable[EvaluationRow] = (), *, run: RunInfo | None = None) -> None:
         aggregator = RowAggregator()
@@ -119,30 +87,16 @@ class EvaluationReport:
         return report
 
     def _fill(self, parts: ReportParts) -> None:
-        self._rows = parts.rows
-        self._counts = parts.counts
-        self._tags = parts.tags
-        self._strategies = parts.strategies
-        self._function_errors = parts.function_errors
-        self._calls = parts.calls
-        self._samples = parts.samples
-        self._call_time = parts.call_time
-        self._moments = parts.moments
-        self._run = parts.run
-        self._holds_all_rows = parts.holds_all_rows
-        self._usage = parts.usage
-        self._repeats = parts.repeats
-        self._calibration = dict(parts.calibration)
-        self._judges = dict(parts.judges)
-        self._conversations = dict(parts.conversations)
+        self._parts = replace(
+            parts,
+            calibration=dict(parts.calibration),
+            judges=dict(parts.judges),
+            conversations=dict(parts.conversations),
+        )
 
     def with_run(self, run: RunInfo) -> EvaluationReport:
         """A copy of this report with another header (e.g. one read back from a file)."""
-        clone = object.__new__(EvaluationReport)
-        for name in EvaluationReport.__slots__:
-            setattr(clone, name, getattr(self, name))
-        clone._run = run
-        return clone
+        return EvaluationReport.from_parts(replace(self._parts, run=run))
 
     # -- counts and scores -------------------------------------------------------------------
 
@@ -151,10 +105,10 @@ class EvaluationReport:
         """100 × passed rows / rows, 0.0 for an empty report; with not-applicable rows, the
         mean over samples of passed / applicable rows (see the class)."""
         return rule_score(
-            self._counts[Outcome.PASSED],
+            self._parts.counts[Outcome.PASSED],
             self.evaluation_count,
-            self._counts.get(Outcome.NOT_APPLICABLE, 0),
-            self._moments,
+            self._parts.counts.get(Outcome.NOT_APPLICABLE, 0),
+            self._parts.moments,
         )
 
     def confidence_interval(self, confidence: float = 0.95) -> tuple[float, float]:
@@ -171,33 +125,33 @@ class EvaluationReport:
         Args:
             confidence: The coverage, strictly between 0 and 1.
         """
-        return percent_interval(self._moments, confidence)
+        return percent_interval(self._parts.moments, confidence)
 
     @property
     def moments(self) -> ClusteredMean:
         """The sums behind :attr:`score` and its interval (mergeable, written to JSON)."""
-        return self._moments
+        return self._parts.moments
 
     @property
     def standard_error(self) -> float | None:
         """The clustered standard error of :attr:`score` in percentage points."""
-        se = self._moments.standard_error
+        se = self._parts.moments.standard_error
         return None if se is None else 100.0 * se
 
     @property
     def evaluation_count(self) -> int:
         """The number of rows."""
-        return sum(self._counts.values())
+        return sum(self._parts.counts.values())
 
     @property
     def passed_count(self) -> int:
         """Rows that passed."""
-        return self._counts[Outcome.PASSED]
+        return self._parts.counts[Outcome.PASSED]
 
     @property
     def failed_count(self) -> int:
         """Rows a strategy failed (errors, unscored and skipped rows are counted apart)."""
-        return self._counts[Outcome.FAILED]
+        return self._parts.counts[Outcome.FAILED]
 
     @property
     def not_passed_count(self) -> int:
@@ -209,14 +163,14 @@ class EvaluationReport:
     def not_applicable_count(self) -> int:
         """Rows whose strategy's expectation the sample does not state: neither passed nor
         failed, and left out of the score."""
-        return self._counts.get(Outcome.NOT_APPLICABLE, 0)
+        return self._parts.counts.get(Outcome.NOT_APPLICABLE, 0)
 
     @property
     def inapplicable_sample_count(self) -> int:
         """Samples none of whose rows applies: left out of the score's denominator."""
         if not self.not_applicable_count:
             return 0
-        return max(0, self._samples - self._moments.clusters)
+        return max(0, self._parts.samples - self._parts.moments.clusters)
 
     @property
     def applicable_count(self) -> int:
@@ -226,67 +180,67 @@ class EvaluationReport:
     @property
     def error_count(self) -> int:
         """Error rows: a strategy raised, or the call it needed failed."""
-        return self._counts[Outcome.ERROR]
+        return self._parts.counts[Outcome.ERROR]
 
     @property
     def function_error_count(self) -> int:
         """Calls of the function under test that raised or timed out (samples × repeats)."""
-        return self._function_errors
+        return self._parts.function_errors
 
     @property
     def unscored_count(self) -> int:
         """Rows where a strategy could not reach a verdict."""
-        return self._counts[Outcome.UNSCORED]
+        return self._parts.counts[Outcome.UNSCORED]
 
     @property
     def skipped_count(self) -> int:
         """Rows whose strategy did not run because a check it depends on failed."""
-        return self._counts[Outcome.SKIPPED]
+        return self._parts.counts[Outcome.SKIPPED]
 
     @property
     def sample_count(self) -> int:
         """Distinct samples evaluated (each counted once, whatever its repeats and rows)."""
-        return self._samples
+        return self._parts.samples
 
     @property
     def call_count(self) -> int:
         """Calls of the function under test (samples × repeats run)."""
-        return self._calls
+        return self._parts.calls
 
     @property
     def counts(self) -> Mapping[Outcome, int]:
         """Rows per outcome."""
-        return dict(self._counts)
+        return dict(self._parts.counts)
 
     def score_for_tag(self, tag: str) -> float:
         """The score over the rows whose sample carries ``tag`` (0.0 when none does)."""
-        stats = self._tags.get(tag)
+        stats = self._parts.tags.get(tag)
         return stats.score if stats is not None else 0.0
 
     @property
     def tag_scores(self) -> dict[str, float]:
         """Score per tag, in order of first appearance."""
-        return {tag: stats.score for tag, stats in self._tags.items()}
+        return {tag: stats.score for tag, stats in self._parts.tags.items()}
 
     @property
     def tag_statistics(self) -> Mapping[str, TagStatistics]:
         """Row counts and intervals per tag, in order of first appearance."""
-        return dict(self._tags)
+        return dict(self._parts.tags)
 
     @property
     def strategy_scores(self) -> dict[str, float]:
         """Score (100 × passed / rows) per strategy name, in order of first appearance."""
-        return {name: stats.score for name, stats in self._strategies.items()}
+        return {name: stats.score for name, stats in self._parts.strategies.items()}
 
     @property
     def strategy_statistics(self) -> Mapping[str, StrategyStatistics]:
         """Counts, mean 0-1 score and interval per strategy."""
-        return dict(self._strategies)
+        return dict(self._parts.strategies)
 
     @property
     def usage(self) -> ModelUsage:
         """Retries, tokens and cost of the strategies' model calls, summed over every row."""
-        return self._usage
+        return self._parts.usage
 
     @property
     def conversations(self) -> Mapping[str, int]:
@@ -294,7 +248,7 @@ class EvaluationReport:
         ``goal`` and ``max-turns`` (a simulated user stopped), ``error`` and ``timeout``;
         empty without conversation samples. The user model's calls and tokens are in
         :attr:`usage`."""
-        return self._conversations
+        return self._parts.conversations
 
     @property
     def calibration(self) -> Mapping[str, Calibration]:
@@ -304,42 +258,42 @@ class EvaluationReport:
         0 and 1) in sample files, ``metadata={"label": ...}`` in Python. See
         :func:`aeval.calibrate`.
         """
-        return dict(self._calibration)
+        return dict(self._parts.calibration)
 
     @property
     def judge_statistics(self) -> Mapping[str, JudgeStatistics]:
         """Per judge strategy: parse failures, re-asks, cut-off replies and, with several
         judges, their agreement."""
-        return dict(self._judges)
+        return dict(self._parts.judges)
 
     # -- the run ------------------------------------------------------------------------------
 
     @property
     def run(self) -> RunInfo:
         """The header: start and end, settings, commit, whether the run completed."""
-        return self._run
+        return self._parts.run
 
     @property
     def complete(self) -> bool:
         """Whether the run went through every sample (``False`` for a stopped run, and for
         one with fewer samples than its source held)."""
-        expected = self._run.samples_expected
-        return self._run.complete and (expected is None or self._samples >= expected)
+        expected = self._parts.run.samples_expected
+        return self._parts.run.complete and (expected is None or self._parts.samples >= expected)
 
     @property
     def samples_expected(self) -> int | None:
         """The samples the run's source held, when it had a length."""
-        return self._run.samples_expected
+        return self._parts.run.samples_expected
 
     @property
     def started_at(self) -> float | None:
         """When the run started (a Unix timestamp), if known."""
-        return self._run.started_at
+        return self._parts.run.started_at
 
     @property
     def finished_at(self) -> float | None:
         """When the run ended (a Unix timestamp), if it did."""
-        return self._run.finished_at
+        return self._parts.run.finished_at
 
     @property
     def duration(self) -> float | None:
@@ -351,27 +305,27 @@ class EvaluationReport:
         header (``EvaluationReport(rows)``) knows no wall clock: there it is the summed time
         of the function calls, one per sample and repeat.
         """
-        run = self._run
+        run = self._parts.run
         if run.started_at is None:
-            return self._call_time
+            return self._parts.call_time
         return run.duration
 
     @property
     def warnings(self) -> tuple[str, ...]:
         """What went wrong around the evaluation (a sink that failed, …)."""
-        return self._run.warnings
+        return self._parts.run.warnings
 
     # -- repeats ------------------------------------------------------------------------------
 
     @property
     def repeat_statistics(self) -> RepeatStatistics | None:
         """pass@k, pass^k, output agreement and flaky pairs; ``None`` without repeats."""
-        return self._repeats
+        return self._parts.repeats
 
     @property
     def flaky(self) -> tuple[FlakyCase, ...]:
         """The (sample, strategy) pairs whose repeats disagree (empty without repeats)."""
-        return self._repeats.flaky if self._repeats is not None else ()
+        return self._parts.repeats.flaky if self._parts.repeats is not None else ()
 
     # -- rows ---------------------------------------------------------------------------------
 
@@ -382,26 +336,26 @@ class EvaluationReport:
         A report built with ``keep="failures"`` or ``keep="none"`` holds only those rows; the
         counts still cover every row (see :attr:`holds_all_rows`).
         """
-        return self._rows
+        return self._parts.rows
 
     @property
     def failures(self) -> list[EvaluationRow]:
         """The rows held that did not pass (not-applicable rows are not failures)."""
         return [
             row
-            for row in self._rows
+            for row in self._parts.rows
             if not row.passed and row.outcome is not Outcome.NOT_APPLICABLE
         ]
 
     @property
     def holds_all_rows(self) -> bool:
         """Whether every row is held in :attr:`evaluations` (``keep="all"``)."""
-        return self._holds_all_rows
+        return self._parts.holds_all_rows
 
     @property
     def tags(self) -> tuple[str, ...]:
         """Every tag seen, in order of first appearance."""
-        return tuple(self._tags)
+        return tuple(self._parts.tags)
 
     def __len__(self) -> int:
         return self.evaluation_count

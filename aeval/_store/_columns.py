@@ -14,7 +14,15 @@ from .._util._jsonsafe import read_count, read_list, read_number, read_text
 from ._rows import Group
 from ._values import RunSummary
 
-__all__ = ["COUNT_COLUMNS", "RUN_HEAD", "run_info", "run_summary", "stored_group", "texts"]
+__all__ = [
+    "COUNT_COLUMNS",
+    "GROUP_COLUMNS",
+    "RUN_HEAD",
+    "run_info",
+    "run_summary",
+    "stored_group",
+    "texts",
+]
 
 RUN_HEAD = (
     "seq",
@@ -47,6 +55,10 @@ COUNT_COLUMNS = (
     "ci_high",
 )
 """The summary columns of ``runs`` (``NULL`` until the run ends), in order."""
+
+GROUP_COLUMNS = "rows, passed, samples, score, ci_low, ci_high"
+"""The columns of a summary (a run's in ``runs``, a tag's or a strategy's in ``run_groups``),
+in the order :func:`stored_group` takes them."""
 
 _PERCENT = {"low": 0.0, "high": 100.0}
 

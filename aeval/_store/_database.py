@@ -23,7 +23,15 @@ from .._reporting._codec import row_from_dict
 from .._reporting._report import EvaluationReport
 from .._reporting._results import Outcome
 from .._reporting._run_info import RunInfo
-from ._columns import COUNT_COLUMNS, RUN_HEAD, run_info, run_summary, stored_group, texts
+from ._columns import (
+    COUNT_COLUMNS,
+    GROUP_COLUMNS,
+    RUN_HEAD,
+    run_info,
+    run_summary,
+    stored_group,
+    texts,
+)
 from ._labels import Label, RowLabel, check_label, check_row, insert_label, row_labels
 from ._missing import SHOWN, require_group, require_name, why_no_id, why_not_latest
 from ._refs import Ref, parse_ref
@@ -291,8 +299,8 @@ class RunDatabase:
             )
             connection.execute("DELETE FROM run_groups WHERE run = ?", (seq,))
             connection.executemany(
-                "INSERT INTO run_groups (run, kind, key, rows, passed, samples, score, ci_low, "
-                "ci_high) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO run_groups (run, kind, key, {GROUP_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (seq, kind, key, g.rows, g.passed, g.samples, g.score, *g.interval)
                     for (kind, key), g in found.groups.items()
@@ -513,7 +521,7 @@ class RunDatabase:
             require_name(connection, self.path, name, shards)
             runs = connection.execute(
                 "SELECT seq, id, started_at, complete, git_commit, git_dirty, labels, shard, "
-                "rows, passed, samples, score, ci_low, ci_high FROM runs WHERE name = ? "
+                f"{GROUP_COLUMNS} FROM runs WHERE name = ? "
                 f"AND started_at >= ? AND {_unsharded(shards)} ORDER BY started_at, seq",
                 (name, since if since is not None else float("-inf")),
             ).fetchall()
@@ -568,8 +576,7 @@ class RunDatabase:
         if group is None:
             return stored_group(*counts)
         found = connection.execute(
-            "SELECT rows, passed, samples, score, ci_low, ci_high FROM run_groups "
-            "WHERE run = ? AND kind = ? AND key = ?",
+            f"SELECT {GROUP_COLUMNS} FROM run_groups WHERE run = ? AND kind = ? AND key = ?",
             (seq, *group),
         ).fetchone()
         if found is None:

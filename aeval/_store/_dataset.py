@@ -103,11 +103,7 @@ def _description(labels: Sequence[RowLabel]) -> str | None:
 
 
 def _entry(
-    run_id: str,
-    name: str,
-    rows: Sequence[EvaluationRow],
-    labels: Sequence[RowLabel],
-    passed_by: Sequence[RowLabel] = (),
+    name: str, rows: Sequence[EvaluationRow], labels: Sequence[RowLabel], failure: dict[str, Any]
 ) -> dict[str, Any]:
     data = _json(rows[0])
     entry: dict[str, Any] = {"name": name}
@@ -127,7 +123,7 @@ def _entry(
     if description is not None:
         metadata["description"] = description
     metadata["failed_output"] = data.get("output")
-    metadata["failure"] = _failure(run_id, rows, labels, passed_by)
+    metadata["failure"] = failure
     entry["metadata"] = metadata
     return _text(entry)  # type: ignore[no-any-return]
 
@@ -184,7 +180,9 @@ def failed_samples(
     samples = []
     for index, rows in chosen.items():
         name = _unique(rows[0].name, taken)
-        entry = _entry(run_id, name, rows, notes[index], passing_labels.get(index, ()))
+        labelled = notes[index]
+        failure = _failure(run_id, rows, labelled, passing_labels.get(index, ()))
+        entry = _entry(name, rows, labelled, failure)
         samples.append(FailedSample(name, entry, tuple(rows)))
     return samples
 

@@ -14,13 +14,19 @@ SHOWN = 8
 """Most runs or names a message lists."""
 
 
-def why_not_latest(connection: sqlite3.Connection, path: Path, ref: Ref, shards: bool) -> str:
-    """Why ``latest~N`` (of a name, perhaps) matches no run."""
-    assert ref.back is not None
-    where, values = ("WHERE name = ?", [ref.name]) if ref.name is not None else ("", [])
+def _counted(connection: sqlite3.Connection, name: str | None) -> tuple[int, int]:
+    """The runs (of ``name``, or all), and how many of them are the runs of single shards."""
+    where, values = ("WHERE name = ?", [name]) if name is not None else ("", [])
     total, sharded = connection.execute(
         f"SELECT count(*), count(shard) FROM runs {where}", values
     ).fetchone()
+    return total, sharded
+
+
+def why_not_latest(connection: sqlite3.Connection, path: Path, ref: Ref, shards: bool) -> str:
+    """Why ``latest~N`` (of a name, perhaps) matches no run."""
+    assert ref.back is not None
+    total, sharded = _counted(connection, ref.name)
     counted = total if shards else total - sharded
     hidden = (
         ""
@@ -82,14 +88,12 @@ def why_no_id(connection: sqlite3.Connection, path: Path, ref: Ref) -> str:
 
 def require_name(connection: sqlite3.Connection, path: Path, name: str, shards: bool) -> None:
     """Raise :class:`RunNotFoundError` unless history has runs of ``name``."""
-    found = connection.execute(
-        "SELECT count(*), count(shard) FROM runs WHERE name = ?", (name,)
-    ).fetchone()
-    if found[0] > (0 if shards else found[1]):
+    total, sharded = _counted(connection, name)
+    if total > (0 if shards else sharded):
         return
-    if found[0]:
+    if total:
         raise RunNotFoundError(
-            f"{path} holds only the runs of single shards of {name!r} ({found[1]}), "
+            f"{path} holds only the runs of single shards of {name!r} ({sharded}), "
             "which history leaves out: merge them with `aeval merge`, which records the "
             "merged run, or include them with --shards (shards=True)",
             path=path,

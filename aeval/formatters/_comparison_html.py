@@ -26,28 +26,15 @@ from .._compare._align import PairKey
 from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
 from .._util._numbers import format_number
-from ._comparison_terminal import scope_verdict
+from ._comparison_terminal import SCOPE_COLUMNS, scope_figures, scope_verdict
 from ._header import truncated
-from ._page import (
-    BASE_STYLE,
-    DETAILS_STYLE,
-    FILTERS_STYLE,
-    HEADINGS_STYLE,
-    PRESSED_STYLE,
-    TABLE_STYLE,
-    TABLE_TAIL_STYLE,
-    filter_script,
-    html_page,
-    main_style,
-)
+from ._page import DETAILS_STYLE, filter_page_style, filter_script, html_page
 
 __all__ = ["highlight_difference", "render_html"]
 
-_STYLE = (
-    BASE_STYLE
-    + main_style("90rem")
-    + HEADINGS_STYLE
-    + ".verdict { display: inline-block; padding: 0.1rem 0.8rem; border-radius: 1rem; "
+_STYLE = filter_page_style(
+    "90rem",
+    head=".verdict { display: inline-block; padding: 0.1rem 0.8rem; border-radius: 1rem; "
     + """color: #ffffff;
   font-weight: 600; }
 .better { background: #1a7f37; }
@@ -57,26 +44,23 @@ _STYLE = (
   border-left-width: 0.5rem; background: #fff8c5; color: #4d2d00; font-weight: 600; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1rem; }
 """
-    + DETAILS_STYLE
-    + TABLE_STYLE
-    + """#pairs { width: 100%; table-layout: fixed; }
+    + DETAILS_STYLE,
+    table="""#pairs { width: 100%; table-layout: fixed; }
 th, td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left;
   vertical-align: top; overflow-wrap: anywhere; }
-"""
-    + TABLE_TAIL_STYLE
-    + """pre { margin: 0.25rem 0; padding: 0.5rem; background: #f6f8fa; white-space: pre-wrap;
+""",
+    cells="""pre { margin: 0.25rem 0; padding: 0.5rem; background: #f6f8fa; white-space: pre-wrap;
   overflow-wrap: anywhere; }
 del { background: #ffd7d5; text-decoration: line-through; }
 ins { background: #ccffd8; text-decoration: none; }
 .outcome { font-weight: 600; }
 .note { color: #57606a; }
-"""
-    + FILTERS_STYLE
-    + """.filters button { padding: 0.2rem 0.6rem; border: 1px solid #d0d7de; border-radius: 0.4rem;
+""",
+    buttons=".filters button { padding: 0.2rem 0.6rem; border: 1px solid #d0d7de; "
+    + """border-radius: 0.4rem;
   background: #f6f8fa; color: inherit; font: inherit; cursor: pointer; }
-"""
-    + PRESSED_STYLE
-    + ".filters p { margin: 0; }\n"
+""",
+    rest=".filters p { margin: 0; }\n",
 )
 
 _SCRIPT = filter_script(
@@ -235,18 +219,13 @@ def _grid(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 def _scopes(title: str, kind: str, scopes: Mapping[str, Comparison], margin: float) -> list[str]:
     if not scopes:
         return []
-    headers = [kind, "Samples", "Baseline", "Candidate", "Difference", "Interval", "p", "Holm p"]
+    headers = [kind, *SCOPE_COLUMNS]
     rows = []
     for name, s in scopes.items():
-        low, high = s.interval
         rows.append(
             [
                 escape(name),
-                str(s.samples),
-                f"{format_number(s.baseline_score)}%",
-                f"{format_number(s.candidate_score)}%",
-                signed(s.difference),
-                f"{signed(low)} to {signed(high)}",
+                *scope_figures(s),
                 escape(format_p(s.p_value).removeprefix("p = ")),
                 escape(format_p(s.adjusted_p_value).removeprefix("p = ")),
                 escape(scope_verdict(s, margin)),

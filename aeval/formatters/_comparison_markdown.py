@@ -12,7 +12,7 @@ from .._compare._align import PairKey
 from .._compare._comparison import ChangedPair, Comparison, format_p, signed
 from .._display import display_value
 from .._util._numbers import format_number, truncate
-from ._comparison_terminal import scope_verdict
+from ._comparison_terminal import SCOPE_COLUMNS, scope_figures, scope_verdict
 from ._escape import markdown_inline, markdown_row
 
 __all__ = ["render_markdown"]
@@ -73,29 +73,14 @@ def _scopes(title: str, kind: str, scopes: Mapping[str, Comparison], margin: flo
     lines = [
         f"## {title}",
         "",
-        markdown_row(
-            kind,
-            "Samples",
-            "Baseline",
-            "Candidate",
-            "Difference",
-            "Interval",
-            "p",
-            "Holm p",
-            "Verdict",
-        ),
+        markdown_row(kind, *SCOPE_COLUMNS, "Verdict"),
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, s in scopes.items():
-        low, high = s.interval
         lines.append(
             markdown_row(
                 markdown_inline(name),
-                str(s.samples),
-                f"{format_number(s.baseline_score)}%",
-                f"{format_number(s.candidate_score)}%",
-                signed(s.difference),
-                f"{signed(low)} to {signed(high)}",
+                *scope_figures(s),
                 format_p(s.p_value).removeprefix("p = ").removeprefix("p "),
                 format_p(s.adjusted_p_value).removeprefix("p = ").removeprefix("p "),
                 scope_verdict(s, margin),

@@ -15,7 +15,7 @@ from .._display import display_value
 from .._util._numbers import format_number, truncate
 from ._terminal import plain, print_line, print_table, terminal_console
 
-__all__ = ["print_comparison", "scope_verdict", "text_of"]
+__all__ = ["SCOPE_COLUMNS", "print_comparison", "scope_figures", "scope_verdict", "text_of"]
 
 _PAIRS_SHOWN = 20
 _OUTPUT_LENGTH = 80
@@ -26,6 +26,24 @@ def _percent_with(score: float, interval: tuple[float, float], confidence: float
     low, high = interval
     level = f"{confidence * 100:g}% CI"
     return f"{format_number(score)}% ({level} {format_number(low)}–{format_number(high)})"
+
+
+SCOPE_COLUMNS = ("Samples", "Baseline", "Candidate", "Difference", "Interval", "p", "Holm p")
+"""The columns of the Markdown and HTML tables per tag and strategy, between the name and the
+verdict."""
+
+
+def scope_figures(comparison: Comparison) -> list[str]:
+    """The samples, the two scores, the difference and its interval of a tag or strategy, as
+    the first five :data:`SCOPE_COLUMNS` show them."""
+    low, high = comparison.interval
+    return [
+        str(comparison.samples),
+        f"{format_number(comparison.baseline_score)}%",
+        f"{format_number(comparison.candidate_score)}%",
+        signed(comparison.difference),
+        f"{signed(low)} to {signed(high)}",
+    ]
 
 
 def scope_verdict(comparison: Comparison, margin: float) -> str:

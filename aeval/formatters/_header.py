@@ -29,6 +29,7 @@ __all__ = [
     "parameters_text",
     "partial_banner",
     "score_text",
+    "strategy_counts",
     "truncated",
 ]
 
@@ -123,6 +124,42 @@ def not_applicable_text(report: EvaluationReport) -> str:
     if samples:
         text += f" ({samples} {'sample has' if samples == 1 else 'samples have'} no applicable row)"
     return text
+
+
+def strategy_counts(
+    report: EvaluationReport,
+) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The count columns of the table per strategy (``Samples`` to ``Errors``, then ``Not
+    applicable`` when some row is), and each strategy's counts in them, as text."""
+    columns: tuple[str, ...] = (
+        "Samples",
+        "Rows",
+        "Passed",
+        "Failed",
+        "Unscored",
+        "Skipped",
+        "Errors",
+    )
+    inapplicable = report.not_applicable_count > 0
+    if inapplicable:
+        columns = (*columns, "Not applicable")
+    counts = {
+        name: tuple(
+            str(n)
+            for n in (
+                s.moments.clusters,
+                s.total,
+                s.passed,
+                s.failed,
+                s.unscored,
+                s.skipped,
+                s.errors,
+                *((s.not_applicable,) if inapplicable else ()),
+            )
+        )
+        for name, s in report.strategy_statistics.items()
+    }
+    return columns, counts
 
 
 def outcome_text(row: EvaluationRow) -> str:

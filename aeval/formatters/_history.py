@@ -97,15 +97,23 @@ def commit_text(commit: str | None, dirty: bool | None) -> str:
     return commit[:10] + ("*" if dirty else "")
 
 
+def _scored(run: HistoryPoint | RunSummary) -> dict[str, Any]:
+    """The score of a run (or of its rows of a tag or strategy), its interval, and the rows it
+    is over."""
+    return {
+        "score": run.score,
+        "ci_low": run.interval[0],
+        "ci_high": run.interval[1],
+        "rows": run.rows,
+        "passed": run.passed,
+    }
+
+
 def _point(point: HistoryPoint) -> dict[str, Any]:
     return {
         "run_id": point.run_id,
         "started_at": _iso(point.started_at),
-        "score": point.score,
-        "ci_low": point.interval[0],
-        "ci_high": point.interval[1],
-        "rows": point.rows,
-        "passed": point.passed,
+        **_scored(point),
         "samples": point.samples,
         "complete": point.complete,
         "git_commit": point.git_commit,
@@ -137,11 +145,7 @@ def runs_json(runs: Sequence[RunSummary]) -> str:
             "started_at": _iso(run.started_at),
             "finished_at": _iso(run.finished_at),
             "complete": run.complete,
-            "score": run.score,
-            "ci_low": run.interval[0],
-            "ci_high": run.interval[1],
-            "rows": run.rows,
-            "passed": run.passed,
+            **_scored(run),
             "failed": run.failed,
             "unscored": run.unscored,
             "errors": run.errors,

@@ -13,20 +13,11 @@ from ._header import (
     header_facts,
     partial_banner,
     score_text,
+    strategy_counts,
     truncated,
 )
 from ._html_rows import CELL_LENGTH, rows_script, rows_section
-from ._page import (
-    BASE_STYLE,
-    DETAILS_STYLE,
-    FILTERS_STYLE,
-    HEADINGS_STYLE,
-    PRESSED_STYLE,
-    TABLE_STYLE,
-    TABLE_TAIL_STYLE,
-    html_page,
-    main_style,
-)
+from ._page import DETAILS_STYLE, filter_page_style, html_page
 from ._transcript_view import transcript_of
 
 if TYPE_CHECKING:
@@ -38,11 +29,9 @@ __all__ = ["render_report"]
 _NUM = ' class="num"'
 _WARNING = ' class="warning"'
 
-_STYLE = (
-    BASE_STYLE
-    + main_style("80rem")
-    + HEADINGS_STYLE
-    + """h3 { margin-top: 1.25rem; font-size: 1.05rem; }
+_STYLE = filter_page_style(
+    "80rem",
+    head="""h3 { margin-top: 1.25rem; font-size: 1.05rem; }
 .banner { margin: 0 0 1rem; padding: 0.75rem 1rem; border: 2px solid #9a6700;
   border-left-width: 0.5rem; background: #fff8c5; color: #4d2d00; font-weight: 600; }
 .score { margin: 0; font-size: 1.1rem; }
@@ -52,16 +41,14 @@ _STYLE = (
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1rem; }
 .facts dd.warning { color: #9a6700; font-weight: 600; }
 .note, .muted { color: #57606a; }
-"""
-    + TABLE_STYLE
-    + """#rows { width: 100%; }
+""",
+    table="""#rows { width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left;
   vertical-align: top; overflow-wrap: break-word; }
 td.text { overflow-wrap: anywhere; }
 td.details { min-width: 18rem; }
-"""
-    + TABLE_TAIL_STYLE
-    + """.badge { display: inline-block; padding: 0 0.5rem; border-radius: 1rem; color: #ffffff;
+""",
+    cells=""".badge { display: inline-block; padding: 0 0.5rem; border-radius: 1rem; color: #ffffff;
   font-size: 0.85rem; font-weight: 600; text-transform: uppercase; white-space: nowrap; }
 .passed { background: #1a7f37; }
 .failed { background: #b42318; }
@@ -71,21 +58,19 @@ td.details { min-width: 18rem; }
 .not_applicable { background: #8c959f; }
 .flag { display: inline-block; margin-left: 0.25rem; padding: 0 0.4rem; border: 1px solid #9a6700;
   border-radius: 1rem; color: #7a4d00; font-size: 0.8rem; }
-"""
-    + FILTERS_STYLE
-    + """.pages { display: flex; align-items: center; gap: 0.75rem; margin-top: 0.75rem; }
+""",
+    buttons=""".pages { display: flex; align-items: center; gap: 0.75rem; margin-top: 0.75rem; }
 .filters button, .pages button { padding: 0.2rem 0.6rem; border: 1px solid #d0d7de;
   border-radius: 0.4rem; background: #f6f8fa; color: inherit; font: inherit; cursor: pointer; }
-"""
-    + PRESSED_STYLE
-    + """.pages button:disabled { opacity: 0.5; cursor: default; }
+""",
+    rest=""".pages button:disabled { opacity: 0.5; cursor: default; }
 .filters input { padding: 0.2rem 0.4rem; font: inherit; min-width: 16rem; }
 .filters p { margin: 0; }
 pre { margin: 0.25rem 0 0.5rem; padding: 0.5rem; background: #f6f8fa; white-space: pre-wrap;
   overflow-wrap: anywhere; }
 summary { cursor: pointer; color: #0550ae; }
 """
-    + DETAILS_STYLE
+    + DETAILS_STYLE,
 )
 
 
@@ -209,38 +194,12 @@ def _strategy_table(report: EvaluationReport) -> list[str]:
     stats = report.strategy_statistics
     if not stats:
         return []
-    headers = [
-        "Strategy",
-        "Samples",
-        "Rows",
-        "Passed",
-        "Failed",
-        "Unscored",
-        "Skipped",
-        "Errors",
-        "Score",
-        "95% CI",
-        "Mean score",
-    ]
-    inapplicable = report.not_applicable_count > 0
-    if inapplicable:
-        headers.insert(8, "Not applicable")
+    columns, counts = strategy_counts(report)
+    headers = ["Strategy", *columns, "Score", "95% CI", "Mean score"]
     rows = [
         [
             escape(name),
-            *(
-                str(n)
-                for n in (
-                    s.moments.clusters,
-                    s.total,
-                    s.passed,
-                    s.failed,
-                    s.unscored,
-                    s.skipped,
-                    s.errors,
-                    *((s.not_applicable,) if inapplicable else ()),
-                )
-            ),
+            *counts[name],
             format_percent(s.score),
             format_interval(s.confidence_interval()),
             "—" if s.mean_score is None else format_number(s.mean_score),

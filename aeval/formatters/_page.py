@@ -22,6 +22,7 @@ __all__ = [
     "PRESSED_STYLE",
     "TABLE_STYLE",
     "TABLE_TAIL_STYLE",
+    "filter_page_style",
     "filter_script",
     "html_page",
     "main_style",
@@ -79,6 +80,36 @@ _SCRIPT_END = """  form.addEventListener("submit", (event) => event.preventDefau
 def main_style(width: str) -> str:
     """The rule of the ``<main>`` element, ``width`` wide at most (``"80rem"``)."""
     return f"main {{ max-width: {width}; margin: 0 auto; padding: 1.5rem; }}\n"
+
+
+def filter_page_style(
+    width: str, *, head: str, table: str, cells: str, buttons: str, rest: str
+) -> str:
+    """The style of a page of facts over a table its filter buttons narrow (the report, the
+    comparison): the shared rules in their order, each with the page's own rules after it.
+
+    Args:
+        width: The width of ``<main>`` (see :func:`main_style`).
+        head: Rules after the headings' (the banner, the facts).
+        table: Rules after the table's (the table's width, its cells' borders).
+        cells: Rules after the header and number cells' (what the cells hold).
+        buttons: Rules after the filter bar's (its buttons).
+        rest: Rules after the pressed button's.
+    """
+    return (
+        BASE_STYLE
+        + main_style(width)
+        + HEADINGS_STYLE
+        + head
+        + TABLE_STYLE
+        + table
+        + TABLE_TAIL_STYLE
+        + cells
+        + FILTERS_STYLE
+        + buttons
+        + PRESSED_STYLE
+        + rest
+    )
 
 
 def filter_script(body: str) -> str:

@@ -63,6 +63,14 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def _cut(values: int) -> str:
+    return f"{_plural(values, 'value')} cut when recorded"
+
+
+def _seconds(duration: float | None) -> list[str]:
+    return [] if duration is None else [f"{duration:.3f} s"]
+
+
 def trace_summary(trace: Trace) -> str:
     """``2 tool calls · 1 model call · 120 tokens``, and what was cut or dropped; a model
     call without token counts (a stream that did not ask for usage) is said, never counted
@@ -83,7 +91,7 @@ def trace_summary(trace: Trace) -> str:
     if trace.retrievals:
         parts.append(_plural(len(trace.retrievals), "retrieval"))
     if trace.truncated:
-        parts.append(f"{_plural(trace.truncated, 'value')} cut when recorded")
+        parts.append(_cut(trace.truncated))
     if trace.dropped:
         parts.append(f"{_plural(trace.dropped, 'more event')} not kept")
     return " · ".join(parts)
@@ -93,8 +101,7 @@ def _model_title(call: ModelCall) -> str:
     parts = [f"model {call.model or 'unknown'}"]
     if call.prompt_tokens is not None or call.completion_tokens is not None:
         parts.append(_plural(call.total_tokens, "token"))
-    if call.duration is not None:
-        parts.append(f"{call.duration:.3f} s")
+    parts += _seconds(call.duration)
     if call.requested_tools:
         parts.append(f"asked for {', '.join(call.requested_tools)}")
     return " · ".join(parts)
@@ -104,10 +111,9 @@ def _tool_title(call: ToolCall) -> str:
     parts = [f"tool {call.name}"]
     if call.mocked:
         parts.append("mocked")
-    if call.duration is not None:
-        parts.append(f"{call.duration:.3f} s")
+    parts += _seconds(call.duration)
     if call.truncated:
-        parts.append(f"{_plural(call.truncated, 'value')} cut when recorded")
+        parts.append(_cut(call.truncated))
     return " · ".join(parts)
 
 

@@ -48,7 +48,7 @@ How this departs from upstream, deliberately:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -132,27 +132,59 @@ def _interval(moments: ClusteredMean) -> dict[str, Any]:
     }
 
 
+def _count(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    if key not in data and default is not None:
+        return default
+    return read_count(data[key], key)
+
+
+def _number(data: Mapping[str, Any], key: str) -> float:
+    return read_number(data[key], key)
+
+
+_SUMS = ("rows", "total", "clusters", "cluster_sq", "cluster_cross", "cluster_size_sq")
+_SUM_COUNTS = ("rows", "clusters")
+_STRATEGY_COUNTS = ("passed", "failed", "unscored", "skipped")
+_CONFUSION = ("true_pass", "true_fail", "false_pass", "false_fail", "unjudged")
+_JUDGE_COUNTS = (
+    "verdicts",
+    "unreadable",
+    "reasked",
+    "unscored",
+    "errors",
+    "cut_off",
+    "salvaged",
+    "voted",
+    "agreed",
+)
+_JUDGE_RATES = ("parse_failure_rate", "reask_rate")
+_TOKENS = ("retries", "prompt_tokens", "completion_tokens")
+_SCALE_FACTS = ("shard", "config_digest", "dataset_digest", "dataset_samples", "executor", "tools")
+
+
+def _key(attribute: str) -> str:
+    """The key of an attribute: its name in camel case (``cut_off`` is ``cutOff``)."""
+    head, *rest = attribute.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def _write(value: object, attributes: Iterable[str]) -> dict[str, Any]:
+    """The ``attributes`` of ``value`` under their keys, in order."""
+    return {_key(name): getattr(value, name) for name in attributes}
+
+
+def _read(data: Mapping[str, Any], attributes: Iterable[str]) -> dict[str, int]:
+    """The counts :func:`_write` wrote of ``attributes`` into ``data``, by attribute."""
+    return {name: _count(data, _key(name)) for name in attributes}
+
+
 def _sums(moments: ClusteredMean) -> dict[str, Any]:
-    return {
-        "rows": moments.rows,
-        "total": moments.total,
-        "clusters": moments.clusters,
-        "clusterSq": moments.cluster_sq,
-        "clusterCross": moments.cluster_cross,
-        "clusterSizeSq": moments.cluster_size_sq,
-    }
+    return _write(moments, _SUMS)
 
 
 def _scale_facts(run: RunInfo) -> dict[str, Any]:
     """The shard, the digests, the executor and the tools' source, when the run has them."""
-    facts = {
-        "shard": run.shard,
-        "configDigest": run.config_digest,
-        "datasetDigest": run.dataset_digest,
-        "datasetSamples": run.dataset_samples,
-        "executor": run.executor,
-        "tools": run.tools,
-    }
+    facts = _write(run, _SCALE_FACTS)
     return {key: value for key, value in facts.items() if value is not None}
 
 
@@ -220,10 +252,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
             "strategies": {
                 name: {
                     "rows": s.total,
-                    "passed": s.passed,
-                    "failed": s.failed,
-                    "unscored": s.unscored,
-                    "skipped": s.skipped,
+                    **_write(s, _STRATEGY_COUNTS),
                     **_inapplicable(s.not_applicable, shown),
                     "errors": s.errors,
                     "score": _rounded(s.score),
@@ -235,12 +264,7 @@ def report_to_dict(report: EvaluationReport) -> dict[str, Any]:
                 }
                 for name, s in report.strategy_statistics.items()
             },
-            "usage": {
-                "retries": report.usage.retries,
-                "promptTokens": report.usage.prompt_tokens,
-                "completionTokens": report.usage.completion_tokens,
-                "cost": report.usage.cost,
-            },
+            "usage": {**_write(report.usage, _TOKENS), "cost": report.usage.cost},
         }
     )
     if report.usage.user_model_calls:
@@ -282,11 +306,7 @@ def calibration_data(calibration: Calibration) -> dict[str, Any]:
     stats = calibration.statistics
     interval = calibration.kappa_interval()
     return {
-        "truePass": calibration.true_pass,
-        "trueFail": calibration.true_fail,
-        "falsePass": calibration.false_pass,
-        "falseFail": calibration.false_fail,
-        "unjudged": calibration.unjudged,
+        **_write(calibration, _CONFUSION),
         "invalidLabels": calibration.invalid_labels,
         "rows": calibration.rows,
         "accuracy": calibration.accuracy,
@@ -316,27 +336,11 @@ def calibration_data(calibration: Calibration) -> dict[str, Any]:
 
 def _judges(statistics: JudgeStatistics) -> dict[str, Any]:
     return {
-        "parseFailureRate": statistics.parse_failure_rate,
-        "reaskRate": statistics.reask_rate,
+        **_write(statistics, _JUDGE_RATES),
         "agreement": statistics.agreement,
-        "decided": statistics.decided,
-        "agreementSum": statistics.agreement_sum,
-        "unanimous": statistics.unanimous,
+        **_write(statistics, ("decided", "agreement_sum", "unanimous")),
         "judges": {
-            name: {
-                "verdicts": c.verdicts,
-                "unreadable": c.unreadable,
-                "reasked": c.reasked,
-                "unscored": c.unscored,
-                "errors": c.errors,
-                "cutOff": c.cut_off,
-                "salvaged": c.salvaged,
-                "voted": c.voted,
-                "agreed": c.agreed,
-                "parseFailureRate": c.parse_failure_rate,
-                "reaskRate": c.reask_rate,
-            }
-            for name, c in statistics.judges.items()
+            name: _write(c, _JUDGE_COUNTS + _JUDGE_RATES) for name, c in statistics.judges.items()
         },
     }
 
@@ -346,11 +350,7 @@ def _read_calibration(name: str, data: Mapping[str, Any]) -> Calibration:
 
     return Calibration(
         name,
-        true_pass=_count(data, "truePass"),
-        true_fail=_count(data, "trueFail"),
-        false_pass=_count(data, "falsePass"),
-        false_fail=_count(data, "falseFail"),
-        unjudged=_count(data, "unjudged"),
+        **_read(data, _CONFUSION),
         invalid_labels=_count(data, "invalidLabels", 0),
         disagreements=tuple(
             Disagreement(
@@ -370,20 +370,7 @@ def _read_judges(data: Mapping[str, Any]) -> JudgeStatistics:
     from .._reporting._judging import JudgeCounts, JudgeStatistics
 
     return JudgeStatistics(
-        judges={
-            name: JudgeCounts(
-                verdicts=_count(c, "verdicts"),
-                unreadable=_count(c, "unreadable"),
-                reasked=_count(c, "reasked"),
-                unscored=_count(c, "unscored"),
-                errors=_count(c, "errors"),
-                cut_off=_count(c, "cutOff"),
-                salvaged=_count(c, "salvaged"),
-                voted=_count(c, "voted"),
-                agreed=_count(c, "agreed"),
-            )
-            for name, c in data["judges"].items()
-        },
+        judges={name: JudgeCounts(**_read(c, _JUDGE_COUNTS)) for name, c in data["judges"].items()},
         decided=_count(data, "decided"),
         agreement_sum=_number(data, "agreementSum"),
         unanimous=_count(data, "unanimous"),
@@ -395,12 +382,6 @@ def _inapplicable(count: int, shown: bool) -> dict[str, int]:
     return {"notApplicable": count} if shown else {}
 
 
-def _count(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
-    if key not in data and default is not None:
-        return default
-    return read_count(data[key], key)
-
-
 def _renamed_count(data: Mapping[str, Any], key: str, older: str) -> int:
     """A count written under ``key`` and its upstream name ``older``; either may be alone."""
     if key not in data:
@@ -409,10 +390,6 @@ def _renamed_count(data: Mapping[str, Any], key: str, older: str) -> int:
     if older in data and _count(data, older) != value:
         raise ValueError(f"fields {key!r} and {older!r} disagree: {value} and {data[older]!r}")
     return value
-
-
-def _number(data: Mapping[str, Any], key: str) -> float:
-    return read_number(data[key], key)
 
 
 def _flag(data: Mapping[str, Any], key: str) -> bool:
@@ -448,14 +425,10 @@ def _rows(entries: object) -> tuple[EvaluationRow, ...]:
 def _moments(data: Mapping[str, Any] | None) -> ClusteredMean:
     if not data:
         return ClusteredMean()
-    return ClusteredMean(
-        rows=_count(data, "rows"),
-        total=_number(data, "total"),
-        clusters=_count(data, "clusters"),
-        cluster_sq=_number(data, "clusterSq"),
-        cluster_cross=_number(data, "clusterCross"),
-        cluster_size_sq=_number(data, "clusterSizeSq"),
-    )
+    sums: dict[str, Any] = {
+        name: (_count if name in _SUM_COUNTS else _number)(data, _key(name)) for name in _SUMS
+    }
+    return ClusteredMean(**sums)
 
 
 def _conversations(data: Any) -> dict[str, int]:
@@ -504,12 +477,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 "aeval_version": run_data.get("aevalVersion"),
                 "git_commit": run_data.get("gitCommit"),
                 "warnings": run_data.get("warnings") or (),
-                "shard": run_data.get("shard"),
-                "config_digest": run_data.get("configDigest"),
-                "dataset_digest": run_data.get("datasetDigest"),
-                "dataset_samples": run_data.get("datasetSamples"),
-                "executor": run_data.get("executor"),
-                "tools": run_data.get("tools"),
+                **{name: run_data.get(_key(name)) for name in _SCALE_FACTS},
                 "gate": data.get("gate"),
             }
         )
@@ -533,13 +501,10 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
         strategies = {
             name: StrategyStatistics(
                 total=_count(s, "rows"),
-                passed=_count(s, "passed"),
-                failed=_count(s, "failed"),
-                unscored=_count(s, "unscored"),
+                **_read(s, _STRATEGY_COUNTS),
                 errors=_count(s, "errors"),
                 score_sum=_number(s, "scoreSum"),
                 scored=_count(s, "scored"),
-                skipped=_count(s, "skipped"),
                 moments=_moments(s["clusterSums"]),
                 not_applicable=_count(s, "notApplicable", 0),
             )
@@ -581,9 +546,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 run=run,
                 holds_all_rows=_flag(data, "holdsAllRows"),
                 usage=ModelUsage(
-                    retries=_count(usage, "retries"),
-                    prompt_tokens=_count(usage, "promptTokens"),
-                    completion_tokens=_count(usage, "completionTokens"),
+                    **_read(usage, _TOKENS),
                     cost=read_number(usage["cost"], "cost", low=0.0),
                     user_model_calls=_count(usage, "userModelCalls", 0),
                 ),

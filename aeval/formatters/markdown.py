@@ -73,6 +73,7 @@ from ._header import (
     parameters_text,
     partial_banner,
     score_text,
+    strategy_counts,
     truncated,
 )
 
@@ -190,18 +191,7 @@ def _run_section(report: EvaluationReport) -> list[str]:
 
 
 def _strategy_section(report: EvaluationReport) -> list[str]:
-    columns: tuple[str, ...] = (
-        "Samples",
-        "Rows",
-        "Passed",
-        "Failed",
-        "Unscored",
-        "Skipped",
-        "Errors",
-    )
-    inapplicable = report.not_applicable_count > 0
-    if inapplicable:
-        columns = (*columns, "Not applicable")
+    columns, counts = strategy_counts(report)
     lines = [
         "## Score per strategy",
         "",
@@ -209,22 +199,12 @@ def _strategy_section(report: EvaluationReport) -> list[str]:
         markdown_row("---", *("---:" for _ in range(len(columns) + 2))),
     ]
     for name, stats in report.strategy_statistics.items():
-        counts = (
-            stats.moments.clusters,
-            stats.total,
-            stats.passed,
-            stats.failed,
-            stats.unscored,
-            stats.skipped,
-            stats.errors,
-            *((stats.not_applicable,) if inapplicable else ()),
-        )
         lines.append(
             markdown_row(
                 _inline(name),
                 format_percent(stats.score),
                 format_interval(stats.confidence_interval()),
-                *(str(n) for n in counts),
+                *counts[name],
             )
         )
     return [*lines, ""]
