@@ -20,6 +20,7 @@ from .._exceptions import StoreError
 from .._reporting._report import EvaluationReport
 from ..formatters._terminal import print_line, terminal_console
 from ..trace import Replay
+from ._arguments import add_store_options
 from ._build import build_strategies
 from ._config import RunConfig, load_config
 from ._history import config_error, run_store_path
@@ -85,19 +86,13 @@ def add_rescore_command(commands: Any) -> None:
         help="the configuration whose strategies, output and thresholds apply",
     )
     rescore_parser.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
-    rescore_parser.add_argument(
-        "--name", help="the new run's name in the run store (default: the config's)"
-    )
-    recording = rescore_parser.add_mutually_exclusive_group()
-    recording.add_argument(
-        "--store",
-        type=Path,
-        metavar="PATH",
-        help="the run store REF is read from and the new run recorded in (default: "
+    add_store_options(
+        rescore_parser,
+        run="the new run",
+        name="the new run's name in the run store (default: the config's)",
+        store="the run store REF is read from and the new run recorded in (default: "
         "AEVAL_STORE, the config's store:, or .aeval/runs.sqlite)",
-    )
-    recording.add_argument(
-        "--no-store", action="store_true", help="do not record the new run in the run store"
+        labels=False,
     )
     rescore_parser.add_argument("--quiet", action="store_true", help="no tables: the verdict only")
 

@@ -15,9 +15,9 @@ from .._display import printable
 from .._reporting._judging import Calibration
 from .._store import DEFAULT_STORE_PATH, LabelCalibration, RunStore
 from ..formatters.json import calibration_data
+from ._arguments import kappa_value
 from ._exits import EXIT_FAILED, EXIT_OK
 from ._history import STORE_ENV, UsageError, read_store_path
-from ._parser import kappa_value
 
 __all__ = ["add_calibrate_command", "run_calibrate"]
 
