@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 __all__ = [
+    "add_output_options",
     "add_store_options",
     "confidence",
     "count",
@@ -133,3 +134,17 @@ def add_store_options(
     recording.add_argument(
         "--no-store", action="store_true", help=f"do not record {run} in the run store"
     )
+
+
+def add_output_options(parser: argparse.ArgumentParser, *, formats: bool = True) -> None:
+    """``--output DIR`` and, with ``formats``, ``--format`` (repeatable): where the reports of
+    a run are written, and in which formats."""
+    parser.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
+    if formats:
+        parser.add_argument(
+            "--format",
+            action="append",
+            dest="formats",
+            metavar="FORMAT",
+            help="a report format (repeatable; replaces the configured formats)",
+        )

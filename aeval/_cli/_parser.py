@@ -11,7 +11,7 @@ from typing import Any
 from .._engine._shards import Shard
 from ..formatters._registry import FormatChoices
 from ._agents import add_rescore_command, tools_option
-from ._arguments import add_store_options, kappa_value, parsed, percent, seconds
+from ._arguments import add_output_options, add_store_options, kappa_value, parsed, percent, seconds
 from ._compare import add_compare_command, add_gate_options
 from ._config import ErrorLimit
 
@@ -50,6 +50,20 @@ def _at_most(maximum: int) -> Callable[[str], int]:
 
 _error_limit = parsed(ErrorLimit.parse)
 _shard = parsed(Shard.parse)
+
+
+def _add_thresholds(parser: argparse.ArgumentParser, *, errors: str, kappa: bool = False) -> None:
+    """``--min-score``, ``--min-kappa`` (with ``kappa``) and ``--max-errors`` (its help
+    ``errors``): the thresholds of ``aeval run`` and ``aeval merge``."""
+    parser.add_argument("--min-score", type=percent, metavar="PERCENT", help="global minimum")
+    if kappa:
+        parser.add_argument(
+            "--min-kappa",
+            type=kappa_value,
+            metavar="KAPPA",
+            help="least Cohen's kappa of each strategy against the samples' human labels",
+        )
+    parser.add_argument("--max-errors", type=_error_limit, metavar="N|PERCENT%", help=errors)
 
 
 def _declare_elsewhere(commands: Any, name: str, command: str | None) -> None:
@@ -101,28 +115,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="TAG[,TAG]",
         help="evaluate only samples carrying one of these tags (repeatable)",
     )
-    run.add_argument("--min-score", type=percent, metavar="PERCENT", help="global minimum")
-    run.add_argument(
-        "--min-kappa",
-        type=kappa_value,
-        metavar="KAPPA",
-        help="least Cohen's kappa of each strategy against the samples' human labels",
-    )
-    run.add_argument(
-        "--max-errors",
-        type=_error_limit,
-        metavar="N|PERCENT%",
-        help="most error rows the run may have: a count (0: none) or a percentage of the "
+    _add_thresholds(
+        run,
+        kappa=True,
+        errors="most error rows the run may have: a count (0: none) or a percentage of the "
         "rows (5%%)",
     )
-    run.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
-    run.add_argument(
-        "--format",
-        action="append",
-        dest="formats",
-        metavar="FORMAT",
-        help="a report format (repeatable; replaces the configured formats)",
-    )
+    add_output_options(run)
     run.add_argument("--timeout", type=seconds, metavar="SECONDS", help="per sample")
     run.add_argument("--repeats", type=_at_most(MAX_REPEATS), help="runs per sample")
     run.add_argument(
@@ -198,21 +197,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="CONFIG",
         help="the configuration the shards ran: its thresholds, output and formats",
     )
-    merge.add_argument("--min-score", type=percent, metavar="PERCENT", help="global minimum")
-    merge.add_argument(
-        "--max-errors",
-        type=_error_limit,
-        metavar="N|PERCENT%",
-        help="most error rows the merged run may have: a count or a percentage (5%%)",
+    _add_thresholds(
+        merge, errors="most error rows the merged run may have: a count or a percentage (5%%)"
     )
-    merge.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
-    merge.add_argument(
-        "--format",
-        action="append",
-        dest="formats",
-        metavar="FORMAT",
-        help="a report format (repeatable; replaces the configured formats)",
-    )
+    add_output_options(merge)
     merge.add_argument("--quiet", action="store_true", help="no tables: the verdict only")
     add_store_options(
         merge,

@@ -271,16 +271,14 @@ def gate_config(
             output_dir=Path(DEFAULT_OUTPUT_DIR),
             formats=DEFAULT_FORMATS,
         )
-    changes: dict[str, Any] = {}
-    if min_score is not None:
-        changes["min_score"] = min_score
-    if max_errors is not None:
-        changes["max_errors"] = max_errors
-    if output is not None:
-        changes["output_dir"] = output
-    if formats:
-        changes["formats"] = tuple(formats)
-    return config.replace(**changes) if changes else config
+    return config.overridden(
+        {
+            "min_score": min_score,
+            "max_errors": max_errors,
+            "output_dir": output,
+            "formats": tuple(formats) if formats else None,
+        }
+    )
 
 
 def check_config(config: RunConfig, report: EvaluationReport) -> None:
