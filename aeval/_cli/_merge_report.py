@@ -100,6 +100,14 @@ async def _read_report(path: Path) -> EvaluationReport:
     return EvaluationReport(rows, run=run)
 
 
+def report_command(args: argparse.Namespace) -> int:
+    """``aeval report RUN``: render a run's ``rows.jsonl`` or ``report.json`` in a format."""
+    if not args.rows.is_file():
+        return error(f"{args.rows}: no such file")
+    anyio.run(report, args.rows, args.format, args.output)
+    return EXIT_OK
+
+
 async def report(path: Path, format: str, output: Path | None) -> None:
     report = await _read_report(path)
     if output is None:

@@ -14,9 +14,11 @@ are not).
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -72,6 +74,12 @@ def schema_text() -> str:
         .joinpath("schema/aeval-config.schema.json")
         .read_text(encoding="utf-8")
     )
+
+
+def schema_command(args: argparse.Namespace) -> int:
+    """``aeval schema``: print the JSON Schema of the configuration file."""
+    sys.stdout.write(schema_text())
+    return 0
 
 
 @cache
