@@ -89,21 +89,22 @@ def load_schema() -> Mapping[str, Any]:
     return schema
 
 
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+"""Python types and their JSON Schema type, the first that fits wins (a bool is an int)."""
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
+    for python, name in _JSON_TYPES:
+        if isinstance(value, python):
+            return name
     return type(value).__name__
 
 
