@@ -9,40 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._exceptions import (
-    AbandonedCallsError,
-    AevalError,
-    ComparisonError,
-    ConfigError,
-    EvaluationSetupError,
-    ExecutorError,
-    FormatError,
-    HTTPResponseError,
-    HTTPResponseTooLargeError,
-    HTTPStatusError,
-    HTTPTargetError,
-    HTTPTimeoutError,
-    MergeError,
-    MissingExtraError,
-    ModelConfigurationError,
-    ModelConnectionError,
-    ModelError,
-    ModelHTTPError,
-    ModelResponseError,
-    ModelResponseTooLargeError,
-    ModelTimeoutError,
-    NoLoaderError,
-    NotSerializableError,
-    ReportWriteError,
-    RunNotFoundError,
-    SampleFileNotFoundError,
-    SampleLoadError,
-    ScorerClosedError,
-    StoreError,
-    ToolError,
-    ToolTimeoutError,
-    UnmockedToolCall,
-)
+from . import _exceptions
+from ._exceptions import *  # noqa: F403  (every exception is public)
 from ._util._lazy import lazy_names as _lazy_names
 from ._util._publish import claim as _claim, publish as _publish
 from ._version import __version__ as __version__
@@ -299,11 +267,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "AbandonedCallsError",
-    "AevalError",
     "Comparison",
-    "ComparisonError",
-    "ConfigError",
     "Conversation",
     "DownloadLimits",
     "ErrorInfo",
@@ -312,49 +276,21 @@ __all__ = [
     "EvaluationResult",
     "EvaluationRow",
     "EvaluationSample",
-    "EvaluationSetupError",
-    "ExecutorError",
-    "FormatError",
-    "HTTPResponseError",
-    "HTTPResponseTooLargeError",
     "HTTPSampleLoader",
-    "HTTPStatusError",
-    "HTTPTargetError",
-    "HTTPTimeoutError",
     "JsonlSink",
     "JudgeCache",
-    "MergeError",
-    "MissingExtraError",
-    "ModelConfigurationError",
-    "ModelConnectionError",
-    "ModelError",
-    "ModelHTTPError",
-    "ModelResponseError",
-    "ModelResponseTooLargeError",
-    "ModelTimeoutError",
-    "NoLoaderError",
-    "NotSerializableError",
     "Outcome",
     "Parameters",
-    "ReportWriteError",
     "RunInfo",
-    "RunNotFoundError",
     "RunStore",
-    "SampleFileNotFoundError",
-    "SampleLoadError",
     "Samples",
     "Scorer",
-    "ScorerClosedError",
     "ScriptedTurn",
     "Shard",
     "SimulatedUser",
-    "StoreError",
     "StoreSink",
-    "ToolError",
-    "ToolTimeoutError",
     "Transcript",
     "Turn",
-    "UnmockedToolCall",
     "assert_that",
     "calibrate",
     "calibrate_labels",
@@ -370,6 +306,8 @@ __all__ = [
     "tool",
     "unregister_loader",
 ]
+__all__ += _exceptions.__all__
+__all__.sort()
 
 
 _publish(globals(), (name for name in __all__ if name not in _LAZY), __name__)
