@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import _exceptions
 from ._exceptions import *  # noqa: F403  (every exception is public)
-from ._util._lazy import lazy_names as _lazy_names
-from ._util._publish import claim as _claim, publish as _publish
+from ._util._lazy import lazy_package as _lazy_package
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -254,18 +253,6 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
 """Names that left ``__all__``: each still resolves for one release, with a
 :class:`DeprecationWarning` saying what to use instead."""
 
-__getattr__ = _lazy_names(
-    globals(),
-    {**_LAZY, "trace": ".trace"},
-    deprecated=_DEPRECATED,
-    claim=lambda value: _claim(value, __name__),
-)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = [
     "Comparison",
     "Conversation",
@@ -309,5 +296,6 @@ __all__ = [
 __all__ += _exceptions.__all__
 __all__.sort()
 
-
-_publish(globals(), (name for name in __all__ if name not in _LAZY), __name__)
+__getattr__, __dir__ = _lazy_package(
+    globals(), {**_LAZY, "trace": ".trace"}, deprecated=_DEPRECATED, claim=True
+)
