@@ -15,7 +15,9 @@ from ._arguments import add_output_options, add_store_options, kappa_value, pars
 from ._compare import add_compare_command, add_gate_options
 from ._config import ErrorLimit
 
-_ELSEWHERE = {
+__all__ = ["ELSEWHERE", "MAX_CONCURRENCY", "MAX_LAST", "MAX_REPEATS", "MAX_WORKERS", "build_parser"]
+
+ELSEWHERE = {
     "calibrate": "a judge's stored verdicts against the reviewers' labels (kappa, no model call)",
     "dataset": "turn the failed rows of a stored run into samples (aeval dataset from REF)",
     "view": "browse and review the stored runs in a local web app (aeval-engine[view])",
@@ -70,7 +72,7 @@ def _declare_elsewhere(commands: Any, name: str, command: str | None) -> None:
     """Declare the subcommand ``name`` in full when ``command`` is it or ``None``, else only
     its line in the list of subcommands."""
     if command is not None and command != name:
-        commands.add_parser(name, help=_ELSEWHERE[name])
+        commands.add_parser(name, help=ELSEWHERE[name])
     elif name == "calibrate":
         from ._calibrate import add_calibrate_command
 
@@ -87,7 +89,7 @@ def _declare_elsewhere(commands: Any, name: str, command: str | None) -> None:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``aeval`` parser; with ``command`` (the subcommand about to run), the subcommands
-    of :data:`_ELSEWHERE` other than it are declared without importing their modules."""
+    of :data:`ELSEWHERE` other than it are declared without importing their modules."""
     from .._version import __version__
 
     parser = argparse.ArgumentParser(

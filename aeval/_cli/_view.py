@@ -11,6 +11,7 @@ from .._store import PICKS
 from ._arguments import count, port
 from ._exits import EXIT_INTERRUPTED, EXIT_OK, error
 from ._history import UsageError, read_store_path
+from ._parser import ELSEWHERE
 
 __all__ = ["add_view_command", "view_command"]
 
@@ -19,7 +20,7 @@ def add_view_command(commands: Any) -> None:
     """Add ``aeval view`` to the command's subparsers."""
     view = commands.add_parser(
         "view",
-        help="browse and review the stored runs in a local web app (aeval-engine[view])",
+        help=ELSEWHERE["view"],
         description="Serve a local web application over the run store: the runs, each run's "
         "rows with filters, search and traces, a name's history, the comparison of two runs, "
         "and review mode (label rows pass/fail with a note, by keyboard or mouse). It prints "
