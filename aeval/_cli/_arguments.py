@@ -19,6 +19,7 @@ __all__ = [
     "percent",
     "points",
     "port",
+    "ranged",
     "seconds",
 ]
 
@@ -26,7 +27,11 @@ _T = TypeVar("_T")
 
 
 def number(
-    convert: Callable[[str], _T], *, expected: str, within: str, valid: Callable[[_T], bool]
+    convert: Callable[[str], _T],
+    *,
+    expected: str,
+    valid: Callable[[_T], bool],
+    within: str | None = None,
 ) -> Callable[[str], _T]:
     """An argument type: the text converted by ``convert`` (``int``, ``float``), if ``valid``.
 
@@ -34,9 +39,11 @@ def number(
         convert: Makes the number of the text; a ``ValueError`` means it is none.
         expected: What the argument is, in ``expected {expected}, got 'TEXT'``, the error when
             ``convert`` fails.
-        within: The same with its range, in the error when ``valid`` refuses the number.
         valid: Whether the number is in range.
+        within: The same with its range, in the error when ``valid`` refuses the number
+            (default: ``expected``).
     """
+    refused = expected if within is None else within
 
     def parse(text: str) -> _T:
         try:
@@ -44,10 +51,21 @@ def number(
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
         if not valid(value):
-            raise argparse.ArgumentTypeError(f"expected {within}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {refused}, got {text!r}")
         return value
 
     return parse
+
+
+def ranged(what: str, low: float, high: float) -> Callable[[str], float]:
+    """An argument type: a number from ``low`` to ``high`` (both included), ``what`` in the
+    errors (``expected a kappa from -1 to 1, got '2'``)."""
+    return number(
+        float,
+        expected=what,
+        within=f"{what} from {low} to {high}",
+        valid=lambda value: low <= value <= high,
+    )
 
 
 def parsed(parse: Callable[[str], _T]) -> Callable[[str], _T]:
@@ -69,23 +87,11 @@ seconds = number(
     valid=lambda value: 0 < value < math.inf,
 )
 """Seconds: a positive, finite number."""
-percent = number(
-    float,
-    expected="a percentage",
-    within="a percentage from 0 to 100",
-    valid=lambda value: 0 <= value <= 100,
-)
+percent = ranged("a percentage", 0, 100)
 """A percentage, from 0 to 100."""
-points = number(
-    float,
-    expected="percentage points",
-    within="percentage points from 0 to 100",
-    valid=lambda value: 0 <= value <= 100,
-)
+points = ranged("percentage points", 0, 100)
 """Percentage points, from 0 to 100."""
-kappa_value = number(
-    float, expected="a kappa", within="a kappa from -1 to 1", valid=lambda value: -1 <= value <= 1
-)
+kappa_value = ranged("a kappa", -1, 1)
 """A kappa, from -1 to 1."""
 confidence = number(
     float,
@@ -94,16 +100,9 @@ confidence = number(
     valid=lambda value: 0 < value < 1,
 )
 """A confidence, strictly between 0 and 1."""
-port = number(
-    int,
-    expected="a port from 0 to 65535",
-    within="a port from 0 to 65535",
-    valid=lambda value: 0 <= value <= 65535,
-)
+port = number(int, expected="a port from 0 to 65535", valid=lambda value: 0 <= value <= 65535)
 """A TCP port, from 0 (a free one) to 65535."""
-count = number(
-    int, expected="an integer >= 1", within="an integer >= 1", valid=lambda value: value >= 1
-)
+count = number(int, expected="an integer >= 1", valid=lambda value: value >= 1)
 """A whole number from 1, without a most."""
 
 
