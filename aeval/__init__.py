@@ -9,42 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._exceptions import (
-    AbandonedCallsError,
-    AevalError,
-    ComparisonError,
-    ConfigError,
-    EvaluationSetupError,
-    ExecutorError,
-    FormatError,
-    HTTPResponseError,
-    HTTPResponseTooLargeError,
-    HTTPStatusError,
-    HTTPTargetError,
-    HTTPTimeoutError,
-    MergeError,
-    MissingExtraError,
-    ModelConfigurationError,
-    ModelConnectionError,
-    ModelError,
-    ModelHTTPError,
-    ModelResponseError,
-    ModelResponseTooLargeError,
-    ModelTimeoutError,
-    NoLoaderError,
-    NotSerializableError,
-    ReportWriteError,
-    RunNotFoundError,
-    SampleFileNotFoundError,
-    SampleLoadError,
-    ScorerClosedError,
-    StoreError,
-    ToolError,
-    ToolTimeoutError,
-    UnmockedToolCall,
-)
-from ._util._lazy import lazy_names as _lazy_names
-from ._util._publish import claim as _claim, publish as _publish
+from . import _exceptions
+from ._exceptions import *  # noqa: F403  (every exception is public)
+from ._util._lazy import lazy_package as _lazy_package
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -286,24 +253,8 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
 """Names that left ``__all__``: each still resolves for one release, with a
 :class:`DeprecationWarning` saying what to use instead."""
 
-__getattr__ = _lazy_names(
-    globals(),
-    {**_LAZY, "trace": ".trace"},
-    deprecated=_DEPRECATED,
-    claim=lambda value: _claim(value, __name__),
-)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = [
-    "AbandonedCallsError",
-    "AevalError",
     "Comparison",
-    "ComparisonError",
-    "ConfigError",
     "Conversation",
     "DownloadLimits",
     "ErrorInfo",
@@ -312,49 +263,21 @@ __all__ = [
     "EvaluationResult",
     "EvaluationRow",
     "EvaluationSample",
-    "EvaluationSetupError",
-    "ExecutorError",
-    "FormatError",
-    "HTTPResponseError",
-    "HTTPResponseTooLargeError",
     "HTTPSampleLoader",
-    "HTTPStatusError",
-    "HTTPTargetError",
-    "HTTPTimeoutError",
     "JsonlSink",
     "JudgeCache",
-    "MergeError",
-    "MissingExtraError",
-    "ModelConfigurationError",
-    "ModelConnectionError",
-    "ModelError",
-    "ModelHTTPError",
-    "ModelResponseError",
-    "ModelResponseTooLargeError",
-    "ModelTimeoutError",
-    "NoLoaderError",
-    "NotSerializableError",
     "Outcome",
     "Parameters",
-    "ReportWriteError",
     "RunInfo",
-    "RunNotFoundError",
     "RunStore",
-    "SampleFileNotFoundError",
-    "SampleLoadError",
     "Samples",
     "Scorer",
-    "ScorerClosedError",
     "ScriptedTurn",
     "Shard",
     "SimulatedUser",
-    "StoreError",
     "StoreSink",
-    "ToolError",
-    "ToolTimeoutError",
     "Transcript",
     "Turn",
-    "UnmockedToolCall",
     "assert_that",
     "calibrate",
     "calibrate_labels",
@@ -370,6 +293,9 @@ __all__ = [
     "tool",
     "unregister_loader",
 ]
+__all__ += _exceptions.__all__
+__all__.sort()
 
-
-_publish(globals(), (name for name in __all__ if name not in _LAZY), __name__)
+__getattr__, __dir__ = _lazy_package(
+    globals(), {**_LAZY, "trace": ".trace"}, deprecated=_DEPRECATED, claim=True
+)

@@ -64,11 +64,6 @@ __all__ = [
     "HTTPStatusError",
     "HTTPTargetError",
     "HTTPTimeoutError",
-    "HttpResponseError",
-    "HttpResponseTooLargeError",
-    "HttpStatusError",
-    "HttpTargetError",
-    "HttpTimeoutError",
     "MergeError",
     "MissingExtraError",
     "ModelConfigurationError",
@@ -79,9 +74,9 @@ __all__ = [
     "ModelResponseTooLargeError",
     "ModelTimeoutError",
     "NoLoaderError",
-    "RunNotFoundError",
     "NotSerializableError",
     "ReportWriteError",
+    "RunNotFoundError",
     "SampleFileNotFoundError",
     "SampleLoadError",
     "ScorerClosedError",
@@ -347,9 +342,9 @@ class HttpResponseError(HttpTargetError, ValueError):
     """The HTTP target's response holds no answer at the configured ``response_path``."""
 
 
-class HttpResponseTooLargeError(HttpResponseError):
-    """The HTTP target's body is larger than ``max_response_bytes`` (counted after
-    decompression); reading stopped as soon as it passed the limit.
+class _TooLargeError(AevalError):
+    """A body larger than its limit in bytes (counted after decompression); reading stopped
+    as soon as it passed the limit.
 
     Attributes:
         limit: The limit in bytes.
@@ -358,6 +353,15 @@ class HttpResponseTooLargeError(HttpResponseError):
     def __init__(self, message: str, *, limit: int) -> None:
         super().__init__(message)
         self.limit = limit
+
+
+class HttpResponseTooLargeError(_TooLargeError, HttpResponseError):
+    """The HTTP target's body is larger than ``max_response_bytes`` (counted after
+    decompression); reading stopped as soon as it passed the limit.
+
+    Attributes:
+        limit: The limit in bytes.
+    """
 
 
 class HttpTimeoutError(HttpTargetError, TimeoutError):
@@ -453,17 +457,13 @@ class ModelResponseError(ModelError, ValueError):
         self.body = body
 
 
-class ModelResponseTooLargeError(ModelResponseError):
+class ModelResponseTooLargeError(_TooLargeError, ModelResponseError):
     """Raised when a reply's body is larger than the client's ``max_response_bytes``
     (counted after decompression); reading stopped as soon as it passed the limit.
 
     Attributes:
         limit: The limit in bytes.
     """
-
-    def __init__(self, message: str, *, limit: int) -> None:
-        super().__init__(message)
-        self.limit = limit
 
 
 class MissingExtraError(AevalError, ImportError):

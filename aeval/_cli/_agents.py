@@ -20,11 +20,12 @@ from .._exceptions import StoreError
 from .._reporting._report import EvaluationReport
 from ..formatters._terminal import print_line, terminal_console
 from ..trace import Replay
+from ._arguments import add_output_options, add_store_options
 from ._build import build_strategies
 from ._config import RunConfig, load_config
 from ._history import config_error, run_store_path
 from ._run import ROWS_FILE
-from ._summary import check_thresholds, gate_of, verdict
+from ._summary import check_thresholds, gate_of, print_summary, verdict
 
 __all__ = [
     "Rescored",
@@ -84,20 +85,14 @@ def add_rescore_command(commands: Any) -> None:
         metavar="CONFIG",
         help="the configuration whose strategies, output and thresholds apply",
     )
-    rescore_parser.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
-    rescore_parser.add_argument(
-        "--name", help="the new run's name in the run store (default: the config's)"
-    )
-    recording = rescore_parser.add_mutually_exclusive_group()
-    recording.add_argument(
-        "--store",
-        type=Path,
-        metavar="PATH",
-        help="the run store REF is read from and the new run recorded in (default: "
+    add_output_options(rescore_parser, formats=False)
+    add_store_options(
+        rescore_parser,
+        run="the new run",
+        name="the new run's name in the run store (default: the config's)",
+        store="the run store REF is read from and the new run recorded in (default: "
         "AEVAL_STORE, the config's store:, or .aeval/runs.sqlite)",
-    )
-    recording.add_argument(
-        "--no-store", action="store_true", help="do not record the new run in the run store"
+        labels=False,
     )
     rescore_parser.add_argument("--quiet", action="store_true", help="no tables: the verdict only")
 
@@ -179,7 +174,6 @@ def rescore_command(
     args: argparse.Namespace,
     *,
     check_formats: Callable[[RunConfig], None],
-    shown_path: Callable[[Path], str],
 ) -> bool:
     """``aeval rescore``: rescore, print the summary and the verdict; whether the thresholds
     were met.
@@ -206,20 +200,16 @@ def rescore_command(
         raise config_error(config, exc) from exc
     checks = check_thresholds(result.report, config)
     console = terminal_console()
-    stored = None
-    if result.run_id is not None and record_in is not None:
-        stored = f"{result.run_id} (in {shown_path(record_in)}), rescore of {result.source}"
     if not args.quiet:
-        from ..formatters._report_terminal import print_run_summary
-
-        print_run_summary(
+        print_summary(
             console,
             result.report,
-            config=config.path,
+            config=config,
             checks=checks,
             files=result.files,
             interrupted=False,
-            stored=stored,
+            stored=(result.run_id, record_in),
+            rescored=result.source,
         )
     print_line(console, verdict(checks, stopped=None, report=result.report))
     return all(check.passed for check in checks)

@@ -15,9 +15,10 @@ from .._display import printable
 from .._reporting._judging import Calibration
 from .._store import DEFAULT_STORE_PATH, LabelCalibration, RunStore
 from ..formatters.json import calibration_data
+from ._arguments import kappa_value
 from ._exits import EXIT_FAILED, EXIT_OK
 from ._history import STORE_ENV, UsageError, read_store_path
-from ._parser import kappa_value
+from ._parser import ELSEWHERE
 
 __all__ = ["add_calibrate_command", "run_calibrate"]
 
@@ -28,7 +29,7 @@ def add_calibrate_command(commands: Any) -> None:
     """Declare ``aeval calibrate`` on the command's subparsers."""
     calibrate = commands.add_parser(
         "calibrate",
-        help="a judge's stored verdicts against the reviewers' labels (kappa, no model call)",
+        help=ELSEWHERE["calibrate"],
         description="How a strategy's verdicts in a stored run agree with the reviewers' "
         "labels in the store (aeval view, RunStore.add_label): accuracy, Cohen's kappa with "
         "its 95%% interval, the confusion matrix and the disagreements; the sample files' "

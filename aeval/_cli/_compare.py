@@ -26,6 +26,7 @@ from ..formatters._registry import (
     supported_formats,
 )
 from ..formatters._terminal import print_line, terminal_console
+from ._arguments import confidence, points
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -50,30 +51,6 @@ DEFAULT_STORE = Path(".aeval", "runs.sqlite")
 STORE_ENV = "AEVAL_STORE"
 
 
-def _points(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected percentage points, got {text!r}") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"expected percentage points from 0 to 100, got {text!r}")
-    return value
-
-
-def _confidence(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a confidence such as 0.95, got {text!r}"
-        ) from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(
-            f"expected a confidence strictly between 0 and 1 (such as 0.95), got {text!r}"
-        )
-    return value
-
-
 def add_gate_options(parser: argparse.ArgumentParser) -> None:
     """The options ``aeval compare`` and ``aeval run --baseline`` share."""
     parser.add_argument(
@@ -84,20 +61,20 @@ def add_gate_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--margin",
-        type=_points,
+        type=points,
         default=0.0,
         metavar="PP",
         help="percentage points a significant regression must exceed to fail (default 0)",
     )
     parser.add_argument(
         "--require-non-inferiority",
-        type=_points,
+        type=points,
         metavar="MARGIN",
         help="exit 1 unless the low end of the difference's interval is above -MARGIN points",
     )
     parser.add_argument(
         "--confidence",
-        type=_confidence,
+        type=confidence,
         default=0.95,
         help="confidence of the intervals and of 'significant' (default 0.95)",
     )

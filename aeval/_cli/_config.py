@@ -173,6 +173,12 @@ class RunConfig:
         """A copy with ``changes`` applied (used for command-line overrides)."""
         return dataclasses.replace(self, **changes)
 
+    def overridden(self, flags: Mapping[str, Any]) -> RunConfig:
+        """A copy with the settings of ``flags`` that were given (not ``None``) replaced; this
+        configuration when none was."""
+        changes = {setting: value for setting, value in flags.items() if value is not None}
+        return self.replace(**changes) if changes else self
+
 
 def _index_lines(node: yaml.Node, path: tuple[PathPart, ...], out: dict[Any, int]) -> None:
     if isinstance(node, yaml.MappingNode):

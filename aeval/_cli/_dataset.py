@@ -17,6 +17,7 @@ from .._store._dataset import FailedSample, Selection, failed_samples, samples_y
 from .._util._files import write_atomic
 from ._exits import EXIT_OK, shown_path
 from ._history import STORE_ENV, UsageError, read_store_path
+from ._parser import ELSEWHERE
 
 __all__ = ["add_dataset_command", "run_dataset"]
 
@@ -25,7 +26,7 @@ def add_dataset_command(commands: Any) -> None:
     """Declare ``aeval dataset from`` on the command's subparsers."""
     dataset = commands.add_parser(
         "dataset",
-        help="turn the failed rows of a stored run into samples (aeval dataset from REF)",
+        help=ELSEWHERE["dataset"],
         description="Build sample files from stored runs.",
     )
     actions = dataset.add_subparsers(dest="dataset_command", metavar="ACTION", required=True)

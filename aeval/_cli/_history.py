@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -94,45 +95,45 @@ def _no_store(path: Path) -> UsageError:
     )
 
 
-async def runs_command(
-    *,
-    path: Path,
-    name: str | None,
-    last: int,
-    format: Literal["table", "json"],
-    shards: bool = False,
-) -> int:
-    """``aeval runs [NAME]``: the last ``last`` runs, oldest first (shard runs with
-    ``shards``)."""
+def runs_command(args: argparse.Namespace) -> int:
+    """``aeval runs [NAME]``: the last ``--last`` runs, oldest first (shard runs with
+    ``--shards``).
+
+    Raises:
+        UsageError: No run store where it is looked for.
+    """
+    return anyio.run(_runs, args, read_store_path(args.store))
+
+
+async def _runs(args: argparse.Namespace, path: Path) -> int:
     from .._store import RunStore
     from ..formatters._history_terminal import print_runs
 
     if not await anyio.Path(path).is_file():
         raise _no_store(path)
+    name, last, shards = args.name, args.last, args.shards
     async with RunStore(path) as store:
         runs = await store.runs(name, last=last, shards=shards)
         total = len(await store.runs(name, shards=shards)) if len(runs) == last else len(runs)
-    if format == "json":
+    if args.format == "json":
         sys.stdout.write(render("runs", "json", runs))
         return 0
     print_runs(terminal_console(), runs, path=path, name=name, total=total)
     return 0
 
 
-async def history_command(
-    *,
-    path: Path,
-    name: str,
-    tag: str | None,
-    strategy: str | None,
-    since: str | None,
-    last: int | None,
-    format: str,
-    output: Path | None,
-    shards: bool = False,
-) -> int:
+def history_command(args: argparse.Namespace) -> int:
     """``aeval history NAME``: the pass rate of each run of NAME, oldest first (shard runs
-    with ``shards``)."""
+    with ``--shards``).
+
+    Raises:
+        UsageError: No run store where it is looked for, or a wrong ``--since``, ``--tag``
+            or ``--strategy``.
+    """
+    return anyio.run(_history, args, read_store_path(args.store))
+
+
+async def _history(args: argparse.Namespace, path: Path) -> int:
     from .._store import RunStore, parse_since
     from ..formatters._history import History
     from ..formatters._history_terminal import print_history
@@ -140,24 +141,26 @@ async def history_command(
     if not await anyio.Path(path).is_file():
         raise _no_store(path)
     try:
-        moment = parse_since(since)
+        moment = parse_since(args.since)
     except ValueError as exc:
         raise UsageError(f"--since: {str(exc).removeprefix('since: ')}") from None
+    name, tag, strategy = args.name, args.tag, args.strategy
     async with RunStore(path) as store:
         try:
             points = await store.history(
-                name, tag=tag, strategy=strategy, since=moment, shards=shards
+                name, tag=tag, strategy=strategy, since=moment, shards=args.shards
             )
         except ValueError as exc:
             option = "--tag" if tag is not None else "--strategy"
             raise UsageError(f"{option}: {exc}") from None
-    if last is not None:
-        points = points[-last:]
+    if args.last is not None:
+        points = points[-args.last :]
     history = History(name, points, tag=tag, strategy=strategy, since=moment)
-    if format == "table":
+    if args.format == "table":
         print_history(history)
         return 0
-    text = render("history", format, history)
+    text = render("history", args.format, history)
+    output: Path | None = args.output
     if output is None:
         sys.stdout.write(text)
     else:

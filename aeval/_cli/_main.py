@@ -12,13 +12,11 @@ decides: later ones are ignored until the command ends.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
-from functools import partial
-
-import anyio
 
 from .._exceptions import (
     ComparisonError,
@@ -30,7 +28,6 @@ from .._exceptions import (
     SampleLoadError,
     StoreError,
 )
-from ._compare import run_compare
 from ._config import ConfigError
 from ._exits import (
     EXIT_BASELINE,
@@ -45,13 +42,9 @@ from ._exits import (
 )
 from ._history import (
     UsageError,
-    history_command,
-    read_store_path,
-    runs_command,
 )
 from ._parser import build_parser
 from ._process import exit_past, lingering_threads
-from ._run_command import rescore, run_command
 
 __all__ = [
     "EXIT_BASELINE",
@@ -97,71 +90,40 @@ def _chosen(argv: Sequence[str]) -> str | None:
     return argv[0] if argv and not argv[0].startswith("-") else None
 
 
+def _handler(command: str) -> Callable[[argparse.Namespace], int]:
+    """The function that runs ``command`` and returns its exit code; its module is imported
+    only when the command runs."""
+    match command:
+        case "schema":
+            from ._schema import schema_command as handler
+        case "compare":
+            from ._compare import run_compare as handler
+        case "calibrate":
+            from ._calibrate import run_calibrate as handler
+        case "dataset":
+            from ._dataset import run_dataset as handler
+        case "report":
+            from ._merge_report import report_command as handler
+        case "runs":
+            from ._history import runs_command as handler
+        case "history":
+            from ._history import history_command as handler
+        case "merge":
+            from ._merge_report import merge as handler
+        case "view":
+            from ._view import view_command as handler
+        case "rescore":
+            from ._run_command import rescore as handler
+        case _:
+            from ._run_command import run_command as handler
+    return handler
+
+
 def _command(argv: Sequence[str] | None) -> int:
     given = sys.argv[1:] if argv is None else argv
     args = build_parser(_chosen(given)).parse_args(given)
     try:
-        if args.command == "schema":
-            from ._schema import schema_text
-
-            sys.stdout.write(schema_text())
-            return EXIT_OK
-        if args.command == "compare":
-            return run_compare(args)
-        if args.command == "calibrate":
-            from ._calibrate import run_calibrate
-
-            return run_calibrate(args)
-        if args.command == "dataset":
-            from ._dataset import run_dataset
-
-            return run_dataset(args)
-        if args.command == "report":
-            from ._merge_report import report
-
-            if not args.rows.is_file():
-                return error(f"{args.rows}: no such file")
-            anyio.run(report, args.rows, args.format, args.output)
-            return EXIT_OK
-        if args.command == "runs":
-            path = read_store_path(args.store)
-            return anyio.run(
-                partial(
-                    runs_command,
-                    path=path,
-                    name=args.name,
-                    last=args.last,
-                    format=args.format,
-                    shards=args.shards,
-                )
-            )
-        if args.command == "history":
-            path = read_store_path(args.store)
-            return anyio.run(
-                partial(
-                    history_command,
-                    path=path,
-                    name=args.name,
-                    tag=args.tag,
-                    strategy=args.strategy,
-                    since=args.since,
-                    last=args.last,
-                    format=args.format,
-                    output=args.output,
-                    shards=args.shards,
-                )
-            )
-        if args.command == "merge":
-            from ._merge_report import merge
-
-            return merge(args)
-        if args.command == "view":
-            from ._view import view_command
-
-            return view_command(args)
-        if args.command == "rescore":
-            return rescore(args)
-        return run_command(args)
+        return _handler(args.command)(args)
     except ConfigError as exc:
         for problem in exc.problems:
             error(problem)

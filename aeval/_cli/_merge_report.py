@@ -16,14 +16,12 @@ from .._exceptions import (
 from .._reporting._codec import read_run
 from .._reporting._report import EvaluationReport
 from .._util._jsonsafe import safe_text
-from ..formatters._report_terminal import print_run_summary
 from ..formatters._terminal import print_line, terminal_console
 from ._exits import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_RUN_ERROR,
     error,
-    shown_path,
 )
 from ._history import (
     run_store_path,
@@ -37,7 +35,7 @@ from ._scale import (
     merge_inputs,
     save_merged,
 )
-from ._summary import check_thresholds, gate_of, verdict
+from ._summary import check_thresholds, gate_of, print_summary, verdict
 
 
 def merge(args: argparse.Namespace) -> int:
@@ -73,14 +71,14 @@ def merge(args: argparse.Namespace) -> int:
         sys.stderr.write(f"aeval: warning: {not_stored}\n")
     console = terminal_console()
     if not args.quiet:
-        print_run_summary(
+        print_summary(
             console,
             report,
-            config=config.path,
+            config=config,
             checks=checks,
             files=[*written, rows_path],
             interrupted=not report.complete,
-            stored=None if run_id is None or path is None else f"{run_id} (in {shown_path(path)})",
+            stored=(run_id, path),
         )
     label = None if report.complete else "PARTIAL"
     print_line(console, verdict(checks, stopped=label, report=report))
@@ -100,6 +98,14 @@ async def _read_report(path: Path) -> EvaluationReport:
             raise FormatError(f"{path}: {exc}") from exc
     rows, run = await read_run(path)
     return EvaluationReport(rows, run=run)
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """``aeval report RUN``: render a run's ``rows.jsonl`` or ``report.json`` in a format."""
+    if not args.rows.is_file():
+        return error(f"{args.rows}: no such file")
+    anyio.run(report, args.rows, args.format, args.output)
+    return EXIT_OK
 
 
 async def report(path: Path, format: str, output: Path | None) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -12,13 +11,13 @@ from typing import Any
 from .._engine._shards import Shard
 from ..formatters._registry import FormatChoices
 from ._agents import add_rescore_command, tools_option
+from ._arguments import add_output_options, add_store_options, kappa_value, parsed, percent, seconds
 from ._compare import add_compare_command, add_gate_options
 from ._config import ErrorLimit
-from ._scale import (
-    add_merge_store_options,
-)
 
-_ELSEWHERE = {
+__all__ = ["ELSEWHERE", "MAX_CONCURRENCY", "MAX_LAST", "MAX_REPEATS", "MAX_WORKERS", "build_parser"]
+
+ELSEWHERE = {
     "calibrate": "a judge's stored verdicts against the reviewers' labels (kappa, no model call)",
     "dataset": "turn the failed rows of a stored run into samples (aeval dataset from REF)",
     "view": "browse and review the stored runs in a local web app (aeval-engine[view])",
@@ -51,56 +50,29 @@ def _at_most(maximum: int) -> Callable[[str], int]:
     return partial(_positive_int, maximum=maximum)
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
+_error_limit = parsed(ErrorLimit.parse)
+_shard = parsed(Shard.parse)
 
 
-def _percent(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a percentage, got {text!r}") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 100, got {text!r}")
-    return value
-
-
-def kappa_value(text: str) -> float:
-    """An argument that is a kappa, from -1 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a kappa, got {text!r}") from None
-    if not -1 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a kappa from -1 to 1, got {text!r}")
-    return value
-
-
-def _error_limit(text: str) -> ErrorLimit:
-    try:
-        return ErrorLimit.parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _shard(text: str) -> Shard:
-    try:
-        return Shard.parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _add_thresholds(parser: argparse.ArgumentParser, *, errors: str, kappa: bool = False) -> None:
+    """``--min-score``, ``--min-kappa`` (with ``kappa``) and ``--max-errors`` (its help
+    ``errors``): the thresholds of ``aeval run`` and ``aeval merge``."""
+    parser.add_argument("--min-score", type=percent, metavar="PERCENT", help="global minimum")
+    if kappa:
+        parser.add_argument(
+            "--min-kappa",
+            type=kappa_value,
+            metavar="KAPPA",
+            help="least Cohen's kappa of each strategy against the samples' human labels",
+        )
+    parser.add_argument("--max-errors", type=_error_limit, metavar="N|PERCENT%", help=errors)
 
 
 def _declare_elsewhere(commands: Any, name: str, command: str | None) -> None:
     """Declare the subcommand ``name`` in full when ``command`` is it or ``None``, else only
     its line in the list of subcommands."""
     if command is not None and command != name:
-        commands.add_parser(name, help=_ELSEWHERE[name])
+        commands.add_parser(name, help=ELSEWHERE[name])
     elif name == "calibrate":
         from ._calibrate import add_calibrate_command
 
@@ -117,7 +89,7 @@ def _declare_elsewhere(commands: Any, name: str, command: str | None) -> None:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``aeval`` parser; with ``command`` (the subcommand about to run), the subcommands
-    of :data:`_ELSEWHERE` other than it are declared without importing their modules."""
+    of :data:`ELSEWHERE` other than it are declared without importing their modules."""
     from .._version import __version__
 
     parser = argparse.ArgumentParser(
@@ -145,29 +117,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="TAG[,TAG]",
         help="evaluate only samples carrying one of these tags (repeatable)",
     )
-    run.add_argument("--min-score", type=_percent, metavar="PERCENT", help="global minimum")
-    run.add_argument(
-        "--min-kappa",
-        type=kappa_value,
-        metavar="KAPPA",
-        help="least Cohen's kappa of each strategy against the samples' human labels",
-    )
-    run.add_argument(
-        "--max-errors",
-        type=_error_limit,
-        metavar="N|PERCENT%",
-        help="most error rows the run may have: a count (0: none) or a percentage of the "
+    _add_thresholds(
+        run,
+        kappa=True,
+        errors="most error rows the run may have: a count (0: none) or a percentage of the "
         "rows (5%%)",
     )
-    run.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
-    run.add_argument(
-        "--format",
-        action="append",
-        dest="formats",
-        metavar="FORMAT",
-        help="a report format (repeatable; replaces the configured formats)",
-    )
-    run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per sample")
+    add_output_options(run)
+    run.add_argument("--timeout", type=seconds, metavar="SECONDS", help="per sample")
     run.add_argument("--repeats", type=_at_most(MAX_REPEATS), help="runs per sample")
     run.add_argument(
         "--keep",
@@ -185,24 +142,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "or a stored run (run id, latest, latest~1, NAME@latest)",
     )
     add_gate_options(run)
-    run.add_argument("--name", help="the run's name in the run store (default: the config's)")
-    run.add_argument(
-        "--label",
-        action="append",
-        dest="labels",
-        metavar="LABEL",
-        help="a label kept with the run in the store (repeatable; added to the config's)",
-    )
-    recording = run.add_mutually_exclusive_group()
-    recording.add_argument(
-        "--store",
-        type=Path,
-        metavar="PATH",
-        help="the run store to record the run in (default: AEVAL_STORE, the config's store:, "
+    add_store_options(
+        run,
+        run="the run",
+        name="the run's name in the run store (default: the config's)",
+        store="the run store to record the run in (default: AEVAL_STORE, the config's store:, "
         "or .aeval/runs.sqlite)",
-    )
-    recording.add_argument(
-        "--no-store", action="store_true", help="do not record the run in the run store"
     )
     run.add_argument(
         "--executor",
@@ -254,23 +199,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="CONFIG",
         help="the configuration the shards ran: its thresholds, output and formats",
     )
-    merge.add_argument("--min-score", type=_percent, metavar="PERCENT", help="global minimum")
-    merge.add_argument(
-        "--max-errors",
-        type=_error_limit,
-        metavar="N|PERCENT%",
-        help="most error rows the merged run may have: a count or a percentage (5%%)",
+    _add_thresholds(
+        merge, errors="most error rows the merged run may have: a count or a percentage (5%%)"
     )
-    merge.add_argument("--output", type=Path, metavar="DIR", help="the output directory")
-    merge.add_argument(
-        "--format",
-        action="append",
-        dest="formats",
-        metavar="FORMAT",
-        help="a report format (repeatable; replaces the configured formats)",
-    )
+    add_output_options(merge)
     merge.add_argument("--quiet", action="store_true", help="no tables: the verdict only")
-    add_merge_store_options(merge)
+    add_store_options(
+        merge,
+        run="the merged run",
+        name="the merged run's name in the run store (default: the config's, else the "
+        "shards' stored runs')",
+        store="the run store to record the merged run in (default: AEVAL_STORE, the config's "
+        "store:, or .aeval/runs.sqlite)",
+    )
 
     report = commands.add_parser(
         "report",

@@ -23,7 +23,7 @@ from collections.abc import (
     Sequence,
     Sized,
 )
-from contextlib import AsyncExitStack, contextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,33 +186,32 @@ class _FlushingSink:
         jsonl = self._jsonl
         return self._pending or (jsonl is not None and jsonl.rows_written != self._flushed_rows)
 
-    async def flush(self) -> None:
+    @asynccontextmanager
+    async def _alone(self) -> AsyncIterator[None]:
         await self._enter()
         try:
+            yield
+        finally:
+            self._leave()
+
+    async def flush(self) -> None:
+        async with self._alone():
             self._check()
             rows = self._jsonl.rows_written if self._jsonl is not None else 0
             await self._sink.flush()
             self._pending = False
             self._flushed_rows = rows
-        finally:
-            self._leave()
 
     async def run_started(self, run: RunInfo) -> None:
-        await self._enter()
-        try:
+        async with self._alone():
             await self._sink.run_started(run.replace(**self._facts))
             self._pending = True
-        finally:
-            self._leave()
 
     async def run_finished(self, run: RunInfo) -> None:
-        await self._enter()
-        try:
+        async with self._alone():
             self._check()
             await self._sink.run_finished(run.replace(**self._facts))
             self._pending = True
-        finally:
-            self._leave()
 
     async def run(self) -> None:
         while self._failed is None:

@@ -34,7 +34,6 @@ from ._exits import (
     INTERRUPTIONS,
     STOP_CODES,
     error,
-    shown_path,
 )
 from ._history import (
     config_error,
@@ -42,40 +41,37 @@ from ._history import (
 )
 from ._process import fewer_collections
 from ._run import execute, signals_kept
-from ._summary import check_thresholds, gate_of, verdict
+from ._summary import check_thresholds, gate_of, print_summary, verdict
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
+_SETTINGS = {
+    "concurrency": "concurrency",
+    "min_score": "min_score",
+    "min_kappa": "min_kappa",
+    "max_errors": "max_errors",
+    "output": "output_dir",
+    "timeout": "timeout",
+    "repeats": "repeats",
+    "name": "name",
+    "tools": "tools",
+}
+"""The flags of ``aeval run`` that replace a setting of the configuration as given: each
+flag's destination and the setting it replaces."""
+
+
 def _overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
-    changes: dict[str, Any] = {}
-    if args.concurrency is not None:
-        changes["concurrency"] = args.concurrency
+    flags: dict[str, Any] = {setting: getattr(args, flag) for flag, setting in _SETTINGS.items()}
     if args.tags:
         tags = [tag.strip() for group in args.tags for tag in group.split(",")]
-        changes["tags"] = tuple(tag for tag in tags if tag)
-    if args.min_score is not None:
-        changes["min_score"] = args.min_score
-    if args.min_kappa is not None:
-        changes["min_kappa"] = args.min_kappa
-    if args.max_errors is not None:
-        changes["max_errors"] = args.max_errors
-    if args.output is not None:
-        changes["output_dir"] = args.output
+        flags["tags"] = tuple(tag for tag in tags if tag)
     if args.formats:
-        changes["formats"] = tuple(args.formats)
-    if args.timeout is not None:
-        changes["timeout"] = args.timeout
-    if args.repeats is not None:
-        changes["repeats"] = args.repeats
-    if args.name is not None:
-        changes["name"] = args.name
+        flags["formats"] = tuple(args.formats)
     if args.labels:
-        changes["labels"] = tuple(dict.fromkeys((*config.labels, *args.labels)))
-    if args.tools is not None:
-        changes["tools"] = args.tools
-    return config.replace(**changes) if changes else config
+        flags["labels"] = tuple(dict.fromkeys((*config.labels, *args.labels)))
+    return config.overridden(flags)
 
 
 def check_formats(config: RunConfig, *, from_flag: bool) -> None:
@@ -197,9 +193,6 @@ def _run_kept(args: argparse.Namespace) -> int:
     finally:
         if executor is not None:
             executor.close()
-    stored = None
-    if result.run_id is not None and path is not None:
-        stored = f"{result.run_id} (in {shown_path(path)})"
     stopped = result.interrupted is not None or result.error is not None
     # a shard holds part of the samples: its thresholds are checked on the merged report
     checks = (
@@ -208,16 +201,14 @@ def _run_kept(args: argparse.Namespace) -> int:
         else check_thresholds(result.report, config, errors=result.error_types)
     )
     if console is not None:
-        from ..formatters._report_terminal import print_run_summary
-
-        print_run_summary(
+        print_summary(
             console,
             result.report,
-            config=config.path,
+            config=config,
             checks=checks,
             files=result.files,
             interrupted=stopped,
-            stored=stored,
+            stored=(result.run_id, path),
         )
     if result.error is not None:
         error(f"the run stopped: {type(result.error).__name__}: {result.error}")
@@ -271,7 +262,5 @@ def _run_kept(args: argparse.Namespace) -> int:
 
 
 def rescore(args: argparse.Namespace) -> int:
-    passed = rescore_command(
-        args, check_formats=partial(check_formats, from_flag=False), shown_path=shown_path
-    )
+    passed = rescore_command(args, check_formats=partial(check_formats, from_flag=False))
     return EXIT_OK if passed else EXIT_FAILED

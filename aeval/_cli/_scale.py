@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import AsyncIterable, Sequence
 from contextlib import suppress
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ShardedSamples",
-    "add_merge_store_options",
     "check_config",
     "config_digest",
     "gate_config",
@@ -190,33 +188,6 @@ async def record_merged(
     return await store.save(report, chosen, labels=labels, config=config), None
 
 
-def add_merge_store_options(merge: argparse.ArgumentParser) -> None:
-    """``aeval merge``'s options of the run store, as ``aeval run``'s."""
-    merge.add_argument(
-        "--name",
-        help="the merged run's name in the run store (default: the config's, else the "
-        "shards' stored runs')",
-    )
-    merge.add_argument(
-        "--label",
-        action="append",
-        dest="labels",
-        metavar="LABEL",
-        help="a label kept with the merged run in the store (repeatable; added to the config's)",
-    )
-    recording = merge.add_mutually_exclusive_group()
-    recording.add_argument(
-        "--store",
-        type=Path,
-        metavar="PATH",
-        help="the run store to record the merged run in (default: AEVAL_STORE, the config's "
-        "store:, or .aeval/runs.sqlite)",
-    )
-    recording.add_argument(
-        "--no-store", action="store_true", help="do not record the merged run in the run store"
-    )
-
-
 async def save_merged(
     report: EvaluationReport,
     config: RunConfig,
@@ -300,16 +271,14 @@ def gate_config(
             output_dir=Path(DEFAULT_OUTPUT_DIR),
             formats=DEFAULT_FORMATS,
         )
-    changes: dict[str, Any] = {}
-    if min_score is not None:
-        changes["min_score"] = min_score
-    if max_errors is not None:
-        changes["max_errors"] = max_errors
-    if output is not None:
-        changes["output_dir"] = output
-    if formats:
-        changes["formats"] = tuple(formats)
-    return config.replace(**changes) if changes else config
+    return config.overridden(
+        {
+            "min_score": min_score,
+            "max_errors": max_errors,
+            "output_dir": output,
+            "formats": tuple(formats) if formats else None,
+        }
+    )
 
 
 def check_config(config: RunConfig, report: EvaluationReport) -> None:

@@ -14,9 +14,11 @@ are not).
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -74,6 +76,12 @@ def schema_text() -> str:
     )
 
 
+def schema_command(args: argparse.Namespace) -> int:
+    """``aeval schema``: print the JSON Schema of the configuration file."""
+    sys.stdout.write(schema_text())
+    return 0
+
+
 @cache
 def load_schema() -> Mapping[str, Any]:
     """The configuration schema, parsed (cached)."""
@@ -81,21 +89,22 @@ def load_schema() -> Mapping[str, Any]:
     return schema
 
 
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+"""Python types and their JSON Schema type, the first that fits wins (a bool is an int)."""
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
+    for python, name in _JSON_TYPES:
+        if isinstance(value, python):
+            return name
     return type(value).__name__
 
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from .._reporting._report import EvaluationReport, partial_note
 from .._reporting._results import EvaluationRow
 from .._reporting._run_info import Gate, GateCheck
 from .._util._numbers import format_percent
 from ._config import ErrorLimit, RunConfig
+from ._exits import shown_path
 
-__all__ = ["Check", "check_thresholds", "error_types", "gate_of", "verdict"]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["Check", "check_thresholds", "error_types", "gate_of", "print_summary", "verdict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,3 +212,46 @@ def verdict(checks: Sequence[Check], *, stopped: str | None, report: EvaluationR
     if not checks:
         return "DONE: no threshold configured"
     return "PASSED: " + "; ".join(check.describe() for check in checks if check.actual is not None)
+
+
+def print_summary(
+    console: Console,
+    report: EvaluationReport,
+    *,
+    config: RunConfig,
+    checks: Sequence[Check],
+    files: Sequence[Path],
+    interrupted: bool,
+    stored: tuple[str | None, Path | None],
+    rescored: str | None = None,
+) -> None:
+    """Print the summary a run, a merge or a rescore ends with.
+
+    Args:
+        console: Where to print.
+        report: The run's report.
+        config: The run's configuration.
+        checks: Its thresholds.
+        files: The files written.
+        interrupted: Whether the run was stopped (or is partial).
+        stored: The run's id in the run store and the store, each ``None`` when it was not
+            recorded.
+        rescored: The run a rescore rescored, named on the stored run's line.
+    """
+    from ..formatters._report_terminal import print_run_summary
+
+    run_id, store = stored
+    line = None
+    if run_id is not None and store is not None:
+        line = f"{run_id} (in {shown_path(store)})"
+        if rescored is not None:
+            line += f", rescore of {rescored}"
+    print_run_summary(
+        console,
+        report,
+        config=config.path,
+        checks=checks,
+        files=files,
+        interrupted=interrupted,
+        stored=line,
+    )

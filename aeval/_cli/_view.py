@@ -8,44 +8,26 @@ from typing import Any
 
 from .._exceptions import MissingExtraError
 from .._store import PICKS
+from ._arguments import count, port
 from ._exits import EXIT_INTERRUPTED, EXIT_OK, error
 from ._history import UsageError, read_store_path
+from ._parser import ELSEWHERE
 
 __all__ = ["add_view_command", "view_command"]
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, got {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
 
 
 def add_view_command(commands: Any) -> None:
     """Add ``aeval view`` to the command's subparsers."""
     view = commands.add_parser(
         "view",
-        help="browse and review the stored runs in a local web app (aeval-engine[view])",
+        help=ELSEWHERE["view"],
         description="Serve a local web application over the run store: the runs, each run's "
         "rows with filters, search and traces, a name's history, the comparison of two runs, "
         "and review mode (label rows pass/fail with a note, by keyboard or mouse). It prints "
         "its address; Ctrl-C stops it.",
     )
     view.add_argument("--store", type=Path, metavar="PATH", help="the run store to serve")
-    view.add_argument("--port", type=_port, default=8765, help="the port (8765; 0: a free one)")
+    view.add_argument("--port", type=port, default=8765, help="the port (8765; 0: a free one)")
     view.add_argument(
         "--host",
         default="127.0.0.1",
@@ -55,7 +37,7 @@ def add_view_command(commands: Any) -> None:
         "--pick", choices=PICKS, default="all", help="the rows the review queue shows (all)"
     )
     view.add_argument(
-        "--sample", type=_count, metavar="N", help="review a random sample of N picked rows"
+        "--sample", type=count, metavar="N", help="review a random sample of N picked rows"
     )
     view.add_argument("--seed", type=int, default=0, help="the sample's seed (0)")
 

@@ -2,22 +2,5 @@
 
 from __future__ import annotations
 
-from ._values import (
-    ENDINGS,
-    Conversation,
-    ConversationEnding,
-    ScriptedTurn,
-    SimulatedUser,
-    Transcript,
-    Turn,
-)
-
-__all__ = [
-    "ENDINGS",
-    "Conversation",
-    "ConversationEnding",
-    "ScriptedTurn",
-    "SimulatedUser",
-    "Transcript",
-    "Turn",
-]
+from ._values import *  # noqa: F403  (the package's names are those of its values)
+from ._values import __all__ as __all__

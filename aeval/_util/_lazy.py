@@ -8,7 +8,9 @@ import warnings
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["lazy_names"]
+from ._publish import claim as _claim, publish
+
+__all__ = ["lazy_names", "lazy_package"]
 
 
 def lazy_names(
@@ -57,3 +59,32 @@ def lazy_names(
         return value
 
     return __getattr__
+
+
+def lazy_package(
+    namespace: MutableMapping[str, Any],
+    modules: Mapping[str, str],
+    *,
+    deprecated: Mapping[str, tuple[str, str]] | None = None,
+    claim: bool = False,
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """The module ``__getattr__`` and ``__dir__`` of the package whose globals are
+    ``namespace``, which holds its ``__all__`` already.
+
+    The names of ``__all__`` bound already are claimed for the package (see
+    :func:`~aeval._util._publish.publish`); the others load on first use (see
+    :func:`lazy_names`, with ``modules`` and ``deprecated``), claimed for it too when
+    ``claim``. ``__dir__`` lists the package's globals and every name of its ``__all__``.
+    """
+    package = namespace["__name__"]
+    public = namespace["__all__"]
+    publish(namespace, (name for name in public if name not in modules), package)
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *public})
+
+    def claimed(value: object) -> None:
+        _claim(value, package)
+
+    getter = lazy_names(namespace, modules, deprecated=deprecated, claim=claimed if claim else None)
+    return getter, __dir__

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from .._exceptions import MissingExtraError
+from ._extra import view_extra_missing
 
 try:
     from starlette.applications import Starlette
@@ -33,10 +33,7 @@ try:
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
-    raise MissingExtraError(
-        "aeval view serves its pages with Starlette and uvicorn, which are not installed: "
-        "pip install 'aeval-engine[view]'"
-    ) from exc
+    raise view_extra_missing("Starlette and uvicorn, which are not installed") from exc
 
 import anyio
 import orjson

@@ -8,16 +8,13 @@ import socket
 import sys
 from pathlib import Path
 
-from .._exceptions import MissingExtraError
 from ._app import ViewSettings, create_app
+from ._extra import view_extra_missing
 
 try:
     import uvicorn
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
-    raise MissingExtraError(
-        "aeval view serves its pages with uvicorn, which is not installed: "
-        "pip install 'aeval-engine[view]'"
-    ) from exc
+    raise view_extra_missing("uvicorn, which is not installed") from exc
 
 __all__ = ["bind", "serve", "server_for"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._util._lazy import lazy_names as _lazy_names
+from .._util._lazy import lazy_package as _lazy_package
 
 if TYPE_CHECKING:
     from .._model_types import (
@@ -51,13 +51,6 @@ _DEPRECATED = {
 }
 """Names that left ``__all__``, kept for one release behind a :class:`DeprecationWarning`."""
 
-__getattr__ = _lazy_names(globals(), _LAZY, deprecated=_DEPRECATED)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = [
     "ChatMessage",
     "ChatModel",
@@ -74,3 +67,5 @@ __all__ = [
     "RetryPolicy",
     "TokenUsage",
 ]
+
+__getattr__, __dir__ = _lazy_package(globals(), _LAZY, deprecated=_DEPRECATED)

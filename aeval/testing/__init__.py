@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._util._lazy import lazy_names as _lazy_names
-from .._util._publish import publish as _publish
+from .._util._lazy import lazy_package as _lazy_package
 from ._clock import FakeClock
 from ._fakes import (
     ChatCall,
@@ -42,13 +41,6 @@ _LAZY = {"openai_server": "._fixture"}
 """The names imported on first use: the fixture's module imports pytest."""
 
 
-__getattr__ = _lazy_names(globals(), _LAZY)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = [
     "ChatCall",
     "ChatReplyTypes",
@@ -67,4 +59,4 @@ __all__ = [
     "openai_server",
 ]
 
-_publish(globals(), [name for name in __all__ if name not in _LAZY], __name__)
+__getattr__, __dir__ = _lazy_package(globals(), _LAZY)
