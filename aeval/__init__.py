@@ -13,8 +13,6 @@ from ._exceptions import (
     AbandonedCallsError,
     AevalError,
     ComparisonError,
-    ConfigError,
-    EvaluationSetupError,
     ExecutorError,
     FormatError,
     HTTPResponseError,
@@ -66,7 +64,7 @@ if TYPE_CHECKING:
         Turn,
     )
     from ._engine._builder import (
-        Evaluation,
+        Evaluation as Evaluation,
         EvaluationBuilder as EvaluationBuilder,
         EvaluationRunner as EvaluationRunner,
     )
@@ -89,6 +87,8 @@ if TYPE_CHECKING:
         evaluate_sync,
     )
     from ._exceptions import (
+        ConfigError as ConfigError,
+        EvaluationSetupError as EvaluationSetupError,
         HttpResponseError as HttpResponseError,
         HttpResponseTooLargeError as HttpResponseTooLargeError,
         HttpStatusError as HttpStatusError,
@@ -156,7 +156,7 @@ if TYPE_CHECKING:
         RowLabel as RowLabel,
         RunStore,
         RunSummary as RunSummary,
-        StoreSink,
+        StoreSink as StoreSink,
         calibrate_labels,
         output_digest,
         pick_rows,
@@ -187,7 +187,6 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
         "Transcript",
         "Turn",
     ),
-    "._engine._builder": ("Evaluation",),
     "._engine._scorer": ("Scorer",),
     "._engine._shards": (
         "Shard",
@@ -220,7 +219,6 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "._store": (
         "RunStore",
-        "StoreSink",
         "calibrate_labels",
         "output_digest",
         "pick_rows",
@@ -238,17 +236,31 @@ _ABC = "import it from aeval.abc, where every contract lives (the same object)"
 _MACHINERY = "it is aeval's own machinery, not a user's concept"
 _RETURNED = "it is a value aeval hands back; use it where it is returned, no import needed"
 _READ_RUN = "aeval.read_run reads a rows.jsonl or report.json back"
+_FRONT_DOOR = (
+    "aeval.Scorer is the one front door: `async with Scorer(concurrency) as scorer: "
+    "report = await scorer.evaluate(samples, function, *strategies)`"
+)
 
 _DEPRECATED: dict[str, tuple[str, str]] = {
     "ChangedPair": ("._compare", _RETURNED),
     "ComparisonAssert": ("._compare", _RETURNED),
     "PairKey": ("._compare", _MACHINERY),
     "RunSource": ("._compare", _MACHINERY),
+    "Evaluation": ("._engine._builder", _FRONT_DOOR),
     "EvaluationBuilder": ("._engine._builder", _RETURNED),
     "EvaluationRunner": ("._engine._builder", _RETURNED),
     "IndexedSample": ("._engine._executor", _MACHINERY),
     "RowStream": ("._engine._scorer", _RETURNED),
     "ScorerStatistics": ("._engine._scorer", _RETURNED),
+    "ConfigError": (
+        "._exceptions",
+        "only the aeval command raises it, and prints it; Python code does not receive it",
+    ),
+    "EvaluationSetupError": (
+        "._exceptions",
+        "only the deprecated Evaluation builder raises it; aeval.Scorer checks its arguments "
+        "when it is called",
+    ),
     "HttpResponseError": ("._exceptions", _ALIAS.format(rest="ResponseError")),
     "HttpResponseTooLargeError": ("._exceptions", _ALIAS.format(rest="ResponseTooLargeError")),
     "HttpStatusError": ("._exceptions", _ALIAS.format(rest="StatusError")),
@@ -278,6 +290,7 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
     "ReviewerPair": ("._store", _RETURNED),
     "RowLabel": ("._store", _RETURNED),
     "RunSummary": ("._store", _RETURNED),
+    "StoreSink": ("._store", "use store.sink(name, ...), which makes one (the same options)"),
     "Executor": (".abc", _ABC),
     "SampleLoader": (".abc", _ABC),
     "Sink": (".abc", _ABC),
@@ -303,16 +316,13 @@ __all__ = [
     "AevalError",
     "Comparison",
     "ComparisonError",
-    "ConfigError",
     "Conversation",
     "DownloadLimits",
     "ErrorInfo",
-    "Evaluation",
     "EvaluationReport",
     "EvaluationResult",
     "EvaluationRow",
     "EvaluationSample",
-    "EvaluationSetupError",
     "ExecutorError",
     "FormatError",
     "HTTPResponseError",
@@ -349,7 +359,6 @@ __all__ = [
     "Shard",
     "SimulatedUser",
     "StoreError",
-    "StoreSink",
     "ToolError",
     "ToolTimeoutError",
     "Transcript",

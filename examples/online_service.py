@@ -43,7 +43,7 @@ from starlette.routing import Route
 from aeval import JsonlSink
 from aeval.models import OpenAIChatModel
 from aeval.online import OnlineEvaluator
-from aeval.strategies import AiJudgeStrategy, ContainsStrategy, Gated, NotBlankStrategy
+from aeval.strategies import AiJudgeStrategy, ContainsStrategy, GatedStrategy, NotBlankStrategy
 
 CAPITALS = {"france": "Paris", "italy": "Rome", "japan": "Tokyo", "peru": "Lima"}
 SUM = re.compile(r"what is (-?\d+) plus (-?\d+)", re.IGNORECASE)
@@ -95,7 +95,7 @@ def create_app(
                 online = await stack.enter_async_context(
                     OnlineEvaluator(
                         *checks,
-                        Gated(AiJudgeStrategy(judge, JUDGE_PROMPT), after=checks),
+                        GatedStrategy(AiJudgeStrategy(judge, JUDGE_PROMPT), after=checks),
                         sample_rates={"AiJudgeStrategy": judge_rate},
                         seed=seed,
                         queue_size=queue_size,

@@ -19,7 +19,7 @@ times, and none may be flaky.
 
 The checks:
 
-- per turn, with ``EachTurn``: each turn's ``must-contain``, ``expected-tools`` and (turn 3)
+- per turn, with ``EachTurnStrategy``: each turn's ``must-contain``, ``expected-tools`` and (turn 3)
   ``expected-tool-arguments``, and ``forbidden-tools`` on every turn;
 - on the whole conversation: the tool sequence over all turns, a budget of tool and model
   calls, and a ``ConversationJudgeStrategy`` with one criterion, the budget kept.
@@ -41,7 +41,7 @@ from aeval.strategies import (
     BudgetStrategy,
     ContainsStrategy,
     ConversationJudgeStrategy,
-    EachTurn,
+    EachTurnStrategy,
     ToolArgumentsStrategy,
     ToolCalledStrategy,
     ToolPolicyStrategy,
@@ -157,9 +157,9 @@ async def evaluate(
             samples,
             ConversationalAgent(agent).reply,
             # each turn, against that turn's own expectations and trace
-            EachTurn(ContainsStrategy(case_sensitive=False)),
-            EachTurn(ToolCalledStrategy()),
-            EachTurn(ToolPolicyStrategy()),
+            EachTurnStrategy(ContainsStrategy(case_sensitive=False)),
+            EachTurnStrategy(ToolCalledStrategy()),
+            EachTurnStrategy(ToolPolicyStrategy()),
             # the whole conversation, on every turn's calls
             ToolSequenceStrategy(
                 ["get_weather", "find_attractions", *[_ROUTE_PRICE] * 3], order="exact"

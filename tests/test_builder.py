@@ -4,17 +4,22 @@ from pathlib import Path
 
 import pytest
 
+import aeval
 from aeval import (
-    Evaluation,
     EvaluationResult,
     EvaluationSample,
-    EvaluationSetupError,
     Parameters,
     SampleFileNotFoundError,
     Samples,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.filterwarnings("ignore:aeval.Evaluation is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings(
+        "ignore:aeval.EvaluationSetupError is deprecated:DeprecationWarning"
+    ),
+]
 
 SAMPLES = Samples(
     [
@@ -42,7 +47,7 @@ async def test_build_and_run_many_times() -> None:
         return str(params[0])
 
     runner = (
-        Evaluation.builder()
+        aeval.Evaluation.builder()
         .with_samples(SAMPLES)
         .with_concurrency(2)
         .evaluate(fn)
@@ -59,7 +64,7 @@ async def test_build_and_run_many_times() -> None:
 
 async def test_with_tags_replaces_earlier_tags() -> None:
     report = (
-        await Evaluation.builder()
+        await aeval.Evaluation.builder()
         .with_samples(SAMPLES)
         .with_tags("regression")
         .with_tags("smoke")
@@ -73,7 +78,7 @@ async def test_with_tags_replaces_earlier_tags() -> None:
 
 async def test_no_matching_sample_gives_an_empty_report() -> None:
     report = (
-        await Evaluation.builder()
+        await aeval.Evaluation.builder()
         .with_samples(SAMPLES)
         .with_tags("absent")
         .evaluate(echo)
@@ -96,13 +101,15 @@ async def test_no_matching_sample_gives_an_empty_report() -> None:
     ],
 )
 def test_build_checks_the_configuration(configure: object, message: str) -> None:
-    builder = configure(Evaluation.builder())  # type: ignore[operator]
-    with pytest.raises(EvaluationSetupError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    builder = configure(aeval.Evaluation.builder())  # type: ignore[operator]
+    with pytest.raises(
+        aeval.EvaluationSetupError, match=message.replace("(", r"\(").replace(")", r"\)")
+    ):
         builder.build()
 
 
 def test_argument_checks() -> None:
-    builder = Evaluation.builder()
+    builder = aeval.Evaluation.builder()
     with pytest.raises(ValueError, match="Concurrency must be at least 1"):
         builder.with_concurrency(0)
     with pytest.raises(ValueError, match="Strategy must not be None"):
@@ -117,7 +124,7 @@ def test_argument_checks() -> None:
 
 async def test_samples_path_is_loaded_when_the_runner_runs(tmp_path: Path) -> None:
     path = tmp_path / "samples.yaml"
-    runner = Evaluation.builder().with_samples(path).evaluate(echo).using(equals).build()
+    runner = aeval.Evaluation.builder().with_samples(path).evaluate(echo).using(equals).build()
     with pytest.raises(SampleFileNotFoundError):
         await runner.run()
     path.write_text(
@@ -130,7 +137,7 @@ async def test_samples_path_is_loaded_when_the_runner_runs(tmp_path: Path) -> No
 
 async def test_run_and_save_writes_a_timestamped_markdown_report(tmp_path: Path) -> None:
     report = (
-        await Evaluation.builder()
+        await aeval.Evaluation.builder()
         .with_samples(SAMPLES)
         .evaluate(echo)
         .using(equals)
@@ -150,7 +157,7 @@ async def test_a_one_parameter_function_gets_the_value() -> None:
         return question.upper()
 
     report = await (
-        Evaluation.builder()
+        aeval.Evaluation.builder()
         .with_samples(Samples([EvaluationSample("a", ["hi"], "HI")]))
         .evaluate(shout)
         .using(equals)

@@ -22,7 +22,7 @@ from aeval.strategies import (
     BudgetStrategy,
     ContainsStrategy,
     ConversationJudgeStrategy,
-    EachTurn,
+    EachTurnStrategy,
     NotBlankStrategy,
     ToolCalledStrategy,
     ToolPolicyStrategy,
@@ -99,12 +99,12 @@ async def test_a_turns_own_list_replaces_the_conversations_for_that_turn() -> No
         turns=[ScriptedTurn("Plan", {"must_contain": ["Palace"]}), "Budget?"],
     )
     transcript = Transcript((Turn("Plan", "Mysore Palace"), Turn("Budget?", "5000 rupees")))
-    result = await EachTurn(ContainsStrategy()).evaluate(sample, transcript)
+    result = await EachTurnStrategy(ContainsStrategy()).evaluate(sample, transcript)
     assert result.passed is True, result.explanation
 
 
 async def test_each_turn_passes_when_every_turn_passes_with_the_turns_own_lists() -> None:
-    result = await EachTurn(ContainsStrategy()).evaluate(SCRIPTED, TRIP)
+    result = await EachTurnStrategy(ContainsStrategy()).evaluate(SCRIPTED, TRIP)
     assert (result.passed, result.score) == (True, 1.0)
     assert result.explanation == "all 3 turns passed ContainsStrategy"
     assert result.metadata["failed_turn"] is None
@@ -119,7 +119,7 @@ async def test_each_turn_names_the_first_failing_turn_and_scores_the_share_passi
             Turn(TRIP.turns[2].user, "I do not know."),
         )
     )
-    result = await EachTurn(ContainsStrategy()).evaluate(SCRIPTED, broken)
+    result = await EachTurnStrategy(ContainsStrategy()).evaluate(SCRIPTED, broken)
     assert result.passed is False
     assert result.score == pytest.approx(1 / 3)
     assert result.metadata["failed_turn"] == 2
@@ -133,7 +133,7 @@ async def test_each_turn_names_the_first_failing_turn_and_scores_the_share_passi
 
 
 async def test_each_turn_gives_agent_strategies_each_turns_own_trace() -> None:
-    result = await EachTurn(ToolCalledStrategy()).evaluate(SCRIPTED, TRIP)
+    result = await EachTurnStrategy(ToolCalledStrategy()).evaluate(SCRIPTED, TRIP)
     verdicts = result.metadata["turns"]
     # turn 2 states no expected-tools of its own: the check does not apply to it, and the
     # conversation passes on the two turns it applies to
@@ -147,17 +147,21 @@ async def test_each_turn_gives_agent_strategies_each_turns_own_trace() -> None:
 
 
 async def test_a_turn_that_recorded_nothing_among_traced_turns_called_nothing() -> None:
-    policy = await EachTurn(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(SCRIPTED, TRIP)
+    policy = await EachTurnStrategy(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(
+        SCRIPTED, TRIP
+    )
     assert policy.passed is True, policy.explanation
     untraced = Transcript(tuple(Turn(turn.user, turn.assistant) for turn in TRIP.turns))
-    missing = await EachTurn(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(SCRIPTED, untraced)
+    missing = await EachTurnStrategy(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(
+        SCRIPTED, untraced
+    )
     assert missing.passed is False
     assert missing.explanation is not None and "No trace was recorded" in missing.explanation
 
 
 async def test_a_turn_without_an_answer_fails_with_a_clear_reason() -> None:
     ended = Transcript((TRIP.turns[0], Turn("and then?", None)), ended="error")
-    result = await EachTurn(NotBlankStrategy()).evaluate(SCRIPTED, ended)
+    result = await EachTurnStrategy(NotBlankStrategy()).evaluate(SCRIPTED, ended)
     assert result.passed is False
     assert result.metadata["failed_turn"] == 2
     assert result.explanation is not None
@@ -168,7 +172,9 @@ async def test_a_turn_without_an_answer_fails_with_a_clear_reason() -> None:
 
 async def test_each_turn_of_a_single_turn_output_is_an_error_row_naming_the_fix() -> None:
     samples = [EvaluationSample("single", ["hi"])]
-    report = await Scorer().evaluate(samples, lambda q: "hello", EachTurn(NotBlankStrategy()))
+    report = await Scorer().evaluate(
+        samples, lambda q: "hello", EachTurnStrategy(NotBlankStrategy())
+    )
     [row] = report.evaluations
     assert row.outcome is Outcome.ERROR
     assert row.error is not None
@@ -205,7 +211,7 @@ async def test_each_turn_runs_sync_strategies_in_worker_threads_with_the_turns_t
     check = ThreadedTurnCheck()
     samples = [EvaluationSample("trip", ["ignored"])]
     report = await Scorer().evaluate(
-        samples, lambda q: TRIP, EachTurn(check), EachTurn(AsyncTurnCheck())
+        samples, lambda q: TRIP, EachTurnStrategy(check), EachTurnStrategy(AsyncTurnCheck())
     )
     rows = {row.strategy: row for row in report.evaluations}
     assert rows["EachTurn(ThreadedTurnCheck)"].outcome is Outcome.PASSED
@@ -228,7 +234,7 @@ async def test_each_turn_of_a_judge_counts_every_turns_calls_in_the_usage() -> N
 
     model = FakeChatModel(["true", "false", "true"], usage=TokenUsage(40, 2))
     judge = AiJudgeStrategy(model, "Question: {question}\nAnswer: {response}\nGood? true/false")
-    report = await Scorer().evaluate([SCRIPTED], replay, EachTurn(judge))
+    report = await Scorer().evaluate([SCRIPTED], replay, EachTurnStrategy(judge))
     [row] = report.evaluations
     assert row.metadata["failed_turn"] == 2
     asked = [call.messages[-1].content for call in model.calls]
@@ -250,7 +256,7 @@ async def test_an_inner_error_is_an_error_row_naming_the_turn_with_its_retries()
                 raise error
             return EvaluationResult.passing()
 
-    report = await Scorer().evaluate([SCRIPTED], replay, EachTurn(Broken()))
+    report = await Scorer().evaluate([SCRIPTED], replay, EachTurnStrategy(Broken()))
     [row] = report.evaluations
     assert row.outcome is Outcome.ERROR
     assert row.error is not None
@@ -262,15 +268,15 @@ async def test_an_inner_error_is_an_error_row_naming_the_turn_with_its_retries()
 
 
 async def test_an_empty_transcript_fails() -> None:
-    result = await EachTurn(NotBlankStrategy()).evaluate(SCRIPTED, Transcript())
+    result = await EachTurnStrategy(NotBlankStrategy()).evaluate(SCRIPTED, Transcript())
     assert (result.passed, result.explanation) == (False, "the conversation has no turns")
 
 
 def test_each_turn_repr_and_name() -> None:
-    assert repr(EachTurn(ContainsStrategy())) == "EachTurn(strategy='ContainsStrategy')"
-    assert EachTurn(ContainsStrategy(), name="turns").name == "turns"
+    assert repr(EachTurnStrategy(ContainsStrategy())) == "EachTurn(strategy='ContainsStrategy')"
+    assert EachTurnStrategy(ContainsStrategy(), name="turns").name == "turns"
     with pytest.raises(TypeError):
-        EachTurn(42)
+        EachTurnStrategy(42)
 
 
 def test_whole_conversation_agent_checks_read_the_combined_trace() -> None:
@@ -433,8 +439,8 @@ async def test_through_the_engine_each_turn_sees_its_trace_and_the_whole_sees_al
     report = await Scorer().evaluate(
         [SCRIPTED],
         planner,
-        EachTurn(ContainsStrategy()),
-        EachTurn(ToolCalledStrategy()),
+        EachTurnStrategy(ContainsStrategy()),
+        EachTurnStrategy(ToolCalledStrategy()),
         ToolSequenceStrategy(["get_weather", "get_ticket_price"], order="exact"),
         BudgetStrategy(max_tool_calls=1),
     )
@@ -457,7 +463,7 @@ async def test_through_the_engine_each_turn_sees_its_trace_and_the_whole_sees_al
 
 async def test_through_the_engine_a_turn_that_raises_fails_each_turn_on_that_turn() -> None:
     sample = EvaluationSample("boom", turns=["Plan a trip to Mysore", "boom now", "never asked"])
-    report = await Scorer().evaluate([sample], planner, EachTurn(NotBlankStrategy()))
+    report = await Scorer().evaluate([sample], planner, EachTurnStrategy(NotBlankStrategy()))
     [row] = report.evaluations
     transcript = row.output
     assert isinstance(transcript, Transcript)

@@ -60,7 +60,6 @@ def test_exported_members_claim_the_public_module() -> None:
 
 def test_design_names_are_importable() -> None:
     from aeval import (  # noqa: F401
-        Evaluation,
         EvaluationReport,
         EvaluationResult,
         EvaluationSample,

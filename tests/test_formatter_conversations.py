@@ -22,7 +22,7 @@ from aeval import (
 )
 from aeval._conversation import ScriptedTurn
 from aeval.formatters._html_rows import SCRIPT, TRACE_SCRIPT
-from aeval.strategies import ContainsStrategy, EachTurn
+from aeval.strategies import ContainsStrategy, EachTurnStrategy
 from aeval.trace import ToolCall, Trace
 
 LONG = "x" * 2500
@@ -44,7 +44,7 @@ SAMPLE = EvaluationSample(
 
 
 def judged_row(**changes: Any) -> EvaluationRow:
-    strategy = EachTurn(ContainsStrategy())
+    strategy = EachTurnStrategy(ContainsStrategy())
     result = anyio.run(strategy.evaluate, SAMPLE, TRANSCRIPT)
     assert isinstance(result, EvaluationResult)
     return EvaluationRow.from_result(SAMPLE, strategy.name, TRANSCRIPT, result, **changes)

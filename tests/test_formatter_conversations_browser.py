@@ -19,7 +19,7 @@ from aeval import (
     Transcript,
     Turn,
 )
-from aeval.strategies import ContainsStrategy, EachTurn
+from aeval.strategies import ContainsStrategy, EachTurnStrategy
 from aeval.trace import ToolCall, Trace
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def conversation_report() -> EvaluationReport:
             "Bus?",
         ],
     )
-    strategy = EachTurn(ContainsStrategy(must_contain=["a"]))
+    strategy = EachTurnStrategy(ContainsStrategy(must_contain=["a"]))
     result = anyio.run(strategy.evaluate, sample, transcript)
     assert isinstance(result, EvaluationResult)
     row = EvaluationRow.from_result(sample, strategy.name, transcript, result, trace=trace)

@@ -15,8 +15,8 @@ from test_pytest_plugin import (
     write_test,
 )
 
+import aeval
 from aeval import (
-    Evaluation,
     EvaluationResult,
     EvaluationSample,
     Outcome,
@@ -24,7 +24,7 @@ from aeval import (
     Samples,
     Scorer,
 )
-from aeval.strategies import ContainsStrategy, Gated, NotBlankStrategy, RegexStrategy
+from aeval.strategies import ContainsStrategy, GatedStrategy, NotBlankStrategy, RegexStrategy
 
 __all__ = ["cli", "fresh_imports", "plugin_project", "project"]
 
@@ -60,7 +60,7 @@ async def echo(params: Parameters) -> str:
 
 async def test_a_failed_check_skips_the_strategy_with_a_row_that_says_why() -> None:
     judge = CountingJudge()
-    gated = Gated(judge, after=[NotBlankStrategy(), ContainsStrategy("Paris")])
+    gated = GatedStrategy(judge, after=[NotBlankStrategy(), ContainsStrategy("Paris")])
     report = await Scorer().evaluate(SAMPLES, echo, gated)
     assert judge.calls == ["good"]
     good, blank, off = report.evaluations
@@ -85,7 +85,7 @@ async def test_the_gate_passes_an_unscored_check_as_closed() -> None:
         return EvaluationResult.unscored("cannot tell")
 
     judge = CountingJudge()
-    report = await Scorer().evaluate(SAMPLES[:1], echo, Gated(judge, after=[unsure]))
+    report = await Scorer().evaluate(SAMPLES[:1], echo, GatedStrategy(judge, after=[unsure]))
     (row,) = report.evaluations
     assert (row.outcome, judge.calls) == (Outcome.SKIPPED, [])
     assert row.explanation == "not run: the check unsure did not pass (cannot tell)"
@@ -95,7 +95,9 @@ async def test_a_check_that_raises_is_an_error_row_naming_it() -> None:
     def broken(sample: EvaluationSample, output: object) -> EvaluationResult:
         raise RuntimeError("regex engine on fire")
 
-    report = await Scorer().evaluate(SAMPLES[:1], echo, Gated(CountingJudge(), after=[broken]))
+    report = await Scorer().evaluate(
+        SAMPLES[:1], echo, GatedStrategy(CountingJudge(), after=[broken])
+    )
     (row,) = report.evaluations
     assert row.outcome is Outcome.ERROR
     assert row.error is not None and row.error.message == "regex engine on fire"
@@ -103,26 +105,27 @@ async def test_a_check_that_raises_is_an_error_row_naming_it() -> None:
 
 def test_gated_checks_its_arguments() -> None:
     with pytest.raises(ValueError, match="at least one check"):
-        Gated(CountingJudge(), after=[])
+        GatedStrategy(CountingJudge(), after=[])
     with pytest.raises(TypeError, match="a list of strategies"):
-        Gated(CountingJudge(), after=NotBlankStrategy())  # type: ignore[arg-type]
+        GatedStrategy(CountingJudge(), after=NotBlankStrategy())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not an instance"):
-        Gated(NotBlankStrategy, after=[NotBlankStrategy()])
-    gated = Gated(RegexStrategy("x"), after=[NotBlankStrategy()], name="regex if any")
+        GatedStrategy(NotBlankStrategy, after=[NotBlankStrategy()])
+    gated = GatedStrategy(RegexStrategy("x"), after=[NotBlankStrategy()], name="regex if any")
     assert gated.name == "regex if any"
     assert repr(gated) == (
         "Gated(strategy='RegexStrategy', after=['NotBlankStrategy'], name='regex if any')"
     )
 
 
+@pytest.mark.filterwarnings("ignore:aeval.Evaluation is deprecated:DeprecationWarning")
 async def test_the_builder_runs_gated_strategies() -> None:
     judge = CountingJudge()
     runner = (
-        Evaluation.builder()
+        aeval.Evaluation.builder()
         .with_samples(SAMPLES)
         .evaluate(echo)
         .using(NotBlankStrategy())
-        .using(Gated(judge, after=[NotBlankStrategy()]))
+        .using(GatedStrategy(judge, after=[NotBlankStrategy()]))
         .build()
     )
     report = await runner.run()
@@ -135,12 +138,12 @@ def test_the_pytest_plugin_runs_gated_strategies(plugin_project: pytest.Pytester
         plugin_project,
         """
         from aeval.pytest_plugin import evaluation_test
-        from aeval.strategies import ExactMatchStrategy, Gated, RegexStrategy
+        from aeval.strategies import ExactMatchStrategy, GatedStrategy, RegexStrategy
 
         @evaluation_test(
             samples="samples.yaml",
             function="bot",
-            strategies=[Gated(ExactMatchStrategy(), after=[RegexStrategy("^[AB]$")])],
+            strategies=[GatedStrategy(ExactMatchStrategy(), after=[RegexStrategy("^[AB]$")])],
             min_score=70,
         )
         def test_gated():

@@ -9,7 +9,7 @@ from _sinks import Rows
 
 from aeval import EvaluationSample, JudgeCache, Outcome, SampleLoadError, Scorer
 from aeval._samples._loaders import load_sources_sync
-from aeval.formatters import HtmlFormatter
+from aeval.formatters.html import HtmlFormatter
 from aeval.models import ChatOptions, ChatResponse
 from aeval.strategies import (
     AnswerRelevancyStrategy,

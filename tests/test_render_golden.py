@@ -146,7 +146,7 @@ def renderings_of_suites() -> Iterator[tuple[str, str]]:
 
 def _conversation_rows() -> list[aeval.EvaluationRow]:
     from aeval._conversation import ScriptedTurn
-    from aeval.strategies import ContainsStrategy, EachTurn, ToolSequenceStrategy
+    from aeval.strategies import ContainsStrategy, EachTurnStrategy, ToolSequenceStrategy
     from aeval.trace import ToolCall, Trace, using
 
     weather = Trace(tool_calls=(ToolCall("get_weather", {"city": "Mysore"}, "sunny, 31C"),))
@@ -175,7 +175,7 @@ def _conversation_rows() -> list[aeval.EvaluationRow]:
         aeval.EvaluationSample("trip", turns=turns),
         aeval.EvaluationSample("trip-cut-off", turns=turns),
     )
-    each = EachTurn(ContainsStrategy())
+    each = EachTurnStrategy(ContainsStrategy())
     sequence = ToolSequenceStrategy(["get_weather", "get_ticket_price"], order="exact")
 
     async def judged() -> list[aeval.EvaluationRow]:

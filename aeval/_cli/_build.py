@@ -383,14 +383,14 @@ def _build_one(
         if "class" in entry:
             return _custom(config, key, entry)
         if kind == "gated":
-            from ..strategies import Gated
+            from ..strategies import GatedStrategy
 
             inner = _build_one(config, (*key, "strategy"), entry["strategy"], resources)
             checks = [
                 _build_one(config, (*key, "after", i), check, resources)
                 for i, check in enumerate(entry["after"])
             ]
-            return Gated(inner, after=checks, **_label(entry))
+            return GatedStrategy(inner, after=checks, **_label(entry))
         if kind == "judge":
             strategy, models = _judge(config, key, entry)
             resources.extend(models)

@@ -23,26 +23,39 @@ from typing import TYPE_CHECKING
 from .._util._lazy import lazy_names as _lazy_names
 from .._util._publish import publish as _publish
 from ._clock import FakeClock
-from ._fakes import (
-    ChatCall,
-    ChatReplyTypes,
-    EmbedCall,
-    FakeChatModel,
-    FakeEmbedder,
-    VectorTypes,
-)
+from ._fakes import ChatCall, FakeChatModel, FakeEmbedder
 from ._http import HTTPReply, RecordedRequest, ScriptedHTTPServer
 from ._openai import Reply, hashed_embedding
-from ._server import OpenAICompatibleServer, main
+from ._server import OpenAICompatibleServer
 
 if TYPE_CHECKING:
+    from ._fakes import (
+        ChatReplyTypes as ChatReplyTypes,
+        EmbedCall as EmbedCall,
+        VectorTypes as VectorTypes,
+    )
     from ._fixture import openai_server
+    from ._server import main as main
 
 _LAZY = {"openai_server": "._fixture"}
 """The names imported on first use: the fixture's module imports pytest."""
 
 
-__getattr__ = _lazy_names(globals(), _LAZY)
+_ALIAS = "it is aeval's own type alias; annotate with what it names: {0}"
+
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "ChatReplyTypes": ("._fakes", _ALIAS.format("str | ChatResponse | Exception")),
+    "EmbedCall": (
+        "._fakes",
+        "it is a value aeval hands back (FakeEmbedder.calls); read its texts where it is returned",
+    ),
+    "VectorTypes": ("._fakes", _ALIAS.format("Sequence[float] | Exception")),
+    "main": ("._server", "run `python -m aeval.testing`, which calls it"),
+}
+"""Names that left ``__all__``: each still resolves for one release, with a
+:class:`DeprecationWarning` saying what to use instead."""
+
+__getattr__ = _lazy_names(globals(), _LAZY, deprecated=_DEPRECATED)
 
 
 def __dir__() -> list[str]:
@@ -51,8 +64,6 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ChatCall",
-    "ChatReplyTypes",
-    "EmbedCall",
     "FakeChatModel",
     "FakeClock",
     "FakeEmbedder",
@@ -61,9 +72,7 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "ScriptedHTTPServer",
-    "VectorTypes",
     "hashed_embedding",
-    "main",
     "openai_server",
 ]
 
