@@ -150,7 +150,7 @@ class EvaluationResult:
 
     @classmethod
     def skip(cls, explanation: str, metadata: Mapping[str, Any] | None = None) -> EvaluationResult:
-        """The strategy did not run because a check it depends on failed (see ``Gated``).
+        """The strategy did not run because a check it depends on failed (see ``GatedStrategy``).
 
         Its row is *skipped*: counted apart, as not passed, never as a pass.
         """

@@ -1,6 +1,6 @@
 """A conversation row's transcript as the formats show it: turn by turn, each message cut
 saying its length, each turn's trace as the trace views show one, and the turn that failed
-marked (from ``EachTurn``'s metadata: ``failed_turn`` and the per-turn ``turns`` verdicts).
+marked (from ``EachTurnStrategy``'s metadata: ``failed_turn`` and the per-turn ``turns`` verdicts).
 
 Markdown gets its lines here; HTML gets the static details fragment and the record the
 page's script reads, with the script part that builds it from text (never from markup).

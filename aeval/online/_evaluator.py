@@ -72,7 +72,7 @@ class OnlineEvaluator(OnlineWork):
 
     Args:
         *strategies: What a Scorer accepts: objects with ``evaluate(sample, output)``, sync
-            or async, or plain functions; ``Gated`` strategies work as offline. Sync ones
+            or async, or plain functions; ``GatedStrategy`` strategies work as offline. Sync ones
             run in worker threads (the built-in text checks and those marked
             ``aeval.strategies.inline`` on the event loop), so one that blocks never stalls
             the service's loop. The sample a

@@ -19,7 +19,7 @@ __all__ = ["Gated", "GatedStrategy"]
 class Gated(NamedStrategy):
     """Runs ``strategy`` only when every check in ``after`` passes on the same output.
 
-    ``Gated(AiJudgeStrategy(model), after=[NotBlankStrategy(), ContainsStrategy(...)])``
+    ``GatedStrategy(AiJudgeStrategy(model), after=[NotBlankStrategy(), ContainsStrategy(...)])``
     calls the judge only for outputs that are not blank and contain what they must: seed
     003's "run the judge only on cases that pass the string checks". The gated strategy
     still yields its row for every sample, so every sample weighs the same: when a check
@@ -50,7 +50,9 @@ class Gated(NamedStrategy):
         if isinstance(after, str | bytes) or not isinstance(after, Sequence):
             raise TypeError("after takes a list of strategies, e.g. after=[NotBlankStrategy()]")
         if not after:
-            raise ValueError("after needs at least one check: Gated(strategy, after=[check])")
+            raise ValueError(
+                "after needs at least one check: GatedStrategy(strategy, after=[check])"
+            )
         (inner,) = prepare_strategies([strategy])
         self._strategy = strategy
         self._inner = inner
@@ -97,4 +99,4 @@ class Gated(NamedStrategy):
 
 
 GatedStrategy = Gated
-"""The name with the ``Strategy`` suffix every other strategy has (the same class)."""
+"""The class's public name, with the ``Strategy`` suffix every other strategy has."""

@@ -55,7 +55,10 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
     "TraceAssert": ("._assertions", _RETURNED),
     "Capture": ("._capture", _RETURNED),
     "ToolSource": ("._context", _MACHINERY),
-    "Fixture": ("._fixtures", _RETURNED),
+    "Fixture": (
+        "._fixtures",
+        'give Fixtures each fixture as a mapping: {"arguments": ..., "result": ...} (or "error")',
+    ),
     "ReplaySession": ("._fixtures", _MACHINERY),
     "TraceEvent": (
         "._values",
