@@ -56,6 +56,12 @@ if TYPE_CHECKING:
         evaluate_sync,
     )
     from ._exceptions import (
+        ConfigError as ConfigError,
+        HTTPResponseError as HTTPResponseError,
+        HTTPResponseTooLargeError as HTTPResponseTooLargeError,
+        HTTPStatusError as HTTPStatusError,
+        HTTPTargetError as HTTPTargetError,
+        HTTPTimeoutError as HTTPTimeoutError,
         HttpResponseError as HttpResponseError,
         HttpResponseTooLargeError as HttpResponseTooLargeError,
         HttpStatusError as HttpStatusError,
@@ -123,7 +129,7 @@ if TYPE_CHECKING:
         RowLabel as RowLabel,
         RunStore,
         RunSummary as RunSummary,
-        StoreSink,
+        StoreSink as StoreSink,
         calibrate_labels,
         output_digest,
         pick_rows,
@@ -187,7 +193,6 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "._store": (
         "RunStore",
-        "StoreSink",
         "calibrate_labels",
         "output_digest",
         "pick_rows",
@@ -201,12 +206,20 @@ _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in nam
 """Public names whose modules load on first use: every name but the exceptions."""
 
 _ALIAS = "use aeval.HTTP{rest} (the same class: aeval spells HTTP in capitals)"
+_HTTP_TARGET = (
+    "only the aeval command's HTTP target raises it, as an error row whose type is "
+    "{0}; Python code does not receive it"
+)
 _ABC = "import it from aeval.abc, where every contract lives (the same object)"
 _MACHINERY = "it is aeval's own machinery, not a user's concept"
 _RETURNED = "it is a value aeval hands back; use it where it is returned, no import needed"
 _READ_RUN = "aeval.read_run reads a rows.jsonl or report.json back"
 
 _DEPRECATED: dict[str, tuple[str, str]] = {
+    "ConfigError": (
+        "._exceptions",
+        "only the aeval command raises it, and prints it; Python code does not receive it",
+    ),
     "ChangedPair": ("._compare", _RETURNED),
     "ComparisonAssert": ("._compare", _RETURNED),
     "PairKey": ("._compare", _MACHINERY),
@@ -216,11 +229,16 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
     "IndexedSample": ("._engine._executor", _MACHINERY),
     "RowStream": ("._engine._scorer", _RETURNED),
     "ScorerStatistics": ("._engine._scorer", _RETURNED),
-    "HttpResponseError": ("._exceptions", _ALIAS.format(rest="ResponseError")),
-    "HttpResponseTooLargeError": ("._exceptions", _ALIAS.format(rest="ResponseTooLargeError")),
-    "HttpStatusError": ("._exceptions", _ALIAS.format(rest="StatusError")),
-    "HttpTargetError": ("._exceptions", _ALIAS.format(rest="TargetError")),
-    "HttpTimeoutError": ("._exceptions", _ALIAS.format(rest="TimeoutError")),
+    "HTTPResponseError": ("._exceptions", _HTTP_TARGET.format("HttpResponseError")),
+    "HttpResponseError": ("._exceptions", _HTTP_TARGET.format("HttpResponseError")),
+    "HTTPResponseTooLargeError": ("._exceptions", _HTTP_TARGET.format("HttpResponseTooLargeError")),
+    "HttpResponseTooLargeError": ("._exceptions", _HTTP_TARGET.format("HttpResponseTooLargeError")),
+    "HTTPStatusError": ("._exceptions", _HTTP_TARGET.format("HttpStatusError")),
+    "HttpStatusError": ("._exceptions", _HTTP_TARGET.format("HttpStatusError")),
+    "HTTPTargetError": ("._exceptions", _HTTP_TARGET.format("HttpTargetError")),
+    "HttpTargetError": ("._exceptions", _HTTP_TARGET.format("HttpTargetError")),
+    "HTTPTimeoutError": ("._exceptions", _HTTP_TARGET.format("HttpTimeoutError")),
+    "HttpTimeoutError": ("._exceptions", _HTTP_TARGET.format("HttpTimeoutError")),
     "ReportAssert": ("._reporting._assertions", _RETURNED),
     "read_rows": ("._reporting._codec", _READ_RUN),
     "row_from_dict": ("._reporting._codec", _READ_RUN),
@@ -245,6 +263,7 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
     "ReviewerPair": ("._store", _RETURNED),
     "RowLabel": ("._store", _RETURNED),
     "RunSummary": ("._store", _RETURNED),
+    "StoreSink": ("._store", "use store.sink(name, ...), which makes one (the same options)"),
     "Executor": (".abc", _ABC),
     "SampleLoader": (".abc", _ABC),
     "Sink": (".abc", _ABC),
@@ -275,7 +294,6 @@ __all__ = [
     "ScriptedTurn",
     "Shard",
     "SimulatedUser",
-    "StoreSink",
     "Transcript",
     "Turn",
     "assert_that",

@@ -18,9 +18,9 @@ don't, and aeval skips the hooks your object does not define.
 - :class:`ChatModel`: ``chat(messages, *, json_mode)``; :class:`Embedder`: ``embed(texts)``.
 - :class:`Clock`: ``now()``, ``sleep(seconds)`` and ``move_on_after(seconds)``.
 
-The names are also importable where they always were (``aeval.strategies.Strategy``,
-``aeval.formatters.ReportFormatter``, ``aeval.models.ChatModel`` and so on); they are the same
-objects.
+This is their one home: ``aeval.strategies.Strategy``, ``aeval.formatters.ReportFormatter``,
+``aeval.models.ChatModel``, ``aeval.models.Embedder`` and ``aeval.models.Clock`` still
+resolve, the same objects, but are deprecated.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class ReportFormatter(Protocol):
     """Renders an :class:`~aeval.EvaluationReport` in one format.
 
     A formatter may also declare ``options``, the collection of option names it accepts (see
-    :class:`BaseReportFormatter`): :func:`~aeval.formatters.save_report` then hands each
+    :class:`BaseReportFormatter`): :meth:`~aeval.EvaluationReport.save` then hands each
     formatter only its own options, so ``report.save(dir, include_details=False)`` works
     although the JSON formatter does not know ``include_details``. A formatter without
     ``options`` receives every option.

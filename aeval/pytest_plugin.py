@@ -12,14 +12,14 @@ through these is listed in the "aeval evaluations" section of the terminal summa
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ._display import printable
 from ._engine._scorer import Scorer
 from ._exceptions import SampleLoadError
-from ._pytest_plugin._cases import EvalAssert, EvalAssertion, StrategyScore
+from ._pytest_plugin._cases import EvalAssert
 from ._pytest_plugin._config import (
     LIVE_SKIP_REASON,
     add_options,
@@ -47,12 +47,28 @@ from ._pytest_plugin._recording import (
 )
 from ._reporting._report import EvaluationReport
 from ._samples import EvaluationSample, Samples
+from ._util._lazy import lazy_names as _lazy_names
+
+if TYPE_CHECKING:
+    from ._pytest_plugin._cases import (
+        EvalAssertion as EvalAssertion,
+        StrategyScore as StrategyScore,
+    )
+
+_RETURNED = "it is a value aeval hands back (eval_assert(...)); use it where it is returned"
+
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "EvalAssertion": ("._pytest_plugin._cases", _RETURNED),
+    "StrategyScore": ("._pytest_plugin._cases", _RETURNED),
+}
+"""Names that left ``__all__``: each still resolves for one release, with a
+:class:`DeprecationWarning` saying what to use instead."""
+
+__getattr__ = _lazy_names(globals(), {}, deprecated=_DEPRECATED)
 
 __all__ = [
     "EvalAssert",
-    "EvalAssertion",
     "EvaluationRecorder",
-    "StrategyScore",
     "eval_cases",
     "evaluation_test",
     "strategies",

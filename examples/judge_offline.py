@@ -22,7 +22,8 @@ from pathlib import Path
 import anyio
 
 from aeval import EvaluationReport, Samples, Scorer
-from aeval.models import ChatModel, Embedder, OpenAIChatModel, OpenAIEmbedder
+from aeval.abc import ChatModel, Embedder
+from aeval.models import OpenAIChatModel, OpenAIEmbedder
 from aeval.strategies import AiJudgeStrategy, SemanticSimilarityStrategy
 from aeval.testing import OpenAICompatibleServer, RecordedRequest, Reply
 

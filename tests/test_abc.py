@@ -1,4 +1,4 @@
-"""aeval.abc: every contract on one page, the same objects as in their old homes."""
+"""aeval.abc: every contract on one page, the same objects as in their old (deprecated) homes."""
 
 from __future__ import annotations
 
@@ -21,12 +21,21 @@ from aeval import (
 pytestmark = pytest.mark.anyio
 
 
-def test_the_contracts_are_the_ones_of_their_old_homes() -> None:
-    assert aeval.abc.Strategy is aeval.strategies.Strategy
-    assert aeval.abc.ReportFormatter is aeval.formatters.ReportFormatter
-    assert aeval.abc.ChatModel is aeval.models.ChatModel
-    assert aeval.abc.Embedder is aeval.models.Embedder
-    assert aeval.abc.Clock is aeval.models.Clock
+@pytest.mark.parametrize(
+    ("old_home", "name"),
+    [
+        (aeval.strategies, "Strategy"),
+        (aeval.formatters, "ReportFormatter"),
+        (aeval.models, "ChatModel"),
+        (aeval.models, "Embedder"),
+        (aeval.models, "Clock"),
+    ],
+)
+def test_the_contracts_old_homes_give_the_same_objects_with_a_warning(
+    old_home: object, name: str
+) -> None:
+    with pytest.warns(DeprecationWarning, match="import it from aeval.abc"):
+        assert getattr(old_home, name) is getattr(aeval.abc, name)
 
 
 def test_all_is_sorted_and_names_every_contract() -> None:

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from _cli import fresh_imports
 
-from aeval import ConfigError, EvaluationSample
-from aeval._cli._config import HttpSpec, load_config
+from aeval import EvaluationSample
+from aeval._cli._config import ConfigError, HttpSpec, load_config
 from aeval._cli._schema import Validator, load_schema, render_path
 
 __all__ = ["fresh_imports"]

@@ -30,8 +30,10 @@ from aeval import (
 from aeval._reporting._report import Aggregator
 from aeval._util._numbers import format_interval, format_percent
 from aeval._util._plugins import PluginRegistry
-from aeval.formatters import HtmlFormatter, ReportFormatter, get_formatter, supported_formats
+from aeval.abc import ReportFormatter
+from aeval.formatters import get_formatter, supported_formats
 from aeval.formatters._header import header_facts, partial_banner, score_text
+from aeval.formatters.html import HtmlFormatter
 from aeval.trace import CallError, Document, Retrieval, ToolCall, Trace
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "source", "wbr", "area", "base"}

@@ -20,8 +20,7 @@ from aeval import (
     Scorer,
 )
 from aeval._reporting._report import Aggregator
-from aeval.formatters import JsonFormatter
-from aeval.formatters.json import report_from_json
+from aeval.formatters.json import JsonFormatter, report_from_json
 from aeval.strategies import ExactMatchStrategy
 
 pytestmark = pytest.mark.anyio

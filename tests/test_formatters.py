@@ -20,18 +20,16 @@ from aeval import (
     formatters,
 )
 from aeval._util._plugins import PluginRegistry
+from aeval.abc import ReportFormatter
 from aeval.formatters import (
-    JsonFormatter,
-    MarkdownFormatter,
-    ReportFormatter,
     check_options,
     get_formatter,
     register_formatter,
-    save_report,
-    save_report_as,
     supported_formats,
     unregister_formatter,
 )
+from aeval.formatters.json import JsonFormatter
+from aeval.formatters.markdown import MarkdownFormatter
 
 
 def passed(
@@ -575,11 +573,11 @@ async def test_save_routes_options_to_the_formatters_that_take_them(
     registry: PluginRegistry[ReportFormatter], tmp_path: Path
 ) -> None:
     report = upstream_report()
-    paths = await save_report(
-        report,
+    paths = await report.save(
         tmp_path,
         formats=["MARKDOWN", "json", "markdown"],
-        options={"include_details": False, "pretty": False},
+        include_details=False,
+        pretty=False,
     )
     assert paths == [tmp_path / "report.md", tmp_path / "report.json"]
     assert (tmp_path / "report.md").read_text() == report.format("markdown", include_details=False)
@@ -632,7 +630,7 @@ async def test_save_as_infers_the_format(
     report = upstream_report()
     md = await report.save_as(tmp_path / "a" / "r.md")
     long_md = await report.save_as(tmp_path / "r.MARKDOWN", include_details=False)
-    js = await save_report_as(report, tmp_path / "r.json", None, options={"pretty": False})
+    js = await report.save_as(tmp_path / "r.json", None, pretty=False)
     assert md == tmp_path / "a" / "r.md"
     assert md.read_text() == report.format("markdown")
     assert long_md.read_text() == report.format("markdown", include_details=False)

@@ -9,7 +9,7 @@ from _sinks import Rows
 
 from aeval import EvaluationSample, JudgeCache, Outcome, SampleLoadError, Scorer
 from aeval._samples._loaders import load_sources_sync
-from aeval.formatters import HtmlFormatter
+from aeval.formatters.html import HtmlFormatter
 from aeval.models import ChatOptions, ChatResponse
 from aeval.strategies import (
     AnswerRelevancyStrategy,
@@ -305,10 +305,10 @@ async def test_faithfulness_runs_online_on_a_sample_of_the_watched_responses() -
 
 
 async def test_faithfulness_is_a_gate_target_judged_only_after_its_checks_pass() -> None:
-    from aeval.strategies import ContainsStrategy, GatedStrategy
+    from aeval.strategies import ContainsStrategy, Gated
 
     judge = FakeChatModel(lambda call: claims(("The tower is 330 m tall", "supported")))
-    gated = GatedStrategy(
+    gated = Gated(
         FaithfulnessStrategy(judge), after=[ContainsStrategy(must_contain="metres")]
     )
     samples = [SAMPLE, EvaluationSample("blank", ["Anything?"], None)]

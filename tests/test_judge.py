@@ -15,7 +15,7 @@ from aeval.strategies._judge_parse import (
     parse_verdict,
 )
 from aeval.strategies.judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
-from aeval.testing import ChatCall, ChatReplyTypes, FakeChatModel
+from aeval.testing import ChatCall, FakeChatModel
 
 USAGE = TokenUsage(100, 5)
 SAMPLE = EvaluationSample("capital", ["What is the capital of France?"], "Paris")
@@ -31,7 +31,7 @@ JUDGED_TRUE = {
 
 
 def fake_judge(
-    *replies: ChatReplyTypes,
+    *replies: str | ChatResponse | Exception,
     model: str = "fake-judge",
     usage: TokenUsage = USAGE,
     retries: int = 0,

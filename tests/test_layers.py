@@ -80,7 +80,7 @@ LAYERS: list[tuple[str, ...]] = [
 
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
     # The report renders, saves and prints itself (report.format, save, save_as, print).
-    ("aeval._reporting._report", "aeval.formatters"): "report.save and save_as",
+    ("aeval._reporting._report", "aeval.formatters._save"): "report.save and save_as",
     ("aeval._reporting._report", "aeval.formatters._registry"): "report.format",
     ("aeval._reporting._report", "aeval.formatters._report_terminal"): "report.print",
     # assert_that(comparison) hands a comparison to its assertions.
@@ -305,7 +305,7 @@ def test_allowed_imports_are_not_reported() -> None:
         "from typing import TYPE_CHECKING\n"
         "from ._results import EvaluationRow\n"
         "if TYPE_CHECKING:\n    from .._engine._scorer import Scorer\n"
-        "def save():\n    from ..formatters import save_report\n"
+        "def save():\n    from ..formatters._save import save_report\n"
     )
     assert problems(imports_of("aeval._reporting._report", allowed)) == []
     facade = "def format():\n    from ..formatters._registry import render\n"

@@ -29,7 +29,7 @@ from aeval import (
     RunStore,
     read_run,
 )
-from aeval.online import OnlineEvaluator, OnlineStatistics, Sampler
+from aeval.online import OnlineEvaluator, OnlineStatistics
 from aeval.strategies import ContainsStrategy, Gated, NotBlankStrategy
 
 pytestmark = pytest.mark.anyio
@@ -160,8 +160,9 @@ def test_sample_rates_are_checked() -> None:
         OnlineEvaluator(is_long, sample_rates=True)
     with pytest.raises(TypeError, match="a number"):
         OnlineEvaluator(is_long, sample_rates="0.1")  # type: ignore[arg-type]
-    assert Sampler(("a", "b"), {"a": 0.25}, seed=0).rates == {"a": 0.25, "b": 1.0}
-    assert Sampler(("a",), lambda *_: 1.0, seed=0).rates is None
+    a, b = NotBlankStrategy(name="a"), NotBlankStrategy(name="b")
+    assert OnlineEvaluator(a, b, sample_rates={"a": 0.25}).sampler.rates == {"a": 0.25, "b": 1.0}
+    assert OnlineEvaluator(a, sample_rates=lambda *_: 1.0).sampler.rates is None
 
 
 def test_options_are_checked() -> None:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from aeval import ConfigError, EvaluationSample
+from aeval import EvaluationSample
 from aeval.strategies import PromptInjectionStrategy, RefusalStrategy
 from aeval.strategies.safety import find_injection, find_refusal
 
@@ -158,7 +158,7 @@ def test_the_safety_checks_are_built_by_name_in_a_run_config(tmp_path: Path) -> 
 
 
 def test_a_wrong_safety_option_is_a_line_numbered_config_error(tmp_path: Path) -> None:
-    from aeval._cli._config import load_config
+    from aeval._cli._config import ConfigError, load_config
 
     path = tmp_path / "aeval.yaml"
     path.write_text(

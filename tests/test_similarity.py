@@ -10,7 +10,7 @@ import aeval.models.local as local_module
 from aeval import AevalError, EvaluationSample, MissingExtraError, Scorer
 from aeval.models import Embeddings, TokenUsage
 from aeval.strategies.similarity import SemanticSimilarityStrategy, cosine_similarity
-from aeval.testing import FakeEmbedder, VectorTypes
+from aeval.testing import FakeEmbedder
 
 SEVEN = TokenUsage(7, 0)
 VECTORS: dict[str, list[float]] = {
@@ -44,7 +44,7 @@ class Gate:
         self.fail_first = fail_first
         self.embedder = FakeEmbedder(self.vector, usage=SEVEN)
 
-    async def vector(self, text: str) -> VectorTypes:
+    async def vector(self, text: str) -> Sequence[float] | Exception:
         if not self.entered.is_set():
             self.entered.set()
             await self.gate.wait()

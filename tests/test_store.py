@@ -24,7 +24,6 @@ from aeval import (
     RunStore,
     Samples,
     Scorer,
-    StoreSink,
 )
 from aeval._reporting._codec import row_to_dict
 from aeval._store import config_digest
@@ -181,7 +180,7 @@ async def test_the_sink_stores_each_run_a_scorer_gives_it(tmp_path: Path) -> Non
 
 async def test_the_sink_writes_rows_before_the_run_ends(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
-    sink = StoreSink(store, "bot", batch=4)
+    sink = store.sink("bot", batch=4)
     release = anyio.Event()
     written = anyio.Event()
 

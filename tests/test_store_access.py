@@ -25,7 +25,6 @@ from aeval import (
     RunInfo,
     RunStore,
     StoreError,
-    StoreSink,
 )
 
 __all__ = ["project"]
@@ -174,7 +173,7 @@ async def test_a_store_locked_by_another_process_does_not_hold_up_the_run(
     path = tmp_path / "runs.sqlite"
     store = RunStore(path, timeout=5)
     await store.check()
-    sink = StoreSink(store, "bot", batch=1, interval=0)
+    sink = store.sink("bot", batch=1, interval=0)
     await sink.run_started(RunInfo(started_at=1.0e9, samples_expected=3))
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
@@ -199,7 +198,7 @@ async def test_rows_held_for_a_locked_store_are_bounded(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
     store = RunStore(path, timeout=0.2)
     await store.check()
-    sink = StoreSink(store, "bot", batch=1, interval=0, buffer=2)
+    sink = store.sink("bot", batch=1, interval=0, buffer=2)
     await sink.run_started(RunInfo(started_at=1.0e9))
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
@@ -213,7 +212,7 @@ async def test_rows_held_for_a_locked_store_are_bounded(tmp_path: Path) -> None:
         holder.close()
     await store.aclose()
     with pytest.raises(ValueError, match="buffer must be an integer >= 1"):
-        StoreSink(store, "bot", buffer=0)
+        store.sink("bot", buffer=0)
 
 
 def test_labels_are_read_from_read_only_stores_old_and_new(stored: Path) -> None:

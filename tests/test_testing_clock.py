@@ -4,7 +4,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from aeval.models import Clock
+from aeval.abc import Clock
 from aeval.testing import FakeClock
 
 pytestmark = pytest.mark.anyio

@@ -5,12 +5,11 @@ import anyio.lowlevel
 import pytest
 
 from aeval import EvaluationSample
-from aeval.models import ChatMessage, ChatModel, ChatResponse, Embedder, Embeddings, TokenUsage
+from aeval.abc import ChatModel, Embedder
+from aeval.models import ChatMessage, ChatResponse, Embeddings, TokenUsage
 from aeval.strategies import AiJudgeStrategy, SemanticSimilarityStrategy
 from aeval.testing import (
     ChatCall,
-    ChatReplyTypes,
-    EmbedCall,
     FakeChatModel,
     FakeEmbedder,
     hashed_embedding,
@@ -70,7 +69,7 @@ async def test_running_out_of_replies_says_so() -> None:
 
 
 async def test_a_function_decides_each_reply_and_may_be_async() -> None:
-    def by_prompt(call: ChatCall) -> ChatReplyTypes:
+    def by_prompt(call: ChatCall) -> str | ChatResponse | Exception:
         if call.json_mode:
             return ChatResponse('{"score": 1}')
         return "true" if "Paris" in call.messages[-1].content else ValueError("no city")
@@ -124,7 +123,7 @@ async def test_the_embedder_fake_is_an_embedder_hashing_texts_by_default() -> No
         "fake-embedder",
         0,
     )
-    assert embedder.calls == [EmbedCall(("a cat", "a dog"))]
+    assert [call.texts for call in embedder.calls] == [("a cat", "a dog")]
     assert repr(embedder) == "FakeEmbedder(model='fake-embedder', calls=1)"
 
 

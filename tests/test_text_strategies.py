@@ -9,6 +9,7 @@ import pytest
 
 import aeval.strategies as strategies_module
 from aeval import EvaluationResult, EvaluationSample
+from aeval.abc import Strategy
 from aeval.strategies import (
     ContainsStrategy,
     ExactMatchStrategy,
@@ -17,7 +18,6 @@ from aeval.strategies import (
     NotBlankStrategy,
     RegexStrategy,
     SegmentsStrategy,
-    Strategy,
     TextStrategy,
 )
 
@@ -61,7 +61,6 @@ def test_package_exports_are_sorted_and_complete() -> None:
         "NotBlankStrategy",
         "RegexStrategy",
         "SegmentsStrategy",
-        "Strategy",
         "TextStrategy",
     }
 

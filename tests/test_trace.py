@@ -647,7 +647,7 @@ def test_assert_that_a_trace_or_a_capture_chains_the_trace_assertions() -> None:
         get_weather("Mysore")
         book("Palace")
     checks = assert_that(trace)
-    assert isinstance(checks, aeval.trace.TraceAssert)
+    assert isinstance(checks, type(aeval.trace.assert_trace(trace)))
     checks.called("get_weather").called_in_order(["get_weather", "book"]).called_with(
         "get_weather", city="Mysore"
     ).not_called("cancel")

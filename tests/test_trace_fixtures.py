@@ -10,16 +10,20 @@ from typing import Any
 import pytest
 
 import aeval
-from aeval import EvaluationSample, SampleLoadError, Samples
+from aeval import (
+    EvaluationSample,
+    SampleLoadError,
+    Samples,
+    ToolError,
+    ToolTimeoutError,
+    UnmockedToolCall,
+)
 from aeval.trace import (
     CallError,
     Fixtures,
     Replay,
     ToolCall,
-    ToolError,
-    ToolTimeoutError,
     Trace,
-    UnmockedToolCall,
     capture,
     recording,
 )

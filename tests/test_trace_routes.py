@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 import aeval
+from aeval import UnmockedToolCall
 from aeval.testing import OpenAICompatibleServer, Reply
-from aeval.trace import Fixtures, UnmockedToolCall, capture, httpx_event_hooks, recording
+from aeval.trace import Fixtures, capture, httpx_event_hooks, recording
 from aeval.trace._route import call_tool, call_tool_async, model_route, record_model
 
 pytestmark = pytest.mark.anyio

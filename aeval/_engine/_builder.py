@@ -20,7 +20,7 @@ logger = logging.getLogger("aeval")
 
 
 class Evaluation:
-    """Entry point of the fluent API.
+    """Entry point of the fluent API, deprecated: :class:`~aeval.Scorer` is the one front door.
 
     Example:
         >>> runner = (

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, overload
 
 from .._display import display_value
 from .._util._numbers import format_percent, truncate
-from ..trace import Capture, Trace, TraceAssert, assert_trace
+from ..trace import Trace, assert_trace
+from ..trace._assertions import TraceAssert
+from ..trace._capture import Capture
 from ._judging import calibrate
 from ._report import EvaluationReport, TagStatistics
 from ._results import EvaluationRow

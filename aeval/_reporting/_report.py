@@ -405,7 +405,7 @@ class EvaluationReport:
         Returns:
             The paths written.
         """
-        from ..formatters import save_report
+        from ..formatters._save import save_report
 
         return await save_report(self, Path(directory), formats=formats, options=options)
 
@@ -413,7 +413,7 @@ class EvaluationReport:
         self, path: str | PathLike[str], format: str | None = None, **options: Any
     ) -> Path:
         """Write one file; the format defaults to the one matching the file's extension."""
-        from ..formatters import save_report_as
+        from ..formatters._save import save_report_as
 
         return await save_report_as(self, Path(path), format, options=options)
 

@@ -189,10 +189,33 @@ class RunStore:
         return await self._run(self._database.save, report, start)
 
     def sink(
-        self, name: str, *, labels: Iterable[str] = (), config: Config | None = None
+        self,
+        name: str,
+        *,
+        labels: Iterable[str] = (),
+        config: Config | None = None,
+        batch: int = 2000,
+        interval: float = 0.5,
+        buffer: int = 100_000,
     ) -> StoreSink:
-        """A sink that stores each run it is given (``Scorer(sinks=[store.sink("bot")])``)."""
-        return StoreSink(self, name, labels=labels, config=config)
+        """A sink that stores each run it is given (``Scorer(sinks=[store.sink("bot")])``).
+
+        Args:
+            name: The runs' name.
+            labels: Words to find the runs by.
+            config: The configuration, kept as a digest.
+            batch: Rows per insert.
+            interval: Most seconds a finished row waits before it is written (while rows come
+                and the store is not locked by another process).
+            buffer: Most rows held while another process holds the write lock.
+
+        Raises:
+            ValueError: ``batch`` or ``buffer`` is not an integer >= 1, or ``interval`` is
+                negative.
+        """
+        return StoreSink(
+            self, name, labels=labels, config=config, batch=batch, interval=interval, buffer=buffer
+        )
 
     async def resolve(self, ref: str, *, shards: bool = False) -> str:
         """The id of the run ``ref`` names.

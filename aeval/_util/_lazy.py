@@ -20,12 +20,13 @@ def lazy_names(
     deprecated: Mapping[str, tuple[str, str]] | None = None,
     claim: Callable[[object], None] | None = None,
 ) -> Callable[[str], object]:
-    """The module ``__getattr__`` of the package whose globals are ``namespace``.
+    """The module ``__getattr__`` of the package (or module) whose globals are ``namespace``.
 
     Args:
         namespace: The package's globals.
-        modules: Public name to the relative module that defines it, imported on first use;
-            the value is kept in the package. A name mapped to ``".<name>"`` is that
+        modules: Public name to the relative module that defines it (relative as an import
+            in that package or module is), imported on first use; the value is kept in the
+            package. A name mapped to ``".<name>"`` is that
             subpackage itself.
         deprecated: Name to (relative module, what to use instead): the name still resolves
             to its module's object but warns with a :class:`DeprecationWarning` on every use.
@@ -34,6 +35,7 @@ def lazy_names(
     Any other name is an ``AttributeError``.
     """
     package = namespace["__name__"]
+    anchor = namespace.get("__package__") or package
     old_names = dict(deprecated or {})
 
     def __getattr__(name: str) -> object:
@@ -46,13 +48,13 @@ def lazy_names(
                 DeprecationWarning,
                 stacklevel=2,
             )
-            return getattr(importlib.import_module(old_module, package), name)
+            return getattr(importlib.import_module(old_module, anchor), name)
         module = modules.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         if module == f".{name}":
-            return importlib.import_module(module, package)
-        value = getattr(importlib.import_module(module, package), name)
+            return importlib.import_module(module, anchor)
+        value = getattr(importlib.import_module(module, anchor), name)
         if claim is not None:
             claim(value)
         namespace[name] = value

@@ -5,30 +5,54 @@ keyed by (subject, format)."""
 
 from __future__ import annotations
 
-from ._base import ReportFormatter, check_options
+from typing import TYPE_CHECKING
+
+from .._util._lazy import lazy_names as _lazy_names
+from ._base import check_options
 from ._registry import (
-    ENTRY_POINT_GROUP,
     get_formatter,
     register_formatter,
     supported_formats,
     unregister_formatter,
 )
-from ._save import save_report, save_report_as
-from .html import HtmlFormatter
-from .json import JsonFormatter
-from .markdown import MarkdownFormatter
+
+if TYPE_CHECKING:
+    from ..abc import ReportFormatter as ReportFormatter
+    from ._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+    from ._save import save_report as save_report, save_report_as as save_report_as
+    from .html import HtmlFormatter as HtmlFormatter
+    from .json import JsonFormatter as JsonFormatter
+    from .markdown import MarkdownFormatter as MarkdownFormatter
+
+_BUILT_IN = "use get_formatter({0!r}), or import it from aeval.formatters.{0}, where it lives"
+_SAVE = "use report.{0}(...), the same call (EvaluationReport.{0})"
+
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "ReportFormatter": ("..abc", "import it from aeval.abc, where every contract lives"),
+    "ENTRY_POINT_GROUP": (
+        "._registry",
+        "it is aeval's own machinery; the group is the string 'aeval.formatters'",
+    ),
+    "save_report": ("._save", _SAVE.format("save")),
+    "save_report_as": ("._save", _SAVE.format("save_as")),
+    "HtmlFormatter": (".html", _BUILT_IN.format("html")),
+    "JsonFormatter": (".json", _BUILT_IN.format("json")),
+    "MarkdownFormatter": (".markdown", _BUILT_IN.format("markdown")),
+}
+"""Names that left ``__all__``: each still resolves for one release, with a
+:class:`DeprecationWarning` saying what to use instead."""
+
+__getattr__ = _lazy_names(globals(), {}, deprecated=_DEPRECATED)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
-    "HtmlFormatter",
-    "JsonFormatter",
-    "MarkdownFormatter",
-    "ReportFormatter",
     "check_options",
     "get_formatter",
     "register_formatter",
-    "save_report",
-    "save_report_as",
     "supported_formats",
     "unregister_formatter",
 ]

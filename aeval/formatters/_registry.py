@@ -4,7 +4,7 @@ A *subject* is what is rendered: ``"report"`` (an :class:`~aeval.EvaluationRepor
 default), ``"comparison"`` (a :class:`~aeval.Comparison`), ``"history"`` (the runs of one name
 over time, ``aeval history``), ``"runs"`` (a list of stored runs, ``aeval runs``) or
 ``"suite"`` (the pytest plugin's suite report). Every formatter has the shape of
-:class:`~aeval.formatters.ReportFormatter`: a ``name``, an ``extension`` and a
+:class:`~aeval.abc.ReportFormatter`: a ``name``, an ``extension`` and a
 ``format(value, **options)`` method.
 
 Third-party packages add formatters through the ``aeval.formatters`` entry-point group; each

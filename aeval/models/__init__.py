@@ -15,8 +15,8 @@ if TYPE_CHECKING:
         TokenUsage,
         accepts_options as accepts_options,
     )
-    from ..abc import ChatModel, Clock, Embedder
-    from ._limits import ModelStatistics
+    from ..abc import ChatModel as ChatModel, Clock as Clock, Embedder as Embedder
+    from ._limits import ModelStatistics as ModelStatistics
     from ._policy import RateLimits, RetryPolicy
     from .local import LocalEmbedder, local_extra_missing as local_extra_missing
     from .openai import OpenAIChatModel, OpenAIEmbedder
@@ -29,8 +29,6 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
         "Embeddings",
         "TokenUsage",
     ),
-    "..abc": ("ChatModel", "Clock", "Embedder"),
-    "._limits": ("ModelStatistics",),
     "._policy": ("RateLimits", "RetryPolicy"),
     ".local": ("LocalEmbedder",),
     ".openai": ("OpenAIChatModel", "OpenAIEmbedder"),
@@ -42,7 +40,16 @@ does not import the clients and httpx."""
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
 
+_ABC = "import it from aeval.abc, where every contract lives (the same object)"
+
 _DEPRECATED = {
+    "ChatModel": ("..abc", _ABC),
+    "Clock": ("..abc", _ABC),
+    "Embedder": ("..abc", _ABC),
+    "ModelStatistics": (
+        "._limits",
+        "it is a value aeval hands back (client.statistics()); use it where it is returned",
+    ),
     "accepts_options": (".._model_types", "it is aeval's own machinery, not a user's concept"),
     "local_extra_missing": (
         ".local",
@@ -53,14 +60,10 @@ _DEPRECATED = {
 
 __all__ = [
     "ChatMessage",
-    "ChatModel",
     "ChatOptions",
     "ChatResponse",
-    "Clock",
-    "Embedder",
     "Embeddings",
     "LocalEmbedder",
-    "ModelStatistics",
     "OpenAIChatModel",
     "OpenAIEmbedder",
     "RateLimits",

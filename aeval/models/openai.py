@@ -41,7 +41,7 @@ def _usage(data: Mapping[str, Any]) -> TokenUsage:
 
 
 class OpenAIChatModel(HTTPModelClient):
-    """A :class:`~aeval.models.ChatModel` over ``POST {base_url}/chat/completions``.
+    """A :class:`~aeval.abc.ChatModel` over ``POST {base_url}/chat/completions``.
 
     Settings come from the arguments, else from the environment: the base URL from
     ``AEVAL_BASE_URL`` then ``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``), the
@@ -293,7 +293,7 @@ class OpenAIChatModel(HTTPModelClient):
 
 
 class OpenAIEmbedder(HTTPModelClient):
-    """An :class:`~aeval.models.Embedder` over ``POST {base_url}/embeddings``.
+    """An :class:`~aeval.abc.Embedder` over ``POST {base_url}/embeddings``.
 
     Configured like :class:`OpenAIChatModel` (same base URL, API key, retries, deadline,
     concurrency and budgets), except that the model comes from ``model=``, else

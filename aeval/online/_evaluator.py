@@ -19,7 +19,8 @@ from .._engine._sinks import Sink, SinkGroup
 from .._engine._threads import DaemonThreads
 from .._reporting._run_info import RunInfo, current_git_commit
 from .._version import __version__
-from ..trace import Capture, Trace
+from ..trace import Trace
+from ..trace._capture import Capture
 from ._job import Job
 from ._queue import JobQueue
 from ._reading import EvaluatorState
@@ -81,7 +82,8 @@ class OnlineEvaluator(OnlineWork):
             for all, a mapping by strategy name (the names rows carry; those not named run on
             every response), or a function ``(strategy_name, inputs, output) -> rate`` asked
             per response. One draw per response decides for every strategy (nested samples:
-            see :class:`~aeval.online.Sampler`). Default: every strategy on every response.
+            one at 10 % runs on a subset of the responses one at 50 % runs on). Default:
+            every strategy on every response.
         seed: Makes the draws reproducible for the same sequence of responses.
         queue_size: The most responses waiting for a worker; one more is dropped.
         concurrency: Responses evaluated at once (its own limit, apart from any model

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._util._lazy import lazy_names as _lazy_names
 
 if TYPE_CHECKING:
     from . import rubrics as rubrics
-    from ._base import NamedStrategy, Strategy, TextStrategy, inline
-    from ._gated import Gated, GatedStrategy
+    from ._base import (
+        NamedStrategy as NamedStrategy,
+        Strategy as Strategy,
+        TextStrategy,
+        inline,
+    )
+    from ._gated import Gated, GatedStrategy as GatedStrategy
     from .agent import (
         BudgetStrategy,
         ToolArgumentsStrategy,
@@ -18,11 +24,11 @@ if TYPE_CHECKING:
         ToolSequenceStrategy,
     )
     from .conversation import (
-        CONVERSATION_CRITERIA,
-        CONVERSATION_PROMPT,
+        CONVERSATION_CRITERIA as CONVERSATION_CRITERIA,
+        CONVERSATION_PROMPT as CONVERSATION_PROMPT,
         ConversationJudgeStrategy,
         EachTurn,
-        EachTurnStrategy,
+        EachTurnStrategy as EachTurnStrategy,
     )
     from .grounding import (
         AnswerRelevancyStrategy,
@@ -30,11 +36,18 @@ if TYPE_CHECKING:
         ContextRecallStrategy,
         FaithfulnessStrategy,
     )
-    from .judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
+    from .judge import (
+        DEFAULT_PROMPT as DEFAULT_PROMPT,
+        STRUCTURED_PROMPT as STRUCTURED_PROMPT,
+        AiJudgeStrategy,
+    )
     from .pii import PIIStrategy
     from .retrieval import RetrievalStrategy
     from .safety import PromptInjectionStrategy, RefusalStrategy
-    from .similarity import SemanticSimilarityStrategy, cosine_similarity
+    from .similarity import (
+        SemanticSimilarityStrategy,
+        cosine_similarity as cosine_similarity,
+    )
     from .text import (
         ContainsStrategy,
         ExactMatchStrategy,
@@ -48,15 +61,10 @@ if TYPE_CHECKING:
 
 _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     "._base": (
-        "NamedStrategy",
-        "Strategy",
         "TextStrategy",
         "inline",
     ),
-    "._gated": (
-        "Gated",
-        "GatedStrategy",
-    ),
+    "._gated": ("Gated",),
     ".agent": (
         "BudgetStrategy",
         "ToolArgumentsStrategy",
@@ -66,11 +74,8 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
         "ToolSequenceStrategy",
     ),
     ".conversation": (
-        "CONVERSATION_CRITERIA",
-        "CONVERSATION_PROMPT",
         "ConversationJudgeStrategy",
         "EachTurn",
-        "EachTurnStrategy",
     ),
     ".grounding": (
         "AnswerRelevancyStrategy",
@@ -78,21 +83,14 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
         "ContextRecallStrategy",
         "FaithfulnessStrategy",
     ),
-    ".judge": (
-        "DEFAULT_PROMPT",
-        "STRUCTURED_PROMPT",
-        "AiJudgeStrategy",
-    ),
+    ".judge": ("AiJudgeStrategy",),
     ".pii": ("PIIStrategy",),
     ".retrieval": ("RetrievalStrategy",),
     ".safety": (
         "PromptInjectionStrategy",
         "RefusalStrategy",
     ),
-    ".similarity": (
-        "SemanticSimilarityStrategy",
-        "cosine_similarity",
-    ),
+    ".similarity": ("SemanticSimilarityStrategy",),
     ".text": (
         "ContainsStrategy",
         "ExactMatchStrategy",
@@ -108,60 +106,62 @@ imports the text strategies, not the judges, their cache and the rest."""
 
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
-_SUBMODULES = frozenset(("rubrics",))
+_ABC = "import it from aeval.abc, where every contract lives (the same object)"
+_BASE = (
+    "it is aeval's own base class; a strategy is any object with evaluate(sample, output) "
+    "(aeval.abc.Strategy), and aeval.strategies.TextStrategy is the base of text checks"
+)
+_DESIGN = "use aeval.strategies.{0} (the same class, under the name the design gives it)"
+_MODULE = "import it from aeval.strategies.{0}, the module of the strategy it belongs to"
 
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "Strategy": ("..abc", _ABC),
+    "NamedStrategy": ("._base", _BASE),
+    "GatedStrategy": ("._gated", _DESIGN.format("Gated")),
+    "EachTurnStrategy": (".conversation", _DESIGN.format("EachTurn")),
+    "CONVERSATION_CRITERIA": (".conversation", _MODULE.format("conversation")),
+    "CONVERSATION_PROMPT": (".conversation", _MODULE.format("conversation")),
+    "DEFAULT_PROMPT": (".judge", _MODULE.format("judge")),
+    "STRUCTURED_PROMPT": (".judge", _MODULE.format("judge")),
+    "cosine_similarity": (".similarity", _MODULE.format("similarity")),
+}
+"""Names that left ``__all__``: each still resolves for one release, with a
+:class:`DeprecationWarning` saying what to use instead."""
 
-def __getattr__(name: str) -> object:
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'aeval.strategies' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_names(globals(), {**_LAZY, "rubrics": ".rubrics"}, deprecated=_DEPRECATED)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, *_SUBMODULES})
+    return sorted({*globals(), *__all__, "rubrics"})
 
 
 __all__ = [
     "AiJudgeStrategy",
     "AnswerRelevancyStrategy",
     "BudgetStrategy",
-    "CONVERSATION_CRITERIA",
-    "CONVERSATION_PROMPT",
     "ContainsStrategy",
     "ContextPrecisionStrategy",
     "ContextRecallStrategy",
     "ConversationJudgeStrategy",
-    "DEFAULT_PROMPT",
     "EachTurn",
-    "EachTurnStrategy",
     "ExactMatchStrategy",
     "FaithfulnessStrategy",
     "Gated",
-    "GatedStrategy",
     "GuardrailStrategy",
     "JsonStrategy",
-    "NamedStrategy",
     "NotBlankStrategy",
     "PIIStrategy",
     "PromptInjectionStrategy",
     "RefusalStrategy",
     "RegexStrategy",
     "RetrievalStrategy",
-    "STRUCTURED_PROMPT",
     "SegmentsStrategy",
     "SemanticSimilarityStrategy",
-    "Strategy",
     "TextStrategy",
     "ToolArgumentsStrategy",
     "ToolCalledStrategy",
     "ToolCallsStrategy",
     "ToolPolicyStrategy",
     "ToolSequenceStrategy",
-    "cosine_similarity",
     "inline",
 ]

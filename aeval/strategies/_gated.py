@@ -50,7 +50,9 @@ class Gated(NamedStrategy):
         if isinstance(after, str | bytes) or not isinstance(after, Sequence):
             raise TypeError("after takes a list of strategies, e.g. after=[NotBlankStrategy()]")
         if not after:
-            raise ValueError("after needs at least one check: Gated(strategy, after=[check])")
+            raise ValueError(
+                "after needs at least one check: Gated(strategy, after=[check])"
+            )
         (inner,) = prepare_strategies([strategy])
         self._strategy = strategy
         self._inner = inner
@@ -97,4 +99,4 @@ class Gated(NamedStrategy):
 
 
 GatedStrategy = Gated
-"""The name with the ``Strategy`` suffix every other strategy has (the same class)."""
+"""The class's public name, with the ``Strategy`` suffix every other strategy has."""

@@ -1,7 +1,8 @@
 """Strategies for conversations: any check on every turn, and a judge of the whole transcript.
 
-A conversation sample's row output is an :class:`aeval.Transcript`. :class:`EachTurn` applies a
-single-turn strategy to each assistant turn (agent strategies see that turn's trace);
+A conversation sample's row output is an :class:`aeval.Transcript`.
+:class:`EachTurn` applies a single-turn strategy to each assistant turn (agent
+strategies see that turn's trace);
 :class:`ConversationJudgeStrategy` asks a chat model about the whole conversation. Checks on
 the whole conversation's tool calls need nothing new: the engine makes the transcript's
 combined trace current, so ``ToolSequenceStrategy`` and ``BudgetStrategy`` read every turn's
@@ -258,7 +259,8 @@ class EachTurn(NamedStrategy):
 
 
 EachTurnStrategy = EachTurn
-"""The name with the ``Strategy`` suffix every other strategy has (the same class)."""
+"""The class's public name, with the ``Strategy`` suffix every other strategy has; its rows
+keep the name ``EachTurn(<the strategy's name>)``."""
 
 
 CONVERSATION_CRITERIA: tuple[str, ...] = (

@@ -1,7 +1,7 @@
 """The AI judge: a chat model decides whether an output is correct.
 
 A port of the upstream ``AiJudgeStrategy`` (seed 000) with the structured 0-100 / 1-5 judging
-of seeds 000 and 003. The strategy depends only on the :class:`~aeval.models.ChatModel`
+of seeds 000 and 003. The strategy depends only on the :class:`~aeval.abc.ChatModel`
 protocol, so any client (the OpenAI-compatible one, a fake in a test) can judge.
 """
 

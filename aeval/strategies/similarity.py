@@ -1,7 +1,7 @@
 """Semantic similarity: the cosine of the embeddings of the output and the expected output.
 
 A port of the upstream ``SemanticSimilarityStrategy`` (seed 000) over the
-:class:`~aeval.models.Embedder` protocol, with a bounded embedding cache.
+:class:`~aeval.abc.Embedder` protocol, with a bounded embedding cache.
 """
 
 from __future__ import annotations

@@ -22,29 +22,40 @@ from typing import TYPE_CHECKING
 
 from .._util._lazy import lazy_package as _lazy_package
 from ._clock import FakeClock
-from ._fakes import (
-    ChatCall,
-    ChatReplyTypes,
-    EmbedCall,
-    FakeChatModel,
-    FakeEmbedder,
-    VectorTypes,
-)
+from ._fakes import ChatCall, FakeChatModel, FakeEmbedder
 from ._http import HTTPReply, RecordedRequest, ScriptedHTTPServer
 from ._openai import Reply, hashed_embedding
-from ._server import OpenAICompatibleServer, main
+from ._server import OpenAICompatibleServer
 
 if TYPE_CHECKING:
+    from ._fakes import (
+        ChatReplyTypes as ChatReplyTypes,
+        EmbedCall as EmbedCall,
+        VectorTypes as VectorTypes,
+    )
     from ._fixture import openai_server
+    from ._server import main as main
 
 _LAZY = {"openai_server": "._fixture"}
 """The names imported on first use: the fixture's module imports pytest."""
 
 
+_ALIAS = "it is aeval's own type alias; annotate with what it names: {0}"
+
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "ChatReplyTypes": ("._fakes", _ALIAS.format("str | ChatResponse | Exception")),
+    "EmbedCall": (
+        "._fakes",
+        "it is a value aeval hands back (FakeEmbedder.calls); read its texts where it is returned",
+    ),
+    "VectorTypes": ("._fakes", _ALIAS.format("Sequence[float] | Exception")),
+    "main": ("._server", "run `python -m aeval.testing`, which calls it"),
+}
+"""Names that left ``__all__``: each still resolves for one release, with a
+:class:`DeprecationWarning` saying what to use instead."""
+
 __all__ = [
     "ChatCall",
-    "ChatReplyTypes",
-    "EmbedCall",
     "FakeChatModel",
     "FakeClock",
     "FakeEmbedder",
@@ -53,10 +64,8 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "ScriptedHTTPServer",
-    "VectorTypes",
     "hashed_embedding",
-    "main",
     "openai_server",
 ]
 
-__getattr__, __dir__ = _lazy_package(globals(), _LAZY)
+__getattr__, __dir__ = _lazy_package(globals(), _LAZY, deprecated=_DEPRECATED)

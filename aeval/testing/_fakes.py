@@ -77,7 +77,7 @@ class _FakeModel:
 
 
 class FakeChatModel(_FakeModel):
-    """A :class:`~aeval.models.ChatModel` that answers from a script, in-process.
+    """A :class:`~aeval.abc.ChatModel` that answers from a script, in-process.
 
     Each call is recorded in :attr:`calls`, then answered by the next scripted reply, or by
     ``replies(call)`` when ``replies`` is a function (sync or async, deciding per call). A
@@ -159,7 +159,7 @@ class FakeChatModel(_FakeModel):
 
 
 class FakeEmbedder(_FakeModel):
-    """An :class:`~aeval.models.Embedder` that embeds from a script, in-process.
+    """An :class:`~aeval.abc.Embedder` that embeds from a script, in-process.
 
     Each call is recorded in :attr:`calls`. A text's vector comes from ``vectors``: a
     mapping (a text it lacks raises :class:`LookupError`), or a function of the text (sync

@@ -10,13 +10,14 @@ test). :func:`current` is the trace of the sample being run or evaluated.
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING
 
-from .._exceptions import ToolError, ToolTimeoutError, UnmockedToolCall
-from ._assertions import TraceAssert, assert_trace
+from .._util._lazy import lazy_names as _lazy_names
+from ._assertions import assert_trace
 from ._bounds import TraceLimits
-from ._capture import Capture, capture
-from ._context import Recorder, ToolSource
-from ._fixtures import Fixture, Fixtures, Replay, ReplaySession
+from ._capture import capture
+from ._context import Recorder
+from ._fixtures import Fixtures, Replay
 from ._httpx import httpx_event_hooks
 from ._recording import (
     current,
@@ -27,29 +28,64 @@ from ._recording import (
     using,
 )
 from ._render import redact_trace, render_trace
-from ._tool import tool
-from ._values import CallError, Document, ModelCall, Retrieval, ToolCall, Trace, TraceEvent
+from ._values import CallError, Document, ModelCall, Retrieval, ToolCall, Trace
+
+if TYPE_CHECKING:
+    from .._exceptions import (
+        ToolError as ToolError,
+        ToolTimeoutError as ToolTimeoutError,
+        UnmockedToolCall as UnmockedToolCall,
+    )
+    from ._assertions import TraceAssert as TraceAssert
+    from ._capture import Capture as Capture
+    from ._context import ToolSource as ToolSource
+    from ._fixtures import Fixture as Fixture, ReplaySession as ReplaySession
+    from ._tool import tool as tool
+    from ._values import TraceEvent as TraceEvent
+
+_SECOND_HOME = "import it from aeval, where it lives (the same object)"
+_MACHINERY = "it is aeval's own machinery, not a user's concept"
+_RETURNED = "it is a value aeval hands back; use it where it is returned, no import needed"
+
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "ToolError": (".._exceptions", _SECOND_HOME),
+    "ToolTimeoutError": (".._exceptions", _SECOND_HOME),
+    "UnmockedToolCall": (".._exceptions", _SECOND_HOME),
+    "tool": ("._tool", "use @aeval.tool (the same decorator)"),
+    "TraceAssert": ("._assertions", _RETURNED),
+    "Capture": ("._capture", _RETURNED),
+    "ToolSource": ("._context", _MACHINERY),
+    "Fixture": (
+        "._fixtures",
+        'give Fixtures each fixture as a mapping: {"arguments": ..., "result": ...} (or "error")',
+    ),
+    "ReplaySession": ("._fixtures", _MACHINERY),
+    "TraceEvent": (
+        "._values",
+        "it is aeval's own type alias; a trace's events() are ToolCall, ModelCall and Retrieval",
+    ),
+}
+"""Names that left ``__all__``: each still resolves for one release, with a
+:class:`DeprecationWarning` saying what to use instead."""
+
+__getattr__ = _lazy_names(globals(), {}, deprecated=_DEPRECATED)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "CallError",
-    "Capture",
     "Document",
-    "Fixture",
     "Fixtures",
     "ModelCall",
     "Recorder",
     "Replay",
-    "ReplaySession",
     "Retrieval",
     "ToolCall",
-    "ToolError",
-    "ToolSource",
-    "ToolTimeoutError",
     "Trace",
-    "TraceAssert",
-    "TraceEvent",
     "TraceLimits",
-    "UnmockedToolCall",
     "assert_trace",
     "capture",
     "current",
@@ -60,13 +96,12 @@ __all__ = [
     "recording",
     "redact_trace",
     "render_trace",
-    "tool",
     "using",
 ]
 
 for _name in __all__:
     _value = globals()[_name]
-    if _name != "tool" and getattr(_value, "__module__", "").startswith(__name__ + "._"):
+    if getattr(_value, "__module__", "").startswith(__name__ + "._"):
         with contextlib.suppress(AttributeError, TypeError):
             _value.__module__ = __name__
 del _name, _value

@@ -29,7 +29,7 @@ class TraceAssert:
     """Chainable checks of a trace; each failure says what was expected and lists the calls.
 
     Args:
-        trace: The trace, or a :class:`~aeval.trace.Capture` (read when each check runs).
+        trace: The trace, or a capture (``aeval.trace.capture()``, read when each check runs).
     """
 
     __slots__ = ("_source",)

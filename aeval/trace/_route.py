@@ -13,7 +13,7 @@ function never runs.
 Model calls: a route that records a model call as a whole (an SDK-level wrapper) marks it in
 :data:`MODEL_CALL`; the httpx hooks record nothing while it is marked.
 
-OpenTelemetry spans arrive after the fact (:meth:`~aeval.trace.Recorder.seen_by_a_route`): a span
+OpenTelemetry spans arrive after the fact (``Recorder.seen_by_a_route``): a span
 that started while a route's call was open is that call, and a span whose time holds a call a
 route recorded stands for it; either way the span is dropped, so a direct route always wins.
 """
