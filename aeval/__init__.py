@@ -58,14 +58,14 @@ if TYPE_CHECKING:
     from ._exceptions import (
         ConfigError as ConfigError,
         HTTPResponseError as HTTPResponseError,
-        HTTPResponseTooLargeError as HTTPResponseTooLargeError,
-        HTTPStatusError as HTTPStatusError,
-        HTTPTargetError as HTTPTargetError,
-        HTTPTimeoutError as HTTPTimeoutError,
         HttpResponseError as HttpResponseError,
+        HTTPResponseTooLargeError as HTTPResponseTooLargeError,
         HttpResponseTooLargeError as HttpResponseTooLargeError,
+        HTTPStatusError as HTTPStatusError,
         HttpStatusError as HttpStatusError,
+        HTTPTargetError as HTTPTargetError,
         HttpTargetError as HttpTargetError,
+        HTTPTimeoutError as HTTPTimeoutError,
         HttpTimeoutError as HttpTimeoutError,
     )
     from ._reporting._assertions import (

@@ -147,14 +147,10 @@ async def test_each_turn_gives_agent_strategies_each_turns_own_trace() -> None:
 
 
 async def test_a_turn_that_recorded_nothing_among_traced_turns_called_nothing() -> None:
-    policy = await EachTurn(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(
-        SCRIPTED, TRIP
-    )
+    policy = await EachTurn(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(SCRIPTED, TRIP)
     assert policy.passed is True, policy.explanation
     untraced = Transcript(tuple(Turn(turn.user, turn.assistant) for turn in TRIP.turns))
-    missing = await EachTurn(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(
-        SCRIPTED, untraced
-    )
+    missing = await EachTurn(ToolPolicyStrategy(deny=["book_ticket"])).evaluate(SCRIPTED, untraced)
     assert missing.passed is False
     assert missing.explanation is not None and "No trace was recorded" in missing.explanation
 
@@ -172,9 +168,7 @@ async def test_a_turn_without_an_answer_fails_with_a_clear_reason() -> None:
 
 async def test_each_turn_of_a_single_turn_output_is_an_error_row_naming_the_fix() -> None:
     samples = [EvaluationSample("single", ["hi"])]
-    report = await Scorer().evaluate(
-        samples, lambda q: "hello", EachTurn(NotBlankStrategy())
-    )
+    report = await Scorer().evaluate(samples, lambda q: "hello", EachTurn(NotBlankStrategy()))
     [row] = report.evaluations
     assert row.outcome is Outcome.ERROR
     assert row.error is not None

@@ -308,9 +308,7 @@ async def test_faithfulness_is_a_gate_target_judged_only_after_its_checks_pass()
     from aeval.strategies import ContainsStrategy, Gated
 
     judge = FakeChatModel(lambda call: claims(("The tower is 330 m tall", "supported")))
-    gated = Gated(
-        FaithfulnessStrategy(judge), after=[ContainsStrategy(must_contain="metres")]
-    )
+    gated = Gated(FaithfulnessStrategy(judge), after=[ContainsStrategy(must_contain="metres")])
     samples = [SAMPLE, EvaluationSample("blank", ["Anything?"], None)]
 
     def target(question: str) -> str:

@@ -50,9 +50,7 @@ class Gated(NamedStrategy):
         if isinstance(after, str | bytes) or not isinstance(after, Sequence):
             raise TypeError("after takes a list of strategies, e.g. after=[NotBlankStrategy()]")
         if not after:
-            raise ValueError(
-                "after needs at least one check: Gated(strategy, after=[check])"
-            )
+            raise ValueError("after needs at least one check: Gated(strategy, after=[check])")
         (inner,) = prepare_strategies([strategy])
         self._strategy = strategy
         self._inner = inner
