@@ -28,6 +28,7 @@ from .._exceptions import (
     ModelResponseError,
     ModelTimeoutError,
 )
+from .._util._closing import AsyncClosing
 from ._body import (
     DEFAULT_MAX_RESPONSE_BYTES,
     check_max_bytes,
@@ -108,7 +109,7 @@ class ClientSettings(TypedDict, total=False):
     clock: Clock | None
 
 
-class HTTPModelClient:
+class HTTPModelClient(AsyncClosing):
     """The shared base of :class:`OpenAIChatModel` and :class:`OpenAIEmbedder`.
 
     Holds the settings, one lazily created ``httpx.AsyncClient`` whose pool fits
@@ -305,12 +306,6 @@ class HTTPModelClient:
         state, self._state = self._state, None
         if state is not None and state.token == anyio.lowlevel.current_token():
             await state.client.aclose()
-
-    async def __aenter__(self) -> Any:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     def _loop_state(self) -> _LoopState:
         state = self._state

@@ -151,9 +151,6 @@ class OpenAIChatModel(HTTPModelClient):
         """The sampling options sent with every request unless a call overrides them."""
         return self._options
 
-    async def __aenter__(self) -> OpenAIChatModel:
-        return self
-
     async def chat(
         self,
         messages: Sequence[ChatMessage] | str,
@@ -344,9 +341,6 @@ class OpenAIEmbedder(HTTPModelClient):
         self._batch_size = batch_size
         self._dimensions = dimensions
         self._pooling = pooling
-
-    async def __aenter__(self) -> OpenAIEmbedder:
-        return self
 
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         """Embed ``texts``; one vector per text, in order.
