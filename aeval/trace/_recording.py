@@ -22,6 +22,7 @@ from ._route import record_model
 from ._values import Document, Retrieval, Trace
 
 __all__ = [
+    "Scope",
     "activate",
     "current",
     "current_recorder",
@@ -131,31 +132,36 @@ def idle() -> bool:
     return RECORDER.get() is None and CURRENT.get() is None
 
 
-class using:
+class Scope:
+    """A ``with`` block that changes this context's recorder and current trace: what its
+    ``__enter__`` set (``_tokens``) is restored on leaving, once."""
+
+    __slots__ = ("_tokens",)
+
+    def __init__(self) -> None:
+        self._tokens: Tokens | None = None
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._tokens is not None:
+            tokens, self._tokens = self._tokens, None
+            deactivate(tokens)
+
+
+class using(Scope):
     """Make ``trace`` current (for strategies evaluating a row) and record nothing meanwhile.
 
     Model calls made inside the block (an AI judge's) do not belong to the sample's trace,
     so recording is off in it.
     """
 
-    __slots__ = ("_tokens", "_trace")
+    __slots__ = ("_trace",)
 
     def __init__(self, trace: Trace | None) -> None:
+        super().__init__()
         self._trace = trace
-        self._tokens: Tokens | None = None
 
     def __enter__(self) -> None:
         self._tokens = make_current(self._trace)
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if self._tokens is not None:
-            tokens, self._tokens = self._tokens, None
-            deactivate(tokens)
 
 
 def record_tool_call(
