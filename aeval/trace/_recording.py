@@ -3,19 +3,18 @@ and recording tool calls, retrievals and model calls into them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
-from ._bounds import DEFAULT_LIMITS, TraceLimits
 from ._context import (
     CURRENT,
     EMPTY_TRACE,
     RECORDER,
     Recorder,
+    RecorderOptions,
     Tokens,
-    ToolSource,
     started_at,
 )
 from ._route import record_model
@@ -72,14 +71,8 @@ class recording:
 
     __slots__ = ("_recorder", "_tokens")
 
-    def __init__(
-        self,
-        *,
-        limits: TraceLimits = DEFAULT_LIMITS,
-        tools: ToolSource | None = None,
-        redact: Callable[[Any], Any] | None = None,
-    ) -> None:
-        self._recorder = Recorder(limits=limits, tools=tools, redact=redact)
+    def __init__(self, **options: Unpack[RecorderOptions]) -> None:
+        self._recorder = Recorder(**options)
         self._tokens: Tokens | None = None
 
     def __enter__(self) -> Recorder:
