@@ -3,8 +3,7 @@ and recording tool calls, retrievals and model calls into them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Unpack
 
@@ -17,7 +16,7 @@ from ._context import (
     Tokens,
     started_at,
 )
-from ._route import record_model
+from ._route import ModelCallFields, record_model
 from ._values import Document, Retrieval, Trace
 
 __all__ = [
@@ -233,15 +232,7 @@ def record_retrieval(
     )
 
 
-def record_model_call(
-    *,
-    model: str | None,
-    prompt_tokens: int | None = None,
-    completion_tokens: int | None = None,
-    duration: float | None = None,
-    requested_tools: Sequence[str] = (),
-    started: datetime | None = None,
-) -> None:
+def record_model_call(**call: Unpack[ModelCallFields]) -> None:
     """Record a chat model call (ignored outside a sample); model clients call this.
 
     Args:
@@ -252,11 +243,4 @@ def record_model_call(
         requested_tools: The tools the model asked to call.
         started: When the request was sent; now when not given.
     """
-    record_model(
-        model=model,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        duration=duration,
-        requested_tools=requested_tools,
-        started=started,
-    )
+    record_model(**call)
