@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -138,41 +139,42 @@ class EvaluationBuilder:
         return await self.build().run_and_save(directory, **options)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
 class EvaluationRunner:
-    """A configured evaluation; each :meth:`run` loads the samples and uses a fresh Scorer."""
+    """A configured evaluation; each :meth:`run` loads the samples and uses a fresh Scorer.
 
-    def __init__(
-        self,
-        source: Sequence[str | PathLike[str]] | Samples,
-        function: FunctionUnderTest,
-        strategies: tuple[object, ...],
-        *,
-        tags: tuple[str, ...],
-        concurrency: int,
-        scorer_options: dict[str, Any],
-    ) -> None:
-        self._source = source
-        self._function = function
-        self._strategies = strategies
-        self._tags = tags
-        self._concurrency = concurrency
-        self._scorer_options = scorer_options
+    Attributes:
+        source: The sample files, or the samples themselves.
+        function: The function under test.
+        strategies: The strategies each sample is scored with.
+        tags: Only the samples with one of these tags run (none: all).
+        concurrency: Samples run at once.
+        scorer_options: The other keyword arguments of the :class:`Scorer`.
+    """
+
+    source: Sequence[str | PathLike[str]] | Samples
+    function: FunctionUnderTest
+    strategies: tuple[object, ...]
+    _: KW_ONLY
+    tags: tuple[str, ...]
+    concurrency: int
+    scorer_options: dict[str, Any]
 
     async def _samples(self) -> Samples:
-        if isinstance(self._source, Samples):
-            samples = self._source
+        if isinstance(self.source, Samples):
+            samples = self.source
         else:
-            samples = await Samples.load(*self._source)
-        return samples.filter_by_tags(*self._tags)
+            samples = await Samples.load(*self.source)
+        return samples.filter_by_tags(*self.tags)
 
     async def run(self) -> EvaluationReport:
         """Load the samples, filter by tags and evaluate. No matching sample: an empty report."""
         samples = await self._samples()
         if not samples:
-            logger.warning("No samples to evaluate (tags: %s): empty report", list(self._tags))
+            logger.warning("No samples to evaluate (tags: %s): empty report", list(self.tags))
             return EvaluationReport()
-        async with Scorer(self._concurrency, **self._scorer_options) as scorer:
-            report = await scorer.evaluate(samples, self._function, *self._strategies)
+        async with Scorer(self.concurrency, **self.scorer_options) as scorer:
+            report = await scorer.evaluate(samples, self.function, *self.strategies)
         logger.info("Evaluation completed: score = %.2f%%", report.score)
         return report
 

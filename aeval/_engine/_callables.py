@@ -19,6 +19,7 @@ __all__ = [
     "PreparedStrategy",
     "bind_function",
     "is_async_callable",
+    "names_class",
     "prepare_strategies",
     "runs_inline",
     "strategy_name",
@@ -43,12 +44,14 @@ def _callable_name(function: object) -> str:
     return name if isinstance(name, str) else type(function).__name__
 
 
-def _is_parameters(annotation: object) -> bool:
-    if annotation is Parameters:
+def names_class(annotation: object, cls: type) -> bool:
+    """Whether a parameter's ``annotation`` is ``cls``: the class itself, or its name as a
+    string (``"Parameters"``, ``"aeval.Parameters"``, quoted or not)."""
+    if annotation is cls:
         return True
     if isinstance(annotation, str):
         bare = annotation.strip().strip("'\"")
-        return bare == "Parameters" or bare.endswith(".Parameters")
+        return bare == cls.__name__ or bare.endswith("." + cls.__name__)
     return False
 
 
@@ -70,7 +73,9 @@ def _asks_for_parameters(parameter: inspect.Parameter) -> bool:
     ):
         return False
     annotation = parameter.annotation
-    return _is_parameters(annotation) or (parameter.name == "params" and _untyped(annotation))
+    return names_class(annotation, Parameters) or (
+        parameter.name == "params" and _untyped(annotation)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from .._samples._conversation_keys import SIMULATED_USER, TURNS, is_conversation
 from ..trace._context import Recorder
 from ..trace._recording import activate, deactivate
 from ._apply import Judged, stray_cancellation
+from ._callables import names_class
 from ._executor import IndexedSample
 from ._run import Run, SampleTimeout, TargetInterrupt
 from ._simulated import UserModel, UserModelError, UserUsage
@@ -46,15 +47,6 @@ __all__ = [
     "check_conversation_kinds",
     "takes_conversation",
 ]
-
-
-def _is_conversation_annotation(annotation: object) -> bool:
-    if annotation is Conversation:
-        return True
-    if isinstance(annotation, str):
-        bare = annotation.strip().strip("'\"")
-        return bare == "Conversation" or bare.endswith(".Conversation")
-    return False
 
 
 def takes_conversation(function: Callable[..., Any]) -> bool | None:
@@ -74,7 +66,7 @@ def takes_conversation(function: Callable[..., Any]) -> bool | None:
     if not parameters:
         return False
     annotation = parameters[0].annotation
-    return _is_conversation_annotation(annotation)
+    return names_class(annotation, Conversation)
 
 
 def check_conversation_kinds(

@@ -15,6 +15,7 @@ from .._exceptions import ScorerClosedError
 from .._reporting._aggregator import KeepRows
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
+from .._util._closing import AsyncClosing
 from .._util._groups import unwrap_single_group
 from ..abc import ChatModel
 from ..trace import TraceLimits
@@ -58,7 +59,7 @@ class ScorerStatistics:
     runs: int
 
 
-class Scorer:
+class Scorer(AsyncClosing):
     """Evaluates a function under test over samples with bounded concurrency.
 
     The function is called once per sample (per repeat): ``async def`` functions are awaited,
@@ -216,9 +217,6 @@ class Scorer:
     async def __aenter__(self) -> Scorer:
         self._check_open()
         return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     def close(self) -> None:
         """Close the Scorer; later calls to evaluate raise ``ScorerClosedError``.

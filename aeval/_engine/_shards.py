@@ -17,7 +17,7 @@ from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
 from .._reporting._run_info import RunInfo
 from .._samples import EvaluationSample
-from .._samples._sources import BatchedStream, batches_of
+from .._samples._sources import SizedStream, batches_of
 from ._executor import IndexedSample
 
 __all__ = ["DatasetDigest", "Shard", "ShardStream", "merge_reports", "shard_of"]
@@ -113,7 +113,8 @@ class DatasetDigest:
         return self._hash.hexdigest()
 
 
-class ShardStream(BatchedStream[IndexedSample]):
+@dataclass(frozen=True, slots=True, eq=False)
+class ShardStream(SizedStream[IndexedSample]):
     """One shard of a streamed source, read lazily, that knows how many samples it holds.
 
     Args:
@@ -122,13 +123,9 @@ class ShardStream(BatchedStream[IndexedSample]):
         count: The samples of the shard (for progress and the report's expected count).
     """
 
-    def __init__(self, samples: AsyncIterable[EvaluationSample], shard: Shard, count: int) -> None:
-        self.samples = samples
-        self.shard = shard
-        self.count = count
-
-    def __len__(self) -> int:
-        return self.count
+    samples: AsyncIterable[EvaluationSample]
+    shard: Shard
+    count: int
 
     async def sample_batches(self) -> AsyncGenerator[list[IndexedSample], None]:
         """The shard's samples with their index in the whole dataset, a batch of the source

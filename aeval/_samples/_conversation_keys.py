@@ -10,7 +10,7 @@ and mappings, so every copy of a sample keeps them (shards, Ray, rescoring, repo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._conversation import ScriptedTurn, SimulatedUser
@@ -74,12 +74,8 @@ def _turn_problem(position: int, turn: Any) -> str | None:
     message = turn.get("user")
     if not isinstance(message, str) or not message.strip():
         return f"{where} has no 'user' message (a non-empty text), write {_TURNS_FORM}"
-    unknown = [key for key in turn if key not in TURN_KEYS]
-    if unknown:
-        return (
-            f"{where} has the unknown key {unknown[0]!r}: a turn has only the keys "
-            f"{', '.join(TURN_KEYS)}"
-        )
+    if (unknown := _unknown_key(turn, TURN_KEYS)) is not None:
+        return f"{where} has {unknown}: a turn has only the keys {', '.join(TURN_KEYS)}"
     if "expected-output" in turn and "expected-outputs" in turn:
         return f"{where} has both 'expected-output' and 'expected-outputs': use one of them"
     if not isinstance(turn.get("expected-outputs", []), list):
@@ -94,6 +90,15 @@ def _turn_problem(position: int, turn: Any) -> str | None:
     for key in AGENT_KEYS:
         if key in turn and key in TURN_KEYS and (problem := agent_problem(key, turn[key])):
             return f"{where}: {problem}"
+    return None
+
+
+def _unknown_key(mapping: Mapping[Any, Any], known: Sequence[str]) -> str | None:
+    """``the unknown key 'k'`` for the first key of ``mapping`` not in ``known``, else
+    ``None``."""
+    for key in mapping:
+        if key not in known:
+            return f"the unknown key {key!r}"
     return None
 
 
@@ -113,11 +118,10 @@ def _turn_entry(turn: Any) -> dict[str, Any]:
 def _user_problem(user: Any) -> str | None:
     if not isinstance(user, Mapping):
         return f"'user' must be a mapping, write {_USER_FORM}"
-    unknown = [key for key in user if key not in _USER_KEYS]
-    if unknown:
+    if (unknown := _unknown_key(user, _USER_KEYS)) is not None:
         return (
-            f"'user' has the unknown key {unknown[0]!r}: it has only the keys "
-            f"{', '.join(_USER_KEYS)}, write {_USER_FORM}"
+            f"'user' has {unknown}: it has only the keys {', '.join(_USER_KEYS)}, "
+            f"write {_USER_FORM}"
         )
     for key in ("persona", "goal"):
         value = user.get(key)

@@ -13,7 +13,7 @@ Rules nest inside lists and mappings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,13 +190,18 @@ def compile_calls(value: Any) -> tuple[ExpectedCall, ...]:
     return tuple(calls)
 
 
-def expected_calls_problem(value: Any) -> str | None:
-    """What is wrong with a written ``expected-calls`` value, or ``None``."""
+def _problem(read: Callable[[Any], object], value: Any) -> str | None:
+    """What ``read(value)`` finds wrong with ``value``, or ``None``."""
     try:
-        compile_calls(value)
+        read(value)
     except _Problem as exc:
         return str(exc)
     return None
+
+
+def expected_calls_problem(value: Any) -> str | None:
+    """What is wrong with a written ``expected-calls`` value, or ``None``."""
+    return _problem(compile_calls, value)
 
 
 def read_order(value: Any) -> str:
@@ -211,11 +216,7 @@ def read_order(value: Any) -> str:
 
 def order_problem(value: Any) -> str | None:
     """What is wrong with a written ``expected-calls-order`` value, or ``None``."""
-    try:
-        read_order(value)
-    except _Problem as exc:
-        return str(exc)
-    return None
+    return _problem(read_order, value)
 
 
 _FUNCTIONS_FORM = (
@@ -267,8 +268,4 @@ def compile_functions(value: Any) -> dict[str, Function]:
 
 def functions_problem(value: Any) -> str | None:
     """What is wrong with a written ``functions`` value, or ``None``."""
-    try:
-        compile_functions(value)
-    except _Problem as exc:
-        return str(exc)
-    return None
+    return _problem(compile_functions, value)

@@ -16,6 +16,7 @@ from collections.abc import (
     Iterable,
     Sequence,
 )
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ._model import EvaluationSample, Samples
@@ -27,6 +28,7 @@ __all__ = [
     "RUN_FILE_SUFFIXES",
     "BatchedStream",
     "CountedStream",
+    "SizedStream",
     "batches_of",
     "count_lines",
     "is_url",
@@ -116,7 +118,18 @@ class BatchedStream(Generic[_T]):
             await batches.aclose()  # closes the file when the reader stops early
 
 
-class CountedStream(BatchedStream[EvaluationSample]):
+class SizedStream(BatchedStream[_T]):
+    """A batched stream that knows how many items it holds, as ``len()`` (for progress and
+    the report's expected count)."""
+
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CountedStream(SizedStream[EvaluationSample]):
     """JSONL sources read lazily, that know how many samples they hold (for progress and
     reports) and check each sample as it is read.
 
@@ -126,18 +139,9 @@ class CountedStream(BatchedStream[EvaluationSample]):
         check: Called with each sample as it is read; it raises to refuse one.
     """
 
-    def __init__(
-        self,
-        sources: Sequence[str],
-        count: int,
-        check: Callable[[EvaluationSample], None] | None = None,
-    ) -> None:
-        self.sources = sources
-        self.count = count
-        self.check = check
-
-    def __len__(self) -> int:
-        return self.count
+    sources: Sequence[str]
+    count: int
+    check: Callable[[EvaluationSample], None] | None = None
 
     async def sample_batches(self) -> AsyncGenerator[Sequence[EvaluationSample], None]:
         """The samples a chunk of a file at a time; a sample ``check`` refuses comes after

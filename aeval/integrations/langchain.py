@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,12 +25,11 @@ from pydantic import BaseModel
 
 from ..trace._route import call_tool, call_tool_async
 from . import openai as _openai
+from ._once import once
 
 __all__ = ["instrument"]
 
 _ROUTE = "langchain"
-_LOCK = threading.Lock()
-_DONE: list[bool] = []
 
 
 def _arguments(tool: BaseTool, tool_input: str | dict[str, Any]) -> dict[str, Any]:
@@ -58,6 +56,7 @@ def _output(tool: BaseTool, result: Any, tool_call_id: str | None) -> Any:
     return ToolMessage(content, tool_call_id=tool_call_id, name=tool.name, status="success")
 
 
+@once
 def instrument() -> None:
     """Record, mock and replay every LangChain tool call and ``ChatOpenAI`` model call.
 
@@ -68,40 +67,32 @@ def instrument() -> None:
     wraps the public ``BaseTool.run`` and ``BaseTool.arun`` (what ``invoke``/``ainvoke``,
     ``ToolNode`` and ``create_agent`` call) to serve the call or run and record it.
     """
-    with _LOCK:
-        if _DONE:
-            return
-        _openai.instrument()
-        run, arun = BaseTool.run, BaseTool.arun
+    _openai.instrument()
+    run, arun = BaseTool.run, BaseTool.arun
 
-        @functools.wraps(run)
-        def run_(
-            self: BaseTool, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any
-        ) -> Any:
-            made: list[Any] = []
+    @functools.wraps(run)
+    def run_(self: BaseTool, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        made: list[Any] = []
 
-            def live() -> Any:
-                made.append(run(self, tool_input, *args, **kwargs))
-                return _content(made[0])
+        def live() -> Any:
+            made.append(run(self, tool_input, *args, **kwargs))
+            return _content(made[0])
 
-            result = call_tool(self.name, _arguments(self, tool_input), live, route=_ROUTE)
-            return made[0] if made else _output(self, result, kwargs.get("tool_call_id"))
+        result = call_tool(self.name, _arguments(self, tool_input), live, route=_ROUTE)
+        return made[0] if made else _output(self, result, kwargs.get("tool_call_id"))
 
-        @functools.wraps(arun)
-        async def arun_(
-            self: BaseTool, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any
-        ) -> Any:
-            made: list[Any] = []
+    @functools.wraps(arun)
+    async def arun_(
+        self: BaseTool, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any
+    ) -> Any:
+        made: list[Any] = []
 
-            async def live() -> Any:
-                made.append(await arun(self, tool_input, *args, **kwargs))
-                return _content(made[0])
+        async def live() -> Any:
+            made.append(await arun(self, tool_input, *args, **kwargs))
+            return _content(made[0])
 
-            result = await call_tool_async(
-                self.name, _arguments(self, tool_input), live, route=_ROUTE
-            )
-            return made[0] if made else _output(self, result, kwargs.get("tool_call_id"))
+        result = await call_tool_async(self.name, _arguments(self, tool_input), live, route=_ROUTE)
+        return made[0] if made else _output(self, result, kwargs.get("tool_call_id"))
 
-        BaseTool.run = run_  # type: ignore[method-assign]
-        BaseTool.arun = arun_  # type: ignore[method-assign]
-        _DONE.append(True)
+    BaseTool.run = run_  # type: ignore[method-assign]
+    BaseTool.arun = arun_  # type: ignore[method-assign]

@@ -35,12 +35,11 @@ except ImportError as exc:  # pragma: no cover - the extra is installed with the
 
 from ..trace._context import RECORDER, Recorder
 from ..trace._route import model_route, record_model
+from ._once import once
 
 __all__ = ["instrument"]
 
 _ROUTE = "openai"
-_LOCK = threading.Lock()
-_DONE: list[bool] = []
 _STREAM_USAGE = threading.Event()
 """Set by ``instrument(stream_usage=True)``."""
 _ANSWERED = ("aeval.integrations.openai", "answered")
@@ -89,14 +88,15 @@ def instrument(*, stream_usage: bool = False) -> None:
     """
     if not isinstance(stream_usage, bool):
         raise TypeError(f"stream_usage must be True or False, got {stream_usage!r}")
-    with _LOCK:
-        if stream_usage:
-            _STREAM_USAGE.set()
-        if _DONE:
-            return
-        _chat.Completions.create = _wrap_sync(_chat.Completions.create)  # type: ignore[method-assign]
-        _chat.AsyncCompletions.create = _wrap_async(_chat.AsyncCompletions.create)  # type: ignore[method-assign]
-        _DONE.append(True)
+    if stream_usage:
+        _STREAM_USAGE.set()
+    _wrap_sdk()
+
+
+@once
+def _wrap_sdk() -> None:
+    _chat.Completions.create = _wrap_sync(_chat.Completions.create)  # type: ignore[method-assign]
+    _chat.AsyncCompletions.create = _wrap_async(_chat.AsyncCompletions.create)  # type: ignore[method-assign]
 
 
 def _asking_usage(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -27,12 +26,11 @@ from agents.tool_context import ToolContext
 from .._exceptions import ToolError, UnmockedToolCall
 from ..trace._route import call_tool_async
 from . import openai as _openai
+from ._once import once
 
 __all__ = ["instrument"]
 
 _ROUTE = "openai_agents"
-_LOCK = threading.Lock()
-_DONE: list[bool] = []
 
 Invoke = Callable[[ToolContext[Any], str], Awaitable[Any]]
 
@@ -92,6 +90,7 @@ def _through_aeval(tools: list[Tool]) -> list[Tool]:
     return tools
 
 
+@once
 def instrument() -> None:
     """Record, mock and replay every OpenAI Agents SDK function tool and model call.
 
@@ -106,17 +105,11 @@ def instrument() -> None:
     sees the tool's arguments unprepared (the SDK asks for approval when it cannot prepare
     them itself).
     """
-    with _LOCK:
-        if _DONE:
-            return
-        _openai.instrument()
-        listed = Agent.get_all_tools
+    _openai.instrument()
+    listed = Agent.get_all_tools
 
-        @functools.wraps(listed)
-        async def get_all_tools(
-            self: Agent[Any], run_context: RunContextWrapper[Any]
-        ) -> list[Tool]:
-            return _through_aeval(await listed(self, run_context))
+    @functools.wraps(listed)
+    async def get_all_tools(self: Agent[Any], run_context: RunContextWrapper[Any]) -> list[Tool]:
+        return _through_aeval(await listed(self, run_context))
 
-        Agent.get_all_tools = get_all_tools  # type: ignore[method-assign,assignment]
-        _DONE.append(True)
+    Agent.get_all_tools = get_all_tools  # type: ignore[method-assign,assignment]

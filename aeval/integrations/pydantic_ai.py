@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,12 +26,11 @@ from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from ..trace._route import call_tool_async
 from . import openai as _openai
+from ._once import once
 
 __all__ = ["AevalTools", "instrument"]
 
 _ROUTE = "pydantic_ai"
-_LOCK = threading.Lock()
-_DONE: list[bool] = []
 
 
 @dataclass
@@ -68,6 +66,7 @@ def _has_aeval(capabilities: Sequence[Any] | None) -> bool:
     return any(isinstance(capability, AevalTools) for capability in capabilities or ())
 
 
+@once
 def instrument() -> None:
     """Record, mock and replay every pydantic-ai tool call and model call.
 
@@ -80,18 +79,14 @@ def instrument() -> None:
     ``run_stream`` and ``run_stream_events`` all go through, to add the capability to the
     run's ``capabilities``.
     """
-    with _LOCK:
-        if _DONE:
-            return
-        _openai.instrument()
-        iterate = Agent.iter
+    _openai.instrument()
+    iterate = Agent.iter
 
-        @functools.wraps(iterate)
-        def iter_(self: Agent[Any, Any], *args: Any, **kwargs: Any) -> Any:
-            given = kwargs.get("capabilities")
-            if not _has_aeval(given):
-                kwargs["capabilities"] = [*(given or ()), AevalTools()]
-            return iterate(self, *args, **kwargs)
+    @functools.wraps(iterate)
+    def iter_(self: Agent[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        given = kwargs.get("capabilities")
+        if not _has_aeval(given):
+            kwargs["capabilities"] = [*(given or ()), AevalTools()]
+        return iterate(self, *args, **kwargs)
 
-        Agent.iter = iter_  # type: ignore[method-assign]
-        _DONE.append(True)
+    Agent.iter = iter_  # type: ignore[method-assign]

@@ -6,7 +6,7 @@ import logging
 import os
 import random
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio
 import anyio.lowlevel
@@ -28,6 +28,7 @@ from .._exceptions import (
     ModelResponseError,
     ModelTimeoutError,
 )
+from .._util._closing import AsyncClosing
 from ._body import (
     DEFAULT_MAX_RESPONSE_BYTES,
     check_max_bytes,
@@ -37,7 +38,7 @@ from ._body import (
 from ._clock import Clock, check_clock
 from ._limits import SHARE_LIMITS, LimitSpec, ModelStatistics, SharedLimits
 from ._pacing import Grant, Pacer, read_quota_headers
-from ._policy import RateLimits, RetryPolicy
+from ._policy import RateLimits, RetryPolicy, build_policies
 from ._replies import (
     is_rate_limited,
     is_read_timeout,
@@ -47,7 +48,13 @@ from ._replies import (
     too_large,
 )
 
-__all__ = ["DEFAULT_BASE_URL", "HTTPModelClient", "body_excerpt", "resolve_setting"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "ClientSettings",
+    "HTTPModelClient",
+    "body_excerpt",
+    "resolve_setting",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _BODY_EXCERPT = 200
@@ -83,7 +90,26 @@ class _LoopState:
         self.token = anyio.lowlevel.current_token()
 
 
-class HTTPModelClient:
+class ClientSettings(TypedDict, total=False):
+    """The keyword arguments every HTTP model client takes, as :class:`OpenAIChatModel`'s
+    docstring describes them: the timeout, the retries, the limits, headers and clock."""
+
+    timeout: float
+    retry: RetryPolicy | None
+    limits: RateLimits | None
+    max_attempts: int | None
+    deadline: float | None
+    read_timeout_retries: int | None
+    backoff: float | None
+    max_backoff: float | None
+    max_concurrency: int | None
+    requests_per_minute: float | None
+    tokens_per_minute: float | None
+    headers: Mapping[str, str] | None
+    clock: Clock | None
+
+
+class HTTPModelClient(AsyncClosing):
     """The shared base of :class:`OpenAIChatModel` and :class:`OpenAIEmbedder`.
 
     Holds the settings, one lazily created ``httpx.AsyncClient`` whose pool fits
@@ -100,13 +126,33 @@ class HTTPModelClient:
         model_env: tuple[str, ...],
         base_url: str | None,
         api_key: str | None,
-        timeout: float,
-        retry: RetryPolicy,
-        limits: RateLimits,
-        headers: Mapping[str, str] | None,
-        clock: Clock | None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+        limits: RateLimits | None = None,
+        max_attempts: int | None = None,
+        deadline: float | None = None,
+        read_timeout_retries: int | None = None,
+        backoff: float | None = None,
+        max_backoff: float | None = None,
+        max_concurrency: int | None = None,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        headers: Mapping[str, str] | None = None,
+        clock: Clock | None = None,
     ) -> None:
+        retry, limits = build_policies(
+            retry,
+            limits,
+            max_attempts=max_attempts,
+            deadline=deadline,
+            read_timeout_retries=read_timeout_retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+        )
         resolved_model = resolve_setting(model, *model_env)
         if resolved_model is None:
             names = " or ".join(model_env)
@@ -260,12 +306,6 @@ class HTTPModelClient:
         state, self._state = self._state, None
         if state is not None and state.token == anyio.lowlevel.current_token():
             await state.client.aclose()
-
-    async def __aenter__(self) -> Any:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     def _loop_state(self) -> _LoopState:
         state = self._state

@@ -9,7 +9,7 @@ import logging
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import anyio
 
@@ -19,9 +19,7 @@ from ..trace._chat import requested_tools
 from ..trace._context import now
 from ..trace._recording import current_recorder, record_model_call
 from ._body import DEFAULT_EMBEDDINGS_MAX_RESPONSE_BYTES, DEFAULT_MAX_RESPONSE_BYTES
-from ._clock import Clock
-from ._http import HTTPModelClient
-from ._policy import RateLimits, RetryPolicy, build_policies
+from ._http import ClientSettings, HTTPModelClient
 
 __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 
@@ -132,44 +130,16 @@ class OpenAIChatModel(HTTPModelClient):
         max_tokens: int | None = None,
         seed: int | None = None,
         stop: Sequence[str] | str | None = None,
-        timeout: float = 60.0,
-        retry: RetryPolicy | None = None,
-        limits: RateLimits | None = None,
-        max_attempts: int | None = None,
-        deadline: float | None = None,
-        read_timeout_retries: int | None = None,
-        backoff: float | None = None,
-        max_backoff: float | None = None,
-        max_concurrency: int | None = None,
-        requests_per_minute: float | None = None,
-        tokens_per_minute: float | None = None,
-        headers: Mapping[str, str] | None = None,
-        clock: Clock | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        **settings: Unpack[ClientSettings],
     ) -> None:
-        retry, limits = build_policies(
-            retry,
-            limits,
-            max_attempts=max_attempts,
-            deadline=deadline,
-            read_timeout_retries=read_timeout_retries,
-            backoff=backoff,
-            max_backoff=max_backoff,
-            max_concurrency=max_concurrency,
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-        )
         super().__init__(
             model=model,
             model_env=("AEVAL_MODEL", "OPENAI_MODEL"),
             base_url=base_url,
             api_key=api_key,
-            timeout=timeout,
-            retry=retry,
-            limits=limits,
-            headers=headers,
-            clock=clock,
             max_response_bytes=max_response_bytes,
+            **settings,
         )
         self._options = ChatOptions(
             max_tokens=max_tokens, temperature=temperature, seed=seed, stop=stop
@@ -180,9 +150,6 @@ class OpenAIChatModel(HTTPModelClient):
     def options(self) -> ChatOptions:
         """The sampling options sent with every request unless a call overrides them."""
         return self._options
-
-    async def __aenter__(self) -> OpenAIChatModel:
-        return self
 
     async def chat(
         self,
@@ -356,55 +323,24 @@ class OpenAIEmbedder(HTTPModelClient):
         batch_size: int = 256,
         dimensions: int | None = None,
         pooling: Literal["mean"] | None = None,
-        timeout: float = 60.0,
-        retry: RetryPolicy | None = None,
-        limits: RateLimits | None = None,
-        max_attempts: int | None = None,
-        deadline: float | None = None,
-        read_timeout_retries: int | None = None,
-        backoff: float | None = None,
-        max_backoff: float | None = None,
-        max_concurrency: int | None = None,
-        requests_per_minute: float | None = None,
-        tokens_per_minute: float | None = None,
-        headers: Mapping[str, str] | None = None,
-        clock: Clock | None = None,
         max_response_bytes: int = DEFAULT_EMBEDDINGS_MAX_RESPONSE_BYTES,
+        **settings: Unpack[ClientSettings],
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         if pooling not in (None, "mean"):
             raise ValueError(f"pooling must be 'mean' or None, got {pooling!r}")
-        retry, limits = build_policies(
-            retry,
-            limits,
-            max_attempts=max_attempts,
-            deadline=deadline,
-            read_timeout_retries=read_timeout_retries,
-            backoff=backoff,
-            max_backoff=max_backoff,
-            max_concurrency=max_concurrency,
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-        )
         super().__init__(
             model=model,
             model_env=("AEVAL_EMBEDDING_MODEL", "OPENAI_EMBEDDING_MODEL"),
             base_url=base_url,
             api_key=api_key,
-            timeout=timeout,
-            retry=retry,
-            limits=limits,
-            headers=headers,
-            clock=clock,
             max_response_bytes=max_response_bytes,
+            **settings,
         )
         self._batch_size = batch_size
         self._dimensions = dimensions
         self._pooling = pooling
-
-    async def __aenter__(self) -> OpenAIEmbedder:
-        return self
 
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         """Embed ``texts``; one vector per text, in order.

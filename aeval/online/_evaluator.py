@@ -7,7 +7,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from threading import get_ident
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
@@ -18,6 +17,7 @@ from .._engine._redact import Redactor
 from .._engine._sinks import Sink, SinkGroup
 from .._engine._threads import DaemonThreads
 from .._reporting._run_info import RunInfo, current_git_commit
+from .._util._closing import AsyncClosing
 from .._version import __version__
 from ..trace import Trace
 from ..trace._capture import Capture
@@ -45,7 +45,7 @@ def _no_context() -> None:
     """The OpenTelemetry context without OpenTelemetry: none (never called per response)."""
 
 
-class OnlineEvaluator(OnlineWork):
+class OnlineEvaluator(OnlineWork, AsyncClosing):
     """Evaluates a live service's responses in the background, never slowing a request.
 
     Create it in the service's lifespan (``async with OnlineEvaluator(...) as online:``) and
@@ -241,14 +241,6 @@ class OnlineEvaluator(OnlineWork):
             raise
         self._state = "running"
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Stop accepting responses, drain within ``drain_timeout``, flush the sinks.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._engine._apply import Judged, apply
@@ -16,51 +17,23 @@ from ..trace import Trace
 __all__ = ["Job", "apply_to_job", "timed_out"]
 
 
+@dataclass(slots=True, eq=False)
 class Job:
     """One submitted response on its way through the queue."""
 
-    __slots__ = (
-        "duration",
-        "inputs",
-        "metadata",
-        "name",
-        "output",
-        "prefix",
-        "review",
-        "selected",
-        "seq",
-        "span",
-        "tags",
-        "timestamp",
-        "trace",
-    )
-
-    def __init__(
-        self,
-        inputs: Any,
-        output: Any,
-        name: str | None,
-        prefix: str | None,
-        tags: Iterable[str],
-        metadata: Mapping[str, Any] | None,
-        timestamp: float,
-        span: Any,
-        duration: float,
-        trace: Trace | None = None,
-    ) -> None:
-        self.inputs = inputs
-        self.trace = trace
-        self.output = output
-        self.name = name
-        self.prefix = prefix
-        self.tags = tags
-        self.metadata = metadata
-        self.timestamp = timestamp
-        self.span = span
-        self.duration = duration
-        self.seq = 0
-        self.selected: tuple[int, ...] = ()
-        self.review = False
+    inputs: Any
+    output: Any
+    name: str | None
+    prefix: str | None
+    tags: Iterable[str]
+    metadata: Mapping[str, Any] | None
+    timestamp: float
+    span: Any
+    duration: float
+    trace: Trace | None = None
+    seq: int = field(default=0, init=False)
+    selected: tuple[int, ...] = field(default=(), init=False)
+    review: bool = field(default=False, init=False)
 
     def judged(self, sample: EvaluationSample) -> Judged:
         """The response's output to judge as ``sample``, and what its rows carry."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from .._model_types import ChatMessage, ChatOptions, ChatResponse, TokenUsage
@@ -124,6 +124,7 @@ def limit_text(limit: int | None) -> str:
     return f"max_tokens={limit}" if limit is not None else "the model's token limit"
 
 
+@dataclass(frozen=True, slots=True, eq=False)
 class Judge:
     """One judge of a strategy: a chat model, its options and how its replies are read.
 
@@ -136,29 +137,13 @@ class Judge:
         cache_name: The model name in the cache key.
     """
 
-    __slots__ = ("_cache", "_cache_name", "_json_mode", "_model", "name", "options")
-
-    def __init__(
-        self,
-        model: ChatModel,
-        name: str,
-        *,
-        options: ChatOptions | None,
-        json_mode: bool,
-        cache: JudgeCache | None,
-        cache_name: str,
-    ) -> None:
-        self._model = model
-        self.name = name
-        self.options = options
-        self._json_mode = json_mode
-        self._cache = cache
-        self._cache_name = cache_name
-
-    @property
-    def model(self) -> ChatModel:
-        """The chat model."""
-        return self._model
+    model: ChatModel
+    name: str
+    _: KW_ONLY
+    options: ChatOptions | None
+    json_mode: bool
+    cache: JudgeCache | None
+    cache_name: str
 
     def _limit(self, response: ChatResponse) -> int | None:
         sent = response.metadata.get("max_tokens")
@@ -178,21 +163,19 @@ class Judge:
 
         async def call() -> ChatResponse:
             if options is None:
-                return await self._model.chat(messages, json_mode=self._json_mode)
-            chat: Any = self._model.chat
-            response: ChatResponse = await chat(
-                messages, json_mode=self._json_mode, options=options
-            )
+                return await self.model.chat(messages, json_mode=self.json_mode)
+            chat: Any = self.model.chat
+            response: ChatResponse = await chat(messages, json_mode=self.json_mode, options=options)
             return response
 
-        if self._cache is None:
+        if self.cache is None:
             return await call(), False
-        key = JudgeCache.key(self._cache_name, messages, json_mode=self._json_mode, options=options)
+        key = JudgeCache.key(self.cache_name, messages, json_mode=self.json_mode, options=options)
 
         def usable(response: ChatResponse) -> bool:
             return not isinstance(self.read(response, reader), ParseError)
 
-        return await self._cache.get_or_call(key, call, usable=usable)
+        return await self.cache.get_or_call(key, call, usable=usable)
 
     async def consult(
         self,

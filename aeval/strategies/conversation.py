@@ -12,7 +12,7 @@ calls.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from .._conversation import Transcript, Turn
 from .._engine._apply import apply_strategy
@@ -25,10 +25,10 @@ from .._util._numbers import truncate
 from ..abc import ChatModel
 from ..trace import Trace, current, render_trace, using
 from ._base import NamedStrategy
-from .judge import Aggregate, AiJudgeStrategy
+from .judge import AiJudgeStrategy, JudgeOptions
 
 if TYPE_CHECKING:
-    from ._cache import JudgeCache
+    pass
 
 __all__ = [
     "CONVERSATION_CRITERIA",
@@ -351,15 +351,7 @@ class ConversationJudgeStrategy(AiJudgeStrategy):
         prompt: str | None = None,
         structured: bool = False,
         scale: tuple[float, float] = (0.0, 100.0),
-        threshold: float | None = None,
-        cache: JudgeCache | None = None,
-        prices: Mapping[str, tuple[float, float]] | None = None,
-        system_prompt: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        seed: int | None = None,
-        aggregate: Aggregate = "majority",
-        name: str | None = None,
+        **options: Unpack[JudgeOptions],
     ) -> None:
         if isinstance(criteria, str) or not isinstance(criteria, Sequence):
             raise TypeError(
@@ -385,15 +377,7 @@ class ConversationJudgeStrategy(AiJudgeStrategy):
             template.replace("{criteria}", listed),
             structured=structured,
             scale=scale,
-            threshold=threshold,
-            cache=cache,
-            prices=prices,
-            system_prompt=system_prompt,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            seed=seed,
-            aggregate=aggregate,
-            name=name,
+            **options,
         )
 
     @property

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, Unpack
 
 from .._model_types import ChatMessage, ChatOptions, accepts_options, model_name
 from .._reporting._results import EvaluationResult
@@ -88,6 +88,15 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool)
 
 
+class _JudgeOptions(TypedDict, total=False):
+    """The keyword arguments every grounding judge takes besides its threshold."""
+
+    budget: int
+    max_tokens: int
+    cache: JudgeCache | None
+    name: str | None
+
+
 class _GroundingJudge(NamedStrategy):
     """What the judged grounding strategies share: the judge, the reply, the metadata."""
 
@@ -101,11 +110,11 @@ class _GroundingJudge(NamedStrategy):
         self,
         model: ChatModel,
         *,
-        threshold: float,
-        budget: int,
-        max_tokens: int,
-        cache: JudgeCache | None,
-        name: str | None,
+        threshold: float = 0.5,
+        budget: int = GROUNDING_BUDGET,
+        max_tokens: int = GROUNDING_MAX_TOKENS,
+        cache: JudgeCache | None = None,
+        name: str | None = None,
     ) -> None:
         if not isinstance(model, ChatModel):
             raise TypeError(
@@ -150,7 +159,13 @@ class _GroundingJudge(NamedStrategy):
     def _corrective(self, reason: str) -> str:
         return f"Your reply could not be read: {reason}. Reply with JSON only: {self._format}"
 
-    async def _ask(self, prompt: str) -> tuple[Items | None, dict[str, Any], str]:
+    def _parsed(self, reply: str) -> list[Any]:
+        """The items of a reply :meth:`_read` accepted."""
+        items = _items(reply, self._key, self._fields)
+        assert not isinstance(items, str)
+        return items
+
+    async def _ask(self, prompt: str) -> tuple[list[Any] | None, dict[str, Any], str]:
         """The judge's items (``None`` when unreadable), the row's metadata, the problem."""
         consultation = await self._judge.consult(
             [ChatMessage("user", prompt)], self._read, self._corrective
@@ -167,9 +182,29 @@ class _GroundingJudge(NamedStrategy):
                 f"{truncate(repr(consultation.reply), _SHOWN)}"
             )
             return None, metadata, problem
-        items = _items(consultation.reply, self._key, self._fields)
-        assert not isinstance(items, str)
-        return items, metadata, ""
+        return self._parsed(consultation.reply), metadata, ""
+
+    async def _ask_grounded(
+        self, sample: EvaluationSample, template: str, what: str, **fields: str
+    ) -> tuple[list[Any], dict[str, Any], Grounding] | EvaluationResult:
+        """The judge's items on ``sample``'s grounding, the row's metadata and the grounding,
+        or the unscored row (no grounding, or an unreadable reply).
+
+        ``template`` is filled with the grounding, the question and each of ``fields``.
+        """
+        grounding = collect_grounding(sample, budget=self._budget)
+        if (ungrounded := self._ungrounded(grounding, what)) is not None:
+            return ungrounded
+        prompt = template.replace("{grounding}", grounding.text()).replace(
+            "{question}", question_of(sample)
+        )
+        for field, text in fields.items():
+            prompt = prompt.replace("{" + field + "}", text)
+        items, metadata, problem = await self._ask(prompt)
+        metadata.update(grounding.metadata(self._budget))
+        if items is None:
+            return EvaluationResult.unscored(problem, metadata)
+        return items, metadata, grounding
 
     def _ungrounded(self, grounding: Grounding, what: str) -> EvaluationResult | None:
         """The unscored row of a sample with no grounding at all (no judge is asked), else
@@ -261,35 +296,20 @@ class FaithfulnessStrategy(_GroundingJudge):
     _format = '{"claims": [{"claim": "...", "verdict": "supported|contradicted|not_found"}]}'
 
     def __init__(
-        self,
-        model: ChatModel,
-        *,
-        threshold: float = 1.0,
-        budget: int = GROUNDING_BUDGET,
-        max_tokens: int = GROUNDING_MAX_TOKENS,
-        cache: JudgeCache | None = None,
-        name: str | None = None,
+        self, model: ChatModel, *, threshold: float = 1.0, **options: Unpack[_JudgeOptions]
     ) -> None:
-        super().__init__(
-            model, threshold=threshold, budget=budget, max_tokens=max_tokens, cache=cache, name=name
-        )
+        super().__init__(model, threshold=threshold, **options)
 
     async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
         """Judge each claim of ``output`` against the sample's grounding."""
         if output is None:
             return EvaluationResult.failing("output is None")
-        grounding = collect_grounding(sample, budget=self._budget)
-        if (ungrounded := self._ungrounded(grounding, "check its claims against")) is not None:
-            return ungrounded
-        prompt = (
-            FAITHFULNESS_PROMPT.replace("{grounding}", grounding.text())
-            .replace("{question}", question_of(sample))
-            .replace("{response}", text_of(output))
+        asked = await self._ask_grounded(
+            sample, FAITHFULNESS_PROMPT, "check its claims against", response=text_of(output)
         )
-        items, metadata, problem = await self._ask(prompt)
-        metadata.update(grounding.metadata(self._budget))
-        if items is None:
-            return EvaluationResult.unscored(problem, metadata)
+        if isinstance(asked, EvaluationResult):
+            return asked
+        items, metadata, grounding = asked
         claims = [{"claim": i["claim"], "verdict": _verdict(i["verdict"])} for i in items]
         metadata["claims"] = claims
         counts = {v: sum(c["verdict"] == v for c in claims) for v in _VERDICTS}
@@ -352,20 +372,6 @@ class ContextRecallStrategy(_GroundingJudge):
     _fields: ClassVar[Fields] = {"statement": _is_text, "attributed": _is_bool}
     _format = '{"statements": [{"statement": "...", "attributed": true}]}'
 
-    def __init__(
-        self,
-        model: ChatModel,
-        *,
-        threshold: float = 0.5,
-        budget: int = GROUNDING_BUDGET,
-        max_tokens: int = GROUNDING_MAX_TOKENS,
-        cache: JudgeCache | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(
-            model, threshold=threshold, budget=budget, max_tokens=max_tokens, cache=cache, name=name
-        )
-
     async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
         """Judge which statements of the expected output the grounding holds."""
         expected = sample.expected_output
@@ -375,18 +381,15 @@ class ContextRecallStrategy(_GroundingJudge):
                 "measures how much of the reference answer the retrieved documents hold: add "
                 "expected-output to the sample"
             )
-        grounding = collect_grounding(sample, budget=self._budget)
-        if (ungrounded := self._ungrounded(grounding, "find the reference in")) is not None:
-            return ungrounded
-        prompt = (
-            CONTEXT_RECALL_PROMPT.replace("{grounding}", grounding.text())
-            .replace("{question}", question_of(sample))
-            .replace("{expected_output}", expected_text(expected))
+        asked = await self._ask_grounded(
+            sample,
+            CONTEXT_RECALL_PROMPT,
+            "find the reference in",
+            expected_output=expected_text(expected),
         )
-        items, metadata, problem = await self._ask(prompt)
-        metadata.update(grounding.metadata(self._budget))
-        if items is None:
-            return EvaluationResult.unscored(problem, metadata)
+        if isinstance(asked, EvaluationResult):
+            return asked
+        items, metadata, _ = asked
         statements = [{"statement": i["statement"], "attributed": i["attributed"]} for i in items]
         metadata["statements"] = statements
         if not statements:
@@ -437,20 +440,6 @@ class ContextPrecisionStrategy(_GroundingJudge):
     _key = "documents"
     _fields: ClassVar[Fields] = {"useful": _is_bool}
     _format = '{"documents": [{"document": 1, "useful": true}]}'
-
-    def __init__(
-        self,
-        model: ChatModel,
-        *,
-        threshold: float = 0.5,
-        budget: int = GROUNDING_BUDGET,
-        max_tokens: int = GROUNDING_MAX_TOKENS,
-        cache: JudgeCache | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(
-            model, threshold=threshold, budget=budget, max_tokens=max_tokens, cache=cache, name=name
-        )
 
     async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
         """Judge each retrieved document's use and score their average precision."""
@@ -545,14 +534,7 @@ class AnswerRelevancyStrategy(_GroundingJudge):
             )
         if isinstance(questions, bool) or not isinstance(questions, int) or questions < 1:
             raise ValueError(f"questions must be a positive integer, got {questions!r}")
-        super().__init__(
-            model,
-            threshold=threshold,
-            budget=GROUNDING_BUDGET,
-            max_tokens=max_tokens,
-            cache=cache,
-            name=name,
-        )
+        super().__init__(model, threshold=threshold, max_tokens=max_tokens, cache=cache, name=name)
         self._embedder = embedder
         self._count = questions
 
@@ -566,6 +548,10 @@ class AnswerRelevancyStrategy(_GroundingJudge):
             return ParseError(f"the reply was cut off at {cut_off}; raise max_tokens", True)
         return ParseError(reason)
 
+    def _parsed(self, reply: str) -> list[Any]:
+        found = json_object(reply) or {}
+        return list(found.get(self._key, []))
+
     async def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
         """Ask for questions ``output`` answers and compare them with the real question."""
         if output is None:
@@ -573,22 +559,10 @@ class AnswerRelevancyStrategy(_GroundingJudge):
         prompt = ANSWER_RELEVANCY_PROMPT.replace("{count}", str(self._count)).replace(
             "{response}", text_of(output)
         )
-        consultation = await self._judge.consult(
-            [ChatMessage("user", prompt)], self._read, self._corrective
-        )
-        if consultation.error is not None:
-            raise consultation.error
-        metadata = _metadata(consultation, self._model_name, cached=self._cached)
-        if not consultation.readable:
-            verdict = consultation.verdict
-            reason = verdict.reason if isinstance(verdict, ParseError) else "unread"
-            return EvaluationResult.unscored(
-                f"The judge's reply could not be read ({reason}): "
-                f"{truncate(repr(consultation.reply), _SHOWN)}",
-                metadata,
-            )
-        found = json_object(consultation.reply) or {}
-        written = [str(q) for q in found.get(self._key, [])]
+        questions, metadata, problem = await self._ask(prompt)
+        if questions is None:
+            return EvaluationResult.unscored(problem, metadata)
+        written = [str(q) for q in questions]
         metadata["questions"] = written
         if not written:
             return EvaluationResult.unscored(

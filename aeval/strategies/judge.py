@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import anyio
 
@@ -49,6 +49,7 @@ __all__ = [
     "STRUCTURED_PROMPT",
     "VERDICT_MAX_TOKENS",
     "AiJudgeStrategy",
+    "JudgeOptions",
 ]
 
 logger = logging.getLogger("aeval.strategies")
@@ -58,6 +59,21 @@ Aggregate = Literal["majority", "mean"]
 _SHOWN = 200
 _DEFAULT_SCALE = (0.0, 100.0)
 _DEFAULT_THRESHOLD = 0.5
+
+
+class JudgeOptions(TypedDict, total=False):
+    """The options of :class:`AiJudgeStrategy` that a judge built on it passes through
+    unchanged (see its Args)."""
+
+    threshold: float | None
+    cache: JudgeCache | None
+    prices: Mapping[str, tuple[float, float]] | None
+    system_prompt: str | None
+    max_tokens: int | None
+    temperature: float | None
+    seed: int | None
+    aggregate: Aggregate
+    name: str | None
 
 
 class AiJudgeStrategy(NamedStrategy):

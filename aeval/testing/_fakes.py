@@ -6,10 +6,9 @@ import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Self
 
 from .._model_types import ChatMessage, ChatOptions, ChatResponse, Embeddings, TokenUsage
+from .._util._closing import AsyncClosing
 from ._openai import hashed_embedding
 
 __all__ = [
@@ -56,24 +55,13 @@ class EmbedCall:
     texts: tuple[str, ...]
 
 
-class _FakeModel:
+class _FakeModel(AsyncClosing):
     """What both fakes share: a model name and ``async with`` that does nothing."""
 
     model: str
 
     async def aclose(self) -> None:
         """Nothing to close; there for code that closes its model."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 class FakeChatModel(_FakeModel):

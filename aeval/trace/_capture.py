@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextvars import Token
-from types import TracebackType
 from typing import Any
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits
-from ._context import CURRENT, RECORDER, Recorder, ToolSource
+from ._context import Recorder, ToolSource
+from ._recording import Scope, activate
 from ._values import ModelCall, Retrieval, ToolCall, Trace
 
 __all__ = ["Capture", "capture"]
 
 
-class Capture:
+class Capture(Scope):
     """What :func:`capture` records: read :attr:`trace` after (or during) the block.
 
     It reads like the :class:`Trace` recorded so far: every attribute and method of a trace
@@ -24,13 +23,13 @@ class Capture:
     reads as a trace; ``aeval.trace.assert_trace(capture)`` checks it.
     """
 
-    __slots__ = ("_recorder", "_tokens")
+    __slots__ = ("_recorder",)
 
     def __init__(
         self, *, limits: TraceLimits = DEFAULT_LIMITS, tools: ToolSource | None = None
     ) -> None:
+        super().__init__()
         self._recorder = Recorder(limits=limits, tools=tools)
-        self._tokens: tuple[Token[Recorder | None], Token[Trace | None]] | None = None
 
     @property
     def trace(self) -> Trace:
@@ -100,31 +99,14 @@ class Capture:
     def __enter__(self) -> Capture:
         if self._tokens is not None:
             raise RuntimeError("this capture is already active: make a new one with capture()")
-        self._tokens = (RECORDER.set(self._recorder), CURRENT.set(None))
+        self._tokens = activate(self._recorder)
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if self._tokens is not None:
-            recorder_token, current_token = self._tokens
-            self._tokens = None
-            CURRENT.reset(current_token)
-            RECORDER.reset(recorder_token)
 
     async def __aenter__(self) -> Capture:
         return self.__enter__()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.__exit__(exc_type, exc, traceback)
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.__exit__(*exc_info)
 
     def __repr__(self) -> str:
         return f"<Capture {self.trace!r}>"

@@ -3,7 +3,7 @@ tools the model asked to call, and whether the request asked for a stream."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +12,13 @@ import orjson
 from ._bounds import DEFAULT_LIMITS, TraceLimits, cut_text
 from ._values import ModelCall, frozen_model_call
 
-__all__ = ["bounded_model_fields", "chat_model_call", "requested_model", "requested_tools"]
+__all__ = [
+    "bounded_model_fields",
+    "chat_model_call",
+    "named_tool_calls",
+    "requested_model",
+    "requested_tools",
+]
 
 _MAPPINGS = (dict, Mapping)  # a dict (what JSON gives) is told without the ABC's check
 
@@ -23,13 +29,19 @@ def requested_tools(data: Any) -> tuple[str, ...]:
     choices = data.get("choices") if isinstance(data, _MAPPINGS) else None
     for choice in choices if isinstance(choices, list) else ():
         message = choice.get("message") if isinstance(choice, _MAPPINGS) else None
-        calls = message.get("tool_calls") if isinstance(message, _MAPPINGS) else None
-        for call in calls if isinstance(calls, list) else ():
-            function = call.get("function") if isinstance(call, _MAPPINGS) else None
-            name = function.get("name") if isinstance(function, _MAPPINGS) else None
-            if isinstance(name, str) and name:
-                names.append(name)
+        names.extend(name for _, name in named_tool_calls(message))
     return tuple(names)
+
+
+def named_tool_calls(message: Any) -> Iterator[tuple[Mapping[str, Any], str]]:
+    """Each tool call of a chat message (or of a streamed chunk's ``delta``) that names its
+    function, with that name (``tool_calls[].function.name``)."""
+    calls = message.get("tool_calls") if isinstance(message, _MAPPINGS) else None
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, _MAPPINGS) else None
+        name = function.get("name") if isinstance(function, _MAPPINGS) else None
+        if isinstance(name, str) and name:
+            yield call, name
 
 
 def requested_model(content: bytes) -> tuple[str | None, bool]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -76,6 +76,18 @@ def trace_to_dict(trace: Trace) -> dict[str, Any]:
     return data
 
 
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 class _Reader:
     __slots__ = ("_where",)
 
@@ -99,29 +111,30 @@ class _Reader:
             raise self.fail(key, "a list", value)
         return list(value)
 
-    def text(self, data: Mapping[str, Any], key: str, *, optional: bool = True) -> str | None:
+    def checked(
+        self, data: Mapping[str, Any], key: str, expected: str, valid: Callable[[Any], bool]
+    ) -> Any:
+        """``data[key]`` when ``valid`` says so, ``None`` when it is missing or null."""
         value = data.get(key)
-        if value is None and optional:
+        if value is None:
             return None
-        if not isinstance(value, str):
+        if not valid(value):
+            raise self.fail(key, expected, value)
+        return value
+
+    def text(self, data: Mapping[str, Any], key: str, *, optional: bool = True) -> str | None:
+        value: str | None = self.checked(data, key, "a string", _is_text)
+        if value is None and not optional:
             raise self.fail(key, "a string", value)
         return value
 
     def count(self, data: Mapping[str, Any], key: str) -> int | None:
-        value = data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self.fail(key, "a count (an integer of at least 0)", value)
-        return value
+        count: int | None = self.checked(data, key, "a count (an integer of at least 0)", _is_count)
+        return count
 
     def number(self, data: Mapping[str, Any], key: str) -> float | None:
-        value = data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(key, "a number", value)
-        return float(value)
+        value = self.checked(data, key, "a number", _is_number)
+        return None if value is None else float(value)
 
     def time(self, data: Mapping[str, Any], key: str) -> datetime | None:
         value = self.text(data, key)

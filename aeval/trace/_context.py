@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from time import time_ns
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from ._bounds import DEFAULT_LIMITS, TraceLimits
 from ._chat import chat_model_call
@@ -55,6 +55,7 @@ __all__ = [
     "Pending",
     "RECORDER",
     "Recorder",
+    "RecorderOptions",
     "SEQUENCE",
     "Tokens",
     "ToolSource",
@@ -100,6 +101,14 @@ def now() -> datetime:
 
 def _nanoseconds(at: datetime) -> int:
     return round(at.timestamp() * 1_000_000) * 1000
+
+
+class RecorderOptions(TypedDict, total=False):
+    """How a :class:`Recorder` records, for what makes one (see its ``__init__``)."""
+
+    limits: TraceLimits
+    tools: ToolSource | None
+    redact: Callable[[Any], Any] | None
 
 
 class Recorder:

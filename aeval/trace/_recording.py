@@ -3,25 +3,24 @@ and recording tool calls, retrievals and model calls into them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
-from ._bounds import DEFAULT_LIMITS, TraceLimits
 from ._context import (
     CURRENT,
     EMPTY_TRACE,
     RECORDER,
     Recorder,
+    RecorderOptions,
     Tokens,
-    ToolSource,
     started_at,
 )
-from ._route import record_model
+from ._route import ModelCallFields, record_model
 from ._values import Document, Retrieval, Trace
 
 __all__ = [
+    "Scope",
     "activate",
     "current",
     "current_recorder",
@@ -71,14 +70,8 @@ class recording:
 
     __slots__ = ("_recorder", "_tokens")
 
-    def __init__(
-        self,
-        *,
-        limits: TraceLimits = DEFAULT_LIMITS,
-        tools: ToolSource | None = None,
-        redact: Callable[[Any], Any] | None = None,
-    ) -> None:
-        self._recorder = Recorder(limits=limits, tools=tools, redact=redact)
+    def __init__(self, **options: Unpack[RecorderOptions]) -> None:
+        self._recorder = Recorder(**options)
         self._tokens: Tokens | None = None
 
     def __enter__(self) -> Recorder:
@@ -131,31 +124,36 @@ def idle() -> bool:
     return RECORDER.get() is None and CURRENT.get() is None
 
 
-class using:
+class Scope:
+    """A ``with`` block that changes this context's recorder and current trace: what its
+    ``__enter__`` set (``_tokens``) is restored on leaving, once."""
+
+    __slots__ = ("_tokens",)
+
+    def __init__(self) -> None:
+        self._tokens: Tokens | None = None
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._tokens is not None:
+            tokens, self._tokens = self._tokens, None
+            deactivate(tokens)
+
+
+class using(Scope):
     """Make ``trace`` current (for strategies evaluating a row) and record nothing meanwhile.
 
     Model calls made inside the block (an AI judge's) do not belong to the sample's trace,
     so recording is off in it.
     """
 
-    __slots__ = ("_tokens", "_trace")
+    __slots__ = ("_trace",)
 
     def __init__(self, trace: Trace | None) -> None:
+        super().__init__()
         self._trace = trace
-        self._tokens: Tokens | None = None
 
     def __enter__(self) -> None:
         self._tokens = make_current(self._trace)
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if self._tokens is not None:
-            tokens, self._tokens = self._tokens, None
-            deactivate(tokens)
 
 
 def record_tool_call(
@@ -234,15 +232,7 @@ def record_retrieval(
     )
 
 
-def record_model_call(
-    *,
-    model: str | None,
-    prompt_tokens: int | None = None,
-    completion_tokens: int | None = None,
-    duration: float | None = None,
-    requested_tools: Sequence[str] = (),
-    started: datetime | None = None,
-) -> None:
+def record_model_call(**call: Unpack[ModelCallFields]) -> None:
     """Record a chat model call (ignored outside a sample); model clients call this.
 
     Args:
@@ -253,11 +243,4 @@ def record_model_call(
         requested_tools: The tools the model asked to call.
         started: When the request was sent; now when not given.
     """
-    record_model(
-        model=model,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        duration=duration,
-        requested_tools=requested_tools,
-        started=started,
-    )
+    record_model(**call)

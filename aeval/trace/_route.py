@@ -24,7 +24,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Required, TypedDict, TypeVar
 
 from .._exceptions import UnmockedToolCall
 from ._chat import bounded_model_fields
@@ -34,6 +34,7 @@ from ._values import frozen_model_call
 __all__ = [
     "MODEL_CALL",
     "TOOL_CALL",
+    "ModelCallFields",
     "OpenCall",
     "call_tool",
     "call_tool_async",
@@ -215,6 +216,18 @@ def model_route(route: str) -> Iterator[bool]:
         yield True
     finally:
         MODEL_CALL.reset(token)
+
+
+class ModelCallFields(TypedDict, total=False):
+    """What is known of one model call (see :func:`record_model`): only ``model`` is
+    required."""
+
+    model: Required[str | None]
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    duration: float | None
+    requested_tools: Sequence[str]
+    started: datetime | None
 
 
 def record_model(

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from ._chat import requested_model
+from ._chat import named_tool_calls, requested_model
 from ._context import Recorder
 from ._route import record_model
 
@@ -81,17 +81,13 @@ class ChunkReader:
         choices = chunk.get("choices")
         for choice in choices if isinstance(choices, list) else ():
             delta = choice.get("delta") if isinstance(choice, dict) else None
-            calls = delta.get("tool_calls") if isinstance(delta, dict) else None
-            for call in calls if isinstance(calls, list) else ():
-                function = call.get("function") if isinstance(call, dict) else None
-                name = function.get("name") if isinstance(function, dict) else None
-                if isinstance(name, str) and name:
-                    index = call.get("index")
-                    position = (
-                        choice.get("index") if isinstance(choice.get("index"), int) else 0,
-                        index if isinstance(index, int) else len(self.tools),
-                    )
-                    self.tools.setdefault(position, name)
+            for call, name in named_tool_calls(delta):
+                index = call.get("index")
+                position = (
+                    choice.get("index") if isinstance(choice.get("index"), int) else 0,
+                    index if isinstance(index, int) else len(self.tools),
+                )
+                self.tools.setdefault(position, name)
 
 
 def _count(value: object) -> int | None:
