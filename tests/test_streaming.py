@@ -148,7 +148,9 @@ def test_lines_built_together_are_the_samples_each_line_makes_alone(case: str) -
 
 def _build(item: Any) -> EvaluationSample:
     """The sample the one builder of every file format builds of a parsed JSONL item."""
-    return _formats._build_sample(item, 0, "s.jsonl", _formats._JsonlLines([1]))
+    out: list[EvaluationSample] = []
+    _formats._build_into([item], out, "s.jsonl", _formats._JsonlLines([1]))
+    return out[0]
 
 
 @pytest.mark.parametrize(
@@ -614,7 +616,7 @@ _ODD = st.fixed_dictionaries(
 @settings(max_examples=400, deadline=None)
 @given(item=_USUAL | _ODD)
 def test_the_builder_builds_the_sample_the_constructor_builds(item: dict[str, Any]) -> None:
-    """The sample builder (``_build_sample``, which makes the sample without
+    """The sample builder (``_build_into``, which makes the sample without
     ``EvaluationSample``'s own checks) either names the item's problem or builds the sample
     ``EvaluationSample(name, parameters, expected_output, tags=..., metadata=...)`` builds
     of the item's values, its label joining the metadata."""

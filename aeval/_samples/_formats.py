@@ -179,7 +179,7 @@ SAMPLE_KEYS = (
 )
 """Every key a sample of a YAML, JSON or JSONL file may have, in the order messages list
 them. Any other key is refused (custom fields go under ``metadata``); a new key is added
-here and read in ``_build_sample``."""
+here and read in ``_build_into``."""
 
 _SAMPLE_KEY_SET = frozenset(SAMPLE_KEYS)
 _USUAL_KEYS = frozenset(("name", "parameters", "expected-output", "tags", "metadata"))
@@ -188,6 +188,7 @@ _USUAL_KEYS = frozenset(("name", "parameters", "expected-output", "tags", "metad
 _CONVERSATION_METADATA = frozenset(("turns", "simulated_user"))
 """The metadata keys a conversation is kept under (refused in a file's metadata)."""
 _MISSING: Any = object()
+_NAME_FIX = "give every sample a unique, non-blank name"
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _CAMEL_HUMP = r"(?<=[a-z0-9])(?=[A-Z])"
 
@@ -240,141 +241,149 @@ def _fail(
     return SampleLoadError(reason, source=source, line=line, sample=sample)
 
 
-def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> EvaluationSample:
-    """The sample of one parsed item, or the error naming its problem: the one sample
-    builder of every file format, run once per line of a large file.
+def _build_into(
+    items: Iterable[Any], out: list[EvaluationSample], source: str, lines: _Lines
+) -> None:
+    """Append the sample of each of ``items`` to ``out``, the ``n``-th sample of ``out``
+    being item ``n`` of ``lines``: the one sample builder of every file format, whose loop
+    runs once per line of a large file.
 
-    It reads the usual keys (:data:`_USUAL_KEYS`) first; the other keys of
+    It reads an item's usual keys (:data:`_USUAL_KEYS`) first; the other keys of
     :data:`SAMPLE_KEYS` are read only when the item has one (or its metadata holds a
-    conversation's key, which is refused). The sample is the one ``EvaluationSample(name,
+    conversation's key, which is refused). Each sample is the one ``EvaluationSample(name,
     parameters, expected_output, tags=..., metadata=...)`` builds, made without checking
-    again what was checked here (:func:`make_sample`)."""
-    if type(item) is not dict and not isinstance(item, Mapping):
-        raise _fail(
-            lines,
-            index,
-            source,
-            f"{lines.label(index)} is {describe(item)}, not a mapping: each sample is a "
-            "mapping with 'name', 'parameters' and 'expected-output'",
-        )
-    get = item.get
-    name = get("name")
-    if type(name) is not str and not isinstance(name, str):
-        if name is None:
-            reason = (
-                f"{lines.label(index)} has no 'name': give every sample a unique, non-blank name"
+    again what was checked here (:func:`make_sample`).
+
+    Raises:
+        SampleLoadError: An item is not a valid sample, named with its line (the samples of
+            the items before it are in ``out``).
+    """
+    append = out.append
+    index = len(out)
+    for item in items:
+        if type(item) is not dict and not isinstance(item, Mapping):
+            raise _fail(
+                lines,
+                index,
+                source,
+                f"{lines.label(index)} is {describe(item)}, not a mapping: each sample is a "
+                "mapping with 'name', 'parameters' and 'expected-output'",
             )
+        get = item.get
+        name = get("name")
+        if type(name) is not str and not isinstance(name, str):
+            if name is None:
+                reason = f"{lines.label(index)} has no 'name': {_NAME_FIX}"
+                raise _fail(lines, index, source, reason)
+            raise _fail(
+                lines,
+                index,
+                source,
+                f"{lines.label(index)} has a 'name' that is {describe(name)}: write the name as a "
+                f'string, e.g. name: "{name}"',
+                "name",
+            )
+        if not name.strip():
+            reason = f"{lines.label(index)} has a blank 'name': {_NAME_FIX}"
             raise _fail(lines, index, source, reason)
-        raise _fail(
-            lines,
-            index,
-            source,
-            f"{lines.label(index)} has a 'name' that is {describe(name)}: write the name as a "
-            f'string, e.g. name: "{name}"',
-            "name",
-        )
-    if not name.strip():
-        reason = (
-            f"{lines.label(index)} has a blank 'name': give every sample a unique, non-blank name"
-        )
-        raise _fail(lines, index, source, reason)
 
-    parameters = get("parameters", _MISSING)
-    if parameters is _MISSING:
-        if not any(key in item for key in CONVERSATION_KEYS):
-            raise _fail(
-                lines,
-                index,
-                source,
-                "no 'parameters'"
-                + _typo_hint(item, "parameters")
-                + ': add a list of values (parameters: ["..."]) or a mapping of named values',
-                sample=name,
-            )
-        parameters = []
-    if type(parameters) is list:
-        values = tuple(parameters)
-        names: tuple[str | None, ...] = (None,) * len(values)
-    elif isinstance(parameters, Mapping):
-        for key in parameters:
-            if type(key) is not str and not isinstance(key, str):
+        parameters = get("parameters", _MISSING)
+        if parameters is _MISSING:
+            if not any(key in item for key in CONVERSATION_KEYS):
                 raise _fail(
                     lines,
                     index,
                     source,
-                    f"parameter names must be strings, got {describe(key)}: quote the name",
-                    "parameters",
-                    name,
+                    "no 'parameters'"
+                    + _typo_hint(item, "parameters")
+                    + ': add a list of values (parameters: ["..."]) or a mapping of named values',
+                    sample=name,
                 )
-        values, names = tuple(parameters.values()), tuple(parameters)
-    elif isinstance(parameters, list):
-        values = tuple(parameters)
-        names = (None,) * len(values)
-    else:
-        raise _fail(
-            lines,
-            index,
-            source,
-            "'parameters' must be a list (unnamed values) or a mapping (named values), got "
-            f'{describe(parameters)}: write parameters: ["..."] (or [] for none)',
-            "parameters",
-            name,
-        )
-
-    usual = item.keys() <= _USUAL_KEYS
-    expected = get("expected-output")
-    if not usual:
-        expected = _expected_outputs(item, expected, index, source, lines, name)
-
-    tags = get("tags")
-    if tags is None:
-        tags = ()
-    elif not isinstance(tags, list):
-        raise _fail(
-            lines,
-            index,
-            source,
-            f"'tags' must be a list of strings, got {describe(tags)}: write tags: [\"smoke\"]",
-            "tags",
-            name,
-        )
-    else:
-        for position, tag in enumerate(tags, start=1):
-            if type(tag) is not str and not isinstance(tag, str):
-                raise _fail(
-                    lines,
-                    index,
-                    source,
-                    f"'tags' must be a list of strings, but tag {position} is "
-                    f'{describe(tag)}: quote it, e.g. "{tag}"',
-                    "tags",
-                    name,
-                )
-        tags = tuple(tags)
-
-    metadata = get("metadata")
-    if metadata is not None:
-        if type(metadata) is not dict and not isinstance(metadata, Mapping):
+            parameters = []
+        if type(parameters) is list:
+            values = tuple(parameters)
+            names: tuple[str | None, ...] = (None,) * len(values)
+        elif isinstance(parameters, Mapping):
+            for key in parameters:
+                if type(key) is not str and not isinstance(key, str):
+                    raise _fail(
+                        lines,
+                        index,
+                        source,
+                        f"parameter names must be strings, got {describe(key)}: quote the name",
+                        "parameters",
+                        name,
+                    )
+            values, names = tuple(parameters.values()), tuple(parameters)
+        elif isinstance(parameters, list):
+            values = tuple(parameters)
+            names = (None,) * len(values)
+        else:
             raise _fail(
                 lines,
                 index,
                 source,
-                f"'metadata' must be a mapping, got {describe(metadata)}: write "
-                "metadata: {key: value}",
-                "metadata",
+                "'parameters' must be a list (unnamed values) or a mapping (named values), got "
+                f'{describe(parameters)}: write parameters: ["..."] (or [] for none)',
+                "parameters",
                 name,
             )
-        usual = usual and _CONVERSATION_METADATA.isdisjoint(metadata)
-    if not usual:
-        metadata = _other_keys(item, metadata, index, source, lines, name)
-    if metadata is None:
-        entries: Mapping[str, Any] = _EMPTY
-    else:
-        entries = dict(metadata)
-        if not _CONVERSATION_METADATA.isdisjoint(entries):
-            check_conversation_metadata(name, entries)
-        entries = MappingProxyType(entries)
-    return make_sample(name, raw_parameters(values, names), expected, tags, entries)
+
+        usual = item.keys() <= _USUAL_KEYS
+        expected = get("expected-output")
+        if not usual:
+            expected = _expected_outputs(item, expected, index, source, lines, name)
+
+        tags = get("tags")
+        if tags is None:
+            tags = ()
+        elif not isinstance(tags, list):
+            raise _fail(
+                lines,
+                index,
+                source,
+                f"'tags' must be a list of strings, got {describe(tags)}: write tags: [\"smoke\"]",
+                "tags",
+                name,
+            )
+        else:
+            for position, tag in enumerate(tags, start=1):
+                if type(tag) is not str and not isinstance(tag, str):
+                    raise _fail(
+                        lines,
+                        index,
+                        source,
+                        f"'tags' must be a list of strings, but tag {position} is "
+                        f'{describe(tag)}: quote it, e.g. "{tag}"',
+                        "tags",
+                        name,
+                    )
+            tags = tuple(tags)
+
+        metadata = get("metadata")
+        if metadata is not None:
+            if type(metadata) is not dict and not isinstance(metadata, Mapping):
+                raise _fail(
+                    lines,
+                    index,
+                    source,
+                    f"'metadata' must be a mapping, got {describe(metadata)}: write "
+                    "metadata: {key: value}",
+                    "metadata",
+                    name,
+                )
+            usual = usual and _CONVERSATION_METADATA.isdisjoint(metadata)
+        if not usual:
+            metadata = _other_keys(item, metadata, index, source, lines, name)
+        if metadata is None:
+            entries: Mapping[str, Any] = _EMPTY
+        else:
+            entries = dict(metadata)
+            if not _CONVERSATION_METADATA.isdisjoint(entries):
+                check_conversation_metadata(name, entries)
+            entries = MappingProxyType(entries)
+        append(make_sample(name, raw_parameters(values, names), expected, tags, entries))
+        index += 1
 
 
 def _expected_outputs(
@@ -474,20 +483,6 @@ def _other_keys(
         reason = _unknown_keys_reason(unknown)
         raise _fail(lines, index, source, reason, first if isinstance(first, str) else None, name)
     return metadata
-
-
-def _build_into(
-    items: Iterable[Any], out: list[EvaluationSample], source: str, lines: _Lines
-) -> None:
-    """Append the sample of each of ``items`` to ``out``, the ``n``-th sample of ``out``
-    being item ``n`` of ``lines`` (:func:`_build_sample`).
-
-    Raises:
-        SampleLoadError: An item is not a valid sample (those before it are in ``out``).
-    """
-    append = out.append
-    for item in items:
-        append(_build_sample(item, len(out), source, lines))
 
 
 def _build_all(document: list[Any], source: str, lines: _Lines) -> list[EvaluationSample]:
@@ -667,7 +662,7 @@ def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int)
     """Parse consecutive JSONL lines (blank ones skipped) into samples.
 
     The lines are parsed and their depth checked :data:`_TOGETHER` at a time; each item is
-    built by the one builder, :func:`_build_sample`. At the first problem (or a blank line)
+    built by the one builder, :func:`_build_into`. At the first problem (or a blank line)
     they are parsed again one at a time, which finds it with its line, column and message.
 
     Args:
