@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES: dict[str, str] = {
     "import": "a fresh interpreter's `import aeval`",
     "overhead": "Scorer: N samples in a list, latency 0, concurrency 100, one check",
+    "made": "the same with keep='all': every passing row made (overhead counts them, unmade)",
     "stream": "Scorer: N samples streamed from JSONL, keep='failures'",
     "load": "Samples.load of a JSONL file of N samples",
     "tiny": "an empty case: the plumbing alone (for the tests)",
@@ -51,7 +52,7 @@ def _case_import(_: dict[str, Any]) -> float:
     return float(done.stdout.strip())
 
 
-def _case_overhead(options: dict[str, Any]) -> float:
+def _case_overhead(options: dict[str, Any], keep: str = "failures") -> float:
     import time
 
     import anyio
@@ -66,10 +67,15 @@ def _case_overhead(options: dict[str, Any]) -> float:
 
     async def run() -> float:
         started = time.perf_counter()
-        await Scorer(100, keep="failures").evaluate(samples, identity, ExactMatchStrategy())
+        scorer = Scorer(100, keep=keep)  # type: ignore[arg-type]
+        await scorer.evaluate(samples, identity, ExactMatchStrategy())
         return time.perf_counter() - started
 
     return anyio.run(run)
+
+
+def _case_made(options: dict[str, Any]) -> float:
+    return _case_overhead(options, keep="all")
 
 
 def _case_stream(options: dict[str, Any]) -> float:
@@ -141,6 +147,7 @@ def _case_tiny(_: dict[str, Any]) -> float:
 _RUNNERS: dict[str, Callable[[dict[str, Any]], float]] = {
     "import": _case_import,
     "overhead": _case_overhead,
+    "made": _case_made,
     "stream": _case_stream,
     "load": _case_load,
     "tiny": _case_tiny,

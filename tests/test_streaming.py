@@ -1,6 +1,6 @@
-"""Streamed JSONL at speed (issue 25): lines parsed a chunk at a time, plain items built on a
-fast path that gives the same samples, workers fed a batch at a time, signatures checked once
-per shape, and every line-numbered message kept."""
+"""Streamed JSONL at speed (issue 25): lines parsed a chunk at a time, each item built by the
+one sample builder (the sample ``EvaluationSample`` makes), workers fed a batch at a time,
+signatures checked once per shape, and every line-numbered message kept."""
 
 from __future__ import annotations
 
@@ -30,7 +30,6 @@ from aeval._engine._callables import BoundFunction
 from aeval._engine._shards import Shard, ShardStream
 from aeval._samples import _formats, _loaders
 from aeval._samples._formats import parse_jsonl_line, parse_jsonl_lines
-from aeval._samples._plain import plain_sample
 from aeval._samples._sources import CountedStream, count_lines
 from aeval.abc import BaseSink
 
@@ -147,6 +146,13 @@ def test_lines_built_together_are_the_samples_each_line_makes_alone(case: str) -
     )
 
 
+def _build(item: Any) -> EvaluationSample:
+    """The sample the one builder of every file format builds of a parsed JSONL item."""
+    out: list[EvaluationSample] = []
+    _formats._build_into([item], out, "s.jsonl", _formats._JsonlLines([1]))
+    return out[0]
+
+
 @pytest.mark.parametrize(
     "item",
     [
@@ -159,12 +165,16 @@ def test_lines_built_together_are_the_samples_each_line_makes_alone(case: str) -
         {"name": "x", "parameters": ["q"], "tags": [1]},
         {"name": "x", "parameters": ["q"], "metadata": [1]},
         {"name": "x", "parameters": ["q"], "metadata": {"turns": ["hi"]}},
-        {"name": "x", "turns": ["hi"]},
+        {"name": "x", "parameters": ["q"], "metadata": {"simulated_user": {}}},
+        {"name": "x", "parameters": {1: "q"}},
         ["not", "a", "mapping"],
     ],
 )
-def test_anything_but_a_plain_item_takes_the_full_builder(item: object) -> None:
-    assert plain_sample(item) is None
+def test_an_item_with_only_the_usual_keys_is_still_checked_in_full(item: object) -> None:
+    """The builder reads the other keys only when an item has one: an item of the usual keys
+    with a wrong value, or a conversation's key in its metadata, is still refused."""
+    with pytest.raises(SampleLoadError, match=r"s\.jsonl:1"):
+        _build(item)
 
 
 async def test_a_stream_hands_out_a_chunk_of_samples_at_a_time(tmp_path: Path) -> None:
@@ -554,12 +564,11 @@ async def test_stopping_a_counted_stream_after_one_sample_closes_its_file(
 
 
 @pytest.mark.parametrize("count", [0, 1, 7, 8, 9])
-def test_the_fast_path_builds_the_parameters_and_metadata_the_sample_does(count: int) -> None:
+def test_the_builder_builds_the_parameters_and_metadata_the_sample_does(count: int) -> None:
     values = [f"v{i}" for i in range(count)]
     for parameters in (values, {f"p{i}": value for i, value in enumerate(values)}):
         item = {"name": "x", "parameters": parameters, "metadata": {"k": [1]}, "tags": ["t"]}
-        built = plain_sample(item)
-        assert built is not None
+        built = _build(item)
         expected = EvaluationSample("x", parameters, None, tags=["t"], metadata={"k": [1]})
         assert _fields(built) == _fields(expected)
         assert built == expected
@@ -587,7 +596,7 @@ _USUAL = st.fixed_dictionaries(
         "metadata": st.none() | st.dictionaries(st.text(max_size=3), _VALUES, max_size=3),
     },
 )
-"""Items the fast path takes."""
+"""Items of the usual keys of the usual types."""
 _ODD = st.fixed_dictionaries(
     {"name": st.sampled_from(["s", " ", ""]) | st.integers()},
     optional={
@@ -606,13 +615,45 @@ _ODD = st.fixed_dictionaries(
 
 @settings(max_examples=400, deadline=None)
 @given(item=_USUAL | _ODD)
-def test_the_fast_path_builds_the_sample_the_builder_builds(item: dict[str, Any]) -> None:
-    """The fast path of the sample builder (``plain_samples``) either declines an item or
-    builds the sample the builder itself (``_build_sample``) builds of it."""
-    built = plain_sample(item)
-    if built is None:
+def test_the_builder_builds_the_sample_the_constructor_builds(item: dict[str, Any]) -> None:
+    """The sample builder (``_build_into``, which makes the sample without
+    ``EvaluationSample``'s own checks) either names the item's problem or builds the sample
+    ``EvaluationSample(name, parameters, expected_output, tags=..., metadata=...)`` builds
+    of the item's values, its label joining the metadata."""
+    try:
+        built = _build(item)
+    except SampleLoadError:
+        assert not _takes_without_problem(item)
         return
-    full = _formats._build_sample(item, 0, "s.jsonl", _formats._JsonlLines([1]))
-    assert _fields(built) == _fields(full)
-    assert built == full
-    assert built.parameters._names == full.parameters._names
+    metadata = dict(item.get("metadata") or {})
+    if "label" in item:
+        metadata["label"] = item["label"]
+    made = EvaluationSample(
+        item["name"],
+        item["parameters"],
+        item.get("expected-output"),
+        tags=item.get("tags") or (),
+        metadata=metadata,
+    )
+    assert _fields(built) == _fields(made)
+    assert built == made
+    assert built.parameters._names == made.parameters._names
+    assert type(built.metadata) is type(made.metadata)
+
+
+def _takes_without_problem(item: dict[str, Any]) -> bool:
+    """Whether ``item`` has a name, parameters and only the keys and types the builder
+    takes without a problem (of those ``_ODD`` draws)."""
+    name, parameters, tags = item.get("name"), item.get("parameters"), item.get("tags")
+    metadata = item.get("metadata")
+    return (
+        isinstance(name, str)
+        and bool(name.strip())
+        and isinstance(parameters, list | dict)
+        and (tags is None or (isinstance(tags, list) and all(isinstance(t, str) for t in tags)))
+        and (
+            metadata is None
+            or (isinstance(metadata, dict) and not {"turns", "simulated_user"} & set(metadata))
+        )
+        and "x" not in item
+    )

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from types import MappingProxyType
 from typing import Any, Protocol
 
 import orjson
@@ -18,7 +19,11 @@ import yaml
 
 from .._exceptions import SampleLoadError
 from ._agent_keys import AGENT_KEYS, CONTEXT_KEY, RELEVANT_IDS_KEY, read_agent_keys
-from ._conversation_keys import CONVERSATION_KEYS, read_conversation_keys
+from ._conversation_keys import (
+    CONVERSATION_KEYS,
+    check_conversation_metadata,
+    read_conversation_keys,
+)
 from ._json_lines import JsonLines
 from ._labels import LABEL_KEY, read_label
 from ._limits import (
@@ -28,8 +33,7 @@ from ._limits import (
     too_deep,
     yaml_limit_problem,
 )
-from ._model import EvaluationSample
-from ._plain import DONE, plain_samples
+from ._model import EvaluationSample, make_sample, raw_parameters
 from ._sources import JSONL_EXTENSIONS
 from ._utf8 import BOM, decode_utf8, invalid_utf8_at, not_utf8
 
@@ -175,9 +179,17 @@ SAMPLE_KEYS = (
 )
 """Every key a sample of a YAML, JSON or JSONL file may have, in the order messages list
 them. Any other key is refused (custom fields go under ``metadata``); a new key is added
-here and read in ``_build_sample``."""
+here and read in ``_build_into``."""
 
 _SAMPLE_KEY_SET = frozenset(SAMPLE_KEYS)
+_USUAL_KEYS = frozenset(("name", "parameters", "expected-output", "tags", "metadata"))
+"""The keys most items of a large file have, all read first; any other key of
+:data:`SAMPLE_KEYS` is read by ``_other_keys`` when an item has one."""
+_CONVERSATION_METADATA = frozenset(("turns", "simulated_user"))
+"""The metadata keys a conversation is kept under (refused in a file's metadata)."""
+_MISSING: Any = object()
+_NAME_FIX = "give every sample a unique, non-blank name"
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 _CAMEL_HUMP = r"(?<=[a-z0-9])(?=[A-Z])"
 
 
@@ -217,108 +229,213 @@ def _typo_hint(item: Mapping[Any, Any], key: str) -> str:
     return ""
 
 
-def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> EvaluationSample:
-    """The sample of one parsed item, or the error naming its problem: the one sample
-    builder of every file format (the usual items of a large file come through its fast
-    path first, :func:`~aeval._samples._plain.plain_samples`, which builds the same sample)."""
+def _fail(
+    lines: _Lines,
+    index: int,
+    source: str,
+    reason: str,
+    key: str | None = None,
+    sample: str | None = None,
+) -> SampleLoadError:
+    line = lines.item(index) if key is None else lines.key(index, key)
+    return SampleLoadError(reason, source=source, line=line, sample=sample)
 
-    def fail(reason: str, key: str | None = None, sample: str | None = None) -> SampleLoadError:
-        line = lines.item(index) if key is None else lines.key(index, key)
-        return SampleLoadError(reason, source=source, line=line, sample=sample)
 
-    label = lines.label(index)
-    if not isinstance(item, Mapping):
-        raise fail(
-            f"{label} is {describe(item)}, not a mapping: each sample is a mapping with "
-            "'name', 'parameters' and 'expected-output'"
-        )
-    name = item.get("name")
-    if name is None:
-        raise fail(f"{label} has no 'name': give every sample a unique, non-blank name")
-    if not isinstance(name, str):
-        raise fail(
-            f"{label} has a 'name' that is {describe(name)}: write the name as a string, "
-            f'e.g. name: "{name}"',
-            "name",
-        )
-    if not name.strip():
-        raise fail(f"{label} has a blank 'name': give every sample a unique, non-blank name")
+def _build_into(
+    items: Iterable[Any], out: list[EvaluationSample], source: str, lines: _Lines
+) -> None:
+    """Append the sample of each of ``items`` to ``out``, the ``n``-th sample of ``out``
+    being item ``n`` of ``lines``: the one sample builder of every file format, whose loop
+    runs once per line of a large file.
 
-    if "parameters" not in item and not any(key in item for key in CONVERSATION_KEYS):
-        raise fail(
-            "no 'parameters'"
-            + _typo_hint(item, "parameters")
-            + ': add a list of values (parameters: ["..."]) or a mapping of named values',
-            sample=name,
-        )
-    parameters = item.get("parameters", [])
-    if isinstance(parameters, Mapping):
-        for key in parameters:
-            if not isinstance(key, str):
-                raise fail(
-                    f"parameter names must be strings, got {describe(key)}: quote the name",
-                    "parameters",
+    It reads an item's usual keys (:data:`_USUAL_KEYS`) first; the other keys of
+    :data:`SAMPLE_KEYS` are read only when the item has one (or its metadata holds a
+    conversation's key, which is refused). Each sample is the one ``EvaluationSample(name,
+    parameters, expected_output, tags=..., metadata=...)`` builds, made without checking
+    again what was checked here (:func:`make_sample`).
+
+    Raises:
+        SampleLoadError: An item is not a valid sample, named with its line (the samples of
+            the items before it are in ``out``).
+    """
+    append = out.append
+    index = len(out)
+    for item in items:
+        if type(item) is not dict and not isinstance(item, Mapping):
+            raise _fail(
+                lines,
+                index,
+                source,
+                f"{lines.label(index)} is {describe(item)}, not a mapping: each sample is a "
+                "mapping with 'name', 'parameters' and 'expected-output'",
+            )
+        get = item.get
+        name = get("name")
+        if type(name) is not str and not isinstance(name, str):
+            if name is None:
+                reason = f"{lines.label(index)} has no 'name': {_NAME_FIX}"
+                raise _fail(lines, index, source, reason)
+            raise _fail(
+                lines,
+                index,
+                source,
+                f"{lines.label(index)} has a 'name' that is {describe(name)}: write the name as a "
+                f'string, e.g. name: "{name}"',
+                "name",
+            )
+        if not name.strip():
+            reason = f"{lines.label(index)} has a blank 'name': {_NAME_FIX}"
+            raise _fail(lines, index, source, reason)
+
+        parameters = get("parameters", _MISSING)
+        if parameters is _MISSING:
+            if not any(key in item for key in CONVERSATION_KEYS):
+                raise _fail(
+                    lines,
+                    index,
+                    source,
+                    "no 'parameters'"
+                    + _typo_hint(item, "parameters")
+                    + ': add a list of values (parameters: ["..."]) or a mapping of named values',
+                    sample=name,
+                )
+            parameters = []
+        if type(parameters) is list:
+            values = tuple(parameters)
+            names: tuple[str | None, ...] = (None,) * len(values)
+        elif isinstance(parameters, Mapping):
+            for key in parameters:
+                if type(key) is not str and not isinstance(key, str):
+                    raise _fail(
+                        lines,
+                        index,
+                        source,
+                        f"parameter names must be strings, got {describe(key)}: quote the name",
+                        "parameters",
+                        name,
+                    )
+            values, names = tuple(parameters.values()), tuple(parameters)
+        elif isinstance(parameters, list):
+            values = tuple(parameters)
+            names = (None,) * len(values)
+        else:
+            raise _fail(
+                lines,
+                index,
+                source,
+                "'parameters' must be a list (unnamed values) or a mapping (named values), got "
+                f'{describe(parameters)}: write parameters: ["..."] (or [] for none)',
+                "parameters",
+                name,
+            )
+
+        usual = item.keys() <= _USUAL_KEYS
+        expected = get("expected-output")
+        if not usual:
+            expected = _expected_outputs(item, expected, index, source, lines, name)
+
+        tags = get("tags")
+        if tags is None:
+            tags = ()
+        elif not isinstance(tags, list):
+            raise _fail(
+                lines,
+                index,
+                source,
+                f"'tags' must be a list of strings, got {describe(tags)}: write tags: [\"smoke\"]",
+                "tags",
+                name,
+            )
+        else:
+            for position, tag in enumerate(tags, start=1):
+                if type(tag) is not str and not isinstance(tag, str):
+                    raise _fail(
+                        lines,
+                        index,
+                        source,
+                        f"'tags' must be a list of strings, but tag {position} is "
+                        f'{describe(tag)}: quote it, e.g. "{tag}"',
+                        "tags",
+                        name,
+                    )
+            tags = tuple(tags)
+
+        metadata = get("metadata")
+        if metadata is not None:
+            if type(metadata) is not dict and not isinstance(metadata, Mapping):
+                raise _fail(
+                    lines,
+                    index,
+                    source,
+                    f"'metadata' must be a mapping, got {describe(metadata)}: write "
+                    "metadata: {key: value}",
+                    "metadata",
                     name,
                 )
-    elif not isinstance(parameters, list):
-        raise fail(
-            "'parameters' must be a list (unnamed values) or a mapping (named values), got "
-            f'{describe(parameters)}: write parameters: ["..."] (or [] for none)',
-            "parameters",
-            name,
-        )
+            usual = usual and _CONVERSATION_METADATA.isdisjoint(metadata)
+        if not usual:
+            metadata = _other_keys(item, metadata, index, source, lines, name)
+        if metadata is None:
+            entries: Mapping[str, Any] = _EMPTY
+        else:
+            entries = dict(metadata)
+            if not _CONVERSATION_METADATA.isdisjoint(entries):
+                check_conversation_metadata(name, entries)
+            entries = MappingProxyType(entries)
+        append(make_sample(name, raw_parameters(values, names), expected, tags, entries))
+        index += 1
 
-    expected = item.get("expected-output")
+
+def _expected_outputs(
+    item: Mapping[Any, Any], expected: Any, index: int, source: str, lines: _Lines, name: str
+) -> Any:
+    """The expected output of an item with a key besides the usual ones: its
+    ``expected-output`` or its ``expected-outputs``."""
     expected_list = item.get("expected-outputs")
     if expected is not None and expected_list is not None:
-        raise fail(
+        raise _fail(
+            lines,
+            index,
+            source,
             "has both 'expected-output' and 'expected-outputs': use one of them, not both",
             "expected-outputs",
             name,
         )
     if expected_list is not None:
         if not isinstance(expected_list, list):
-            raise fail(
+            raise _fail(
+                lines,
+                index,
+                source,
                 f"'expected-outputs' must be a list, got {describe(expected_list)}: write "
                 "expected-outputs: [\"...\"], or use 'expected-output' for a single value",
                 "expected-outputs",
                 name,
             )
-        expected = expected_list
-    elif expected is None and (hint := _typo_hint(item, "expected-output")):
-        raise fail(
+        return expected_list
+    if expected is None and (hint := _typo_hint(item, "expected-output")):
+        raise _fail(
+            lines,
+            index,
+            source,
             f"no expected output{hint}: add 'expected-output' (one value) or "
             "'expected-outputs' (a list of values)",
             sample=name,
         )
+    return expected
 
-    tags = item.get("tags")
-    if tags is None:
-        tags = ()
-    elif not isinstance(tags, list):
-        raise fail(
-            f"'tags' must be a list of strings, got {describe(tags)}: write tags: [\"smoke\"]",
-            "tags",
-            name,
-        )
-    else:
-        for position, tag in enumerate(tags, start=1):
-            if not isinstance(tag, str):
-                raise fail(
-                    f"'tags' must be a list of strings, but tag {position} is "
-                    f'{describe(tag)}: quote it, e.g. "{tag}"',
-                    "tags",
-                    name,
-                )
 
-    metadata = item.get("metadata")
-    if metadata is not None and not isinstance(metadata, Mapping):
-        raise fail(
-            f"'metadata' must be a mapping, got {describe(metadata)}: write "
-            "metadata: {key: value}",
-            "metadata",
-            name,
-        )
+def _other_keys(
+    item: Mapping[Any, Any],
+    metadata: Mapping[str, Any] | None,
+    index: int,
+    source: str,
+    lines: _Lines,
+    name: str,
+) -> Mapping[str, Any] | None:
+    """The metadata of an item with a key besides the usual ones (or a conversation's key
+    in its metadata): its own, with what the text checks, the agent keys, the
+    conversation keys and the label add; or the error naming the first problem."""
     checks: dict[str, list[str]] = {}
     for key in TEXT_CHECK_KEYS:
         value = item.get(key)
@@ -326,26 +443,32 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
             continue
         texts = [value] if isinstance(value, str) else value
         if not isinstance(texts, list) or not all(isinstance(t, str) and t for t in texts):
-            raise fail(
+            raise _fail(
+                lines,
+                index,
+                source,
                 f"'{key}' must be a text or a list of non-empty texts, got {describe(value)}: "
                 f'write {key}: ["..."]',
                 key,
                 name,
             )
         checks[key.replace("-", "_")] = texts
-    agent, problem, key = read_agent_keys(item)
+    agent, problem, at = read_agent_keys(item)
     if problem is None:
-        conversation, problem, key = read_conversation_keys(item)
+        conversation, problem, at = read_conversation_keys(item)
         agent.update(conversation)
     if problem is not None:
-        raise fail(problem, key, name)
+        raise _fail(lines, index, source, problem, at, name)
     if checks or agent:
         metadata = {**(metadata or {}), **checks, **agent}
     human = item.get(LABEL_KEY)
     if human is not None:
         verdict = read_label(human)
         if verdict is None:
-            raise fail(
+            raise _fail(
+                lines,
+                index,
+                source,
                 f"'label' must be pass or fail (or a human score between 0 and 1), got "
                 f"{describe(human)}: write label: pass",
                 LABEL_KEY,
@@ -357,25 +480,9 @@ def _build_sample(item: Any, index: int, source: str, lines: _Lines) -> Evaluati
     unknown = [key for key in item if key not in _SAMPLE_KEY_SET]
     if unknown:
         first = unknown[0]
-        raise fail(_unknown_keys_reason(unknown), first if isinstance(first, str) else None, name)
-    return EvaluationSample(name, parameters, expected, tags=tags, metadata=metadata)
-
-
-def _build_into(
-    items: Iterable[Any], out: list[EvaluationSample], source: str, lines: _Lines
-) -> None:
-    """Append the sample of each of ``items`` to ``out``, the ``n``-th sample of ``out``
-    being item ``n`` of ``lines``: the usual items through the fast path
-    (:func:`~aeval._samples._plain.plain_samples`), any other through :func:`_build_sample`.
-
-    Raises:
-        SampleLoadError: An item is not a valid sample (those before it are in ``out``).
-    """
-    rest = iter(items)
-    item = plain_samples(rest, out)
-    while item is not DONE:
-        out.append(_build_sample(item, len(out), source, lines))
-        item = plain_samples(rest, out)
+        reason = _unknown_keys_reason(unknown)
+        raise _fail(lines, index, source, reason, first if isinstance(first, str) else None, name)
+    return metadata
 
 
 def _build_all(document: list[Any], source: str, lines: _Lines) -> list[EvaluationSample]:
@@ -555,8 +662,7 @@ def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int)
     """Parse consecutive JSONL lines (blank ones skipped) into samples.
 
     The lines are parsed and their depth checked :data:`_TOGETHER` at a time; each item is
-    built by the one builder, :func:`_build_sample`, whose fast path for the usual item is
-    :func:`~aeval._samples._plain.plain_samples`. At the first problem (or a blank line)
+    built by the one builder, :func:`_build_into`. At the first problem (or a blank line)
     they are parsed again one at a time, which finds it with its line, column and message.
 
     Args:
