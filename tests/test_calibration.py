@@ -26,8 +26,8 @@ from aeval import (
     Scorer,
     assert_that,
     calibrate,
+    merge_reports,
 )
-from aeval._reporting._report import Aggregator
 from aeval._util._stats import cohen_kappa
 from aeval.formatters.json import report_from_json
 from aeval.strategies import AiJudgeStrategy, ExactMatchStrategy
@@ -225,12 +225,11 @@ async def test_rows_without_a_verdict_are_counted_apart() -> None:
 async def test_shards_merge_into_the_calibration_of_the_whole() -> None:
     whole = await judged()
     rows = list(whole.evaluations)
-    first, second = Aggregator(), Aggregator()
-    for row in rows[:4]:
-        first.add(row)
-    for row in rows[4:]:
-        second.add(row)
-    merged = first.merge(second).report()
+    names = {row.name for row in rows[:4]}
+    merged = merge_reports(
+        EvaluationReport([row for row in rows if row.name in names]),
+        EvaluationReport([row for row in rows if row.name not in names]),
+    )
     assert merged.calibration == whole.calibration
     assert merged.judge_statistics == whole.judge_statistics
     assert EvaluationReport(rows).calibration == whole.calibration

@@ -16,8 +16,8 @@ from aeval import (
     EvaluationSample,
     Samples,
     Scorer,
+    merge_reports,
 )
-from aeval._reporting._report import Aggregator
 from aeval._util._stats import (
     ClusteredMean,
     MomentsCounter,
@@ -226,13 +226,9 @@ def test_merged_shards_give_the_same_report_as_one_run() -> None:
     rows = [
         row(f"S{i}", i, f"s{i % 2}", i % 3 != 0, tags=("t",) if i % 4 else ()) for i in range(12)
     ]
-    whole = Aggregator()
-    left, right = Aggregator(), Aggregator()
-    for item in rows:
-        whole.add(item)
-        (left if item.index < 6 else right).add(item)
-    merged = left.merge(right).report()
-    single = whole.report()
+    single = EvaluationReport(rows)
+    left = EvaluationReport([item for item in rows if item.index < 6])
+    merged = merge_reports(left, EvaluationReport([item for item in rows if item.index >= 6]))
     assert merged.confidence_interval() == pytest.approx(single.confidence_interval())
     assert merged.tag_statistics["t"].moments == single.tag_statistics["t"].moments
     for name in ("s0", "s1"):
