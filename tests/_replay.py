@@ -19,8 +19,12 @@ from aeval import (
 
 
 def result_of(row: EvaluationRow) -> EvaluationResult:
-    """The result a strategy returned to make ``row``."""
+    """The result a strategy returned to make ``row`` (raises for an error row)."""
     why = row.explanation
+    if row.outcome is Outcome.ERROR:
+        raise RuntimeError(why or "error")
+    if row.outcome is Outcome.SKIPPED:
+        return EvaluationResult(False, None, why, skipped=True)
     if row.outcome is Outcome.NOT_APPLICABLE:
         return EvaluationResult.not_applicable(why or "not applicable")
     if row.outcome is Outcome.UNSCORED:
