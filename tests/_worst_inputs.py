@@ -84,11 +84,12 @@ def _injection_both(text: str) -> None:
     _INJECTION.evaluate(EvaluationSample("s", [ATTACK + text], None), text)
 
 
-def _judged(text: str, *, structured: bool) -> object:
-    """A judge's verdict on a model that replies ``text`` (parsed, re-asked once if unread)."""
+def _judged(text: str, *, scale: tuple[float, float] | None = None) -> object:
+    """A judge's verdict on a model that replies ``text`` (parsed, re-asked once if unread):
+    a structured reply (a JSON object) on ``scale``, else a verdict word."""
     model = FakeChatModel(lambda call: text)
-    if structured:
-        judge = AiJudgeStrategy(model, structured=True, scale=(0.0, 10.0))
+    if scale is not None:
+        judge = AiJudgeStrategy(model, structured=True, scale=scale)
     else:
         judge = AiJudgeStrategy(model)
     return anyio.run(judge.evaluate, SAMPLE, "an answer")
@@ -110,6 +111,7 @@ CHECKS: dict[str, Callable[[str], object]] = {
         EvaluationSample("s", ["q"], ["answer"]), [text]
     ),
     "GuardrailStrategy": lambda text: GuardrailStrategy(expect="ACCEPT").evaluate(SAMPLE, text),
-    "judge verdict": lambda text: _judged(text, structured=False),
-    "judge structured reply": lambda text: _judged(text, structured=True),
+    "judge verdict": _judged,
+    "judge JSON object": lambda text: _judged(text, scale=(0.0, 100.0)),
+    "judge structured reply": lambda text: _judged(text, scale=(0.0, 10.0)),
 }
