@@ -7,9 +7,9 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from _inline import runs_on_the_loop
 
 from aeval import EvaluationResult, EvaluationSample
-from aeval._engine._callables import runs_inline
 from aeval.strategies import (
     AiJudgeStrategy,
     BudgetStrategy,
@@ -67,7 +67,7 @@ def test_without_a_trace_a_strategy_fails_saying_how_to_record_one(strategy: Any
 
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: type(s).__name__)
 def test_agent_strategies_run_inline(strategy: Any) -> None:
-    assert runs_inline(strategy.evaluate)
+    assert runs_on_the_loop(strategy)
 
 
 # --- ToolCalledStrategy ----------------------------------------------------------------------

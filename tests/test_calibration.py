@@ -6,7 +6,6 @@ the CLI summary, an assertion and the CLI's gate."""
 from __future__ import annotations
 
 import io
-import random
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -26,9 +25,8 @@ from aeval import (
     Scorer,
     assert_that,
     calibrate,
+    merge_reports,
 )
-from aeval._reporting._report import Aggregator
-from aeval._util._stats import cohen_kappa
 from aeval.formatters.json import report_from_json
 from aeval.strategies import AiJudgeStrategy, ExactMatchStrategy
 from aeval.testing import ChatCall, FakeChatModel, OpenAICompatibleServer, RecordedRequest, Reply
@@ -74,70 +72,11 @@ async def judged(*, name: str = "judge") -> EvaluationReport:
     return await Scorer(concurrency=4).evaluate(labelled(), lambda p: "an answer", strategy)
 
 
-# --- kappa, cross-checked ---------------------------------------------------------------
-
-
 def cohens_kappa(table: Any) -> Any:
     """statsmodels' Cohen's kappa of a table (its results: kappa, std_kappa, kappa_low…)."""
     inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
     numpy = pytest.importorskip("numpy")
     return inter_rater.cohens_kappa(numpy.array(table))
-
-
-def _tables() -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    rng = random.Random(12)
-    fixed = [((4, 1), (2, 3)), ((20, 5), (10, 15)), ((1, 0), (0, 1)), ((0, 4), (5, 0))]
-    drawn = [
-        ((rng.randint(0, 40), rng.randint(0, 40)), (rng.randint(0, 40), rng.randint(0, 40)))
-        for _ in range(100)
-    ]
-    return fixed + [t for t in drawn if cohen_kappa(t) is not None]
-
-
-@pytest.mark.parametrize("table", _tables())
-def test_kappa_and_its_interval_match_statsmodels(
-    table: tuple[tuple[int, int], tuple[int, int]],
-) -> None:
-    mine = cohen_kappa(table)
-    theirs = cohens_kappa(table)
-    assert mine is not None
-    assert mine.kappa == pytest.approx(theirs.kappa, abs=1e-12)
-    assert mine.standard_error == pytest.approx(theirs.std_kappa, abs=1e-12)
-    low, high = mine.interval(0.95)
-    if mine.standard_error == 0.0:
-        # perfect (dis)agreement: statsmodels' interval is the point kappa, ours keeps a width
-        assert (theirs.kappa_low, theirs.kappa_upp) == (mine.kappa, mine.kappa)
-        assert low < high
-        return
-    assert low == pytest.approx(max(-1.0, theirs.kappa_low), abs=1e-9)
-    assert high == pytest.approx(min(1.0, theirs.kappa_upp), abs=1e-9)
-
-
-def test_perfect_agreement_keeps_an_interval() -> None:
-    # 8 pass and 2 fail labels, every verdict right: kappa 1 with a standard error of 0 read
-    # [1.00, 1.00]; Wilson's interval of 10 agreements of 10 is [0.7225, 1], and kappa's is
-    # that mapped with chance agreement pe = 0.8² + 0.2² = 0.68 held fixed
-    stats = cohen_kappa(((8, 0), (0, 2)))
-    assert stats is not None
-    assert (stats.kappa, stats.standard_error, stats.rows) == (1.0, 0.0, 10)
-    low, high = stats.interval()
-    assert high == 1.0
-    assert low == pytest.approx((10 / (10 + Z95**2) - 0.68) / 0.32)
-    assert low == pytest.approx(0.1327, abs=1e-4)
-
-
-def test_kappa_is_undefined_when_everything_agrees_on_one_category() -> None:
-    assert cohen_kappa(((5, 0), (0, 0))) is None
-    assert cohen_kappa(((0, 0), (0, 0))) is None
-
-
-@pytest.mark.parametrize("table", [((3, 0), (2, 0)), ((0, 3), (0, 2)), ((3, 2), (0, 0))])
-def test_kappa_is_undefined_when_one_rater_never_varies(
-    table: tuple[tuple[int, int], tuple[int, int]],
-) -> None:
-    # kappa would be 0 with a standard error of 0: [0.00, 0.00], which reads as certainty
-    # while chance alone explains every agreement (statsmodels divides by zero here)
-    assert cohen_kappa(table) is None
 
 
 # --- labels in sample files ---------------------------------------------------------------
@@ -225,12 +164,11 @@ async def test_rows_without_a_verdict_are_counted_apart() -> None:
 async def test_shards_merge_into_the_calibration_of_the_whole() -> None:
     whole = await judged()
     rows = list(whole.evaluations)
-    first, second = Aggregator(), Aggregator()
-    for row in rows[:4]:
-        first.add(row)
-    for row in rows[4:]:
-        second.add(row)
-    merged = first.merge(second).report()
+    names = {row.name for row in rows[:4]}
+    merged = merge_reports(
+        EvaluationReport([row for row in rows if row.name in names]),
+        EvaluationReport([row for row in rows if row.name not in names]),
+    )
     assert merged.calibration == whole.calibration
     assert merged.judge_statistics == whole.judge_statistics
     assert EvaluationReport(rows).calibration == whole.calibration

@@ -14,10 +14,11 @@ from aeval import (
     EvaluationSample,
     Outcome,
     Scorer,
+    ScriptedTurn,
+    SimulatedUser,
     Transcript,
     Turn,
 )
-from aeval._conversation import ScriptedTurn, SimulatedUser
 from aeval.strategies import (
     BudgetStrategy,
     ContainsStrategy,

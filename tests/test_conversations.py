@@ -16,13 +16,14 @@ import aeval
 from aeval import (
     Conversation,
     EvaluationResult,
+    EvaluationRow,
     EvaluationSample,
     JsonlSink,
     Scorer,
     SimulatedUser,
     Transcript,
+    read_run,
 )
-from aeval._reporting._codec import read_rows, row_from_dict, row_to_dict
 from aeval.formatters.json import report_from_json
 from aeval.models import ChatResponse, OpenAIChatModel, TokenUsage
 from aeval.strategies import ContainsStrategy
@@ -112,7 +113,7 @@ async def test_a_turn_that_raises_ends_the_conversation_keeping_the_turns_before
         ("boom", None),
     ]
     assert row.trace is not None and len(row.trace.tool_calls) == 1
-    again = row_from_dict(row_to_dict(row))
+    again = EvaluationRow.from_dict(row.to_dict())
     assert again.output == transcript and again.error == row.error
     assert report.conversations == {"error": 1} and report.function_error_count == 1
 
@@ -331,7 +332,7 @@ async def test_transcripts_round_trip_through_rows_jsonl_and_report_json(tmp_pat
         report = await Scorer(sinks=[sink], tracebacks=False).evaluate(
             samples, travel_agent, answered
         )
-    stored = [row async for row in read_rows(path)]
+    stored = (await read_run(path))[0]
     assert [row.output for row in stored] == [row.output for row in report.evaluations]
     assert [row.trace for row in stored] == [row.trace for row in report.evaluations]
     again = report_from_json(report.format("json"))

@@ -2,8 +2,8 @@
 the same run with a timeout (the target then called under a cancel scope): the same rows,
 counts and traces. Once a second loop per worker (issue 25), now the one path (issue 33);
 these tests keep that a sample's recorder never carries anything into another sample, that
-a passing row nobody reads is counted as its row would be, that the aggregator sorts only
-rows out of order. The Python calls per sample are counted by ``benchmarks/bench_calls.py``.
+a passing row nobody reads is counted as its row would be (and never made), that a report
+holds its rows in order. The Python calls per sample are counted by ``benchmarks/bench_calls.py``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import asyncio
 import contextvars
 import dataclasses
 import inspect
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,20 +23,18 @@ from hypothesis import given, settings, strategies as st
 from aeval import (
     EvaluationReport,
     EvaluationResult,
+    EvaluationRow,
     EvaluationSample,
+    JsonlSink,
     Outcome,
     Parameters,
     Samples,
     Scorer,
     read_run,
 )
-from aeval._engine._sinks import JsonlSink
-from aeval._reporting._aggregator import RowAggregator
-from aeval._reporting._results import EvaluationRow
 from aeval.abc import BaseSink
 from aeval.strategies import ExactMatchStrategy, inline
-from aeval.trace import Trace, record_tool_call
-from aeval.trace._recording import current_recorder
+from aeval.trace import Trace, current, record_tool_call
 
 pytestmark = pytest.mark.anyio
 
@@ -240,9 +237,7 @@ async def test_a_reused_recorder_never_gets_a_record_made_in_a_kept_context() ->
     samples = Samples(EvaluationSample(f"s{i}", [i], i) for i in range(4))
     report = await Scorer(1).evaluate(samples, target, ExactMatchStrategy())
     assert [row.trace for row in report.evaluations] == [None] * 4
-    recorder = kept[0].run(current_recorder)
-    assert recorder is not None
-    trace = recorder.snapshot()
+    trace = kept[0].run(current)
     assert trace is not None and [c.name for c in trace.tool_calls] == ["kept"]
 
 
@@ -268,43 +263,15 @@ def _row(index: int, position: int = 0) -> EvaluationRow:
     return EvaluationRow(sample, "st", "out", Outcome.PASSED, 1.0, index=index, position=position)
 
 
-def _sorts(aggregator: RowAggregator) -> tuple[tuple[EvaluationRow, ...], int]:
-    sorts = 0
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        nonlocal sorts
-        if event == "c_call" and arg is sorted:
-            sorts += 1
-
-    sys.setprofile(count)
-    try:
-        rows = aggregator.parts().rows
-    finally:
-        sys.setprofile(None)
-    return rows, sorts
-
-
-@pytest.mark.parametrize(
-    ("order", "sorts"),
-    [([0, 1, 2, 5, 9], 0), ([0, 2, 1, 3], 1), ([0, 1, 1, 2], 1), ([3, 2, 1, 0], 1)],
-)
-def test_the_aggregator_sorts_only_rows_out_of_order(order: list[int], sorts: int) -> None:
-    aggregator = RowAggregator(strategies=1, repeats=1)
+@pytest.mark.parametrize("order", [[0, 1, 2, 5, 9], [0, 2, 1, 3], [0, 1, 1, 2], [3, 2, 1, 0]])
+def test_a_report_holds_its_rows_in_order(order: list[int]) -> None:
     rows = [_row(index) for index in order]
-    for row in rows:
-        aggregator.add(row)
-    held, made = _sorts(aggregator)
-    assert made == sorts
-    assert list(held) == sorted(rows, key=lambda r: r.sort_key)
+    assert list(EvaluationReport(rows).evaluations) == sorted(rows, key=lambda r: r.sort_key)
 
 
 def test_rows_of_several_strategies_are_always_sorted() -> None:
-    aggregator = RowAggregator(strategies=2, repeats=1)
     rows = [_row(0, 1), _row(0, 0), _row(1, 0), _row(1, 1)]
-    for row in rows:
-        aggregator.add(row)
-    held, made = _sorts(aggregator)
-    assert made == 1
+    held = EvaluationReport(rows).evaluations
     assert [(r.index, r.position) for r in held] == [(0, 0), (0, 1), (1, 0), (1, 1)]
 
 
@@ -407,22 +374,27 @@ class _Discard(BaseSink):
 
 async def _direct_and_general(
     samples: Samples, strategy: Any, keep: Any, monkeypatch: pytest.MonkeyPatch
-) -> tuple[list[EvaluationReport], list[str]]:
+) -> tuple[list[EvaluationReport], int]:
     """The reports of a run whose passing rows nobody reads and of the same run with a sink
-    (which reads every row, so each is made), and the strategies whose passing rows were
-    counted without a row (``count_passed``)."""
-    counted: list[str] = []
-    count_passed = RowAggregator.count_passed
+    (which reads every row, so each is made), and how many rows of the first run were
+    counted without being made (no EvaluationRow was built for them)."""
+    made = 0
+    init = EvaluationRow.__init__
 
-    def spy(self: RowAggregator, tags: tuple[str, ...], strategy: str, score: float) -> None:
-        counted.append(strategy)
-        count_passed(self, tags, strategy, score)
+    def counting(self: EvaluationRow, *args: Any, **kwargs: Any) -> None:
+        nonlocal made
+        made += 1
+        init(self, *args, **kwargs)
 
-    monkeypatch.setattr(RowAggregator, "count_passed", spy)
+    monkeypatch.setattr(EvaluationRow, "__init__", counting)
     reports = []
     for sinks in ([], [_Discard()]):
         scorer = Scorer(5, keep=keep, sinks=sinks)
+        made = 0
         reports.append(await scorer.evaluate(_source("async", samples), _target, strategy))
+        if not sinks:
+            counted = reports[0].evaluation_count - made
+    assert made >= reports[1].evaluation_count  # the general path makes every row
     return reports, counted
 
 
@@ -450,7 +422,7 @@ async def test_a_passing_row_nobody_keeps_is_counted_as_the_row_would_be(
     assert direct.calibration == general.calibration
     assert direct.counts == general.counts
     assert direct.counts[Outcome.PASSED] > 60
-    assert 40 < len(counted) < direct.counts[Outcome.PASSED]  # the plain ones, not the rest
+    assert 40 < counted < direct.counts[Outcome.PASSED]  # the plain ones, not the rest
 
 
 _PLAIN_PASS = EvaluationResult.passing(1.0, "same")
@@ -478,7 +450,7 @@ async def test_a_result_returned_again_is_counted_as_its_first_return_was(
     assert _untimed(report_to_dict(direct)) == _untimed(report_to_dict(general))
     assert [_view(r) for r in direct.evaluations] == [_view(r) for r in general.evaluations]
     plain = [i for i in range(1, 101) if i % 4 in (0, 3) and not str(i).endswith("3")]
-    assert len(counted) == len(plain)
+    assert counted == len(plain)
 
 
 async def test_unnamed_parameters_reach_the_target_as_its_bound_call_passes_them() -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +25,11 @@ from aeval import (
     ModelHTTPError,
     Outcome,
     Parameters,
-    RunInfo,
     Samples,
     Scorer,
+    evaluate_sync,
     read_run,
 )
-from aeval._reporting._report import Aggregator
 from aeval.strategies import NotBlankStrategy
 
 pytestmark = pytest.mark.anyio
@@ -454,15 +454,19 @@ async def test_a_real_cancellation_during_a_strategy_still_stops_the_run() -> No
 
 
 def test_a_report_short_of_its_samples_is_never_complete() -> None:
-    aggregator = Aggregator(strategies=1, repeats=2)
-    aggregator.start(RunInfo(samples_expected=3, repeats=2, complete=False))
-    sample = EvaluationSample("s0", ["q"], None)
-    for repeat in range(2):
-        aggregator.count_sample(repeat=repeat)
-        result = EvaluationResult.passing()
-        aggregator.add(EvaluationRow.from_result(sample, "check", "x", result, repeat=repeat))
-    aggregator.finish(complete=True)
-    report = aggregator.report()
+    class Short:
+        """Says it holds 3 samples, yields 1: the Scorer reaches its end with 2 missing."""
+
+        def __len__(self) -> int:
+            return 3
+
+        def __iter__(self) -> Iterator[EvaluationSample]:
+            return iter([EvaluationSample("s0", ["q"], None)])
+
+    def check(sample: EvaluationSample, output: object) -> EvaluationResult:
+        return EvaluationResult.passing()
+
+    report = evaluate_sync(Short(), lambda q: "x", check, repeats=2)
     assert not report.complete and not report.run.complete
     assert report.warnings == (
         "only 2 of the 6 calls expected were evaluated (1 of 3 samples): the run is not complete",

@@ -17,11 +17,10 @@ from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
+    ScriptedTurn,
     Transcript,
     Turn,
 )
-from aeval._conversation import ScriptedTurn
-from aeval.formatters._html_rows import SCRIPT, TRACE_SCRIPT
 from aeval.strategies import ContainsStrategy, EachTurn
 from aeval.trace import ToolCall, Trace
 
@@ -104,7 +103,7 @@ def test_html_script_builds_turns_only_on_pages_with_conversations() -> None:
         EvaluationSample("q", ["hi"]), "S", "hello", EvaluationResult.passing()
     )
     other, _ = scripts(parse(EvaluationReport([plain]).format("html")))
-    assert other.text().strip() in (SCRIPT.strip(), TRACE_SCRIPT.strip())
+    assert len(other.text()) < len(code.text())
     assert "row.C" not in other.text()
 
 
@@ -128,10 +127,8 @@ def test_terminal_failures_name_the_failing_turn() -> None:
 def test_a_row_read_back_from_rows_jsonl_renders_the_same() -> None:
     import orjson
 
-    from aeval._reporting._codec import row_from_dict, row_to_dict
-
     row = judged_row(trace=TRANSCRIPT.trace)
-    back = row_from_dict(orjson.loads(orjson.dumps(row_to_dict(row))))
+    back = EvaluationRow.from_dict(orjson.loads(orjson.dumps(row.to_dict())))
     assert isinstance(back.output, Transcript)
     assert back.metadata["failed_turn"] == 2
     before, after = EvaluationReport([row]), EvaluationReport([back])

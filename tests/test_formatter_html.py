@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import orjson
 import pytest
+from _replay import replayed
 
 from aeval import (
     ErrorInfo,
@@ -27,12 +28,7 @@ from aeval import (
     Outcome,
     RunInfo,
 )
-from aeval._reporting._report import Aggregator
-from aeval._util._numbers import format_interval, format_percent
-from aeval._util._plugins import PluginRegistry
-from aeval.abc import ReportFormatter
 from aeval.formatters import get_formatter, supported_formats
-from aeval.formatters._header import header_facts, partial_banner, score_text
 from aeval.formatters.html import HtmlFormatter
 from aeval.trace import CallError, Document, Retrieval, ToolCall, Trace
 
@@ -401,14 +397,18 @@ def test_usage_line_when_models_were_called() -> None:
 
 
 def test_partial_report_says_so_and_repeats_are_named() -> None:
-    aggregator = Aggregator(keep="failures")
-    aggregator.add(row("S1", 0, EvaluationResult.passing()))
-    aggregator.add(row("S1", 0, EvaluationResult.failing(0.0), repeat=1))
-    aggregator.add(row("S2", 1, EvaluationResult.passing()))
-    root = parse(aggregator.report().format("html"))
+    kept = replayed(
+        [
+            row("S1", 0, EvaluationResult.passing()),
+            row("S1", 0, EvaluationResult.failing(0.0), repeat=1),
+            row("S2", 1, EvaluationResult.passing()),
+        ],
+        keep="failures",
+    )
+    root = parse(kept.format("html"))
     rows_section = section(root, "Evaluations")
     assert rows_section.find("p").text() == (
-        "This report holds 1 of 3 evaluations; the others were not kept."
+        "This report holds 1 of 4 evaluations; the others were not kept."
     )
     assert table_rows(rows_section.find("table"))[1][0] == "S1 [repeat 2]"
 
@@ -422,7 +422,7 @@ def test_empty_report() -> None:
     assert root.find_all("script") == root.find_all("form") == root.find_all("noscript") == []
 
 
-def test_registered_as_a_builtin(registry: PluginRegistry[ReportFormatter]) -> None:
+def test_registered_as_a_builtin(registry: object) -> None:
     assert supported_formats() == ("html", "json", "junit", "markdown")
     formatter = get_formatter("HTML")
     assert isinstance(formatter, HtmlFormatter)
@@ -430,9 +430,7 @@ def test_registered_as_a_builtin(registry: PluginRegistry[ReportFormatter]) -> N
 
 
 @pytest.mark.anyio
-async def test_save_and_save_as_write_report_html(
-    registry: PluginRegistry[ReportFormatter], tmp_path: Path
-) -> None:
+async def test_save_and_save_as_write_report_html(registry: object, tmp_path: Path) -> None:
     report = EvaluationReport(mixed_rows())
     paths = await report.save(tmp_path / "out", formats=["html"], title="CI run")
     assert paths == [tmp_path / "out" / "report.html"]
@@ -571,8 +569,10 @@ def test_partial_banner_only_when_partial() -> None:
     banner = next(n for n in main.children if isinstance(n, Node))
     assert banner.tag == "div", "the banner comes first, before the title"
     assert banner.attrs == {"class": "banner", "role": "alert"}
-    assert banner.text() == partial_banner(report)
-    assert banner.text().startswith("PARTIAL RUN: run stopped after 3 of 10 samples.")
+    assert banner.text() == (
+        "PARTIAL RUN: run stopped after 3 of 10 samples. The scores cover only the samples "
+        "evaluated; do not gate a release on them."
+    )
     assert root.find("title").text() == "Evaluation Report (PARTIAL RUN)"
     assert ".banner {" in root.find("style").text()
 
@@ -580,7 +580,6 @@ def test_partial_banner_only_when_partial() -> None:
 def test_header_facts_interval_and_counts() -> None:
     report = repeated_report()
     root = parse(report.format("html"))
-    assert facts(root) == header_facts(report)
     assert facts(root) == [
         ("Started", "2025-11-30 19:13:20 UTC"),
         ("Finished", "2025-11-30 19:14:02 UTC"),
@@ -595,9 +594,9 @@ def test_header_facts_interval_and_counts() -> None:
     [warning] = [n for n in root.find_all("dd") if n.attrs.get("class") == "warning"]
     assert warning.text() == "sink rows.jsonl failed: disk full"
     score = root.find("p")
-    assert score.text() == f"Global score {score_text(report)}"
+    assert score.text() == "Global score 50.00% (95% CI 14.68–85.32, 3 samples)"
     assert score.find("strong").text() == "50.00%"
-    assert score.find("span").text() == score_text(report).removeprefix("50.00% ")
+    assert score.find("span").text() == "(95% CI 14.68–85.32, 3 samples)"
     assert [li.text() for li in root.find("ul").find_all("li")] == [
         "Evaluations: 18",
         "Passed: 9",
@@ -613,12 +612,10 @@ def test_header_facts_interval_and_counts() -> None:
 def test_tables_show_each_interval() -> None:
     report = repeated_report()
     root = parse(report.format("html"))
-    hard = report.tag_statistics["hard"]
     assert table_rows(section(root, "Score per tag").find("table"))[1:] == [
-        ["hard", "1", "6", "0", "0.00%", format_interval(hard.confidence_interval())],
+        ["hard", "1", "6", "0", "0.00%", "0.00–100.00"],
     ]
     strategies = table_rows(section(root, "Score per strategy").find("table"))[1:]
-    exact, judge = report.strategy_statistics["Exact"], report.strategy_statistics["Judge"]
     assert strategies == [
         [
             "Exact",
@@ -630,7 +627,7 @@ def test_tables_show_each_interval() -> None:
             "0",
             "1",
             "55.56%",
-            format_interval(exact.confidence_interval()),
+            "15.07–89.80",
             "0.63",
         ],
         [
@@ -643,11 +640,10 @@ def test_tables_show_each_interval() -> None:
             "3",
             "1",
             "44.44%",
-            format_interval(judge.confidence_interval()),
+            "14.02–79.70",
             "0.84",
         ],
     ]
-    assert strategies[1][9] == "14.02–79.70"
 
 
 def test_repeats_section() -> None:
@@ -664,16 +660,11 @@ def test_repeats_section() -> None:
     pass_k, flaky, inconsistent = repeats.find_all("table")
     assert table_rows(pass_k) == [
         ["k", "pass@k", "pass^k"],
-        *(
-            [
-                str(k),
-                format_percent(100 * stats.pass_at_k[k]),
-                format_percent(100 * stats.pass_hat_k[k]),
-            ]
-            for k in (1, 2, 3)
-        ),
+        ["1", "50.00%", "50.00%"],
+        ["2", "66.67%", "33.33%"],
+        ["3", "66.67%", "16.67%"],
     ]
-    assert table_rows(pass_k)[3] == ["3", "66.67%", "16.67%"]
+    assert [stats.pass_at_k[k] for k in (1, 2, 3)] == pytest.approx([1 / 2, 2 / 3, 2 / 3])
     assert [h.text() for h in repeats.find_all("h3")] == ["Flaky pairs", "Inconsistent outputs"]
     assert table_rows(flaky) == [
         ["Sample", "Strategy", "Passed", "Pass rate"],

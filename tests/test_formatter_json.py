@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
+from _replay import replayed
 
 from aeval import (
     ErrorInfo,
@@ -19,7 +20,6 @@ from aeval import (
     Samples,
     Scorer,
 )
-from aeval._reporting._report import Aggregator
 from aeval.formatters.json import JsonFormatter, report_from_json
 from aeval.strategies import ExactMatchStrategy
 
@@ -240,9 +240,7 @@ def test_values_json_cannot_hold_are_written_as_stand_ins_with_a_note(
 
 
 def test_a_report_that_does_not_hold_every_row_says_so() -> None:
-    aggregator = Aggregator(keep="none")
-    aggregator.add(passed("A", 0))
-    document = orjson.loads(aggregator.report().format("json"))
+    document = orjson.loads(replayed([passed("A", 0)], keep="none").format("json"))
     assert document["holdsAllRows"] is False
     assert document["evaluations"] == []
     assert document["rows"] == 1

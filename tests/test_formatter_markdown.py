@@ -21,7 +21,6 @@ from aeval import (
     Scorer,
     __version__,
 )
-from aeval.formatters._header import header_facts
 from aeval.trace import CallError, Document, ModelCall, Retrieval, ToolCall, Trace
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
@@ -102,18 +101,18 @@ def assert_no_injection(text: str) -> None:
 
 
 def test_header_of_a_report_built_from_rows_claims_no_wall_clock() -> None:
-    facts = dict(header_facts(EvaluationReport([row("A", duration=1.5)])))
-    assert facts["Started"] == "unknown"
-    assert facts["Finished"] == "unknown"
-    assert facts["Duration"] == "1.50 s (the calls, summed)"
+    text = EvaluationReport([row("A", duration=1.5)]).format("markdown")
+    assert "- **Started**: unknown\n" in text
+    assert "- **Finished**: unknown\n" in text
+    assert "- **Duration**: 1.50 s (the calls, summed)\n" in text
 
 
 def test_header_of_a_run_that_did_not_finish() -> None:
     report = EvaluationReport([row("A")]).with_run(RunInfo(started_at=0.0, complete=False))
-    facts = dict(header_facts(report))
-    assert facts["Started"] == "1970-01-01 00:00:00 UTC"
-    assert facts["Finished"] == "did not finish"
-    assert facts["Duration"] == "unknown (the run did not finish)"
+    text = report.format("markdown")
+    assert "- **Started**: 1970-01-01 00:00:00 UTC\n" in text
+    assert "- **Finished**: did not finish\n" in text
+    assert "- **Duration**: unknown (the run did not finish)\n" in text
 
 
 @pytest.mark.parametrize("details", [True, False])

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
+from _replay import replayed
 
 from aeval import (
     ErrorInfo,
@@ -19,7 +20,6 @@ from aeval import (
     FormatError,
     formatters,
 )
-from aeval._util._plugins import PluginRegistry
 from aeval.abc import ReportFormatter
 from aeval.formatters import (
     check_options,
@@ -320,12 +320,8 @@ def test_markdown_nested_lists_render_java_style() -> None:
 
 
 def test_markdown_notes_a_report_that_does_not_hold_every_row() -> None:
-    from aeval._reporting._report import Aggregator
-
-    aggregator = Aggregator(keep="failures")
-    for row in (passed("A", 0), failed("B", 1), passed("C", 2)):
-        aggregator.add(row)
-    text = aggregator.report().format("markdown", include_details=False)
+    kept = replayed([passed("A", 0), failed("B", 1), passed("C", 2)], keep="failures")
+    text = kept.format("markdown", include_details=False)
     assert text.endswith(
         "## Details\n\n"
         "_This report holds 1 of 3 evaluations; the others were not kept._\n\n"
@@ -395,7 +391,7 @@ class BytesFormatter:
         return bytes([report.evaluation_count, *sorted(options.get("extra", b""))])
 
 
-def test_builtins_are_registered(registry: PluginRegistry[ReportFormatter]) -> None:
+def test_builtins_are_registered(registry: object) -> None:
     assert supported_formats() == ("html", "json", "junit", "markdown")
     assert isinstance(get_formatter("markdown"), MarkdownFormatter)
     assert isinstance(get_formatter("json"), JsonFormatter)
@@ -405,11 +401,11 @@ def test_builtins_are_registered(registry: PluginRegistry[ReportFormatter]) -> N
 
 
 @pytest.mark.parametrize("name", ["MARKDOWN", "Markdown", " markdown "])
-def test_lookup_is_case_insensitive(registry: PluginRegistry[ReportFormatter], name: str) -> None:
+def test_lookup_is_case_insensitive(registry: object, name: str) -> None:
     assert isinstance(get_formatter(name), MarkdownFormatter)
 
 
-def test_unknown_format(registry: PluginRegistry[ReportFormatter]) -> None:
+def test_unknown_format(registry: object) -> None:
     with pytest.raises(FormatError) as info:
         get_formatter("unknown")
     assert str(info.value) == (
@@ -419,13 +415,13 @@ def test_unknown_format(registry: PluginRegistry[ReportFormatter]) -> None:
 
 
 @pytest.mark.parametrize("name", ["", "   ", None])
-def test_blank_format(registry: PluginRegistry[ReportFormatter], name: Any) -> None:
+def test_blank_format(registry: object, name: Any) -> None:
     with pytest.raises(FormatError, match=r"^Format must not be null or blank$"):
         get_formatter(name)
 
 
 def test_register_and_unregister_custom_formatter(
-    registry: PluginRegistry[ReportFormatter],
+    registry: object,
 ) -> None:
     csv = CsvFormatter()
     assert register_formatter(csv) is csv
@@ -438,7 +434,7 @@ def test_register_and_unregister_custom_formatter(
         unregister_formatter("csv")
 
 
-def test_duplicate_registration_needs_replace(registry: PluginRegistry[ReportFormatter]) -> None:
+def test_duplicate_registration_needs_replace(registry: object) -> None:
     class OtherMarkdown(MarkdownFormatter):
         name = "MarkDown"
 
@@ -453,7 +449,7 @@ def test_duplicate_registration_needs_replace(registry: PluginRegistry[ReportFor
     assert get_formatter("markdown") is replacement
 
 
-def test_register_rejects_non_formatters(registry: PluginRegistry[ReportFormatter]) -> None:
+def test_register_rejects_non_formatters(registry: object) -> None:
     with pytest.raises(TypeError, match="is not a report formatter"):
         register_formatter(object())  # type: ignore[arg-type]
 
@@ -479,7 +475,7 @@ def plugin_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
 
 
 def test_entry_points_load_once_lazily(
-    registry: PluginRegistry[ReportFormatter], monkeypatch: pytest.MonkeyPatch, plugin_module: Any
+    registry: object, monkeypatch: pytest.MonkeyPatch, plugin_module: Any
 ) -> None:
     calls: list[str] = []
 
@@ -508,7 +504,7 @@ def test_entry_points_load_once_lazily(
     ],
 )
 def test_broken_entry_point_is_a_format_error(
-    registry: PluginRegistry[ReportFormatter],
+    registry: object,
     monkeypatch: pytest.MonkeyPatch,
     plugin_module: Any,
     value: str,
@@ -526,7 +522,7 @@ def test_broken_entry_point_is_a_format_error(
 
 
 def test_entry_point_clashing_with_a_builtin_name(
-    registry: PluginRegistry[ReportFormatter], monkeypatch: pytest.MonkeyPatch, plugin_module: Any
+    registry: object, monkeypatch: pytest.MonkeyPatch, plugin_module: Any
 ) -> None:
     class FakeJson(CsvFormatter):
         name = "json"
@@ -545,9 +541,7 @@ def test_entry_point_clashing_with_a_builtin_name(
 
 
 @pytest.mark.anyio
-async def test_save_writes_every_format(
-    registry: PluginRegistry[ReportFormatter], tmp_path: Path
-) -> None:
+async def test_save_writes_every_format(registry: object, tmp_path: Path) -> None:
     report = upstream_report()
     target = tmp_path / "nested" / "reports"
     paths = await report.save(target)
@@ -570,7 +564,7 @@ async def test_save_writes_every_format(
 
 @pytest.mark.anyio
 async def test_save_routes_options_to_the_formatters_that_take_them(
-    registry: PluginRegistry[ReportFormatter], tmp_path: Path
+    registry: object, tmp_path: Path
 ) -> None:
     report = upstream_report()
     paths = await report.save(
@@ -585,9 +579,7 @@ async def test_save_routes_options_to_the_formatters_that_take_them(
 
 
 @pytest.mark.anyio
-async def test_save_with_a_formatter_returning_bytes(
-    registry: PluginRegistry[ReportFormatter], tmp_path: Path
-) -> None:
+async def test_save_with_a_formatter_returning_bytes(registry: object, tmp_path: Path) -> None:
     register_formatter(BytesFormatter())
     [path] = await upstream_report().save(tmp_path, formats="bin", extra=b"\x05\x03")
     assert path == tmp_path / "report.bin"
@@ -610,7 +602,7 @@ async def test_save_with_a_formatter_returning_bytes(
     ],
 )
 async def test_save_writes_nothing_when_a_format_or_option_is_bad(
-    registry: PluginRegistry[ReportFormatter],
+    registry: object,
     tmp_path: Path,
     formats: list[str],
     options: dict[str, Any],
@@ -624,9 +616,7 @@ async def test_save_writes_nothing_when_a_format_or_option_is_bad(
 
 
 @pytest.mark.anyio
-async def test_save_as_infers_the_format(
-    registry: PluginRegistry[ReportFormatter], tmp_path: Path
-) -> None:
+async def test_save_as_infers_the_format(registry: object, tmp_path: Path) -> None:
     report = upstream_report()
     md = await report.save_as(tmp_path / "a" / "r.md")
     long_md = await report.save_as(tmp_path / "r.MARKDOWN", include_details=False)
@@ -639,7 +629,7 @@ async def test_save_as_infers_the_format(
 
 @pytest.mark.anyio
 async def test_save_as_with_explicit_format_and_custom_extension(
-    registry: PluginRegistry[ReportFormatter], tmp_path: Path
+    registry: object, tmp_path: Path
 ) -> None:
     report = upstream_report()
     path = await report.save_as(tmp_path / "report.txt", "JSON")
@@ -650,9 +640,7 @@ async def test_save_as_with_explicit_format_and_custom_extension(
 
 
 @pytest.mark.anyio
-async def test_save_as_unknown_extension(
-    registry: PluginRegistry[ReportFormatter], tmp_path: Path
-) -> None:
+async def test_save_as_unknown_extension(registry: object, tmp_path: Path) -> None:
     with pytest.raises(FormatError) as info:
         await upstream_report().save_as(tmp_path / "report.txt")
     assert str(info.value) == (

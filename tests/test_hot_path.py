@@ -9,32 +9,33 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
+from _inline import runs_on_the_loop
+from _replay import replayed
+from _sinks import Rows
 
-from aeval import EvaluationResult, EvaluationSample, Outcome, Samples, Scorer
-from aeval._engine._apply import Judged, apply, apply_to_row
-from aeval._engine._callables import prepare_strategies
-from aeval._reporting._aggregator import RowAggregator
-from aeval._reporting._results import EvaluationRow
-from aeval.online import OnlineEvaluator
-from aeval.online._job import Job, apply_to_job
-from aeval.online._sampling import Sampler
+from aeval import (
+    EvaluationReport,
+    EvaluationResult,
+    EvaluationRow,
+    EvaluationSample,
+    Outcome,
+    Samples,
+    Scorer,
+    evaluate_sync,
+)
+from aeval.online import OnlineEvaluator, Sampler
 from aeval.strategies import ExactMatchStrategy, NotBlankStrategy, inline
 from aeval.trace import Recorder, record_tool_call, recording
 
 pytestmark = pytest.mark.anyio
 
 SAMPLE = EvaluationSample("capital", ["France?"], "Paris", tags=("geo",))
-
-
-def _timed_out(seconds: float) -> str:
-    return f"took more than {seconds:g} s"
 
 
 async def _slow_result() -> EvaluationResult:
@@ -65,49 +66,50 @@ STRATEGIES: dict[str, Callable[[EvaluationSample, Any], Any]] = {
 
 
 def _comparable(row: EvaluationRow) -> EvaluationRow:
-    return dataclasses.replace(row, strategy_duration=0.0)
+    return dataclasses.replace(row, duration=0.0, strategy_duration=0.0)
 
 
 @pytest.mark.parametrize("case", list(STRATEGIES))
 async def test_a_direct_strategy_gives_the_row_a_threaded_one_gives(case: str) -> None:
-    """``apply`` calls a direct strategy (a sync check on the event loop) at once; the same
-    function marked neither way runs as any other strategy: both make the same row."""
-    (strategy,) = prepare_strategies([inline(functools.partial(STRATEGIES[case]))])
-    (general,) = prepare_strategies([functools.partial(STRATEGIES[case])])
-    assert strategy.direct and not general.direct
-    options: dict[str, Any] = {"seconds": 0.05, "timed_out": _timed_out, "tracebacks": False}
-    judged = Judged(SAMPLE, "Paris", duration=0.5, index=3, repeat=1, timestamp=12.5)
-    made = apply(strategy, judged, **options)
-    if inspect.isawaitable(made):
-        assert case.startswith("awaitable")
-        made = await made
-    assert isinstance(made, EvaluationRow)
-    expected = await apply_to_row(
-        general, SAMPLE, "Paris", duration=0.5, index=3, repeat=1, timestamp=12.5, **options
-    )
-    assert _comparable(made) == _comparable(expected)
-    assert made.strategy_duration >= 0.0
+    """A sync check marked ``@inline`` is called on the event loop at once; the same function
+    marked neither way runs as any other strategy: both runs make the same row."""
+    rows = []
+    for strategy in (inline(functools.partial(STRATEGIES[case])), STRATEGIES[case]):
+        scorer = Scorer(timeout=0.05, tracebacks=False)
+        report = await scorer.evaluate([SAMPLE], lambda q: "Paris", strategy)
+        [made] = report.evaluations
+        assert made.strategy_duration >= 0.0
+        rows.append(dataclasses.replace(_comparable(made), strategy="s"))
+    made, expected = rows
+    assert made == expected
     if case == "interrupts":
         assert made.outcome is Outcome.ERROR and made.error is not None
         assert made.error.type == "RuntimeError" and "KeyboardInterrupt" in made.error.message
     if case == "awaitable, times out":
-        assert made.error is not None and made.error.message == "took more than 0.05 s"
+        assert made.error is not None and made.error.message == (
+            "the strategy <lambda> did not finish within 0.05 s (Scorer timeout)"
+        )
 
 
-def test_a_direct_strategy_is_a_sync_one_that_runs_on_the_loop() -> None:
+def test_a_sync_strategy_marked_anywhere_in_the_run_runs_on_the_loop() -> None:
+    seen: dict[str, set[int]] = {}
+
     async def judge(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        seen.setdefault("judge", set()).add(threading.get_ident())
         return EvaluationResult.passing()
 
     def plain(sample: EvaluationSample, output: Any) -> EvaluationResult:
+        seen.setdefault("plain", set()).add(threading.get_ident())
         return EvaluationResult.passing()
 
-    prepared = prepare_strategies([ExactMatchStrategy(), judge, plain, inline(plain)])
-    assert [(s.inline, s.direct) for s in prepared] == [
-        (True, True),
-        (True, False),
-        (True, True),  # the same function, marked by the last item
-        (True, True),
-    ]
+    async def target(question: str) -> str:
+        seen["loop"] = {threading.get_ident()}
+        return "Paris"
+
+    report = evaluate_sync([SAMPLE], target, judge, plain, inline(plain))
+    assert report.passed_count == 3
+    assert seen["judge"] == seen["plain"] == seen["loop"]  # plain is marked by the last item
+    assert runs_on_the_loop(ExactMatchStrategy())
 
 
 def test_inline_marks_functions_classes_and_instances_and_refuses_the_rest() -> None:
@@ -120,15 +122,9 @@ def test_inline_marks_functions_classes_and_instances_and_refuses_the_rest() -> 
         def evaluate(self, sample: EvaluationSample, output: Any) -> EvaluationResult:
             return EvaluationResult.passing()
 
-    def plain(sample: EvaluationSample, output: Any) -> EvaluationResult:
-        return EvaluationResult.passing()
-
-    assert [s.direct for s in prepare_strategies([Check(), Other(), plain])] == [
-        True,
-        False,
-        False,
-    ]
-    assert prepare_strategies([inline(Other())])[0].direct
+    assert runs_on_the_loop(Check())
+    assert not runs_on_the_loop(Other())
+    assert runs_on_the_loop(inline(Other()))
 
     async def judge(sample: EvaluationSample, output: Any) -> EvaluationResult:
         return EvaluationResult.passing()
@@ -189,23 +185,17 @@ def _rows(strategies: int, samples: int) -> list[EvaluationRow]:
 def test_one_row_clusters_counted_from_the_pass_counts_give_the_same_report(
     strategies: int,
 ) -> None:
-    """The aggregator no longer adds a cluster per row when each row is one (one strategy,
-    or one repeat): its sums must equal those of the aggregator that counts every cluster."""
-    rows = _rows(strategies, 41)
-    fast = RowAggregator(strategies=strategies, repeats=1)
-    counted = RowAggregator()  # strategies and repeats unknown: every cluster counted
-    for row in rows:
-        fast.add(row)
-        counted.add(row)
-    mine, theirs = fast.parts(), counted.parts()
-    assert mine.moments == theirs.moments
-    assert mine.tags == theirs.tags
-    assert mine.strategies == theirs.strategies
-    assert mine.counts == theirs.counts
-    assert [r.sort_key for r in mine.rows] == sorted(r.sort_key for r in rows)
-    merged = fast.merge(counted).parts()
-    assert merged.moments.rows == 2 * len(rows)
-    assert merged.moments.total == 2 * theirs.moments.total
+    """A Scorer run, which knows its shape, no longer adds a cluster per row when each row is
+    one (one strategy, or one repeat): its sums must equal those of a report built from the
+    same rows, which counts every cluster."""
+    fast = replayed(_rows(strategies, 41))
+    counted = EvaluationReport(fast.evaluations)
+    assert fast.evaluation_count == 41 * strategies
+    assert fast.moments == counted.moments
+    assert fast.tag_statistics == counted.tag_statistics
+    assert fast.strategy_statistics == counted.strategy_statistics
+    assert fast.counts == counted.counts
+    assert fast.confidence_interval() == counted.confidence_interval()
 
 
 def test_a_recorder_that_records_nothing_makes_nothing_and_many_threads_lose_nothing() -> None:
@@ -243,20 +233,19 @@ def test_a_recorder_that_records_nothing_makes_nothing_and_many_threads_lose_not
     assert absorbed is not None and len(absorbed.tool_calls) == 800
 
 
-async def test_online_direct_strategies_give_their_rows_at_once() -> None:
-    (strategy,) = prepare_strategies([NotBlankStrategy()])
-    job = Job({"q": "hi"}, "an answer", "r1", None, (), None, 5.0, None, 0.25)
-    row = apply_to_job(strategy, job.sample("online"), job, seconds=None, tracebacks=False)
-    assert isinstance(row, EvaluationRow)
-    assert (row.outcome, row.timestamp, row.duration) == (Outcome.PASSED, 5.0, 0.25)
-
+async def test_online_direct_and_awaited_strategies_give_their_rows() -> None:
     async def judge(sample: EvaluationSample, output: Any) -> EvaluationResult:
         return EvaluationResult.passing()
 
-    (slow,) = prepare_strategies([judge])
-    pending = apply_to_job(slow, job.sample("online"), job, seconds=None, tracebacks=False)
-    assert isinstance(pending, Awaitable)
-    assert (await pending).outcome is Outcome.PASSED
+    rows = Rows()
+    async with OnlineEvaluator(NotBlankStrategy(), judge, sink=rows) as online:
+        online.submit({"q": "hi"}, "an answer", name="r1")
+        await online.join()
+    assert [(row.strategy, row.outcome) for row in rows.rows] == [
+        ("NotBlankStrategy", Outcome.PASSED),
+        ("judge", Outcome.PASSED),
+    ]
+    assert all(row.timestamp is not None and row.name == "r1" for row in rows.rows)
 
 
 async def test_online_counts_every_response_with_inline_and_threaded_checks() -> None:

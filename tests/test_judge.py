@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -8,12 +9,6 @@ from anyio import wait_all_tasks_blocked
 
 from aeval import EvaluationResult, EvaluationSample, JudgeCache, Outcome, Scorer
 from aeval.models import ChatMessage, ChatOptions, ChatResponse, TokenUsage
-from aeval.strategies._judge_parse import (
-    ParseError,
-    StructuredVerdict,
-    parse_structured,
-    parse_verdict,
-)
 from aeval.strategies.judge import DEFAULT_PROMPT, STRUCTURED_PROMPT, AiJudgeStrategy
 from aeval.testing import ChatCall, FakeChatModel
 
@@ -48,6 +43,43 @@ class KeywordFallback:
 
 
 # --- true/false parsing ---------------------------------------------------------------------
+
+
+def judged(reply: str, **options: Any) -> EvaluationResult:
+    """The judge's result when its model replies ``reply`` (and the same again if asked)."""
+    judge = AiJudgeStrategy(fake_judge(reply, reply), **options)
+    result: EvaluationResult = anyio.run(judge.evaluate, SAMPLE, "Paris")
+    return result
+
+
+def parse_verdict(reply: str) -> bool:
+    result = judged(reply)
+    assert result.score is not None, result.explanation
+    return result.passed
+
+
+def unread_because(result: EvaluationResult, reason: str) -> bool:
+    """Whether the judge could not read the reply, for ``reason``."""
+    return result.score is None and f"({reason}): " in str(result.explanation)
+
+
+Structured = tuple[float, float, bool | None, str | None, Any]
+"""The raw score, the 0-1 score, the judge's own passed, its explanation, an ignored passed."""
+
+
+def parse_structured(reply: str, scale: tuple[float, float]) -> Structured:
+    result = judged(reply, structured=True, scale=scale)
+    assert result.score is not None, result.explanation
+    metadata = result.metadata
+    explicit = result.passed if metadata["decided_by"] == "judge" else None
+    explanation = None if result.explanation == reply else result.explanation
+    return (
+        metadata["raw_score"],
+        result.score,
+        explicit,
+        explanation,
+        metadata.get("passed_ignored"),
+    )
 
 
 @pytest.mark.parametrize(
@@ -93,7 +125,7 @@ def test_parse_verdict_reads_a_leading_verdict_word(reply: str, verdict: bool) -
     ],
 )
 def test_parse_verdict_rejects_anything_else(reply: str) -> None:
-    assert parse_verdict(reply) == ParseError("the reply does not start with true or false")
+    assert unread_because(judged(reply), "the reply does not start with true or false")
 
 
 # --- structured parsing ---------------------------------------------------------------------
@@ -108,45 +140,45 @@ FIVE = (1.0, 5.0)
         (
             '{"score": 85, "passed": true, "explanation": "Mostly right"}',
             PERCENT,
-            StructuredVerdict(85.0, 0.85, True, "Mostly right"),
+            (85.0, 0.85, True, "Mostly right", None),
         ),
         (
             '```json\n{"score": 20, "passed": false, "explanation": "Wrong city"}\n```',
             PERCENT,
-            StructuredVerdict(20.0, 0.2, False, "Wrong city"),
+            (20.0, 0.2, False, "Wrong city", None),
         ),
         (
             'Here is my verdict:\n{"score": 4, "reason": "Close"}\nHope this helps!',
             FIVE,
-            StructuredVerdict(4.0, 0.75, None, "Close"),
+            (4.0, 0.75, None, "Close", None),
         ),
-        ('{"score": "85"}', PERCENT, StructuredVerdict(85.0, 0.85, None, None)),
-        ('{"score": "4/5", "reason": "ok"}', FIVE, StructuredVerdict(4.0, 0.75, None, "ok")),
-        ('{"score": "4 out of 5"}', FIVE, StructuredVerdict(4.0, 0.75, None, None)),
-        ('{"score": "8/10"}', PERCENT, StructuredVerdict(80.0, 0.8, None, None)),
-        ('{"score": "60%"}', PERCENT, StructuredVerdict(60.0, 0.6, None, None)),
-        ('{"score": 1, "passed": "FAIL"}', FIVE, StructuredVerdict(1.0, 0.0, False, None)),
-        ('{"score": 100, "passed": "true"}', PERCENT, StructuredVerdict(100.0, 1.0, True, None)),
+        ('{"score": "85"}', PERCENT, (85.0, 0.85, None, None, None)),
+        ('{"score": "4/5", "reason": "ok"}', FIVE, (4.0, 0.75, None, "ok", None)),
+        ('{"score": "4 out of 5"}', FIVE, (4.0, 0.75, None, None, None)),
+        ('{"score": "8/10"}', PERCENT, (80.0, 0.8, None, None, None)),
+        ('{"score": "60%"}', PERCENT, (60.0, 0.6, None, None, None)),
+        ('{"score": 1, "passed": "FAIL"}', FIVE, (1.0, 0.0, False, None, None)),
+        ('{"score": 100, "passed": "true"}', PERCENT, (100.0, 1.0, True, None, None)),
         (
             '{"score": 50, "passed": "maybe"}',
             PERCENT,
-            StructuredVerdict(50.0, 0.5, None, None, passed_value="maybe"),
+            (50.0, 0.5, None, None, "maybe"),
         ),
-        ('{"score": 90, "passed": 1}', PERCENT, StructuredVerdict(90.0, 0.9, None, None, 1)),
+        ('{"score": 90, "passed": 1}', PERCENT, (90.0, 0.9, None, None, 1)),
         (
             'I weighed {this} and {"score": 5, "reasoning": "exact"}',
             FIVE,
-            StructuredVerdict(5.0, 1.0, None, "exact"),
+            (5.0, 1.0, None, "exact", None),
         ),
         (
             '```\n{"score": 3.5, "explanation": "half"}\n```',
             FIVE,
-            StructuredVerdict(3.5, 0.625, None, "half"),
+            (3.5, 0.625, None, "half", None),
         ),
     ],
 )
 def test_parse_structured_reads_the_shapes_judges_send(
-    reply: str, scale: tuple[float, float], expected: StructuredVerdict
+    reply: str, scale: tuple[float, float], expected: Structured
 ) -> None:
     assert parse_structured(reply, scale) == expected
 
@@ -168,7 +200,7 @@ def test_parse_structured_reads_the_shapes_judges_send(
 def test_parse_structured_explains_what_is_wrong(
     reply: str, scale: tuple[float, float], reason: str
 ) -> None:
-    assert parse_structured(reply, scale) == ParseError(reason)
+    assert unread_because(judged(reply, structured=True, scale=scale), reason)
 
 
 # --- the prompt -----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ embeddings with one vector per token."""
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -12,7 +13,6 @@ import anyio
 import pytest
 
 from aeval import ModelResponseError, ModelTimeoutError
-from aeval._model_types import accepts_options
 from aeval.models import (
     ChatMessage,
     ChatOptions,
@@ -20,6 +20,7 @@ from aeval.models import (
     OpenAIChatModel,
     OpenAIEmbedder,
 )
+from aeval.strategies import AiJudgeStrategy
 from aeval.testing import (
     FakeChatModel,
     FakeClock,
@@ -81,7 +82,10 @@ def test_chat_options_are_checked() -> None:
     )
 
 
-def test_which_chat_models_accept_options() -> None:
+def test_which_chat_models_accept_options(caplog: pytest.LogCaptureFixture) -> None:
+    """A judge sends its options to a model whose chat() takes ``options=`` (or ``**kwargs``)
+    and warns that a model without it cannot receive them."""
+
     class Old:
         async def chat(self, messages: Any, *, json_mode: bool = False) -> ChatResponse:
             return ChatResponse("true")
@@ -90,11 +94,16 @@ def test_which_chat_models_accept_options() -> None:
         async def chat(self, messages: Any, **kwargs: Any) -> ChatResponse:
             return ChatResponse("true")
 
-    assert accepts_options(OpenAIChatModel("m"))
-    assert accepts_options(FakeChatModel())
-    assert accepts_options(Open())
-    assert not accepts_options(Old())
-    assert not accepts_options(object())
+    def refused(model: Any) -> bool:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            AiJudgeStrategy(model, max_tokens=5)
+        return any("takes no options=" in record.getMessage() for record in caplog.records)
+
+    assert not refused(OpenAIChatModel("m"))
+    assert not refused(FakeChatModel())
+    assert not refused(Open())
+    assert refused(Old())
 
 
 # --- token limits ----------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from aeval import (
 )
 from aeval.abc import ChatModel, Embedder
 from aeval.models import ChatMessage, RateLimits
-from aeval.models._replies import parse_retry_after
 from aeval.models.openai import OpenAIChatModel, OpenAIEmbedder
 from aeval.testing import (
     FakeClock,
@@ -346,19 +345,47 @@ async def test_retry_after_is_capped_at_the_remaining_deadline(
     assert (clock.sleeps, len(server.requests)) == ([30.0], 1)
 
 
-def test_retry_after_accepts_seconds_and_http_dates() -> None:
-    assert parse_retry_after("7") == 7.0
-    assert parse_retry_after("0.5") == 0.5
-    assert parse_retry_after(None) is None
-    assert parse_retry_after("soon") is None
-    now = 1_750_000_000.0
-    later = email.utils.formatdate(now + 30, usegmt=True)
-    assert parse_retry_after(later, now=now) == 30.0
-    earlier = email.utils.formatdate(now - 30, usegmt=True)
-    assert parse_retry_after(earlier, now=now) == 0.0
-    # without `now`, a date is read against the wall clock
-    assert parse_retry_after(email.utils.formatdate(now - 30, usegmt=True)) == 0.0
-    assert (parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT") or 0) > 0
+@pytest.mark.parametrize(
+    ("retry_after", "waited"),
+    [
+        ("7", 7.0),
+        ("0.5", 0.5),
+        (email.utils.formatdate(1_000_000_000.0, usegmt=True), 0.0),  # a date gone by
+    ],
+)
+async def test_retry_after_accepts_seconds_and_http_dates(
+    server: OpenAICompatibleServer, retry_after: str, waited: float
+) -> None:
+    clock = FakeClock()
+    server.enqueue(Reply.rate_limited(retry_after=retry_after), "true")
+    async with chat_model(server, clock=clock, backoff=0, deadline=30) as model:
+        reply = await model.chat(USER)
+    assert (reply.text, reply.retries) == ("true", 1)
+    assert clock.sleeps == [waited]
+
+
+async def test_a_retry_after_date_far_ahead_is_waited_until_the_deadline(
+    server: OpenAICompatibleServer,
+) -> None:
+    clock = FakeClock()
+    server.default = Reply.rate_limited(retry_after="Fri, 01 Jan 2100 00:00:00 GMT")
+    async with chat_model(server, clock=clock, deadline=30) as model:
+        with pytest.raises(ModelTimeoutError):
+            await model.chat(USER)
+    assert clock.sleeps == [30.0]
+
+
+@pytest.mark.parametrize("retry_after", [None, "soon"])
+async def test_without_a_readable_retry_after_the_backoff_applies(
+    server: OpenAICompatibleServer, retry_after: str | None
+) -> None:
+    clock = FakeClock()
+    server.enqueue(Reply.rate_limited(retry_after=retry_after), "true")
+    async with chat_model(server, clock=clock, backoff=2) as model:
+        reply = await model.chat(USER)
+    assert (reply.text, reply.retries) == ("true", 1)
+    [slept] = clock.sleeps
+    assert slept > 0.0  # the backoff (with its jitter), not a Retry-After
 
 
 async def test_backoff_doubles_with_jitter_up_to_max_backoff(

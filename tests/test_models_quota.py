@@ -8,9 +8,6 @@ import pytest
 
 from aeval import ModelHTTPError
 from aeval.models import OpenAIChatModel, OpenAIEmbedder, RateLimits, RetryPolicy
-from aeval.models._limits import LimitSpec
-from aeval.models._pacing import Pacer, Quota, QuotaHeaders, parse_duration, read_quota_headers
-from aeval.ray._limits import LimiterActor
 from aeval.testing import FakeClock, OpenAICompatibleServer, RecordedRequest, Reply
 
 pytestmark = pytest.mark.anyio
@@ -50,27 +47,6 @@ def chat(server: OpenAICompatibleServer, clock: FakeClock, **options: Any) -> Op
 
 
 # --- the provider's headers ----------------------------------------------------------------
-
-
-def test_reset_durations_are_read_in_every_form() -> None:
-    assert parse_duration("20ms") == pytest.approx(0.02)
-    assert parse_duration("1.5s") == 1.5
-    assert parse_duration("6m0s") == 360.0
-    assert parse_duration("1h2m3s") == 3723.0
-    assert parse_duration("7") == 7.0
-    assert parse_duration("soon") is None
-    assert parse_duration("1s trailing") is None
-    assert parse_duration(None) is None
-
-
-def test_quota_headers_need_a_limit_and_a_remaining_count() -> None:
-    assert read_quota_headers(quota(requests=(600, 599))) == QuotaHeaders(
-        Quota(600, 599, 0.1), None
-    )
-    assert not read_quota_headers({"x-ratelimit-limit-tokens": "100"})
-    assert not read_quota_headers(
-        {"x-ratelimit-limit-tokens": "0", "x-ratelimit-remaining-tokens": "0"}
-    )
 
 
 async def test_the_request_headers_pace_a_client_without_limits() -> None:
@@ -118,23 +94,6 @@ async def test_the_embedder_follows_the_headers_too() -> None:
             await embedder.embed(["a cat"])
             await embedder.embed(["a dog"])
     assert clock.sleeps == pytest.approx([1.0])
-
-
-async def test_requests_still_in_flight_are_counted_against_a_reply() -> None:
-    clock = FakeClock()
-    pacer = Pacer(None, None, burst=60.0, follow_headers=True, clock=clock)
-    first, second, third = [await pacer.acquire(1) for _ in range(3)]
-    # the first reply saw 10 left; the two other requests still in flight may come after it
-    pacer.observe(first, QuotaHeaders(Quota(60, 10, None), None))
-    for grant in (first, second, third):
-        pacer.release(grant)
-    for _ in range(8):
-        assert (await pacer.acquire(1)).waited == 0
-    assert (await pacer.acquire(1)).waited == pytest.approx(1.0)
-    # a reply to a request already over changes nothing
-    pacer.observe(first, QuotaHeaders(Quota(60, 60, None), None))
-    assert (await pacer.acquire(1)).waited == pytest.approx(1.0)
-    assert clock.sleeps == pytest.approx([1.0, 1.0])
 
 
 # --- 429: its wait, its jitter, its deadline -----------------------------------------------
@@ -228,23 +187,3 @@ async def test_a_configured_token_budget_charges_the_estimate_not_the_usage() ->
     charge = len(server.requests[0].body) // 4 + 50
     assert 50 < charge <= 100
     assert arrivals == pytest.approx([0.0, (2 * charge - 100) / 100, (3 * charge - 100) / 100])
-
-
-# --- across a cluster ----------------------------------------------------------------------
-
-
-async def test_the_cluster_limiter_follows_the_headers_its_copies_pass_on() -> None:
-    clock = FakeClock()
-    actor = LimiterActor(clock=clock)
-    actor.register({"judge": LimitSpec("judge", 4, None, None)})
-    lease, throttled = await actor.acquire("judge", 10, "worker-1")
-    assert not throttled
-    actor.observe("judge", lease, QuotaHeaders(Quota(60, 0, 60.0), None))
-    actor.release("judge", lease)
-    lease, throttled = await actor.acquire("judge", 10, "worker-2")
-    assert throttled and clock.sleeps == pytest.approx([1.0])
-    actor.hold("judge", 7.0)
-    actor.release("judge", lease)
-    _, throttled = await actor.acquire("judge", 10, "worker-1")
-    assert throttled and clock.sleeps[-1] == pytest.approx(7.0)
-    assert actor.statistics()["judge"].throttled == 2

@@ -1,4 +1,8 @@
-"""A model client copied to an executor's workers takes its limits from one shared holder."""
+"""The machinery behind a model client's limits, below its public options: the provider's
+quota headers as the pacer reads them, the pacer's accounting, the cluster limiter, and the
+one shared holder a client copied to an executor's workers takes its limits from. The public
+behaviour (a client paced by headers and budgets, limits across Ray workers) is tested in
+test_models_quota.py and test_ray.py."""
 
 from __future__ import annotations
 
@@ -8,7 +12,8 @@ import pytest
 
 from aeval.models import OpenAIChatModel
 from aeval.models._limits import SHARE_LIMITS, LimitSpec, SharedLimits
-from aeval.models._pacing import Quota, QuotaHeaders
+from aeval.models._pacing import Pacer, Quota, QuotaHeaders, parse_duration, read_quota_headers
+from aeval.ray._limits import LimiterActor
 from aeval.testing import FakeClock, OpenAICompatibleServer, Reply
 
 pytestmark = pytest.mark.anyio
@@ -110,3 +115,64 @@ async def test_a_shared_copy_passes_the_providers_quota_and_waits_on_to_the_hold
     assert shared.observed == [(1, seen), (2, seen)]
     assert shared.held == [0.25]
     assert shared.released == [1, 2]
+
+
+# --- the provider's headers, the pacer and the cluster limiter ---------------------------
+
+
+def test_reset_durations_are_read_in_every_form() -> None:
+    assert parse_duration("20ms") == pytest.approx(0.02)
+    assert parse_duration("1.5s") == 1.5
+    assert parse_duration("6m0s") == 360.0
+    assert parse_duration("1h2m3s") == 3723.0
+    assert parse_duration("7") == 7.0
+    assert parse_duration("soon") is None
+    assert parse_duration("1s trailing") is None
+    assert parse_duration(None) is None
+
+
+def test_quota_headers_need_a_limit_and_a_remaining_count() -> None:
+    headers = {
+        "x-ratelimit-limit-requests": "600",
+        "x-ratelimit-remaining-requests": "599",
+        "x-ratelimit-reset-requests": "0.1s",
+    }
+    assert read_quota_headers(headers) == QuotaHeaders(Quota(600, 599, 0.1), None)
+    assert not read_quota_headers({"x-ratelimit-limit-tokens": "100"})
+    assert not read_quota_headers(
+        {"x-ratelimit-limit-tokens": "0", "x-ratelimit-remaining-tokens": "0"}
+    )
+
+
+async def test_requests_still_in_flight_are_counted_against_a_reply() -> None:
+    clock = FakeClock()
+    pacer = Pacer(None, None, burst=60.0, follow_headers=True, clock=clock)
+    first, second, third = [await pacer.acquire(1) for _ in range(3)]
+    # the first reply saw 10 left; the two other requests still in flight may come after it
+    pacer.observe(first, QuotaHeaders(Quota(60, 10, None), None))
+    for grant in (first, second, third):
+        pacer.release(grant)
+    for _ in range(8):
+        assert (await pacer.acquire(1)).waited == 0
+    assert (await pacer.acquire(1)).waited == pytest.approx(1.0)
+    # a reply to a request already over changes nothing
+    pacer.observe(first, QuotaHeaders(Quota(60, 60, None), None))
+    assert (await pacer.acquire(1)).waited == pytest.approx(1.0)
+    assert clock.sleeps == pytest.approx([1.0, 1.0])
+
+
+async def test_the_cluster_limiter_follows_the_headers_its_copies_pass_on() -> None:
+    clock = FakeClock()
+    actor = LimiterActor(clock=clock)
+    actor.register({"judge": LimitSpec("judge", 4, None, None)})
+    lease, throttled = await actor.acquire("judge", 10, "worker-1")
+    assert not throttled
+    actor.observe("judge", lease, QuotaHeaders(Quota(60, 0, 60.0), None))
+    actor.release("judge", lease)
+    lease, throttled = await actor.acquire("judge", 10, "worker-2")
+    assert throttled and clock.sleeps == pytest.approx([1.0])
+    actor.hold("judge", 7.0)
+    actor.release("judge", lease)
+    _, throttled = await actor.acquire("judge", 10, "worker-1")
+    assert throttled and clock.sleeps[-1] == pytest.approx(7.0)
+    assert actor.statistics()["judge"].throttled == 2

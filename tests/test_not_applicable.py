@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import json
 import xml.etree.ElementTree as ET
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from _cli import Cli, cli
+from _replay import replay, replayed
 
 from aeval import (
     EvaluationReport,
@@ -18,12 +19,15 @@ from aeval import (
     EvaluationSample,
     Outcome,
     RunStore,
+    Scorer,
+    StoreSink,
     assert_that,
     compare,
+    merge_reports,
 )
-from aeval._reporting._codec import row_from_dict, row_to_dict
-from aeval._reporting._report import Aggregator
 from aeval.formatters.json import report_from_json
+
+__all__ = ["cli"]
 
 
 def _row(
@@ -82,7 +86,7 @@ class TestResult:
 
     def test_the_row_codec_keeps_the_outcome(self) -> None:
         row = _row("b", "tools", None, index=0, position=0)
-        back = row_from_dict(json.loads(json.dumps(row_to_dict(row))))
+        back = EvaluationRow.from_dict(json.loads(json.dumps(row.to_dict())))
         assert back.outcome is Outcome.NOT_APPLICABLE
         assert back.explanation == row.explanation
 
@@ -110,11 +114,9 @@ class TestScoreRule:
         assert report.score_for_tag("y") == pytest.approx(100.0)
         assert report.tag_statistics["y"].not_applicable == 3
 
-    def test_the_aggregator_that_knows_the_shape_gives_the_same_numbers(self) -> None:
-        aggregator = Aggregator(strategies=2, repeats=1)
-        for row in _hand_rows():
-            aggregator.add(row)
-        report = aggregator.report()
+    def test_a_scorer_run_gives_the_same_numbers(self) -> None:
+        report = replayed(_hand_rows())
+        assert [r.outcome for r in report.evaluations] == [r.outcome for r in _hand_rows()]
         assert report.score == pytest.approx(75.0)
         assert report.strategy_scores == pytest.approx({"answer": 100.0, "tools": 0.0})
         assert report.tag_scores == pytest.approx({"x": 75.0, "y": 100.0})
@@ -126,10 +128,7 @@ class TestScoreRule:
             _row("c", "tools", False, index=2, position=0),
             _row("d", "tools", None, index=3, position=0),
         ]
-        aggregator = Aggregator(strategies=1, repeats=1)
-        for found in rows:
-            aggregator.add(found)
-        report = aggregator.report()
+        report = replayed(rows)
         assert report.score == pytest.approx(50.0)
         assert report.moments.clusters == 2
         assert (
@@ -162,21 +161,20 @@ class TestScoreRule:
 
     def test_merged_shards_give_the_same_numbers(self) -> None:
         rows = _hand_rows()
-        first, second = Aggregator(), Aggregator()
-        for found in rows[:2]:
-            first.add(found)
-        for found in rows[2:]:
-            second.add(found)
-        merged = first.merge(second).report()
+        merged = merge_reports(EvaluationReport(rows[:2]), EvaluationReport(rows[2:]))
         assert merged.score == pytest.approx(75.0)
         assert merged.not_applicable_count == 3
 
-    def test_count_passed_and_add_count_alike(self) -> None:
-        counted, added = Aggregator(strategies=1, repeats=1), Aggregator(strategies=1, repeats=1)
-        counted.count_passed(("t",), "s", 1.0)
-        added.add(_row("a", "s", True, index=0, position=0, tags=("t",)))
-        assert counted.report().strategy_statistics == added.report().strategy_statistics
-        assert counted.report().tag_statistics == added.report().tag_statistics
+    def test_a_run_that_keeps_no_rows_counts_alike(self) -> None:
+        rows = [
+            *_hand_rows(),
+            _row("d", "answer", True, index=3, position=0, tags=("t",)),
+            _row("d", "tools", False, index=3, position=1, tags=("t",)),
+        ]
+        counted, kept = replayed(rows, keep="none"), replayed(rows)
+        assert not counted.evaluations
+        assert counted.strategy_statistics == kept.strategy_statistics
+        assert counted.tag_statistics == kept.tag_statistics
 
 
 class TestGates:
@@ -185,17 +183,20 @@ class TestGates:
         report = EvaluationReport(rows)
         assert_that(report).has_all_passed().has_score(100.0).has_passed_for_tag("y")
 
-    def test_the_cli_gate_reads_the_same_score(self) -> None:
-        from aeval._cli._config import RunConfig
-        from aeval._cli._summary import check_thresholds
-
-        report = EvaluationReport(_hand_rows())
-        base = RunConfig(Path("aeval.yaml"), (), (), None, ())
-        config = replace(base, min_score=75.0, tag_min_scores={"y": 100.0})
-        checks = check_thresholds(report, config)
-        assert all(check.passed for check in checks), checks
-        stricter = replace(base, min_score=75.01)
-        assert not all(c.passed for c in check_thresholds(report, stricter))
+    def test_the_cli_gate_reads_the_same_score(self, tmp_path: Path, cli: Cli) -> None:
+        rows = tmp_path / "rows.jsonl"
+        rows.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in _hand_rows()))
+        config = tmp_path / "aeval.yaml"
+        config.write_text(
+            "samples: s.jsonl\ntarget: m:f\nstrategies: [{name: exact_match}]\n"
+            "thresholds: {min_score: 75, tag_min_scores: {y: 100}}\n"
+        )
+        met = cli("merge", rows, "--config", config, "--output", tmp_path / "met")
+        assert met.returncode == 0, met.stdout + met.stderr
+        assert "PASSED: score 75.00% >= 75.00%; tag y 100.00% >= 100.00%" in met.stdout
+        missed = cli("merge", rows, "--min-score", "75.01", "--output", tmp_path / "missed")
+        assert missed.returncode == 1, missed.stdout + missed.stderr
+        assert "FAILED: score 75.00% < 75.01%" in missed.stdout
 
 
 class TestFormats:
@@ -276,16 +277,23 @@ class TestStoreAndCompare:
         asyncio.run(main())
 
     def test_a_run_stored_row_by_row_is_summarised_by_the_same_rule(self, tmp_path: Path) -> None:
-        from aeval._store._rows import summarise, summary_of
-
-        report = EvaluationReport(_hand_rows())
+        samples, target, strategies, _ = replay(_hand_rows())
 
         async def main() -> None:
             async with RunStore(tmp_path / "runs.db") as store:
-                run_id = await store.save(report, name="na")
-                by_sql = await store._read_run(run_id, lambda c, seq, _: summarise(c, seq))
-                assert by_sql.overall == summary_of(report).overall
-                assert by_sql.groups == pytest.approx(summary_of(report).groups)
+                sink = StoreSink(store, "streamed", batch=1, interval=0)
+                report = await Scorer(sinks=[sink]).evaluate(samples, target, *strategies)
+                await store.save(report, name="saved")
+                for name in ("streamed", "saved"):
+                    [summary] = await store.runs(name=name)
+                    assert summary.score == pytest.approx(75.0)
+                    assert summary.not_applicable == 3
+                    for tag, score in (("x", 75.0), ("y", 100.0)):
+                        [point] = await store.history(name, tag=tag)
+                        assert point.score == pytest.approx(score)
+                    for strategy, score in (("answer", 100.0), ("tools", 0.0)):
+                        [point] = await store.history(name, strategy=strategy)
+                        assert point.score == pytest.approx(score)
 
         asyncio.run(main())
 

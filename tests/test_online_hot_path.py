@@ -19,10 +19,9 @@ import pytest
 from _sinks import Rows
 from anyio import wait_all_tasks_blocked
 
-from aeval import EvaluationResult, EvaluationSample, Outcome
+from aeval import EvaluationResult, EvaluationRow, EvaluationSample, Outcome
 from aeval._engine._apply import apply_to_row
 from aeval._engine._redact import Redactor
-from aeval._reporting._results import EvaluationRow
 from aeval._samples._labels import REVIEW_QUEUED
 from aeval.online import OnlineEvaluator, _window as online_window
 from aeval.online._job import Job, timed_out

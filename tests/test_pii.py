@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from _cli import Cli, cli, rows_of, write_config
+from _inline import runs_on_the_loop
 
 from aeval import EvaluationSample
-from aeval._engine._callables import runs_inline
 from aeval.strategies import PIIStrategy
 from aeval.strategies.pii import PII_KINDS, find_pii, iban_valid, luhn_valid, redact
 
@@ -115,7 +115,7 @@ def test_kinds_choose_and_allow_lists_known_safe_values() -> None:
     with pytest.raises(ValueError, match="kinds must be"):
         PIIStrategy(kinds=["ssn"])
     assert repr(PIIStrategy(kinds="email")) == "PIIStrategy(kinds=('email',))"
-    assert runs_inline(PIIStrategy())
+    assert runs_on_the_loop(PIIStrategy())
 
 
 def test_without_phonenumbers_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import Literal
 
 import pytest
+from _replay import replayed
 
+import aeval
 from aeval import (
     ErrorInfo,
     EvaluationReport,
@@ -12,8 +16,9 @@ from aeval import (
     EvaluationSample,
     Outcome,
     RunInfo,
+    Scorer,
+    merge_reports,
 )
-from aeval._reporting._report import Aggregator, ModelUsage, ReportParts
 
 
 def row(
@@ -138,12 +143,10 @@ class TestScores:
         rows = [row("A", True)]
         finished = EvaluationReport(rows, run=RunInfo(started_at=100.0, finished_at=112.5))
         killed = EvaluationReport(rows, run=RunInfo(started_at=100.0, complete=False))
-        live = Aggregator()
-        live.start(RunInfo(started_at=100.0))
-        live.add(rows[0])
+        live = EvaluationReport(rows, run=RunInfo(started_at=100.0))
         assert finished.duration == 12.5
         assert killed.duration is None
-        assert live.report().duration is None
+        assert live.duration is None
 
     def test_usage_is_summed_from_row_metadata(self) -> None:
         rows = [
@@ -151,11 +154,12 @@ class TestScores:
             row("B", True, index=1, metadata={"completion_tokens": 7, "retries": True}),
         ]
         usage = EvaluationReport(rows).usage
-        assert usage == ModelUsage(retries=2, prompt_tokens=10, completion_tokens=7, cost=0.5)
+        assert (usage.retries, usage.prompt_tokens, usage.completion_tokens) == (2, 10, 7)
+        assert usage.cost == 0.5
         assert usage.total_tokens == 17
 
 
-class TestAggregator:
+class TestShardsAndKeep:
     def rows(self) -> list[EvaluationRow]:
         return [
             row(f"s{i}", i % 3 != 0, index=i, tags=("even",) if i % 2 == 0 else ("odd",))
@@ -164,16 +168,8 @@ class TestAggregator:
 
     def test_merging_shards_gives_the_same_report_as_one_run(self) -> None:
         rows = self.rows()
-        whole = Aggregator()
-        for r in rows:
-            whole.add(r)
-        left, right = Aggregator(), Aggregator()
-        for r in rows[:4]:
-            left.add(r)
-        for r in rows[4:]:
-            right.add(r)
-        merged = left.merge(right).report()
-        expected = whole.report()
+        merged = merge_reports(EvaluationReport(rows[:4]), EvaluationReport(rows[4:]))
+        expected = EvaluationReport(rows)
         assert merged.score == expected.score
         assert merged.tag_scores == expected.tag_scores
         assert merged.counts == expected.counts
@@ -183,21 +179,14 @@ class TestAggregator:
 
     def test_merge_order_does_not_change_the_rows(self) -> None:
         rows = self.rows()
-        a, b = Aggregator(), Aggregator()
-        for r in rows[5:]:
-            a.add(r)
-        for r in rows[:5]:
-            b.add(r)
-        assert list(a.merge(b).report().evaluations) == sorted(rows, key=lambda r: r.sort_key)
+        merged = merge_reports(EvaluationReport(rows[5:]), EvaluationReport(rows[:5]))
+        assert list(merged.evaluations) == sorted(rows, key=lambda r: r.sort_key)
 
-    @pytest.mark.parametrize(("keep", "held"), [("all", 11), ("failures", 5), ("none", 0)])
-    def test_keep(self, keep: str, held: int) -> None:
-        aggregator = Aggregator(keep=keep)  # type: ignore[arg-type]
-        for r in self.rows():
-            aggregator.add(r)
-        report = aggregator.report()
+    @pytest.mark.parametrize(("keep", "held"), [("all", 10), ("failures", 4), ("none", 0)])
+    def test_keep(self, keep: Literal["all", "failures", "none"], held: int) -> None:
+        report = replayed(self.rows()[:10], keep=keep)
         assert len(report.evaluations) == held
-        assert report.evaluation_count == 11
+        assert report.evaluation_count == 10
         assert report.passed_count == 6
         assert report.holds_all_rows is (keep == "all")
         if keep == "failures":
@@ -205,7 +194,7 @@ class TestAggregator:
 
     def test_invalid_keep(self) -> None:
         with pytest.raises(ValueError, match="keep must be"):
-            Aggregator(keep="some")  # type: ignore[arg-type]
+            Scorer(keep="some")  # type: ignore[arg-type]
 
     def test_repr(self) -> None:
         report = EvaluationReport([row("A", True), row("B", None, index=1)])
@@ -215,35 +204,25 @@ class TestAggregator:
 
 
 class TestOneWayToBuild:
-    def test_a_report_from_rows_is_the_report_of_its_parts(self) -> None:
+    def test_a_scorer_run_is_the_report_of_its_rows(self) -> None:
         rows = [row("a", True, tags=("t",)), row("b", False, index=1), row("c", None, index=2)]
-        aggregator = Aggregator()
-        for item in rows:
-            aggregator.add(item)
-            aggregator.count_sample(failed=item.function_failed)
-        built = EvaluationReport.from_parts(aggregator.parts())
-        direct = EvaluationReport(rows)
+        built = replayed(rows)
+        direct = EvaluationReport(built.evaluations)
+        assert [(r.name, r.outcome) for r in built.evaluations] == [
+            (r.name, r.outcome) for r in rows
+        ]
         assert built.counts == direct.counts
         assert built.tag_statistics == direct.tag_statistics
         assert built.strategy_statistics == direct.strategy_statistics
         assert (built.call_count, built.sample_count) == (direct.call_count, direct.sample_count)
-        assert built.evaluations == direct.evaluations
-
-    def test_parts_are_a_frozen_value(self) -> None:
-        parts = Aggregator().parts()
-        assert isinstance(parts, ReportParts)
-        with pytest.raises(AttributeError):
-            parts.calls = 3  # type: ignore[misc]
 
     def test_the_aggregator_does_not_import_the_report(self) -> None:
         import ast
-        import inspect
 
-        module = inspect.getmodule(Aggregator.__mro__[1])
-        assert module is not None
+        source = Path(aeval.__file__).parent / "_reporting" / "_aggregator.py"
         imported = {
             node.module
-            for node in ast.walk(ast.parse(inspect.getsource(module)))
+            for node in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
             if isinstance(node, ast.ImportFrom)
         }
         assert "_report" not in imported

@@ -10,24 +10,22 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import orjson
 import pytest
+from _cli import Cli, cli, rows_of
 
 from aeval import (
-    HTTPResponseError,
-    HTTPResponseTooLargeError,
     ModelResponseError,
     ModelResponseTooLargeError,
-    Parameters,
 )
-from aeval._engine._http_target import HttpSpec, HttpTarget
 from aeval.models import OpenAIChatModel, OpenAIEmbedder
-from aeval.models._body import DEFAULT_MAX_RESPONSE_BYTES
 from aeval.testing import FakeClock, HTTPReply, ScriptedHTTPServer
+
+__all__ = ["cli"]
 
 pytestmark = pytest.mark.anyio
 
@@ -102,7 +100,7 @@ async def test_the_default_cap_of_a_chat_reply_is_a_few_mib(hostile: ScriptedHTT
     async with _chat(hostile) as model:
         with anyio.fail_after(60), pytest.raises(ModelResponseTooLargeError) as caught:
             await model.chat("hi")
-    assert caught.value.limit == DEFAULT_MAX_RESPONSE_BYTES == 4 * MIB
+    assert caught.value.limit == 4 * MIB  # the default max_response_bytes
 
 
 async def test_an_embeddings_reply_over_the_cap_is_an_error() -> None:
@@ -133,52 +131,66 @@ def test_the_cap_must_be_a_positive_int() -> None:
         OpenAIEmbedder("m", base_url="http://127.0.0.1:9/v1", max_response_bytes=1.5)  # type: ignore[arg-type]
 
 
-async def test_an_http_target_answer_over_the_cap_is_an_error(
-    hostile: ScriptedHTTPServer,
-) -> None:
-    spec = HttpSpec(url=f"{hostile.url}/answer", method="GET", max_response_bytes=CAP)
-    async with httpx.AsyncClient() as client:
-        target = HttpTarget(spec, client, {})
-        with anyio.fail_after(60), pytest.raises(HTTPResponseTooLargeError) as caught:
-            await target(Parameters([]))
+def http_row(tmp_path: Path, cli: Cli, url: str, options: str = "") -> dict[str, Any]:
+    """The one row of ``aeval run`` against the HTTP target ``url``/answer (``options``: more
+    lines of ``target.http``)."""
+    (tmp_path / "samples.yaml").write_text(
+        "- name: s\n  parameters: [x]\n  expected-output: x\n", encoding="utf-8"
+    )
+    config = tmp_path / "aeval.yaml"
+    config.write_text(
+        f"samples: samples.yaml\ntarget:\n  http:\n    url: {url}/answer\n{options}"
+        "strategies:\n  - name: not_blank\noutput:\n  dir: out\n",
+        encoding="utf-8",
+    )
+    result = cli("run", config, "--quiet", "--no-store", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    [row] = rows_of(tmp_path / "out" / "rows.jsonl")
+    return row
 
-    assert str(caught.value) == (
+
+def test_an_http_target_answer_over_the_cap_is_an_error(
+    hostile: ScriptedHTTPServer, tmp_path: Path, cli: Cli
+) -> None:
+    options = f"    method: GET\n    max_response_bytes: {CAP}\n"
+    row = http_row(tmp_path, cli, hostile.url, options)
+    assert (row["outcome"], row["error"]["type"]) == ("error", "HttpResponseTooLargeError")
+    assert row["error"]["message"] == (
         f"the response of GET {hostile.url}/answer is larger than the limit of 1 MiB "
         "(1,048,576 bytes) (counted after decompression), so reading stopped: check the "
         "endpoint, or raise target.http.max_response_bytes"
     )
-    assert isinstance(caught.value, HTTPResponseError)
-    assert caught.value.limit == CAP
 
 
-async def test_an_http_target_answer_under_the_cap_is_read_whole() -> None:
+def test_an_http_target_answer_under_the_cap_is_read_whole(tmp_path: Path, cli: Cli) -> None:
     reply = HTTPReply(
         body=gzip.compress(b'{"answer": "' + b"a" * 100_000 + b'"}'),
         headers={"Content-Encoding": "gzip"},
         content_type="application/json",
     )
     with ScriptedHTTPServer(handler=lambda _: reply) as server:
-        spec = HttpSpec(url=f"{server.url}/answer", response_path="answer", max_response_bytes=CAP)
-        async with httpx.AsyncClient() as client:
-            answer = await HttpTarget(spec, client, {})(Parameters([]))
-    assert answer == "a" * 100_000
+        options = f"    response_path: answer\n    max_response_bytes: {CAP}\n"
+        row = http_row(tmp_path, cli, server.url, options)
+    assert (row["outcome"], row["output"]) == ("passed", "a" * 100_000)
 
 
-async def test_an_endless_error_body_still_gives_the_status_error() -> None:
-    from aeval import HTTPStatusError, ModelHTTPError
+def test_an_endless_error_body_still_gives_the_status_error(tmp_path: Path, cli: Cli) -> None:
+    from aeval import ModelHTTPError
 
     reply = HTTPReply(status=500, body=b"broken: ", stream=b"x" * 65536)
     with ScriptedHTTPServer(handler=lambda _: reply) as server:
-        spec = HttpSpec(url=f"{server.url}/answer", method="GET")
-        async with httpx.AsyncClient() as client:
-            with anyio.fail_after(60), pytest.raises(HTTPStatusError) as status:
-                await HttpTarget(spec, client, {})(Parameters([]))
-        async with _chat(server, max_attempts=1) as model:
-            with anyio.fail_after(60), pytest.raises(ModelHTTPError) as http:
-                await model.chat("hi")
-    assert status.value.status == http.value.status == 500
-    assert "broken: xxx" in str(status.value)
-    assert http.value.body == "broken: " + "x" * 192
+        row = http_row(tmp_path, cli, server.url, "    method: GET\n")
+
+        async def chat() -> None:
+            async with _chat(server, max_attempts=1) as model:
+                with anyio.fail_after(60), pytest.raises(ModelHTTPError) as http:
+                    await model.chat("hi")
+            assert http.value.status == 500
+            assert http.value.body == "broken: " + "x" * 192
+
+        anyio.run(chat)
+    assert (row["outcome"], row["error"]["type"]) == ("error", "HttpStatusError")
+    assert "500" in row["error"]["message"] and "broken: xxx" in row["error"]["message"]
 
 
 def _deflated(data: bytes, *, header: bool) -> bytes:
@@ -212,28 +224,20 @@ async def test_compressed_replies_under_the_cap_are_decoded_whole(
     assert response.text == text
 
 
-async def test_a_corrupt_gzip_body_is_a_response_error() -> None:
+def test_a_corrupt_gzip_body_is_a_response_error(tmp_path: Path, cli: Cli) -> None:
     reply = HTTPReply(
         body=gzip.compress(b"{}")[:10] + b"\xff" * 20,
         headers={"Content-Encoding": "gzip"},
         content_type="application/json",
     )
     with ScriptedHTTPServer(handler=lambda _: reply) as server:
-        async with _chat(server) as model:
-            with pytest.raises(ModelResponseError, match="cannot be decoded"):
-                await model.chat("hi")
-        spec = HttpSpec(url=f"{server.url}/answer")
-        async with httpx.AsyncClient() as client:
-            with pytest.raises(HTTPResponseError, match="cannot be decoded"):
-                await HttpTarget(spec, client, {})(Parameters([]))
 
+        async def chat() -> None:
+            async with _chat(server) as model:
+                with pytest.raises(ModelResponseError, match="cannot be decoded"):
+                    await model.chat("hi")
 
-def test_gzip_is_expanded_a_step_at_a_time_not_a_network_read_at_once() -> None:
-    """A 64 KiB read of a gzip of zeros expands to 64 MB; the cap is checked every 64 KiB."""
-    from aeval.models._body import _ZlibDecoder
-
-    compressed = gzip.compress(bytes(20 * MIB))
-    decoder = _ZlibDecoder("gzip")
-    sizes = [len(chunk) for chunk in decoder.decode(compressed)]
-    assert sum(sizes) + len(decoder.flush()) == 20 * MIB
-    assert max(sizes) <= 64 * 1024
+        anyio.run(chat)
+        row = http_row(tmp_path, cli, server.url)
+    assert (row["outcome"], row["error"]["type"]) == ("error", "HttpResponseError")
+    assert "cannot be decoded" in row["error"]["message"]

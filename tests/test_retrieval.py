@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 from _cli import Cli, cli, rows_of, write_config
+from _inline import runs_on_the_loop
 
 from aeval import EvaluationResult, EvaluationSample, SampleLoadError, Samples
-from aeval._engine._callables import runs_inline
 from aeval.strategies import RetrievalStrategy
 from aeval.strategies.retrieval import (
     hit_rate_at_k,
@@ -134,7 +134,7 @@ def test_options_are_checked_and_it_runs_inline() -> None:
         RetrievalStrategy(k=0)
     with pytest.raises(ValueError, match="threshold must be"):
         RetrievalStrategy(threshold=2)
-    assert runs_inline(RetrievalStrategy())
+    assert runs_on_the_loop(RetrievalStrategy())
     assert repr(RetrievalStrategy(k=3)) == "RetrievalStrategy(metric='recall', k=3, threshold=0.5)"
 
 

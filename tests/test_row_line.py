@@ -1,4 +1,5 @@
-"""``row_line`` (the fast rows.jsonl encoder) writes the bytes of ``row_to_dict`` + orjson."""
+"""``row_line`` (the fast rows.jsonl encoder) writes the bytes of ``EvaluationRow.to_dict``
++ orjson."""
 
 from __future__ import annotations
 
@@ -11,16 +12,24 @@ from typing import Any
 import orjson
 import pytest
 
-from aeval import EvaluationSample, Parameters, Transcript, Turn
-from aeval._reporting._codec import row_line, row_to_dict
-from aeval._reporting._results import ErrorInfo, EvaluationRow, Outcome
+from aeval import (
+    ErrorInfo,
+    EvaluationRow,
+    EvaluationSample,
+    Outcome,
+    Parameters,
+    Transcript,
+    Turn,
+)
+from aeval._reporting._codec import row_line
 from aeval._util._jsonsafe import dumps
 from aeval.trace import ModelCall, ToolCall, Trace
 
 
 def reference(row: EvaluationRow) -> bytes:
-    """The general path: row_to_dict, then the never-raising dumps, notes when needed."""
-    data = row_to_dict(row)
+    """The general path: EvaluationRow.to_dict, then the never-raising dumps, notes when
+    needed."""
+    data = row.to_dict()
     line, notes = dumps(data, option=orjson.OPT_APPEND_NEWLINE)
     if notes:
         data["notes"] = list(notes)

@@ -21,7 +21,6 @@ from aeval import (
     ScorerClosedError,
     read_run,
 )
-from aeval._reporting._codec import read_rows
 from aeval.strategies import ExactMatchStrategy
 
 pytestmark = pytest.mark.anyio
@@ -397,7 +396,7 @@ class TestFailuresAreData:
                 await first_done.wait()
                 scope.cancel()
         assert scope.cancelled_caught
-        rows = [row async for row in read_rows(tmp_path / "rows.jsonl")]
+        rows = (await read_run(tmp_path / "rows.jsonl"))[0]
         assert [(r.name, r.outcome) for r in rows] == [("s0", Outcome.PASSED)]
 
     @pytest.mark.parametrize("is_async", [True, False], ids=["async", "sync"])

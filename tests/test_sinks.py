@@ -17,8 +17,8 @@ from aeval import (
     SampleLoadError,
     Samples,
     Scorer,
+    read_run,
 )
-from aeval._reporting._codec import read_rows, row_from_dict, row_to_dict
 from aeval.formatters.json import report_from_json, report_to_dict
 from aeval.strategies import NotBlankStrategy
 
@@ -50,8 +50,8 @@ def sample_rows() -> list[EvaluationRow]:
 
 def test_row_round_trip() -> None:
     for row in sample_rows():
-        data = orjson.loads(orjson.dumps(row_to_dict(row)))
-        assert row_from_dict(data) == row
+        data = orjson.loads(orjson.dumps(row.to_dict()))
+        assert EvaluationRow.from_dict(data) == row
 
 
 async def test_unnamed_parameters_that_are_mappings_round_trip_everywhere(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ async def test_unnamed_parameters_that_are_mappings_round_trip_everywhere(tmp_pa
     ]
     for sample in samples:
         row = EvaluationRow.from_result(sample, "s", "e", EvaluationResult.passing())
-        read = row_from_dict(orjson.loads(orjson.dumps(row_to_dict(row))))
+        read = EvaluationRow.from_dict(orjson.loads(orjson.dumps(row.to_dict())))
         assert read.sample.parameters == sample.parameters
         assert read.sample.parameters.names == (None,) * len(sample.parameters.values)
     report = await Scorer().evaluate(samples, lambda *args: "e", NotBlankStrategy())
@@ -86,25 +86,25 @@ def test_one_codec_writes_both_wire_shapes_and_reads_them_back() -> None:
     entries = report_to_dict(report)["evaluations"]
     assert report_from_json(report.format("json")).evaluations == report.evaluations
     for row, entry in zip(report.evaluations, entries, strict=True):
-        line = row_to_dict(row)
-        assert row_from_dict(line) == row
+        line = row.to_dict()
+        assert EvaluationRow.from_dict(line) == row
         for key, value in line.items():
             assert orjson.loads(orjson.dumps(entry[camel.get(key, key)])) == value
 
 
 def test_a_row_of_live_traffic_keeps_its_timestamp() -> None:
     (row,) = sample_rows()[:1]
-    assert "timestamp" not in row_to_dict(row)  # rows of a run over samples are unchanged
+    assert "timestamp" not in row.to_dict()  # rows of a run over samples are unchanged
     live = EvaluationRow.from_result(
         row.sample, "judge", "a", EvaluationResult.passing(), timestamp=1_790_000_000.25
     )
-    data = orjson.loads(orjson.dumps(row_to_dict(live)))
+    data = orjson.loads(orjson.dumps(live.to_dict()))
     assert data["timestamp"] == 1_790_000_000.25
-    assert row_from_dict(data) == live
+    assert EvaluationRow.from_dict(data) == live
     failed = EvaluationRow.from_error(
         row.sample, "judge", "a", ErrorInfo("ValueError", "bad"), timestamp=5.0
     )
-    assert row_from_dict(row_to_dict(failed)).timestamp == 5.0
+    assert EvaluationRow.from_dict(failed.to_dict()).timestamp == 5.0
     report = EvaluationReport([live, failed])
     assert report_from_json(report.format("json")).evaluations[0].timestamp == 1_790_000_000.25
 
@@ -117,7 +117,7 @@ async def test_sink_writes_every_row_and_reads_back(tmp_path: Path) -> None:
     assert not path.exists()  # buffered until flushed
     await sink.flush()
     assert len(path.read_bytes().splitlines()) == 3
-    rows = [row async for row in read_rows(path)]
+    rows = (await read_run(path))[0]
     assert rows == sample_rows()
     assert EvaluationReport(rows).unscored_count == 1
 
@@ -134,7 +134,7 @@ async def test_a_run_through_a_sink(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     async with JsonlSink(path) as sink:
         report = await Scorer(concurrency=8, sinks=[sink]).evaluate(samples, fn, equals)
-    rows = [row async for row in read_rows(path)]
+    rows = (await read_run(path))[0]
     assert sorted(r.name for r in rows) == sorted(r.name for r in report.evaluations)
     assert EvaluationReport(rows).score == report.score == 100.0
 
@@ -156,12 +156,12 @@ async def test_second_run_truncates_unless_append(tmp_path: Path) -> None:
 
 async def test_truncated_last_line_is_skipped_but_a_bad_line_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
-    good = orjson.dumps(row_to_dict(sample_rows()[0]))
+    good = orjson.dumps(sample_rows()[0].to_dict())
     path.write_bytes(good + b"\n" + good[:20])
-    assert len([row async for row in read_rows(path)]) == 1
+    assert len((await read_run(path))[0]) == 1
     path.write_bytes(good + b"\n{not json}\n" + good + b"\n")
     with pytest.raises(SampleLoadError, match=r"rows.jsonl:2: not a row"):
-        [row async for row in read_rows(path)]
+        await read_run(path)
 
 
 def test_scorer_rejects_a_non_sink() -> None:

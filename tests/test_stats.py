@@ -1,11 +1,13 @@
-"""The statistics behind every score: the clustered interval and the repeat estimators, on
-hand-computed data and cross-checked against statsmodels on random data."""
+"""The statistics behind every score: the clustered interval, the repeat estimators and a
+judge's Cohen's kappa, on hand-computed data and cross-checked against statsmodels on random
+data."""
 
 from __future__ import annotations
 
 import math
 import random
 from math import comb
+from typing import Any
 
 import pytest
 
@@ -16,11 +18,12 @@ from aeval import (
     EvaluationSample,
     Samples,
     Scorer,
+    merge_reports,
 )
-from aeval._reporting._report import Aggregator
 from aeval._util._stats import (
     ClusteredMean,
     MomentsCounter,
+    cohen_kappa,
     normal_quantile,
     pass_at_k,
     pass_hat_k,
@@ -226,13 +229,9 @@ def test_merged_shards_give_the_same_report_as_one_run() -> None:
     rows = [
         row(f"S{i}", i, f"s{i % 2}", i % 3 != 0, tags=("t",) if i % 4 else ()) for i in range(12)
     ]
-    whole = Aggregator()
-    left, right = Aggregator(), Aggregator()
-    for item in rows:
-        whole.add(item)
-        (left if item.index < 6 else right).add(item)
-    merged = left.merge(right).report()
-    single = whole.report()
+    single = EvaluationReport(rows)
+    left = EvaluationReport([item for item in rows if item.index < 6])
+    merged = merge_reports(left, EvaluationReport([item for item in rows if item.index >= 6]))
     assert merged.confidence_interval() == pytest.approx(single.confidence_interval())
     assert merged.tag_statistics["t"].moments == single.tag_statistics["t"].moments
     for name in ("s0", "s1"):
@@ -291,3 +290,69 @@ def test_repeats_give_flaky_pairs_pass_at_k_and_agreement() -> None:
     [(name, agreement)] = stats.inconsistent
     assert name == "A"
     assert agreement == pytest.approx(2 / 3)
+
+
+# --- kappa, cross-checked ---------------------------------------------------------------
+
+
+def cohens_kappa(table: Any) -> Any:
+    """statsmodels' Cohen's kappa of a table (its results: kappa, std_kappa, kappa_low…)."""
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
+    numpy = pytest.importorskip("numpy")
+    return inter_rater.cohens_kappa(numpy.array(table))
+
+
+def _tables() -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    rng = random.Random(12)
+    fixed = [((4, 1), (2, 3)), ((20, 5), (10, 15)), ((1, 0), (0, 1)), ((0, 4), (5, 0))]
+    drawn = [
+        ((rng.randint(0, 40), rng.randint(0, 40)), (rng.randint(0, 40), rng.randint(0, 40)))
+        for _ in range(100)
+    ]
+    return fixed + [t for t in drawn if cohen_kappa(t) is not None]
+
+
+@pytest.mark.parametrize("table", _tables())
+def test_kappa_and_its_interval_match_statsmodels(
+    table: tuple[tuple[int, int], tuple[int, int]],
+) -> None:
+    mine = cohen_kappa(table)
+    theirs = cohens_kappa(table)
+    assert mine is not None
+    assert mine.kappa == pytest.approx(theirs.kappa, abs=1e-12)
+    assert mine.standard_error == pytest.approx(theirs.std_kappa, abs=1e-12)
+    low, high = mine.interval(0.95)
+    if mine.standard_error == 0.0:
+        # perfect (dis)agreement: statsmodels' interval is the point kappa, ours keeps a width
+        assert (theirs.kappa_low, theirs.kappa_upp) == (mine.kappa, mine.kappa)
+        assert low < high
+        return
+    assert low == pytest.approx(max(-1.0, theirs.kappa_low), abs=1e-9)
+    assert high == pytest.approx(min(1.0, theirs.kappa_upp), abs=1e-9)
+
+
+def test_perfect_agreement_keeps_an_interval() -> None:
+    # 8 pass and 2 fail labels, every verdict right: kappa 1 with a standard error of 0 read
+    # [1.00, 1.00]; Wilson's interval of 10 agreements of 10 is [0.7225, 1], and kappa's is
+    # that mapped with chance agreement pe = 0.8² + 0.2² = 0.68 held fixed
+    stats = cohen_kappa(((8, 0), (0, 2)))
+    assert stats is not None
+    assert (stats.kappa, stats.standard_error, stats.rows) == (1.0, 0.0, 10)
+    low, high = stats.interval()
+    assert high == 1.0
+    assert low == pytest.approx((10 / (10 + Z95**2) - 0.68) / 0.32)
+    assert low == pytest.approx(0.1327, abs=1e-4)
+
+
+def test_kappa_is_undefined_when_everything_agrees_on_one_category() -> None:
+    assert cohen_kappa(((5, 0), (0, 0))) is None
+    assert cohen_kappa(((0, 0), (0, 0))) is None
+
+
+@pytest.mark.parametrize("table", [((3, 0), (2, 0)), ((0, 3), (0, 2)), ((3, 2), (0, 0))])
+def test_kappa_is_undefined_when_one_rater_never_varies(
+    table: tuple[tuple[int, int], tuple[int, int]],
+) -> None:
+    # kappa would be 0 with a standard error of 0: [0.00, 0.00], which reads as certainty
+    # while chance alone explains every agreement (statsmodels divides by zero here)
+    assert cohen_kappa(table) is None

@@ -24,7 +24,6 @@ from aeval import (
     StoreError,
     read_run,
 )
-from aeval._reporting._codec import row_to_dict
 from aeval.formatters.json import report_from_json
 
 __all__ = ["cli"]
@@ -63,7 +62,7 @@ ROW_FIELDS = [
 
 
 def row_data(**changes: Any) -> dict[str, Any]:
-    data = row_to_dict(report().evaluations[1])
+    data = report().evaluations[1].to_dict()
     for key, value in changes.items():
         if value is None:
             data.pop(key, None)
@@ -81,7 +80,7 @@ async def test_a_tampered_row_of_rows_jsonl_names_the_file_line_and_field(
     tmp_path: Path, field: str, value: object, message: str
 ) -> None:
     path = tmp_path / "rows.jsonl"
-    good = row_to_dict(report().evaluations[0])
+    good = report().evaluations[0].to_dict()
     header = {"record": "run", **RunInfo(started_at=1.0).to_dict()}
     path.write_bytes(dump_line(header) + dump_line(good) + dump_line(row_data(**{field: value})))
     with pytest.raises(SampleLoadError) as caught:
@@ -105,7 +104,7 @@ async def test_a_tampered_header_of_rows_jsonl_names_the_field(
 ) -> None:
     path = tmp_path / "rows.jsonl"
     header = {"record": "run", **RunInfo(started_at=1.0).to_dict(), field: value}
-    path.write_bytes(dump_line(header) + dump_line(row_to_dict(report().evaluations[0])))
+    path.write_bytes(dump_line(header) + dump_line(report().evaluations[0].to_dict()))
     with pytest.raises(SampleLoadError) as caught:
         await read_run(path)
     assert caught.value.line == 1 and message in str(caught.value)

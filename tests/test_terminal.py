@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,8 +20,6 @@ from aeval import (
     RunInfo,
     compare,
 )
-from aeval._display import printable
-from aeval.formatters._terminal import WIDE, print_line, print_plain_line, terminal_console
 
 __all__ = ["cli", "project"]
 
@@ -47,11 +43,18 @@ def assert_literal(text: str) -> None:
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), repr(text)
 
 
-def test_printable_shows_control_characters_as_escapes() -> None:
-    assert printable("a\tb\nc") == "a\tb\nc"
-    assert printable("\x1b[2J\x00\r\x7f\x85\x9b") == "\\x1b[2J\\x00\\x0d\\x7f\\x85\\x9b"
-    assert printable("cut \ud83d") == "cut \\ud83d"
-    assert printable("[/INST] é ✓") == "[/INST] é ✓"
+def test_names_show_control_characters_as_escapes() -> None:
+    names = ["\x1b[2J\x00\r\x7f\x85\x9b", "cut \ud83d", "[/INST] é ✓", "a\tb"]
+    failed = EvaluationResult.failing("no")
+    rows = [row(name, "s", failed, index=index, output="o") for index, name in enumerate(names)]
+    out = io.StringIO()
+    EvaluationReport(rows).print(Console(file=out, width=200, color_system=None))
+    text = out.getvalue()
+    assert "\\x1b[2J\\x00\\x0d\\x7f\\x85\\x9b" in text
+    assert "cut \\ud83d" in text
+    assert "[/INST] é ✓" in text
+    assert "\\x09" not in text  # a tab is a tab, not an escape
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), repr(text)
 
 
 def row(
@@ -171,58 +174,55 @@ def test_every_command_prints_markup_and_escapes_as_written(
     assert_literal(merged.stdout)
 
 
-PLAIN_LINES = (
-    "PASSED: score 75.00% >= 50.00%",
-    "",
+VERDICT_TAGS = (
+    r"wide 漢字 and an emoji \U0001F600, combining e\u0301, zero width \u200b, nbsp \u00a0.",
+    r"cr \r and del \x7f",
+    r"tab\tstop\t\there",
     "   trailing and leading   ",
-    "wide 漢字 and an emoji 😀, combining e\u0301, zero width \u200b, nbsp \u00a0.",
     "x" * 5_000,
-    "two\nlines",
-    "cr \r and del \x7f",
-    "tab\tstop\t\there",
-    HOSTILE,
+    r"[/INST] [bold]x[/bold] \e]0;owned\a \e[2J \x9b2J",
 )
 
 
 @pytest.mark.parametrize("terminal", [False, True], ids=["log", "terminal"])
 @pytest.mark.parametrize("columns", [None, "40"], ids=["wide", "columns-40"])
-def test_a_plain_line_without_a_console_prints_what_rich_prints(
+def test_the_quiet_verdict_line_is_the_line_rich_prints(
     terminal: bool,
     columns: str | None,
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cli: Cli,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """``aeval run --quiet`` prints its verdict without a console: the same characters as
+    the console of ``aeval run`` prints, for tags with every kind of character in them."""
+    (tmp_path / "verdict_target.py").write_text(
+        "def echo(question):\n    return 'an answer'\n", encoding="utf-8"
+    )
+    (tmp_path / "samples.yaml").write_text(
+        "".join(
+            f'- name: s{index}\n  parameters: [q]\n  tags: ["{tag}"]\n'
+            for index, tag in enumerate(VERDICT_TAGS)
+        ),
+        encoding="utf-8",
+    )
+    thresholds = "".join(f'    ? "{tag}"\n    : 50\n' for tag in VERDICT_TAGS)
+    config = write_config(
+        tmp_path,
+        "samples: samples.yaml\ntarget: verdict_target:echo\n"
+        "strategies: [{name: not_blank}]\noutput: {dir: out}\n"
+        f"thresholds:\n  min_score: 50\n  tag_min_scores:\n{thresholds}",
+    )
     if columns is None:
         monkeypatch.delenv("COLUMNS", raising=False)
     else:
         monkeypatch.setenv("COLUMNS", columns)
     monkeypatch.setenv("FORCE_COLOR" if terminal else "NO_COLOR", "1")
-    for text in PLAIN_LINES:
-        console = terminal_console()
-        assert console.is_terminal is terminal
-        capsys.readouterr()
-        print_line(console, text)
-        through_rich = capsys.readouterr().out
-        print_plain_line(text)
-        assert capsys.readouterr().out == through_rich, repr(text)
-
-
-def test_a_plain_line_that_stdout_cannot_encode_raises_as_rich_does(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def raised(print_one: Callable[[], None]) -> str:
-        stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-        monkeypatch.setattr(sys, "stdout", stdout)
-        with pytest.raises(UnicodeEncodeError) as error:
-            print_one()
-        stdout.flush()
-        assert stdout.buffer.getvalue() == b""
-        return str(error.value)
-
-    text = "PASSED: caf\u00e9"
-    assert raised(lambda: print_plain_line(text)) == raised(
-        lambda: print_line(terminal_console(), text)
-    )
+    quiet = cli("run", config, "--quiet", "--no-store", cwd=tmp_path)
+    loud = cli("run", config, "--no-store", cwd=tmp_path)
+    assert quiet.returncode == loud.returncode == 0, quiet.stderr + loud.stderr
+    assert quiet.stdout.startswith("PASSED: score 100.00% >= 50.00%; tag wide 漢字")
+    assert "cr \\x0d and del \\x7f" in quiet.stdout and "\x1b" not in quiet.stdout
+    assert loud.stdout.endswith(quiet.stdout)
 
 
 def test_errors_on_stderr_show_escapes(hostile_project: Path, cli: Cli) -> None:
@@ -264,13 +264,20 @@ def test_the_pytest_terminal_section_shows_escapes(pytester: pytest.Pytester) ->
 # --- widths -------------------------------------------------------------------------------
 
 
-def test_a_console_off_a_terminal_is_wide_unless_columns_says(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_report_printed_off_a_terminal_is_wide_unless_columns_says(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
-    assert terminal_console(io.StringIO()).width == WIDE
+    long_report().print()
+    wide = capsys.readouterr().out
+    assert max(len(line) for line in wide.splitlines()) > 200
     monkeypatch.setenv("COLUMNS", "80")
-    assert terminal_console(io.StringIO()).width == 80
+    long_report().print()
+    narrow = capsys.readouterr().out
+    at_80 = io.StringIO()
+    long_report().print(Console(file=at_80, width=80, highlight=False, color_system=None))
+    assert narrow == at_80.getvalue()
+    _numbers_whole(narrow)
 
 
 def long_report(*, passing: int = 0) -> EvaluationReport:

@@ -28,11 +28,10 @@ from aeval import (
     SampleLoadError,
     Samples,
     Scorer,
+    Shard,
     merge_reports,
     read_run,
 )
-from aeval._engine._executor import IndexedSample
-from aeval._reporting._codec import row_from_dict, row_to_dict
 from aeval.formatters.json import report_from_json
 from aeval.strategies import ToolCalledStrategy
 from aeval.trace import (
@@ -469,7 +468,7 @@ async def test_secrets_in_traces_are_redacted_like_outputs() -> None:
 
     report = await Scorer(redact=[secret]).evaluate(samples(1), target, passes)
     (row,) = report.evaluations
-    assert secret not in orjson.dumps(row_to_dict(row)).decode()
+    assert secret not in orjson.dumps(row.to_dict()).decode()
     assert row.trace is not None
     assert row.trace.tool_calls[0].arguments == {"key": "[REDACTED]", "q": "x"}
 
@@ -499,7 +498,7 @@ async def test_rows_jsonl_and_report_json_round_trip_traces(tmp_path: Path) -> N
     report = await Scorer(sinks=[JsonlSink(jsonl)]).evaluate(samples(2), target, passes)
     rows = [replace(r, trace=trace) if r.index == 0 else r for r in report.evaluations]
     for row in rows:
-        assert row_from_dict(orjson.loads(orjson.dumps(row_to_dict(row)))) == row
+        assert EvaluationRow.from_dict(orjson.loads(orjson.dumps(row.to_dict()))) == row
 
     written = tmp_path / "rows2.jsonl"
     async with JsonlSink(written) as sink:
@@ -518,7 +517,7 @@ async def test_rows_jsonl_and_report_json_round_trip_traces(tmp_path: Path) -> N
 
 
 async def test_a_bad_trace_in_rows_jsonl_names_the_file_line_and_field(tmp_path: Path) -> None:
-    row = row_to_dict(EvaluationRow(EvaluationSample("s", []), "x", "o", Outcome.PASSED, 1.0))
+    row = EvaluationRow(EvaluationSample("s", []), "x", "o", Outcome.PASSED, 1.0).to_dict()
     row["trace"] = {"tool_calls": [{"name": 3}]}
     path = tmp_path / "rows.jsonl"
     path.write_bytes(orjson.dumps(row) + b"\n")
@@ -553,10 +552,9 @@ async def test_merged_shards_keep_their_traces() -> None:
         return "done"
 
     every = samples(4)
-    first = await Scorer().evaluate(every[:2], target, passes)
-    second = await Scorer().evaluate(
-        [IndexedSample(2 + i, sample) for i, sample in enumerate(every[2:])], target, passes
-    )
+    first = await Scorer().evaluate(Shard(1, 2).select(every), target, passes)
+    second = await Scorer().evaluate(Shard(2, 2).select(every), target, passes)
+    assert first.evaluations and second.evaluations
     merged = merge_reports(second, first)
     assert [steps_of(row.trace) for row in merged.evaluations] == [[(i, 0)] for i in range(4)]
 

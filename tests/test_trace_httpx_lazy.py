@@ -22,12 +22,14 @@ import anyio.to_thread
 import httpx
 import orjson
 import pytest
+from _calls import Calls
 
 from aeval import EvaluationSample, JsonlSink, Scorer, read_run
 from aeval.strategies import BudgetStrategy
 from aeval.testing import HTTPReply, RecordedRequest, ScriptedHTTPServer
 from aeval.trace import (
     ModelCall,
+    Recorder,
     Trace,
     TraceLimits,
     _chat,
@@ -38,7 +40,6 @@ from aeval.trace import (
     recording,
     redact_trace,
 )
-from aeval.trace._values import UnmadeModelCalls
 
 pytestmark = pytest.mark.anyio
 
@@ -190,8 +191,13 @@ def redact(value: Any) -> Any:
     return value
 
 
-def unmade(trace: Trace) -> bool:
-    return isinstance(trace._model_calls, UnmadeModelCalls)
+def snapshot(recorder: Recorder) -> tuple[Trace, bool]:
+    """The recorder's snapshot, and whether it left its model calls to be made on first read
+    (it made none)."""
+    with Calls() as profile:
+        trace = recorder.snapshot()
+    assert trace is not None
+    return trace, "frozen_model_call" not in profile.names
 
 
 def eager(trace: Trace) -> Trace:
@@ -213,9 +219,8 @@ async def test_model_calls_made_on_first_read_are_what_the_eager_hooks_made(
     run = run_async if client == "async" else run_sync
     with recording(redact=redact if redacting else None) as recorder:
         windows = await run(server.url, CASES)
-    trace = recorder.snapshot()
-    assert trace is not None
-    assert unmade(trace) is not redacting  # a redacting recorder makes its trace at once
+    trace, unmade = snapshot(recorder)
+    assert unmade is not redacting  # a redacting recorder makes its trace at once
     wanted = [(case, expected(case)) for case in CASES]
     recorded = [(case, want) for case, want in wanted if want is not None]
     left_alone = {"error", "redirect", "stream-asked", "embeddings"}
@@ -258,8 +263,8 @@ async def test_a_lazy_trace_reads_like_the_same_trace_made_at_once(
     }
     made = eager(recorder.trace())
     for name, read in reads.items():
-        first = recorder.snapshot()
-        assert first is not None and unmade(first), name
+        first, unmade = snapshot(recorder)
+        assert unmade, name
         assert read(first) == read(made), name
     tokens = [want for want in map(expected, CASES) if want is not None]
     assert recorder.trace().tokens == sum((p or 0) + (c or 0) for _, p, c, _ in tokens) > 0
@@ -271,8 +276,8 @@ async def test_the_limit_of_events_counts_a_chat_completion_when_it_arrives(
     cases = ["usage", "error", "no-model", "sse", "stream-asked", "malformed", "text", "big"]
     with recording(limits=TraceLimits(max_events=3)) as recorder:
         await run_async(server.url, cases)
-    trace = recorder.snapshot()
-    assert trace is not None and unmade(trace)
+    trace, unmade = snapshot(recorder)
+    assert unmade
     assert trace.dropped == 3  # "malformed", "text" and "big": the error is no event
     assert [call.model for call in trace.model_calls] == ["served", "no-model", "s"]
     assert trace.to_dict()["dropped"] == 3

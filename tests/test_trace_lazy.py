@@ -29,7 +29,6 @@ from aeval.trace import (
     redact_trace,
     render_trace,
 )
-from aeval.trace._values import Unmade
 
 LIMITS = TraceLimits(max_text=10, max_items=3)
 
@@ -64,9 +63,11 @@ def _record() -> Recorder:
 
 
 def _unmade(recorder: Recorder) -> Trace:
-    trace = recorder.snapshot()
+    """A snapshot that leaves its tool calls to be made on first read: it makes none."""
+    with Calls() as profile:
+        trace = recorder.snapshot()
     assert trace is not None
-    assert isinstance(trace._tool_calls, Unmade)
+    assert "frozen_tool_call" not in profile.names
     return trace
 
 
@@ -167,7 +168,9 @@ def test_an_unmade_trace_stays_frozen() -> None:
         trace.tool_calls = ()  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         trace.truncated = 0  # type: ignore[misc]
-    assert isinstance(trace._tool_calls, Unmade)
+    with Calls() as profile:
+        assert len(trace.tool_calls) == 10
+    assert "frozen_tool_call" in profile.names  # still unmade: made on this first read
 
 
 def test_every_snapshot_and_every_thread_read_the_same_calls() -> None:
@@ -200,9 +203,10 @@ def test_a_redacting_recorder_makes_its_trace_at_once_and_redacts_it() -> None:
 
     with recording(redact=redact) as recorder:
         lookup("secret")
-    trace = recorder.snapshot()
+    with Calls() as profile:
+        trace = recorder.snapshot()
     assert trace is not None
-    assert not isinstance(trace._tool_calls, Unmade)
+    assert "frozen_tool_call" in profile.names
     assert trace.tool_calls[0].arguments["city"] == "***"
 
 

@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from aeval.trace import (
+    Recorder,
     Trace,
     TraceLimits,
     httpx_event_hooks,
@@ -21,7 +22,6 @@ from aeval.trace import (
     record_tool_call,
     recording,
 )
-from aeval.trace._context import Recorder
 
 (ON_RESPONSE,) = httpx_event_hooks(sync=True)["response"]
 

@@ -18,8 +18,7 @@ from anyio.from_thread import start_blocking_portal
 from test_formatter_html_browser import ARGS, CHROMIUM, needs_chromium
 from test_view import COMMIT, failing_sample_1, labels_of, report, store_runs, viewer
 
-from aeval import EvaluationRow, RunStore
-from aeval._reporting._run_info import RunInfo
+from aeval import EvaluationRow, RunInfo, RunStore
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
