@@ -5,6 +5,7 @@ figures of the report the store rebuilds (``RunStore.load``), which the viewer u
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,23 @@ from aeval._view._data import (
 from aeval.formatters._header import failures_first, header_facts, partial_banner, score_text
 
 pytestmark = pytest.mark.anyio
+
+_OPENED: list[RunDatabase] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_databases() -> Iterator[None]:
+    """Close each test's writers: a connection left to the collector warns (Python 3.13)."""
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
+
+
+def opened(path: Path) -> RunDatabase:
+    """A writer of the store at ``path``, closed when the test ends."""
+    _OPENED.append(RunDatabase(path))
+    return _OPENED[-1]
+
 
 STRATEGIES = ("Exact", "Judge", "Length")
 OUTPUTS: tuple[Any, ...] = (
@@ -119,7 +137,7 @@ def store_shuffled(
 ) -> tuple[RunDatabase, int, str]:
     """Store ``made`` as one run, its rows in a random order (as a streamed run's rows
     arrive), ended or not."""
-    database = RunDatabase(path)
+    database = opened(path)
     info = RunInfo(started_at=1764530000.0, finished_at=1764530100.0, complete=True)
     seq, run_id = database.begin(RunStart("pages", info))
     shuffled = list(made)
@@ -173,7 +191,7 @@ async def test_the_index_holds_the_report_order_and_figures(tmp_path: Path, fini
 
 async def test_a_report_without_a_start_sums_the_calls_as_the_report_does(tmp_path: Path) -> None:
     made = rows(6, repeats=1)
-    database = RunDatabase(tmp_path / "runs.sqlite")
+    database = opened(tmp_path / "runs.sqlite")
     seq, run_id = database.begin(RunStart("pages", RunInfo()))
     database.add_rows(seq, 0, [RowEncoder()(row) for row in made])
     store, run, report = await loaded_pair(tmp_path / "runs.sqlite", run_id)
