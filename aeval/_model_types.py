@@ -18,6 +18,7 @@ __all__ = [
     "ChatOptions",
     "ChatResponse",
     "Embeddings",
+    "TokenTotal",
     "TokenUsage",
     "accepts_options",
     "model_name",
@@ -33,17 +34,26 @@ def model_name(model: object) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class TokenUsage:
-    """Tokens a model call consumed."""
+class TokenTotal:
+    """The ``total_tokens`` of a value that counts ``prompt_tokens`` and ``completion_tokens``."""
 
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    __slots__ = ()
+
+    prompt_tokens: int
+    completion_tokens: int
 
     @property
     def total_tokens(self) -> int:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage(TokenTotal):
+    """Tokens a model call consumed."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(

@@ -253,13 +253,26 @@ class Judged:
         else:
             error = ErrorInfo.from_exception(exc, with_traceback=tracebacks)
             metadata = retries_of(exc)
+        return self.error_row(
+            strategy, error, strategy_duration=perf_counter() - started, metadata=metadata
+        )
+
+    def error_row(
+        self,
+        strategy: PreparedStrategy,
+        error: ErrorInfo,
+        *,
+        strategy_duration: float = 0.0,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> EvaluationRow:
+        """The row of ``strategy`` stopped by ``error`` (its own, or the function's)."""
         return EvaluationRow.from_error(
             self.sample,
             strategy.name,
             self.output,
             error,
             duration=self.duration,
-            strategy_duration=perf_counter() - started,
+            strategy_duration=strategy_duration,
             index=self.index,
             repeat=self.repeat,
             position=strategy.position,

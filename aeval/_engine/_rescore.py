@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._reporting._report import EvaluationReport, partial_note
-from .._reporting._results import ErrorInfo, EvaluationRow
+from .._reporting._results import ErrorInfo
 from .._samples import EvaluationSample, Parameters
 from ..trace import Trace
 from ._apply import Judged
@@ -111,33 +111,21 @@ class RescoreRun(Run):
     async def _produce(self, sample: EvaluationSample, index: int, repeat: int) -> Judged | None:
         """The stored call's output, or its error rows (the stored error, one per strategy)."""
         call = self._calls[(index, repeat)]
+        judged = Judged(
+            sample,
+            call.output if call.error is None else None,
+            duration=call.duration,
+            index=index,
+            repeat=repeat,
+            timestamp=call.timestamp,
+            trace=call.trace,
+        )
         if call.error is None:
-            return Judged(
-                sample,
-                call.output,
-                duration=call.duration,
-                index=index,
-                repeat=repeat,
-                timestamp=call.timestamp,
-                trace=call.trace,
-            )
+            return judged
         self.aggregator.count_sample(repeat=repeat, failed=True)
         self.tally.samples_done += 1
         for strategy in self.strategies:
-            await self._add(
-                EvaluationRow.from_error(
-                    sample,
-                    strategy.name,
-                    None,
-                    call.error,
-                    duration=call.duration,
-                    index=index,
-                    repeat=repeat,
-                    position=strategy.position,
-                    timestamp=call.timestamp,
-                    trace=call.trace,
-                )
-            )
+            await self._add(judged.error_row(strategy, call.error))
         return None
 
 

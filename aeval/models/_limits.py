@@ -7,6 +7,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from .._model_types import TokenTotal
 from ._pacing import QuotaHeaders
 
 __all__ = ["SHARE_LIMITS", "LimitSpec", "ModelStatistics", "SharedLimits"]
@@ -76,7 +77,7 @@ client used by two strategies shares one budget)."""
 
 
 @dataclass(frozen=True, slots=True)
-class ModelStatistics:
+class ModelStatistics(TokenTotal):
     """A snapshot of what a model client has done (see ``statistics()`` on the clients).
 
     Attributes:
@@ -109,11 +110,6 @@ class ModelStatistics:
     rate_limited: int = 0
     waited: float = 0.0
     elapsed: float = 0.0
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion tokens."""
-        return self.prompt_tokens + self.completion_tokens
 
     @property
     def requests_per_minute(self) -> float:
