@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING
 
 from . import _exceptions
 from ._exceptions import *  # noqa: F403  (every exception is public)
-from ._util._lazy import lazy_package as _lazy_package
+from ._util._lazy import (
+    ABC as _ABC,
+    MACHINERY as _MACHINERY,
+    RETURNED as _RETURNED,
+    deprecations as _deprecations,
+    lazy_package as _lazy_package,
+    name_modules as _name_modules,
+)
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -202,75 +209,82 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
 }
 """Each module of the package and the public names it defines, loaded on first use."""
 
-_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
+_LAZY = _name_modules(_LAZY_MODULES)
 """Public names whose modules load on first use: every name but the exceptions."""
 
-_ALIAS = "use aeval.HTTP{rest} (the same class: aeval spells HTTP in capitals)"
 _HTTP_TARGET = (
     "only the aeval command's HTTP target raises it, as an error row whose type is "
-    "{0}; Python code does not receive it"
+    "Http{0}; Python code does not receive it"
 )
-_ABC = "import it from aeval.abc, where every contract lives (the same object)"
-_MACHINERY = "it is aeval's own machinery, not a user's concept"
-_RETURNED = "it is a value aeval hands back; use it where it is returned, no import needed"
 _READ_RUN = "aeval.read_run reads a rows.jsonl or report.json back"
 
 _DEPRECATED: dict[str, tuple[str, str]] = {
+    **_deprecations(
+        _RETURNED,
+        {
+            "._compare": ("ChangedPair", "ComparisonAssert"),
+            "._engine._builder": ("EvaluationBuilder", "EvaluationRunner"),
+            "._engine._scorer": ("RowStream", "ScorerStatistics"),
+            "._reporting._assertions": ("ReportAssert",),
+            "._reporting._judging": (
+                "Calibration",
+                "Disagreement",
+                "JudgeCounts",
+                "JudgeStatistics",
+            ),
+            "._reporting._report": (
+                "FlakyCase",
+                "ModelUsage",
+                "RepeatStatistics",
+                "StrategyStatistics",
+                "TagStatistics",
+            ),
+            "._store": (
+                "HistoryPoint",
+                "Label",
+                "LabelCalibration",
+                "ReviewerAgreement",
+                "ReviewerPair",
+                "RowLabel",
+                "RunSummary",
+            ),
+            ".strategies._cache": ("CacheStatistics",),
+        },
+    ),
+    **_deprecations(
+        _MACHINERY,
+        {
+            "._compare": ("PairKey", "RunSource"),
+            "._engine._executor": ("IndexedSample",),
+            "._reporting._report": ("Aggregator", "ReportParts"),
+            "._samples._loaders": ("registered_loaders",),
+        },
+    ),
+    **_deprecations(_ABC, {".abc": ("Executor", "SampleLoader", "Sink")}),
+    **_deprecations(
+        _READ_RUN, {"._reporting._codec": ("read_rows", "row_from_dict", "row_to_dict")}
+    ),
+    **{
+        name: ("._exceptions", _HTTP_TARGET.format(error))
+        for error in (
+            "ResponseError",
+            "ResponseTooLargeError",
+            "StatusError",
+            "TargetError",
+            "TimeoutError",
+        )
+        for name in (f"HTTP{error}", f"Http{error}")
+    },
     "ConfigError": (
         "._exceptions",
         "only the aeval command raises it, and prints it; Python code does not receive it",
     ),
-    "ChangedPair": ("._compare", _RETURNED),
-    "ComparisonAssert": ("._compare", _RETURNED),
-    "PairKey": ("._compare", _MACHINERY),
-    "RunSource": ("._compare", _MACHINERY),
-    "EvaluationBuilder": ("._engine._builder", _RETURNED),
-    "EvaluationRunner": ("._engine._builder", _RETURNED),
-    "IndexedSample": ("._engine._executor", _MACHINERY),
-    "RowStream": ("._engine._scorer", _RETURNED),
-    "ScorerStatistics": ("._engine._scorer", _RETURNED),
-    "HTTPResponseError": ("._exceptions", _HTTP_TARGET.format("HttpResponseError")),
-    "HttpResponseError": ("._exceptions", _HTTP_TARGET.format("HttpResponseError")),
-    "HTTPResponseTooLargeError": ("._exceptions", _HTTP_TARGET.format("HttpResponseTooLargeError")),
-    "HttpResponseTooLargeError": ("._exceptions", _HTTP_TARGET.format("HttpResponseTooLargeError")),
-    "HTTPStatusError": ("._exceptions", _HTTP_TARGET.format("HttpStatusError")),
-    "HttpStatusError": ("._exceptions", _HTTP_TARGET.format("HttpStatusError")),
-    "HTTPTargetError": ("._exceptions", _HTTP_TARGET.format("HttpTargetError")),
-    "HttpTargetError": ("._exceptions", _HTTP_TARGET.format("HttpTargetError")),
-    "HTTPTimeoutError": ("._exceptions", _HTTP_TARGET.format("HttpTimeoutError")),
-    "HttpTimeoutError": ("._exceptions", _HTTP_TARGET.format("HttpTimeoutError")),
-    "ReportAssert": ("._reporting._assertions", _RETURNED),
-    "read_rows": ("._reporting._codec", _READ_RUN),
-    "row_from_dict": ("._reporting._codec", _READ_RUN),
-    "row_to_dict": ("._reporting._codec", _READ_RUN),
-    "Calibration": ("._reporting._judging", _RETURNED),
-    "Disagreement": ("._reporting._judging", _RETURNED),
-    "JudgeCounts": ("._reporting._judging", _RETURNED),
-    "JudgeStatistics": ("._reporting._judging", _RETURNED),
-    "Aggregator": ("._reporting._report", _MACHINERY),
-    "FlakyCase": ("._reporting._report", _RETURNED),
-    "ModelUsage": ("._reporting._report", _RETURNED),
-    "RepeatStatistics": ("._reporting._report", _RETURNED),
-    "ReportParts": ("._reporting._report", _MACHINERY),
-    "StrategyStatistics": ("._reporting._report", _RETURNED),
-    "TagStatistics": ("._reporting._report", _RETURNED),
-    "HttpSampleLoader": ("._samples._loaders", _ALIAS.format(rest="SampleLoader")),
-    "registered_loaders": ("._samples._loaders", _MACHINERY),
-    "HistoryPoint": ("._store", _RETURNED),
-    "Label": ("._store", _RETURNED),
-    "LabelCalibration": ("._store", _RETURNED),
-    "ReviewerAgreement": ("._store", _RETURNED),
-    "ReviewerPair": ("._store", _RETURNED),
-    "RowLabel": ("._store", _RETURNED),
-    "RunSummary": ("._store", _RETURNED),
+    "HttpSampleLoader": (
+        "._samples._loaders",
+        "use aeval.HTTPSampleLoader (the same class: aeval spells HTTP in capitals)",
+    ),
     "StoreSink": ("._store", "use store.sink(name, ...), which makes one (the same options)"),
-    "Executor": (".abc", _ABC),
-    "SampleLoader": (".abc", _ABC),
-    "Sink": (".abc", _ABC),
-    "CacheStatistics": (".strategies._cache", _RETURNED),
 }
-"""Names that left ``__all__``: each still resolves for one release, with a
-:class:`DeprecationWarning` saying what to use instead."""
 
 __all__ = [
     "Comparison",

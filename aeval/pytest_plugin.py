@@ -47,7 +47,11 @@ from ._pytest_plugin._recording import (
 )
 from ._reporting._report import EvaluationReport
 from ._samples import EvaluationSample, Samples
-from ._util._lazy import lazy_names as _lazy_names
+from ._util._lazy import (
+    deprecations as _deprecations,
+    lazy_names as _lazy_names,
+    returned as _returned,
+)
 
 if TYPE_CHECKING:
     from ._pytest_plugin._cases import (
@@ -55,14 +59,9 @@ if TYPE_CHECKING:
         StrategyScore as StrategyScore,
     )
 
-_RETURNED = "it is a value aeval hands back (eval_assert(...)); use it where it is returned"
-
-_DEPRECATED: dict[str, tuple[str, str]] = {
-    "EvalAssertion": ("._pytest_plugin._cases", _RETURNED),
-    "StrategyScore": ("._pytest_plugin._cases", _RETURNED),
-}
-"""Names that left ``__all__``: each still resolves for one release, with a
-:class:`DeprecationWarning` saying what to use instead."""
+_DEPRECATED = _deprecations(
+    _returned("eval_assert(...)"), {"._pytest_plugin._cases": ("EvalAssertion", "StrategyScore")}
+)
 
 __getattr__ = _lazy_names(globals(), {}, deprecated=_DEPRECATED)
 

@@ -9,6 +9,7 @@ lists the pairs that changed, each with its expected output and both runs' outpu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .._display import display_value
 from .._util._numbers import format_number, truncate
@@ -20,30 +21,26 @@ __all__ = ["ComparisonAssert"]
 _PAIRS_LISTED = 20
 
 
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ComparisonAssert:
     """Assertions on one comparison; each returns ``self`` so they chain.
 
     Margins are in percentage points. A failure raises ``AssertionError``.
+
+    Attributes:
+        comparison: The comparison under test.
     """
 
-    __slots__ = ("_comparison",)
-
-    def __init__(self, comparison: Comparison) -> None:
-        self._comparison = comparison
-
-    @property
-    def comparison(self) -> Comparison:
-        """The comparison under test."""
-        return self._comparison
+    comparison: Comparison
 
     def __repr__(self) -> str:
-        return f"ComparisonAssert({self._comparison.describe()!r})"
+        return f"ComparisonAssert({self.comparison.describe()!r})"
 
     def has_no_significant_regression(self, margin: float = 0.0) -> ComparisonAssert:
         """Neither overall nor on any tag is the candidate significantly worse by more than
         ``margin`` points (per-tag p-values Holm-adjusted)."""
         _check_margin(margin)
-        regressed = self._comparison.significant_regressions(margin)
+        regressed = self.comparison.significant_regressions(margin)
         if regressed:
             beyond = f" beyond {format_number(margin)} points" if margin else ""
             lines = [
@@ -56,7 +53,7 @@ class ComparisonAssert:
 
     def is_significantly_better(self) -> ComparisonAssert:
         """The candidate is significantly better than the baseline overall."""
-        c = self._comparison
+        c = self.comparison
         if c.verdict != "better":
             lines = [
                 "Expected the candidate to be significantly better than the baseline, but the "
@@ -69,7 +66,7 @@ class ComparisonAssert:
     def is_non_inferior(self, margin: float) -> ComparisonAssert:
         """The low end of the overall difference's interval is above ``-margin`` points."""
         _check_margin(margin)
-        c = self._comparison
+        c = self.comparison
         if not c.is_non_inferior(margin):
             lines = [
                 f"Expected the candidate to be non-inferior: {non_inferiority_message(c, margin)}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, overload
 
 from .._display import display_value
@@ -85,26 +86,22 @@ def assert_that(
     )
 
 
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ReportAssert:
     """Assertions on one report; each returns ``self`` so they chain.
 
     Scores and thresholds are percentages (0-100). A failure raises ``AssertionError``; where
     upstream does, the message ends with the failed rows, each with its expected and actual
     output, score and reason.
+
+    Attributes:
+        report: The report under test.
     """
 
-    __slots__ = ("_report",)
-
-    def __init__(self, report: EvaluationReport) -> None:
-        self._report = report
-
-    @property
-    def report(self) -> EvaluationReport:
-        """The report under test."""
-        return self._report
+    report: EvaluationReport
 
     def __repr__(self) -> str:
-        return f"ReportAssert({self._report!r})"
+        return f"ReportAssert({self.report!r})"
 
     # -- global score --------------------------------------------------------------------------
 
@@ -123,7 +120,7 @@ class ReportAssert:
     def _score_is(
         self, relation: str, threshold: float, *, with_failures: bool = False
     ) -> ReportAssert:
-        score = self._report.score
+        score = self.report.score
         if not _SCORE_RELATIONS[relation](score, threshold):
             self._fail(
                 f"Expected evaluation score to be {relation} "
@@ -142,7 +139,7 @@ class ReportAssert:
             raise ValueError(
                 f"has_score_between() needs minimum <= maximum, got {minimum} and {maximum}"
             )
-        score = self._report.score
+        score = self.report.score
         if not minimum <= score <= maximum:
             self._fail(
                 f"Expected evaluation score to be between {format_percent(minimum)} and "
@@ -153,7 +150,7 @@ class ReportAssert:
 
     def has_score(self, expected: float) -> ReportAssert:
         """The score equals ``expected`` within ±0.01 percentage points."""
-        score = self._report.score
+        score = self.report.score
         if abs(score - expected) > _SCORE_TOLERANCE:
             self._fail(
                 f"Expected evaluation score to be {format_percent(expected)} "
@@ -166,7 +163,7 @@ class ReportAssert:
     def has_all_passed(self) -> ReportAssert:
         """Every row passed (true of an empty report); not-applicable rows neither pass nor
         fail, so they are allowed."""
-        report = self._report
+        report = self.report
         failed = report.not_passed_count
         if failed:
             raise AssertionError(
@@ -177,7 +174,7 @@ class ReportAssert:
 
     def has_some_passed(self) -> ReportAssert:
         """At least one row passed (never true of an empty report)."""
-        report = self._report
+        report = self.report
         if report.passed_count == 0:
             raise AssertionError(
                 "Expected at least one evaluation to pass, but all "
@@ -214,28 +211,28 @@ class ReportAssert:
 
     def has_evaluation_count(self, expected: int) -> ReportAssert:
         """Exactly ``expected`` rows."""
-        return self._count(self._report.evaluation_count, "", expected, "evaluations")
+        return self._count(self.report.evaluation_count, "", expected, "evaluations")
 
     def has_at_least_evaluations(self, minimum: int) -> ReportAssert:
         """At least ``minimum`` rows."""
-        return self._count(self._report.evaluation_count, "at least ", minimum, "evaluations")
+        return self._count(self.report.evaluation_count, "at least ", minimum, "evaluations")
 
     def has_passed_count(self, expected: int) -> ReportAssert:
         """Exactly ``expected`` passed rows."""
-        return self._count(self._report.passed_count, "", expected, "passed evaluations")
+        return self._count(self.report.passed_count, "", expected, "passed evaluations")
 
     def has_at_least_passed_evaluations(self, minimum: int) -> ReportAssert:
         """At least ``minimum`` passed rows."""
-        return self._count(self._report.passed_count, "at least ", minimum, "passed evaluations")
+        return self._count(self.report.passed_count, "at least ", minimum, "passed evaluations")
 
     def has_failed_count(self, expected: int) -> ReportAssert:
         """Exactly ``expected`` rows that did not pass (failed, unscored or error)."""
-        failed = self._report.not_passed_count
+        failed = self.report.not_passed_count
         return self._count(failed, "", expected, "failed evaluations", with_failures=True)
 
     def has_at_most_failed_evaluations(self, maximum: int) -> ReportAssert:
         """At most ``maximum`` rows that did not pass (failed, unscored or error)."""
-        failed = self._report.not_passed_count
+        failed = self.report.not_passed_count
         return self._count(failed, "at most ", maximum, "failed evaluations", with_failures=True)
 
     def _count(
@@ -263,7 +260,7 @@ class ReportAssert:
                 rows.
         """
         try:
-            calibration = calibrate(self._report, strategy)
+            calibration = calibrate(self.report, strategy)
         except ValueError as exc:
             raise AssertionError(f"Expected a judge calibration, but {exc}") from None
         kappa = calibration.kappa
@@ -279,7 +276,7 @@ class ReportAssert:
         return self
 
     def _tag_statistics(self, tag: str) -> TagStatistics:
-        stats = self._report.tag_statistics.get(tag)
+        stats = self.report.tag_statistics.get(tag)
         if stats is None or stats.total == 0:
             raise AssertionError(f"No evaluations found with tag '{tag}'")
         return stats
@@ -290,7 +287,7 @@ class ReportAssert:
         raise AssertionError(message)
 
     def _failures(self, tag: str | None = None) -> str:
-        report = self._report
+        report = self.report
         rows: Sequence[EvaluationRow] = report.failures
         if tag is None:
             expected = report.not_passed_count

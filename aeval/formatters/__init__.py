@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._util._lazy import lazy_names as _lazy_names
+from .._util._lazy import lazy_package as _lazy_package
 from ._base import check_options
 from ._registry import (
     get_formatter,
@@ -39,15 +39,6 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
     "JsonFormatter": (".json", _BUILT_IN.format("json")),
     "MarkdownFormatter": (".markdown", _BUILT_IN.format("markdown")),
 }
-"""Names that left ``__all__``: each still resolves for one release, with a
-:class:`DeprecationWarning` saying what to use instead."""
-
-__getattr__ = _lazy_names(globals(), {}, deprecated=_DEPRECATED)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
 
 __all__ = [
     "check_options",
@@ -56,3 +47,5 @@ __all__ = [
     "supported_formats",
     "unregister_formatter",
 ]
+
+__getattr__, __dir__ = _lazy_package(globals(), {}, deprecated=_DEPRECATED)

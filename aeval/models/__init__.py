@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._util._lazy import lazy_package as _lazy_package
+from .._util._lazy import (
+    ABC as _ABC,
+    MACHINERY as _MACHINERY,
+    deprecations as _deprecations,
+    lazy_package as _lazy_package,
+    name_modules as _name_modules,
+    returned as _returned,
+)
 
 if TYPE_CHECKING:
     from .._model_types import (
@@ -37,26 +44,17 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
 ``aeval.models`` (the response body's limits, which an HTTP target's configuration reads)
 does not import the clients and httpx."""
 
-_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
+_LAZY = _name_modules(_LAZY_MODULES)
 
-
-_ABC = "import it from aeval.abc, where every contract lives (the same object)"
-
-_DEPRECATED = {
-    "ChatModel": ("..abc", _ABC),
-    "Clock": ("..abc", _ABC),
-    "Embedder": ("..abc", _ABC),
-    "ModelStatistics": (
-        "._limits",
-        "it is a value aeval hands back (client.statistics()); use it where it is returned",
-    ),
-    "accepts_options": (".._model_types", "it is aeval's own machinery, not a user's concept"),
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    **_deprecations(_ABC, {"..abc": ("ChatModel", "Clock", "Embedder")}),
+    "ModelStatistics": ("._limits", _returned("client.statistics()")),
+    "accepts_options": (".._model_types", _MACHINERY),
     "local_extra_missing": (
         ".local",
         "it is aeval's own machinery; LocalEmbedder() says what to install when it is missing",
     ),
 }
-"""Names that left ``__all__``, kept for one release behind a :class:`DeprecationWarning`."""
 
 __all__ = [
     "ChatMessage",

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._util._lazy import lazy_names as _lazy_names
-from .._util._publish import publish as _publish
+from .._util._lazy import (
+    lazy_package as _lazy_package,
+    returned as _returned,
+    type_alias as _type_alias,
+)
 from ._evaluator import OnlineEvaluator
 from ._statistics import OnlineStatistics
 
@@ -22,37 +25,27 @@ if TYPE_CHECKING:
     )
     from ._window import Since as Since, WindowScore as WindowScore
 
-_ALIAS = "it is aeval's own type alias; pass what it names: {0}"
-
-_RETURNED = "it is a value aeval hands back ({0}); use it where it is returned"
-
 _DEPRECATED: dict[str, tuple[str, str]] = {
     "Sampler": (
         "._sampling",
         "it is aeval's own machinery: OnlineEvaluator(sample_rates=...) builds one "
         "(online.sampler)",
     ),
-    "RateFunction": ("._sampling", _ALIAS.format("a function (name, input, output) -> rate")),
-    "SampleRates": ("._sampling", _ALIAS.format("a rate, a {name: rate} mapping or a function")),
-    "Since": ("._window", _ALIAS.format("seconds, a datetime or a timedelta")),
-    "WindowScore": (
-        "._window",
-        _RETURNED.format("online.by_strategy(), online.by_tag()"),
+    "RateFunction": (
+        "._sampling",
+        _type_alias("pass what it names: a function (name, input, output) -> rate"),
     ),
+    "SampleRates": (
+        "._sampling",
+        _type_alias("pass what it names: a rate, a {name: rate} mapping or a function"),
+    ),
+    "Since": ("._window", _type_alias("pass what it names: seconds, a datetime or a timedelta")),
+    "WindowScore": ("._window", _returned("online.by_strategy(), online.by_tag()")),
 }
-"""Names that left ``__all__``: each still resolves for one release, with a
-:class:`DeprecationWarning` saying what to use instead."""
-
-__getattr__ = _lazy_names(globals(), {}, deprecated=_DEPRECATED)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
 
 __all__ = [
     "OnlineEvaluator",
     "OnlineStatistics",
 ]
 
-_publish(globals(), __all__, __name__)
+__getattr__, __dir__ = _lazy_package(globals(), {}, deprecated=_DEPRECATED)

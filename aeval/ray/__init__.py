@@ -10,29 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._util._lazy import lazy_names as _lazy_names
-from .._util._publish import publish as _publish
+from .._util._lazy import RETURNED as _RETURNED, lazy_package as _lazy_package
 from ._executor import RayExecutor
 
 if TYPE_CHECKING:
     from ._limits import LimitUsage as LimitUsage
 
 _DEPRECATED: dict[str, tuple[str, str]] = {
-    "LimitUsage": (
-        "._limits",
-        "it is a value aeval hands back; use it where it is returned, no import needed",
-    ),
+    "LimitUsage": ("._limits", _RETURNED),
 }
-"""Names that left ``__all__``: each still resolves for one release, with a
-:class:`DeprecationWarning` saying what to use instead."""
-
-__getattr__ = _lazy_names(globals(), {}, deprecated=_DEPRECATED)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
 
 __all__ = ["RayExecutor"]
 
-_publish(globals(), __all__, __name__)
+__getattr__, __dir__ = _lazy_package(globals(), {}, deprecated=_DEPRECATED)

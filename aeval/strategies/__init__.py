@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._util._lazy import lazy_names as _lazy_names
+from .._util._lazy import (
+    ABC as _ABC,
+    lazy_package as _lazy_package,
+    name_modules as _name_modules,
+)
 
 if TYPE_CHECKING:
     from . import rubrics as rubrics
@@ -104,9 +108,8 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
 """The module of each public name, imported on first use: a run that uses ``exact_match``
 imports the text strategies, not the judges, their cache and the rest."""
 
-_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
+_LAZY = _name_modules(_LAZY_MODULES)
 
-_ABC = "import it from aeval.abc, where every contract lives (the same object)"
 _BASE = (
     "it is aeval's own base class; a strategy is any object with evaluate(sample, output) "
     "(aeval.abc.Strategy), and aeval.strategies.TextStrategy is the base of text checks"
@@ -125,15 +128,6 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
     "STRUCTURED_PROMPT": (".judge", _MODULE.format("judge")),
     "cosine_similarity": (".similarity", _MODULE.format("similarity")),
 }
-"""Names that left ``__all__``: each still resolves for one release, with a
-:class:`DeprecationWarning` saying what to use instead."""
-
-__getattr__ = _lazy_names(globals(), {**_LAZY, "rubrics": ".rubrics"}, deprecated=_DEPRECATED)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, "rubrics"})
-
 
 __all__ = [
     "AiJudgeStrategy",
@@ -165,3 +159,7 @@ __all__ = [
     "ToolSequenceStrategy",
     "inline",
 ]
+
+__getattr__, __dir__ = _lazy_package(
+    globals(), {**_LAZY, "rubrics": ".rubrics"}, deprecated=_DEPRECATED
+)

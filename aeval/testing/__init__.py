@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._util._lazy import lazy_package as _lazy_package
+from .._util._lazy import lazy_package as _lazy_package, type_alias as _type_alias
 from ._clock import FakeClock
 from ._fakes import ChatCall, FakeChatModel, FakeEmbedder
 from ._http import HTTPReply, RecordedRequest, ScriptedHTTPServer
@@ -40,19 +40,21 @@ _LAZY = {"openai_server": "._fixture"}
 """The names imported on first use: the fixture's module imports pytest."""
 
 
-_ALIAS = "it is aeval's own type alias; annotate with what it names: {0}"
-
 _DEPRECATED: dict[str, tuple[str, str]] = {
-    "ChatReplyTypes": ("._fakes", _ALIAS.format("str | ChatResponse | Exception")),
+    "ChatReplyTypes": (
+        "._fakes",
+        _type_alias("annotate with what it names: str | ChatResponse | Exception"),
+    ),
     "EmbedCall": (
         "._fakes",
         "it is a value aeval hands back (FakeEmbedder.calls); read its texts where it is returned",
     ),
-    "VectorTypes": ("._fakes", _ALIAS.format("Sequence[float] | Exception")),
+    "VectorTypes": (
+        "._fakes",
+        _type_alias("annotate with what it names: Sequence[float] | Exception"),
+    ),
     "main": ("._server", "run `python -m aeval.testing`, which calls it"),
 }
-"""Names that left ``__all__``: each still resolves for one release, with a
-:class:`DeprecationWarning` saying what to use instead."""
 
 __all__ = [
     "ChatCall",

@@ -9,10 +9,15 @@ test). :func:`current` is the trace of the sample being run or evaluated.
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING
 
-from .._util._lazy import lazy_names as _lazy_names
+from .._util._lazy import (
+    MACHINERY as _MACHINERY,
+    RETURNED as _RETURNED,
+    deprecations as _deprecations,
+    lazy_package as _lazy_package,
+    type_alias as _type_alias,
+)
 from ._assertions import assert_trace
 from ._bounds import TraceLimits
 from ._capture import capture
@@ -44,13 +49,11 @@ if TYPE_CHECKING:
     from ._values import TraceEvent as TraceEvent
 
 _SECOND_HOME = "import it from aeval, where it lives (the same object)"
-_MACHINERY = "it is aeval's own machinery, not a user's concept"
-_RETURNED = "it is a value aeval hands back; use it where it is returned, no import needed"
 
 _DEPRECATED: dict[str, tuple[str, str]] = {
-    "ToolError": (".._exceptions", _SECOND_HOME),
-    "ToolTimeoutError": (".._exceptions", _SECOND_HOME),
-    "UnmockedToolCall": (".._exceptions", _SECOND_HOME),
+    **_deprecations(
+        _SECOND_HOME, {".._exceptions": ("ToolError", "ToolTimeoutError", "UnmockedToolCall")}
+    ),
     "tool": ("._tool", "use @aeval.tool (the same decorator)"),
     "TraceAssert": ("._assertions", _RETURNED),
     "Capture": ("._capture", _RETURNED),
@@ -62,18 +65,9 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
     "ReplaySession": ("._fixtures", _MACHINERY),
     "TraceEvent": (
         "._values",
-        "it is aeval's own type alias; a trace's events() are ToolCall, ModelCall and Retrieval",
+        _type_alias("a trace's events() are ToolCall, ModelCall and Retrieval"),
     ),
 }
-"""Names that left ``__all__``: each still resolves for one release, with a
-:class:`DeprecationWarning` saying what to use instead."""
-
-__getattr__ = _lazy_names(globals(), {}, deprecated=_DEPRECATED)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
 
 __all__ = [
     "CallError",
@@ -99,9 +93,4 @@ __all__ = [
     "using",
 ]
 
-for _name in __all__:
-    _value = globals()[_name]
-    if getattr(_value, "__module__", "").startswith(__name__ + "._"):
-        with contextlib.suppress(AttributeError, TypeError):
-            _value.__module__ = __name__
-del _name, _value
+__getattr__, __dir__ = _lazy_package(globals(), {}, deprecated=_DEPRECATED)
