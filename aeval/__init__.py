@@ -95,12 +95,6 @@ if TYPE_CHECKING:
     from ._reporting._report import (
         Aggregator as Aggregator,
         EvaluationReport,
-        FlakyCase as FlakyCase,
-        ModelUsage as ModelUsage,
-        RepeatStatistics as RepeatStatistics,
-        ReportParts as ReportParts,
-        StrategyStatistics as StrategyStatistics,
-        TagStatistics as TagStatistics,
     )
     from ._reporting._results import (
         ErrorInfo,
@@ -232,7 +226,7 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
                 "JudgeCounts",
                 "JudgeStatistics",
             ),
-            "._reporting._report": (
+            "._reporting._values": (
                 "FlakyCase",
                 "ModelUsage",
                 "RepeatStatistics",
@@ -256,7 +250,8 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
         {
             "._compare": ("PairKey", "RunSource"),
             "._engine._executor": ("IndexedSample",),
-            "._reporting._report": ("Aggregator", "ReportParts"),
+            "._reporting._report": ("Aggregator",),
+            "._reporting._values": ("ReportParts",),
             "._samples._loaders": ("registered_loaders",),
         },
     ),

@@ -141,7 +141,7 @@ CANONICAL = {
     ("aeval", "SampleLoader"): ("aeval.abc", "SampleLoader"),
     ("aeval", "Sink"): ("aeval.abc", "Sink"),
     ("aeval", "Aggregator"): ("aeval._reporting._report", "Aggregator"),
-    ("aeval", "ReportParts"): ("aeval._reporting._report", "ReportParts"),
+    ("aeval", "ReportParts"): ("aeval._reporting._values", "ReportParts"),
     ("aeval", "PairKey"): ("aeval._compare", "PairKey"),
     ("aeval", "row_to_dict"): ("aeval._reporting._codec", "row_to_dict"),
     ("aeval.models", "accepts_options"): ("aeval._model_types", "accepts_options"),

@@ -18,8 +18,9 @@ from ..trace import Trace, assert_trace
 from ..trace._assertions import TraceAssert
 from ..trace._capture import Capture
 from ._judging import calibrate
-from ._report import EvaluationReport, TagStatistics
+from ._report import EvaluationReport
 from ._results import EvaluationRow
+from ._values import TagStatistics
 
 if TYPE_CHECKING:
     from .._compare import Comparison, ComparisonAssert

@@ -27,17 +27,7 @@ from ._values import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = [
-    "Aggregator",
-    "EvaluationReport",
-    "FlakyCase",
-    "ModelUsage",
-    "RepeatStatistics",
-    "ReportParts",
-    "StrategyStatistics",
-    "TagStatistics",
-    "partial_note",
-]
+__all__ = ["Aggregator", "EvaluationReport", "partial_note"]
 
 
 class EvaluationReport:

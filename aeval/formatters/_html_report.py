@@ -22,7 +22,8 @@ from ._transcript_view import transcript_of
 
 if TYPE_CHECKING:
     from .._reporting._judging import Calibration
-    from .._reporting._report import EvaluationReport, RepeatStatistics
+    from .._reporting._report import EvaluationReport
+    from .._reporting._values import RepeatStatistics
 
 __all__ = ["render_report"]
 

@@ -65,7 +65,8 @@ from ._base import check_options
 
 if TYPE_CHECKING:
     from .._reporting._judging import Calibration, JudgeStatistics
-    from .._reporting._report import EvaluationReport, RepeatStatistics
+    from .._reporting._report import EvaluationReport
+    from .._reporting._values import RepeatStatistics
 
 __all__ = ["JsonFormatter", "calibration_data", "report_from_json", "report_to_dict"]
 
@@ -447,15 +448,8 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
     Raises:
         FormatError: The text is not a report written by this formatter.
     """
-    from .._reporting._report import (
-        EvaluationReport,
-        FlakyCase,
-        ModelUsage,
-        RepeatStatistics,
-        ReportParts,
-        StrategyStatistics,
-        TagStatistics,
-    )
+    from .._reporting import _values
+    from .._reporting._report import EvaluationReport
 
     try:
         data = orjson.loads(text)
@@ -490,7 +484,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             Outcome.NOT_APPLICABLE: _count(data, "notApplicable", 0),
         }
         tags = {
-            tag: TagStatistics(
+            tag: _values.TagStatistics(
                 total=_count(t, "rows"),
                 passed=_count(t, "passed"),
                 moments=_moments(t["clusterSums"]),
@@ -499,7 +493,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             for tag, t in data["tags"].items()
         }
         strategies = {
-            name: StrategyStatistics(
+            name: _values.StrategyStatistics(
                 total=_count(s, "rows"),
                 **_read(s, _STRATEGY_COUNTS),
                 errors=_count(s, "errors"),
@@ -513,11 +507,11 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
         repeats = None
         if "repeats" in data:
             r = data["repeats"]
-            repeats = RepeatStatistics(
+            repeats = _values.RepeatStatistics(
                 repeats=_count(r, "repeats"),
                 pairs=_count(r, "pairs"),
                 flaky=tuple(
-                    FlakyCase(
+                    _values.FlakyCase(
                         sample=c["sample"],
                         strategy=c["strategy"],
                         passed=_count(c, "passed"),
@@ -534,7 +528,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
             )
         usage = data["usage"]
         return EvaluationReport.from_parts(
-            ReportParts(
+            _values.ReportParts(
                 rows=_rows(data["evaluations"]),
                 counts=counts,
                 tags=tags,
@@ -545,7 +539,7 @@ def report_from_json(text: str | bytes) -> EvaluationReport:
                 moments=_moments(data["clusterSums"]),
                 run=run,
                 holds_all_rows=_flag(data, "holdsAllRows"),
-                usage=ModelUsage(
+                usage=_values.ModelUsage(
                     **_read(usage, _TOKENS),
                     cost=read_number(usage["cost"], "cost", low=0.0),
                     user_model_calls=_count(usage, "userModelCalls", 0),

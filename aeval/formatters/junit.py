@@ -72,8 +72,9 @@ from ._header import partial_banner
 if TYPE_CHECKING:
     import xml.etree.ElementTree as ET
 
-    from .._reporting._report import EvaluationReport, FlakyCase
+    from .._reporting._report import EvaluationReport
     from .._reporting._results import EvaluationRow
+    from .._reporting._values import FlakyCase
 
 __all__ = ["JunitFormatter"]
 

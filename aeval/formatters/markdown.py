@@ -79,8 +79,9 @@ from ._header import (
 
 if TYPE_CHECKING:
     from .._reporting._judging import Calibration
-    from .._reporting._report import EvaluationReport, FlakyCase, RepeatStatistics
+    from .._reporting._report import EvaluationReport
     from .._reporting._results import EvaluationRow
+    from .._reporting._values import FlakyCase, RepeatStatistics
     from ..trace import Trace
 
 __all__ = ["MarkdownFormatter"]
