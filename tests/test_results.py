@@ -92,3 +92,30 @@ class TestRows:
         strategy_row = EvaluationRow.from_error(sample, "judge", "out", info)
         assert strategy_row.explanation == "RuntimeError: boom"
         assert bare.traceback is None
+
+
+class TestRowDict:
+    def test_round_trip(self) -> None:
+        row = EvaluationRow.from_error(
+            EvaluationSample("q", {"question": "Hi?"}, "Hello", tags=("smoke",)),
+            "exact",
+            {"answer": [1, 2]},
+            ErrorInfo("ValueError", "bad", source="strategy"),
+            duration=0.5,
+            index=3,
+            repeat=1,
+            position=2,
+            metadata={"why": "because"},
+        )
+        data = row.to_dict()
+        assert data["name"] == "q"
+        assert data["outcome"] == "error"
+        assert data["tags"] == ["smoke"]
+        assert EvaluationRow.from_dict(data) == row
+
+    def test_from_dict_names_the_bad_field(self) -> None:
+        data = EvaluationRow(EvaluationSample("q", (), None), "s", 1, Outcome.PASSED, 1.0).to_dict()
+        with pytest.raises(ValueError, match="field 'score'"):
+            EvaluationRow.from_dict({**data, "score": "high"})
+        with pytest.raises(ValueError, match="field 'outcome'"):
+            EvaluationRow.from_dict({**data, "outcome": None})

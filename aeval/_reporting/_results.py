@@ -503,6 +503,33 @@ class EvaluationRow:
             trace=trace,
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """The row as plain JSON-ready data: the shape of one ``rows.jsonl`` line.
+
+        :meth:`from_dict` reads it back; ``aeval.read_run`` reads a whole file.
+
+        Returns:
+            A new dict of JSON types (the output, when a :class:`~aeval.Transcript`, as data).
+        """
+        from ._codec import row_to_dict
+
+        return row_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EvaluationRow:
+        """Rebuild a row from :meth:`to_dict`'s data, checking every field.
+
+        Args:
+            data: One row's data, as :meth:`to_dict` made it (a ``rows.jsonl`` line, parsed).
+
+        Raises:
+            ValueError: The data is not a row; the message names the field that is wrong
+                (a score of ``"high"``, a negative index, a missing outcome).
+        """
+        from ._codec import row_from_dict
+
+        return row_from_dict(data)
+
 
 _row_sample = EvaluationRow.__dict__["sample"].__set__
 _row_strategy = EvaluationRow.__dict__["strategy"].__set__
