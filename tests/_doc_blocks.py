@@ -302,7 +302,7 @@ def check_data(block: Block, where: Path) -> None:
 def _config_problems(data: dict[str, Any], path: Path) -> None:
     """Check a configuration block against the schema ``aeval schema`` prints (the file the
     package ships): raise naming the block's file and every problem."""
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]
 
     schema = json.loads(
         importlib.resources.files("aeval")

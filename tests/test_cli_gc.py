@@ -11,7 +11,6 @@ import orjson
 import pytest
 from _cli import Cli, cli, rows_of, write_config
 
-
 __all__ = ["cli"]
 
 GC_THRESHOLD = 10_000
