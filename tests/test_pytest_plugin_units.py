@@ -23,6 +23,13 @@ CASE = EvaluationSample("capital", ["France?"], "Paris", tags=["geo"], metadata=
 
 pytest_plugins = ("pytester",)
 
+# The inner sessions leave out plugins of this machine that slow every session down (and
+# pytest-benchmark, which warns, an error here, when the outer session runs under xdist).
+INI = (
+    "[pytest]\n"
+    "addopts = --strict-markers -p no:cacheprovider -p no:benchmark -p no:hypothesispytest\n"
+)
+
 INNER = """
 import pytest
 from aeval import EvaluationSample, evaluate_sync
@@ -64,7 +71,7 @@ def test_top(case):
 def test_the_suite_report_weighs_escapes_names_files_and_finds_samples(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly\n")
+    pytester.makeini(INI)
     tests = pytester.path / "tests"
     tests.mkdir()
     (pytester.path / "top.yaml").write_text("- {name: root, parameters: [q]}\n")
@@ -95,7 +102,7 @@ def test_the_suite_report_weighs_escapes_names_files_and_finds_samples(
 
 
 def test_a_missing_sample_file_names_both_places_looked(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly\n")
+    pytester.makeini(INI)
     tests = pytester.path / "tests"
     tests.mkdir()
     (tests / "test_inner.py").write_text(
