@@ -1,13 +1,13 @@
 """Storing a run in the run store against writing the same rows to ``rows.jsonl``.
 
 ``aeval run`` writes every row twice: to ``rows.jsonl`` (``JsonlSink``) and to the run store
-(``StoreSink``, SQLite). The target: storing a 100,000-row run takes no more than 2x writing
+(``store.sink(...)``, SQLite). The target: storing a 100,000-row run takes no more than 2x writing
 its rows to ``rows.jsonl``. This script builds the rows of a run first (50,000 samples, two
 strategies, tags, a judge's metadata on half the rows, one failure in seven), then times, in
 the same run and alternating the order, each engine from the run's start to its last byte:
 
 - ``rows.jsonl (baseline)``: a ``JsonlSink`` given the run's header, every row, its end;
-- ``store sink``: a ``StoreSink`` given the same (what ``aeval run`` does), then the store
+- ``store sink``: ``store.sink(...)`` given the same (what ``aeval run`` does), then the store
   closed, which folds SQLite's write-ahead log into the file;
 - ``store save``: ``RunStore.save(report)`` of the whole report, then the store closed.
 

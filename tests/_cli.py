@@ -1,6 +1,6 @@
 """Running the ``aeval`` command inside the test process, as a shell would run it.
 
-The :func:`cli` fixture calls :func:`aeval.__main__.main` (the ``aeval`` command) with the
+The :func:`cli` fixture calls :data:`main`, the ``aeval`` console script's entry point, with the
 test's arguments and gives back its exit code and what it wrote on stdout and stderr. The
 targets and strategies that a run imports from its configuration's directory are forgotten
 after the test (with the ``sys.path`` entries that came with them), so every test imports its
@@ -19,9 +19,10 @@ import site
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,6 @@ import orjson
 import pytest
 
 import aeval
-from aeval.__main__ import main
-from aeval._cli._schema import load_schema
 
 __all__ = [
     "DATA",
@@ -42,6 +41,7 @@ __all__ = [
     "beside_progress",
     "forgotten_imports",
     "fresh_imports",
+    "main",
     "project",
     "records_of",
     "rows_of",
@@ -54,6 +54,10 @@ DATA = Path(__file__).resolve().parent / "data" / "cli"
 EXAMPLE = ROOT / "examples" / "aeval.yaml"
 WIDTH = "200"
 """The terminal width the summary tables are laid out for (``COLUMNS``)."""
+
+(_SCRIPT,) = entry_points(group="console_scripts", name="aeval")
+main: Callable[[Sequence[str] | None], int] = _SCRIPT.load()
+"""The ``aeval`` command as installed: the ``aeval`` console script's entry point."""
 
 _TERMINAL_OVERRIDES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
 
@@ -180,10 +184,8 @@ def cli(
     monkeypatch.setenv("AEVAL_STORE", str(tmp_path_factory.mktemp("store") / "runs.sqlite"))
     for name in _TERMINAL_OVERRIDES:
         monkeypatch.delenv(name, raising=False)
-    load_schema.cache_clear()
     with forgotten_imports():
         yield Cli(capsys, monkeypatch)
-    load_schema.cache_clear()
 
 
 @pytest.fixture

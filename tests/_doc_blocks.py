@@ -22,6 +22,7 @@ import asyncio
 import configparser
 import contextlib
 import importlib.metadata
+import importlib.resources
 import inspect
 import io
 import json
@@ -295,9 +296,25 @@ def check_data(block: Block, where: Path) -> None:
 
         asyncio.run(Samples.load(path))
     elif isinstance(data, dict) and "target" in data:
-        from aeval._cli._config import load_config
+        _config_problems(data, path)
 
-        load_config(path)
+
+def _config_problems(data: dict[str, Any], path: Path) -> None:
+    """Check a configuration block against the schema ``aeval schema`` prints (the file the
+    package ships): raise naming the block's file and every problem."""
+    import jsonschema  # type: ignore[import-untyped]
+
+    schema = json.loads(
+        importlib.resources.files("aeval")
+        .joinpath("schema/aeval-config.schema.json")
+        .read_text(encoding="utf-8")
+    )
+    problems = [
+        f"{'.'.join(map(str, error.absolute_path)) or '(top level)'}: {error.message}"
+        for error in jsonschema.Draft202012Validator(schema).iter_errors(data)
+    ]
+    if problems:
+        raise ValueError(f"{path}: not a valid aeval configuration: " + "; ".join(problems))
 
 
 class PythonBlocks:

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from aeval._util._plugins import PluginRegistry
 from aeval.formatters import _registry
 
 # The plugin is loaded here rather than by its entry point (``-p no:aeval`` in pyproject.toml):
@@ -40,7 +39,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginRegistry[Any]]:
+def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """The formatter registry with the built-ins only, restored after the test.
 
     Entry points load on first use as usual; none is declared unless the test monkeypatches

@@ -16,7 +16,6 @@ import anyio
 import pytest
 from _cli import ROOT, Cli, cli, project, write_config
 
-import aeval._util._files
 from aeval import (
     EvaluationReport,
     EvaluationResult,
@@ -33,20 +32,14 @@ CONFIG = (
 )
 
 
-class _FullDisk:
-    """``os`` as ``aeval._util._files`` sees it, on a disk that is full."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
-
-    @staticmethod
-    def fsync(descriptor: int) -> None:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+def _no_space(descriptor: int) -> None:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
 @pytest.fixture
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(aeval._util._files, "os", _FullDisk())
+    """A disk that is full: flushing a file to it fails."""
+    monkeypatch.setattr(os, "fsync", _no_space)
 
 
 def _report() -> EvaluationReport:
@@ -59,15 +52,16 @@ def _leftovers(directory: Path) -> list[str]:
     return sorted(path.name for path in directory.iterdir() if path.name.endswith(".tmp"))
 
 
-def test_write_atomic_replaces_the_file_and_keeps_the_umask(tmp_path: Path) -> None:
-    target = tmp_path / "report.json"
+@pytest.mark.anyio
+async def test_a_report_replaces_the_file_and_a_new_one_gets_the_umask(tmp_path: Path) -> None:
+    target = tmp_path / "report.md"
     target.write_text("old")
-    aeval._util._files.write_atomic(target, "new \ud83d")
-    assert target.read_bytes() == b"new \\ud83d"
+    await _report().save_as(target)
+    assert target.read_text().startswith("#")
     umask = os.umask(0)
     os.umask(umask)
-    fresh = tmp_path / "fresh.md"
-    aeval._util._files.write_atomic(fresh, b"x")
+    fresh = tmp_path / "fresh.json"
+    await _report().save_as(fresh)
     assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
     assert _leftovers(tmp_path) == []
 
@@ -128,7 +122,7 @@ def test_history_and_compare_output_on_a_full_disk_exit_3(
     config = write_config(project, CONFIG)
     for _ in range(2):
         assert cli("run", config, "--quiet", "--format", "json", cwd=project).returncode in (0, 1)
-    monkeypatch.setattr(aeval._util._files, "os", _FullDisk())
+    monkeypatch.setattr(os, "fsync", _no_space)
     for argv, name in (
         (["history", "aeval", "--format", "markdown"], "history.md"),
         (["compare", "aeval@latest~1", "aeval@latest"], "comparison.md"),

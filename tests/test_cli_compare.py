@@ -16,8 +16,7 @@ from _compare import run
 
 import aeval
 from aeval import EvaluationReport, EvaluationResult, EvaluationRow, EvaluationSample
-from aeval._reporting._codec import row_line
-from aeval._reporting._report import Aggregator
+from aeval.strategies import ExactMatchStrategy
 
 __all__ = ["cli"]
 
@@ -27,7 +26,14 @@ SCHEMA = xmlschema.XMLSchema(DATA / "junit.xsd")
 def write_rows(path: Path, report: EvaluationReport) -> Path:
     """``report``'s rows as a run's ``rows.jsonl``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"".join(row_line(row) for row in report.evaluations))
+    sink = aeval.JsonlSink(path)
+
+    async def write() -> None:
+        for row in report.evaluations:
+            await sink.send(row)
+        await sink.flush()
+
+    anyio.run(write)
     return path
 
 
@@ -143,13 +149,13 @@ def test_a_report_json_side_works_and_one_without_every_row_is_refused(
     whole = tmp_path / "report.json"
     whole.write_text(forty(20).format("json"), encoding="utf-8")
     assert cli("compare", base, whole).returncode == 0
-    rows = forty(20).evaluations
-    partial_report = Aggregator(keep="failures")
-    for row in rows:
-        partial_report.add(row)
+    samples = [EvaluationSample(f"s{i}", [i], "P") for i in range(40)]
+    partial_report = aeval.evaluate_sync(
+        samples, lambda i: "P" if i < 20 else "F", ExactMatchStrategy(), keep="failures"
+    )
     cut = tmp_path / "cut" / "report.json"
     cut.parent.mkdir()
-    cut.write_text(partial_report.report().format("json"), encoding="utf-8")
+    cut.write_text(partial_report.format("json"), encoding="utf-8")
     result = cli("compare", base, cut)
     assert result.returncode == 2
     assert result.stdout == ""

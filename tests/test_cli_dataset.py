@@ -316,29 +316,36 @@ NASTY = [
 ]
 
 
-@pytest.mark.parametrize("text", NASTY)
-def test_any_text_round_trips_through_the_loader(text: str, tmp_path: Path) -> None:
-    from aeval._store._dataset import failed_samples, samples_yaml
+def dataset_of(row: EvaluationRow, tmp_path: Path, cli: Cli) -> Path:
+    """The samples file ``aeval dataset from latest --failures`` writes of a run of ``row``."""
+    store = tmp_path / "runs.sqlite"
 
+    async def save() -> None:
+        async with RunStore(store) as runs:
+            await runs.save(EvaluationReport([row]), "r")
+
+    anyio.run(save)
+    path = tmp_path / "failed.yaml"
+    result = cli("dataset", "from", "latest", "--failures", "--output", path, "--store", store)
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_any_text_round_trips_through_the_loader(text: str, tmp_path: Path, cli: Cli) -> None:
     sample = EvaluationSample("s", {"q": text}, text, metadata={"note": text})
     row = EvaluationRow.from_result(sample, "judge", text, EvaluationResult.from_boolean(False))
-    path = tmp_path / "nasty.yaml"
-    path.write_text(samples_yaml(failed_samples(EvaluationReport([row]), "r")), encoding="utf-8")
-    (loaded,) = Samples.load_sync(path)
+    (loaded,) = Samples.load_sync(dataset_of(row, tmp_path, cli))
     assert list(loaded.parameters.values) == [text]
     assert loaded.expected_output == text
     assert loaded.metadata["note"] == text
     assert loaded.metadata["failed_output"] == text
 
 
-def test_a_lone_surrogate_is_written_escaped(tmp_path: Path) -> None:
-    from aeval._store._dataset import failed_samples, samples_yaml
-
+def test_a_lone_surrogate_is_written_escaped(tmp_path: Path, cli: Cli) -> None:
     sample = EvaluationSample("s", ["cut \ud83e"])
     row = EvaluationRow.from_result(sample, "judge", "x", EvaluationResult.from_boolean(False))
-    path = tmp_path / "cut.yaml"
-    path.write_text(samples_yaml(failed_samples(EvaluationReport([row]), "r")), encoding="utf-8")
-    (loaded,) = Samples.load_sync(path)
+    (loaded,) = Samples.load_sync(dataset_of(row, tmp_path, cli))
     assert list(loaded.parameters.values) == ["cut \\ud83e"]
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from _cli import Cli, cli, project, records_of, rows_of, run_process, write_config
 
-from aeval._cli import _run
 from aeval.testing import HTTPReply, RecordedRequest, ScriptedHTTPServer
 
 __all__ = ["cli", "project"]
@@ -269,16 +268,15 @@ def test_jsonl_sources_are_streamed_and_the_report_keeps_failures(project: Path,
     assert (report["holdsAllRows"], len(report["evaluations"])) == (True, 50)
 
 
-def test_large_yaml_is_refused_with_advice_to_write_jsonl(
-    project: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
-) -> None:
-    monkeypatch.setattr(_run, "MAX_WHOLE_FILE_BYTES", 100)
+def test_large_yaml_is_refused_with_advice_to_write_jsonl(project: Path, cli: Cli) -> None:
+    with (project / "samples.yaml").open("r+b") as samples:
+        samples.truncate(100_500_000)  # sparse: over the 100 MB a YAML file may hold
     config = write_config(
         project, "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: json}]\n"
     )
     result = cli("run", config, cwd=project)
     assert result.returncode == 2
-    assert "samples.yaml is 0 MB; YAML and JSON files are read whole" in result.stderr
+    assert "samples.yaml is 100 MB; YAML and JSON files are read whole" in result.stderr
     assert "Write the samples as JSONL" in result.stderr
 
 
@@ -309,19 +307,24 @@ def test_judge_retries_show_in_the_progress_lines_and_the_summary(project: Path,
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
-@pytest.mark.parametrize("flush_interval", [0.0, 3600.0], ids=["periodic-flush", "at-the-end"])
+@pytest.mark.parametrize(
+    "target", ["slow:slow", "cli_targets:echo"], ids=["periodic-flush", "at-the-end"]
+)
 def test_a_rows_file_that_cannot_be_written_is_reported_and_the_run_completes(
-    project: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch, flush_interval: float
+    project: Path, cli: Cli, target: str
 ) -> None:
-    monkeypatch.setattr(_run, "_FLUSH_INTERVAL", flush_interval)
+    """A run longer than a second flushes its rows file while it runs; a short one at its end."""
+    (project / "slow.py").write_text(
+        "import anyio\n\nasync def slow(params):\n    await anyio.sleep(0.4)\n    return 'x'\n"
+    )
     (project / "out").mkdir()
     (project / "out" / "rows.jsonl").symlink_to("/dev/full")  # every write: no space left
     config = write_config(
         project,
-        "samples: samples.yaml\ntarget: cli_targets:echo\nstrategies: [{name: not_blank}]\n"
+        f"samples: samples.yaml\ntarget: {target}\nstrategies: [{{name: not_blank}}]\n"
         "output: {dir: out}\n",
     )
-    result = cli("run", config, "--no-store", cwd=project)
+    result = cli("run", config, "--no-store", "--concurrency", "1", cwd=project)
     assert result.returncode == 0, result.stderr
     report = json.loads((project / "out" / "report.json").read_text())
     assert (report["rows"], report["complete"]) == (3, True)

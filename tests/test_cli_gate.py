@@ -11,7 +11,6 @@ import orjson
 import pytest
 from _cli import Cli, cli, project, write_config
 
-from aeval._reporting._run_info import Gate, GateCheck
 from aeval.formatters.json import report_from_json, report_to_dict
 
 __all__ = ["cli", "project"]
@@ -303,7 +302,16 @@ def test_json_counts_are_named_for_what_they_count_and_old_names_still_load(
 def test_a_gate_survives_the_rows_header_round_trip() -> None:
     from aeval import RunInfo
 
-    gate = Gate("missed", (GateCheck("score", "min", 80.0, 50.0, False, "score 50.00% < 80.00%"),))
-    run = RunInfo(gate=gate)
+    check = {
+        "name": "score",
+        "bound": "min",
+        "threshold": 80.0,
+        "actual": 50.0,
+        "passed": False,
+        "text": "score 50.00% < 80.00%",
+    }
+    run = RunInfo.from_dict({"gate": {"verdict": "missed", "checks": [check]}})
+    assert run.gate is not None and run.gate.verdict == "missed"
+    assert run.to_dict()["gate"] == {"verdict": "missed", "checks": [check]}
     assert RunInfo.from_dict(orjson.loads(orjson.dumps(run.to_dict()))) == run
     assert "gate" not in RunInfo().to_dict()

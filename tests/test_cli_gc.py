@@ -11,9 +11,10 @@ import orjson
 import pytest
 from _cli import Cli, cli, rows_of, write_config
 
-from aeval._cli._process import GC_THRESHOLD, fewer_collections
-
 __all__ = ["cli"]
+
+GC_THRESHOLD = 10_000
+"""The youngest generation's threshold while ``aeval run`` evaluates (Python's is 700)."""
 
 TARGETS = """
 import gc
@@ -87,19 +88,20 @@ def test_garbage_in_cycles_is_still_collected_during_the_run(
 
 @pytest.mark.parametrize("given", [0, GC_THRESHOLD, GC_THRESHOLD * 2])
 def test_a_threshold_off_or_already_as_high_is_left_alone(
-    given: int, restored_threshold: tuple[int, int, int]
+    given: int, tmp_path: Path, cli: Cli, restored_threshold: tuple[int, int, int]
 ) -> None:
+    _project(tmp_path, "observe", 2)
     gc.set_threshold(given, 10, 10)
-    with fewer_collections():
-        assert gc.get_threshold() == (given, 10, 10)
+    result = cli("run", "aeval.yaml", "--quiet", "--no-store", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sys.modules["gc_targets"].seen == [(given, 10, 10)] * 2
     assert gc.get_threshold() == (given, 10, 10)
 
 
-def test_the_threshold_returns_when_the_block_raises(
-    restored_threshold: tuple[int, int, int],
+def test_the_threshold_returns_when_the_run_fails(
+    tmp_path: Path, cli: Cli, restored_threshold: tuple[int, int, int]
 ) -> None:
+    write_config(tmp_path, "samples: samples.jsonl\ntarget: gc_targets:observe\nstrategies: 3\n")
     gc.set_threshold(700, 10, 10)
-    with pytest.raises(RuntimeError), fewer_collections():
-        assert gc.get_threshold() == (GC_THRESHOLD, 10, 10)
-        raise RuntimeError
+    assert cli("run", "aeval.yaml", "--quiet", "--no-store", cwd=tmp_path).returncode == 2
     assert gc.get_threshold() == (700, 10, 10)

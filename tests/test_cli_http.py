@@ -158,30 +158,30 @@ def slow_server() -> Iterator[ScriptedHTTPServer]:
         yield scripted
 
 
-@pytest.mark.anyio
-async def test_the_http_timeout_bounds_the_whole_call_not_each_read(
-    slow_server: ScriptedHTTPServer,
+def test_the_http_timeout_bounds_the_whole_call_not_each_read(
+    tmp_path: Path, slow_server: ScriptedHTTPServer, cli: Cli
 ) -> None:
-    import anyio
-    import httpx
-
-    from aeval import HTTPTimeoutError as HttpTimeoutError, Parameters
-    from aeval._engine._http_target import HttpSpec, HttpTarget
-
     url = slow_server.url
-    spec = HttpSpec(url=f"{url}/answer?q={{0}}", method="GET", timeout=1.5)
+    (tmp_path / "samples.yaml").write_text(
+        "- name: slow\n  parameters: [slow loris]\n", encoding="utf-8"
+    )
+    config = tmp_path / "aeval.yaml"
+    config.write_text(
+        f"samples: samples.yaml\ntarget:\n  http:\n    url: '{url}/answer?q={{0}}'\n"
+        "    method: GET\n    timeout: 1.5\nstrategies:\n  - name: not_blank\n"
+        "output:\n  dir: out\n",
+        encoding="utf-8",
+    )
 
-    async with httpx.AsyncClient() as client:
-        target = HttpTarget(spec, client, {})
-        with anyio.fail_after(20), pytest.raises(HttpTimeoutError) as caught:
-            await target(Parameters(["slow loris"]))
+    assert cli("run", config, "--quiet", cwd=tmp_path).returncode == 1  # the only row: an error
 
     assert [r.path for r in slow_server.requests] == ["/answer?q=slow%20loris"]
-    assert str(caught.value) == (
+    [row] = rows_of(tmp_path / "out" / "rows.jsonl")
+    assert row["error"]["message"] == (
         f"no complete answer from GET {url}/answer?q=slow%20loris within 1.5 s "
         "(target.http.timeout): raise the timeout, or check why the endpoint is slow"
     )
-    assert isinstance(caught.value, TimeoutError)
+    assert row["error"]["type"] == "HttpTimeoutError"
 
 
 def test_a_trickling_http_target_gives_timeout_rows(

@@ -18,10 +18,11 @@ from aeval import (
     FormatError,
     Outcome,
     RunInfo,
+    evaluate_sync,
 )
-from aeval._reporting._report import Aggregator
 from aeval.formatters import get_formatter, supported_formats
 from aeval.formatters.junit import JunitFormatter
+from aeval.strategies import ExactMatchStrategy
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).resolve().parent / "data" / "cli" / "junit.xsd")
 
@@ -375,13 +376,14 @@ def test_a_failed_call_says_the_strategy_could_not_run() -> None:
 
 
 def test_a_report_without_every_row_says_how_many_it_holds() -> None:
-    aggregator = Aggregator(keep="failures")
-    aggregator.start()
-    for row in (passing("a", 0), rows()[2], passing("c", 2)):
-        aggregator.add(row)
-    aggregator.finish()
+    report = evaluate_sync(
+        [sample(name, expected="no" if name == "b" else "yes") for name in "abc"],
+        lambda question: "yes",
+        ExactMatchStrategy(),
+        keep="failures",
+    )
 
-    suite = suite_of(aggregator.report().format("junit"))
+    suite = suite_of(report.format("junit"))
 
     properties = properties_of(suite)
     assert (properties["rows"], properties["rows_held"], properties["complete"]) == (

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from _cli import Cli, cli, project, records_of, rows_of, write_config
 
-from aeval._engine._shards import shard_of
+from aeval import Shard
 
 __all__ = ["cli", "project"]
 
@@ -83,7 +83,7 @@ def test_shards_merge_into_the_rows_and_verdict_of_one_run(
     header = records_of(project / "shards" / "shard-2" / "rows.jsonl")[0]
     assert header["shard"] == "2/3" and header["dataset_samples"] == SAMPLES
     held = [r["name"] for r in rows_of(project / "shards" / "shard-2" / "rows.jsonl")]
-    assert held and all(shard_of(name, 3) == 2 for name in held)
+    assert held and all(Shard(2, 3).holds(name) for name in held)
     assert header["samples_expected"] == len(set(held))
 
     merged = cli("merge", project / "shards", "--config", config, "--output", project / "merged")
@@ -162,8 +162,8 @@ def test_merge_refuses_duplicates_other_configs_and_bad_inputs(project: Path, cl
 def test_a_shard_without_samples_runs_nothing_and_still_merges(project: Path, cli: Cli) -> None:
     config = write_config(project, CONFIG.format(samples="samples.yaml", min_score=0))
     count = 8
-    held = {shard_of(name, count) for name in ("hello", "world", "mismatch")}
-    empty = next(i for i in range(1, count + 1) if i not in held)
+    names = ("hello", "world", "mismatch")
+    empty = next(i for i in range(1, count + 1) if not any(Shard(i, count).holds(n) for n in names))
     done = cli("run", config, "--shard", f"{empty}/{count}", "--output", project / "e", "--quiet")
     assert done.returncode == 0
     assert rows_of(project / "e" / "rows.jsonl") == []

@@ -6,8 +6,6 @@ import pytest
 from _compare import binary_run, run
 
 from aeval import Comparison, assert_that
-from aeval._compare import ComparisonAssert
-from aeval._reporting._assertions import ReportAssert
 
 
 def regressed(margin_case: bool = False) -> Comparison:
@@ -22,9 +20,11 @@ def regressed(margin_case: bool = False) -> Comparison:
 
 def test_assert_that_picks_the_assertions_by_what_it_is_given() -> None:
     comparison = regressed()
-    assert isinstance(assert_that(comparison), ComparisonAssert)
-    assert isinstance(assert_that(binary_run([True])), ReportAssert)
     assert assert_that(comparison).comparison is comparison
+    assert_that(comparison).is_non_inferior(100)
+    report = binary_run([True])
+    assert assert_that(report).report is report
+    assert_that(report).has_all_passed().has_score(100)
     with pytest.raises(
         TypeError, match=r"takes an EvaluationReport, a Comparison or a trace .*got int"
     ):
@@ -70,7 +70,7 @@ def test_no_difference_passes_the_regression_check_but_is_not_better() -> None:
     nudged = binary_run([True] * 22 + [False] * 18)
     comparison = Comparison.of(same, nudged)
     chained = assert_that(comparison).has_no_significant_regression()
-    assert isinstance(chained, ComparisonAssert)
+    assert chained.comparison is comparison
     with pytest.raises(AssertionError) as caught:
         chained.is_significantly_better()
     assert str(caught.value) == (

@@ -17,7 +17,6 @@ from test_formatter_html import FORBIDDEN, HOSTILE, parse
 from test_formatter_markdown import parse as parse_markdown
 
 from aeval import Comparison, FormatError
-from aeval.formatters._comparison_html import highlight_difference
 
 pytestmark = pytest.mark.anyio
 
@@ -166,11 +165,12 @@ def test_the_html_page_is_self_contained_and_its_policy_admits_only_its_own_code
 
 
 def test_the_html_page_highlights_what_changed_in_the_output() -> None:
-    left, right = highlight_difference("The capital is Paris", "The capital is Lyon, not Paris")
-    assert left == "The capital is Paris"
-    assert right == "The capital is <ins>Lyon, not </ins>Paris"
-    left, right = highlight_difference("a <b> c", "a <i> c")
-    assert (left, right) == ("a &lt;<del>b</del>&gt; c", "a &lt;<ins>i</ins>&gt; c")
+    tagged = Comparison.of(
+        run({"s": {"exact": "P"}}, outputs={"s": "a <b> c"}),
+        run({"s": {"exact": "F"}}, outputs={"s": "a <i> c"}),
+    ).format("html")
+    assert "<pre>a &lt;<del>b</del>&gt; c</pre>" in tagged
+    assert "<pre>a &lt;<ins>i</ins>&gt; c</pre>" in tagged
     page = regressed().format("html")
     assert "<pre>The capital is Paris</pre>" in page
     assert "<pre>The capital is <ins>Lyon, not </ins>Paris<ins> (0)</ins></pre>" in page

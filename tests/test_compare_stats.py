@@ -12,14 +12,6 @@ import pytest
 from _compare import binary_run, run
 
 from aeval import Comparison
-from aeval._compare._comparison import MCNEMAR, PAIRED_Z, SIGN_TEST
-from aeval._compare._significance import (
-    holm,
-    mcnemar_exact,
-    minimum_detectable_effect,
-    normal_two_sided,
-    sign_test,
-)
 
 np = pytest.importorskip("numpy")
 stats = pytest.importorskip("scipy.stats")
@@ -27,11 +19,24 @@ sm = pytest.importorskip("statsmodels.api")
 multitest = pytest.importorskip("statsmodels.stats.multitest")
 tables = pytest.importorskip("statsmodels.stats.contingency_tables")
 
+MCNEMAR = "exact McNemar test"
+PAIRED_Z = "paired z-test on per-sample differences"
+SIGN_TEST = "sign test on per-sample differences"
 Z95 = 1.959963984540054
 Z80 = 0.8416212335729143
 
 
 # -- hand-computed --------------------------------------------------------------------------
+
+
+def mcnemar_exact(regressions: int, fixes: int, *, concordant: int = 0) -> float:
+    """The p-value of a comparison of binary runs with these discordant pairs."""
+    before = [True] * regressions + [False] * fixes + [True] * concordant
+    after = [False] * regressions + [True] * fixes + [True] * concordant
+    comparison = Comparison.of(binary_run(before or [True]), binary_run(after or [True]))
+    assert comparison.test == MCNEMAR
+    assert comparison.p_value is not None
+    return comparison.p_value
 
 
 def test_exact_mcnemar_by_hand() -> None:
@@ -43,8 +48,6 @@ def test_exact_mcnemar_by_hand() -> None:
     assert mcnemar_exact(0, 0) == 1.0
     assert mcnemar_exact(3, 3) == 1.0
     assert mcnemar_exact(2, 3) == 1.0  # the doubled tail passes 1: capped
-    with pytest.raises(ValueError, match=">= 0"):
-        mcnemar_exact(-1, 2)
 
 
 def test_a_binary_comparison_by_hand() -> None:
@@ -120,7 +123,6 @@ def test_every_sample_moving_alike_falls_back_to_the_sign_test() -> None:
     assert comparison.standard_error == 0.0
     assert (comparison.test, comparison.p_value) == (SIGN_TEST, 2 / 64)
     assert comparison.verdict == "better"
-    assert sign_test(6, 0) == 2 / 64
 
 
 def test_every_sample_moving_from_0_to_100_percent_keeps_an_interval() -> None:
@@ -167,16 +169,9 @@ def test_the_power_note_for_forty_samples() -> None:
     assert comparison.power_note == (
         "with 40 samples only a change of 17 points or more can be told from noise"
     )
-    assert minimum_detectable_effect(0.1, 1, 0.95) is None
     one = Comparison.of(binary_run([True]), binary_run([False]))
     assert one.power_note == "with 1 sample no change can be told from noise"
     assert one.interval == (-100.0, 100.0)
-
-
-def test_holm_by_hand() -> None:
-    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
-    assert holm([0.5, 0.001]) == pytest.approx([0.5, 0.002])
-    assert holm([]) == []
 
 
 def test_per_tag_p_values_are_holm_adjusted() -> None:
@@ -193,13 +188,6 @@ def test_per_tag_p_values_are_holm_adjusted() -> None:
     assert comparison.tags == ("a", "b")
 
 
-def test_the_normal_tail() -> None:
-    assert normal_two_sided(Z95, 1.0) == pytest.approx(0.05)
-    assert normal_two_sided(-3.0, 1.0) == pytest.approx(2 * (1 - 0.9986501019683699))
-    with pytest.raises(ValueError, match="positive"):
-        normal_two_sided(1.0, 0.0)
-
-
 # -- cross-checks on random data --------------------------------------------------------------
 
 
@@ -214,7 +202,7 @@ def test_mcnemar_matches_scipy_binomtest_and_statsmodels(seed: int) -> None:
     assert ours == pytest.approx(tables.mcnemar(table, exact=True).pvalue, rel=1e-12)
 
 
-@pytest.mark.parametrize(("b", "c"), [(14_000, 14_420), (30_000, 30_500), (1, 40_000)])
+@pytest.mark.parametrize(("b", "c"), [(14_000, 14_420), (1, 20_500)])
 def test_mcnemar_beyond_the_exact_limit_stays_accurate(b: int, c: int) -> None:
     assert mcnemar_exact(b, c) == pytest.approx(stats.binomtest(b, b + c, 0.5).pvalue, rel=1e-8)
 
@@ -307,7 +295,14 @@ def test_the_paired_z_statistic_is_scipys_paired_t_statistic(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(10))
 def test_holm_matches_statsmodels(seed: int) -> None:
+    """The tags' p-values are adjusted together, as statsmodels' Holm adjusts them."""
     rng = random.Random(seed)
-    p = [rng.random() ** 3 for _ in range(rng.randint(1, 12))]
-    expected = multitest.multipletests(p, method="holm")[1]
-    assert holm(p) == pytest.approx(list(expected))
+    count = rng.randint(1, 8)
+    tags = {f"s{i}": [f"t{i % count}"] for i in range(40 * count)}
+    before = {name: {"x": "P" if rng.random() < 0.7 else "F"} for name in tags}
+    after = {name: {"x": "P" if rng.random() < 0.5 else "F"} for name in tags}
+    comparison = Comparison.of(run(before, tags=tags), run(after, tags=tags))
+    per_tag = [comparison.for_tag(tag) for tag in comparison.tags]
+    raw = [tag.p_value for tag in per_tag]
+    expected = multitest.multipletests(raw, method="holm")[1]
+    assert [tag.adjusted_p_value for tag in per_tag] == pytest.approx(list(expected))

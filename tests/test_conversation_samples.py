@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from aeval import EvaluationSample, SampleLoadError, Samples, ScriptedTurn, SimulatedUser
-from aeval._samples._conversation_keys import turn_sample
+from aeval.strategies.conversation import each_turn_sample
 
 SCRIPTED = """\
 - name: trip
@@ -39,7 +39,9 @@ def test_scripted_turns_load_from_yaml_with_their_expectations(tmp_path: Path) -
             },
         ),
     )
-    first, second = turn_sample(sample, 1), turn_sample(sample, 2)
+    first = each_turn_sample(sample, 1, "Plan a trip to Mysore")
+    second = each_turn_sample(sample, 2, "Make it cheaper")
+    assert first.parameters["question"] == "Plan a trip to Mysore"
     assert not first.is_conversation and first.metadata["must_contain"] == ["Mysore"]
     assert first.expected_output is None
     assert second.metadata["must_contain"] == ["bus"]

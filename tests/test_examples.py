@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _cli import main
 
 from aeval import EvaluationReport, read_run
 
@@ -22,8 +23,6 @@ def _rows(report: EvaluationReport) -> list[tuple[str, str | None, str, object]]
 
 
 async def _cli_report(tmp_path: Path) -> EvaluationReport:
-    from aeval.__main__ import main
-
     argv = ["run", str(EXAMPLES / "aeval.yaml"), "--quiet", "--output", str(tmp_path)]
     argv += ["--store", str(tmp_path / "runs.sqlite")]
     assert await anyio.to_thread.run_sync(main, argv) == 0

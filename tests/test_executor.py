@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -17,9 +18,9 @@ from aeval import (
     Parameters,
     Samples,
     Scorer,
+    Shard,
     read_run,
 )
-from aeval._engine._executor import Deliver, ExecutorJob, IndexedSample, SampleFeed
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +57,7 @@ class InProcess:
         self.prepared.append(function)
         return "payload"
 
-    async def execute(self, job: ExecutorJob, deliver: Deliver) -> None:
+    async def execute(self, job: Any, deliver: Any) -> None:
         assert job.prepared == "payload"
         lost = False
         while batch := await job.feed.take(2):
@@ -108,44 +109,51 @@ async def test_what_cannot_travel_is_refused_before_the_run(tmp_path: Path) -> N
         Scorer(executor=object())  # type: ignore[arg-type]
 
 
+class FeedProbe:
+    """Takes from its job's feed as the test says, then evaluates nothing."""
+
+    def __init__(self, steps: Any) -> None:
+        self.steps = steps
+
+    def describe(self) -> str:
+        return "feed probe"
+
+    def prepare(self, function: object, strategies: Sequence[object]) -> object:
+        return None
+
+    async def execute(self, job: Any, deliver: Any) -> None:
+        await self.steps(job.feed)
+
+
 async def test_the_feed_indexes_checks_and_hands_back_first() -> None:
     async def stream() -> AsyncIterator[EvaluationSample]:
         for sample in names(3):
             yield sample
 
-    feed = SampleFeed(stream(), None)
-    first = await feed.take(2)
-    assert [item.index for item in first] == [0, 1]
-    feed.give_back(first[1:])
-    assert feed.pending == 1
-    assert [item.index for item in await feed.take(5)] == [1, 2]
-    assert feed.exhausted and await feed.take(1) == []
-    kept = SampleFeed([IndexedSample(9, names(1)[0])], None)
-    assert [item.index for item in await kept.take(3)] == [9]
-    bad = SampleFeed(["not a sample"], None)  # type: ignore[list-item]
+    async def in_order(feed: Any) -> None:
+        first = await feed.take(2)
+        assert [item.index for item in first] == [0, 1]
+        feed.give_back(first[1:])
+        assert feed.pending == 1
+        assert [item.index for item in await feed.take(5)] == [1, 2]
+        assert feed.exhausted and await feed.take(1) == []
+
+    await Scorer(executor=FeedProbe(in_order)).evaluate(stream(), echo, equals)
+
+    async def kept(feed: Any) -> None:
+        assert [item.index for item in await feed.take(3)] == [9]
+
+    ninth = Shard(1, 1).select(names(10))[9:]
+    await Scorer(executor=FeedProbe(kept)).evaluate(ninth, echo, equals)
+
+    async def bad(feed: Any) -> None:
+        await feed.take(1)
+
     with pytest.raises(TypeError, match="Item 0 of the samples is str"):
-        await bad.take(1)
+        await Scorer(executor=FeedProbe(bad)).evaluate(["not a sample"], echo, equals)  # type: ignore[list-item]
 
 
-def test_a_run_takes_frozen_settings_not_its_scorer() -> None:
-    import dataclasses
-
-    from aeval._engine._run import RunSettings
-
-    scorer = Scorer(concurrency=3, timeout=2.0, repeats=2, keep="failures")
-    run = scorer._new_run([EvaluationSample("s", ["a"], "a")], lambda params: params[0], [])
-    assert isinstance(run.settings, RunSettings)
-    assert not hasattr(run, "scorer")
-    assert (run.settings.concurrency, run.settings.timeout, run.settings.repeats) == (3, 2.0, 2)
-    assert run.settings.keep == "failures"
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        run.settings.repeats = 5  # type: ignore[misc]
-
-
-async def test_one_function_applies_a_strategy_and_makes_its_row() -> None:
-    from aeval._engine._apply import apply_to_row
-    from aeval._engine._callables import prepare_strategies
-
+async def test_a_strategy_that_is_late_or_raises_makes_an_error_row() -> None:
     never = anyio.Event()
 
     async def slow(sample: EvaluationSample, output: object) -> EvaluationResult:
@@ -155,41 +163,18 @@ async def test_one_function_applies_a_strategy_and_makes_its_row() -> None:
     def broken(sample: EvaluationSample, output: object) -> EvaluationResult:
         raise LookupError("no such key")
 
-    sample = EvaluationSample("s", ["q"], "a")
-    timed, failed = prepare_strategies([slow, broken])
-    row = await apply_to_row(
-        timed,
-        sample,
-        "a",
-        duration=0.5,
-        index=3,
-        seconds=0.0,
-        timed_out=lambda s: f"late {s:g}",
-        tracebacks=False,
-        timestamp=7.0,
+    samples = Shard(1, 1).select([EvaluationSample(f"s{i}", ["q"], "a") for i in range(4)])[3:]
+    report = await Scorer(timeout=0.2, tracebacks=False).evaluate(
+        samples, lambda q: "a", slow, broken
     )
-    assert (row.error and row.error.type, row.explanation, row.index) == (
+    late, failed = report.evaluations
+    assert (late.error and late.error.type, late.explanation, late.index) == (
         "TimeoutError",
-        "TimeoutError: late 0",
+        "TimeoutError: the strategy slow did not finish within 0.2 s (Scorer timeout)",
         3,
     )
-    assert (row.duration, row.timestamp) == (0.5, 7.0)
-    row = await apply_to_row(
-        failed, sample, "a", duration=0.0, index=0, seconds=None, timed_out=str, tracebacks=False
-    )
-    assert row.error is not None and row.error.type == "LookupError"
-    with pytest.raises(LookupError):
-        await apply_to_row(
-            failed,
-            sample,
-            "a",
-            duration=0.0,
-            index=0,
-            seconds=None,
-            timed_out=str,
-            tracebacks=False,
-            reraise=(LookupError,),
-        )
+    assert late.error is not None and late.error.traceback is None
+    assert failed.error is not None and failed.error.type == "LookupError"
 
 
 async def test_a_rescore_runs_its_strategies_here_also_with_an_executor() -> None:

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 from _sinks import Rows
 
-from aeval import EvaluationSample, JudgeCache, Outcome, SampleLoadError, Scorer
-from aeval._samples._loaders import load_sources_sync
+from aeval import EvaluationSample, JudgeCache, Outcome, SampleLoadError, Samples, Scorer
 from aeval.formatters.html import HtmlFormatter
 from aeval.models import ChatOptions, ChatResponse
 from aeval.strategies import (
@@ -240,12 +239,12 @@ def test_a_context_key_is_kept_in_metadata_and_a_bad_one_names_file_line_and_sam
 ) -> None:
     good = tmp_path / "good.yaml"
     good.write_text("- name: a\n  parameters: [q]\n  context: [one, two]\n")
-    (sample,) = load_sources_sync([str(good)])
+    (sample,) = Samples.load_sync(good)
     assert sample.metadata["context"] == ["one", "two"]
     bad = tmp_path / "bad.yaml"
     bad.write_text("- name: a\n  parameters: [q]\n  context: {x: 1}\n")
     with pytest.raises(SampleLoadError) as info:
-        load_sources_sync([str(bad)])
+        Samples.load_sync(bad)
     assert "'context' must be a list of passages" in str(info.value)
     assert (info.value.line, info.value.sample) == (3, "a")
 

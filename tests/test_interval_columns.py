@@ -11,12 +11,14 @@ a comparison's sides.
 from __future__ import annotations
 
 import io
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import anyio
 import pytest
 from _cli import Cli, cli
 from rich.console import Console
+from test_view import client, viewer
 
 from aeval import (
     EvaluationReport,
@@ -26,8 +28,6 @@ from aeval import (
     RunInfo,
     RunStore,
 )
-from aeval._store import RunSummary
-from aeval._util._numbers import format_number
 
 __all__ = ["cli"]
 
@@ -50,6 +50,11 @@ def report_of(passes: dict[str, tuple[bool, ...]], *, started: float = STARTED) 
             )
     run = RunInfo(started_at=started, finished_at=started + 1.0, strategies=tuple(passes))
     return EvaluationReport(rows, run=run)
+
+
+def format_number(value: float) -> str:
+    """Two decimals, rounding half up on the shortest representation, as aeval shows them."""
+    return str(Decimal(repr(float(value))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
 def ends(interval: tuple[float, float]) -> str:
@@ -96,8 +101,6 @@ async def _store(path: Path) -> list[tuple[float, float]]:
 def test_the_history_and_the_run_list_show_every_interval_by_its_ends(
     tmp_path: Path, cli: Cli
 ) -> None:
-    from aeval._view._pages import runs_page
-
     store = tmp_path / "runs.sqlite"
     symmetric = anyio.run(_store, store)
     for command in ("history", "runs"):
@@ -108,19 +111,19 @@ def test_the_history_and_the_run_list_show_every_interval_by_its_ends(
             assert result.returncode == 0, result.stderr
             assert_one_form(result.stdout, *symmetric)
 
-    async def runs() -> list[RunSummary]:
-        async with RunStore(store) as opened:
-            return await opened.runs()
-
-    assert_one_form(runs_page(anyio.run(runs), store=str(store)), *symmetric)
+    with viewer(store) as served, client(served) as http:
+        assert_one_form(http.get("/").text, *symmetric)
 
 
-@pytest.mark.parametrize("score", [0.0, 50.0, 100.0])
-def test_describe_score_names_both_ends_at_any_score(score: float) -> None:
-    from aeval._util._numbers import describe_score
-
-    text = describe_score(score, (max(0.0, score - 40.55), min(100.0, score + 40.55)), 2)
-    assert "±" not in text and text.startswith(f"{format_number(score)}% (95% CI ")
+@pytest.mark.parametrize("passed", [0, 2, 4])
+def test_a_score_names_both_ends_of_its_interval_at_any_score(passed: int) -> None:
+    report = report_of({"Half": tuple(index < passed for index in range(4))})
+    text = report.format("markdown")
+    assert "±" not in text
+    for stats in report.tag_statistics.values():
+        assert stats.score == passed * 25.0
+        shown = f"{format_number(stats.score)}% (95% CI {ends(stats.confidence_interval())}, "
+        assert shown in text, (shown, text)
 
 
 def test_a_comparison_shows_every_interval_by_its_ends() -> None:

@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from aeval import NoLoaderError, SampleLoadError, Samples
-from aeval._samples import _loaders
 from aeval.testing import HTTPReply, RecordedRequest, ScriptedHTTPServer
 
 DATA = Path(__file__).parent / "data" / "loaders"
@@ -503,15 +502,15 @@ def test_a_loader_with_its_own_limits_overrides_the_built_in_one(
 ) -> None:
     from aeval import DownloadLimits, HTTPSampleLoader, register_loader, unregister_loader
 
-    monkeypatch.setattr(_loaders._REGISTRY, "_entries", list(_loaders._REGISTRY._entries))
     monkeypatch.setenv("AEVAL_DOWNLOAD_MAX_BYTES", "10")
     loader = HTTPSampleLoader(DownloadLimits(max_bytes=len(SAMPLES)))
     register_loader(loader, priority=1)
-
-    assert loader.limits.max_bytes == len(SAMPLES)
-    assert repr(loader) == f"HttpSampleLoader({loader.limits!r})"
-    assert len(Samples.load_sync(f"{server}/samples.yaml")) == 4
-    unregister_loader(loader)
+    try:
+        assert loader.limits.max_bytes == len(SAMPLES)
+        assert repr(loader) == f"HttpSampleLoader({loader.limits!r})"
+        assert len(Samples.load_sync(f"{server}/samples.yaml")) == 4
+    finally:
+        assert unregister_loader(loader)
     with pytest.raises(SampleLoadError, match="larger than the limit of 10 bytes"):
         Samples.load_sync(f"{server}/samples.yaml")
 

@@ -20,7 +20,6 @@ from aeval import (
     Outcome,
     RunStore,
     Scorer,
-    StoreSink,
     assert_that,
     compare,
     merge_reports,
@@ -281,7 +280,7 @@ class TestStoreAndCompare:
 
         async def main() -> None:
             async with RunStore(tmp_path / "runs.db") as store:
-                sink = StoreSink(store, "streamed", batch=1, interval=0)
+                sink = store.sink("streamed", batch=1, interval=0)
                 report = await Scorer(sinks=[sink]).evaluate(samples, target, *strategies)
                 await store.save(report, name="saved")
                 for name in ("streamed", "saved"):

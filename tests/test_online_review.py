@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+import yaml
+from _cli import main
 
 from aeval import EvaluationReport, RunStore, pick_rows
-from aeval._store._dataset import failed_samples
 from aeval.online import OnlineEvaluator
 from aeval.strategies import NotBlankStrategy
 
@@ -80,10 +82,15 @@ async def test_queued_rows_leave_the_queue_once_labelled(tmp_path: Path) -> None
 
 
 async def test_a_failed_live_sample_drops_the_queue_mark(tmp_path: Path) -> None:
-    report = await serve(tmp_path / "runs.sqlite", review_rate=1.0)
-    samples = failed_samples(report, "run")
+    await serve(tmp_path / "runs.sqlite", review_rate=1.0)
+    output = tmp_path / "failed.yaml"
+    argv = ["dataset", "from", "support@latest", "--failures", "--output", str(output)]
+    assert (
+        await anyio.to_thread.run_sync(main, [*argv, "--store", str(tmp_path / "runs.sqlite")]) == 0
+    )
+    samples = yaml.safe_load(output.read_text(encoding="utf-8"))
     assert len(samples) == RESPONSES // 10
-    assert all("review_queued" not in sample.entry["metadata"] for sample in samples)
+    assert all("review_queued" not in sample.get("metadata", {}) for sample in samples)
 
 
 @pytest.mark.parametrize(

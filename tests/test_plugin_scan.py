@@ -3,7 +3,6 @@ and an installed plugin is found as before."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import subprocess
@@ -13,8 +12,6 @@ from pathlib import Path
 
 import pytest
 from _cli import ROOT, write_config
-
-from aeval._util._plugins import may_declare
 
 GROUP = "aeval.formatters"
 
@@ -37,84 +34,32 @@ def _distribution(site: Path, name: str, entry_points: bytes | None) -> Path:
     return info
 
 
-def _declared(group: str) -> bool:
-    return bool(importlib.metadata.entry_points(group=group))
-
-
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder of distributions, alone on ``sys.path``."""
-    folder = tmp_path / "site"
-    folder.mkdir()
-    monkeypatch.setattr(sys, "path", [str(folder), str(tmp_path / "missing")])
-    return folder
-
-
-def test_a_group_no_distribution_names_is_skipped_and_one_that_does_is_read(site: Path) -> None:
-    _distribution(site, "other", b"[console_scripts]\nother = other:main\n")
-    _distribution(site, "no_entry_points", None)
-    assert not may_declare(GROUP)
-    assert not _declared(GROUP)
-    _distribution(site, "plugin", b"[aeval.formatters]\ncsv = plugin:CsvFormatter\n")
-    assert may_declare(GROUP)
-    assert _declared(GROUP)
-    assert not may_declare("aeval.loaders")
-    assert not _declared("aeval.loaders")
-
-
-def test_an_egg_info_folder_is_read_too(site: Path) -> None:
-    info = site / "legacy.egg-info"
-    info.mkdir()
-    (info / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: legacy\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[aeval.formatters]\ncsv = legacy:CsvFormatter\n")
-    assert may_declare(GROUP)
-    assert _declared(GROUP)
-
-
-@pytest.mark.parametrize("layout", ["zip", "egg", "undecodable"])
-def test_what_it_cannot_read_as_importlib_metadata_would_is_a_maybe(
-    site: Path, layout: str
-) -> None:
-    if layout == "zip":
-        archive = site.parent / "bundle.zip"
-        with zipfile.ZipFile(archive, "w") as bundle:
-            bundle.writestr("z-1.0.dist-info/entry_points.txt", "[aeval.formatters]\n")
-        sys.path.append(str(archive))
-    elif layout == "egg":
-        egg = site.parent / "old-1.0.egg"
-        (egg / "EGG-INFO").mkdir(parents=True)
-        sys.path.append(str(egg))
-    elif layout == "undecodable":
-        _distribution(site, "broken", b"[console_scripts]\nx = \xff\xfe:main\n")
-        with pytest.raises(UnicodeDecodeError):
-            _declared(GROUP)  # importlib.metadata refuses it: so must the registry
-    assert may_declare(GROUP)
-
-
-def test_another_finder_of_distributions_is_a_maybe(
-    site: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+PROBE = """
+import json, runpy, sys
+if sys.argv[1] == "finder":
     class Finder:
         @staticmethod
-        def find_distributions(*args: object, **kwargs: object) -> list[object]:
+        def find_spec(*args, **kwargs):
+            return None
+        @staticmethod
+        def find_distributions(*args, **kwargs):
             return []
-
-    assert not may_declare(GROUP)
-    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
-    assert may_declare(GROUP)
-
-
-PROBE = """
-import json, sys
-from aeval._cli._main import main
-code = main(sys.argv[1:])
+    sys.meta_path.append(Finder())
+sys.argv[:2] = ["aeval"]
+try:
+    runpy.run_module("aeval", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
 print(json.dumps({"code": code, "metadata": "importlib.metadata" in sys.modules}))
 """
 
 
-def _run(project: Path, *paths: Path) -> dict[str, object]:
+def _run(project: Path, *paths: Path, finder: bool = False) -> dict[str, object]:
+    """``aeval run`` in a process whose ``sys.path`` has ``paths`` (and another finder of
+    distributions on its meta path): its exit code and whether it read entry points."""
+    first = "finder" if finder else "-"
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, "run", "aeval.yaml", "--quiet", "--no-store"],
+        [sys.executable, "-c", PROBE, first, "run", "aeval.yaml", "--quiet", "--no-store"],
         cwd=project,
         capture_output=True,
         text=True,
@@ -128,6 +73,64 @@ def _run(project: Path, *paths: Path) -> dict[str, object]:
     assert done.returncode == 0, done.stderr
     figures: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project whose run writes a JSON report, and a CSV one when a plugin gives it."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "samples.jsonl").write_text('{"name": "s0", "parameters": ["a"]}\n')
+    (folder / "targets.py").write_text("def echo(text: str) -> str:\n    return text\n")
+    _config(folder, csv=False)
+    return folder
+
+
+def _config(project: Path, *, csv: bool) -> None:
+    write_config(
+        project,
+        "samples: samples.jsonl\ntarget: targets:echo\nstrategies: [{name: not_blank}]\n"
+        f"output: {{dir: out, formats: [json{', csv' if csv else ''}]}}\n",
+    )
+
+
+def test_distributions_that_name_no_aeval_group_are_not_read(project: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _distribution(site, "other", b"[console_scripts]\nother = other:main\n")
+    _distribution(site, "no_entry_points", None)
+    _distribution(site, "loaders_elsewhere", b"[other.loaders]\nx = y:z\n")
+    assert _run(project, site) == {"code": 0, "metadata": False}
+
+
+def test_a_plugin_in_an_egg_info_folder_is_used_too(project: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    info = site / "legacy.egg-info"
+    info.mkdir(parents=True)
+    (info / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: legacy\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[aeval.formatters]\ncsv = legacy:CsvFormatter\n")
+    (site / "legacy.py").write_text(PLUGIN)
+    _config(project, csv=True)
+    assert _run(project, site) == {"code": 0, "metadata": True}
+    assert (project / "out" / "report.csv").read_text() == "samples\n1\n"
+
+
+@pytest.mark.parametrize("layout", ["zip", "egg", "finder"])
+def test_what_cannot_be_read_as_importlib_metadata_would_is_read_by_it(
+    project: Path, tmp_path: Path, layout: str
+) -> None:
+    if layout == "zip":
+        archive = tmp_path / "bundle.zip"
+        with zipfile.ZipFile(archive, "w") as bundle:
+            bundle.writestr("z-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: z\n")
+            bundle.writestr("z-1.0.dist-info/entry_points.txt", "[aeval.formatters]\n")
+        assert _run(project, archive) == {"code": 0, "metadata": True}
+    elif layout == "egg":
+        egg = tmp_path / "old-1.0.egg"
+        (egg / "EGG-INFO").mkdir(parents=True)
+        (egg / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: old\n")
+        assert _run(project, egg) == {"code": 0, "metadata": True}
+    else:
+        assert _run(project, finder=True) == {"code": 0, "metadata": True}
 
 
 def test_an_installed_plugin_formatter_is_used_by_aeval_run(tmp_path: Path) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
-from aeval import EvaluationSample, evaluate_sync
-from aeval._reporting._codec import row_line
+from aeval import EvaluationSample, JsonlSink, evaluate_sync
 from aeval.strategies import ExactMatchStrategy
 
 pytest_plugins = ("pytester",)
@@ -23,7 +23,7 @@ SAMPLES = [
 ]
 
 INNER = """
-from aeval import EvaluationSample, evaluate_sync
+from aeval import EvaluationSample, JsonlSink, evaluate_sync
 from aeval.strategies import ExactMatchStrategy
 
 SAMPLES = [
@@ -58,7 +58,14 @@ def baseline(pytester: pytest.Pytester) -> Path:
     report = evaluate_sync(SAMPLES, upper, ExactMatchStrategy())
     path = pytester.path / "main" / "rows.jsonl"
     path.parent.mkdir()
-    path.write_bytes(b"".join(row_line(row) for row in report.evaluations))
+    sink = JsonlSink(path)
+
+    async def write() -> None:
+        for row in report.evaluations:
+            await sink.send(row)
+        await sink.flush()
+
+    anyio.run(write)
     return path
 
 
@@ -147,6 +154,7 @@ def test_a_report_without_every_row_cannot_be_compared(
 ) -> None:
     pytester.makepyfile(
         test_inner="""
+import anyio
 import pytest
 from aeval import EvaluationSample
 from aeval.strategies import ExactMatchStrategy

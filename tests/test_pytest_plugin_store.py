@@ -5,13 +5,13 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from test_pytest_plugin_session import CONFTEST, EVALUATIONS, INI
 
 from aeval import RunStore
-from aeval._store import RunSummary
 
 pytest_plugins = ("pytester",)
 
@@ -32,8 +32,10 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     return pytester
 
 
-def stored(path: Path) -> list[RunSummary]:
-    async def read() -> list[RunSummary]:
+def stored(path: Path) -> list[Any]:
+    """The runs in the store at ``path`` (``RunStore.runs()``)."""
+
+    async def read() -> list[Any]:
         async with RunStore(path) as store:
             return await store.runs()
 

@@ -1,190 +1,122 @@
-"""The plugin's parts called directly: suite report, eval_assert, file names, path lookup."""
+"""The plugin's parts: the suite report's details, file names, path lookup (in a pytester
+session), and eval_assert called directly."""
 
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
-from pathlib import Path
 
 import anyio
 import orjson
 import pytest
 
 from aeval import (
-    ErrorInfo,
     EvaluationReport,
     EvaluationResult,
-    EvaluationRow,
     EvaluationSample,
     Outcome,
-    SampleFileNotFoundError,
 )
-from aeval._pytest_plugin._cases import EvalAssert
-from aeval._pytest_plugin._config import resolve_source
-from aeval._pytest_plugin._recording import report_file_stem
-from aeval._pytest_plugin._suite import SuiteEntry, SuiteFailure, SuiteReport
+from aeval.pytest_plugin import EvalAssert
 from aeval.strategies import ContainsStrategy, ExactMatchStrategy, inline
 
-GENERATED = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
 CASE = EvaluationSample("capital", ["France?"], "Paris", tags=["geo"], metadata={"lang": "en"})
 
 
-def row(name: str, outcome: Outcome, *, tags: tuple[str, ...] = ()) -> EvaluationRow:
-    sample = EvaluationSample(name, ["q"], "a", tags=tags)
-    score = 1.0 if outcome is Outcome.PASSED else 0.0
-    return EvaluationRow(sample, "S", "out", outcome, score, f"why {name}")
+pytest_plugins = ("pytester",)
+
+# The inner sessions leave out plugins of this machine that slow every session down (and
+# pytest-benchmark, which warns, an error here, when the outer session runs under xdist).
+INI = (
+    "[pytest]\n"
+    "addopts = --strict-markers -p no:cacheprovider -p no:benchmark -p no:hypothesispytest\n"
+)
+
+INNER = """
+import pytest
+from aeval import EvaluationSample, evaluate_sync
+from aeval.pytest_plugin import eval_cases
+from aeval.strategies import ExactMatchStrategy
+
+NINE = [EvaluationSample(f"p{i}", ["a"], "A") for i in range(9)]
 
 
-# -- the suite report ---------------------------------------------------------------------------
+def upper(params):
+    return params[0].upper()
 
 
-def test_suite_average_weighs_each_report_by_its_rows() -> None:
-    big = EvaluationReport([row(f"p{i}", Outcome.PASSED) for i in range(9)])
-    small = EvaluationReport([row("f", Outcome.FAILED)])
-    suite = SuiteReport(
-        [SuiteEntry.from_report("t::big", big), SuiteEntry.from_report("t::small", small)]
-    )
-    # 9 of 10 rows passed; the unweighted mean of 100 % and 0 % would say 50 %
-    assert suite.average_score == 90.0
-    assert (suite.total_reports, suite.total_evaluations) == (2, 10)
-    assert (suite.total_passed, suite.total_failed) == (9, 1)
-    assert SuiteReport().average_score == 0.0
+def boom(params):
+    raise ValueError("boom")
 
 
-def test_entry_summarises_a_report() -> None:
-    report = EvaluationReport(
+@pytest.mark.parametrize("case", ["x|y", "a" * 300, "a" * 299 + "b"])
+def test_many(record_evaluation, case):
+    record_evaluation(evaluate_sync(NINE, upper, ExactMatchStrategy()))
+
+
+def test_one(record_evaluation):
+    sample = EvaluationSample("c", ["q"], "a")
+    record_evaluation(evaluate_sync([sample], boom, ExactMatchStrategy()), label="one two")
+
+
+@eval_cases("local.yaml")
+def test_local(case):
+    assert case.name == "here"
+
+
+@eval_cases("top.yaml")
+def test_top(case):
+    assert case.name == "root"
+"""
+
+
+def test_the_suite_report_weighs_escapes_names_files_and_finds_samples(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini(INI)
+    tests = pytester.path / "tests"
+    tests.mkdir()
+    (pytester.path / "top.yaml").write_text("- {name: root, parameters: [q]}\n")
+    (tests / "top.yaml").write_text("- {name: nested, parameters: [q]}\n")
+    (tests / "local.yaml").write_text("- {name: here, parameters: [q]}\n")
+    (tests / "test_inner.py").write_text(INNER)
+    result = pytester.runpytest("--aeval-report-dir", "out")
+    result.assert_outcomes(passed=6)
+    out = pytester.path / "out"
+    suite = orjson.loads((out / "evaluation-suite-report.json").read_bytes())["summary"]
+    # 27 of 28 rows passed; the unweighted mean of 100, 100, 100 and 0 % would say 75 %
+    assert suite["averageScore"] == round(2700 / 28, 2)
+    markdown = (out / "evaluation-suite-report.md").read_text()
+    assert "| tests/test_inner.py::test_many[x\\|y] | 9 | 9 | 0 | 100.00% |" in markdown
+    result.stdout.fnmatch_lines(
         [
-            row("a", Outcome.PASSED, tags=("x",)),
-            row("b", Outcome.FAILED, tags=("x", "y")),
-            EvaluationRow.from_error(
-                EvaluationSample("c", ["q"], "a"), None, None, ErrorInfo("ValueError", "boom")
-            ),
+            "tests/test_inner.py::test_one (one two) [[]PASSED]: Score 0.00% (0/1 passed) - "
+            "1 evaluation(s) failed",
+            "    - c [[]ExactMatchStrategy]: 0.00% - Failed to execute sample 'c': ValueError: "
+            "boom; the strategy ExactMatchStrategy could not run",
         ]
     )
-    entry = SuiteEntry.from_report("t.py::test", report, label="lbl", outcome="failed")
-    assert entry.failures == (
-        SuiteFailure("b", "S", 0.0, "why b"),
-        SuiteFailure("c", None, 0.0, "Failed to execute sample 'c': ValueError: boom"),
-    )
-    assert entry.describe() == (
-        "t.py::test (lbl) [FAILED]: Score 33.33% (1/3 passed) - 2 evaluation(s) failed "
-        "[Tags: x: 50.00%, y: 0.00%]"
-    )
-    assert [f.describe() for f in entry.failures] == [
-        "b [S]: 0.00% - why b",
-        "c: 0.00% - Failed to execute sample 'c': ValueError: boom",
-    ]
-    assert SuiteFailure("d", "J", None, None).describe() == "d [J]: unscored"
-    assert SuiteEntry.from_dict(entry.to_dict()) == entry
-    assert orjson.loads(orjson.dumps(entry.to_dict())) == entry.to_dict()
-    assert SuiteEntry.from_report("t", report, max_failures=1).failures == entry.failures[:1]
+    stems = sorted(path.stem for path in out.glob("tests_test_inner.py_*.md"))
+    assert "tests_test_inner.py_test_many_x_y" in stems
+    assert "tests_test_inner.py_test_one-one_two" in stems
+    long = [stem for stem in stems if stem.startswith("tests_test_inner.py_test_many_aaa")]
+    assert len(long) == 2 and all(len(stem) == 120 for stem in long)
 
 
-def test_suite_markdown_and_json_layouts() -> None:
-    entries = [
-        SuiteEntry("a.py::t[x|y]", None, 75.0, 4, 3, 1, 0, {"k": 2 / 3 * 100}, (), "passed"),
-        SuiteEntry("a.py::u", "two", 100.0, 1, 1, 0, 0),
-    ]
-    suite = SuiteReport(entries)
-    assert suite.render_markdown(generated=GENERATED) == (
-        "# Evaluation Suite Report\n\n**Generated**: 2025-03-04T05:06:07Z\n\n## Summary\n\n"
-        "- **Total Reports**: 2\n- **Total Evaluations**: 5\n- **Passed**: 4\n"
-        "- **Failed**: 1\n- **Average Score**: 80.00%\n\n## Individual Reports\n\n"
-        "| Test | Evaluations | Passed | Failed | Score |\n"
-        "|------|-------------|--------|--------|-------|\n"
-        "| a.py::t[x\\|y] | 4 | 3 | 1 | 75.00% |\n"
-        "| a.py::u (two) | 1 | 1 | 0 | 100.00% |\n"
-    )
-    text = suite.render_json(generated=GENERATED)
-    assert text.endswith("}\n")
-    assert orjson.loads(text) == {
-        "timestamp": "2025-03-04T05:06:07Z",
-        "summary": {
-            "totalReports": 2,
-            "totalEvaluations": 5,
-            "totalPassed": 4,
-            "totalFailed": 1,
-            "averageScore": 80.0,
-            "partial": False,
-            "partialReason": None,
-        },
-        "reports": [
-            {
-                "test": "a.py::t[x|y]",
-                "label": None,
-                "evaluations": 4,
-                "passed": 3,
-                "failed": 1,
-                "errors": 0,
-                "score": 75.0,
-                "tagScores": {"k": 66.67},
-                "outcome": "passed",
-            },
-            {
-                "test": "a.py::u",
-                "label": "two",
-                "evaluations": 1,
-                "passed": 1,
-                "failed": 0,
-                "errors": 0,
-                "score": 100.0,
-                "tagScores": {},
-                "outcome": None,
-            },
-        ],
-    }
-
-
-def test_suite_write(tmp_path: Path) -> None:
-    target = tmp_path / "deep" / "dir"
-    assert SuiteReport().write(target) == []
-    assert not target.exists()
-    suite = SuiteReport([SuiteEntry("a::b", score=50.0, evaluations=2, passed=1, failed=1)])
-    paths = suite.write(target, generated=GENERATED)
-    assert paths == [
-        target / "evaluation-suite-report.md",
-        target / "evaluation-suite-report.json",
-    ]
-    assert paths[0].read_text() == suite.render_markdown(generated=GENERATED)
-    assert paths[1].read_text() == suite.render_json(generated=GENERATED)
-
-
-# -- file names and sample paths ----------------------------------------------------------------
-
-
-def test_report_file_stem() -> None:
-    assert report_file_stem("tests/test_bot.py::test_faq[exact]") == (
-        "tests_test_bot.py_test_faq_exact"
-    )
-    assert report_file_stem("t.py::test[Opening hours]", "#2") == "t.py_test_Opening_hours-2"
-    assert report_file_stem("::") == "report"
-    assert report_file_stem("t.py::u", "one two") == "t.py_u-one_two"
-    first = report_file_stem("t.py::test[" + "a" * 300 + "]")
-    second = report_file_stem("t.py::test[" + "a" * 299 + "b]")
-    assert len(first) == len(second) == 120
-    assert first != second
-    assert first.startswith("t.py_test_aaa")
-
-
-def test_resolve_source(tmp_path: Path) -> None:
-    root, tests = tmp_path, tmp_path / "tests"
+def test_a_missing_sample_file_names_both_places_looked(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    tests = pytester.path / "tests"
     tests.mkdir()
-    (root / "top.yaml").write_text("[]")
-    (tests / "local.yaml").write_text("[]")
-    (tests / "top.yaml").write_text("[]")
-    assert resolve_source("top.yaml", rootdir=root, test_dir=tests) == root / "top.yaml"
-    assert resolve_source("local.yaml", rootdir=root, test_dir=tests) == tests / "local.yaml"
-    absolute = tests / "local.yaml"
-    assert resolve_source(absolute, rootdir=root, test_dir=root) == absolute
-    url = "https://example.test/samples.yaml"
-    assert resolve_source(url, rootdir=root, test_dir=tests) == url
-    with pytest.raises(SampleFileNotFoundError) as caught:
-        resolve_source("data/none.yaml", rootdir=root, test_dir=tests)
-    assert str(caught.value) == (
-        f"data/none.yaml: File not found; looked in: {root / 'data/none.yaml'}, "
-        f"{tests / 'data/none.yaml'}"
+    (tests / "test_inner.py").write_text(
+        "from aeval.pytest_plugin import eval_cases\n\n\n"
+        "@eval_cases('data/none.yaml')\ndef test_none(case):\n    pass\n"
     )
-    assert caught.value.filename == "data/none.yaml"
+    result = pytester.runpytest()
+    root, here = pytester.path, tests
+    result.stdout.fnmatch_lines(
+        [
+            f"*data/none.yaml: File not found; looked in: {root / 'data/none.yaml'}, "
+            f"{here / 'data/none.yaml'}*"
+        ]
+    )
 
 
 # -- eval_assert --------------------------------------------------------------------------------

@@ -145,7 +145,6 @@ def renderings_of_suites() -> Iterator[tuple[str, str]]:
 
 
 def _conversation_rows() -> list[aeval.EvaluationRow]:
-    from aeval._conversation import ScriptedTurn
     from aeval.strategies import ContainsStrategy, EachTurn, ToolSequenceStrategy
     from aeval.trace import ToolCall, Trace, using
 
@@ -167,9 +166,9 @@ def _conversation_rows() -> list[aeval.EvaluationRow]:
     )
     failed = aeval.Transcript((*transcript.turns[:1], aeval.Turn("And then?", None)), "error")
     turns = [
-        ScriptedTurn("Plan a 3-day trip to Mysore", {"must_contain": ["Palace"]}),
-        ScriptedTurn("Make it cheaper", {"must_contain": ["5000"]}),
-        ScriptedTurn("How much is the bus?", {"must_contain": ["350"]}),
+        aeval.ScriptedTurn("Plan a 3-day trip to Mysore", {"must_contain": ["Palace"]}),
+        aeval.ScriptedTurn("Make it cheaper", {"must_contain": ["5000"]}),
+        aeval.ScriptedTurn("How much is the bus?", {"must_contain": ["350"]}),
     ]
     samples = (
         aeval.EvaluationSample("trip", turns=turns),

@@ -18,7 +18,6 @@ from aeval import (
     RunStore,
     calibrate_labels,
 )
-from aeval._util._stats import fleiss_kappa
 
 pytestmark = pytest.mark.anyio
 
@@ -149,22 +148,40 @@ async def test_three_reviewers_agree_by_fleiss_kappa(tmp_path: Path) -> None:
     assert calibration.review.agreed == sum(label == VERDICTS[i] for i, label in decided)
 
 
-def test_fleiss_kappa_matches_statsmodels() -> None:
+async def test_fleiss_kappa_matches_statsmodels_for_any_number_of_reviewers(
+    tmp_path: Path,
+) -> None:
     rng = random.Random(3)
-    for _ in range(50):
-        raters = rng.randint(2, 6)
-        counts = []
-        for _ in range(rng.randint(2, 40)):
-            passes = rng.randint(0, raters)
-            counts.append((passes, raters - passes))
-        mine = fleiss_kappa(counts)
-        if mine is None:
-            continue
-        assert mine == pytest.approx(inter_rater.fleiss_kappa(numpy.array(counts)), abs=1e-12)
-    assert fleiss_kappa([(3, 0), (3, 0)]) is None
-    assert fleiss_kappa([]) is None
-    with pytest.raises(ValueError, match="same number of raters"):
-        fleiss_kappa([(2, 1), (1, 1)])
+    for attempt in range(6):
+        reviewers = [f"r{k}" for k in range(rng.randint(3, 6))]
+        votes = {name: [rng.random() < 0.6 for _ in range(COUNT)] for name in reviewers}
+        async with RunStore(tmp_path / f"runs{attempt}.sqlite") as store:
+            run_id = await store.save(make_report(), "bot")
+            for name, verdicts in votes.items():
+                for i, passed in enumerate(verdicts):
+                    await store.add_label(
+                        run_id,
+                        sample=f"s{i:02d}",
+                        strategy="judge",
+                        reviewer=name,
+                        verdict="pass" if passed else "fail",
+                    )
+            agreement = (await store.calibrate(run_id, strategy="judge")).agreement
+        passes = [sum(votes[name][i] for name in reviewers) for i in range(COUNT)]
+        counts = numpy.array([[n, len(reviewers) - n] for n in passes])
+        assert agreement is not None and agreement.fleiss is not None
+        assert agreement.fleiss == pytest.approx(inter_rater.fleiss_kappa(counts), abs=1e-12)
+
+
+async def test_fleiss_kappa_is_not_told_when_every_label_is_the_same(
+    tmp_path: Path,
+) -> None:
+    async with RunStore(tmp_path / "runs.sqlite") as store:
+        run_id = await store.save(make_report(), "bot")
+        passes = [True] * COUNT
+        await label_all(store, run_id, {"ann": passes, "bob": passes, "cy": passes})
+        agreement = (await store.calibrate(run_id, strategy="judge")).agreement
+    assert agreement is not None and agreement.fleiss is None
 
 
 async def test_sample_file_labels_are_a_separate_source(tmp_path: Path) -> None:

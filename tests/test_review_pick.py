@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from aeval import (
@@ -13,9 +15,9 @@ from aeval import (
     EvaluationRow,
     EvaluationSample,
     Outcome,
+    RunStore,
     pick_rows,
 )
-from aeval._store import Label, RowLabel
 
 
 def make(
@@ -25,6 +27,7 @@ def make(
     metadata: dict[str, Any] | None = None,
     *,
     index: int = 0,
+    output: str = "out",
 ) -> EvaluationRow:
     result = {
         Outcome.PASSED: EvaluationResult(True, 1.0 if score is None else score),
@@ -36,15 +39,10 @@ def make(
     sample = EvaluationSample(name, [name], metadata={"review_queued": True} if queued else None)
     if result is None:
         error = ErrorInfo.from_exception(ValueError("boom"), source="strategy")
-        return EvaluationRow.from_error(sample, "judge", "out", error, index=index)
+        return EvaluationRow.from_error(sample, "judge", output, error, index=index)
     if metadata:
         result = result.with_metadata(metadata)
-    return EvaluationRow.from_result(sample, "judge", "out", result, index=index)
-
-
-def label(name: str, verdict: str, *, stale: bool = False) -> RowLabel:
-    made = Label("bot", name, "judge", "0" * 64, "ann", verdict, None, 1.0e9, "r1")  # type: ignore[arg-type]
-    return RowLabel(made, name, 0, "judge", 0, stale=stale)
+    return EvaluationRow.from_result(sample, "judge", output, result, index=index)
 
 
 ROWS = [
@@ -69,6 +67,29 @@ ROWS = [
 REPORT = EvaluationReport(ROWS)
 
 
+def labels(store: Path, **verdicts: str) -> tuple[Any, ...]:
+    """The labels ``ann`` gave the rows of :data:`REPORT` in ``store``: ``name="fail"``
+    labels the current output, ``name="stale fail"`` an earlier, different output."""
+
+    async def label() -> tuple[Any, ...]:
+        async with RunStore(store) as runs:
+            older = [make(row.name, Outcome.PASSED, index=row.index, output="old") for row in ROWS]
+            earlier = await runs.save(EvaluationReport(older), "bot")
+            run = await runs.save(REPORT, "bot")
+            for name, given in verdicts.items():
+                stale, _, verdict = given.rpartition(" ")
+                await runs.add_label(
+                    earlier if stale else run,
+                    sample=name,
+                    strategy="judge",
+                    reviewer="ann",
+                    verdict=verdict,
+                )
+            return await runs.labels(run)
+
+    return anyio.run(label)
+
+
 def names(rows: tuple[EvaluationRow, ...]) -> list[str]:
     return [row.name for row in rows]
 
@@ -87,9 +108,13 @@ def test_failures_are_the_rows_that_did_not_pass_except_skipped() -> None:
     ]
 
 
-def test_disagreements_are_split_judges_and_current_labels_against_the_verdict() -> None:
-    labels = [label("pass", "fail"), label("fail", "fail"), label("near", "fail", stale=True)]
-    picked = pick_rows(REPORT, pick="disagreements", labels=labels)
+def test_disagreements_are_split_judges_and_current_labels_against_the_verdict(
+    tmp_path: Path,
+) -> None:
+    given = labels(
+        tmp_path / "runs.sqlite", **{"pass": "fail", "fail": "fail", "near": "stale fail"}
+    )
+    picked = pick_rows(REPORT, pick="disagreements", labels=given)
     assert names(picked) == ["pass", "split", "records"]
     assert names(pick_rows(REPORT, pick="disagreements")) == ["split", "records"]
 
@@ -105,10 +130,12 @@ def test_uncertain_are_scores_near_the_threshold_and_rows_without_a_verdict() ->
     ]
 
 
-def test_queued_are_the_queued_rows_nobody_labelled_yet() -> None:
-    picked = pick_rows(REPORT, pick="queued", labels=[label("reviewed", "pass")])
+def test_queued_are_the_queued_rows_nobody_labelled_yet(tmp_path: Path) -> None:
+    current = labels(tmp_path / "current.sqlite", reviewed="pass")
+    picked = pick_rows(REPORT, pick="queued", labels=current)
     assert names(picked) == ["queued"]
-    stale = pick_rows(REPORT, pick="queued", labels=[label("reviewed", "pass", stale=True)])
+    earlier = labels(tmp_path / "earlier.sqlite", reviewed="stale pass")
+    stale = pick_rows(REPORT, pick="queued", labels=earlier)
     assert names(stale) == ["queued", "reviewed"]
 
 

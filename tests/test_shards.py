@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from pathlib import Path
 
+import orjson
 import pytest
+from _cli import Cli, cli, records_of
 
 from aeval import (
     EvaluationReport,
@@ -18,9 +20,9 @@ from aeval import (
     Shard,
     merge_reports,
 )
-from aeval._engine._executor import IndexedSample
-from aeval._engine._shards import DatasetDigest, ShardStream, shard_of
 from aeval.formatters.json import report_from_json
+
+__all__ = ["cli"]
 
 pytestmark = pytest.mark.anyio
 
@@ -76,6 +78,12 @@ def test_parse_and_render() -> None:
             Shard.parse(bad)
 
 
+def shard_of(name: str, count: int) -> int:
+    """The shard of ``count`` that holds the sample called ``name``."""
+    (index,) = (i for i in range(1, count + 1) if Shard(i, count).holds(name))
+    return index
+
+
 def test_the_split_is_stable_and_puts_every_sample_in_exactly_one_shard() -> None:
     # pinned: a change of hash would split datasets differently from older aeval versions
     assert [shard_of(name, 4) for name in ("hello", "world", "Refund policy")] == [2, 4, 4]
@@ -83,18 +91,48 @@ def test_the_split_is_stable_and_puts_every_sample_in_exactly_one_shard() -> Non
     held = [[name for name in names if Shard(i, 4).holds(name)] for i in range(1, 5)]
     assert sorted(name for part in held for name in part) == sorted(names)
     assert all(part for part in held)
-    assert Shard(1, 1).select(samples()) == [IndexedSample(i, s) for i, s in enumerate(samples())]
+    every = Shard(1, 1).select(samples())
+    assert [(item.index, item.sample) for item in every] == list(enumerate(samples()))
 
 
-def test_the_dataset_digest_depends_on_names_and_order() -> None:
-    assert DatasetDigest(["a", "b"]).hexdigest() == DatasetDigest(["a", "b"]).hexdigest()
-    assert DatasetDigest(["a", "b"]).hexdigest() != DatasetDigest(["b", "a"]).hexdigest()
-    assert DatasetDigest(["ab"]).hexdigest() != DatasetDigest(["a", "b"]).hexdigest()
-    assert DatasetDigest(["a", "b"]).samples == 2
+def dataset_facts(
+    directory: Path, names: list[str], cli: Cli, *, streamed: bool
+) -> dict[str, object]:
+    """The run header of ``aeval run --shard 1/2`` over samples called ``names``, in a JSONL
+    file (streamed) or a YAML one (read whole)."""
+    directory.mkdir()
+    entries = [{"name": n, "parameters": [n]} for n in names]
+    if streamed:
+        source = "samples.jsonl"
+        (directory / source).write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
+    else:
+        source = "samples.yaml"
+        (directory / source).write_bytes(orjson.dumps(entries))  # JSON is YAML
+    (directory / "targets.py").write_text("def echo(text):\n    return text\n")
+    (directory / "aeval.yaml").write_text(
+        f"samples: {source}\ntarget: targets:echo\nstrategies: [{{name: not_blank}}]\n"
+        "output: {dir: out, formats: [json]}\n"
+    )
+    result = cli("run", "aeval.yaml", "--shard", "1/2", "--quiet", "--no-store", cwd=directory)
+    assert result.returncode in (0, 1), result.stderr
+    header: dict[str, object] = records_of(directory / "out" / "rows.jsonl")[0]
+    return header
+
+
+def test_the_dataset_digest_depends_on_names_and_order(tmp_path: Path, cli: Cli) -> None:
+    def digest(where: str, names: list[str]) -> object:
+        header = dataset_facts(tmp_path / where, names, cli, streamed=False)
+        assert header["dataset_samples"] == len(names)
+        return header["dataset_digest"]
+
+    ab = digest("ab", ["a", "b"])
+    assert ab == digest("ab-again", ["a", "b"])
+    assert ab != digest("ba", ["b", "a"])
+    assert ab != digest("joined", ["ab"])
 
 
 async def test_indexed_samples_keep_their_index_in_every_row() -> None:
-    items = [IndexedSample(7, samples()[7]), IndexedSample(3, samples()[3])]
+    items = [s for s in reversed(Shard(1, 1).select(samples())) if s.index in (3, 7)]
     report = await Scorer(2, repeats=2).evaluate(items, echo, equals)
     assert [(r.index, r.repeat, r.name) for r in report.evaluations] == [
         (3, 0, "sample-3"),
@@ -103,16 +141,14 @@ async def test_indexed_samples_keep_their_index_in_every_row() -> None:
         (7, 1, "sample-7"),
     ]
 
-    async def stream() -> AsyncIterator[EvaluationSample]:
-        for sample in samples():
-            yield sample
 
-    streamed = ShardStream(stream(), Shard(2, 3), 0)
-    report = await Scorer(3).evaluate(streamed, echo, equals)
-    assert {r.index for r in report.evaluations} == {
-        i for i, name in enumerate(NAMES) if shard_of(name, 3) == 2
+def test_a_streamed_shard_keeps_the_dataset_index_of_its_samples(tmp_path: Path, cli: Cli) -> None:
+    dataset_facts(tmp_path / "streamed", NAMES, cli, streamed=True)
+    rows = records_of(tmp_path / "streamed" / "out" / "rows.jsonl")[1:-1]
+    assert {row["index"] for row in rows} == {
+        i for i, name in enumerate(NAMES) if shard_of(name, 2) == 1
     }
-    assert all(NAMES[r.index] == r.name for r in report.evaluations)
+    assert all(NAMES[row["index"]] == row["name"] for row in rows)
 
 
 async def test_merged_shards_equal_one_run_over_every_sample() -> None:
@@ -191,7 +227,8 @@ async def test_duplicates_and_strangers_are_refused() -> None:
 
 async def test_reports_without_shards_merge_when_their_rows_differ() -> None:
     first = await Scorer().evaluate(samples()[:2], echo, equals)
-    second = await Scorer().evaluate([IndexedSample(i, samples()[i]) for i in (2, 3)], echo, equals)
+    later = [item for item in Shard(1, 1).select(samples()) if item.index in (2, 3)]
+    second = await Scorer().evaluate(later, echo, equals)
     merged = merge_reports(second, first)
     assert [r.index for r in merged.evaluations] == [0, 1, 2, 3]
     assert merged.samples_expected == 4 and merged.complete

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -25,10 +26,6 @@ from aeval import (
     Samples,
     Scorer,
 )
-from aeval._reporting._codec import row_to_dict
-from aeval._store import config_digest
-from aeval._store._database import RunDatabase, RunStart
-from aeval._store._rows import summarise, summary_of
 from aeval.strategies import ExactMatchStrategy
 
 pytestmark = pytest.mark.anyio
@@ -76,9 +73,7 @@ def same_report(loaded: EvaluationReport, saved: EvaluationReport) -> None:
     }
     assert loaded.usage == saved.usage
     assert loaded.run == saved.run
-    assert [row_to_dict(r) for r in loaded.evaluations] == [
-        row_to_dict(r) for r in saved.evaluations
-    ]
+    assert [r.to_dict() for r in loaded.evaluations] == [r.to_dict() for r in saved.evaluations]
 
 
 async def test_a_saved_report_loads_back_the_same(tmp_path: Path) -> None:
@@ -104,7 +99,7 @@ async def test_runs_lists_what_the_report_says(tmp_path: Path) -> None:
     assert run.interval == report.confidence_interval()
     assert run.labels == ("v2", "nightly")
     assert run.models == ("judge-7b",)
-    assert run.config_hash == config_digest("x: 1")
+    assert run.config_hash == hashlib.sha256(b"x: 1").hexdigest()[:16]
     assert run.header == report.run
     assert run.git_commit == report.run.git_commit
     assert (run.started_at, run.finished_at) == (report.started_at, report.finished_at)
@@ -421,48 +416,52 @@ async def test_history_takes_a_since_in_words(tmp_path: Path) -> None:
 # -- the database's own checks ------------------------------------------------------------------
 
 
-async def test_the_database_can_be_used_without_an_event_loop(tmp_path: Path) -> None:
+async def test_the_store_keeps_each_row_as_its_data(tmp_path: Path) -> None:
     report = await evaluate(3)
-    database = RunDatabase(tmp_path / "runs.sqlite")
-    run_id = database.save(report, RunStart("bot", report.run))
-    assert database.resolve("bot@latest") == run_id
-    assert database.load(run_id).score == report.score
-    database.close()
+    async with RunStore(tmp_path / "runs.sqlite") as store:
+        run_id = await store.save(report, "bot")
+        assert await store.resolve("bot@latest") == run_id
+        assert (await store.load(run_id)).score == report.score
     with sqlite3.connect(tmp_path / "runs.sqlite") as connection:
         data = [orjson.loads(d) for (d,) in connection.execute("SELECT data FROM rows ORDER BY id")]
     connection.close()
-    assert data == [row_to_dict(row) for row in report.evaluations]
+    assert data == [row.to_dict() for row in report.evaluations]
     assert {row.outcome for row in report.evaluations} <= set(Outcome)
 
 
-async def test_the_sql_summary_of_stored_rows_is_the_reports(tmp_path: Path) -> None:
+async def test_the_stored_summary_of_the_rows_is_the_reports(tmp_path: Path) -> None:
     def explode(sample: EvaluationSample, output: Any) -> EvaluationResult:
         if sample.name == "s4":
             raise ValueError("boom")
         return EvaluationResult.unscored("?") if sample.name == "s5" else judged(sample, output)
 
     report = await Scorer(3, repeats=3).evaluate(samples(), echo, ExactMatchStrategy(), explode)
-    database = RunDatabase(tmp_path / "runs.sqlite")
-    database.save(report, RunStart("bot", report.run))
-    connection = sqlite3.connect(tmp_path / "runs.sqlite")
-    try:
-        computed = summarise(connection, 1)
-    finally:
-        connection.close()
-    database.close()
-    expected = summary_of(report)
-    assert computed.overall == expected.overall
-    assert {k: v for k, v in computed.counts.items() if v} == {
-        k: v for k, v in expected.counts.items() if v
-    }
-    assert computed.groups == expected.groups
-    assert set(computed.groups) == {
-        ("tag", "odd"),
-        ("tag", "even"),
-        ("tag", "smoke"),
-        ("strategy", "ExactMatchStrategy"),
-        ("strategy", "explode"),
-    }
+    async with RunStore(tmp_path / "runs.sqlite") as store:
+        await store.save(report, "bot")
+        (run,) = await store.runs()
+        tags = {tag: await store.history("bot", tag=tag) for tag in ("odd", "even", "smoke")}
+        strategies = {
+            name: await store.history("bot", strategy=name)
+            for name in ("ExactMatchStrategy", "explode")
+        }
+    assert (run.score, run.interval) == (report.score, report.confidence_interval())
+    assert (run.rows, run.passed, run.failed) == (
+        report.evaluation_count,
+        report.passed_count,
+        report.failed_count,
+    )
+    assert (run.unscored, run.errors, run.skipped) == (
+        report.unscored_count,
+        report.error_count,
+        report.skipped_count,
+    )
+    assert run.errors > 0 and run.unscored > 0
+    for tag, (point,) in tags.items():
+        assert point.score == report.tag_scores[tag], tag
+        assert point.interval == report.tag_statistics[tag].confidence_interval(), tag
+    for name, (point,) in strategies.items():
+        assert point.score == report.strategy_scores[name], name
+        assert point.interval == report.strategy_statistics[name].confidence_interval(), name
 
 
 async def test_shard_runs_are_kept_apart_from_the_history(tmp_path: Path) -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
-from aeval._store._git import git_dirty, git_dirty_async
+from aeval import EvaluationResult, EvaluationSample, RunStore, Scorer
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -31,40 +33,60 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_a_clean_tree_is_not_dirty_and_untracked_files_do_not_count(repo: Path) -> None:
-    assert git_dirty(repo) is False
+def dirty(where: Path, store: Path) -> bool | None:
+    """The dirty flag the store records for a run made in ``where``."""
+
+    def check(sample: EvaluationSample, output: object) -> EvaluationResult:
+        return EvaluationResult.from_boolean(output == "a")
+
+    async def run() -> bool | None:
+        async with RunStore(store) as runs:
+            await Scorer(sinks=[runs.sink("bot")]).evaluate(
+                [EvaluationSample("s", ["q"], "a")], lambda q: "a", check
+            )
+            [last] = await runs.runs("bot", last=1)
+        return last.git_dirty
+
+    previous = Path.cwd()
+    os.chdir(where)
+    try:
+        return anyio.run(run)
+    finally:
+        os.chdir(previous)
+
+
+def test_a_clean_tree_is_not_dirty_and_untracked_files_do_not_count(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    store = tmp_path_factory.mktemp("store") / "runs.sqlite"
+    assert dirty(repo, store) is False
     (repo / "notes.txt").write_text("not tracked\n")
-    assert git_dirty(repo) is False
+    assert dirty(repo, store) is False
 
 
-def test_a_changed_or_staged_tracked_file_makes_the_tree_dirty(repo: Path) -> None:
+def test_a_changed_or_staged_tracked_file_makes_the_tree_dirty(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    store = tmp_path_factory.mktemp("store") / "runs.sqlite"
     (repo / "bot.py").write_text("ANSWER = 2\n")
-    assert git_dirty(repo) is True
+    assert dirty(repo, store) is True
     git(repo, "add", "bot.py")
-    assert git_dirty(repo) is True
+    assert dirty(repo, store) is True
     git(repo, "commit", "-q", "-m", "second")
-    assert git_dirty(repo) is False
+    assert dirty(repo, store) is False
 
 
 def test_outside_a_repository_it_cannot_be_told(tmp_path: Path) -> None:
     outside = tmp_path / "plain"
     outside.mkdir()
     (outside / ".git").write_text("gitdir: /nonexistent\n")  # stops git's search upwards
-    assert git_dirty(outside) is None
-
-
-@pytest.mark.anyio
-async def test_the_async_form_runs_off_the_loop(repo: Path) -> None:
-    (repo / "bot.py").write_text("ANSWER = 3\n")
-    assert await git_dirty_async(repo) is True
+    assert dirty(outside, tmp_path / "runs.sqlite") is None
 
 
 @pytest.mark.anyio
 async def test_a_run_in_a_dirty_tree_is_stored_with_its_commit_marked_dirty(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from aeval import EvaluationResult, EvaluationSample, RunStore, Scorer
-
     monkeypatch.chdir(repo)
     (repo / "bot.py").write_text("ANSWER = 2\n")
     samples = [EvaluationSample("s", ["q"], "a")]

@@ -12,10 +12,10 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -25,6 +25,7 @@ import httpx
 import orjson
 import pytest
 from _benchmarks import quick_figures
+from _cli import main
 
 from aeval import (
     Conversation,
@@ -32,12 +33,10 @@ from aeval import (
     EvaluationResult,
     EvaluationRow,
     EvaluationSample,
+    RunInfo,
     RunStore,
     Scorer,
 )
-from aeval._cli import main
-from aeval._reporting._run_info import RunInfo
-from aeval._view import ViewSettings, bind, server_for
 from aeval.strategies import NotBlankStrategy
 
 _T = TypeVar("_T")
@@ -104,24 +103,68 @@ def in_thread(function: Callable[[], Awaitable[_T]]) -> _T:
         return pool.submit(anyio.run, function).result()
 
 
+@dataclass(frozen=True)
+class Viewer:
+    """An ``aeval view`` process's address, as it printed it, and its token, as its pages
+    carry it.
+
+    Attributes:
+        host: The address it is bound to.
+        port: The port it listens on.
+        origin: ``http://HOST:PORT``, the origin its pages are served from.
+        token: The token its pages send with a label (empty without a run to page).
+    """
+
+    host: str
+    port: int
+    origin: str
+    token: str
+
+
+_SERVING = re.compile(r"aeval view: serving .* at (http://(\[[^\]]+\]|[^:/]+):(\d+))/ ")
+
+
 @contextmanager
-def viewer(store: Path, host: str = "127.0.0.1", **options: Any) -> Iterator[ViewSettings]:
-    """``aeval view`` over ``store`` on a free port of ``host``, in a thread, until the block
-    ends; ready (its lifespan done) when the block starts."""
-    sock = bind(host, 0)
-    server, settings = server_for(sock, store, **options)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
+def viewer(store: Path, host: str = "127.0.0.1", **options: Any) -> Iterator[Viewer]:
+    """``aeval view --port 0`` over ``store`` on ``host`` in a process of its own, until the
+    block ends (then interrupted as Ctrl-C would); serving when the block starts."""
+    argv = ["view", "--store", str(store), "--host", host, "--port", "0"]
+    for option, value in options.items():
+        argv += [f"--{option}", str(value)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aeval", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
-        while not server.started:
-            thread.join(0.01)
-            if not thread.is_alive():
-                raise RuntimeError("the viewer stopped before it started")
-        yield settings
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        found = _SERVING.match(line)
+        if found is None:
+            process.kill()
+            raise RuntimeError(f"the viewer did not start: {line}{process.communicate()[1]}")
+        origin, address, port = found.groups()
+        base = f"http://127.0.0.1:{port}" if host == "0.0.0.0" else origin
+        yield Viewer(address.strip("[]"), int(port), origin, _page_token(base))
     finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
+        process.send_signal(signal.SIGINT)
+        try:
+            process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+
+
+def _page_token(base: str) -> str:
+    """The token the viewer at ``base`` puts in its first run's page ("" with no run)."""
+    with httpx.Client(base_url=base, timeout=30) as http:
+        first = re.search(r'href="/runs/([^"/?#]+)', http.get("/").text)
+        if first is None:
+            return ""
+        token = re.search(r'data-token="([^"]+)"', http.get(f"/runs/{first[1]}").text)
+        return "" if token is None else token[1]
 
 
 @pytest.fixture
@@ -129,13 +172,13 @@ def store(tmp_path: Path) -> Path:
     return tmp_path / "runs.sqlite"
 
 
-def client(settings: ViewSettings) -> httpx.Client:
+def client(settings: Viewer) -> httpx.Client:
     """A client of the viewer, connecting to 127.0.0.1 when it is bound to every interface."""
     base = f"http://127.0.0.1:{settings.port}" if settings.host == "0.0.0.0" else settings.origin
     return httpx.Client(base_url=base, timeout=30)
 
 
-def post_label(settings: ViewSettings, run: str, **changes: Any) -> httpx.Response:
+def post_label(settings: Viewer, run: str, **changes: Any) -> httpx.Response:
     body = {
         "run": run,
         "sample": "sample 0",
@@ -172,10 +215,10 @@ def test_import_aeval_loads_neither_starlette_nor_uvicorn() -> None:
 def test_view_without_the_extra_names_it(store: Path) -> None:
     store_runs(store, report())
     code = (
-        "import sys\n"
+        "import runpy, sys\n"
         "sys.modules['starlette'] = None\n"
-        "from aeval._cli import main\n"
-        f"sys.exit(main(['view', '--store', {str(store)!r}, '--port', '0']))\n"
+        f"sys.argv = ['aeval', 'view', '--store', {str(store)!r}, '--port', '0']\n"
+        "runpy.run_module('aeval', run_name='__main__')\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
@@ -190,7 +233,9 @@ def test_view_without_a_store_says_where_it_looked(tmp_path: Path, capsys: Any) 
 
 def test_view_on_a_taken_port_says_so(store: Path, capsys: Any) -> None:
     store_runs(store, report())
-    taken = bind("127.0.0.1", 0)
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
     try:
         port = taken.getsockname()[1]
         assert main(["view", "--store", str(store), "--port", str(port)]) == 2
@@ -433,7 +478,7 @@ def test_a_label_needs_the_token_the_origin_and_json(store: Path) -> None:
     ) in page
 
 
-def _label_request_head(settings: ViewSettings, framing: str) -> bytes:
+def _label_request_head(settings: Viewer, framing: str) -> bytes:
     host = settings.origin.removeprefix("http://")
     return (
         f"POST /api/labels HTTP/1.1\r\nHost: {host}\r\nOrigin: {settings.origin}\r\n"
