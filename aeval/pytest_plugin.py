@@ -123,6 +123,21 @@ def record_evaluation(request: pytest.FixtureRequest) -> EvaluationRecorder:
 
 
 @pytest.fixture
+def aeval_formatters() -> Iterator[None]:
+    """aeval's report formatters with the built-ins only for the test, as they were after it.
+
+    What the test registers (``aeval.formatters.register_formatter``) is gone after it. The
+    ``aeval.formatters`` entry-point group loads on first use inside the test, from what
+    ``importlib.metadata.entry_points`` returns then: a test of a formatter declared by a
+    package's entry point can monkeypatch it first.
+    """
+    from .formatters._registry import REGISTRY
+
+    with REGISTRY.isolated(entry_points=True):
+        yield
+
+
+@pytest.fixture
 def case(request: pytest.FixtureRequest) -> EvaluationSample:
     """The case of an ``@eval_cases`` test (set by the decorator's parametrization)."""
     fail(

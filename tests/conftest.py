@@ -3,11 +3,8 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-from aeval.formatters import _registry
 
 # The plugin is loaded here rather than by its entry point (``-p no:aeval`` in pyproject.toml):
 # an entry point is imported before pytest-cov starts measuring, so every line that runs when
@@ -39,12 +36,8 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The formatter registry with the built-ins only, restored after the test.
-
-    Entry points load on first use as usual; none is declared unless the test monkeypatches
-    ``importlib.metadata.entry_points``.
-    """
+def registry(aeval_formatters: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The formatter registry with the built-ins only (the plugin's ``aeval_formatters``),
+    restored after the test, and no entry point declared on this machine: none is, unless
+    the test monkeypatches ``importlib.metadata.entry_points``."""
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [])
-    with _registry._REGISTRY.isolated(entry_points=True) as fresh:
-        yield fresh

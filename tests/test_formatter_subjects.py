@@ -120,9 +120,8 @@ def test_an_entry_point_names_its_subject(registry: Any, monkeypatch: pytest.Mon
         name="verdict", value=f"{module.__name__}:VerdictFormatter", group="aeval.formatters"
     )
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda *, group: [point])
-    with registry.isolated(entry_points=True):
-        assert "verdict" in supported_formats("comparison")
-        assert "verdict" not in supported_formats()
+    assert "verdict" in supported_formats("comparison")
+    assert "verdict" not in supported_formats()
 
 
 def test_an_unknown_subject_is_refused(registry: Any) -> None:

@@ -167,8 +167,8 @@ CANONICAL = {
     ("aeval.formatters", "JsonFormatter"): ("aeval.formatters.json", "JsonFormatter"),
     ("aeval.formatters", "MarkdownFormatter"): ("aeval.formatters.markdown", "MarkdownFormatter"),
 }
-"""Where they live when that is a public module (and some private homes), to check that each
-resolves to that very object."""
+"""Where they live: for a public module, each resolves to that very object; for one of aeval's
+own (private) modules, to an object of that name."""
 
 
 def test_the_deprecated_names_are_exactly_the_ones_the_packages_keep_aside() -> None:
@@ -198,7 +198,11 @@ def test_a_deprecated_name_warns_and_still_resolves(package: str, name: str) -> 
     assert caught[0].filename == __file__
     assert value is not None
     home, canonical = CANONICAL.get((package, name), (None, None))
-    if home is not None:
+    if home is None:
+        return
+    if any(part.startswith("_") for part in home.split(".")):
+        assert value.__name__ == canonical  # aeval's own home: the object, by its own name
+    else:
         assert value is getattr(importlib.import_module(home), str(canonical))
 
 

@@ -124,6 +124,31 @@ def test_scorer_fixture_is_configured_by_marker_and_ini_and_closed(
     result.assert_outcomes(passed=3)
 
 
+def test_aeval_formatters_keeps_a_tests_formatter_to_that_test(project: pytest.Pytester) -> None:
+    write_test(
+        project,
+        """
+        from aeval.formatters import register_formatter, supported_formats
+
+        class Shout:
+            name = "shout"
+            extension = ".shout"
+
+            def format(self, report, **options):
+                return "!"
+
+        def test_registers(aeval_formatters):
+            register_formatter(Shout())
+            assert "shout" in supported_formats()
+
+        def test_after_it():
+            assert "shout" not in supported_formats()
+            assert "markdown" in supported_formats()
+        """,
+    )
+    project.runpytest("-p", "no:randomly").assert_outcomes(passed=2)
+
+
 def test_scorer_marker_with_bad_options_fails_the_test_with_a_clear_message(
     project: pytest.Pytester,
 ) -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "EXTENSION_ALIASES",
     "SUBJECTS",
     "BuiltinFormatter",
+    "REGISTRY",
     "FormatChoices",
     "formatter_for_extension",
     "formatter_for_path",
@@ -206,11 +207,11 @@ def _default_registry() -> PluginRegistry[_Slot]:
     )
 
 
-_REGISTRY = _default_registry()
+REGISTRY = _default_registry()
 
 
 def _formatters(subject: str) -> list[ReportFormatter]:
-    return [slot.formatter for slot in _REGISTRY.plugins() if slot.subject == subject]
+    return [slot.formatter for slot in REGISTRY.plugins() if slot.subject == subject]
 
 
 def _names(subject: str) -> tuple[str, ...]:
@@ -252,7 +253,7 @@ def register_formatter(
     chosen = _subject(getattr(formatter, "subject", "report") if subject is None else subject)
     _check_formatter(formatter, "register_formatter() argument", chosen)
     registered = cast(ReportFormatter, formatter)
-    _REGISTRY.register(_Slot(chosen, registered), replace=replace)
+    REGISTRY.register(_Slot(chosen, registered), replace=replace)
     return registered
 
 
@@ -263,7 +264,7 @@ def unregister_formatter(name: str, *, subject: str = "report") -> ReportFormatt
     Raises:
         FormatError: No formatter has that name.
     """
-    removed = _REGISTRY.unregister((_subject(subject), _key(name)))
+    removed = REGISTRY.unregister((_subject(subject), _key(name)))
     if removed is None:
         raise _unknown(name, subject)
     return removed.formatter
@@ -278,9 +279,9 @@ def get_formatter(name: str, *, subject: str = "report") -> ReportFormatter:
             the available formats).
     """
     key = _key(name)
-    slot = _REGISTRY.get((_subject(subject), key))
+    slot = REGISTRY.get((_subject(subject), key))
     if slot is None and key in _NAME_ALIASES and subject != "report":
-        slot = _REGISTRY.get((subject, _NAME_ALIASES[key]))
+        slot = REGISTRY.get((subject, _NAME_ALIASES[key]))
     if slot is None:
         raise _unknown(name, subject)
     return slot.formatter
