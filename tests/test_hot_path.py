@@ -29,7 +29,7 @@ from aeval import (
     Scorer,
     evaluate_sync,
 )
-from aeval.online import OnlineEvaluator, Sampler
+from aeval.online import OnlineEvaluator
 from aeval.strategies import ExactMatchStrategy, NotBlankStrategy, inline
 from aeval.trace import Recorder, record_tool_call, recording
 
@@ -269,10 +269,14 @@ async def test_online_counts_every_response_with_inline_and_threaded_checks() ->
 
 
 def test_a_sampler_running_everything_draws_nothing() -> None:
-    sampler = Sampler(("a", "b"), None, seed=3)
+    def sampler_of(rates: dict[str, float] | None) -> Any:
+        checks = (ExactMatchStrategy(), NotBlankStrategy())
+        return OnlineEvaluator(*checks, sample_rates=rates, seed=3).sampler
+
+    sampler = sampler_of(None)
     assert [sampler.select(None, None) for _ in range(3)] == [(0, 1)] * 3
-    partial = Sampler(("a", "b"), {"a": 0.5}, seed=3)
-    again = Sampler(("a", "b"), {"a": 0.5}, seed=3)
+    partial = sampler_of({"ExactMatchStrategy": 0.5})
+    again = sampler_of({"ExactMatchStrategy": 0.5})
     assert [partial.select(None, None) for _ in range(20)] == [
         again.select(None, None) for _ in range(20)
     ]
