@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +25,23 @@ from aeval._store._schema import MIGRATIONS, SCHEMA_VERSION, Migration, retrying
 from aeval._store._values import parse_since
 
 pytestmark = pytest.mark.anyio
+
+
+_OPENED: list[RunDatabase] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_databases() -> Iterator[None]:
+    """Close each test's writers: a connection left to the collector warns (Python 3.13)."""
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
+
+
+def store_at(path: Path, **options: Any) -> RunDatabase:
+    """A writer of the store at ``path``, closed when the test ends."""
+    _OPENED.append(RunDatabase(path, **options))
+    return _OPENED[-1]
 
 
 def report(count: int = 4) -> EvaluationReport:
@@ -77,7 +96,7 @@ VERSION_NEXT = Migration(NEXT, "a note per run", add_notes)
 
 def test_a_new_store_is_at_the_latest_version(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "runs.sqlite"
-    database = RunDatabase(path)
+    database = store_at(path)
     database.check()
     database.close()
     assert version_of(path) == SCHEMA_VERSION == 3
@@ -90,11 +109,11 @@ def test_a_new_store_is_at_the_latest_version(tmp_path: Path) -> None:
 
 def test_an_older_store_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
-    old = RunDatabase(path)
+    old = store_at(path)
     run_id = old.save(report(), RunStart("bot", report().run))
     old.close()
     assert version_of(path) == SCHEMA_VERSION
-    new = RunDatabase(path, migrations=(*MIGRATIONS, VERSION_NEXT))
+    new = store_at(path, migrations=(*MIGRATIONS, VERSION_NEXT))
     assert new.load(run_id).score == 50.0
     assert [run.id for run in new.runs("bot")] == [run_id]
     new.close()
@@ -108,13 +127,13 @@ def test_an_older_store_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None:
 
 def test_a_version_1_store_gets_the_shard_of_each_run(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
-    old = RunDatabase(path)
+    old = store_at(path)
     whole = old.save(report(), RunStart("bot", report().run))
     shard = old.save(report(), RunStart("bot", report().run.replace(shard="1/2")))
     old.close()
     downgrade_to_version_1(path)
     assert version_of(path) == 1
-    new = RunDatabase(path)
+    new = store_at(path)
     assert [run.id for run in new.runs("bot")] == [whole]
     assert [(run.id, run.shard) for run in new.runs("bot", shards=True)] == [
         (whole, None),
@@ -126,10 +145,10 @@ def test_a_version_1_store_gets_the_shard_of_each_run(tmp_path: Path) -> None:
 
 def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
-    old = RunDatabase(path)
+    old = store_at(path)
     old.save(report(), RunStart("bot", report().run))
     old.close()
-    failing = RunDatabase(path, migrations=(*MIGRATIONS, Migration(NEXT, "a broken step", broken)))
+    failing = store_at(path, migrations=(*MIGRATIONS, Migration(NEXT, "a broken step", broken)))
     with pytest.raises(
         StoreError, match=rf"from schema version {SCHEMA_VERSION} to {NEXT} \(a broken step\)"
     ):
@@ -141,12 +160,12 @@ def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     finally:
         connection.close()
     assert "half" not in columns
-    assert len(RunDatabase(path).runs()) == 1
+    assert len(store_at(path).runs()) == 1
 
 
 async def test_a_store_from_a_newer_aeval_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
-    newer = RunDatabase(path, migrations=(*MIGRATIONS, VERSION_NEXT))
+    newer = store_at(path, migrations=(*MIGRATIONS, VERSION_NEXT))
     newer.check()
     newer.close()
     with pytest.raises(StoreError, match=rf"written by a newer aeval \(schema version {NEXT}; "):
@@ -206,11 +225,11 @@ def test_other_errors_are_not_retried() -> None:
 
 def test_a_lock_held_too_long_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
-    RunDatabase(path).check()
+    store_at(path).check()
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        database = RunDatabase(path, timeout=0.2)
+        database = store_at(path, timeout=0.2)
         with pytest.raises(StoreError, match=r"stayed locked for 0.2 s: another process holds"):
             database.save(report(), RunStart("bot", report().run))
     finally:
@@ -222,7 +241,7 @@ def test_a_lock_held_too_long_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_writer_waits_for_a_lock_that_is_released(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
-    RunDatabase(path).check()
+    store_at(path).check()
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
     holder.execute(
@@ -233,7 +252,7 @@ def test_a_writer_waits_for_a_lock_that_is_released(tmp_path: Path) -> None:
     results: list[str] = []
 
     def write() -> None:
-        database = RunDatabase(path)
+        database = store_at(path)
         database.check()
         started.set()
         results.append(database.save(report(), RunStart("bot", report().run)))
@@ -246,7 +265,7 @@ def test_a_writer_waits_for_a_lock_that_is_released(tmp_path: Path) -> None:
     holder.close()
     writer.join()
     assert len(results) == 1
-    assert [run.id for run in RunDatabase(path).runs()] == results
+    assert [run.id for run in store_at(path).runs()] == results
 
 
 @pytest.mark.parametrize(
