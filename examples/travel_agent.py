@@ -252,7 +252,11 @@ def _answer(question: str, results: Mapping[str, str]) -> str:
 
 
 def travel_model(request: RecordedRequest) -> Reply:
-    """The scripted model: asks for the tools a question needs, then answers from them."""
+    """The scripted model: asks for the tools a question needs, then answers from them.
+
+    Like OpenAI's models, it asks for one call a reply when the request says
+    ``parallel_tool_calls: false``, else for each round's calls at once.
+    """
     messages = request.messages
     question = next(str(m["content"]) for m in messages if m.get("role") == "user")
     plan = _plan(question)
@@ -261,10 +265,11 @@ def travel_model(request: RecordedRequest) -> Reply:
             "I only plan travel in India: ask me about the weather, attractions or tickets."
         )
     results = _results(messages)
+    one_at_a_time = (request.json or {}).get("parallel_tool_calls") is False
     for calls in plan:
         pending = [call for call in calls if call[0] not in results]
         if pending:
-            return Reply.calling(*pending)
+            return Reply.calling(*pending[:1] if one_at_a_time else pending)
     return Reply.text(_answer(question, results))
 
 
