@@ -402,7 +402,7 @@ class Run:
         started = perf_counter()
         try:
             tools = None if self._live else tool_source(settings.tools, sample, repeat)
-            recorder = Recorder(limits=settings.trace_limits, tools=tools, redact=self._redact)
+            recorder = Recorder(settings.trace_limits, tools, self._redact)
             if self._idle:  # activate(), without its cost: no trace is current here
                 tokens = None
                 token = RECORDER.set(recorder)
@@ -430,7 +430,7 @@ class Run:
         if recorder.unmocked is not None:
             await self._add_call_failure(sample, recorder.unmocked, duration, index, repeat, trace)
             return None
-        return Judged(sample, output, duration=duration, index=index, repeat=repeat, trace=trace)
+        return Judged(sample, output, duration, index, repeat, None, trace)
 
     async def _call_failed(
         self,

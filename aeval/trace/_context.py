@@ -153,7 +153,6 @@ class Recorder:
 
     def __init__(
         self,
-        *,
         limits: TraceLimits = DEFAULT_LIMITS,
         tools: ToolSource | None = None,
         redact: Callable[[Any], Any] | None = None,
