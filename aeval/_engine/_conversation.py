@@ -167,7 +167,7 @@ class ConversationRun(Run):
         metadata = sample.metadata  # is_conversation(sample), inline
         if not (metadata and (TURNS in metadata or SIMULATED_USER in metadata)):
             if self.kind is not True:
-                return super()._produce(sample, index, repeat)
+                return Run._produce(self, sample, index, repeat)
             check_conversation_kind(True, self.function.name, sample)
         elif self.kind is False:
             check_conversation_kind(False, self.function.name, sample)

@@ -33,7 +33,7 @@ from ._limits import (
     too_deep,
     yaml_limit_problem,
 )
-from ._model import EvaluationSample, make_sample, raw_parameters
+from ._model import EvaluationSample, make_sample
 from ._sources import JSONL_EXTENSIONS
 from ._utf8 import BOM, decode_utf8, invalid_utf8_at, not_utf8
 
@@ -182,6 +182,10 @@ them. Any other key is refused (custom fields go under ``metadata``); a new key 
 here and read in ``_build_into``."""
 
 _SAMPLE_KEY_SET = frozenset(SAMPLE_KEYS)
+_UNNAMED = tuple((None,) * count for count in range(8))
+"""The names of up to 7 unnamed parameters, one tuple a count: samples share it, so a
+worker that checked one sample's names against the function knows the next's by identity."""
+
 _USUAL_KEYS = frozenset(("name", "parameters", "expected-output", "tags", "metadata"))
 """The keys most items of a large file have, all read first; any other key of
 :data:`SAMPLE_KEYS` is read by ``_other_keys`` when an item has one."""
@@ -302,7 +306,8 @@ def _build_into(
             parameters = []
         if type(parameters) is list:
             values = tuple(parameters)
-            names: tuple[str | None, ...] = (None,) * len(values)
+            count = len(values)
+            names: tuple[str | None, ...] = _UNNAMED[count] if count < 8 else (None,) * count
         elif isinstance(parameters, Mapping):
             for key in parameters:
                 if type(key) is not str and not isinstance(key, str):
@@ -317,7 +322,8 @@ def _build_into(
             values, names = tuple(parameters.values()), tuple(parameters)
         elif isinstance(parameters, list):
             values = tuple(parameters)
-            names = (None,) * len(values)
+            count = len(values)
+            names = _UNNAMED[count] if count < 8 else (None,) * count
         else:
             raise _fail(
                 lines,
@@ -382,7 +388,7 @@ def _build_into(
             if not _CONVERSATION_METADATA.isdisjoint(entries):
                 check_conversation_metadata(name, entries)
             entries = MappingProxyType(entries)
-        append(make_sample(name, raw_parameters(values, names), expected, tags, entries))
+        append(make_sample(name, values, names, expected, tags, entries))
         index += 1
 
 

@@ -24,7 +24,6 @@ __all__ = [
     "Parameters",
     "Samples",
     "make_sample",
-    "raw_parameters",
 ]
 
 _MISSING: Any = object()
@@ -295,14 +294,19 @@ _set_metadata = EvaluationSample.__dict__["metadata"].__set__
 
 def make_sample(
     name: str,
-    parameters: Parameters,
+    values: tuple[Any, ...],
+    names: tuple[str | None, ...],
     expected_output: Any,
     tags: tuple[str, ...],
     metadata: Mapping[str, Any],
 ) -> EvaluationSample:
-    """``EvaluationSample`` of values already checked (tags as a tuple, metadata as a
-    read-only mapping), without its ``__init__``'s checks: the one way the sample files and
-    live traffic build a sample once its keys are read."""
+    """``EvaluationSample`` of values already checked (its parameters' values and names,
+    ``None`` for an unnamed one; tags as a tuple, metadata as a read-only mapping), without
+    its ``__init__``'s checks: the one way the sample files build a sample once its keys
+    are read."""
+    parameters = _new(Parameters)
+    parameters._values = values
+    parameters._names = names
     sample: EvaluationSample = _new(EvaluationSample)
     _set_name(sample, name)
     _set_parameters(sample, parameters)
@@ -310,14 +314,6 @@ def make_sample(
     _set_tags(sample, tags)
     _set_metadata(sample, metadata)
     return sample
-
-
-def raw_parameters(values: tuple[Any, ...], names: tuple[str | None, ...]) -> Parameters:
-    """``Parameters`` of checked values and their names (``None`` for an unnamed one)."""
-    params = _new(Parameters)
-    params._values = values
-    params._names = names
-    return params
 
 
 class Samples(Sequence[EvaluationSample]):
