@@ -61,8 +61,25 @@ def render_trace(trace: Trace | None, *, limit: int = _SHOWN) -> str:
 
 
 def redact_trace(trace: Trace, redact: Callable[[Any], Any]) -> Trace:
-    """``trace`` with ``redact`` (e.g. ``Redactor.value``) applied to every argument, result,
-    error message, query and document text."""
+    """``trace`` with ``redact`` applied to every argument, result, error message, query and
+    document text.
+
+    Args:
+        trace: The trace to copy.
+        redact: Called with each value (an argument mapping, a result, a text) and returns
+            it with its secrets replaced; it must handle strings, lists, tuples and dicts
+            (the values a trace keeps).
+
+    Example:
+        >>> from aeval.trace import ToolCall, Trace, redact_trace
+        >>> call = ToolCall("login", {"password": "hunter2"}, "ok", None, 0.0, 0.0)
+        >>> def hide(value):
+        ...     if isinstance(value, dict):
+        ...         return {key: hide(item) for key, item in value.items()}
+        ...     return "[redacted]" if value == "hunter2" else value
+        >>> redact_trace(Trace(tool_calls=(call,)), hide).tool_calls[0].arguments["password"]
+        '[redacted]'
+    """
 
     def error(value: CallError | None) -> CallError | None:
         return None if value is None else CallError(value.type, str(redact(value.message)))
