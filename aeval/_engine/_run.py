@@ -17,7 +17,7 @@ from .._exceptions import AbandonedCallsError
 from .._reporting._report import Aggregator
 from .._reporting._results import ErrorInfo, EvaluationRow
 from .._reporting._run_info import RunInfo, current_git_commit
-from .._samples import EvaluationSample, Parameters, Samples
+from .._samples import EvaluationSample, Parameters
 from .._util._groups import unwrap_single_group
 from .._version import __version__
 from ..trace import Replay, Trace, TraceLimits
@@ -153,6 +153,9 @@ class Run:
         self._rowless = False
         self._await: Callable[[Parameters], Awaitable[Any]] | None = None
         self._positional: Callable[..., Awaitable[Any]] | None = None
+        self.checked = False
+        """Whether ``samples`` is a sequence of ``EvaluationSample`` already checked against
+        the function (by the Scorer, before the run): its workers take them as they are."""
 
     async def execute(self, emit: Emit | None) -> None:
         """Run every sample; raise ``TargetInterrupt`` if the function under test asked to stop."""
@@ -198,9 +201,9 @@ class Run:
                     await self._run_remote(self.remote)
                 elif isinstance(self.samples, AsyncIterable):
                     await self._run_async_source(self.samples, max(workers, 1))
-                elif settings.repeats == 1 and type(self.samples) is Samples:
-                    # checked when the run was made: (index, 0, sample) without a generator
-                    triples = zip(itertools.count(), itertools.repeat(0), self.samples)
+                elif settings.repeats == 1 and self.checked:
+                    checked = cast("Sequence[EvaluationSample]", self.samples)
+                    triples = zip(itertools.count(), itertools.repeat(0), checked)
                     await run_workers(max(workers, 1), self._worker, IterWork(triples))
                 else:
                     work = IterWork(self._work(iter(self.samples)))

@@ -15,6 +15,7 @@ from .._exceptions import ScorerClosedError
 from .._reporting._aggregator import KeepRows
 from .._reporting._report import EvaluationReport
 from .._reporting._results import EvaluationRow
+from .._samples import EvaluationSample
 from .._util._closing import AsyncClosing
 from .._util._groups import unwrap_single_group
 from ..abc import ChatModel
@@ -408,11 +409,13 @@ class Scorer(AsyncClosing):
         bound = bind_function(function)
         if kind is not False:  # takes the conversation (or the parameters) whole
             bound = BoundFunction(function, None, bound.name)
+        checked = False
         if isinstance(samples, Sequence):
             check_conversation_kinds(kind, bound.name, samples, user_model=self._user is not None)
             if bound.signature is not None:
                 for index, item in enumerate(samples):
                     bound.check(check_sample(unindexed(item), index))
+            checked = not samples or set(map(type, samples)) == {EvaluationSample}
         settings = RunSettings(
             concurrency=self.concurrency,
             timeout=self.timeout,
@@ -439,6 +442,7 @@ class Scorer(AsyncClosing):
                 user_model=self._user,
                 conversation_timeout=self.conversation_timeout,
             )
+        run.checked = checked
         if self.executor is not None:
             run.remote = (function, tuple(strategies), self.executor.prepare(function, strategies))
         return run
