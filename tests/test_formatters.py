@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import sys
 import types
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -493,6 +495,57 @@ def test_entry_points_load_once_lazily(
     assert isinstance(get_formatter("csv"), CsvFormatter)
     assert get_formatter("bin") is plugin_module.BYTES
     assert calls == ["aeval.formatters"]
+
+
+def _distribution(folder: Path, name: str | None, entry_points: str) -> Path:
+    info = folder / f"{name or 'nameless'}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\n" + (f"Name: {name}\nVersion: 1.0\n" if name else "")
+    )
+    (info / "entry_points.txt").write_text(entry_points)
+    return info
+
+
+def test_a_broken_distribution_on_the_path_does_not_hide_the_others(
+    aeval_formatters: None,
+    monkeypatch: pytest.MonkeyPatch,
+    plugin_module: Any,
+    tmp_path: Path,
+) -> None:
+    """A zip on sys.path whose metadata has no Name makes CPython's
+    ``importlib.metadata.entry_points`` raise (3.11 to 3.13); the formatters declared by the
+    other distributions still load, and a warning names the zip."""
+    import zipfile
+
+    group = "[aeval.formatters]\ncsv = aeval_test_formatter_plugin:CsvFormatter\n"
+    _distribution(tmp_path / "good", "aeval-test-csv", group)
+    nameless = _distribution(tmp_path / "bad", None, group)
+    archive = tmp_path / "nameless.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for file in nameless.iterdir():
+            zipped.write(file, f"{nameless.name}/{file.name}")
+    monkeypatch.syspath_prepend(str(tmp_path / "good"))
+    monkeypatch.syspath_prepend(str(archive))
+    try:
+        with warnings.catch_warnings():  # 3.12+ first warn that the Name is missing
+            warnings.simplefilter("ignore", DeprecationWarning)
+            importlib.metadata.entry_points(group="aeval.formatters")
+        broken = False
+    except TypeError:
+        broken = True
+    with warnings.catch_warnings(record=True) as caught:  # 3.12+ also warn, in the stdlib
+        warnings.simplefilter("always")
+        formats = supported_formats()
+    ours = [str(w.message) for w in caught if w.category is RuntimeWarning]
+    if broken:
+        assert len(ours) == 1
+        assert re.search(r"nameless\.zip\S* \(its metadata has no Name\)", ours[0]), ours[0]
+        assert ours[0].endswith("Fix or remove them from sys.path.")
+    else:
+        assert ours == []
+    assert "CSV" in formats
+    assert isinstance(get_formatter("csv"), CsvFormatter)
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -127,10 +129,9 @@ class PluginRegistry(Generic[_T]):
             if "importlib.metadata" not in sys.modules and not may_declare(self.group):
                 self._entry_points_loaded = True
                 return
-            import importlib.metadata
 
             loaded: list[tuple[_T, int]] = []
-            for entry_point in importlib.metadata.entry_points(group=self.group):
+            for entry_point in _entry_points(self.group):
                 plugin = self._build(entry_point)
                 loaded.append((plugin, _priority(plugin)))
             for plugin, priority in loaded:
@@ -163,6 +164,47 @@ class PluginRegistry(Generic[_T]):
         finally:
             with self._lock:
                 self._entries, self._entry_points_loaded = saved
+
+
+def _entry_points(group: str) -> list[Any]:
+    """``importlib.metadata.entry_points(group=group)``, or, when one distribution on
+    ``sys.path`` breaks it (CPython 3.11 raises ``TypeError`` for a zip whose metadata has
+    no ``Name``), the group's entry points of every distribution that can be read, each
+    name once (the first on ``sys.path``), with a warning naming what was passed over."""
+    import importlib.metadata
+
+    try:
+        return list(importlib.metadata.entry_points(group=group))
+    except Exception as exc:
+        failure = exc
+    found: list[Any] = []
+    seen: set[str] = set()
+    skipped: list[str] = []
+    for distribution in importlib.metadata.distributions():
+        where = distribution.locate_file("")
+        try:
+            metadata = distribution.metadata
+            if "Name" not in metadata or not metadata["Name"]:
+                skipped.append(f"{where} (its metadata has no Name)")
+                continue
+            name = metadata["Name"]
+            points = [point for point in distribution.entry_points if point.group == group]
+        except Exception as exc:
+            skipped.append(f"{where} ({type(exc).__name__}: {exc})")
+            continue
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key not in seen:
+            seen.add(key)
+            found.extend(points)
+    warnings.warn(
+        f"aeval: reading the {group!r} entry points failed "
+        f"({type(failure).__name__}: {failure}); the distributions that can be read were "
+        f"read, and these were passed over: {'; '.join(skipped) or 'none'}. Fix or remove "
+        "them from sys.path.",
+        RuntimeWarning,
+        stacklevel=1,
+    )
+    return found
 
 
 _SKIPPED_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
