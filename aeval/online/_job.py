@@ -37,14 +37,7 @@ class Job:
 
     def judged(self, sample: EvaluationSample) -> Judged:
         """The response's output to judge as ``sample``, and what its rows carry."""
-        return Judged(
-            sample,
-            self.output,
-            duration=self.duration,
-            index=self.seq,
-            timestamp=self.timestamp,
-            trace=self.trace,
-        )
+        return Judged(sample, self.output, self.duration, self.seq, 0, self.timestamp, self.trace)
 
     def sample(self, prefix: str) -> EvaluationSample:
         """The sample its strategies receive, named ``{prefix}-{seq}`` when it has no name;
