@@ -14,7 +14,7 @@ import pytest
 
 from aeval.trace import Fixtures, record_tool_call, recording
 from aeval.trace._context import Recorder
-from aeval.trace._route import call_tool_async, record_model
+from aeval.trace._route import call_tool, call_tool_async, record_model
 
 pytestmark = pytest.mark.anyio
 
@@ -117,3 +117,11 @@ async def test_a_reply_with_one_call_or_a_call_id_seen_again_keeps_start_order()
         await run_reversed(recorder, [("b", "2"), ("c", "3")])
         await run_reversed(recorder, [("b", "2"), ("c", "3")])  # the same ids, no new reply
     assert names(recorder) == ["b", "c", "c", "b"]
+
+
+def test_a_route_that_calls_tools_itself_places_them_too() -> None:
+    with recording() as recorder:
+        record_model(model="m", requested_tools=["a", "b"], tool_call_ids=["1", "2"])
+        call_tool("b", {}, lambda: "b", route="test", call_id="2")
+        call_tool("a", {}, lambda: "a", route="test", call_id="1")
+    assert names(recorder) == ["a", "b"]
