@@ -91,9 +91,6 @@ def travel_agent(base_url: str, http: httpx.AsyncClient, *, stream: bool = False
         http_async_client=http,
         streaming=stream,
         stream_usage=True,  # tokens of streamed replies too
-        # LangGraph runs the calls of one reply at once, so they would start (and be recorded)
-        # in whichever order its tasks happen to run; the in-order checks want one call a reply.
-        model_kwargs={"parallel_tool_calls": False},
     )
     return create_agent(
         model,

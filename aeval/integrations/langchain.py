@@ -6,7 +6,8 @@ After :func:`instrument` (once per process) every call of a LangChain tool (``@t
 tool's name (the name the model called: ``@tool("get_weather")``), with its arguments and
 result; under ``tools="fixtures"`` or a replay the tool is served and never runs. The model
 calls of ``langchain-openai``'s ``ChatOpenAI`` (the ``openai`` client) are recorded by
-:mod:`aeval.integrations.openai`, which :func:`instrument` sets up too.
+:mod:`aeval.integrations.openai`, which :func:`instrument` sets up too, and the calls of one
+model reply, which a ``ToolNode`` runs at once, are in the trace in the model's order.
 
 Example:
     >>> from aeval.integrations import langchain
@@ -78,8 +79,10 @@ def instrument() -> None:
             made.append(run(self, tool_input, *args, **kwargs))
             return _content(made[0])
 
-        result = call_tool(self.name, _arguments(self, tool_input), live, route=_ROUTE)
-        return made[0] if made else _output(self, result, kwargs.get("tool_call_id"))
+        call_id = kwargs.get("tool_call_id")
+        arguments = _arguments(self, tool_input)
+        result = call_tool(self.name, arguments, live, route=_ROUTE, call_id=call_id)
+        return made[0] if made else _output(self, result, call_id)
 
     @functools.wraps(arun)
     async def arun_(
@@ -91,8 +94,10 @@ def instrument() -> None:
             made.append(await arun(self, tool_input, *args, **kwargs))
             return _content(made[0])
 
-        result = await call_tool_async(self.name, _arguments(self, tool_input), live, route=_ROUTE)
-        return made[0] if made else _output(self, result, kwargs.get("tool_call_id"))
+        call_id = kwargs.get("tool_call_id")
+        arguments = _arguments(self, tool_input)
+        result = await call_tool_async(self.name, arguments, live, route=_ROUTE, call_id=call_id)
+        return made[0] if made else _output(self, result, call_id)
 
     BaseTool.run = run_  # type: ignore[method-assign]
     BaseTool.arun = arun_  # type: ignore[method-assign]

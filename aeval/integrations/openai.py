@@ -178,12 +178,14 @@ def _record(
         return
     usage = _field(completion, "usage")
     reported = _field(completion, "model")
+    names, ids = _requested(completion)
     record_model(
         model=reported if isinstance(reported, str) else model,
         prompt_tokens=_count(_field(usage, "prompt_tokens")),
         completion_tokens=_count(_field(usage, "completion_tokens")),
         duration=perf_counter() - started,
-        requested_tools=_requested(completion),
+        requested_tools=names,
+        tool_call_ids=ids,
         started=at,
         recorder=recorder,
     )
@@ -203,14 +205,19 @@ def _count(value: object) -> int | None:
     return value
 
 
-def _requested(completion: Any) -> list[str]:
+def _requested(completion: Any) -> tuple[list[str], list[str]]:
+    """The tools a completion asks to call and the ids of those calls, in its order."""
     names: list[str] = []
+    ids: list[str] = []
     for choice in _items(_field(completion, "choices")):
         for call in _items(_field(_field(choice, "message"), "tool_calls")):
             name = _field(_field(call, "function"), "name")
             if isinstance(name, str) and name:
                 names.append(name)
-    return names
+                identifier = _field(call, "id")
+                if isinstance(identifier, str):
+                    ids.append(identifier)
+    return names, ids
 
 
 def _items(value: Any) -> Sequence[Any]:

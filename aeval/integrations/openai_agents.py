@@ -52,9 +52,14 @@ class _Invoker:
 
     async def __call__(self, context: ToolContext[Any], raw: str) -> Any:
         name = getattr(context, "tool_name", None) or self.tool.name
+        call_id = getattr(context, "tool_call_id", None)
         try:
             return await call_tool_async(
-                name, _arguments(raw), lambda: self.inner(context, raw), route=_ROUTE
+                name,
+                _arguments(raw),
+                lambda: self.inner(context, raw),
+                route=_ROUTE,
+                call_id=call_id if isinstance(call_id, str) else None,
             )
         except UnmockedToolCall:
             raise

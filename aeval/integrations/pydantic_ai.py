@@ -45,7 +45,11 @@ class _Served(WrapperToolset[Any]):
     ) -> Any:
         call = self.wrapped.call_tool
         return await call_tool_async(
-            name, tool_args, lambda: call(name, tool_args, ctx, tool), route=_ROUTE
+            name,
+            tool_args,
+            lambda: call(name, tool_args, ctx, tool),
+            route=_ROUTE,
+            call_id=ctx.tool_call_id,
         )
 
 

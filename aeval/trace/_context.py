@@ -31,6 +31,7 @@ from ._entries import (
     UnmadeModels,
     UnmadeTools,
     datetime_of,
+    in_reply_order,
     kept_value,
     made_model,
     made_tool,
@@ -141,6 +142,7 @@ class Recorder:
         "_after",
         "_dropped",
         "_events",
+        "_in_reply",
         "_lock",
         "_made",
         "_notes",
@@ -169,6 +171,7 @@ class Recorder:
         self._dropped = 0
         self._after: set[int] | None = None  # sequences of the events added after the fact
         self._notes: dict[Any, Any] | None = None  # what routes remember per sample (see note)
+        self._in_reply = False  # whether a tool call was recorded with its place in a reply
 
     def start(self, at: datetime | None = None) -> Pending:
         """Mark the start of an event: its place in start order and its time (now, or ``at``)."""
@@ -194,8 +197,13 @@ class Recorder:
         error: BaseException | CallError | str | None = None,
         mocked: bool = False,
         ended: datetime | None = None,
+        reply: tuple[int, int] | None = None,
     ) -> None:
-        """Keep one tool call that started at ``pending`` and ends now (or at ``ended``)."""
+        """Keep one tool call that started at ``pending`` and ends now (or at ``ended``).
+
+        ``reply`` is the model reply that issued the call and the call's place in it: the
+        calls of one reply are in the trace in the reply's order (see :meth:`snapshot`).
+        """
         ended_ns = time_ns() if ended is None else _nanoseconds(ended)
         owned: dict[str, Any] | Kept | None = None
         if type(arguments) is dict:
@@ -209,7 +217,9 @@ class Recorder:
         if type(result) not in IMMUTABLE:
             result = Kept(self.keep(result))
         failure = None if error is None else _failure(error)
-        raw = RawToolCall(name, owned, result, failure, mocked, ended_ns, ended, pending[2])
+        raw = RawToolCall(name, owned, result, failure, mocked, ended_ns, ended, pending[2], reply)
+        if reply is not None:
+            self._in_reply = True
         self._keep(pending, raw)
 
     def add_model_call(self, pending: Pending, call: ModelCall | RawModelCall) -> None:
@@ -278,12 +288,16 @@ class Recorder:
                 self.unmocked = error
 
     def _state(self) -> tuple[list[Entry], Made, int, int]:
-        """A copy of the events so far in start order, the calls made from them, the cuts
-        and the drops (read together, under the lock)."""
+        """A copy of the events so far in start order (the tool calls of one model reply in
+        its order), the calls made from them, the cuts and the drops (read together, under
+        the lock)."""
         with self._lock:
             entries = list(self._events or ())
             made, truncated, dropped = self._made, self._truncated, self._dropped
+            in_reply = self._in_reply
         entries.sort()  # by start, then sequence: never equal, the events never compared
+        if in_reply:
+            in_reply_order(entries)
         return entries, made, truncated, dropped
 
     def _made_events(self) -> tuple[list[tuple[float, int, Event]], int, int]:
@@ -320,6 +334,10 @@ class Recorder:
 
     def snapshot(self) -> Trace | None:
         """The trace so far; ``None`` when nothing was recorded.
+
+        Events are in start order, but for the tool calls one model reply issued together
+        (recorded with their ``reply``), which are in the reply's order, in the places they
+        took in start order: a framework that runs them at once starts them in any order.
 
         Without a redactor the frozen :class:`ToolCall` values (and the model calls kept as
         bodies) are made when the trace is first read; a trace made so is equal to one made

@@ -39,6 +39,7 @@ __all__ = [
     "UnmadeTools",
     "datetime_of",
     "freeze",
+    "in_reply_order",
     "kept_value",
     "made_model",
     "made_tool",
@@ -94,6 +95,8 @@ class RawToolCall(NamedTuple):
     """The end as given, when it was."""
     started_at: datetime | None
     """The start as given, when it was."""
+    reply: tuple[int, int] | None = None
+    """The model reply that issued the call and the call's place in it, when known."""
 
 
 Event = ToolCall | ModelCall | Retrieval
@@ -110,7 +113,7 @@ def freeze(
     raw: RawToolCall, started: float, limits: TraceLimits, redact: Callable[[Any], Any] | None
 ) -> ToolCall:
     """The frozen :class:`ToolCall` of a raw entry: its values bounded (and redacted)."""
-    name, arguments, result, failure, mocked, ended, ended_at, started_at = raw
+    name, arguments, result, failure, mocked, ended, ended_at, started_at, _ = raw
     if isinstance(arguments, Kept):
         kept_arguments, cuts = arguments.value, arguments.cuts
     elif redact is None and len(arguments) <= limits.max_items and flat(arguments, limits.max_text):
@@ -135,6 +138,28 @@ def freeze(
         mocked,
         cuts + more,
     )
+
+
+def in_reply_order(entries: list[Entry]) -> None:
+    """Put the tool calls of each model reply (``RawToolCall.reply``) in the order the reply
+    issued them, in the places they took in start order; every other event keeps its place.
+
+    A framework runs the calls of one reply at once, so their start order is a race; the
+    reply's order is the one the model gave.
+    """
+    places: dict[int, list[int]] = {}
+    for position, (_, _, event) in enumerate(entries):
+        if type(event) is RawToolCall and event.reply is not None:
+            places.setdefault(event.reply[0], []).append(position)
+    for positions in places.values():
+        if len(positions) > 1:
+            issued = sorted((entries[position] for position in positions), key=_place_in_reply)
+            for position, entry in zip(positions, issued, strict=True):
+                entries[position] = entry
+
+
+def _place_in_reply(entry: Entry) -> int:
+    return entry[2].reply[1]  # type: ignore[union-attr,index]
 
 
 def kept_value(

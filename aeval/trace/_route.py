@@ -10,6 +10,13 @@ argument the outer call also has but with another value is a different call (a h
 tool calls) and is recorded. Under fixtures or a replay the outer route serves the call and the
 function never runs.
 
+Calls issued together: a framework runs the tool calls of one model reply at once, in tasks
+that start in any order. The model route notes the reply's call ids in the order the model
+gave them (:func:`record_model`'s ``tool_call_ids``), and a tool route that knows the id of
+the call it records (``call_id``) records the call with its place in that reply, so the trace
+holds the reply's calls in the model's order (``Recorder.snapshot``). A call whose id no
+recorded reply gave keeps its place in start order.
+
 Model calls: a route that records a model call as a whole (an SDK-level wrapper) marks it in
 :data:`MODEL_CALL`; the httpx hooks record nothing while it is marked.
 
@@ -45,6 +52,8 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+_ISSUED = "aeval.trace.issued"
+"""Noted on a recorder with a tool call's id: the model reply that issued it and its place."""
 
 
 class OpenCall:
@@ -97,24 +106,43 @@ def _equal(left: Any, right: Any) -> bool:
         return False
 
 
-def served(recorder: Recorder, name: str, arguments: dict[str, Any], pending: Pending) -> Any:
+def served(
+    recorder: Recorder,
+    name: str,
+    arguments: dict[str, Any],
+    pending: Pending,
+    *,
+    call_id: str | None = None,
+) -> Any:
     """The result the recorder's tool source serves for this call, recorded as mocked.
 
     A call nothing serves is noted on the recorder (the row is an error row naming the tool,
     even when the agent catches the error) and raises :class:`~aeval.UnmockedToolCall`.
+    ``call_id`` is the call's id in the model's reply, when the route knows it.
     """
     assert recorder.tools is not None
+    reply = _place(recorder, call_id)
     try:
         result = recorder.tools.serve(name, arguments)
     except UnmockedToolCall as error:
         recorder.note_unmocked(error)
-        recorder.add_tool_call(pending, name, arguments, error=error, mocked=True)
+        recorder.add_tool_call(pending, name, arguments, error=error, mocked=True, reply=reply)
         raise
     except BaseException as exc:
-        recorder.add_tool_call(pending, name, arguments, error=exc, mocked=True)
+        recorder.add_tool_call(pending, name, arguments, error=exc, mocked=True, reply=reply)
         raise
-    recorder.add_tool_call(pending, name, arguments, result=result, mocked=True)
+    recorder.add_tool_call(pending, name, arguments, result=result, mocked=True, reply=reply)
     return result
+
+
+def _place(recorder: Recorder, call_id: str | None) -> tuple[int, int] | None:
+    """The model reply that issued the tool call ``call_id`` and the call's place in it, when
+    a recorded reply with two calls or more gave that id (taken once: a later call with the
+    same id keeps its place in start order)."""
+    if call_id is None:
+        return None
+    place: tuple[int, int] | None = recorder.note((_ISSUED, call_id), None)
+    return place
 
 
 def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -133,6 +161,7 @@ def call_tool(
     live: Callable[[], _T],
     *,
     route: str,
+    call_id: str | None = None,
 ) -> _T:
     """Make one tool call the way every route does, for a route that calls tools itself.
 
@@ -147,6 +176,9 @@ def call_tool(
         arguments: The arguments the model gave (a non-mapping is kept as ``arguments``).
         live: Runs the tool.
         route: Who records (an integration's name), for messages.
+        call_id: The call's id in the model's reply (``tool_call_id``), when the route knows
+            it: the calls of one reply are then in the trace in the reply's order, whichever
+            started first.
     """
     recorder = RECORDER.get()
     if recorder is None:
@@ -157,16 +189,16 @@ def call_tool(
         return live()
     pending = recorder.start()
     if recorder.tools is not None:
-        return served(recorder, name, kept, pending)  # type: ignore[no-any-return]
+        return served(recorder, name, kept, pending, call_id=call_id)  # type: ignore[no-any-return]
     token = TOOL_CALL.set(OpenCall(route, name, kept))
     try:
         result = live()
     except BaseException as exc:
-        recorder.add_tool_call(pending, name, kept, error=exc)
+        recorder.add_tool_call(pending, name, kept, error=exc, reply=_place(recorder, call_id))
         raise
     finally:
         TOOL_CALL.reset(token)
-    recorder.add_tool_call(pending, name, kept, result=result)
+    recorder.add_tool_call(pending, name, kept, result=result, reply=_place(recorder, call_id))
     return result
 
 
@@ -176,6 +208,7 @@ async def call_tool_async(
     live: Callable[[], Awaitable[_T]],
     *,
     route: str,
+    call_id: str | None = None,
 ) -> _T:
     """:func:`call_tool` for a tool that is awaited: ``live()`` returns its awaitable."""
     recorder = RECORDER.get()
@@ -187,16 +220,16 @@ async def call_tool_async(
         return await live()
     pending = recorder.start()
     if recorder.tools is not None:
-        return served(recorder, name, kept, pending)  # type: ignore[no-any-return]
+        return served(recorder, name, kept, pending, call_id=call_id)  # type: ignore[no-any-return]
     token = TOOL_CALL.set(OpenCall(route, name, kept))
     try:
         result = await live()
     except BaseException as exc:
-        recorder.add_tool_call(pending, name, kept, error=exc)
+        recorder.add_tool_call(pending, name, kept, error=exc, reply=_place(recorder, call_id))
         raise
     finally:
         TOOL_CALL.reset(token)
-    recorder.add_tool_call(pending, name, kept, result=result)
+    recorder.add_tool_call(pending, name, kept, result=result, reply=_place(recorder, call_id))
     return result
 
 
@@ -237,6 +270,7 @@ def record_model(
     completion_tokens: int | None = None,
     duration: float | None = None,
     requested_tools: Sequence[str] = (),
+    tool_call_ids: Sequence[str] = (),
     started: datetime | None = None,
     recorder: Recorder | None = None,
 ) -> None:
@@ -248,6 +282,8 @@ def record_model(
         completion_tokens: Tokens of the completion, when known.
         duration: Seconds from the request to the (last byte of the) response.
         requested_tools: The tools the model asked to call, in its order.
+        tool_call_ids: The ids of those calls, in the same order, when known: the tool
+            routes that know a call's id record the calls of this reply in this order.
         started: When the request was sent; now when not given.
         recorder: The recorder to record into; the current one by default (a stream that
             ends in another context names the one it started in).
@@ -264,3 +300,6 @@ def record_model(
             name, prompt_tokens, completion_tokens, duration, tools, started_at(pending)
         ),
     )
+    if len(tool_call_ids) > 1:
+        for place, call_id in enumerate(tool_call_ids):
+            recorder.note((_ISSUED, call_id), (pending[0], place))

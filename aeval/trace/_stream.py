@@ -30,10 +30,11 @@ class ChunkReader:
         prompt_tokens: From the usage chunk (``stream_options.include_usage``), if any.
         completion_tokens: From the usage chunk, if any.
         tools: The names of the tools the model asks to call, by call index.
+        ids: The ids of those calls, by call index.
         done: Whether ``data: [DONE]`` arrived.
     """
 
-    __slots__ = ("_buffer", "completion_tokens", "done", "model", "prompt_tokens", "tools")
+    __slots__ = ("_buffer", "completion_tokens", "done", "ids", "model", "prompt_tokens", "tools")
 
     def __init__(self) -> None:
         self._buffer = b""
@@ -41,6 +42,7 @@ class ChunkReader:
         self.prompt_tokens: int | None = None
         self.completion_tokens: int | None = None
         self.tools: dict[tuple[int, int], str] = {}
+        self.ids: dict[tuple[int, int], str] = {}
         self.done = False
 
     def feed(self, piece: bytes) -> None:
@@ -88,6 +90,9 @@ class ChunkReader:
                     index if isinstance(index, int) else len(self.tools),
                 )
                 self.tools.setdefault(position, name)
+                identifier = call.get("id")
+                if isinstance(identifier, str):
+                    self.ids.setdefault(position, identifier)
 
 
 def _count(value: object) -> int | None:
@@ -127,6 +132,7 @@ class _Watch:
             completion_tokens=reader.completion_tokens,
             duration=perf_counter() - self._started,
             requested_tools=[reader.tools[key] for key in sorted(reader.tools)],
+            tool_call_ids=[reader.ids[key] for key in sorted(reader.ids)],
             started=datetime.fromtimestamp(self._wall, UTC),
             recorder=self._recorder,
         )
