@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -10,6 +9,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._util._jsonsafe import int_text, safe_str
+from .._util._numbers import check_fraction
 from ..trace import Trace
 
 if TYPE_CHECKING:
@@ -39,15 +39,6 @@ def _freeze(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
     if not isinstance(metadata, Mapping):
         raise TypeError(f"metadata must be a mapping, got {type(metadata).__name__}")
     return MappingProxyType(dict(metadata))
-
-
-def _check_score(score: object) -> float:
-    if isinstance(score, bool) or not isinstance(score, int | float):
-        raise TypeError(f"Score must be a number between 0.0 and 1.0, got {score!r}")
-    value = float(score)
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"Score must be between 0.0 and 1.0, got: {score}")
-    return value
 
 
 class Outcome(StrEnum):
@@ -117,7 +108,7 @@ class EvaluationResult:
             if passed:
                 raise ValueError("An unscored result cannot pass: give it a score")
         elif type(score) is not float or not 0.0 <= score <= 1.0:  # NaN fails the range too
-            score = _check_score(score)
+            score = check_fraction(score, "Score", bounds="0.0 and 1.0", got="got: {}")
         if skipped and (passed or score is not None):
             raise ValueError("A skipped result neither passes nor has a score")
         if inapplicable and (passed or score is not None or skipped):

@@ -233,16 +233,22 @@ def _typo_hint(item: Mapping[Any, Any], key: str) -> str:
     return ""
 
 
-def _fail(
-    lines: _Lines,
-    index: int,
-    source: str,
-    reason: str,
-    key: str | None = None,
-    sample: str | None = None,
-) -> SampleLoadError:
-    line = lines.item(index) if key is None else lines.key(index, key)
-    return SampleLoadError(reason, source=source, line=line, sample=sample)
+class _Failure:
+    """The error of item ``index`` of one source, naming the line of the item (or of its
+    ``key``): made once per :func:`_build_into` call, called only on a bad item."""
+
+    __slots__ = ("_lines", "_source")
+
+    def __init__(self, lines: _Lines, source: str) -> None:
+        self._lines = lines
+        self._source = source
+
+    def __call__(
+        self, index: int, reason: str, key: str | None = None, sample: str | None = None
+    ) -> SampleLoadError:
+        lines = self._lines
+        line = lines.item(index) if key is None else lines.key(index, key)
+        return SampleLoadError(reason, source=self._source, line=line, sample=sample)
 
 
 def _build_into(
@@ -263,13 +269,12 @@ def _build_into(
             the items before it are in ``out``).
     """
     append = out.append
+    fail = _Failure(lines, source)
     index = len(out)
     for item in items:
         if type(item) is not dict and not isinstance(item, Mapping):
-            raise _fail(
-                lines,
+            raise fail(
                 index,
-                source,
                 f"{lines.label(index)} is {describe(item)}, not a mapping: each sample is a "
                 "mapping with 'name', 'parameters' and 'expected-output'",
             )
@@ -278,26 +283,22 @@ def _build_into(
         if type(name) is not str and not isinstance(name, str):
             if name is None:
                 reason = f"{lines.label(index)} has no 'name': {_NAME_FIX}"
-                raise _fail(lines, index, source, reason)
-            raise _fail(
-                lines,
+                raise fail(index, reason)
+            raise fail(
                 index,
-                source,
                 f"{lines.label(index)} has a 'name' that is {describe(name)}: write the name as a "
                 f'string, e.g. name: "{name}"',
                 "name",
             )
         if not name.strip():
             reason = f"{lines.label(index)} has a blank 'name': {_NAME_FIX}"
-            raise _fail(lines, index, source, reason)
+            raise fail(index, reason)
 
         parameters = get("parameters", _MISSING)
         if parameters is _MISSING:
             if not any(key in item for key in CONVERSATION_KEYS):
-                raise _fail(
-                    lines,
+                raise fail(
                     index,
-                    source,
                     "no 'parameters'"
                     + _typo_hint(item, "parameters")
                     + ': add a list of values (parameters: ["..."]) or a mapping of named values',
@@ -311,10 +312,8 @@ def _build_into(
         elif isinstance(parameters, Mapping):
             for key in parameters:
                 if type(key) is not str and not isinstance(key, str):
-                    raise _fail(
-                        lines,
+                    raise fail(
                         index,
-                        source,
                         f"parameter names must be strings, got {describe(key)}: quote the name",
                         "parameters",
                         name,
@@ -325,10 +324,8 @@ def _build_into(
             count = len(values)
             names = _UNNAMED[count] if count < 8 else (None,) * count
         else:
-            raise _fail(
-                lines,
+            raise fail(
                 index,
-                source,
                 "'parameters' must be a list (unnamed values) or a mapping (named values), got "
                 f'{describe(parameters)}: write parameters: ["..."] (or [] for none)',
                 "parameters",
@@ -338,16 +335,14 @@ def _build_into(
         usual = item.keys() <= _USUAL_KEYS
         expected = get("expected-output")
         if not usual:
-            expected = _expected_outputs(item, expected, index, source, lines, name)
+            expected = _expected_outputs(item, expected, index, fail, name)
 
         tags = get("tags")
         if tags is None:
             tags = ()
         elif not isinstance(tags, list):
-            raise _fail(
-                lines,
+            raise fail(
                 index,
-                source,
                 f"'tags' must be a list of strings, got {describe(tags)}: write tags: [\"smoke\"]",
                 "tags",
                 name,
@@ -355,10 +350,8 @@ def _build_into(
         else:
             for position, tag in enumerate(tags, start=1):
                 if type(tag) is not str and not isinstance(tag, str):
-                    raise _fail(
-                        lines,
+                    raise fail(
                         index,
-                        source,
                         f"'tags' must be a list of strings, but tag {position} is "
                         f'{describe(tag)}: quote it, e.g. "{tag}"',
                         "tags",
@@ -369,10 +362,8 @@ def _build_into(
         metadata = get("metadata")
         if metadata is not None:
             if type(metadata) is not dict and not isinstance(metadata, Mapping):
-                raise _fail(
-                    lines,
+                raise fail(
                     index,
-                    source,
                     f"'metadata' must be a mapping, got {describe(metadata)}: write "
                     "metadata: {key: value}",
                     "metadata",
@@ -380,7 +371,7 @@ def _build_into(
                 )
             usual = usual and _CONVERSATION_METADATA.isdisjoint(metadata)
         if not usual:
-            metadata = _other_keys(item, metadata, index, source, lines, name)
+            metadata = _other_keys(item, metadata, index, fail, name)
         if metadata is None:
             entries: Mapping[str, Any] = _EMPTY
         else:
@@ -393,26 +384,22 @@ def _build_into(
 
 
 def _expected_outputs(
-    item: Mapping[Any, Any], expected: Any, index: int, source: str, lines: _Lines, name: str
+    item: Mapping[Any, Any], expected: Any, index: int, fail: _Failure, name: str
 ) -> Any:
     """The expected output of an item with a key besides the usual ones: its
     ``expected-output`` or its ``expected-outputs``."""
     expected_list = item.get("expected-outputs")
     if expected is not None and expected_list is not None:
-        raise _fail(
-            lines,
+        raise fail(
             index,
-            source,
             "has both 'expected-output' and 'expected-outputs': use one of them, not both",
             "expected-outputs",
             name,
         )
     if expected_list is not None:
         if not isinstance(expected_list, list):
-            raise _fail(
-                lines,
+            raise fail(
                 index,
-                source,
                 f"'expected-outputs' must be a list, got {describe(expected_list)}: write "
                 "expected-outputs: [\"...\"], or use 'expected-output' for a single value",
                 "expected-outputs",
@@ -420,10 +407,8 @@ def _expected_outputs(
             )
         return expected_list
     if expected is None and (hint := _typo_hint(item, "expected-output")):
-        raise _fail(
-            lines,
+        raise fail(
             index,
-            source,
             f"no expected output{hint}: add 'expected-output' (one value) or "
             "'expected-outputs' (a list of values)",
             sample=name,
@@ -435,8 +420,7 @@ def _other_keys(
     item: Mapping[Any, Any],
     metadata: Mapping[str, Any] | None,
     index: int,
-    source: str,
-    lines: _Lines,
+    fail: _Failure,
     name: str,
 ) -> Mapping[str, Any] | None:
     """The metadata of an item with a key besides the usual ones (or a conversation's key
@@ -449,10 +433,8 @@ def _other_keys(
             continue
         texts = [value] if isinstance(value, str) else value
         if not isinstance(texts, list) or not all(isinstance(t, str) and t for t in texts):
-            raise _fail(
-                lines,
+            raise fail(
                 index,
-                source,
                 f"'{key}' must be a text or a list of non-empty texts, got {describe(value)}: "
                 f'write {key}: ["..."]',
                 key,
@@ -464,17 +446,15 @@ def _other_keys(
         conversation, problem, at = read_conversation_keys(item)
         agent.update(conversation)
     if problem is not None:
-        raise _fail(lines, index, source, problem, at, name)
+        raise fail(index, problem, at, name)
     if checks or agent:
         metadata = {**(metadata or {}), **checks, **agent}
     human = item.get(LABEL_KEY)
     if human is not None:
         verdict = read_label(human)
         if verdict is None:
-            raise _fail(
-                lines,
+            raise fail(
                 index,
-                source,
                 f"'label' must be pass or fail (or a human score between 0 and 1), got "
                 f"{describe(human)}: write label: pass",
                 LABEL_KEY,
@@ -487,7 +467,7 @@ def _other_keys(
     if unknown:
         first = unknown[0]
         reason = _unknown_keys_reason(unknown)
-        raise _fail(lines, index, source, reason, first if isinstance(first, str) else None, name)
+        raise fail(index, reason, first if isinstance(first, str) else None, name)
     return metadata
 
 

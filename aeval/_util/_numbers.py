@@ -1,10 +1,19 @@
-"""Number formatting shared by the report, the formatters and the assertions."""
+"""Numbers shared by the report, the formatters and the assertions: their formatting, and
+the one check of a fraction (a score, a rate, a threshold) that the constructors share."""
 
 from __future__ import annotations
 
+import math
 from decimal import ROUND_HALF_UP, Decimal
 
-__all__ = ["describe_score", "format_interval", "format_number", "format_percent", "truncate"]
+__all__ = [
+    "check_fraction",
+    "describe_score",
+    "format_interval",
+    "format_number",
+    "format_percent",
+    "truncate",
+]
 
 _CENT = Decimal("0.01")
 
@@ -47,3 +56,26 @@ def describe_score(
     level = f"{confidence * 100:g}% CI"
     unit = "sample" if samples == 1 else "samples"
     return f"{format_percent(score)} ({level} {format_interval(interval)}, {samples} {unit})"
+
+
+def check_fraction(
+    value: object, what: str, *, bounds: str = "0 and 1", got: str = "got {!r}"
+) -> float:
+    """``value`` as a float from 0 to 1: a bool, any other type and NaN are refused.
+
+    Args:
+        value: The number to check.
+        what: Its name in the messages (``"Score"``, ``"review_rate"``).
+        bounds: The range as the messages write it (``"0 and 1"``, ``"0.0 and 1.0"``).
+        got: How the message of a number out of range shows it: a format string of one field.
+
+    Raises:
+        TypeError: ``value`` is not an int or a float.
+        ValueError: ``value`` is NaN, below 0 or above 1.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{what} must be a number between {bounds}, got {value!r}")
+    number = float(value)
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise ValueError(f"{what} must be between {bounds}, {got.format(value)}")
+    return number

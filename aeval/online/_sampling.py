@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
+
+from .._util._numbers import check_fraction
 
 __all__ = ["RateFunction", "SampleRates", "Sampler", "review_sampler"]
 
@@ -14,15 +15,6 @@ RateFunction: TypeAlias = Callable[[str, Any, Any], float]
 
 SampleRates: TypeAlias = float | Mapping[str, float] | RateFunction
 """One rate for every strategy, a rate per strategy name (others 1.0), or a function."""
-
-
-def _check_rate(rate: object, where: str) -> float:
-    if isinstance(rate, bool) or not isinstance(rate, int | float):
-        raise TypeError(f"{where} must be a number between 0 and 1, got {rate!r}")
-    value = float(rate)
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{where} must be between 0 and 1, got {rate!r}")
-    return value
 
 
 class Sampler:
@@ -60,13 +52,13 @@ class Sampler:
                     f"the strategies are {', '.join(map(repr, names))}"
                 )
             self._rates = tuple(
-                _check_rate(rates.get(name, 1.0), f"the sample rate of {name}") for name in names
+                check_fraction(rates.get(name, 1.0), f"the sample rate of {name}") for name in names
             )
         elif callable(rates):
             self._function = rates
             self._rates = ()
         else:
-            self._rates = (_check_rate(rates, "sample_rates"),) * len(names)
+            self._rates = (check_fraction(rates, "sample_rates"),) * len(names)
         self._all = tuple(range(len(names)))
         self._always = self._function is None and all(rate >= 1.0 for rate in self._rates)
         # what select() returns when no draw can change it (else empty): the evaluator reads
@@ -95,7 +87,7 @@ class Sampler:
         else:
             function = self._function
             rates = tuple(
-                _check_rate(function(name, inputs, output), f"the rate returned for {name}")
+                check_fraction(function(name, inputs, output), f"the rate returned for {name}")
                 for name in self._names
             )
         return tuple(i for i in self._all if u < rates[i])
@@ -110,7 +102,7 @@ def review_sampler(rate: object, seed: int | None) -> Callable[[], bool]:
     Raises:
         TypeError, ValueError: ``rate`` is not a number between 0 and 1.
     """
-    value = _check_rate(rate, "review_rate")
+    value = check_fraction(rate, "review_rate")
     if value == 0.0:
         return lambda: False
     draw = random.Random(None if seed is None else f"review:{seed}").random

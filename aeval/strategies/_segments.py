@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._reporting._results import EvaluationResult
+from .._util._numbers import check_fraction
 from ._base import TextStrategy
 from ._text_common import (
     check_flag,
@@ -53,11 +53,7 @@ class SegmentsStrategy(TextStrategy):
         self._segments = None if segments is None else check_texts(segments, "segments")
         if self._segments == ():
             raise ValueError("segments must not be empty: pass None to use the expected output")
-        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-            raise TypeError(f"threshold must be a number between 0.0 and 1.0, got {threshold!r}")
-        if math.isnan(threshold) or not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold must be between 0.0 and 1.0, got {threshold}")
-        self._threshold = float(threshold)
+        self._threshold = check_fraction(threshold, "threshold", bounds="0.0 and 1.0", got="got {}")
         self._case_sensitive = check_flag(case_sensitive, "case_sensitive")
 
     def _config(self) -> dict[str, Any]:
