@@ -148,9 +148,7 @@ def test_lines_built_together_are_the_samples_each_line_makes_alone(case: str) -
 
 def _build(item: Any) -> EvaluationSample:
     """The sample the one builder of every file format builds of a parsed JSONL item."""
-    out: list[EvaluationSample] = []
-    _formats._build_into([item], out, "s.jsonl", _formats._JsonlLines([1]))
-    return out[0]
+    return _formats._build_all([item], "s.jsonl", _formats._JsonlLines([1]))[0]
 
 
 @pytest.mark.parametrize(

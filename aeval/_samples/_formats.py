@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -233,26 +234,31 @@ def _typo_hint(item: Mapping[Any, Any], key: str) -> str:
     return ""
 
 
-class _Failure:
-    """The error of item ``index`` of one source, naming the line of the item (or of its
-    ``key``): made once per :func:`_build_into` call, called only on a bad item."""
-
-    __slots__ = ("_lines", "_source")
-
-    def __init__(self, lines: _Lines, source: str) -> None:
-        self._lines = lines
-        self._source = source
+class _Fail(Protocol):
+    """:func:`_fail` with one file's lines and source bound: ``partial(_fail, lines, source)``,
+    made once per file or batch of lines, not per item."""
 
     def __call__(
         self, index: int, reason: str, key: str | None = None, sample: str | None = None
-    ) -> SampleLoadError:
-        lines = self._lines
-        line = lines.item(index) if key is None else lines.key(index, key)
-        return SampleLoadError(reason, source=self._source, line=line, sample=sample)
+    ) -> SampleLoadError: ...
+
+
+def _fail(
+    lines: _Lines,
+    source: str,
+    index: int,
+    reason: str,
+    key: str | None = None,
+    sample: str | None = None,
+) -> SampleLoadError:
+    """The error of item ``index`` of ``source``, naming the line of the item (or of its
+    ``key``)."""
+    line = lines.item(index) if key is None else lines.key(index, key)
+    return SampleLoadError(reason, source=source, line=line, sample=sample)
 
 
 def _build_into(
-    items: Iterable[Any], out: list[EvaluationSample], source: str, lines: _Lines
+    items: Iterable[Any], out: list[EvaluationSample], lines: _Lines, fail: _Fail
 ) -> None:
     """Append the sample of each of ``items`` to ``out``, the ``n``-th sample of ``out``
     being item ``n`` of ``lines``: the one sample builder of every file format, whose loop
@@ -262,14 +268,14 @@ def _build_into(
     :data:`SAMPLE_KEYS` are read only when the item has one (or its metadata holds a
     conversation's key, which is refused). Each sample is the one ``EvaluationSample(name,
     parameters, expected_output, tags=..., metadata=...)`` builds, made without checking
-    again what was checked here (:func:`make_sample`).
+    again what was checked here (:func:`make_sample`). ``fail`` (``partial(_fail, lines,
+    source)``, bound by the caller once per file or batch) makes the error of a bad item.
 
     Raises:
         SampleLoadError: An item is not a valid sample, named with its line (the samples of
             the items before it are in ``out``).
     """
     append = out.append
-    fail = _Failure(lines, source)
     index = len(out)
     for item in items:
         if type(item) is not dict and not isinstance(item, Mapping):
@@ -384,7 +390,7 @@ def _build_into(
 
 
 def _expected_outputs(
-    item: Mapping[Any, Any], expected: Any, index: int, fail: _Failure, name: str
+    item: Mapping[Any, Any], expected: Any, index: int, fail: _Fail, name: str
 ) -> Any:
     """The expected output of an item with a key besides the usual ones: its
     ``expected-output`` or its ``expected-outputs``."""
@@ -420,7 +426,7 @@ def _other_keys(
     item: Mapping[Any, Any],
     metadata: Mapping[str, Any] | None,
     index: int,
-    fail: _Failure,
+    fail: _Fail,
     name: str,
 ) -> Mapping[str, Any] | None:
     """The metadata of an item with a key besides the usual ones (or a conversation's key
@@ -473,7 +479,7 @@ def _other_keys(
 
 def _build_all(document: list[Any], source: str, lines: _Lines) -> list[EvaluationSample]:
     samples: list[EvaluationSample] = []
-    _build_into(document, samples, source, lines)
+    _build_into(document, samples, lines, partial(_fail, lines, source))
     return samples
 
 
@@ -660,6 +666,7 @@ def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int)
     loads = orjson.loads
     samples: list[EvaluationSample] = []
     numbered = _JsonlLines(list(range(number, number + len(lines))))  # no line is blank here
+    fail: _Fail = partial(_fail, numbered, source)
     for start in range(0, len(lines), _TOGETHER):
         some = lines[start : start + _TOGETHER]
         try:
@@ -669,7 +676,7 @@ def parse_jsonl_lines(lines: list[bytes], number: int, source: str, offset: int)
         if may_nest_too_deep(some) and too_deep(parsed, 0):
             return _parse_one_by_one(lines, number, source, offset)
         try:
-            _build_into(parsed, samples, source, numbered)
+            _build_into(parsed, samples, numbered, fail)
         except SampleLoadError as exc:
             return JsonlBatch(samples, list(range(number, number + len(samples))), exc)
     return JsonlBatch(samples, list(range(number, number + len(lines))))
