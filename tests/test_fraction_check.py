@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Callable
@@ -9,8 +10,8 @@ from collections.abc import Callable
 import pytest
 
 from aeval import EvaluationResult
-from aeval.online._sampling import Sampler, review_sampler
-from aeval.strategies import SegmentsStrategy
+from aeval.online import OnlineEvaluator
+from aeval.strategies import NotBlankStrategy, SegmentsStrategy
 
 
 @pytest.mark.parametrize(
@@ -32,22 +33,17 @@ from aeval.strategies import SegmentsStrategy
             "Score must be a number between 0.0 and 1.0, got '0.5'",
         ),
         (
-            lambda: Sampler(("a",), {"a": -0.5}, seed=0),
+            lambda: OnlineEvaluator(NotBlankStrategy(), sample_rates={"NotBlankStrategy": -0.5}),
             ValueError,
-            "the sample rate of a must be between 0 and 1, got -0.5",
+            "the sample rate of NotBlankStrategy must be between 0 and 1, got -0.5",
         ),
         (
-            lambda: Sampler(("a",), True, seed=0),
+            lambda: OnlineEvaluator(NotBlankStrategy(), sample_rates=True),
             TypeError,
             "sample_rates must be a number between 0 and 1, got True",
         ),
         (
-            lambda: Sampler(("a",), lambda *_: 3, seed=0).select(None, None),
-            ValueError,
-            "the rate returned for a must be between 0 and 1, got 3",
-        ),
-        (
-            lambda: review_sampler(1.5, 0),
+            lambda: OnlineEvaluator(NotBlankStrategy(), review_rate=1.5),
             ValueError,
             "review_rate must be between 0 and 1, got 1.5",
         ),
@@ -70,8 +66,20 @@ def test_each_caller_words_its_error(
         make()
 
 
+@pytest.mark.anyio
+async def test_a_rate_function_out_of_range_is_logged_in_its_own_words(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="aeval.online")
+    async with OnlineEvaluator(
+        NotBlankStrategy(), sample_rates=lambda *_: 3, flush_interval=None
+    ) as online:
+        online.submit({"question": "?"}, "answer")
+        await online.join()
+    assert online.statistics().invalid == 1
+    assert "the rate returned for NotBlankStrategy must be between 0 and 1, got 3" in caplog.text
+
+
 def test_fractions_come_back_as_floats() -> None:
     assert EvaluationResult(True, 1).score == 1.0
     assert type(EvaluationResult(True, 1).score) is float
-    assert review_sampler(0, 0)() is False
-    assert SegmentsStrategy(threshold=0)._threshold == 0.0

@@ -287,35 +287,3 @@ async def test_the_calls_of_one_reply_are_in_the_model_s_order(
     weather, attractions, _ = calls
     assert weather.started is not None and attractions.started is not None
     assert attractions.started <= weather.started  # each keeps its own start
-
-
-def test_a_langchain_tool_run_by_hand_is_placed_by_its_tool_call_id() -> None:
-    pytest.importorskip("langchain_core", reason="pip install 'aeval-engine[langchain]'")
-    from langchain_core.tools import tool
-
-    from aeval.integrations import langchain
-    from aeval.trace import recording
-    from aeval.trace._route import record_model
-
-    langchain.instrument()
-    held = Held()
-
-    @tool
-    def get_weather(city: str) -> str:
-        """The current weather in a city in India."""
-        return held.weather(city)
-
-    @tool
-    def find_attractions(city: str) -> str:
-        """The top tourist attractions of a city."""
-        return held.attractions(city)
-
-    def call(name: str, call_id: str) -> dict[str, Any]:
-        return {"type": "tool_call", "name": name, "args": {"city": "Mysore"}, "id": call_id}
-
-    with recording() as recorder:
-        record_model(model=MODEL, requested_tools=ISSUED[:2], tool_call_ids=["w", "a"])
-        find_attractions.invoke(call("find_attractions", "a"))
-        get_weather.invoke(call("get_weather", "w"))
-    assert held.ran == ["find_attractions", "get_weather"]
-    assert [c.name for c in recorder.trace().tool_calls] == ISSUED[:2]

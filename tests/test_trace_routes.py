@@ -5,15 +5,18 @@ recorded once."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 import aeval
 from aeval import UnmockedToolCall
 from aeval.testing import OpenAICompatibleServer, Reply
-from aeval.trace import Fixtures, capture, httpx_event_hooks, recording
+from aeval.trace import Fixtures, capture, httpx_event_hooks, record_tool_call, recording
+from aeval.trace._context import Recorder
 from aeval.trace._route import call_tool, call_tool_async, model_route, record_model
 
 pytestmark = pytest.mark.anyio
@@ -273,3 +276,153 @@ def test_a_sync_client_s_stream_is_recorded_when_read() -> None:
         assert response.text.endswith("data: [DONE]\n\n")
     (call,) = trace.model_calls
     assert (call.model, call.prompt_tokens, call.requested_tools) == ("m", None, ("book",))
+
+
+# -- calls issued together: a reply's tool calls in its order ------------------------------
+# The tool calls one model reply issued are in the trace in the reply's order, whichever
+# started first (aeval/trace/_route.py's "calls issued together"): the model route notes the
+# reply's call ids, a tool route that knows a call's id records the call with its place, and
+# the recorder puts the reply's calls in that order, in the places they took in start order.
+# Calls started with anyio Events, never sleeps.
+
+
+Call = tuple[str, str | None]
+"""A tool call's name and its id in the model's reply (``None``: the route knows none)."""
+
+
+async def run_reversed(
+    recorder: Recorder, calls: list[Call], *, between: str | None = None
+) -> None:
+    """Start ``calls`` at once, the last first and the first last (each waits for the one
+    after it to be running); ``between`` is recorded, with no id, once the last has started."""
+    running = [anyio.Event() for _ in calls]
+
+    async def one(index: int, name: str, call_id: str | None) -> None:
+        if index + 1 < len(calls):
+            await running[index + 1].wait()
+
+        async def live() -> str:
+            running[index].set()
+            if index + 1 == len(calls) and between is not None:
+                record_tool_call(between, {})
+            return name
+
+        await call_tool_async(name, {"n": index}, live, route="test", call_id=call_id)
+
+    async with anyio.create_task_group() as group:
+        for index, (name, call_id) in enumerate(calls):
+            group.start_soon(one, index, name, call_id)
+
+
+def names(recorder: Recorder) -> list[str]:
+    return [call.name for call in recorder.trace().tool_calls]
+
+
+@pytest.mark.parametrize("redact", [None, lambda value: value], ids=["lazy", "redacted"])
+async def test_the_calls_of_one_reply_are_in_its_order_whichever_started_first(
+    redact: Callable[[Any], Any] | None,
+) -> None:
+    with recording(redact=redact) as recorder:
+        record_model(model="m", requested_tools=["a", "b", "c"], tool_call_ids=["1", "2", "3"])
+        await run_reversed(recorder, [("a", "1"), ("b", "2"), ("c", "3")])
+    assert names(recorder) == ["a", "b", "c"]
+    a, b, c = recorder.trace().tool_calls
+    assert a.started is not None and b.started is not None and c.started is not None
+    assert c.started <= b.started <= a.started  # each keeps when it really started
+
+
+async def test_served_calls_are_in_the_reply_s_order_too() -> None:
+    fixtures = Fixtures({name: [{"arguments": {}, "result": name}] for name in ("a", "b")})
+    with recording(tools=fixtures) as recorder:
+        record_model(model="m", requested_tools=["a", "b"], tool_call_ids=["1", "2"])
+        async with anyio.create_task_group() as group:
+            served = anyio.Event()
+
+            async def first() -> None:
+                await served.wait()
+                await call_tool_async("a", {}, _never, route="test", call_id="1")
+
+            async def second() -> None:
+                await call_tool_async("b", {}, _never, route="test", call_id="2")
+                served.set()
+
+            group.start_soon(first)
+            group.start_soon(second)
+    assert [(c.name, c.mocked) for c in recorder.trace().tool_calls] == [
+        ("a", True),
+        ("b", True),
+    ]
+
+
+async def _never() -> str:
+    raise AssertionError("a served call never runs")
+
+
+async def test_calls_without_a_known_reply_keep_their_start_order() -> None:
+    with recording() as recorder:
+        record_model(model="m", requested_tools=["a", "b"], tool_call_ids=["1", "2"])
+        await run_reversed(recorder, [("x", None), ("y", "unknown"), ("z", None)])
+    assert names(recorder) == ["z", "y", "x"]
+
+
+async def test_other_events_keep_their_places_and_replies_are_not_mixed() -> None:
+    with recording() as recorder:
+        record_model(model="m", requested_tools=["a", "b"], tool_call_ids=["1", "2"])
+        await run_reversed(recorder, [("a", "1"), ("b", "2")], between="helper")
+        record_model(model="m", requested_tools=["c", "d"], tool_call_ids=["3", "4"])
+        await run_reversed(recorder, [("c", "3"), ("d", "4")])
+        record_model(model="m", requested_tools=["e", "f"], tool_call_ids=["5", "6"])
+        await run_reversed(recorder, [("f", "6"), ("e", "5")])  # the model's order: e, f
+    # start order: b, helper (in b), a, d, c, e, f: a and b swap places around the helper
+    assert names(recorder) == ["a", "helper", "b", "c", "d", "e", "f"]
+    assert len(recorder.trace().model_calls) == 3
+
+
+async def test_a_reply_with_one_call_or_a_call_id_seen_again_keeps_start_order() -> None:
+    with recording() as recorder:
+        record_model(model="m", requested_tools=["a"], tool_call_ids=["1"])
+        record_model(model="m", requested_tools=["b", "c"], tool_call_ids=["2", "3"])
+        await run_reversed(recorder, [("b", "2"), ("c", "3")])
+        await run_reversed(recorder, [("b", "2"), ("c", "3")])  # the same ids, no new reply
+    assert names(recorder) == ["b", "c", "c", "b"]
+
+
+def test_a_route_that_calls_tools_itself_places_them_too() -> None:
+    with recording() as recorder:
+        record_model(model="m", requested_tools=["a", "b"], tool_call_ids=["1", "2"])
+        call_tool("b", {}, lambda: "b", route="test", call_id="2")
+        call_tool("a", {}, lambda: "a", route="test", call_id="1")
+    assert names(recorder) == ["a", "b"]
+
+
+def test_a_langchain_tool_run_by_hand_is_placed_by_its_tool_call_id() -> None:
+    pytest.importorskip("langchain_core", reason="pip install 'aeval-engine[langchain]'")
+    from langchain_core.tools import tool
+
+    from aeval.integrations import langchain
+
+    langchain.instrument()
+    ran: list[str] = []
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The current weather in a city in India."""
+        ran.append("get_weather")
+        return f"{city}: 24°C"
+
+    @tool
+    def find_attractions(city: str) -> str:
+        """The top tourist attractions of a city."""
+        ran.append("find_attractions")
+        return f"{city} palace"
+
+    def call(name: str, call_id: str) -> dict[str, Any]:
+        return {"type": "tool_call", "name": name, "args": {"city": "Mysore"}, "id": call_id}
+
+    issued = ["get_weather", "find_attractions"]
+    with recording() as recorder:
+        record_model(model="m", requested_tools=issued, tool_call_ids=["w", "a"])
+        find_attractions.invoke(call("find_attractions", "a"))
+        get_weather.invoke(call("get_weather", "w"))
+    assert ran == ["find_attractions", "get_weather"]
+    assert [c.name for c in recorder.trace().tool_calls] == issued
