@@ -426,3 +426,31 @@ def test_a_langchain_tool_run_by_hand_is_placed_by_its_tool_call_id() -> None:
         get_weather.invoke(call("get_weather", "w"))
     assert ran == ["find_attractions", "get_weather"]
     assert [c.name for c in recorder.trace().tool_calls] == issued
+
+
+async def test_a_watched_call_inside_a_sample_keeps_its_reply_order_in_the_sample() -> None:
+    """A watched call's recording joins the sample's trace (``online.watch`` inside a run):
+    the calls of one reply stay in the reply's order there too."""
+    from aeval import EvaluationSample, Scorer
+    from aeval.online import OnlineEvaluator
+    from aeval.strategies import ToolCalledStrategy
+
+    issued = ["get_weather", "find_attractions"]
+    async with OnlineEvaluator(ToolCalledStrategy("get_weather")) as online:
+
+        @online.watch
+        async def answer(city: str) -> str:
+            record_model(model="m", requested_tools=issued, tool_call_ids=["w", "a"])
+            for name, call_id in (("find_attractions", "a"), ("get_weather", "w")):
+                await call_tool_async(
+                    name, {"city": city}, anyio.lowlevel.checkpoint, route="test", call_id=call_id
+                )
+            return "done"
+
+        report = await Scorer().evaluate(
+            [EvaluationSample("s", ["Mysore"])], answer, ToolCalledStrategy("get_weather")
+        )
+        await online.join()
+    (row,) = report.evaluations
+    assert row.trace is not None
+    assert [call.name for call in row.trace.tool_calls] == issued

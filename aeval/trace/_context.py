@@ -316,8 +316,14 @@ class Recorder:
 
     def absorb(self, other: Recorder) -> None:
         """Keep every event of ``other`` too, in their start order (an inner recording's,
-        such as a watched call's inside a sample, so the sample's trace still holds them)."""
+        such as a watched call's inside a sample, so the sample's trace still holds them).
+
+        The calls of one model reply keep the reply's order: each event takes the start key
+        of the place it holds in ``other``'s trace, so sorting this recorder's events keeps
+        them there (each call keeps its own ``started``)."""
         events, truncated, dropped = other._made_events()
+        places = sorted((started, sequence) for started, sequence, _ in events)
+        events = [(*place, event) for place, (_, _, event) in zip(places, events, strict=True)]
         with other._lock:
             unmocked = other.unmocked
         with self._lock:
