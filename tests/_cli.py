@@ -46,6 +46,7 @@ __all__ = [
     "records_of",
     "rows_of",
     "run_process",
+    "unmeasured",
     "write_config",
 ]
 
@@ -208,6 +209,20 @@ def run_process(
         timeout=60,
         env={**os.environ, "COLUMNS": WIDTH, **(env or {})},
     )
+
+
+_COVERAGE_REQUESTS = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
+
+
+def unmeasured(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``os.environ`` with ``env`` added, less coverage's request to measure a child process.
+
+    For a child whose imports or files a test checks: a measured process (pyproject.toml's
+    ``patch = ["subprocess"]``) imports coverage and sqlite3 at start-up and writes its data
+    file at exit.
+    """
+    merged = {**os.environ, **(env or {})}
+    return {name: value for name, value in merged.items() if name not in _COVERAGE_REQUESTS}
 
 
 _PROGRESS = re.compile(r"aeval: (evaluating |done: |interrupted: |\d+(/\d+)? samples )")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import ROOT, Cli, cli, project, write_config
+from _cli import ROOT, Cli, cli, project, unmeasured, write_config
 
 __all__ = ["cli", "project"]
 
@@ -46,7 +46,7 @@ def figures_after(*args: str, cwd: Path, probe: str = PROBE) -> dict[str, Any]:
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cwd)])},
+        env=unmeasured({"PYTHONPATH": os.pathsep.join([str(ROOT), str(cwd)])}),
         check=False,
     )
     assert done.returncode == 0, done.stderr

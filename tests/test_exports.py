@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from _cli import unmeasured
 
 import aeval
 
@@ -44,7 +45,9 @@ def test_import_aeval_leaves_the_heavy_modules_for_first_use() -> None:
         "print([m for m in heavy if m in sys.modules]); aeval.RunStore; aeval.compare; "
         "print([m for m in heavy if m in sys.modules])"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=unmeasured()
+    )
     assert done.stdout.splitlines() == [
         "[]",
         "['aeval._compare', 'aeval._store', 'sqlite3']",

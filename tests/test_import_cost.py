@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from _cli import unmeasured
 
 import aeval
 
@@ -17,7 +18,7 @@ HEAVY = ["rich", "yaml", "httpx", "jsonschema", "tenacity", "sqlite3", "asyncio"
 def _modules_after(code: str) -> list[str]:
     script = f"import sys, json\n{code}\nprint(json.dumps(sorted(sys.modules)))"
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=unmeasured()
     )
     return list(json.loads(done.stdout.strip().splitlines()[-1]))
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -667,7 +667,7 @@ def test_the_benchmark_prints_each_page(tmp_path: Path) -> None:
 
 def test_a_damaged_row_or_a_bad_ref_is_an_error_page_naming_it(store: Path) -> None:
     (run,) = store_runs(store, report(12))
-    with sqlite3.connect(store) as connection:
+    with closing(sqlite3.connect(store)) as connection, connection:
         connection.execute(
             "UPDATE rows SET data = '{\"name\": 1}' WHERE id = (SELECT min(id) FROM rows)"
         )
