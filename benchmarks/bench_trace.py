@@ -465,7 +465,7 @@ def _floors(samples: int, reps: int) -> dict[str, float]:
 class _NoRecorder:
     unmocked = None
 
-    def __init__(self, **_: Any) -> None:
+    def __init__(self, *_: Any, **__: Any) -> None:
         pass
 
     def snapshot(self) -> None:
