@@ -145,8 +145,10 @@ async def test_a_one_slot_server_finishes_an_abandoned_reply_before_the_next() -
 
 
 async def test_a_read_timeout_is_retried_once_by_default() -> None:
+    # the timeout bounds connecting too: long enough that a loaded machine still connects
+    # within it, so that each attempt is a read timeout
     async with OpenAICompatibleServer(default=Reply.slow(30)) as server:
-        async with chat_model(server, timeout=0.1) as model:
+        async with chat_model(server, timeout=0.5) as model:
             with pytest.raises(ModelTimeoutError) as caught:
                 await model.chat(USER)
         assert await anyio.to_thread.run_sync(server.wait_for_requests, 2)
