@@ -62,6 +62,23 @@ class Held:
         self.ran.append("get_ticket_price")
         return "bus ₹180"
 
+    def tools(self) -> list[Callable[..., Awaitable[str]]]:
+        """The three travel tools, for each framework's own decorator."""
+
+        async def get_weather(city: str) -> str:
+            """The current weather in a city in India."""
+            return self.weather(city)
+
+        async def find_attractions(city: str) -> str:
+            """The top tourist attractions of a city."""
+            return self.attractions(city)
+
+        async def get_ticket_price(origin: str, destination: str) -> str:
+            """The cheapest ticket between two cities."""
+            return self.price(origin, destination)
+
+        return [get_weather, find_attractions, get_ticket_price]
+
 
 def langgraph_agent(base_url: str, held: Held, *, stream: bool) -> Built:
     pytest.importorskip("langgraph", reason="pip install 'aeval-engine[langchain]'")
@@ -79,20 +96,7 @@ def langgraph_agent(base_url: str, held: Held, *, stream: bool) -> Built:
 
     langchain.instrument()
 
-    @tool
-    async def get_weather(city: str) -> str:
-        """The current weather in a city in India."""
-        return held.weather(city)
-
-    @tool
-    async def find_attractions(city: str) -> str:
-        """The top tourist attractions of a city."""
-        return held.attractions(city)
-
-    @tool
-    async def get_ticket_price(origin: str, destination: str) -> str:
-        """The cheapest ticket between two cities."""
-        return held.price(origin, destination)
+    tools = [tool(function) for function in held.tools()]
 
     @wrap_tool_call
     async def hold(
@@ -112,7 +116,7 @@ def langgraph_agent(base_url: str, held: Held, *, stream: bool) -> Built:
     )
     agent = create_agent(
         model,
-        tools=[get_weather, find_attractions, get_ticket_price],
+        tools=tools,
         system_prompt=SYSTEM,
         middleware=[hold],
     )
@@ -143,20 +147,7 @@ def openai_agents_agent(base_url: str, held: Held, *, stream: bool) -> Built:
     openai_agents.instrument()
     set_tracing_disabled(True)
 
-    @function_tool
-    async def get_weather(city: str) -> str:
-        """The current weather in a city in India."""
-        return held.weather(city)
-
-    @function_tool
-    async def find_attractions(city: str) -> str:
-        """The top tourist attractions of a city."""
-        return held.attractions(city)
-
-    @function_tool
-    async def get_ticket_price(origin: str, destination: str) -> str:
-        """The cheapest ticket between two cities."""
-        return held.price(origin, destination)
+    tools: list[Tool] = [function_tool(function) for function in held.tools()]
 
     class Hold(RunHooks[Any]):
         async def on_tool_start(
@@ -169,7 +160,7 @@ def openai_agents_agent(base_url: str, held: Held, *, stream: bool) -> Built:
         name="Travel planner",
         instructions=SYSTEM,
         model=OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
-        tools=[get_weather, find_attractions, get_ticket_price],
+        tools=tools,
     )
 
     async def chat(question: str) -> str:
@@ -215,20 +206,8 @@ def pydantic_ai_agent(base_url: str, held: Held, *, stream: bool) -> Built:
         OpenAIChatModel(MODEL, provider=provider), instructions=SYSTEM, capabilities=[Hold()]
     )
 
-    @agent.tool_plain
-    async def get_weather(city: str) -> str:
-        """The current weather in a city in India."""
-        return held.weather(city)
-
-    @agent.tool_plain
-    async def find_attractions(city: str) -> str:
-        """The top tourist attractions of a city."""
-        return held.attractions(city)
-
-    @agent.tool_plain
-    async def get_ticket_price(origin: str, destination: str) -> str:
-        """The cheapest ticket between two cities."""
-        return held.price(origin, destination)
+    for function in held.tools():
+        agent.tool_plain(function)
 
     async def chat(question: str) -> str:
         if stream:
